@@ -1,0 +1,3 @@
+from rankgate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The headless core: formats, validation, measures, gate. Never imports textual or tinydb."""

@@ -1,0 +1,47 @@
+"""One exception type for bad input, carrying where and what was expected."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class InputError(Exception):
+    """Bad input a user can fix: names the file, the line (or JSON path) and what was expected."""
+
+    def __init__(self, path: str, what: str, line: int | None = None, where: str | None = None):
+        self.path = str(path)
+        self.what = what
+        self.line = line
+        self.where = where
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        place = self.path
+        if self.line is not None:
+            place += f":{self.line}"
+        if self.where:
+            place += f": {self.where}"
+        return f"{place}: {self.what}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One structural problem found by validation."""
+
+    where: str  # "file:line", "file: $.path" or "run NAME"
+    what: str
+    rule: str = "invalid"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}"
+
+    def as_dict(self) -> dict:
+        return {"where": self.where, "what": self.what, "rule": self.rule}
+
+
+class ValidationError(Exception):
+    """Several problems, all reported at once."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__("; ".join(str(p) for p in self.problems))

@@ -1,0 +1,52 @@
+"""BEIR qrels: a TSV with a header line `query-id  corpus-id  score`."""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+from rankgate.core.errors import InputError
+from rankgate.core.formats.textio import parse_grade, read_text, shorten
+from rankgate.core.model import Catalog, Qrels
+
+HEADER = ("query-id", "corpus-id", "score")
+
+
+def looks_like_beir(first_line: str) -> bool:
+    return tuple(first_line.strip().split("\t")[:2]) == HEADER[:2]
+
+
+def read_beir_qrels(path: str | Path, catalog: Catalog | None = None, text: str | None = None) -> Qrels:
+    path = str(path)
+    catalog = catalog or Catalog()
+    text = read_text(path) if text is None else text
+    lines = text.splitlines()
+    if not lines or not looks_like_beir(lines[0]):
+        raise InputError(path, "expected the header 'query-id<TAB>corpus-id<TAB>score'", line=1)
+    qs, ds, gs = array("i"), array("i"), array("q")
+    seen: dict[tuple[int, int], int] = {}
+    declared: dict[int, None] = {}
+    for lineno, raw in enumerate(lines[1:], 2):
+        if not raw.strip():
+            continue
+        parts = raw.rstrip("\r").split("\t")
+        if len(parts) != 3:
+            raise InputError(path, f"{len(parts)} tab-separated columns, expected 3: query-id corpus-id score",
+                             line=lineno)
+        qid, doc = parts[0].strip(), parts[1].strip()
+        if not qid or not doc:
+            raise InputError(path, "empty query or document ID", line=lineno)
+        q, d = catalog.queries.code(qid), catalog.docs.code(doc)
+        g = parse_grade(parts[2].strip(), path, lineno)
+        if (q, d) in seen:
+            raise InputError(path, f"duplicate judgment of {shorten(doc)} for query {shorten(qid)} "
+                             f"(first at line {seen[(q, d)]})", line=lineno)
+        seen[(q, d)] = lineno
+        declared[q] = None
+        qs.append(q)
+        ds.append(d)
+        gs.append(g)
+    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+                 np.frombuffer(gs, np.int64).copy(), list(declared), format="beir")

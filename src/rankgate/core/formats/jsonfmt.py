@@ -1,0 +1,255 @@
+"""JSON and JSONL forms of qrels and runs.
+
+Qrels:
+  seed (binary)   {"q-backup": ["doc-a", "doc-b"]}
+  graded          {"q-backup": {"doc-a": 2, "doc-b": 0}}
+  export          {"meta": {...}, "qrels": <seed or graded>}
+  JSONL judgments {"query": ..., "doc": ..., "grade": 2, "reason": ..., "collection_version": ..., "reviewer": ...}
+Runs:
+  seed            {"run-name": {"q-backup": ["doc-a", ...]}}  (list order is the ranking)
+  JSONL           optional {"meta": {...}} first line, then
+                  {"query": ..., "ranking": ["doc", ...] | [{"doc": ..., "score": ...}], "latency_ms": .., "context_tokens": ..}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+from rankgate.core.errors import InputError
+from rankgate.core.formats.textio import read_text, shorten
+from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Run
+from rankgate.core.errors import Problem
+
+
+def jpath(*keys) -> str:
+    out = "$"
+    for k in keys:
+        out += f"[{k}]" if isinstance(k, int) else f"[{json.dumps(k, ensure_ascii=False)}]"
+    return out
+
+
+def _no_duplicate_keys(path: str):
+    def hook(pairs):
+        seen = {}
+        for k, v in pairs:
+            if k in seen:
+                raise InputError(path, f"duplicate key {shorten(k)} in one JSON object (expected each ID once)")
+            seen[k] = v
+        return seen
+    return hook
+
+
+def load_json(path: str, text: str | None = None):
+    text = read_text(path) if text is None else text
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys(path))
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno) from None
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply") from None
+
+
+def _is_grade(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
+    """Seed (binary lists), graded objects, or a rankgate export wrapping either."""
+    catalog = catalog or Catalog()
+    meta: dict = {}
+    prefix: tuple = ()
+    if isinstance(data, dict) and set(data) == {"meta", "qrels"} and isinstance(data["meta"], dict):
+        meta, data, prefix = dict(data["meta"]), data["qrels"], ("qrels",)
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a JSON object of query IDs, found {type(data).__name__}", where=jpath(*prefix))
+    qcode, dcode = catalog.queries.code, catalog.docs.code
+    qs, ds, gs = array("i"), array("i"), array("q")
+    problems: list[Problem] = []
+    declared: list[int] = []
+    kind = None
+    for qid, judged in data.items():
+        q = qcode(qid)
+        declared.append(q)
+        if isinstance(judged, list):
+            kind = kind or "json"
+            seen: set[str] = set()
+            for i, doc in enumerate(judged):
+                if not isinstance(doc, str) or not doc:
+                    raise InputError(path, "expected a document ID (a non-empty string)", where=jpath(*prefix, qid, i))
+                if doc in seen:
+                    problems.append(Problem(f"{path}: {jpath(*prefix, qid, i)}",
+                                            f"query {qid!r} lists relevant document {doc!r} twice", "duplicate-relevant"))
+                    continue
+                seen.add(doc)
+                qs.append(q)
+                ds.append(dcode(doc))
+                gs.append(1)
+        elif isinstance(judged, dict):
+            kind = kind or "json-graded"
+            for doc, grade in judged.items():
+                if not _is_grade(grade):
+                    raise InputError(path, f"grade {shorten(json.dumps(grade))} is not an integer",
+                                     where=jpath(*prefix, qid, doc))
+                if not doc:
+                    raise InputError(path, "empty document ID", where=jpath(*prefix, qid))
+                qs.append(q)
+                ds.append(dcode(doc))
+                gs.append(grade)
+        else:
+            raise InputError(path, "expected a list of relevant document IDs or an object of document grades",
+                             where=jpath(*prefix, qid))
+    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+                 np.frombuffer(gs, np.int64).copy(), declared, format=kind or "json", problems=problems, meta=meta)
+
+
+def _jsonl_objects(path: str, text: str):
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw, object_pairs_hook=_no_duplicate_keys(f"{path}:{lineno}"))
+        except json.JSONDecodeError as e:
+            raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"expected a JSON object on each line, found {type(obj).__name__}", line=lineno)
+        yield lineno, obj
+
+
+def _str_field(obj, key, path, lineno, required=True) -> str:
+    v = obj.get(key)
+    if v is None and not required:
+        return ""
+    if not isinstance(v, str) or (required and not v):
+        raise InputError(path, f"field {key!r} must be a non-empty string", line=lineno)
+    return v
+
+
+def qrels_from_jsonl(path: str, text: str, catalog: Catalog | None = None) -> Qrels:
+    """One judgment per line, with the reviewer's reason and collection version when given."""
+    catalog = catalog or Catalog()
+    qcode, dcode = catalog.queries.code, catalog.docs.code
+    qs, ds, gs = array("i"), array("i"), array("q")
+    seen: dict[tuple[int, int], int] = {}
+    declared: dict[int, None] = {}
+    details: dict = {}
+    meta: dict = {}
+    for lineno, obj in _jsonl_objects(path, text):
+        if "meta" in obj and len(obj) == 1 and isinstance(obj["meta"], dict):
+            meta.update(obj["meta"])
+            continue
+        qid = _str_field(obj, "query", path, lineno)
+        doc = _str_field(obj, "doc", path, lineno)
+        grade = obj.get("grade")
+        if not _is_grade(grade):
+            raise InputError(path, f"field 'grade' must be an integer, found {shorten(json.dumps(grade))}", line=lineno)
+        q, d = qcode(qid), dcode(doc)
+        if (q, d) in seen:
+            raise InputError(path, f"duplicate judgment of {shorten(doc)} for query {shorten(qid)} "
+                             f"(first at line {seen[(q, d)]})", line=lineno)
+        seen[(q, d)] = lineno
+        declared[q] = None
+        qs.append(q)
+        ds.append(d)
+        gs.append(grade)
+        detail = JudgmentDetail(_str_field(obj, "reason", path, lineno, False),
+                                _str_field(obj, "collection_version", path, lineno, False),
+                                _str_field(obj, "reviewer", path, lineno, False))
+        if detail != JudgmentDetail():
+            details[(qid, doc)] = detail
+    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+                 np.frombuffer(gs, np.int64).copy(), list(declared), format="jsonl", details=details, meta=meta)
+
+
+def runs_from_json(path: str, data, catalog: Catalog | None = None) -> list[Run]:
+    """The seed's runs file: several named runs, each {qid: [doc, ...]} in rank order."""
+    catalog = catalog or Catalog()
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a JSON object of run names, found {type(data).__name__}", where="$")
+    runs = []
+    for name, queries in data.items():
+        if not isinstance(queries, dict):
+            raise InputError(path, "expected an object of query IDs to ranked document lists", where=jpath(name))
+        qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
+        codes = []
+        for qid, ranked in queries.items():
+            if not isinstance(ranked, list):
+                raise InputError(path, "expected a list of document IDs in rank order", where=jpath(name, qid))
+            q = catalog.queries.code(qid)
+            codes.append(q)
+            n = len(ranked)
+            for i, doc in enumerate(ranked):
+                if not isinstance(doc, str) or not doc:
+                    raise InputError(path, "expected a document ID (a non-empty string)", where=jpath(name, qid, i))
+                qs.append(q)
+                ds.append(catalog.docs.code(doc))
+                ss.append(float(n - i))
+                ws.append(i)
+        runs.append(Run(name, path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+                        np.frombuffer(ss, np.float64).copy(), np.frombuffer(ws, np.int64).copy(), format="json",
+                        query_codes=codes))
+    return runs
+
+
+def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | None = None) -> Run:
+    catalog = catalog or Catalog()
+    qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
+    meta: dict = {}
+    latency: dict[str, float] = {}
+    tokens: dict[str, float] = {}
+    seen: dict[str, int] = {}
+    codes = []
+    for lineno, obj in _jsonl_objects(path, text):
+        if "meta" in obj:
+            if seen or meta:
+                raise InputError(path, "run metadata must be the first line", line=lineno)
+            if not isinstance(obj["meta"], dict):
+                raise InputError(path, "field 'meta' must be an object", line=lineno)
+            meta = dict(obj["meta"])
+            continue
+        qid = _str_field(obj, "query", path, lineno)
+        if qid in seen:
+            raise InputError(path, f"query {shorten(qid)} appears twice (first at line {seen[qid]})", line=lineno)
+        seen[qid] = lineno
+        ranking = obj.get("ranking")
+        if not isinstance(ranking, list):
+            raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
+        q = catalog.queries.code(qid)
+        codes.append(q)
+        n = len(ranking)
+        for i, item in enumerate(ranking):
+            if isinstance(item, str) and item:
+                doc, score = item, float(n - i)
+            elif isinstance(item, dict) and isinstance(item.get("doc"), str) and item["doc"]:
+                doc, score = item["doc"], item.get("score", float(n - i))
+                if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+                    raise InputError(path, f"ranking[{i}].score must be a finite number", line=lineno)
+            else:
+                raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
+                                 line=lineno)
+            qs.append(q)
+            ds.append(catalog.docs.code(doc))
+            ss.append(float(score))
+            ws.append(lineno)
+        for key, target in (("latency_ms", latency), ("context_tokens", tokens)):
+            if key in obj and obj[key] is not None:
+                v = obj[key]
+                if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                    raise InputError(path, f"field {key!r} must be a non-negative number", line=lineno)
+                target[qid] = float(v)
+    from rankgate.core.formats.trec import run_name_from_path
+
+    name = name or meta.get("name") or run_name_from_path(path)
+    return Run(str(name), path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+               np.frombuffer(ss, np.float64).copy(), np.frombuffer(ws, np.int64).copy(), format="jsonl",
+               meta=meta, latency_ms=latency, context_tokens=tokens, query_codes=codes)
+
+
+def read_json_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
+    return qrels_from_json(str(path), load_json(str(path)), catalog)

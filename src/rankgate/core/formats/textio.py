@@ -1,0 +1,100 @@
+"""Reading input files: gzip by magic bytes, strict UTF-8, BOM, errors with line numbers."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from pathlib import Path
+from typing import Iterator
+
+from rankgate.core.errors import InputError
+
+BLOCK = 8 << 20  # bytes per block when streaming large text files
+INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def _open(path: str | Path):
+    p = Path(path)
+    try:
+        f = open(p, "rb")
+    except FileNotFoundError:
+        raise InputError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise InputError(str(path), "is a folder, expected a file") from None
+    except PermissionError:
+        raise InputError(str(path), "cannot be read (permission denied)") from None
+    magic = f.read(2)
+    f.seek(0)
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    return f
+
+
+def _decode(data: bytes, path: str, first_line: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = first_line + data.count(b"\n", 0, e.start)
+        raise InputError(path, "invalid UTF-8 text (expected a UTF-8 encoded text file)", line=line) from None
+
+
+def read_text(path: str | Path) -> str:
+    """The whole file as text (gz transparently), without a byte-order mark."""
+    path = str(path)
+    with _open(path) as f:
+        try:
+            data = f.read()
+        except (OSError, EOFError, zlib.error) as e:
+            raise InputError(path, f"cannot read compressed data ({e})") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\x00" in data[:8192]:
+        raise InputError(path, "binary data (a NUL byte), expected a text file", line=1 + data.count(b"\n", 0, data.index(b"\x00")))
+    return _decode(data, path, 1)
+
+
+def iter_blocks(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Stream the file as (first line number, text) blocks that end on a line break."""
+    path = str(path)
+    line = 1
+    rest = b""
+    first = True
+    with _open(path) as f:
+        while True:
+            try:
+                data = f.read(BLOCK)
+            except (OSError, EOFError, zlib.error) as e:
+                raise InputError(path, f"cannot read compressed data ({e})") from None
+            if first:
+                if data.startswith(b"\xef\xbb\xbf"):
+                    data = data[3:]
+                if b"\x00" in data[:8192]:
+                    raise InputError(path, "binary data (a NUL byte), expected a text file",
+                                     line=1 + data.count(b"\n", 0, data.index(b"\x00")))
+                first = False
+            if not data:
+                break
+            data = rest + data
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            block, rest = data[: cut + 1], data[cut + 1:]
+            yield line, _decode(block, path, line)
+            line += block.count(b"\n")
+    if rest:
+        yield line, _decode(rest, path, line)
+
+
+def parse_grade(token: str, path: str, line: int | None, where: str | None = None) -> int:
+    """An integer grade; 1.5, 0x37, 1e+8 and 1.1.11 are refused, never truncated."""
+    if not INTEGER.match(token):
+        raise InputError(path, f"grade {token!r} is not an integer (expected a whole number such as 0, 1, 2 or -1)",
+                         line=line, where=where)
+    return int(token)
+
+
+def shorten(text: str, width: int = 60) -> str:
+    text = repr(text)
+    return text if len(text) <= width else text[: width - 3] + "..."

@@ -1,0 +1,161 @@
+"""TREC qrels (`qid iter docid grade`) and TREC runs (`qid Q0 docid rank score tag`).
+
+Lines starting with `#` are comments; a `#` inside an ID is part of the ID.
+Runs keep trec_eval's order: score descending, ties by document id descending;
+the rank column is read for shape only and otherwise ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+from rankgate.core.errors import InputError
+from rankgate.core.formats.textio import iter_blocks, parse_grade, read_text, shorten
+from rankgate.core.model import Catalog, Qrels, Run
+
+
+def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
+    path = str(path)
+    catalog = catalog or Catalog()
+    qcode, dcode = catalog.queries.code, catalog.docs.code
+    qs, ds, gs = array("i"), array("i"), array("q")
+    seen: dict[tuple[int, int], int] = {}
+    declared: dict[int, None] = {}
+    meta: dict = {}
+    for lineno, raw in enumerate(read_text(path).splitlines(), 1):
+        parts = raw.split()
+        if not parts:
+            continue
+        if parts[0].startswith("#"):
+            _comment_meta(raw, meta)
+            continue
+        if len(parts) != 4:
+            raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade", line=lineno)
+        q, d = qcode(parts[0]), dcode(parts[2])
+        g = parse_grade(parts[3], path, lineno)
+        prev = seen.get((q, d))
+        if prev is not None:
+            raise InputError(path, f"duplicate judgment of {shorten(parts[2])} for query {shorten(parts[0])} "
+                             f"(first at line {prev}); expected one grade per query and document", line=lineno)
+        seen[(q, d)] = lineno
+        declared[q] = None
+        qs.append(q)
+        ds.append(d)
+        gs.append(g)
+    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+                 np.frombuffer(gs, np.int64).copy(), list(declared), format="trec", meta=meta)
+
+
+def _comment_meta(line: str, meta: dict) -> None:
+    """`# key: value` header lines, as rankgate's exports write them."""
+    body = line.lstrip("#").strip()
+    key, sep, value = body.partition(":")
+    if sep and key and " " not in key.strip():
+        meta[key.strip()] = value.strip()
+
+
+def read_trec_run(path: str | Path, name: str | None = None, catalog: Catalog | None = None) -> Run:
+    """A TREC run file, streamed in blocks; a regular block is parsed column-wise."""
+    path = str(path)
+    catalog = catalog or Catalog()
+    name = name or run_name_from_path(path)
+    qparts, dparts, sparts, wparts = [], [], [], []
+    declared: dict[int, None] = {}
+    for first_line, block in iter_blocks(path):
+        cols = _fast_block(block, first_line, catalog)
+        if cols is None:
+            cols = _slow_block(block, first_line, catalog, path)
+        q, d, s, w = cols
+        qparts.append(q)
+        dparts.append(d)
+        sparts.append(s)
+        wparts.append(w)
+        declared.update(dict.fromkeys(np.unique(q).tolist()))
+    q = np.concatenate(qparts) if qparts else np.zeros(0, np.int32)
+    return Run(name, path, catalog, q,
+               np.concatenate(dparts) if dparts else np.zeros(0, np.int32),
+               np.concatenate(sparts) if sparts else np.zeros(0, np.float64),
+               np.concatenate(wparts) if wparts else np.zeros(0, np.int64),
+               format="trec", query_codes=_first_seen_order(q, declared))
+
+
+def _first_seen_order(q: np.ndarray, declared: dict) -> list[int]:
+    if not len(q):
+        return []
+    uniq, first = np.unique(q, return_index=True)
+    return uniq[np.argsort(first, kind="stable")].tolist()
+
+
+def _intern_all(interner, names: list[str]) -> np.ndarray:
+    codes = interner.codes
+    for n in dict.fromkeys(names):
+        if n not in codes:
+            interner.code(n)
+    return np.fromiter(map(codes.__getitem__, names), np.int32, count=len(names))
+
+
+def _fast_block(block: str, first_line: int, catalog: Catalog):
+    """Column-wise parse when every line has exactly six fields and no comments; else None."""
+    if block.startswith("#") or "\n#" in block:
+        return None
+    lines = block.count("\n") + (0 if block.endswith("\n") else 1)
+    toks = block.split()
+    n = len(toks) // 6
+    if len(toks) != 6 * lines or n == 0:
+        return None
+    # A line with too few or too many fields shifts every later column: constant
+    # iteration and tag columns rule that out.
+    if len(set(toks[1::6])) != 1 or len(set(toks[5::6])) != 1:
+        return None
+    try:
+        scores = np.array(toks[4::6], dtype=np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(scores).all():
+        return None
+    q = _intern_all(catalog.queries, toks[0::6])
+    d = _intern_all(catalog.docs, toks[2::6])
+    where = np.arange(first_line, first_line + n, dtype=np.int64)
+    return q, d, scores, where
+
+
+def _slow_block(block: str, first_line: int, catalog: Catalog, path: str):
+    qcode, dcode = catalog.queries.code, catalog.docs.code
+    qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
+    for lineno, raw in enumerate(block.splitlines(), first_line):
+        parts = raw.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) < 6:
+            raise InputError(path, f"{len(parts)} columns, expected 6: query Q0 document rank score tag", line=lineno)
+        try:
+            score = float(parts[4])
+        except ValueError:
+            raise InputError(path, f"score {shorten(parts[4])} is not a number (column 5)", line=lineno) from None
+        if not math.isfinite(score):
+            raise InputError(path, f"score {parts[4]!r} is not a finite number (column 5)", line=lineno)
+        qs.append(qcode(parts[0]))
+        ds.append(dcode(parts[2]))
+        ss.append(score)
+        ws.append(lineno)
+    return (np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+            np.frombuffer(ss, np.float64).copy(), np.frombuffer(ws, np.int64).copy())
+
+
+def run_name_from_path(path: str) -> str:
+    name = Path(path).name
+    for suffix in (".gz", ".trec", ".txt", ".run", ".jsonl", ".json", ".tsv"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or Path(path).name
+
+
+def format_trec_qrels(rows, header: dict | None = None) -> str:
+    """rows: iterable of (qid, docid, grade). Header fields become `# key: value` lines."""
+    out = [f"# {k}: {v}\n" for k, v in (header or {}).items()]
+    out.extend(f"{q} 0 {d} {g}\n" for q, d, g in rows)
+    return "".join(out)

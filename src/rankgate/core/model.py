@@ -1,0 +1,174 @@
+"""The core model: qrels and runs as columnar arrays over interned IDs.
+
+Query and document IDs are interned once into small integers (a `Catalog`),
+so the engine works on int32/float64 arrays and never on per-line objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+
+class Interner:
+    """Maps ID strings to dense integer codes and back."""
+
+    __slots__ = ("codes", "names", "_order")
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.names: list[str] = []
+        self._order: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def code(self, name: str) -> int:
+        code = self.codes.get(name)
+        if code is None:
+            code = self.codes[name] = len(self.names)
+            self.names.append(name)
+            self._order = None
+        return code
+
+    def get(self, name: str) -> int | None:
+        return self.codes.get(name)
+
+    def order(self) -> np.ndarray:
+        """Rank of each code in byte-wise (strcmp) order of the names, as trec_eval sorts."""
+        if self._order is None or len(self._order) != len(self.names):
+            keys = np.array([n.encode("utf-8") for n in self.names], dtype=object)
+            perm = np.argsort(keys, kind="stable") if len(keys) else np.zeros(0, np.int64)
+            order = np.empty(len(perm), dtype=np.int64)
+            order[perm] = np.arange(len(perm))
+            self._order = order
+        return self._order
+
+
+class Catalog:
+    """The query and document interners shared by a set of qrels and runs."""
+
+    __slots__ = ("queries", "docs")
+
+    def __init__(self) -> None:
+        self.queries = Interner()
+        self.docs = Interner()
+
+
+@dataclass(frozen=True)
+class JudgmentDetail:
+    """What a reviewer wrote beside a grade (present when the file carries it)."""
+
+    reason: str = ""
+    collection_version: str = ""
+    reviewer: str = ""
+
+
+@dataclass
+class Qrels:
+    """Relevance judgments: one row per (query, document) with an integer grade."""
+
+    path: str
+    catalog: Catalog
+    q: np.ndarray  # int32 query codes
+    doc: np.ndarray  # int32 document codes
+    grade: np.ndarray  # int64 grades (negative = judged not relevant)
+    query_codes: list[int]  # every declared query, in file order (may have no rows)
+    format: str = "trec"
+    details: dict[tuple[str, str], JudgmentDetail] = field(default_factory=dict)
+    problems: list = field(default_factory=list)  # soft problems found while reading
+    meta: dict = field(default_factory=dict)  # header fields, e.g. collection_version
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    @property
+    def query_ids(self) -> list[str]:
+        names = self.catalog.queries.names
+        return [names[c] for c in self.query_codes]
+
+    def grades_for(self, qid: str) -> dict[str, int]:
+        code = self.catalog.queries.get(qid)
+        if code is None:
+            return {}
+        mask = self.q == code
+        names = self.catalog.docs.names
+        return {names[d]: int(g) for d, g in zip(self.doc[mask], self.grade[mask])}
+
+    def as_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {qid: {} for qid in self.query_ids}
+        qn, dn = self.catalog.queries.names, self.catalog.docs.names
+        for q, d, g in zip(self.q.tolist(), self.doc.tolist(), self.grade.tolist()):
+            out[qn[q]][dn[d]] = g
+        return out
+
+    def judgments(self) -> Iterator[tuple[str, str, int, JudgmentDetail]]:
+        qn, dn = self.catalog.queries.names, self.catalog.docs.names
+        empty = JudgmentDetail()
+        for q, d, g in zip(self.q.tolist(), self.doc.tolist(), self.grade.tolist()):
+            yield qn[q], dn[d], g, self.details.get((qn[q], dn[d]), empty)
+
+
+@dataclass
+class Run:
+    """One retriever's ranked output: rows of (query, document, score)."""
+
+    name: str
+    path: str
+    catalog: Catalog
+    q: np.ndarray  # int32 query codes
+    doc: np.ndarray  # int32 document codes
+    score: np.ndarray  # float64; list-ordered formats get descending synthetic scores
+    where: np.ndarray  # int64: source line (text formats) or list position (JSON)
+    format: str = "trec"
+    meta: dict = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    context_tokens: dict[str, float] = field(default_factory=dict)
+    query_codes: list[int] = field(default_factory=list)  # queries present, even with empty rankings
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    @property
+    def query_ids(self) -> list[str]:
+        names = self.catalog.queries.names
+        return [names[c] for c in self.query_codes]
+
+    def ranking(self, qid: str) -> list[str]:
+        """The documents for one query in trec_eval order (score desc, doc id desc)."""
+        code = self.catalog.queries.get(qid)
+        if code is None:
+            return []
+        idx = np.flatnonzero(self.q == code)
+        order = self.catalog.docs.order()
+        docs = self.doc[idx]
+        perm = np.lexsort((-order[docs], -self.score[idx]))
+        names = self.catalog.docs.names
+        return [names[d] for d in docs[perm]]
+
+    def rankings(self) -> dict[str, list[str]]:
+        """Every query's ranking, trec_eval order. For small runs and views."""
+        from rankgate.core.engine import sort_run
+
+        q, doc, _ = sort_run(self)
+        qn, dn = self.catalog.queries.names, self.catalog.docs.names
+        out: dict[str, list[str]] = {qn[c]: [] for c in self.query_codes}
+        for qc, dc in zip(q.tolist(), doc.tolist()):
+            out[qn[qc]].append(dn[dc])
+        return out
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query as the benchmark describes it."""
+
+    id: str
+    text: str = ""
+    notes: str = ""
+    tags: tuple[str, ...] = ()
+    must_pass: bool = False
+    held_out: bool = False
+    weight: float = 1.0
+    no_answer: bool = False
