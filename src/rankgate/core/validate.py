@@ -1,0 +1,125 @@
+"""Structural checks of qrels against runs, all reported at once.
+
+The seed's rules: empty qrels or runs (the readers refuse those), a query with no
+relevant document or a repeated one, a run whose query IDs differ from the
+qrels' (missing and extra named), a document ranked twice for one query, and a
+ranking shorter than k. Each problem names the file and line or JSON path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rankgate.core.errors import Problem
+from rankgate.core.formats.jsonfmt import jpath
+from rankgate.core.model import Qrels, Run
+
+MAX_PER_RULE = 20  # problems listed per rule and file before "and N more"
+
+
+@dataclass(frozen=True)
+class Checks:
+    """The validation policy (flags, the policy file, or the manifest)."""
+
+    k: int = 3
+    missing_queries: str = "error"  # or "zero": a missing query scores 0 (trec_eval -c)
+    short_rankings: str = "error"  # or "allow"
+    rel_level: int = 1
+
+
+def _row_where(run: Run, row: int, qid: str) -> str:
+    w = int(run.where[row])
+    if run.format == "json":
+        return f"{run.path}: {jpath(run.name, qid, w)}"
+    return f"{run.path}:{w}"
+
+
+def _capped(problems: list[Problem], found: list[Problem], where: str, rule: str) -> None:
+    problems.extend(found[:MAX_PER_RULE])
+    if len(found) > MAX_PER_RULE:
+        problems.append(Problem(where, f"... and {len(found) - MAX_PER_RULE} more like this", rule))
+
+
+def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] = frozenset()) -> list[Problem]:
+    problems: list[Problem] = list(qrels.problems)
+    names = qrels.catalog.queries.names
+    declared = qrels.query_ids
+    declared_set = set(declared)
+
+    # Queries with nothing relevant at the level in force.
+    level_ok = qrels.grade >= checks.rel_level
+    with_rel = set(np.unique(qrels.q[level_ok]).tolist())
+    empty = [qid for qid in declared if qrels.catalog.queries.codes[qid] not in with_rel and qid not in no_answer]
+    _capped(problems, [Problem(f"{qrels.path}: {jpath(q)}" if qrels.format.startswith("json") else qrels.path,
+                               f"query {q!r} has no relevant document (grade >= {checks.rel_level}); "
+                               "declare it a no-answer query or label its evidence", "empty-relevant")
+                       for q in empty], qrels.path, "empty-relevant")
+
+    expected = declared_set | set(no_answer)
+    seen_names: set[str] = set()
+    for run in runs:
+        if run.name in seen_names:
+            problems.append(Problem(run.path, f"two runs are named {run.name!r}; name them with NAME=FILE",
+                                    "duplicate-run"))
+        seen_names.add(run.name)
+        rnames = run.catalog.queries.names
+        present = [rnames[c] for c in run.query_codes]
+        present_set = set(present)
+        missing = sorted(declared_set - present_set - set(no_answer))
+        extra = sorted(present_set - expected)
+        if missing and checks.missing_queries == "error":
+            problems.append(Problem(run.path, f"run {run.name!r} has no ranking for {len(missing)} "
+                                    f"qrels quer{'y' if len(missing) == 1 else 'ies'}: {_list(missing)} "
+                                    "(use --missing-queries zero to score them as 0)", "missing-queries"))
+        if extra and checks.missing_queries == "error":
+            problems.append(Problem(run.path, f"run {run.name!r} ranks {len(extra)} "
+                                    f"quer{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_list(extra)}",
+                                    "extra-queries"))
+        problems.extend(_duplicates(run))
+        if checks.short_rankings == "error":
+            problems.extend(_short(run, checks.k))
+    return problems
+
+
+def _list(ids: list[str], n: int = 10) -> str:
+    shown = ", ".join(repr(i) for i in ids[:n])
+    return shown + (f" and {len(ids) - n} more" if len(ids) > n else "")
+
+
+def _duplicates(run: Run) -> list[Problem]:
+    if len(run.q) < 2:
+        return []
+    D = max(len(run.catalog.docs), 1)
+    keys = run.q.astype(np.int64) * D + run.doc
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    dup = np.flatnonzero(sk[1:] == sk[:-1]) + 1
+    if not len(dup):
+        return []
+    qn, dn = run.catalog.queries.names, run.catalog.docs.names
+    found = []
+    for i in dup[: MAX_PER_RULE + 1].tolist():
+        row = int(order[i])
+        qid, doc = qn[run.q[row]], dn[run.doc[row]]
+        found.append(Problem(_row_where(run, row, qid),
+                             f"run {run.name!r} ranks document {doc!r} twice for query {qid!r}", "duplicate-ranked"))
+    out: list[Problem] = []
+    _capped(out, found, run.path, "duplicate-ranked")
+    if len(dup) > MAX_PER_RULE + 1:
+        out[-1] = Problem(run.path, f"... and {len(dup) - MAX_PER_RULE} more like this", "duplicate-ranked")
+    return out
+
+
+def _short(run: Run, k: int) -> list[Problem]:
+    counts = np.bincount(run.q, minlength=len(run.catalog.queries)) if len(run.q) else \
+        np.zeros(len(run.catalog.queries), np.int64)
+    qn = run.catalog.queries.names
+    short = [c for c in run.query_codes if counts[c] < k]
+    found = [Problem(run.path, f"run {run.name!r} ranks {int(counts[c])} document"
+                     f"{'' if counts[c] == 1 else 's'} for query {qn[c]!r}, fewer than k={k} "
+                     "(use --short-rankings allow to accept)", "short-ranking") for c in short]
+    out: list[Problem] = []
+    _capped(out, found, run.path, "short-ranking")
+    return out

@@ -1,0 +1,83 @@
+"""Every path of the label store in one place.
+
+The data folder is `platformdirs.user_data_path("rankgate")`; the environment
+variable `RANKGATE_HOME` moves it (the test suite points it at a temporary
+folder, so nothing touches the real home). Folders the store creates are
+readable by their owner only (0700); so are its files (0600).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+ENV_HOME = "RANKGATE_HOME"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+DEFAULT_WORKSPACE = "default"
+
+# Files that live beside a workspace file `<db>`: `<db><suffix>`.
+JOURNAL = ".journal"  # append-only edits since the last snapshot
+JOURNAL_PREV = ".journal.prev"  # the journal folded into the snapshot before the current one
+HISTORY = ".history"  # the history of changes (a TinyDB file of its own)
+LOCK = ".lock"  # the writer's lock; holds the holder's pid, host and user
+BACKUP = ".bak"  # the snapshot before the current one
+
+
+def data_dir(create: bool = True) -> Path:
+    """The folder that holds rankgate's own data."""
+    home = os.environ.get(ENV_HOME)
+    if home:
+        path = Path(home).expanduser()
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_data_path("rankgate"))
+    if create:
+        make_private_dir(path)
+    return path
+
+
+def workspace_dir(create: bool = True) -> Path:
+    path = data_dir(create) / "workspaces"
+    if create:
+        make_private_dir(path)
+    return path
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def workspace_file_name(name: str) -> str:
+    """A file name for a workspace name; names that need changing get a short hash to stay distinct."""
+    slug = _SAFE.sub("-", name).strip(".-") or "workspace"
+    if slug != name:
+        slug += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return slug + ".json"
+
+
+def workspace_path(name: str = DEFAULT_WORKSPACE, create: bool = True) -> Path:
+    """The workspace file of a benchmark (by its name) or the default workspace."""
+    return workspace_dir(create) / workspace_file_name(name)
+
+
+def sidecar(db: str | os.PathLike, suffix: str) -> Path:
+    """A file beside the workspace file: `<db><suffix>`."""
+    db = Path(db)
+    return db.with_name(db.name + suffix)
+
+
+def make_private_dir(path: Path) -> None:
+    """Create a folder (and its parents) readable by its owner only; leave existing folders alone."""
+    if path.is_dir():
+        return
+    parent = path.parent
+    if parent != path and not parent.exists():
+        make_private_dir(parent)
+    try:
+        path.mkdir(mode=DIR_MODE)
+    except FileExistsError:
+        return
+    os.chmod(path, DIR_MODE)

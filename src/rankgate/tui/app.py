@@ -1,0 +1,115 @@
+"""`rankgate review`: the Textual app for label review and regression triage.
+
+The app shows the review screen at once, covered by a progress bar, while a
+worker thread reads and scores the benchmark (the app stays responsive, and
+the panes mount meanwhile); then the panes are bound to the model and shown.
+The corpus is read afterwards in a second worker.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from textual import on, work
+from textual.app import App
+from textual.worker import get_current_worker
+
+from rankgate.tui.commands import ReviewCommands
+from rankgate.tui.loader import Cancelled, Inputs, Loaded, load, load_corpus
+from rankgate.tui.messages import CorpusLoaded, LoadFailed, Loaded as LoadedMessage, LoadProgress
+from rankgate.tui.screens.review import ReviewScreen
+from rankgate.tui.widgets.doc_view import DocView
+
+
+class ReviewApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "rankgate review"
+    COMMANDS = App.COMMANDS | {ReviewCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, inputs: Inputs, *, read_corpus: bool = True, cursor_blink: bool = True) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.cursor_blink = cursor_blink
+        self.read_corpus = read_corpus
+        self.loaded: Loaded | None = None
+        self.error: BaseException | None = None
+
+    def on_mount(self) -> None:
+        self.push_screen(ReviewScreen(self.inputs.path or "labels"))  # composed while the load runs
+        self.load()
+
+    @work(thread=True, exclusive=True, group="load")
+    def load(self) -> None:
+        worker = get_current_worker()
+
+        def progress(what: str, done: int, total: int) -> None:
+            if worker.is_cancelled:  # the app is leaving: stop after the step that is running
+                raise Cancelled()
+            self.post_message(LoadProgress(what, done, total))
+
+        try:
+            loaded = load(self.inputs, progress)
+        except Cancelled:
+            return
+        except Exception as e:  # shown on the way out (exit 2), as the CLI shows bad input
+            self.post_message(LoadFailed(e))
+            return
+        if worker.is_cancelled:
+            loaded.model.labels.close()
+            return
+        self.post_message(LoadedMessage(loaded))
+
+    @work(thread=True, exclusive=True, group="corpus")
+    def read_documents(self, path) -> None:
+        try:
+            corpus = load_corpus(path)
+        except Exception as e:
+            self.post_message(CorpusLoaded({}, str(e)))
+            return
+        self.post_message(CorpusLoaded(corpus))
+
+    @property
+    def review(self) -> ReviewScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, ReviewScreen)), None)
+
+    @on(LoadProgress)
+    def _progress(self, event: LoadProgress) -> None:
+        if self.review is not None:
+            self.review.progress(event.what, event.done, event.total)
+
+    @on(LoadedMessage)
+    def _loaded(self, event: LoadedMessage) -> None:
+        self.loaded = event.loaded
+        self.review.bind(event.loaded)
+        if self.read_corpus and event.loaded.corpus_path:
+            self.read_documents(event.loaded.corpus_path)
+
+    @on(LoadFailed)
+    def _failed(self, event: LoadFailed) -> None:
+        self.error = event.error
+        self.exit(return_code=2)
+
+    @on(CorpusLoaded)
+    def _corpus(self, event: CorpusLoaded) -> None:
+        if self.review is not None:
+            self.review.query_one(DocView).set_corpus(event.corpus, True)
+        if event.error:
+            self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
+
+    def on_unmount(self) -> None:
+        if self.loaded is not None:
+            try:
+                self.loaded.model.labels.close()
+            except Exception:
+                pass
+
+
+def run_review(args) -> int:
+    """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened."""
+    app = ReviewApp(Inputs.from_args(args))
+    app.run()
+    if app.error is not None:
+        print(f"error: {app.error}", file=sys.stderr)
+        return 2
+    return int(app.return_code or 0)

@@ -1,0 +1,189 @@
+"""Everything `rankgate review` reads, in order, with progress (no textual here).
+
+The app calls `load()` from a worker thread: the benchmark's manifest, each
+run file (from the parsed-run cache when fresh), the label store (its first
+open imports the folder's labels), the queries, the policy, then one
+vectorised scoring of every run. The corpus is read afterwards, apart, by
+`load_corpus()`, so that a large corpus never delays the first view.
+"""
+
+from __future__ import annotations
+
+import gc
+import getpass
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Callable
+
+from rankgate.core.benchmark import Manifest, is_benchmark, load_manifest
+from rankgate.core.bundle import Bundle
+from rankgate.core.errors import InputError
+from rankgate.core.formats import read_qrels, split_run_spec
+from rankgate.core.formats.corpus import Document, read_corpus, read_queries
+from rankgate.core.model import Catalog, Query, Run
+from rankgate.tui.labels import LabelBook, MemoryBackend
+from rankgate.tui.model import ReviewModel
+from rankgate.tui.runcache import read_runs_cached
+
+Progress = Callable[[str, int, int], None]  # (what, steps done, steps); may raise Cancelled to stop
+
+
+class Cancelled(Exception):
+    """The app is leaving while the benchmark loads (raised by the progress callback, between steps)."""
+
+
+@dataclass
+class Inputs:
+    """What the command line named."""
+
+    path: str | None = None
+    runs: list[str] = field(default_factory=list)
+    db: str | None = None
+    reviewer: str | None = None
+    memory: bool = False  # keep labels in memory only (tests of the views)
+
+    @classmethod
+    def from_args(cls, args) -> "Inputs":
+        return cls(getattr(args, "path", None), list(getattr(args, "runs", None) or []),
+                   getattr(args, "db", None), getattr(args, "reviewer", None))
+
+
+@dataclass
+class Loaded:
+    model: ReviewModel
+    manifest: Manifest | None
+    reviewer: str
+    corpus_path: Path | None
+    cache_hits: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def default_reviewer() -> str:
+    try:
+        return os.environ.get("RANKGATE_REVIEWER") or getpass.getuser()
+    except Exception:  # no login name (some containers)
+        return "reviewer"
+
+
+def _noop(what: str, done: int, total: int) -> None:
+    pass
+
+
+def load(inputs: Inputs, progress: Progress = _noop) -> Loaded:
+    """Read and score everything. The cyclic garbage collector is paused while millions of small
+    objects are made (it would rescan them again and again), and what was loaded is then frozen
+    out of its view, so that later collections (while keys are pressed) stay short."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(inputs, progress)
+    finally:
+        gc.freeze()  # before the collector runs again, or its first pass scans everything just made
+        if enabled:
+            gc.enable()
+
+
+def _load(inputs: Inputs, progress: Progress) -> Loaded:
+    manifest = None
+    qrels_path = None
+    if inputs.path and not os.path.exists(inputs.path):
+        raise InputError(inputs.path, "no such file or folder (expected a benchmark folder or a qrels file)")
+    if inputs.path and is_benchmark(inputs.path):
+        manifest = load_manifest(inputs.path)
+        qrels_path = str(manifest.qrels)
+    elif inputs.path:
+        qrels_path = inputs.path
+    elif not inputs.db:
+        raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH)")
+    specs = list(inputs.runs) or (list(manifest.runs) if manifest else [])
+    if not specs:
+        raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
+    steps = len(specs) + 3
+    step = 0
+    catalog = Catalog()
+
+    # Labels first: their IDs take the first codes, as the core's bundle does.
+    progress("opening the label store", step, steps)
+    book, store_queries = open_labels(inputs, manifest, qrels_path, catalog, inputs.reviewer)
+    try:
+        return _load_rest(inputs, progress, manifest, qrels_path, specs, catalog, book, store_queries)
+    except BaseException:  # cancelled or bad input: let go of the store (and its lock)
+        book.close()
+        raise
+
+
+def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, catalog, book,
+               store_queries) -> Loaded:
+    steps = len(specs) + 3
+    step = 1
+    runs: dict[str, Run] = {}
+    hits = 0
+    for spec in specs:
+        _, path = split_run_spec(spec)
+        progress(f"reading {Path(path).name}", step, steps)
+
+        def hit(_where):
+            nonlocal hits
+            hits += 1
+
+        for run in read_runs_cached(spec, catalog, on_hit=hit):
+            if run.name in runs:
+                raise InputError(path, f"a second run named {run.name!r} (first from {runs[run.name].path}); "
+                                 "name runs with NAME=FILE")
+            runs[run.name] = run
+        step += 1
+
+    progress("reading queries", step, steps)
+    queries: dict[str, Query] = store_queries or {}
+    if not queries and manifest and manifest.queries:
+        queries = read_queries(manifest.queries)
+    step += 1
+    no_answer = {q.id for q in queries.values() if q.no_answer}
+    if manifest:
+        no_answer |= set(manifest.no_answer)
+
+    from rankgate.commands import resolve_policy
+
+    bundle = Bundle(book.qrels, runs, queries, manifest, no_answer)
+    flags = SimpleNamespace(policy=None, k=None, rel_level=None, missing_queries=None, short_rankings=None,
+                            measure=[], must_pass=[], baseline=None, candidate=None)
+    policy = resolve_policy(flags, bundle)
+
+    def scoring(what, done, total):
+        progress(what, step, steps)
+
+    model = ReviewModel(queries=queries, runs=runs, labels=book, policy=policy, no_answer=no_answer,
+                        baseline=policy.baseline, candidate=policy.candidate,
+                        name=manifest.name if manifest else Path(qrels_path or "labels").name,
+                        collection_version=manifest.collection_version if manifest else "",
+                        progress=scoring)
+    progress("ready", steps, steps)
+    return Loaded(model, manifest, book.reviewer, manifest.corpus if manifest else None, hits)
+
+
+def open_labels(inputs: Inputs, manifest: Manifest | None, qrels_path: str | None, catalog: Catalog,
+                reviewer: str | None) -> tuple[LabelBook, dict[str, Query] | None]:
+    """The label store for this benchmark, as a LabelBook in the app's catalog."""
+    cv = manifest.collection_version if manifest else ""
+    if not inputs.memory:
+        from rankgate.tui.store_backend import StoreBackend
+
+        backend = StoreBackend.open(inputs, manifest, qrels_path, reviewer, cv)
+        try:
+            qrels = backend.to_qrels(catalog)
+            return LabelBook(backend, qrels), backend.queries()
+        except BaseException:
+            backend.close()
+            raise
+    if not qrels_path:
+        raise InputError("review", "no qrels to open")
+    qrels = read_qrels(qrels_path, "auto", catalog)
+    return LabelBook(MemoryBackend(qrels, cv, reviewer or default_reviewer()), qrels), None
+
+
+def load_corpus(path: str | Path | None) -> dict[str, Document]:
+    if not path:
+        return {}
+    return read_corpus(path)

@@ -1,0 +1,503 @@
+"""The live state of a review, kept consistent under label edits (no textual here).
+
+On load every run is scored once by the core engine, vectorised over all
+queries. After that a label edit touches one query: `apply_edit()` re-scores
+that query alone (the core's `evaluate` on a one-query slice of the labels
+and of each run, about a hundred rows), writes its values into the per-query
+arrays, moves the macro sums by the difference, and recomputes the gate from
+the sums. Nothing else is re-scored, so an edit costs the same with 10 or
+10,000 queries.
+
+The checks mirror `core.gate.run_gate` exactly (same rules, names, order and
+"why" texts); `tests/tui/test_model.py` proves the two agree after edits. Once
+the core exposes its decision step apart from its scoring (see docs/review.md),
+`decide()` here becomes a call to it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rankgate.core.engine import evaluate, sort_run, summarise
+from rankgate.core.gate import Policy, seed_measures
+from rankgate.core.measures import Measure
+from rankgate.core.model import Catalog, Qrels, Query, Run
+
+SORTS = ("change", "benchmark")
+FILTER_FLAGS = {
+    "is:review": "unjudged documents in some run's top k",
+    "is:must": "must-pass queries",
+    "is:miss": "the candidate misses (no relevant document in its top k)",
+    "is:lost": "the baseline hits and the candidate misses",
+    "is:changed": "hit, recall or RR differs between the runs",
+    "is:labelled": "queries with at least one label",
+}
+
+
+class RunIndex:
+    """One run's rankings in trec_eval order, sliced per query of the review."""
+
+    def __init__(self, run: Run, cmap: np.ndarray, nq: int) -> None:
+        self.run = run
+        self.name = run.name
+        q, doc, score = sort_run(run)
+        self.doc = doc
+        self._sorted = (q, doc, score)
+        self.start = np.zeros(nq, np.int64)
+        self.stop = np.zeros(nq, np.int64)
+        n = len(q)
+        if n:
+            brk = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+            ends = np.r_[brk[1:], n]
+            ui = cmap[q[brk]]
+            ok = ui >= 0
+            self.start[ui[ok]] = brk[ok]
+            self.stop[ui[ok]] = ends[ok]
+            self.rank = np.arange(n) - np.repeat(brk, ends - brk)
+            self.row_q = cmap[q]
+        else:
+            self.rank = np.zeros(0, np.int64)
+            self.row_q = np.zeros(0, np.int64)
+
+    def sorted_run(self) -> Run:
+        """The run with its rows in trec_eval's order (source lines are not kept)."""
+        q, doc, score = self._sorted
+        r = self.run
+        return Run(r.name, r.path, r.catalog, q, doc, score, np.arange(len(q), dtype=np.int64), r.format, r.meta,
+                   r.latency_ms, r.context_tokens, list(r.query_codes))
+
+    def codes(self, qi: int) -> np.ndarray:
+        return self.doc[self.start[qi]:self.stop[qi]]
+
+    def names(self, qi: int) -> list[str]:
+        names = self.run.catalog.docs.names
+        return [names[d] for d in self.codes(qi).tolist()]
+
+    def __len__(self) -> int:
+        return len(self.doc)
+
+
+@dataclass(frozen=True)
+class RankRow:
+    rank: int  # 1-based
+    doc: str
+    grade: int | None  # None: unjudged
+    state: str  # "found" (relevant, in the top k), "relevant" (past k), "not-relevant", "unjudged"
+    move: int | None  # baseline rank minus candidate rank (positive: the candidate ranks it higher); None: absent
+    in_top_k: bool
+
+
+@dataclass
+class GateView:
+    """The gate as the panel shows it, in the shape of core.gate's result data."""
+
+    baseline: str
+    candidate: str
+    k: int
+    baseline_macro: dict[str, float]
+    candidate_macro: dict[str, float]
+    checks: dict[str, bool]
+    check_details: list[dict]
+    failed: np.ndarray  # review indices of evaluated queries the candidate misses
+    must_pass: list[str]
+    accepted: bool
+    evaluated: int
+    unknown_must_pass: list[str] = field(default_factory=list)
+
+    @property
+    def decision(self) -> str:
+        return "accept" if self.accepted else "reject"
+
+
+class ReviewModel:
+    """Queries, rankings, per-query values, macros and the gate, for every loaded run."""
+
+    def __init__(self, *, queries: dict[str, Query], runs: dict[str, Run], labels, policy: Policy,
+                 no_answer: set[str] = frozenset(), baseline: str | None = None, candidate: str | None = None,
+                 name: str = "", collection_version: str = "", progress=None) -> None:
+        from rankgate.tui.labels import LabelBook  # plain python; keeps the type import light
+
+        self.labels: LabelBook = labels
+        qrels: Qrels = labels.qrels
+        self.catalog: Catalog = qrels.catalog
+        self.policy = policy
+        self.k = policy.k
+        self.level = policy.checks.rel_level
+        self.name = name
+        self.collection_version = collection_version
+        self.no_answer = set(no_answer)
+        self.queries = queries
+
+        # The review's queries: the benchmark's order, then the labels', then the runs'.
+        order: dict[str, None] = dict.fromkeys(queries)
+        order.update(dict.fromkeys(qrels.query_ids))
+        for run in runs.values():
+            order.update(dict.fromkeys(run.query_ids))
+        self.qids: list[str] = list(order)
+        self.qindex: dict[str, int] = {q: i for i, q in enumerate(self.qids)}
+        nq = self.nq = len(self.qids)
+        codes = np.fromiter(map(self.catalog.queries.code, self.qids), np.int64, nq)
+        cmap = np.full(len(self.catalog.queries), -1, np.int64)
+        cmap[codes] = np.arange(nq)
+        self._cmap = cmap
+
+        self.must = np.zeros(nq, bool)
+        for qid in policy.must_pass:
+            if qid in self.qindex:
+                self.must[self.qindex[qid]] = True
+        self.unknown_must_pass = [q for q in policy.must_pass if q not in self.qindex]
+        self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if nq else np.zeros(0, bool)
+
+        rules = policy.effective_rules()
+        rule_measures = [r.measure for r in rules]
+        self.extra: list[Measure] = list(dict.fromkeys(policy.measures + [m for m in rule_measures
+                                                                          if m not in seed_measures(self.k)]))
+        self.measures: list[Measure] = list(dict.fromkeys(seed_measures(self.k) + self.extra))
+        self.hit_m, self.p_m, self.r_m, self.rr_m = seed_measures(self.k)
+
+        # Rankings, and every run scored once, all queries at once. Runs go to a few threads: numpy
+        # lets go of the GIL in its sorts and joins, so several cores share the work.
+        self.catalog.docs.order()  # computed once here, not by each thread
+        answerable_ids = [q for q in self.qids if q not in self.no_answer]
+
+        def index_and_score(item):
+            rname, run = item
+            ri = RunIndex(run, cmap, nq)
+            # Scored from the rows RunIndex put in trec_eval's order: the engine finds them sorted.
+            s = evaluate(qrels, ri.sorted_run(), self.measures, rel_level=self.level, missing="zero",
+                         queries=answerable_ids)
+            return rname, ri, s
+
+        if progress:
+            progress(f"scoring {len(runs)} runs", 0, len(runs))
+        workers = max(1, min(len(runs), os.cpu_count() or 1, 4))
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                scored = list(pool.map(index_and_score, runs.items()))
+        else:
+            scored = [index_and_score(item) for item in runs.items()]
+        self.runs: dict[str, RunIndex] = {}
+        self.values: dict[str, dict[Measure, np.ndarray]] = {}
+        self.evaluated = np.zeros(nq, bool)
+        for rname, ri, s in scored:
+            self.runs[rname] = ri
+            pos = np.fromiter((self.qindex[q] for q in s.qids), np.int64, len(s.qids))
+            self.evaluated[pos] = True
+            per = {}
+            for m in self.measures:
+                arr = np.zeros(nq)
+                arr[pos] = s.values[m]
+                per[m] = arr
+            self.values[rname] = per
+        self.run_names = list(self.runs)
+        self.baseline = baseline if baseline in self.runs else (self.run_names[0] if self.run_names else "")
+        self.candidate = candidate if candidate in self.runs else (
+            self.run_names[1] if len(self.run_names) > 1 else self.baseline)
+        self.count = int(self.evaluated.sum())
+        self._resync_sums()
+
+        # Per query: relevant labels, and unjudged documents in any run's top k.
+        ok = cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
+        keep = ok >= 0
+        self.num_rel = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
+        self.num_labels = np.bincount(ok[keep], minlength=nq).astype(np.int64)
+        self.unjudged = self._unjudged_all(qrels, ok, keep)
+        self.last_edit_s = 0.0
+        self._haystack: list[str] | None = None
+        self._tags: list[set[str]] | None = None
+        self.version = 0  # bumped by every change the views must show
+        self.qversion = np.zeros(nq, np.int64)  # per query: bumped when its labels change
+        self.pair_version = 0  # bumped when the baseline or the candidate changes
+
+    # ---- initial, vectorised -------------------------------------------------------------------
+
+    def _unjudged_all(self, qrels: Qrels, ok: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        D = max(len(self.catalog.docs), 1)
+        judged = np.unique(ok[keep] * D + qrels.doc[keep]) if len(ok) else np.zeros(0, np.int64)
+        parts = []
+        for ri in self.runs.values():
+            top = (ri.rank < self.k) & (ri.row_q >= 0)
+            keys = ri.row_q[top] * D + ri.doc[top]
+            if len(judged):
+                idx = np.minimum(np.searchsorted(judged, keys), len(judged) - 1)
+                keys = keys[judged[idx] != keys]
+            parts.append(keys)
+        if not parts:
+            return np.zeros(self.nq, np.int64)
+        allk = np.unique(np.concatenate(parts))
+        return np.bincount(allk // D, minlength=self.nq).astype(np.int64)
+
+    def _resync_sums(self) -> None:
+        ev = self.evaluated
+        self.sums = {r: {m: float(v[ev].sum()) for m, v in per.items()} for r, per in self.values.items()}
+
+    # ---- per query, on an edit -------------------------------------------------------------------
+
+    def score_query(self, qi: int) -> tuple[bool, dict[str, dict[Measure, float]]]:
+        """One query's values for every run, from the current labels (the core's engine on one query)."""
+        qid = self.qids[qi]
+        grades = self.labels.grades(qid)
+        zero = {r: {m: 0.0 for m in self.measures} for r in self.runs}
+        if not grades or qid in self.no_answer:
+            return False, zero
+        cat = Catalog()
+        cat.queries.code(qid)
+        docs = list(grades)
+        qrels = Qrels("", cat, np.zeros(len(docs), np.int32),
+                      np.fromiter(map(cat.docs.code, docs), np.int32, len(docs)),
+                      np.fromiter(grades.values(), np.int64, len(docs)), [0])
+        out = {}
+        for rname, ri in self.runs.items():
+            names = ri.names(qi)
+            n = len(names)
+            run = Run(rname, "", cat, np.zeros(n, np.int32), np.fromiter(map(cat.docs.code, names), np.int32, n),
+                      np.arange(n, 0, -1, dtype=np.float64), np.arange(n, dtype=np.int64), query_codes=[0])
+            s = evaluate(qrels, run, self.measures, rel_level=self.level, missing="zero", queries=[qid])
+            out[rname] = {m: float(s.values[m][0]) for m in self.measures}
+        return True, out
+
+    def apply_edit(self, qid: str) -> None:
+        """After the labels of one query changed: re-score it, move the sums, recount."""
+        t0 = time.perf_counter()
+        qi = self.qindex.get(qid)
+        if qi is None:  # a label for a query no file knew: it joins the review
+            qi = self._add_query(qid)
+        was = bool(self.evaluated[qi])
+        now, vals = self.score_query(qi)
+        for rname, per in self.values.items():
+            sums = self.sums[rname]
+            for m, arr in per.items():
+                old = arr[qi] if was else 0.0
+                new = vals[rname][m]
+                arr[qi] = new
+                sums[m] += float((new if now else 0.0) - old)
+        self.evaluated[qi] = now
+        self.count += int(now) - int(was)
+        grades = self.labels.grades(qid)
+        self.num_rel[qi] = sum(1 for g in grades.values() if g >= self.level)
+        self.num_labels[qi] = len(grades)
+        self.unjudged[qi] = self._unjudged_one(qi, grades)
+        self.qversion[qi] += 1
+        self.version += 1
+        self.last_edit_s = time.perf_counter() - t0
+
+    def _unjudged_one(self, qi: int, grades: dict[str, int]) -> int:
+        top: set[str] = set()
+        for ri in self.runs.values():
+            top.update(ri.names(qi)[: self.k])
+        return len(top - grades.keys())
+
+    def _add_query(self, qid: str) -> int:
+        qi = self.nq
+        self.qids.append(qid)
+        self.qindex[qid] = qi
+        self.nq += 1
+        grow = lambda a, v=0: np.r_[a, np.array([v], dtype=a.dtype)]  # noqa: E731
+        self.must = grow(self.must, qid in self.policy.must_pass)
+        self.answerable = grow(self.answerable, qid not in self.no_answer)
+        self.evaluated = grow(self.evaluated, False)
+        self.num_rel, self.num_labels, self.unjudged = grow(self.num_rel), grow(self.num_labels), grow(self.unjudged)
+        self.qversion = grow(self.qversion)
+        for per in self.values.values():
+            for m in per:
+                per[m] = grow(per[m], 0.0)
+        for ri in self.runs.values():
+            ri.start, ri.stop = grow(ri.start), grow(ri.stop)
+        self._haystack = self._tags = None
+        return qi
+
+    # ---- macros and the gate -----------------------------------------------------------------------
+
+    def macro_values(self, rname: str) -> dict[Measure, float]:
+        out = {}
+        n = self.count
+        for m in self.measures:
+            if m.family == "gmAP":
+                out[m] = summarise(m, self.values[rname][m][self.evaluated])
+            elif m.summed:
+                out[m] = self.sums[rname][m] if n else 0.0
+            else:
+                out[m] = self.sums[rname][m] / n if n else 0.0
+        return out
+
+    def macro(self, rname: str) -> dict[str, float]:
+        """In core.gate.macro's shape: the seed's four names, then the extra measures by name."""
+        s = self.macro_values(rname)
+        out = {"hit_rate_at_k": float(s[self.hit_m]), "precision_at_k": float(s[self.p_m]),
+               "recall_at_k": float(s[self.r_m]), "mrr_at_k": float(s[self.rr_m])}
+        for m in self.extra:
+            out[m.name] = float(s[m])
+        return out
+
+    def gate(self) -> GateView:
+        b_sum, c_sum = self.macro_values(self.baseline), self.macro_values(self.candidate)
+        checks: dict[str, bool] = {}
+        details: list[dict] = []
+        for r in self.policy.effective_rules():
+            bv, cv = b_sum[r.measure], c_sum[r.measure]
+            if r.kind == "not_lower":
+                ok = cv >= bv - r.tolerance - 1e-12
+                why = (f"{r.measure.name} {cv:.4f} vs baseline {bv:.4f}"
+                       + (f" (tolerance {r.tolerance:g})" if r.tolerance else ""))
+            else:
+                ok = cv >= r.floor - 1e-12
+                why = f"{r.measure.name} {cv:.4f}, floor {r.floor:g}"
+            checks[r.name] = bool(ok)
+            details.append({"name": r.name, "passed": bool(ok), "measure": r.measure.name, "kind": r.kind,
+                            "baseline": bv, "candidate": cv, "delta": cv - bv, "tolerance": r.tolerance,
+                            "floor": r.floor, "why": why})
+        hit = self.values[self.candidate][self.hit_m]
+        must = list(self.policy.must_pass)
+        missed = [q for q in must if q in self.qindex and self.evaluated[self.qindex[q]] and not hit[self.qindex[q]]]
+        k = self.k
+        checks["must_pass_queries_hit"] = not missed
+        details.append({"name": "must_pass_queries_hit", "passed": not missed, "kind": "must_pass",
+                        "queries": must, "failed": missed,
+                        "why": (f"no relevant document in the top {k} for {', '.join(missed)}" if missed
+                                else f"all {len(must)} must-pass queries hit at {k}")})
+        failed = np.flatnonzero(self.evaluated & (hit == 0))
+        accepted = all(checks.values())
+        return GateView(self.baseline, self.candidate, k, self.macro(self.baseline), self.macro(self.candidate),
+                        checks, details, failed, must, accepted, self.count, self.unknown_must_pass)
+
+    def set_pair(self, baseline: str | None = None, candidate: str | None = None) -> None:
+        if baseline is not None:
+            if baseline not in self.runs:
+                raise KeyError(baseline)
+            self.baseline = baseline
+        if candidate is not None:
+            if candidate not in self.runs:
+                raise KeyError(candidate)
+            self.candidate = candidate
+        self._resync_sums()
+        self.pair_version += 1
+        self.version += 1
+
+    # ---- per query views -----------------------------------------------------------------------------
+
+    def query(self, qi: int) -> Query:
+        qid = self.qids[qi]
+        return self.queries.get(qid) or Query(qid)
+
+    def metric(self, rname: str, m: Measure, qi: int) -> float:
+        return float(self.values[rname][m][qi])
+
+    def ranking(self, qi: int, rname: str) -> list[RankRow]:
+        """One run's ranking of one query with grade states and movement between baseline and candidate."""
+        ri = self.runs[rname]
+        names = ri.names(qi)
+        grades = self.labels.grades(self.qids[qi])
+        other = self.candidate if rname == self.baseline else self.baseline
+        other_rank = {d: i for i, d in enumerate(self.runs[other].names(qi))} if other != rname else None
+        rows = []
+        for i, d in enumerate(names):
+            g = grades.get(d)
+            top = i < self.k
+            if g is None:
+                state = "unjudged"
+            elif g >= self.level:
+                state = "found" if top else "relevant"
+            else:
+                state = "not-relevant"
+            move = None
+            if other_rank is not None and d in other_rank:
+                b, c = (i, other_rank[d]) if rname == self.baseline else (other_rank[d], i)
+                move = b - c
+            elif other_rank is None:
+                move = 0
+            rows.append(RankRow(i + 1, d, g, state, move, top))
+        return rows
+
+    def missing(self, qi: int, rname: str) -> list[str]:
+        """Relevant documents the run does not have in its top k (core.gate.query_rows' 'missing')."""
+        grades = self.labels.grades(self.qids[qi])
+        top = set(self.runs[rname].names(qi)[: self.k])
+        return sorted(d for d, g in grades.items() if g >= self.level and d not in top)
+
+    def unjudged_items(self, qi: int) -> list[tuple[str, int, str]]:
+        """(run, 0-based rank, doc) of each unjudged document in a top k, each document once:
+        the candidate's first, then the baseline's, then the other runs'."""
+        grades = self.labels.grades(self.qids[qi])
+        seen: set[str] = set()
+        out = []
+        for rname in dict.fromkeys([self.candidate, self.baseline, *self.run_names]):
+            for i, d in enumerate(self.runs[rname].names(qi)[: self.k]):
+                if d not in grades and d not in seen:
+                    seen.add(d)
+                    out.append((rname, i, d))
+        return out
+
+    def first_unjudged(self, qi: int) -> tuple[str, int, str] | None:
+        items = self.unjudged_items(qi)
+        return items[0] if items else None
+
+    # ---- the query list: filter and sort ---------------------------------------------------------------
+
+    def _ensure_text(self) -> None:
+        if self._haystack is None:
+            hay, tags = [], []
+            for q in self.qids:
+                query = self.queries.get(q)
+                hay.append(f"{q} {query.text if query else ''}".lower())
+                tags.append({t.lower() for t in query.tags} if query else set())
+            self._haystack, self._tags = hay, tags
+
+    def slices(self) -> list[str]:
+        return sorted({t for q in self.queries.values() for t in q.tags})
+
+    def deltas(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        b, c = self.values[self.baseline], self.values[self.candidate]
+        return c[self.hit_m] - b[self.hit_m], c[self.r_m] - b[self.r_m], c[self.rr_m] - b[self.rr_m]
+
+    def order(self, text: str = "", sort: str = "change") -> np.ndarray:
+        """Review indices of the queries that match the filter, in the chosen order.
+
+        The filter's words must all match: `#slice` (a tag), `is:review`, `is:must`, `is:miss`,
+        `is:lost`, `is:changed`, `is:labelled`, else a case-insensitive part of the ID or text.
+        """
+        nq = self.nq
+        keep = np.ones(nq, bool)
+        words = text.lower().split()
+        plain = []
+        dhit, dr, drr = self.deltas()
+        chit = self.values[self.candidate][self.hit_m]
+        bhit = self.values[self.baseline][self.hit_m]
+        for w in words:
+            if w.startswith("#") and len(w) > 1:
+                self._ensure_text()
+                tag = w[1:]
+                keep &= np.fromiter((tag in t for t in self._tags), bool, nq)
+            elif w == "is:review":
+                keep &= self.unjudged > 0
+            elif w == "is:must":
+                keep &= self.must
+            elif w == "is:miss":
+                keep &= self.evaluated & (chit == 0)
+            elif w == "is:lost":
+                keep &= self.evaluated & (bhit > 0) & (chit == 0)
+            elif w == "is:changed":
+                keep &= (dhit != 0) | (dr != 0) | (drr != 0)
+            elif w == "is:labelled":
+                keep &= self.num_labels > 0
+            else:
+                plain.append(w)
+        if plain:
+            self._ensure_text()
+            hay = self._haystack
+            idx = np.flatnonzero(keep)
+            ok = [i for i in idx.tolist() if all(p in hay[i] for p in plain)]
+            keep = np.zeros(nq, bool)
+            keep[ok] = True
+        idx = np.flatnonzero(keep)
+        if sort == "change":
+            pos = np.arange(nq)
+            first = np.where(self.must & self.evaluated & (chit == 0), -3,
+                             np.where(dhit < 0, -2, np.where(dhit > 0, 1, 0)))
+            perm = np.lexsort((pos[idx], (dr + drr)[idx], first[idx]))
+            idx = idx[perm]
+        return idx

@@ -1,0 +1,132 @@
+"""A cache of parsed run files, so that re-opening a large benchmark is fast.
+
+Reading a TREC run of a million lines takes the core reader about 1.5 s; its
+columns (query and document codes, scores, source lines) load from a `.npz`
+file in a few milliseconds. They are stored in trec_eval's order, so that the
+engine's sort (about a second for a million rows with tied scores) is paid
+once, when the entry is written. An entry is keyed by the file's absolute path,
+size, modification time and inode and by the rankgate version, so an edited
+or replaced file is read again. Entries live under the data folder
+(`RANKGATE_HOME` in tests) in `cache/runs/`; a broken entry is ignored and
+rewritten. Small files are read directly (the cache would not pay).
+
+This belongs beside the readers in the core (`core.formats`) in time; it
+lives here until then so that only the app depends on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from rankgate import __version__
+from rankgate.core.formats import read_runs, split_run_spec
+from rankgate.core.model import Catalog, Run
+
+MIN_BYTES = 1 << 20  # files smaller than this are read directly
+FORMAT = 1
+
+
+def cache_dir() -> Path:
+    from rankgate.store.paths import data_dir, make_private_dir
+
+    path = data_dir() / "cache" / "runs"
+    make_private_dir(path)
+    return path
+
+
+def _key(path: str, spec: str) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    ident = json.dumps([FORMAT, __version__, os.path.abspath(path), spec, st.st_size, st.st_mtime_ns, st.st_ino])
+    return hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
+
+
+def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
+                     folder: Path | None = None, on_hit: Callable[[str], None] | None = None) -> list[Run]:
+    """The runs of one file (as `core.formats.read_runs`), from the cache when it is fresh."""
+    _, path = split_run_spec(spec)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    if size < min_bytes:
+        return read_runs(spec, "auto", catalog)
+    key = _key(path, spec)
+    where = (folder or cache_dir()) / f"{key}.npz"
+    if key is not None and where.is_file():
+        try:
+            runs = _load(where, catalog)
+            if on_hit:
+                on_hit(str(where))
+            return runs
+        except Exception:  # a torn or foreign entry: read the file again
+            pass
+    local = Catalog()
+    runs = [in_trec_order(r) for r in read_runs(spec, "auto", local)]
+    if key is not None:
+        try:
+            _save(where, runs, local)
+        except OSError:
+            pass
+    return [_recode(r, local, catalog) for r in runs]
+
+
+def in_trec_order(run: Run) -> Run:
+    """The run's rows in trec_eval's order (query blocks; score descending, then document ID
+    descending, byte-wise), as the engine sorts them; every later scoring finds them in order and
+    skips its sort (a million rows with ties take the engine about a second each time)."""
+    if not len(run.q):
+        return run
+    docorder = run.catalog.docs.order()[run.doc]
+    perm = np.lexsort((-docorder, -run.score, run.q))
+    if np.array_equal(perm, np.arange(len(perm))):
+        return run
+    return Run(run.name, run.path, run.catalog, run.q[perm], run.doc[perm], run.score[perm], run.where[perm],
+               run.format, run.meta, run.latency_ms, run.context_tokens, list(run.query_codes))
+
+
+def _save(where: Path, runs: list[Run], local: Catalog) -> None:
+    arrays: dict[str, np.ndarray] = {}
+    header = {"runs": [], "queries": local.queries.names, "docs": local.docs.names}
+    for i, r in enumerate(runs):
+        header["runs"].append({"name": r.name, "path": r.path, "format": r.format, "meta": r.meta,
+                               "latency_ms": r.latency_ms, "context_tokens": r.context_tokens,
+                               "query_codes": list(r.query_codes)})
+        arrays[f"q{i}"], arrays[f"d{i}"], arrays[f"s{i}"], arrays[f"w{i}"] = r.q, r.doc, r.score, r.where
+    arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, where)
+
+
+def _load(where: Path, catalog: Catalog) -> list[Run]:
+    with np.load(where, allow_pickle=False) as z:
+        header = json.loads(z["header"].tobytes().decode("utf-8"))
+        qmap = np.fromiter(map(catalog.queries.code, header["queries"]), np.int32, len(header["queries"]))
+        dmap = np.fromiter(map(catalog.docs.code, header["docs"]), np.int32, len(header["docs"]))
+        runs = []
+        for i, h in enumerate(header["runs"]):
+            q, d = z[f"q{i}"], z[f"d{i}"]
+            runs.append(Run(h["name"], h["path"], catalog, qmap[q] if len(q) else q, dmap[d] if len(d) else d,
+                            z[f"s{i}"], z[f"w{i}"], h["format"], h["meta"], h["latency_ms"], h["context_tokens"],
+                            [int(qmap[c]) for c in h["query_codes"]]))
+    return runs
+
+
+def _recode(run: Run, local: Catalog, catalog: Catalog) -> Run:
+    if local is catalog:
+        return run
+    qmap = np.fromiter(map(catalog.queries.code, local.queries.names), np.int32, len(local.queries))
+    dmap = np.fromiter(map(catalog.docs.code, local.docs.names), np.int32, len(local.docs))
+    return Run(run.name, run.path, catalog, qmap[run.q] if len(run.q) else run.q,
+               dmap[run.doc] if len(run.doc) else run.doc, run.score, run.where, run.format, run.meta,
+               run.latency_ms, run.context_tokens, [int(qmap[c]) for c in run.query_codes])

@@ -1,0 +1,37 @@
+"""Export the reviewed labels for CI: where to write them."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from rankgate.tui.screens import apply_cursor_blink
+
+
+class ExportDialog(ModalScreen[str | None]):
+    BINDINGS = [("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, default: str) -> None:
+        super().__init__()
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text("Export reviewed qrels", style="bold"))
+            yield Input(self.default, placeholder="file to write (.jsonl with reasons, or .trec)", id="export-path")
+            yield Static(Text("JSON lines keep grade, reason, version and reviewer; .trec or .txt writes TREC "
+                              "qrels. Enter writes · Escape cancels", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+        apply_cursor_blink(self)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if value:
+            self.dismiss(value)

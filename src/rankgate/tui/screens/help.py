@@ -1,0 +1,45 @@
+"""The keys and the legend of marks, in one place."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from rankgate.tui.commands import COMMANDS
+from rankgate.tui.widgets.marks import HIT, MISS, MUST, STATE, STATE_WORDS
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [("escape,question_mark,q", "dismiss(None)", "Close")]
+
+    def compose(self) -> ComposeResult:
+        keys = Table(box=None, show_header=False, padding=(0, 1))
+        keys.add_column(style="bold")
+        keys.add_column()
+        for c in COMMANDS:
+            keys.add_row(c.key_display or c.key.split(",")[0].replace("slash", "/"), c.title)
+        keys.add_row("tab", "Next pane (shift+tab: previous)")
+        keys.add_row("ctrl+p", "Command palette: every command by name")
+        legend = Text(end="")
+        for state, (glyph, style) in STATE.items():
+            legend.append(f" {glyph} ", style=style)
+            legend.append(f"{STATE_WORDS[state]}\n")
+        legend.append(f" {HIT[0]} ", style=HIT[1])
+        legend.append("hit: a relevant document in the top k    ")
+        legend.append(f"{MISS[0]} ", style=MISS[1])
+        legend.append("miss\n")
+        legend.append(f" {MUST[0]} ", style=MUST[1])
+        legend.append("must-pass query    ")
+        legend.append("▲2 ▼3", style="bold")
+        legend.append(" rank movement from baseline to candidate    ")
+        legend.append("?n", style="bold magenta")
+        legend.append(" unjudged documents in some run's top k")
+        with VerticalScroll(classes="dialog wide"):
+            yield Static(Text("Keys", style="bold"))
+            yield Static(keys)
+            yield Static(Text("\nLegend", style="bold"))
+            yield Static(legend)

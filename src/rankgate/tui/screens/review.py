@@ -1,0 +1,402 @@
+"""The review screen: queries, gate, query and labels, rankings, document; all consistent after every edit."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from rankgate.tui import commands
+from rankgate.tui.loader import Loaded
+from rankgate.tui.messages import LabelsEdited
+from rankgate.tui.model import ReviewModel
+from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.screens import apply_cursor_blink
+from rankgate.tui.screens.export import ExportDialog
+from rankgate.tui.screens.help import HelpScreen
+from rankgate.tui.screens.history import HistoryScreen
+from rankgate.tui.screens.label_form import LabelForm
+from rankgate.tui.screens.run_picker import RunPicker
+from rankgate.tui.widgets.doc_view import DocView
+from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
+from rankgate.tui.widgets.label_editor import LabelEditor
+from rankgate.tui.widgets.load_panel import LoadPanel
+from rankgate.tui.widgets.query_list import QueryPane
+from rankgate.tui.widgets.ranking import RankingPane
+from rankgate.tui.widgets.reason_bar import ReasonBar
+from rankgate.tui.widgets.text_static import TextStatic
+
+
+class ReviewScreen(Screen):
+    """Composed as the app starts (the load panel covers the panes); `bind()` gives it the model."""
+
+    BINDINGS = commands.bindings()
+    WHILE_LOADING = {"quit", "help"}  # the commands that work before the benchmark is loaded
+
+    def __init__(self, what: str = "") -> None:
+        super().__init__()
+        self.what = what
+        self.loaded: Loaded | None = None
+        self.model: ReviewModel | None = None
+        self.qi: int | None = None
+        self.doc: str | None = None
+        self.ask_reason = True
+        self.last_edit_s = 0.0  # the last edit: from its key to every pane updated
+        self.last_paint_s = 0.0  # ... and to the screen repainted with it
+        self.exported_to: Path | None = None
+        self._return_focus = None
+        self.first_frame_at: float | None = None
+
+    # ---- layout ---------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield TextStatic(id="top-bar")
+        with Vertical(id="panes"):
+            with Horizontal(id="row-top"):
+                yield QueryPane(id="queries")
+                yield GatePanel(id="gate")
+            with Horizontal(id="row-bottom"):
+                yield LabelEditor(id="labels")
+                yield RankingPane(id="rankings")
+                yield DocView(id="doc")
+        yield LoadPanel(self.what, id="loading")
+        yield ReasonBar(id="reason")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(ReasonBar).display = False
+        self.query_one("#panes").display = False
+        apply_cursor_blink(self)
+
+    def progress(self, what: str, done: int, total: int) -> None:
+        if self.model is None:
+            self.query_one(LoadPanel).progress(what, done, total)
+
+    def bind(self, loaded: Loaded) -> None:
+        """The benchmark is loaded: fill every pane, show them, focus the queries."""
+        self.loaded = loaded
+        m = self.model = loaded.model
+        with self.app.batch_update():
+            self.query_one(LoadPanel).display = False
+            self.query_one("#panes").display = True
+            self.query_one(DocView).set_corpus(None, bool(loaded.corpus_path))
+            self.query_one(GatePanel).bind(m)
+            self.query_one(LabelEditor).bind(m)
+            self.query_one(RankingPane).bind(m)
+            self.query_one(QueryPane).bind(m)
+            self.show_query(self.queries.current)  # now, not when its QueryHighlighted arrives
+            self.refresh_gate()
+            self.query_one("#query-list").focus()
+        self.refresh_bindings()
+        self.app.call_after_refresh(self._first_frame)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.model is None and action not in self.WHILE_LOADING:
+            return False
+        return True
+
+    def _first_frame(self) -> None:
+        self.first_frame_at = time.perf_counter()  # the panes are on screen (cold start ends here)
+
+    @property
+    def queries(self) -> QueryPane:
+        return self.query_one(QueryPane)
+
+    @property
+    def qid(self) -> str | None:
+        return None if self.qi is None else self.model.qids[self.qi]
+
+    # ---- showing ----------------------------------------------------------------------------------------
+
+    def refresh_top(self) -> None:
+        m = self.model
+        view = self._gate
+        t = Text(end="")
+        t.append("rankgate review ", style="bold")
+        t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
+        t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
+        t.append("baseline ", style="dim")
+        t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
+        t.append(" · candidate ", style="dim")
+        t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
+        t.append("  ")
+        t.append_text(decision_text(view))
+        t.append(" · reviewer ", style="dim")
+        t.append_text(literal(excerpt(self.loaded.reviewer, 16)))
+        if not m.labels.saved:
+            t.append(" · labels NOT saved (no store)", style="bold red")
+        self.query_one("#top-bar", TextStatic).show(t)
+
+    def refresh_gate(self) -> None:
+        self._gate = self.model.gate()
+        self.query_one(GatePanel).show(self._gate)
+        self.refresh_top()
+
+    def show_query(self, qi: int | None, doc: str | None = None) -> None:
+        """Show a query; the current document is `doc`, else its first unjudged document in a top k,
+        else the candidate's first."""
+        m = self.model
+        self.qi = qi
+        if doc is None and qi is not None:
+            first = m.first_unjudged(qi)
+            if first is not None:
+                doc = first[2]
+            else:
+                for rname in (m.candidate, m.baseline):
+                    names = m.runs[rname].names(qi)
+                    if names:
+                        doc = names[0]
+                        break
+                else:
+                    doc = next(iter(sorted(m.labels.labels(m.qids[qi]))), None)
+        self.doc = doc
+        self.query_one(LabelEditor).show(qi, doc)
+        self.query_one(RankingPane).show(qi, doc)
+        self._show_doc()
+
+    def _show_doc(self) -> None:
+        text = self.model.query(self.qi).text if self.qi is not None else ""
+        self.query_one(DocView).show(self.doc, text)
+
+    def set_doc(self, doc: str | None) -> None:
+        if doc == self.doc:
+            return
+        self.doc = doc
+        self.query_one(RankingPane).set_current(doc)
+        self.query_one(LabelEditor).set_current(doc)
+        self._show_doc()
+
+    def after_edit(self, qid: str, doc: str) -> None:
+        """Every pane again, for the one query that changed (and the macros and the gate)."""
+        m = self.model
+        qi = m.qindex[qid]
+        self.queries.rebuild(keep=self.qi if self.qi is not None else qi, changed=qi)
+        if qi == self.qi:
+            labels = self.query_one(LabelEditor)
+            labels.show(qi, doc, keep_cursor=True)
+            self.query_one(RankingPane).show(qi, doc, keep_cursor=True)
+        self.refresh_gate()
+
+    # ---- events from the panes ------------------------------------------------------------------------
+
+    @on(QueryPane.QueryHighlighted)
+    def _query(self, event: QueryPane.QueryHighlighted) -> None:
+        if event.qi != self.qi:
+            self.show_query(event.qi)
+
+    @on(RankingPane.DocHighlighted)
+    def _ranked_doc(self, event: RankingPane.DocHighlighted) -> None:
+        self.set_doc(event.doc)
+
+    @on(LabelEditor.DocHighlighted)
+    def _label_doc(self, event: LabelEditor.DocHighlighted) -> None:
+        self.set_doc(event.doc)
+
+    @on(ReasonBar.Submitted)
+    def _reason(self, event: ReasonBar.Submitted) -> None:
+        self.edit(event.qid, event.doc, event.grade, event.reason)
+
+    @on(ReasonBar.Closed)
+    def _reason_closed(self) -> None:
+        target = self._return_focus
+        self._return_focus = None
+        if target is not None and target.is_attached:
+            target.focus()
+
+    # ---- editing ------------------------------------------------------------------------------------------
+
+    def edit(self, qid: str, doc: str, grade: int | None, reason: str | None = None) -> bool:
+        """Write one label (grade None: remove it) to the store, re-score its query, update every pane."""
+        t0 = time.perf_counter()
+        try:
+            if grade is None:
+                if not self.model.labels.remove(qid, doc):
+                    return False
+            else:
+                self.model.labels.set(qid, doc, grade, reason)
+        except Exception as e:  # the store refused: nothing changed
+            self.notify(f"label not saved: {e}", severity="error", markup=False, timeout=8)
+            return False
+        self.model.apply_edit(qid)
+        self.after_edit(qid, doc)
+        self.last_edit_s = time.perf_counter() - t0
+        self.app.call_after_refresh(self._painted, t0)
+        self.post_message(LabelsEdited(qid, doc, self.last_edit_s))
+        return True
+
+    def _painted(self, t0: float) -> None:
+        self.last_paint_s = time.perf_counter() - t0
+
+    def _need_doc(self) -> bool:
+        if self.qi is None or self.doc is None:
+            self.notify("highlight a document first (in the rankings or the labels)", severity="warning")
+            return False
+        return True
+
+    def action_grade(self, grade: int) -> None:
+        if not self._need_doc():
+            return
+        qid, doc = self.qid, self.doc
+        if self.edit(qid, doc, grade) and self.ask_reason:
+            self._return_focus = self.focused
+            lab = self.model.labels.labels(qid).get(doc)
+            self.query_one(ReasonBar).ask(qid, doc, grade, lab.reason if lab else "")
+
+    def action_edit_reason(self) -> None:
+        if not self._need_doc():
+            return
+        lab = self.model.labels.labels(self.qid).get(self.doc)
+        if lab is None:
+            self.notify("this document has no label yet: grade it with 0-3 first", severity="warning")
+            return
+        self._return_focus = self.focused
+        self.query_one(ReasonBar).ask(self.qid, self.doc, lab.grade, lab.reason)
+
+    def action_remove_label(self) -> None:
+        if not self._need_doc():
+            return
+        if not self.edit(self.qid, self.doc, None):
+            self.notify("this document has no label to remove", severity="warning")
+
+    def action_add_label(self) -> None:
+        if self.qi is None:
+            return
+        qid = self.qid
+
+        def done(result) -> None:
+            if result:
+                doc, grade, reason = result
+                if self.edit(qid, doc, grade, reason):
+                    self.set_doc(doc)
+
+        self.app.push_screen(LabelForm(qid), done)
+
+    # ---- moving -----------------------------------------------------------------------------------------------
+
+    def action_next_review(self, step: int = 1) -> None:
+        """The next unjudged document in a top k: in this query after the current one, else in the
+        next query that needs review (in the list's order)."""
+        m = self.model
+        if step > 0 and self.qi is not None:
+            items = m.unjudged_items(self.qi)
+            docs = [d for _, _, d in items]
+            at = docs.index(self.doc) + 1 if self.doc in docs else 0
+            if at < len(items):
+                self._point(items[at])
+                return
+        qi = self.queries.next_needing_review(step)
+        if qi is None:
+            self.notify("no listed query needs review: every top-k document is judged")
+            return
+        self.show_query(qi)
+        first = m.first_unjudged(qi)
+        if first is not None:
+            self._point(first)
+
+    def _point(self, item: tuple[str, int, str]) -> None:
+        rname, index, doc = item
+        m = self.model
+        self.set_doc(doc)
+        for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
+            if name == rname:
+                self.query_one(RankingPane).point_at(role, index)
+                return
+        self.notify(f"{doc} is unjudged in run {rname}'s top {m.k}", markup=False)
+
+    def action_prev_review(self) -> None:
+        self.action_next_review(-1)
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#query-filter", Input).focus()
+
+    def action_filter(self, text: str) -> None:
+        self.queries.set_filter(text)
+        if not text and isinstance(self.focused, Input) and self.focused.id == "query-filter":
+            self.query_one("#query-list").focus()
+
+    def action_cycle_sort(self) -> None:
+        sort = self.queries.cycle_sort()
+        self.notify(f"sorted by {sort}", timeout=2)
+
+    # ---- runs ---------------------------------------------------------------------------------------------------
+
+    def action_pick_run(self, role: str) -> None:
+        m = self.model
+        current, other = (m.baseline, m.candidate) if role == "baseline" else (m.candidate, m.baseline)
+
+        def done(name: str | None) -> None:
+            if name:
+                self.action_set_run(role, name)
+
+        self.app.push_screen(RunPicker(role, m.run_names, current, other), done)
+
+    def action_set_run(self, role: str, name: str) -> None:
+        m = self.model
+        if role == "baseline":
+            m.set_pair(baseline=name)
+        else:
+            m.set_pair(candidate=name)
+        self._runs_changed()
+
+    def action_swap_runs(self) -> None:
+        m = self.model
+        m.set_pair(baseline=m.candidate, candidate=m.baseline)
+        self._runs_changed()
+
+    def _runs_changed(self) -> None:
+        self.queries.rebuild(keep=self.qi)
+        self.queries.redraw()
+        if self.qi is not None:
+            self.query_one(LabelEditor).show(self.qi, self.doc, keep_cursor=True)
+            self.query_one(RankingPane).show(self.qi, self.doc)
+        self.refresh_gate()
+
+    # ---- the rest --------------------------------------------------------------------------------------------------
+
+    def default_export_path(self) -> str:
+        name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
+        return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
+
+    def action_export(self) -> None:
+        def done(path: str | None) -> None:
+            if path:
+                self.export_to(path)
+
+        self.app.push_screen(ExportDialog(self.default_export_path()), done)
+
+    def export_to(self, path: str):
+        """Write the reviewed labels; returns what was written (tui.labels.Exported) or None."""
+        fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
+        try:
+            done = self.model.labels.export(Path(path).expanduser(), fmt)
+        except Exception as e:
+            self.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
+            return None
+        self.exported_to = done.path
+        note = "".join(f"\nnote: {n}" for n in done.notes)
+        self.notify(f"wrote {done.labels} labels ({done.format}) to {done.path}{note}", title="exported",
+                    markup=False, timeout=10)
+        return done
+
+    def action_history(self) -> None:
+        if self.qi is None:
+            return
+        self.app.push_screen(HistoryScreen(self.qid, self.model.labels.history(self.qid)))
+
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+        elif self.focused is not None:
+            self.maximize(self.focused)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:
+        self.app.exit()

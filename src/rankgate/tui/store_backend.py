@@ -1,0 +1,81 @@
+"""The label store (`rankgate.store.workspace.Workspace`) behind the app's LabelBook.
+
+A benchmark folder opens the benchmark's workspace (its first open imports the
+folder's labels and queries; later opens use the store). A qrels file opens
+the workspace named after that file (or `--db`), importing the file on the
+first open. Every edit is a `set_judgment` / `remove_judgment`: journaled and
+fsynced by the store before the app shows it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rankgate.core.model import Catalog, Qrels, Query
+from rankgate.store import paths
+from rankgate.store.workspace import Workspace
+from rankgate.tui.labels import Backend, Change, Exported, Label
+
+EXPORT_FORMATS = {"jsonl": "jsonl", "trec": "trec", "json": "json-graded"}
+
+
+class StoreBackend(Backend):
+    saved = True
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.where = str(ws.path)
+
+    @classmethod
+    def open(cls, inputs, manifest, qrels_path: str | None, reviewer: str | None, collection_version: str = ""
+             ) -> "StoreBackend":
+        if manifest is not None:
+            ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db)
+        else:
+            db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
+            ws = Workspace.open(db, reviewer=reviewer)
+            try:
+                if qrels_path and len(ws) == 0 and not ws.queries():
+                    ws.import_files([qrels_path], why=f"first review of {qrels_path}")
+            except BaseException:
+                ws.close()
+                raise
+        return cls(ws)
+
+    @property
+    def reviewer(self) -> str:
+        return self.ws.reviewer
+
+    def labels(self, qid: str) -> dict[str, Label]:
+        return {j.doc: Label(j.query, j.doc, j.grade, j.reason, j.collection_version, j.reviewer,
+                             j.updated or j.created or None) for j in self.ws.judgments(qid)}
+
+    def set(self, qid: str, doc: str, grade: int, reason: str | None) -> None:
+        self.ws.set_judgment(qid, doc, grade, reason=reason, create_query=True, why="rankgate review")
+
+    def remove(self, qid: str, doc: str) -> None:
+        self.ws.remove_judgment(qid, doc, why="rankgate review")
+
+    def history(self, qid: str, doc: str | None) -> list[Change]:
+        out = []
+        for e in self.ws.history(qid, doc):
+            if e.doc is None:  # query events
+                continue
+            after, before = e.after or {}, e.before or {}
+            out.append(Change(e.query, e.doc, e.kind, after.get("grade"), after.get("reason", ""), e.who, e.when,
+                              before.get("grade"), {"why": e.why}))
+        return out
+
+    def export(self, path: Path, fmt: str) -> Exported:
+        result = self.ws.export(EXPORT_FORMATS.get(fmt, fmt), path)
+        return Exported(Path(path).resolve(), result.labels, result.format, list(result.notes))
+
+    def to_qrels(self, catalog: Catalog) -> Qrels:
+        return self.ws.to_qrels(catalog)
+
+    def queries(self) -> dict[str, Query]:
+        return {q.id: q for q in self.ws.queries()}
+
+    def close(self) -> None:
+        self.ws.close()

@@ -1,0 +1,90 @@
+"""The document pane: the highlighted document's text with the query's terms marked."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+
+from rankgate.core.formats.corpus import Document
+from rankgate.tui.safe import clean, literal
+from rankgate.tui.widgets.text_static import TextStatic
+
+STOPWORDS = frozenset("""a an and are as at be by can do does for from how i if in is it its me my of on or our
+so that the this to was we what when where which who why will with you your""".split())
+WORD = re.compile(r"[\w][\w.+-]*\w|\w", re.UNICODE)
+
+
+def query_terms(text: str) -> list[str]:
+    """The words of a query worth marking in a document (no stopwords, no single letters)."""
+    seen: dict[str, None] = {}
+    for w in WORD.findall(text.lower()):
+        if len(w) > 1 and w not in STOPWORDS:
+            seen[w] = None
+    return list(seen)
+
+
+def marked(text: str, terms: list[str], style: str = "bold black on yellow") -> Text:
+    """The text, literal, with every whole-word occurrence of the terms styled."""
+    out = literal(text, one_line=False)
+    if terms:
+        pattern = r"(?<!\w)(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?!\w)"
+        out.highlight_regex(re.compile(pattern, re.IGNORECASE), style=style)
+    return out
+
+
+class DocView(VerticalScroll):
+    ALLOW_MAXIMIZE = True
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.corpus: dict[str, Document] | None = None  # None: still loading (or no corpus at all)
+        self.has_corpus = False
+        self.doc: str | None = None
+        self.terms: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield TextStatic(id="doc-body")
+
+    def on_mount(self) -> None:
+        self.border_title = "Document"
+
+    def set_corpus(self, corpus: dict[str, Document] | None, has_corpus: bool) -> None:
+        self.corpus = corpus
+        self.has_corpus = has_corpus
+        self._draw()
+
+    def show(self, doc: str | None, query_text: str) -> None:
+        if doc == self.doc and query_terms(query_text) == self.terms:
+            return
+        self.doc = doc
+        self.terms = query_terms(query_text)
+        self.scroll_home(animate=False)
+        self._draw()
+
+    def _draw(self) -> None:
+        t = Text(end="")
+        if self.doc is None:
+            t.append("no document highlighted", style="dim italic")
+        elif not self.has_corpus:
+            t.append_text(literal(self.doc, style="bold"))
+            t.append("\n\nthis benchmark has no corpus (benchmark.toml: corpus = \"corpus.jsonl\")",
+                     style="dim italic")
+        elif self.corpus is None:
+            t.append_text(literal(self.doc, style="bold"))
+            t.append("\n\nreading the corpus…", style="dim italic")
+        else:
+            d = self.corpus.get(self.doc)
+            t.append_text(literal(self.doc, style="bold"))
+            if d is None:
+                t.append("\n\nnot in the corpus", style="dim italic")
+            else:
+                if d.title:
+                    t.append("\n")
+                    t.append_text(marked(clean(d.title), self.terms, "bold black on yellow"))
+                    t.stylize("bold", len(t) - len(clean(d.title)))
+                t.append("\n\n")
+                t.append_text(marked(d.text, self.terms))
+        self.query_one("#doc-body", TextStatic).show(t)

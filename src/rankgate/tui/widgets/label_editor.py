@@ -1,0 +1,156 @@
+"""The query pane: its text and notes, and its labels with grade, reason, version, reviewer and time."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+
+from rankgate.tui.labels import Label
+from rankgate.tui.model import ReviewModel
+from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.widgets.line_list import LineList
+from rankgate.tui.widgets.marks import MUST
+from rankgate.tui.widgets.text_static import TextStatic
+
+
+class LabelList(LineList):
+    CURSOR_WHEN_BLURRED = False
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(header=True, **kwargs)
+        self.rows: list[Label] = []
+        self.current_doc: str | None = None
+        self.level = 1
+
+    WIDE = 100  # from this width (a zoomed pane) the list shows version, reviewer and time too
+
+    def render_header(self, width: int) -> Text:
+        if width >= self.WIDE:
+            return Text(f"  g {'document':<24} {'version':<20} {'reviewer':<12} {'time':<24} reason", end="")
+        return Text(f"  g {'document':<20} reason", end="")
+
+    def render_row(self, index: int, width: int) -> Text:
+        lab = self.rows[index]
+        wide = width >= self.WIDE
+        docw = 24 if wide else 20
+        t = Text(end="")
+        t.append("▸ " if lab.doc == self.current_doc else "  ", style="bold")
+        t.append(f"{lab.grade}", style="bold green" if lab.grade >= self.level else "red")
+        t.append(" ")
+        t.append_text(literal(excerpt(lab.doc, docw).ljust(docw)))
+        t.append(" ")
+        if wide:
+            t.append_text(literal(excerpt(lab.collection_version, 20).ljust(20), style="dim"))
+            t.append(" ")
+            t.append_text(literal(excerpt(lab.reviewer, 12).ljust(12), style="cyan"))
+            t.append(" ")
+            t.append_text(literal(excerpt(lab.time or "", 24).ljust(24), style="dim"))
+            t.append(" ")
+        t.append_text(literal(excerpt(lab.reason, max(width - len(t), 0)), style="dim"))
+        return t
+
+    def empty_text(self) -> Text:
+        return Text("no labels yet: grade a document with 0-3, or add one with a", style="dim italic", end="")
+
+
+class LabelEditor(Vertical):
+    ALLOW_MAXIMIZE = True
+
+    class DocHighlighted(Message):
+        def __init__(self, doc: str) -> None:
+            super().__init__()
+            self.doc = doc
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.model: ReviewModel | None = None
+        self.qi: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield TextStatic(id="query-head")
+        yield LabelList(id="label-list")
+        yield TextStatic(id="label-detail")
+
+    def on_mount(self) -> None:
+        self.border_title = "Query"
+
+    def bind(self, model: ReviewModel) -> None:
+        self.model = model
+        self.query_one(LabelList).level = model.level
+
+    @property
+    def list(self) -> LabelList:
+        return self.query_one(LabelList)
+
+    def show(self, qi: int | None, current_doc: str | None, keep_cursor: bool = False) -> None:
+        m = self.model
+        self.qi = qi
+        old = self.list.rows
+        head = Text(end="")
+        lst = self.list
+        if qi is None:
+            head.append("no query", style="dim")
+            lst.rows = []
+        else:
+            q = m.query(qi)
+            if m.must[qi]:
+                head.append(f"{MUST[0]} must-pass  ", style=MUST[1])
+            head.append_text(literal(q.id, style="bold"))
+            if q.tags:
+                head.append("  ")
+                head.append_text(literal(" ".join(f"#{t}" for t in q.tags), style="cyan"))
+            if q.id in m.no_answer:
+                head.append("  no-answer", style="dim")
+            head.append("\n")
+            head.append_text(literal(q.text or "(no query text)", style="" if q.text else "dim italic"))
+            if q.notes:
+                head.append("\n")
+                head.append("notes: ", style="bold dim")
+                head.append_text(literal(q.notes, style="dim italic"))
+            labels = m.labels.labels(q.id).values()
+            lst.rows = sorted(labels, key=lambda lab: (-lab.grade, lab.doc))
+        self.query_one("#query-head", TextStatic).show(head)
+        cursor = next((i for i, lab in enumerate(lst.rows) if lab.doc == current_doc), None if keep_cursor else 0)
+        if keep_cursor and len(old) == len(lst.rows) and lst.current_doc == current_doc and cursor == lst.cursor:
+            lst.refresh_rows(*[i for i, (a, b) in enumerate(zip(old, lst.rows)) if a != b])
+        else:
+            lst.current_doc = current_doc
+            lst.set_count(len(lst.rows), cursor, notify=False)
+        self.show_detail(current_doc)
+
+    def show_detail(self, doc: str | None) -> None:
+        m = self.model
+        t = Text(end="")
+        if self.qi is not None and doc is not None:
+            lab = m.labels.labels(m.qids[self.qi]).get(doc)
+            t.append_text(literal(doc, style="bold"))
+            if lab is None:
+                t.append("  unjudged", style="bold magenta")
+                t.append(" · 0-3 grades it", style="dim")
+            else:
+                t.append(f"  grade {lab.grade}", style="bold green" if lab.grade >= m.level else "bold red")
+                meta = [x for x in (lab.collection_version, lab.reviewer, lab.time or "") if x]
+                if meta:
+                    t.append("  ")
+                    t.append_text(literal(" · ".join(meta), style="dim"))
+                t.append("\n")
+                t.append_text(literal(lab.reason or "(no reason)", style="" if lab.reason else "dim italic"))
+        self.query_one("#label-detail", TextStatic).show(t)
+
+    def set_current(self, doc: str | None) -> None:
+        lst = self.list
+        if lst.current_doc != doc:
+            rows = [i for i, lab in enumerate(lst.rows) if lab.doc in (doc, lst.current_doc)]
+            lst.current_doc = doc
+            lst.refresh_rows(*rows)
+        self.show_detail(doc)
+
+    @on(LineList.Highlighted, "#label-list")
+    def _highlighted(self, event: LineList.Highlighted) -> None:
+        event.stop()
+        rows = self.list.rows
+        if rows and 0 <= event.index < len(rows):
+            self.post_message(self.DocHighlighted(rows[event.index].doc))

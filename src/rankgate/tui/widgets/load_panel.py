@@ -1,0 +1,29 @@
+"""What shows while the benchmark is read and scored: a progress bar and the current step.
+
+It covers the review screen, whose panes are composed meanwhile (so that their
+mounting overlaps the load), and goes away when the panes are bound to the model.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import ProgressBar, Static
+
+from rankgate.tui.safe import literal
+
+
+class LoadPanel(Vertical):
+    def __init__(self, what: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        yield Static(literal(f"rankgate review · {self.what}", style="bold"), id="loading-title")
+        yield ProgressBar(total=100, show_eta=False, id="loading-bar")
+        yield Static(Text("starting…", style="dim"), id="loading-step")
+
+    def progress(self, what: str, done: int, total: int) -> None:
+        self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
+        self.query_one("#loading-step", Static).update(literal(what, style="dim"))

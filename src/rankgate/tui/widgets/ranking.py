@@ -1,0 +1,157 @@
+"""The rankings pane: baseline and candidate side by side for the current query."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+
+from rankgate.tui.model import RankRow, ReviewModel
+from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.widgets.line_list import LineList
+from rankgate.tui.widgets.marks import grade_cell, move_cell
+from rankgate.tui.widgets.text_static import TextStatic
+
+
+class RankingList(LineList):
+    """One run's ranking: rank, grade state, document ID and movement; rows past k dimmed.
+
+    `▸` marks the current document (in both lists); the cursor row shows while the list has focus.
+    """
+
+    CURSOR_WHEN_BLURRED = False
+
+    def __init__(self, role: str, **kwargs) -> None:
+        super().__init__(header=True, **kwargs)
+        self.role = role
+        self.rows: list[RankRow] = []
+        self.current_doc: str | None = None
+
+    def render_header(self, width: int) -> Text:
+        return Text(f"  {'#':>3} {'g':<2} {'document':<{max(width - 14, 8)}} move", end="")
+
+    def row_key(self, index: int):
+        row = self.rows[index]
+        return row, row.doc == self.current_doc, self.role
+
+    def render_row(self, index: int, width: int) -> Text:
+        row = self.rows[index]
+        docw = max(width - 14, 8)
+        t = Text(end="")
+        t.append("▸ " if row.doc == self.current_doc else "  ", style="bold")
+        t.append(f"{row.rank:>3} ")
+        t.append_text(grade_cell(row.state, row.grade))
+        t.append(" ")
+        t.append_text(literal(excerpt(row.doc, docw).ljust(docw)))
+        t.append(" ")
+        t.append_text(move_cell(row.move, "new" if self.role == "candidate" else "gone"))
+        if not row.in_top_k:
+            t.stylize("dim")
+        return t
+
+    def empty_text(self) -> Text:
+        return Text("no ranking for this query", style="dim italic", end="")
+
+
+class RankingColumn(Vertical):
+    def __init__(self, role: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.role = role
+
+    def compose(self) -> ComposeResult:
+        yield TextStatic(classes="ranking-title")
+        yield RankingList(self.role, id=f"ranking-{self.role}")
+        yield TextStatic(classes="ranking-missing")
+
+
+class RankingPane(Horizontal):
+    """Baseline | candidate. Under each list, the relevant IDs that run misses in its top k."""
+
+    ALLOW_MAXIMIZE = True
+
+    class DocHighlighted(Message):
+        def __init__(self, doc: str, run: str) -> None:
+            super().__init__()
+            self.doc = doc
+            self.run = run
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.model: ReviewModel | None = None
+        self.qi: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield RankingColumn("baseline", id="column-baseline")
+        yield RankingColumn("candidate", id="column-candidate")
+
+    def on_mount(self) -> None:
+        self.border_title = "Rankings"
+
+    def bind(self, model: ReviewModel) -> None:
+        self.model = model
+
+    def lists(self) -> dict[str, RankingList]:
+        return {"baseline": self.query_one("#ranking-baseline", RankingList),
+                "candidate": self.query_one("#ranking-candidate", RankingList)}
+
+    def run_of(self, role: str) -> str:
+        return self.model.baseline if role == "baseline" else self.model.candidate
+
+    def show(self, qi: int | None, current_doc: str | None, keep_cursor: bool = False) -> None:
+        m = self.model
+        self.qi = qi
+        for role, lst in self.lists().items():
+            col = self.query_one(f"#column-{role}", RankingColumn)
+            rname = self.run_of(role)
+            old = lst.rows
+            lst.rows = m.ranking(qi, rname) if qi is not None else []
+            if keep_cursor and len(old) == len(lst.rows) and lst.current_doc == current_doc:
+                lst.refresh_rows(*[i for i, (a, b) in enumerate(zip(old, lst.rows)) if a != b])
+            else:
+                lst.current_doc = current_doc
+                if keep_cursor:
+                    cursor = None
+                else:  # on the current document where this run has it
+                    cursor = next((i for i, r in enumerate(lst.rows) if r.doc == current_doc), 0)
+                lst.set_count(len(lst.rows), cursor, notify=False)
+            title = Text(end="")
+            title.append("B " if role == "baseline" else "C ", style="bold reverse")
+            title.append(" ")
+            title.append_text(literal(excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
+            if qi is not None and m.evaluated[qi]:
+                title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
+                             style="dim")
+            col.query_one(".ranking-title", TextStatic).show(title)
+            missing = m.missing(qi, rname) if qi is not None else []
+            miss = Text(end="")
+            if missing:
+                miss.append(f"misses {len(missing)} in top {m.k}: ", style="bold red")
+                for i, d in enumerate(missing):
+                    if i:
+                        miss.append(", ")
+                    miss.append_text(literal(d))
+            elif qi is not None and m.num_rel[qi]:
+                miss.append(f"finds every relevant label in top {m.k}", style="green")
+            elif qi is not None:
+                miss.append("no relevant label for this query", style="dim")
+            col.query_one(".ranking-missing", TextStatic).show(miss)
+
+    def set_current(self, doc: str | None) -> None:
+        for lst in self.lists().values():
+            if lst.current_doc != doc:
+                rows = [i for i, r in enumerate(lst.rows) if r.doc in (doc, lst.current_doc)]
+                lst.current_doc = doc
+                lst.refresh_rows(*rows)
+
+    def point_at(self, role: str, index: int) -> None:
+        lst = self.lists()[role]
+        lst.cursor = index
+
+    @on(LineList.Highlighted)
+    def _highlighted(self, event: LineList.Highlighted) -> None:
+        event.stop()
+        lst = event.line_list
+        if isinstance(lst, RankingList) and lst.rows and 0 <= event.index < len(lst.rows):
+            self.post_message(self.DocHighlighted(lst.rows[event.index].doc, self.run_of(lst.role)))

@@ -1,0 +1,262 @@
+"""Pilot tests of the review workflows: grade and watch the gate flip, filter, switch runs, export."""
+
+from __future__ import annotations
+
+import json
+
+from rankgate.core.formats import read_qrels
+from rankgate.tui.commands import COMMANDS, ReviewCommands
+from rankgate.tui.messages import LabelsEdited
+from rankgate.tui.screens.review import ReviewScreen
+from rankgate.tui.widgets.gate_panel import GatePanel
+from rankgate.tui.widgets.label_editor import LabelEditor
+from rankgate.tui.widgets.query_list import QueryList, QueryPane
+from rankgate.tui.widgets.ranking import RankingPane
+from rankgate.tui.widgets.reason_bar import ReasonBar
+from tests.tui.conftest import SIZE, make_app, ready
+
+
+def plain(widget) -> str:
+    """What a Static shows, as text."""
+    content = widget.content
+    return content.plain if hasattr(content, "plain") else str(content)
+
+
+def screen_text(app) -> str:
+    return app.export_screenshot()
+
+
+async def test_opens_on_the_regressed_must_pass_query(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        assert screen.qid == "q-restore"  # sorted by change, worst (lost must-pass) first
+        assert screen.doc == "d-rpo"  # its first unjudged document in the candidate's top k
+        view = screen.query_one(GatePanel).view
+        assert view.decision == "reject"
+        assert not view.checks["must_pass_queries_hit"]
+        rankings = screen.query_one(RankingPane).lists()
+        assert [r.doc for r in rankings["candidate"].rows[:3]] == ["d-snap", "d-rpo", "d-price"]
+        assert rankings["candidate"].cursor == 1
+
+
+async def test_grade_a_document_and_the_gate_flips(tiny):
+    app = make_app(tiny)
+    edits: list[LabelsEdited] = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: edits.append(m) if isinstance(m, LabelsEdited)
+                            else None) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        await pilot.press("2")
+        await pilot.pause()
+        bar = screen.query_one(ReasonBar)
+        assert bar.is_open
+        await pilot.press(*"states the RPO")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not bar.is_open
+        m = screen.model
+        lab = m.labels.labels("q-restore")["d-rpo"]
+        assert (lab.grade, lab.reason, lab.reviewer) == (2, "states the RPO", "tester")
+        # Every pane shows it.
+        assert screen.query_one(GatePanel).view.decision == "accept"
+        assert "ACCEPT" in plain(screen.query_one("#top-bar"))
+        cand = screen.query_one(RankingPane).lists()["candidate"]
+        assert cand.rows[1].state == "found"
+        assert plain(screen.query_one("#column-candidate .ranking-missing")) == "misses 1 in top 3: d-restore"
+        labels = screen.query_one(LabelEditor).list
+        assert "d-rpo" in [lab.doc for lab in labels.rows]
+        qlist = screen.query_one(QueryList)
+        assert m.values["prf"][m.hit_m][m.qindex["q-restore"]] == 1.0
+        assert m.qids[int(qlist.order[qlist.cursor])] == "q-restore"
+        assert edits and edits[-1].qid == "q-restore"
+        assert screen.last_edit_s < 0.5
+    # The edit is in the store: a second open sees it.
+    app2 = make_app(tiny)
+    async with app2.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app2.screen.model.labels.labels("q-restore")["d-rpo"].grade == 2
+        assert app2.screen.query_one(GatePanel).view.decision == "accept"
+
+
+async def test_next_review_walks_unjudged_documents(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        m = screen.model
+        seen = []
+        for _ in range(30):
+            if screen.doc in m.labels.grades(screen.qid):
+                break
+            seen.append((screen.qid, screen.doc))
+            await pilot.press("0", "escape")  # grade it, skip the reason
+            await pilot.press("n")
+            await pilot.pause()
+        assert ("q-restore", "d-rpo") in seen
+        assert int(m.unjudged.sum()) == 0
+        assert len(seen) == len(set(seen))
+
+
+async def test_remove_add_and_history(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        m = screen.model
+        screen.set_doc("d-snap")
+        await pilot.press("x")
+        await pilot.pause()
+        assert "d-snap" not in m.labels.labels("q-restore")
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press(*"d-elsewhere", "enter", "3", "enter", *"found by hand", "enter")
+        await pilot.pause()
+        lab = m.labels.labels("q-restore")["d-elsewhere"]
+        assert (lab.grade, lab.reason) == (3, "found by hand")
+        assert screen.doc == "d-elsewhere"
+        assert "d-elsewhere" in screen.model.missing(screen.qi, "prf")
+        await pilot.press("h")
+        await pilot.pause()
+        history = app.screen.query_one("#history-list").changes
+        kinds = [(c.doc, c.action) for c in history]
+        assert ("d-snap", "remove") in kinds and ("d-elsewhere", "set") in kinds
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_filter_by_text_slice_and_flags(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qlist = screen.query_one(QueryList)
+        await pilot.press("slash", *"#dns")
+        await pilot.pause()
+        assert [screen.model.qids[i] for i in qlist.order] == ["q-dns"]
+        assert screen.qid == "q-dns"  # the panes follow the list
+        await pilot.press("enter")  # back to the list
+        assert screen.focused is qlist
+        await pilot.press("escape")
+        await pilot.pause()
+        assert qlist.count == screen.model.nq
+        await pilot.press("m")
+        await pilot.pause()
+        assert [screen.model.qids[i] for i in qlist.order] == ["q-restore"]
+        await pilot.press("escape", "s")
+        await pilot.pause()
+        assert screen.query_one(QueryPane).sort == "benchmark"
+        assert [screen.model.qids[i] for i in qlist.order] == screen.model.qids
+        await pilot.press("slash", *"no such query")
+        await pilot.pause()
+        assert qlist.count == 0 and screen.qi is None
+
+
+async def test_switch_runs(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("down", "enter")  # prf -> stemmed
+        await pilot.pause()
+        assert screen.model.candidate == "stemmed"
+        view = screen.query_one(GatePanel).view
+        assert view.candidate == "stemmed" and view.decision == "accept"
+        assert [r.doc for r in screen.query_one(RankingPane).lists()["candidate"].rows][:2] == ["d-restore", "d-rpo"]
+        await pilot.press("w")
+        await pilot.pause()
+        assert (screen.model.baseline, screen.model.candidate) == ("stemmed", "plain")
+        # From the command palette, by name.
+        screen.action_set_run("candidate", "prf")
+        await pilot.pause()
+        assert screen.model.candidate == "prf"
+
+
+async def test_export_from_the_app(tiny, tmp_path):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        await pilot.press("2", "escape")
+        await pilot.press("e")
+        await pilot.pause()
+        target = tmp_path / "out" / "reviewed.jsonl"
+        target.parent.mkdir()
+        field = app.screen.query_one("#export-path")
+        assert field.value.endswith("tiny-lab-reviewed-qrels.jsonl")
+        field.value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.exported_to == target.resolve()
+        notes = [n.message for n in app._notifications]
+        assert any(str(target.resolve()) in n for n in notes)
+    qrels = read_qrels(target)
+    assert qrels.grades_for("q-restore")["d-rpo"] == 2
+    first = json.loads(target.read_text().splitlines()[0])
+    assert "content_hash" in first["meta"]
+
+
+async def test_every_command_has_a_key_and_a_palette_entry(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        keys = {b.action for b in screen.BINDINGS}
+        for c in COMMANDS:
+            assert c.action in keys
+            name = c.action.split("(")[0]
+            assert hasattr(screen, f"action_{name}"), name
+        provider = ReviewCommands(screen)
+        entries = {action for _, action, _ in provider._entries()}
+        assert {c.action for c in COMMANDS} <= entries
+        assert "set_run('candidate', 'stemmed')" in entries and "filter('#dns')" in entries
+        hits = [h async for h in provider.search("export")]
+        assert any(h.text == "Export reviewed qrels" for h in hits)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"sort")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.query_one(QueryPane).sort == "benchmark"
+
+
+async def test_zoom_and_help(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is not None
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+
+
+async def test_bad_input_exits_2_with_the_reason(tmp_path):
+    app = make_app(tmp_path / "missing-folder")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+    assert app.return_code == 2
+    assert "no such file" in str(app.error)
+
+
+async def test_qrels_file_and_runs_without_a_folder(tiny):
+    app = make_app(tiny / "judgments.jsonl", runs=[f"a={tiny / 'runs' / 'plain.jsonl'}",
+                                                    f"b={tiny / 'runs' / 'prf.jsonl'}"])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        assert (screen.model.baseline, screen.model.candidate, screen.model.k) == ("a", "b", 3)
+        assert screen.model.labels.saved

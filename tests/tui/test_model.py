@@ -1,0 +1,148 @@
+"""The live model (no textual): incremental re-scoring agrees with the core's full scoring and gate."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rankgate.core.engine import evaluate
+from rankgate.core.gate import run_gate
+from rankgate.tui.loader import Inputs, load
+
+
+def _core(m):
+    """The core's own answer from the labels as they are now: full scoring, full gate."""
+    qrels = m.labels.to_qrels()
+    return run_gate(qrels, m.runs[m.baseline].run, m.runs[m.candidate].run, m.policy, m.no_answer).data, qrels
+
+
+def assert_agrees(m):
+    core, qrels = _core(m)
+    view = m.gate()
+    assert view.checks == core["checks"]
+    assert view.decision == core["decision"]
+    for key, value in core["baseline_macro"].items():
+        assert view.baseline_macro[key] == pytest.approx(value, abs=1e-12)
+        assert view.candidate_macro[key] == pytest.approx(core["candidate_macro"][key], abs=1e-12)
+    assert [d["why"] for d in view.check_details] == [d["why"] for d in core["check_details"]]
+    assert sorted(m.qids[i] for i in view.failed) == sorted(r["query"] for r in core["failed_queries"])
+    answerable = [q for q in m.qids if q not in m.no_answer]
+    for rname, ri in m.runs.items():
+        s = evaluate(qrels, ri.run, m.measures, rel_level=m.level, missing="zero", queries=answerable)
+        pos = [m.qindex[q] for q in s.qids]
+        assert sorted(pos) == sorted(np.flatnonzero(m.evaluated).tolist())
+        for meas in m.measures:
+            np.testing.assert_allclose(m.values[rname][meas][pos], s.values[meas], atol=1e-12)
+
+
+@pytest.mark.parametrize("memory", [False, True])
+def test_tiny_flips_with_one_label(tiny, memory):
+    m = load(Inputs(str(tiny), memory=memory)).model
+    assert m.baseline == "plain" and m.candidate == "prf" and m.k == 3
+    assert not m.gate().accepted
+    assert_agrees(m)
+    m.labels.set("q-restore", "d-rpo", 2, "states the RPO")
+    m.apply_edit("q-restore")
+    assert m.gate().accepted
+    assert_agrees(m)
+    m.labels.close()
+
+
+def test_random_edits_agree_with_core(tiny):
+    m = load(Inputs(str(tiny))).model
+    rng = random.Random(4)
+    for _ in range(40):
+        qid = rng.choice(m.qids)
+        qi = m.qindex[qid]
+        docs = sorted({d for ri in m.runs.values() for d in ri.names(qi)} | {"d-extra"})
+        doc = rng.choice(docs)
+        if rng.random() < 0.25 and m.labels.labels(qid):
+            m.labels.remove(qid, rng.choice(sorted(m.labels.labels(qid))))
+        else:
+            m.labels.set(qid, doc, rng.choice([-1, 0, 1, 2, 3]), "r")
+        m.apply_edit(qid)
+        assert_agrees(m)
+        m.set_pair(*rng.sample(m.run_names, 2))
+        assert_agrees(m)
+    m.labels.close()
+
+
+def test_sample_benchmark_agrees_after_edits():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2] / "sample_benchmarks"
+    for name in ("seed-lab", "ops-handbook"):
+        if not (root / name / "benchmark.toml").exists():
+            continue
+        m = load(Inputs(str(root / name), memory=True)).model
+        assert_agrees(m)
+        for qid in m.qids[:6]:
+            item = m.first_unjudged(m.qindex[qid])
+            if item:
+                m.labels.set(qid, item[2], 1)
+                m.apply_edit(qid)
+        assert_agrees(m)
+
+
+def test_a_label_for_a_new_query_joins_the_review(tiny):
+    m = load(Inputs(str(tiny))).model
+    n = m.nq
+    m.labels.set("q-unheard", "d-x", 1)
+    m.apply_edit("q-unheard")
+    assert m.nq == n + 1 and m.evaluated[m.qindex["q-unheard"]]
+    assert_agrees(m)
+    m.labels.close()
+
+
+def test_filter_and_sort(tiny):
+    m = load(Inputs(str(tiny), memory=True)).model
+    ids = lambda idx: [m.qids[i] for i in idx]  # noqa: E731
+    assert ids(m.order())[0] == "q-restore"  # the lost must-pass query first
+    assert ids(m.order("#dns")) == ["q-dns"]
+    assert ids(m.order("is:must")) == ["q-restore"]
+    assert ids(m.order("is:lost")) == ["q-restore"]
+    assert set(ids(m.order("is:review"))) == {q for q in m.qids if m.unjudged[m.qindex[q]]}
+    assert ids(m.order("NXDOMAIN")) == ["q-dns"]
+    assert ids(m.order("#netsec production")) == ["q-new"]
+    assert ids(m.order(sort="benchmark")) == m.qids
+    assert ids(m.order("nothing-matches-this")) == []
+
+
+def test_ranking_rows_and_missing(tiny):
+    m = load(Inputs(str(tiny), memory=True)).model
+    qi = m.qindex["q-restore"]
+    rows = m.ranking(qi, "prf")
+    assert [(r.doc, r.state) for r in rows[:3]] == [("d-snap", "not-relevant"), ("d-rpo", "unjudged"),
+                                                     ("d-price", "not-relevant")]
+    assert rows[3].doc == "d-restore" and rows[3].state == "relevant" and not rows[3].in_top_k
+    assert rows[3].move == 1 - 4  # baseline rank 1, candidate rank 4
+    assert m.missing(qi, "prf") == ["d-restore"] and m.missing(qi, "plain") == []
+    assert m.first_unjudged(qi) == ("prf", 1, "d-rpo")
+
+
+def test_model_and_loader_do_not_import_textual():
+    code = ("import sys; import rankgate.tui.model, rankgate.tui.loader, rankgate.tui.labels, "
+            "rankgate.tui.runcache, rankgate.tui.store_backend; assert 'textual' not in sys.modules, 'textual'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_cancelled_load_lets_go_of_the_store(tiny):
+    from rankgate.tui.loader import Cancelled
+
+    calls = []
+
+    def progress(what, done, total):
+        calls.append(what)
+        if what.startswith("reading"):
+            raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        load(Inputs(str(tiny)), progress)
+    assert calls[0] == "opening the label store"
+    m = load(Inputs(str(tiny))).model  # the store's lock was released
+    assert m.nq == 6
+    m.labels.close()

@@ -1,0 +1,41 @@
+"""The parsed-run cache gives the same runs as the core reader, and notices a changed file."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from rankgate.core.formats import read_runs
+from rankgate.core.model import Catalog
+from rankgate.tui.runcache import read_runs_cached
+
+
+def _same(a, b):
+    assert a.name == b.name and a.format == b.format and a.meta == b.meta
+    for x, y in ((a.q, b.q), (a.doc, b.doc)):
+        np.testing.assert_array_equal([a.catalog.queries.names[c] for c in x] if x is a.q else
+                                      [a.catalog.docs.names[c] for c in x],
+                                      [b.catalog.queries.names[c] for c in y] if y is b.q else
+                                      [b.catalog.docs.names[c] for c in y])
+    np.testing.assert_array_equal(a.score, b.score)
+    assert a.query_ids == b.query_ids
+
+
+def test_cache_hit_equals_reader(tmp_path):
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q} Q0 d{(q * 7 + r) % 50} {r + 1} {10 - r}.5 t\n" for q in range(20) for r in range(8)))
+    expected = read_runs(str(run), "auto", Catalog())[0]
+    hits = []
+    first = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    cat = Catalog()
+    cat.docs.code("d-other")  # a catalog that already holds other IDs
+    second = read_runs_cached(str(run), cat, min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert len(hits) == 1
+    _same(first, expected)
+    _same(second, expected)
+    # A changed file is read again.
+    run.write_text("q1 Q0 dx 1 1.0 t\n")
+    os.utime(run, ns=(1, 1))
+    third = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert len(hits) == 1 and third.query_ids == ["q1"]
