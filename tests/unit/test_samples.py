@@ -69,3 +69,19 @@ def test_three_questions(capsys, samples):
     assert m["R@1"] == pytest.approx(0.0)
     assert m["R@3"] == pytest.approx(0.5)
     assert round(m["RR"], 3) == 0.278
+
+
+def test_ops_handbook_candidate_raises_mrr_but_loses_a_must_pass_query(capsys, samples):
+    code, out = run_cli(capsys, "gate", samples / "ops-handbook")
+    assert code == 3
+    r = json.loads(out)
+    assert r["baseline"] == "bm25-plain" and r["candidate"] == "bm25-prf"
+    assert r["baseline_macro"]["mrr_at_k"] == pytest.approx(0.890351, abs=1e-6)
+    assert r["candidate_macro"]["mrr_at_k"] == pytest.approx(0.916667, abs=1e-6)
+    assert r["baseline_macro"]["recall_at_k"] == pytest.approx(0.616792, abs=1e-6)
+    assert r["candidate_macro"]["recall_at_k"] == pytest.approx(0.731704, abs=1e-6)
+    assert r["checks"]["must_pass_queries_hit"] is False
+    failed = next(c for c in r["check_details"] if c["name"] == "must_pass_queries_hit")["failed"]
+    assert failed == ["q-leaked-key"]
+    # no-answer queries are reported apart, never averaged
+    assert r["no_answer_queries"] == ["q-etcd-backup", "q-office-wifi"]
