@@ -45,7 +45,8 @@ def _key(path: str, spec: str) -> str | None:
         st = os.stat(path)
     except OSError:
         return None
-    ident = json.dumps([FORMAT, __version__, os.path.abspath(path), spec, st.st_size, st.st_mtime_ns, st.st_ino])
+    name, _ = split_run_spec(spec)  # NAME=FILE names the run; the same file by another path is the same entry
+    ident = json.dumps([FORMAT, __version__, os.path.realpath(path), name, st.st_size, st.st_mtime_ns, st.st_ino])
     return hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
 
 

@@ -1,0 +1,258 @@
+"""Benchmark of the label store: durable edits at 1k and 100k judgments, opening, folding.
+
+    .venv/bin/python bench/bench_store.py            # the figures the issue asks for
+    .venv/bin/python bench/bench_store.py --compare  # plus the designs we did not choose
+
+Generates its qrels in a temporary folder (under bench/.cache by default, so the
+files sit on the project's disk, not on a tmpfs where fsync costs nothing), imports
+them, then times single durable edits (each one journal append + fsync, as a
+reviewer makes them) and opening. Not a test: it prints figures.
+
+Targets (issue 3): edit p95 <= 20 ms at 100k judgments, p95(100k) / p95(1k) <= 1.5,
+open 100k judgments <= 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rankgate.store.workspace import Workspace
+
+HERE = Path(__file__).resolve().parent
+DOCS_PER_QUERY = 50
+REASONS = ["states the retention period in section 2", "lists the reset steps", "off topic: billing page",
+           "mentions the limit but for another plan", ""]
+
+
+def make_qrels(folder: Path, n: int, seed: int = 7) -> Path:
+    rng = random.Random(seed)
+    path = folder / f"qrels-{n}.jsonl"
+    with open(path, "w") as f:
+        for i in range(n):
+            q, d = f"q{i // DOCS_PER_QUERY:05d}", f"doc-{i:07d}"
+            f.write(json.dumps({"query": q, "doc": d, "grade": rng.choice([-1, 0, 0, 1, 1, 2, 3]),
+                                "reason": rng.choice(REASONS), "collection_version": "bench-1"}) + "\n")
+    return path
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def ms(x: float) -> str:
+    return f"{x * 1e3:8.2f} ms"
+
+
+def build(folder: Path, n: int) -> tuple[Path, float]:
+    qrels = make_qrels(folder, n)
+    db = folder / f"ws-{n}" / "labels.json"
+    t = time.perf_counter()
+    with Workspace.open(db, reviewer="bench") as ws:
+        ws.import_files([qrels])
+    return db, time.perf_counter() - t
+
+
+def time_open(db: Path, rounds: int = 5, readonly: bool = False) -> list[float]:
+    out = []
+    for _ in range(rounds):
+        gc.collect()
+        t = time.perf_counter()
+        ws = Workspace.open(db, reviewer="bench", readonly=readonly)
+        out.append(time.perf_counter() - t)
+        ws.close()
+    return out
+
+
+def edit_args(rng: random.Random, n: int, i: int) -> tuple[str, str, int, str]:
+    k = rng.randrange(n)
+    return f"q{k // DOCS_PER_QUERY:05d}", f"doc-{k:07d}", rng.choice([-1, 0, 1, 2, 3]), \
+        f"edit {i}: {rng.choice(REASONS)}"
+
+
+def bare_fsync(folder: Path):
+    """The floor: one 300-byte append + fdatasync on the same disk, nothing else."""
+    fd = os.open(folder / "bare.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+    def once() -> float:
+        t = time.perf_counter()
+        os.write(fd, b"x" * 299 + b"\n")
+        os.fdatasync(fd)
+        return time.perf_counter() - t
+    once.close = lambda: os.close(fd)
+    return once
+
+
+def time_edits(dbs: dict[int, Path], edits: int, folder: Path, seed: int = 11) -> dict[int, list[float]]:
+    """Single durable edits, interleaved across the sizes (and a bare fsync), so that other
+    disk traffic on the machine falls on every size alike."""
+    rng = random.Random(seed)
+    opened = {n: Workspace.open(db, reviewer="bench") for n, db in dbs.items()}
+    bare = bare_fsync(folder)
+    lat: dict = {n: [] for n in dbs}
+    lat["fsync"] = []
+    try:
+        order = list(opened)
+        for i in range(edits):
+            order = order[1:] + order[:1]  # rotate, so no size always follows the bare fsync
+            for n in order:
+                q, d, g, reason = edit_args(rng, n, i)
+                t = time.perf_counter()
+                opened[n].set_judgment(q, d, g, reason=reason)
+                lat[n].append(time.perf_counter() - t)
+            lat["fsync"].append(bare())
+        for n, ws in opened.items():  # then a journal of 500 edits to fold
+            for i in range(500):
+                ws.set_judgment(*edit_args(rng, n, i))
+            t = time.perf_counter()
+            ws.checkpoint()
+            lat[f"fold-{n}"] = [time.perf_counter() - t]
+    finally:
+        for ws in opened.values():
+            ws.close()
+        bare.close()
+    return lat
+
+
+def unfolded_journal(db: Path, n: int, edits: int = 999) -> None:
+    """Leave `edits` edits in the journal, unfolded, as a killed process would."""
+    ws = Workspace.open(db, reviewer="bench", fold_every=10**9)
+    for i in range(edits):
+        k = i % n
+        ws.set_judgment(f"q{k // DOCS_PER_QUERY:05d}", f"doc-{k:07d}", i % 4, reason=f"replay {i}")
+    ws._journal.close()
+    ws._journal = None
+    ws._lock.release()
+    ws._closed = True
+
+
+def main_figures(folder: Path, sizes: list[int], edits: int) -> dict:
+    dbs, imports = {}, {}
+    for n in sizes:
+        dbs[n], imports[n] = build(folder, n)
+    lat = time_edits(dbs, edits, folder)
+    f = lat["fsync"]
+    print(f"\nbare append + fdatasync on this disk: median {ms(statistics.median(f))}  p95 {ms(pct(f, 95))}  "
+          f"p99 {ms(pct(f, 99))}")
+    results = {}
+    for n in sizes:
+        db = dbs[n]
+        opens = time_open(db)
+        with Workspace.open(db, reviewer="bench", readonly=True) as ws:
+            t = time.perf_counter()
+            ws.history("q00000")
+            t_hist = time.perf_counter() - t
+            t = time.perf_counter()
+            ws.to_qrels()
+            t_qrels = time.perf_counter() - t
+            t = time.perf_counter()
+            ws.export("trec")
+            t_export = time.perf_counter() - t
+        unfolded_journal(db, n)
+        opens_journal = time_open(db, rounds=3, readonly=True)
+        on_disk = {p.name: p.stat().st_size for p in db.parent.iterdir() if not p.name.startswith(".")}
+        e = lat[n]
+        r = results[n] = dict(import_s=imports[n], median=statistics.median(e), p95=pct(e, 95), p99=pct(e, 99),
+                              max=max(e), fold=lat[f"fold-{n}"][0], open_median=statistics.median(opens),
+                              open_max=max(opens), open_journal_median=statistics.median(opens_journal),
+                              history=t_hist, to_qrels=t_qrels, export=t_export, files=on_disk)
+        print(f"\n{n:>7} judgments   (import {r['import_s']:.2f} s)")
+        print(f"  durable edit      median {ms(r['median'])}  p95 {ms(r['p95'])}  p99 {ms(r['p99'])}  "
+              f"max {ms(r['max'])}  ({edits} edits, folds included)")
+        print(f"  open (writer)     median {ms(r['open_median'])}  max {ms(r['open_max'])}")
+        print(f"  open + replay 999 journal edits (reader)   median {ms(r['open_journal_median'])}")
+        print(f"  fold of 500 edits {ms(r['fold'])}   first history read {ms(r['history'])}   "
+              f"to_qrels {ms(r['to_qrels'])}   export trec {ms(r['export'])}")
+        print("  files             " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(on_disk.items())))
+    return results
+
+
+# --------------------------------------------------------------------------- designs not chosen
+
+
+def compare(folder: Path) -> None:
+    """TinyDB's JSONStorage one write at a time; CachingMiddleware; a full atomic snapshot per edit."""
+    from tinydb import Query, TinyDB
+    from tinydb.middlewares import CachingMiddleware
+    from tinydb.storages import JSONStorage
+
+    from rankgate.store.storage import SnapshotStorage
+
+    print("\ndesigns not chosen (single edits, each durable unless said otherwise)")
+    for n in (1_000, 5_000, 20_000):
+        path = folder / f"plain-{n}.json"
+        db = TinyDB(path)
+        db.table("judgments").insert_multiple({"query": f"q{i // 50}", "doc": f"d{i}", "grade": 1} for i in range(n))
+        J = Query()
+        lat = []
+        for i in range(50):
+            t = time.perf_counter()
+            db.table("judgments").update({"grade": 2}, J.doc == f"d{i * 7 % n}")
+            lat.append(time.perf_counter() - t)
+        db.close()
+        print(f"  TinyDB JSONStorage, update one  n={n:>6}: median {ms(statistics.median(lat))}  "
+              f"p95 {ms(pct(lat, 95))}   (rewrites the file in place: a crash mid-write loses it)")
+    for n in (1_000, 20_000):
+        path = folder / f"caching-{n}.json"
+        db = TinyDB(path, storage=CachingMiddleware(JSONStorage))
+        db.table("judgments").insert_multiple({"query": f"q{i // 50}", "doc": f"d{i}", "grade": 1} for i in range(n))
+        db.storage.flush()
+        lat = []
+        for i in range(50):
+            t = time.perf_counter()
+            db.table("judgments").update({"grade": 2}, Query().doc == f"d{i * 7 % n}")
+            lat.append(time.perf_counter() - t)
+        db.close()
+        print(f"  TinyDB CachingMiddleware        n={n:>6}: median {ms(statistics.median(lat))}  "
+              f"p95 {ms(pct(lat, 95))}   (not durable: writes every 1000 changes)")
+    for n in (1_000, 100_000):
+        path = folder / f"snapshot-{n}.json"
+        storage = SnapshotStorage(path)
+        tables = {"judgments": {str(i): {"query": f"q{i // 50}", "doc": f"d{i}", "grade": 1, "reason": "r",
+                                         "collection_version": "c", "reviewer": "x", "created": "t", "updated": "t",
+                                         "removed": None} for i in range(n)}}
+        lat = []
+        for i in range(10):
+            tables["judgments"][str(i)] = dict(tables["judgments"][str(i)], grade=2)
+            t = time.perf_counter()
+            storage.write(tables)
+            lat.append(time.perf_counter() - t)
+        print(f"  atomic snapshot per edit        n={n:>6}: median {ms(statistics.median(lat))}  "
+              f"p95 {ms(pct(lat, 95))}   (durable, but grows with the store)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,100000", help="judgment counts (default 1000,100000)")
+    ap.add_argument("--edits", type=int, default=2000, help="timed edits per size (default 2000)")
+    ap.add_argument("--dir", help="where to put the temporary files (default: bench/.cache)")
+    ap.add_argument("--compare", action="store_true", help="also time the designs not chosen")
+    args = ap.parse_args(argv)
+    parent = Path(args.dir) if args.dir else HERE / ".cache"
+    parent.mkdir(parents=True, exist_ok=True)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, files under {parent}")
+    with tempfile.TemporaryDirectory(dir=parent) as tmp:
+        results = main_figures(Path(tmp), sizes, args.edits)
+        if len(sizes) >= 2:
+            small, large = results[sizes[0]], results[sizes[-1]]
+            ratio = large["p95"] / small["p95"]
+            print(f"\nedit p95 at {sizes[-1]}: {large['p95'] * 1e3:.2f} ms (target <= 20 ms); "
+                  f"ratio p95({sizes[-1]}) / p95({sizes[0]}) = {ratio:.2f} (target <= 1.5); "
+                  f"open {sizes[-1]}: {large['open_median'] * 1e3:.0f} ms (target <= 1000 ms)")
+        if args.compare:
+            compare(Path(tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
