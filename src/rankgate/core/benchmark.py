@@ -52,7 +52,10 @@ def load_toml(path: str | Path) -> dict:
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except tomllib.TOMLDecodeError as e:
-        line = getattr(e, "lineno", None)
+        import re
+
+        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+        line = int(m.group(1)) if m else None
         msg = str(e).split(" (at line")[0]
         raise InputError(str(path), f"invalid TOML: {msg}", line=line) from None
     except UnicodeDecodeError:

@@ -38,15 +38,19 @@ def _sniff(path: str) -> str:
     if not stripped:
         return "empty"
     if stripped.startswith("{"):
+        if path.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
+            return "jsonl"
         first = stripped.split("\n", 1)[0].strip()
-        if first.startswith("{") and first.endswith("}") and ("\n" in stripped.strip()):
+        try:
             import json
 
-            try:
-                json.loads(first)
-                return "jsonl"
-            except ValueError:
-                pass
+            obj = json.loads(first)
+        except ValueError:
+            return "json"
+        # A whole object on the first line: JSON lines, unless it is a complete
+        # one-line JSON document in the seed's shapes (no "query"/"meta" record keys).
+        if isinstance(obj, dict) and ({"query", "meta"} & set(obj) or "\n" in stripped.strip()):
+            return "jsonl"
         return "json"
     if stripped.startswith("["):
         return "json"

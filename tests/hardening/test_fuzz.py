@@ -1,0 +1,77 @@
+"""Property-based fuzzing: whatever the bytes, a reader parses them or raises InputError."""
+
+import gzip
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from rankgate.core.benchmark import load_manifest
+from rankgate.core.errors import InputError
+from rankgate.core.formats import read_qrels, read_runs
+from rankgate.core.formats.corpus import read_corpus, read_queries
+from rankgate.core.gate import load_policy
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+token = st.sampled_from(["q1", "Q0", "d1", "0", "1", "-1", "1.5", "nan", "#", "#x", "", "\t", " ", "{", "}",
+                         '"', "[", "]", ":", ",", "query", "ranking", "meta", "doc", "grade", "1e9", "\u00e9",
+                         "\x00", "\r", "query-id\tcorpus-id\tscore"])
+line = st.lists(token, max_size=8).map(" ".join)
+texty = st.lists(line, max_size=12).map("\n".join).map(lambda s: s.encode("utf-8", "surrogatepass"))
+json_like = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=True) | st.text(max_size=4),
+                         lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+                         max_leaves=12)
+payloads = st.one_of(st.binary(max_size=300), texty,
+                     json_like.map(lambda v: __import__("json").dumps(v).encode()),
+                     st.lists(json_like.map(lambda v: __import__("json").dumps(v)), max_size=4)
+                     .map(lambda ls: "\n".join(ls).encode()),
+                     texty.map(gzip.compress))
+
+
+def survive(fn, path):
+    try:
+        fn(path)
+    except InputError as e:
+        assert str(e)  # our error, with a message
+
+
+@FUZZ
+@given(data=payloads, name=st.sampled_from(["q.trec", "q.json", "q.jsonl", "q.tsv", "q"]))
+def test_qrels_reader(tmp_path, data, name):
+    p = tmp_path / name
+    p.write_bytes(data)
+    survive(read_qrels, p)
+
+
+@FUZZ
+@given(data=payloads, name=st.sampled_from(["r.trec", "r.json", "r.jsonl", "r"]))
+def test_run_reader(tmp_path, data, name):
+    p = tmp_path / name
+    p.write_bytes(data)
+    survive(read_runs, p)
+
+
+@FUZZ
+@given(data=payloads)
+def test_queries_and_corpus_readers(tmp_path, data):
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(data)
+    survive(read_queries, p)
+    survive(read_corpus, p)
+
+
+toml_value = st.one_of(st.integers(-2, 5).map(str), st.sampled_from(['"error"', '"zero"', '"allow"', '"x"', "true",
+                                                                      '["R@3"]', '["q1"]', "[1]", "0.5", '"nDCG@10"']))
+toml_key = st.sampled_from(["k", "rel_level", "missing_queries", "short_rankings", "measures", "must_pass",
+                            "baseline", "candidate", "bogus", "measure", "check", "min", "tolerance", "name", "policy",
+                            "qrels", "runs", "name"])
+toml_doc = st.lists(st.one_of(st.tuples(toml_key, toml_value).map(lambda kv: f"{kv[0]} = {kv[1]}"),
+                              st.sampled_from(["[[rules]]", "[gate]", "= =", "[x"])), max_size=10).map("\n".join)
+
+
+@FUZZ
+@given(doc=st.one_of(toml_doc, st.text(max_size=80)))
+def test_policy_and_manifest_loaders(tmp_path, doc):
+    p = tmp_path / "benchmark.toml"
+    p.write_text(doc, encoding="utf-8", errors="surrogatepass") if "\ud800" not in doc else p.write_bytes(b"\xff")
+    survive(load_policy, p)
+    survive(load_manifest, p)
