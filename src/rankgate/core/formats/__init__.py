@@ -47,9 +47,9 @@ def _sniff(path: str) -> str:
             obj = json.loads(first)
         except ValueError:
             return "json"
-        # A whole object on the first line: JSON lines, unless it is a complete
-        # one-line JSON document in the seed's shapes (no "query"/"meta" record keys).
-        if isinstance(obj, dict) and ({"query", "meta"} & set(obj) or "\n" in stripped.strip()):
+        # A whole object on the first line is JSON lines when more lines follow, or
+        # when it is one record (a "query" line, or a lone {"meta": ...} header).
+        if isinstance(obj, dict) and ("\n" in stripped.strip() or "query" in obj or set(obj) == {"meta"}):
             return "jsonl"
         return "json"
     if stripped.startswith("["):
