@@ -85,12 +85,12 @@ CASES = [
      "finite number", 1),
     # policy files
     ("policy-unknown-key", "policy", "p.toml", "k = 1\nthreshold = 0.5\n", "unknown policy key 'threshold'", None),
-    ("policy-wrong-type", "policy", "p.toml", 'k = "1"\n', "'k' must be a int", None),
+    ("policy-wrong-type", "policy", "p.toml", 'k = "1"\n', "'k' must be an integer", None),
     ("policy-bad-toml", "policy", "p.toml", "k = = 1\n", "invalid TOML", 1),
     ("policy-bad-rule", "policy", "p.toml", '[[rules]]\nmeasure = "R@1"\ncheck = "higher"\n', "'check' must be", None),
     ("policy-bad-measure", "policy", "p.toml", 'measures = ["Recall at 10"]\n', "unknown measure", None),
     ("policy-floor-no-min", "policy", "p.toml", '[[rules]]\nmeasure = "R@1"\ncheck = "floor"\n', "needs 'min'", None),
-    ("policy-rule-unknown-key", "policy", "p.toml", '[[rules]]\nmeasure = "R@1"\nmax = 1\n', "unknown key 'max'", None),
+    ("policy-rule-unknown-key", "policy", "p.toml", '[[rules]]\nmeasure = "R@1"\nmax = 1\n', "key 'max'", None),
 ]
 
 

@@ -130,3 +130,24 @@ def test_catalog_shared_between_qrels_and_runs(tmp_path):
     read_qrels(write(tmp_path / "q", "q1 0 d1 1\n"), catalog=cat)
     read_runs(write(tmp_path / "r", "q1 Q0 d1 1 1 t\nq1 Q0 d9 2 0.5 t\n"), catalog=cat)
     assert cat.docs.names == ["d1", "d9"]
+
+
+def test_long_reads_report_progress(tmp_path):
+    p = write(tmp_path / "r.trec", "".join(f"q{i % 5} Q0 d{i} {i} {i} t\n" for i in range(2000)))
+    seen = []
+    read_runs(p, progress=lambda done, total: seen.append((done, total)))
+    size = p.stat().st_size
+    assert seen[0] == (0, size) and seen[-1] == (size, size)
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+
+
+def test_terminal_progress_only_on_a_tty(tmp_path, monkeypatch, capsys):
+    from rankgate import progress
+
+    p = write(tmp_path / "r.trec", "q1 Q0 d1 1 1 t\n")
+    assert progress.terminal_progress(str(p)) is None  # small file
+    monkeypatch.setattr(progress, "MIN_BYTES", 0)
+    monkeypatch.setattr(progress.sys.stderr, "isatty", lambda: True, raising=False)
+    report = progress.terminal_progress(str(p))
+    report(p.stat().st_size, p.stat().st_size)
+    assert "reading r.trec: 100.0%" in capsys.readouterr().err

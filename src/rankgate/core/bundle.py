@@ -32,8 +32,12 @@ class Bundle:
 
 
 def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benchmark: str | None = None,
-                queries: str | None = None, qrels_format: str = "auto", run_format: str = "auto") -> Bundle:
-    """Read the inputs. A benchmark folder supplies whatever the flags leave out."""
+                queries: str | None = None, qrels_format: str = "auto", run_format: str = "auto",
+                progress=None) -> Bundle:
+    """Read the inputs. A benchmark folder supplies whatever the flags leave out.
+
+    `progress(path)` returns a byte-progress callback for a run file, or None.
+    """
     manifest = load_manifest(benchmark) if benchmark else None
     if manifest is None and qrels and is_benchmark(qrels):
         manifest, qrels = load_manifest(qrels), None
@@ -52,7 +56,7 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     loaded: dict[str, Run] = {}
     for spec in specs:
         _, path = split_run_spec(spec)
-        for run in read_runs(spec, run_format, catalog):
+        for run in read_runs(spec, run_format, catalog, progress(path) if progress else None):
             if run.name in loaded:
                 raise InputError(path, f"a second run named {run.name!r} (first from {loaded[run.name].path}); "
                                  "name runs with NAME=FILE")

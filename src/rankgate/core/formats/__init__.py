@@ -87,14 +87,18 @@ def split_run_spec(spec: str) -> tuple[str | None, str]:
     return None, spec
 
 
-def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | None = None) -> list[Run]:
-    """All runs in one file: the seed's JSON holds several; TREC and JSONL hold one."""
+def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | None = None,
+              progress=None) -> list[Run]:
+    """All runs in one file: the seed's JSON holds several; TREC and JSONL hold one.
+
+    `progress(done_bytes, total_bytes)` reports a long TREC read as it goes.
+    """
     name, path = split_run_spec(str(spec))
     kind = _sniff(path) if fmt == "auto" else fmt
     if kind == "empty":
         raise InputError(path, "empty file, expected a run")
     if kind == "trec":
-        runs = [read_trec_run(path, name, catalog)]
+        runs = [read_trec_run(path, name, catalog, progress)]
     elif kind == "json":
         runs = runs_from_json(path, load_json(path), catalog)
         if name is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import zlib
 from pathlib import Path
@@ -54,14 +55,22 @@ def read_text(path: str | Path) -> str:
     return _decode(data, path, 1)
 
 
-def iter_blocks(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Stream the file as (first line number, text) blocks that end on a line break."""
+def iter_blocks(path: str | Path, progress=None) -> Iterator[tuple[int, str]]:
+    """Stream the file as (first line number, text) blocks that end on a line break.
+
+    `progress(done_bytes, total_bytes)` is called after each block (bytes of the file
+    on disk, so a gzipped file reports its compressed position).
+    """
     path = str(path)
     line = 1
     rest = b""
     first = True
+    total = os.path.getsize(path)
     with _open(path) as f:
+        raw = getattr(f, "fileobj", f)
         while True:
+            if progress is not None:
+                progress(raw.tell(), total)
             try:
                 data = f.read(BLOCK)
             except (OSError, EOFError, zlib.error) as e:

@@ -58,14 +58,15 @@ def _comment_meta(line: str, meta: dict) -> None:
         meta[key.strip()] = value.strip()
 
 
-def read_trec_run(path: str | Path, name: str | None = None, catalog: Catalog | None = None) -> Run:
+def read_trec_run(path: str | Path, name: str | None = None, catalog: Catalog | None = None,
+                  progress=None) -> Run:
     """A TREC run file, streamed in blocks; a regular block is parsed column-wise."""
     path = str(path)
     catalog = catalog or Catalog()
     name = name or run_name_from_path(path)
     qparts, dparts, sparts, wparts = [], [], [], []
     declared: dict[int, None] = {}
-    for first_line, block in iter_blocks(path):
+    for first_line, block in iter_blocks(path, progress):
         cols = _fast_block(block, first_line, catalog)
         if cols is None:
             cols = _slow_block(block, first_line, catalog, path)
