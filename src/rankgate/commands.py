@@ -1,16 +1,15 @@
-"""The headless commands: validate, score, gate (CI's path; no textual import)."""
+"""The headless commands: validate, score, compare, gate, receipt verify (CI's path; no textual import)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 
 from rankgate.core.bundle import Bundle, load_bundle
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
-from rankgate.core.gate import Policy, load_policy, macro, policy_from_table, query_rows, run_gate, score_run, \
-    answerable_queries
+from rankgate.core.gate import Policy, macro, query_rows, score_run, answerable_queries
+from rankgate.core.policy import resolve
 from rankgate.core.measures import parse_measures
 from rankgate.core.validate import validate
 
@@ -25,7 +24,7 @@ def _inputs(p) -> None:
     p.add_argument("--queries", help="queries file (JSONL with id, text, tags, must_pass, no_answer ...)")
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
     p.add_argument("--run-format", choices=RUN_FORMATS, default="auto")
-    p.add_argument("--policy", help="policy file (TOML): k, measures, rules, must_pass")
+    p.add_argument("--policy", help="policy file (TOML): rules, slices, significance, budgets, waivers (docs/policy.md)")
     p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
     p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (trec_eval -l; default 1)")
     p.add_argument("--missing-queries", choices=("error", "zero"),
@@ -52,6 +51,20 @@ def register(sub) -> None:
     s.add_argument("--validate-only", action="store_true")
     s.set_defaults(func=cmd_score)
 
+    c = sub.add_parser("compare", help="per-query deltas, wins/losses, newly failed/fixed, slices, significance, "
+                       "rank movement: candidates against one baseline")
+    _inputs(c)
+    c.add_argument("--baseline", help="the reference run (default: the policy's baseline, else the first run)")
+    c.add_argument("--candidate", action="append", default=[], metavar="NAME",
+                   help="a run to compare (repeatable; default: every other run)")
+    c.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
+                   help="measures to compare (default: Success, P, R, RR and nDCG at k)")
+    c.add_argument("--format", choices=("json", "table", "markdown"), default="json")
+    c.add_argument("--top", type=int, metavar="N", help="list only the N most changed queries per candidate")
+    c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown here")
+    _stats(c)
+    c.set_defaults(func=cmd_compare)
+
     g = sub.add_parser("gate", help="accept (exit 0) or reject (exit 3) a candidate run against a baseline")
     _inputs(g)
     g.add_argument("--baseline", help="the run in production")
@@ -60,56 +73,52 @@ def register(sub) -> None:
                    help="a query the candidate must hit in its top k (repeatable)")
     g.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE", help="extra measures to report")
     g.add_argument("--receipt", metavar="PATH", help="write the JSON receipt here")
+    g.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here (a CI step page)")
+    g.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here (a test case per check and query)")
+    g.add_argument("--as-of", metavar="YYYY-MM-DD", help="judge waivers' expiry on this date (default: today, UTC)")
+    _stats(g)
     g.add_argument("--validate-only", action="store_true")
     g.set_defaults(func=cmd_gate)
+
+    r = sub.add_parser("receipt", help="check a gate's receipt")
+    rs = r.add_subparsers(dest="receipt_command", metavar="COMMAND")
+    rv = rs.add_parser("verify", help="re-read the inputs, check every hash, recompute the decision "
+                       "(exit 0 when they agree, 3 naming what differs, 2 when an input cannot be read)")
+    rv.add_argument("receipt", help="the receipt (JSON) written by rankgate gate --receipt")
+    rv.add_argument("--root", help="resolve the receipt's relative paths against this folder "
+                    "(default: the current folder, else the folder the gate ran in)")
+    rv.set_defaults(func=cmd_receipt_verify)
+    r.set_defaults(func=lambda args: _usage(r))
+
+
+def _stats(p) -> None:
+    p.add_argument("--resamples", type=int, metavar="N", help="resamples of the randomization test and the bootstrap "
+                   "(default: policy, else 10000)")
+    p.add_argument("--seed", type=int, metavar="N",
+                   help="random seed of the significance tests (default: policy, else 0)")
+    p.add_argument("--allow-snapshot-mismatch", action="store_true",
+                   help="compare runs whose corpus_snapshot differs from the labels' collection_version "
+                        "or from each other")
+
+
+def _usage(parser) -> int:
+    parser.print_help()
+    return EXIT_INVALID
 
 
 # ---- shared ------------------------------------------------------------------------------------
 
 def load(args) -> tuple[Bundle, Policy]:
+    from rankgate.progress import terminal_progress
+
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
-                         qrels_format=args.qrels_format, run_format=args.run_format)
+                         qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress)
     return bundle, resolve_policy(args, bundle)
 
 
 def resolve_policy(args, bundle: Bundle) -> Policy:
-    """Defaults < the manifest's [gate] (and the policy file it names) < --policy < flags."""
-    policy = Policy()
-    m = bundle.manifest
-    if m is not None:
-        policy.k = m.k
-        policy.checks = replace(policy.checks, rel_level=m.rel_level)
-        gate = dict(m.gate)
-        named = gate.pop("policy", None)
-        if named is not None:
-            if not isinstance(named, str):
-                raise InputError(str(m.path), "key 'gate.policy' must be a file name")
-            policy = load_policy(m.folder / named, policy)
-        policy = policy_from_table(gate, str(m.path), policy)
-    if getattr(args, "policy", None):
-        policy = load_policy(args.policy, policy)
-    if bundle.queries and not policy.must_pass:
-        policy.must_pass = bundle.must_pass
-    if args.k is not None:
-        if args.k < 1:
-            raise InputError("--k", "k must be at least 1")
-        policy.k = args.k
-    checks = policy.checks
-    if args.rel_level is not None:
-        checks = replace(checks, rel_level=args.rel_level)
-    if args.missing_queries:
-        checks = replace(checks, missing_queries=args.missing_queries)
-    if args.short_rankings:
-        checks = replace(checks, short_rankings=args.short_rankings)
-    policy.checks = replace(checks, k=policy.k)
-    if getattr(args, "measure", None):
-        policy.measures = list(dict.fromkeys(policy.measures + [m for t in args.measure for m in parse_measures(t)]))
-    if getattr(args, "must_pass", None):
-        policy.must_pass = list(dict.fromkeys(args.must_pass))
-    for key in ("baseline", "candidate"):
-        if getattr(args, key, None):
-            setattr(policy, key, getattr(args, key))
-    return policy
+    """Defaults < the manifest's [gate] (and the policy file it names) < --policy < flags (core.policy.resolve)."""
+    return resolve(args, bundle)
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
@@ -199,21 +208,87 @@ def _trec_line(m, qid: str, value: float) -> str:
     return f"{m.trec_name:<22}\t{qid}\t{v}"
 
 
+def _as_of(text):
+    if not text:
+        return None
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise InputError("--as-of", f"expected a date such as 2026-12-31, found {text!r}") from None
+
+
 def cmd_gate(args) -> int:
+    from rankgate.core.gate import gate_bundle
+
+    as_of = _as_of(args.as_of)
     bundle, policy = load(args)
     check(bundle, policy)
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
-    if not policy.baseline or not policy.candidate:
-        raise InputError("gate", "name the runs to compare: --baseline NAME --candidate NAME "
-                         f"(loaded: {', '.join(sorted(bundle.runs))})")
-    result = run_gate(bundle.qrels, bundle.run(policy.baseline), bundle.run(policy.candidate), policy,
-                      bundle.no_answer)
+    result = gate_bundle(bundle, policy, as_of=as_of)
     code = EXIT_OK if result.accepted else EXIT_REJECTED
-    if args.receipt:
-        from rankgate.core.receipt import build_receipt, write_receipt
+    from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
 
-        write_receipt(args.receipt, build_receipt(result.data, bundle, policy, code))
+    if args.receipt:
+        write_receipt(args.receipt, build_receipt(result.data, bundle, policy, code, invocation_of(args)))
+    if args.markdown:
+        from rankgate.core.outputs import gate_markdown
+
+        write_output(args.markdown, gate_markdown(result), "the Markdown summary")
+    if args.junit:
+        from rankgate.core.outputs import gate_junit
+
+        write_output(args.junit, gate_junit(result), "the JUnit report")
     emit(json.dumps(result.data, indent=2))
     return code
+
+
+def cmd_compare(args) -> int:
+    from rankgate.core.compare import compare_bundle
+
+    bundle, policy = load(args)
+    check(bundle, policy)
+    baseline = args.baseline or policy.baseline or next(iter(bundle.runs))
+    bundle.run(baseline)
+    candidates = list(dict.fromkeys(args.candidate)) or [n for n in bundle.runs if n != baseline]
+    if not candidates:
+        raise InputError("compare", f"nothing to compare with {baseline!r}: load another run or name one "
+                         "with --candidate")
+    if args.top is not None and args.top < 0:
+        raise InputError("--top", "N must be 0 or more")
+    measures = [m for t in args.measure for m in parse_measures(t)] or None
+    cmp = compare_bundle(bundle, policy, baseline, candidates, measures)
+    data = cmp.as_dict(args.top)
+    if args.markdown:
+        from rankgate.core.outputs import compare_markdown
+        from rankgate.core.receipt import write_output
+
+        write_output(args.markdown, compare_markdown(cmp.as_dict()), "the Markdown comparison")
+    if args.format == "table":
+        from rankgate.report import compare_table
+
+        emit(compare_table(data, top=args.top if args.top is not None else 10))
+    elif args.format == "markdown":
+        from rankgate.core.outputs import compare_markdown
+
+        emit(compare_markdown(data))
+    else:
+        emit(json.dumps(data, indent=2))
+    return EXIT_OK
+
+
+def cmd_receipt_verify(args) -> int:
+    from rankgate.core.receipt import verify_receipt
+
+    v = verify_receipt(args.receipt, args.root)
+    emit(json.dumps(v.as_dict(), indent=2))
+    if v.status == "unreadable":
+        print(f"error: {args.receipt}: cannot read the inputs: {v.error}", file=sys.stderr)
+    elif v.status == "mismatch":
+        shown = "; ".join(v.differences[:5]) + (f"; and {len(v.differences) - 5} more" if len(v.differences) > 5
+                                                else "")
+        print(f"error: {args.receipt}: the receipt does not match: {shown}", file=sys.stderr)
+    return v.exit_code

@@ -29,3 +29,53 @@ def score_table(results: list[dict]) -> str:
                      f"{mac['recall_at_k']:.4f}", f"{mac['mrr_at_k']:.4f}", *(f"{mac[m]:.4f}" for m in extra), ""])
         out.append(f"run {safe(res['run'])}\n" + _table(header, rows))
     return "\n\n".join(out)
+
+
+def _f(x, digits: int = 4, sign: bool = False) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+
+
+def compare_table(data: dict, top: int = 10) -> str:
+    """A comparison (core.compare.Comparison.as_dict()) as text: per candidate its measures with
+    significance, the most changed queries with the rank movement of their relevant documents, slices."""
+    out = [f"baseline {safe(data['baseline'])}, k={data['k']}, {data['queries']} queries; "
+           f"p: {data['significance']['test']}, {data['significance']['resamples']} resamples, "
+           f"seed {data['significance']['seed']}"]
+    conf = data["significance"]["confidence"]
+    for c in data["candidates"]:
+        out.append("")
+        out.append(f"candidate {safe(c['candidate'])}")
+        rows = []
+        for name, s in c["summary"].items():
+            ci = s.get("ci") or [None, None]
+            rows.append([safe(name), _f(s["baseline"]), _f(s["candidate"]), _f(s["delta"], sign=True),
+                         f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]", _f(s.get("p_value")),
+                         _f(s.get("effect_size"), 2, True), f"{s['wins']}/{s['losses']}/{s['ties']}",
+                         _f(s["weighted_delta"], sign=True)])
+        out.append(_table(["measure", "baseline", "candidate", "delta", f"{conf:.0%} CI", "p", "effect",
+                           "win/loss/tie", "weighted delta"], rows))
+        out.append(f"newly failed: {safe(', '.join(c['newly_failed'])) or '-'}")
+        out.append(f"newly fixed:  {safe(', '.join(c['newly_fixed'])) or '-'}")
+        changed = [r for r in c["queries"] if r["change"] > 0][:top]
+        if changed:
+            names = list(changed[0]["measures"])
+            rows = []
+            for r in changed:
+                ranked = [m for m in r.get("movement", []) if m["baseline_rank"] or m["candidate_rank"]]
+                moves = ", ".join(f"{safe(m['doc'])} {m['baseline_rank'] or 'none'}->{m['candidate_rank'] or 'none'}"
+                                  for m in ranked[:3])
+                rows.append([safe(r["query"]), r["status"].replace("_", " "),
+                             *(_f(v["delta"], 3, True) for v in r["measures"].values()), moves])
+            out.append("")
+            out.append("most changed queries (delta per measure; relevant documents, rank baseline->candidate)")
+            out.append(_table(["query", "status", *names, "movement"], rows))
+        if c["slices"]:
+            names = list(next(iter(c["slices"].values()))["measures"])
+            rows = [[safe(s), str(v["queries"]), *(_f(x["delta"], 3, True) for x in v["measures"].values()),
+                     safe(", ".join(v["newly_failed"])) or "-"] for s, v in c["slices"].items()]
+            out.append("")
+            out.append("slices (delta per measure)")
+            out.append(_table(["slice", "queries", *names, "newly failed"], rows))
+    return "\n".join(out)

@@ -1,145 +1,43 @@
 """Policy -> checks -> decision.
 
 The seed's gate: candidate Recall@k and MRR@k not lower than the baseline's,
-and every must-pass query hit in the candidate's top k. A policy file adds
-measures, tolerances, absolute floors and must-pass queries; flags override it.
+and every must-pass query hit in the candidate's top k. A policy adds rules
+(floors, tolerances, per-slice floors with a minimum slice size, weighted
+macros, "no significant regression", judged coverage, latency and context
+budgets, no newly failed queries), waivers, and the binding of runs to the
+labels' collection version; see docs/policy.md.
+
+Two steps, kept apart so the app can re-decide after an edit without
+re-scoring: `pair()` (core.compare) scores both runs into per-query arrays,
+and `decide(policy, paired)` turns those arrays into checks and a decision.
+`run_gate` does both and adds the report: macros, deltas with significance,
+slices, coverage and the review queue, budgets, binding, waivers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+import datetime as dt
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankgate.core.benchmark import load_toml
+from rankgate.core.compare import (Paired, budget_stat, budget_summary, coverage_summary, measure_summary, pair,
+                                   significance_settings, slice_summary)
 from rankgate.core.engine import Scores, evaluate
 from rankgate.core.errors import InputError
-from rankgate.core.measures import Measure, parse_measure
-from rankgate.core.model import Qrels, Run
+from rankgate.core.measures import Measure
+from rankgate.core.model import Qrels, Query, Run
+from rankgate.core.policy import (  # noqa: F401  (re-exported: the policy used to live here)
+    CHECK_KINDS, POLICY_KEYS, Policy, Rule, Waiver, load_policy, policy_from_table)
 from rankgate.core.validate import Checks
 
 SEED_MACRO = ("hit_rate_at_k", "precision_at_k", "recall_at_k", "mrr_at_k")
+EPS = 1e-12
+QUEUE_IN_REPORT = 20  # review-queue entries the gate's JSON lists (the app gets them all)
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One check on a macro measure: `not_lower` than the baseline (minus a tolerance), or a `floor`."""
-
-    name: str
-    measure: Measure
-    kind: str = "not_lower"
-    tolerance: float = 0.0
-    floor: float | None = None
-
-
-@dataclass
-class Policy:
-    k: int = 3
-    checks: Checks = field(default_factory=Checks)
-    measures: list[Measure] = field(default_factory=list)
-    rules: list[Rule] | None = None  # None: the seed's two rules
-    must_pass: list[str] = field(default_factory=list)
-    baseline: str | None = None
-    candidate: str | None = None
-    source: str | None = None  # the policy file, when there is one
-
-    def effective_rules(self) -> list[Rule]:
-        if self.rules is not None:
-            return self.rules
-        return [Rule("recall_not_lower", Measure("R", self.k)), Rule("mrr_not_lower", Measure("RR", self.k))]
-
-
-POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
-               "baseline", "candidate", "policy"}
-RULE_KEYS = {"measure", "check", "tolerance", "min", "name"}
-
-
-def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Policy:
-    """A policy from a TOML table (a policy file, or the manifest's [gate] table)."""
-    p = replace(base) if base else Policy()
-    unknown = sorted(set(data) - POLICY_KEYS)
-    if unknown:
-        raise InputError(path, f"unknown policy key {unknown[0]!r} (expected one of {', '.join(sorted(POLICY_KEYS))})")
-
-    def get(key, kind):
-        v = data[key]
-        if (kind is int and isinstance(v, bool)) or not isinstance(v, kind):
-            raise InputError(path, f"policy key {key!r} must be a {getattr(kind, '__name__', kind)}, "
-                             f"found {type(v).__name__}")
-        return v
-
-    checks = p.checks
-    if "k" in data:
-        p.k = get("k", int)
-        if p.k < 1:
-            raise InputError(path, "policy key 'k' must be at least 1")
-    if "rel_level" in data:
-        checks = replace(checks, rel_level=get("rel_level", int))
-    for key, allowed in (("missing_queries", ("error", "zero")), ("short_rankings", ("error", "allow"))):
-        if key in data:
-            v = get(key, str)
-            if v not in allowed:
-                raise InputError(path, f"policy key {key!r} must be one of {', '.join(allowed)}, found {v!r}")
-            checks = replace(checks, **{key: v})
-    p.checks = checks
-    if "measures" in data:
-        p.measures = [_measure(m, path, "measures") for m in get("measures", list)]
-    if "must_pass" in data:
-        mp = get("must_pass", list)
-        if not all(isinstance(x, str) for x in mp):
-            raise InputError(path, "policy key 'must_pass' must be a list of query IDs")
-        p.must_pass = list(mp)
-    for key in ("baseline", "candidate"):
-        if key in data:
-            setattr(p, key, get(key, str))
-    if "rules" in data:
-        rules = get("rules", list)
-        p.rules = [_rule(r, path, i) for i, r in enumerate(rules)]
-    return p
-
-
-def _measure(text, path, key) -> Measure:
-    if not isinstance(text, str):
-        raise InputError(path, f"policy key {key!r} must list measure names")
-    try:
-        return parse_measure(text)
-    except InputError as e:
-        raise InputError(path, e.what) from None
-
-
-def _rule(r, path, i) -> Rule:
-    where = f"rules[{i}]"
-    if not isinstance(r, dict):
-        raise InputError(path, f"{where} must be a table with 'measure' and 'check'")
-    unknown = sorted(set(r) - RULE_KEYS)
-    if unknown:
-        raise InputError(path, f"{where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(RULE_KEYS))})")
-    if "measure" not in r:
-        raise InputError(path, f"{where}: missing 'measure'")
-    m = _measure(r["measure"], path, f"{where}.measure")
-    kind = r.get("check", "not_lower")
-    if kind not in ("not_lower", "floor"):
-        raise InputError(path, f"{where}: 'check' must be 'not_lower' or 'floor', found {kind!r}")
-    tol = r.get("tolerance", 0.0)
-    if not isinstance(tol, (int, float)) or isinstance(tol, bool) or tol < 0:
-        raise InputError(path, f"{where}: 'tolerance' must be a non-negative number")
-    floor = r.get("min")
-    if kind == "floor":
-        if not isinstance(floor, (int, float)) or isinstance(floor, bool):
-            raise InputError(path, f"{where}: a floor needs 'min', a number")
-    name = r.get("name") or (f"{m.name}_not_lower" if kind == "not_lower" else f"{m.name}_floor")
-    if not isinstance(name, str):
-        raise InputError(path, f"{where}: 'name' must be a string")
-    return Rule(name, m, kind, float(tol), None if floor is None else float(floor))
-
-
-def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
-    data = load_toml(path)
-    table = data.get("gate", data) if isinstance(data.get("gate"), dict) else data
-    p = policy_from_table(table, str(path), base)
-    p.source = str(path)
-    return p
+def today() -> dt.date:
+    return dt.datetime.now(dt.timezone.utc).date()
 
 
 # ---- per-query rows and macros in the seed's shape -------------------------------------------
@@ -191,54 +89,264 @@ def answerable_queries(qrels: Qrels, no_answer: set[str]) -> list[str]:
     return [q for q in qrels.query_ids if q not in no_answer]
 
 
+def extra_measures(policy: Policy) -> list[Measure]:
+    """Measures reported beside the seed's four: the policy's, then those its rules name."""
+    k = policy.k
+    ruled = [r.measure for r in policy.effective_rules() if r.measure is not None]
+    return list(dict.fromkeys(policy.measures + [m for m in ruled if m not in seed_measures(k)]))
+
+
+def macro_keys(k: int, extra: list[Measure]) -> list[tuple[str, Measure]]:
+    """The report's macro names (the seed's four, then measure names) with their measures."""
+    return list(zip(SEED_MACRO, seed_measures(k))) + [(m.name, m) for m in extra]
+
+
+# ---- the decision --------------------------------------------------------------------------------
+
+@dataclass
+class Decision:
+    checks: dict[str, bool]
+    details: list[dict]
+    waivers: list[dict]  # every waiver of the policy: its fields, expired, used
+    as_of: dt.date
+
+    @property
+    def accepted(self) -> bool:
+        return all(self.checks.values())
+
+    @property
+    def decision(self) -> str:
+        return "accept" if self.accepted else "reject"
+
+    @property
+    def waivers_used(self) -> list[dict]:
+        return [w for w in self.waivers if w["used"]]
+
+
+def rule_slices(rule: Rule, p: Paired) -> list[str | None]:
+    """The slices one rule is checked on: None for all queries; "*" expands to every tag present."""
+    if not rule.slices:
+        return [None]
+    out: list[str | None] = []
+    for s in rule.slices:
+        out.extend(p.slice_names() if s == "*" else [s])
+    return list(dict.fromkeys(out))
+
+
+def _plural(n: int, one: str = "query", many: str = "queries") -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def decide(policy: Policy, p: Paired, *, as_of: dt.date | None = None) -> Decision:
+    """The checks of the policy on two runs' per-query values, and the decision.
+
+    Rule checks come first, in the policy's order (a sliced rule gives one check
+    per slice, named `name[slice]`), then `must_pass_queries_hit`, then
+    `waivers_not_expired` when the policy has waivers.
+    """
+    as_of = as_of or today()
+    current = {w.query for w in policy.waivers if not w.expired(as_of)}
+    used: set[str] = set()
+    checks: dict[str, bool] = {}
+    details: list[dict] = []
+
+    def add(d: dict) -> None:
+        checks[d["name"]] = bool(d["passed"])
+        details.append(d)
+
+    for rule in policy.effective_rules():
+        slices = rule_slices(rule, p)
+        if not slices:
+            add({"name": f"{rule.name}[*]", "passed": False, "kind": rule.kind, "slice": "*",
+                 "why": "no query carries a tag: there is no slice to check"})
+            continue
+        for s in slices:
+            add(_rule_check(rule, s, p, policy, current, used))
+
+    index = {q: i for i, q in enumerate(p.qids)}
+    hit = p.hits("candidate")
+    must = list(policy.must_pass)
+    missed_all = [q for q in must if q in index and not hit[index[q]]]
+    waived = [q for q in missed_all if q in current]
+    used.update(waived)
+    missed = [q for q in missed_all if q not in current]
+    k = p.k
+    if missed:
+        why = f"no relevant document in the top {k} for {', '.join(missed)}"
+        if waived:
+            why += f" (waived: {', '.join(waived)})"
+    elif waived:
+        why = f"all {len(must)} must-pass queries hit at {k} or waived (waived: {', '.join(waived)})"
+    else:
+        why = f"all {len(must)} must-pass queries hit at {k}"
+    mp = {"name": "must_pass_queries_hit", "passed": not missed, "kind": "must_pass", "queries": must,
+          "failed": missed, "why": why}
+    if waived:
+        mp["waived"] = waived
+    add(mp)
+
+    waivers = []
+    for w in policy.waivers:
+        waivers.append(dict(w.as_dict(), expired=w.expired(as_of), used=w.query in used))
+    if policy.waivers:
+        expired = [w for w in policy.waivers if w.expired(as_of)]
+        if expired:
+            why = "expired: " + "; ".join(f"{w.query} (owner {w.owner}, expired {w.expires.isoformat()})"
+                                          for w in expired) + ": renew or remove them"
+        else:
+            why = f"{_plural(len(policy.waivers), 'waiver', 'waivers')} current as of {as_of.isoformat()}"
+        add({"name": "waivers_not_expired", "passed": not expired, "kind": "waivers",
+             "expired": [w.query for w in expired], "why": why})
+    return Decision(checks, details, waivers, as_of)
+
+
+def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: set[str], used: set[str]) -> dict:
+    name = rule.name if s is None else f"{rule.name}[{s}]"
+    mask = None if s is None else p.mask(s)
+    n = p.n if mask is None else int(mask.sum())
+    d: dict = {"name": name, "passed": False}
+    head = ""
+    if s is not None:
+        d.update(slice=s, queries=n)
+        head = f"slice {s} ({_plural(n)}): "
+        if n < rule.min_queries:
+            d.update(kind=rule.kind, min_queries=rule.min_queries,
+                     why=f"slice {s} has {_plural(n)}, fewer than min_queries {rule.min_queries}: "
+                         "too small to judge")
+            if rule.measure is not None:
+                d["measure"] = rule.measure.name
+            return d
+    kind, m = rule.kind, rule.measure
+    if kind in ("not_lower", "floor", "no_significant_regression"):
+        w = "weighted " if rule.weighted else ""
+        bv = p.macro("baseline", m, mask, rule.weighted)
+        cv = p.macro("candidate", m, mask, rule.weighted)
+        d.update(measure=m.name, kind=kind, baseline=bv, candidate=cv, delta=cv - bv)
+        if rule.weighted:
+            d["weighted"] = True
+        if kind == "not_lower":
+            ok = cv >= bv - rule.tolerance - EPS
+            why = f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}" + (f" (tolerance {rule.tolerance:g})"
+                                                                  if rule.tolerance else "")
+            d.update(tolerance=rule.tolerance, floor=rule.floor)
+        elif kind == "floor":
+            ok = cv >= rule.floor - EPS
+            why = f"{w}{m.name} {cv:.4f}, floor {rule.floor:g}"
+            d.update(tolerance=rule.tolerance, floor=rule.floor)
+        else:
+            t = p.significance(m, mask=mask, weighted=rule.weighted, resamples=policy.resamples, seed=policy.seed,
+                               confidence=1.0 - rule.alpha)
+            if rule.test == "bootstrap":
+                significant = t.ci_high < -EPS
+            else:
+                significant = t.delta < -EPS and t.p_value < rule.alpha
+            ok = not (t.delta < -EPS and significant)
+            es = "n/a" if t.effect_size is None else f"{t.effect_size:+.2f}"
+            verdict = "a significant regression" if not ok else (
+                "no significant regression" if t.delta < -EPS else "no regression")
+            why = (f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}: mean delta {t.delta:+.4f}, p = {t.p_value:.4f}, "
+                   f"{1 - rule.alpha:.0%} CI [{t.ci_low:+.4f}, {t.ci_high:+.4f}], effect size {es}; "
+                   f"{verdict} at alpha {rule.alpha:g} ({rule.test})")
+            d.update(alpha=rule.alpha, test=rule.test, p_value=t.p_value, ci=[t.ci_low, t.ci_high],
+                     effect_size=t.effect_size, mean_delta=t.delta, resamples=policy.resamples, seed=policy.seed)
+    elif kind == "no_newly_failed":
+        nf = p.newly_failed() if mask is None else p.newly_failed() & mask
+        lost = [q for q, x in zip(p.qids, nf.tolist()) if x]
+        waived = [q for q in lost if q in current]
+        used.update(waived)
+        lost = [q for q in lost if q not in current]
+        limit = int(rule.max or 0)
+        ok = len(lost) <= limit
+        if lost:
+            why = (f"{_plural(len(lost))} hit by the baseline and missed by the candidate at {p.k}: "
+                   f"{', '.join(lost)}" + (f" (at most {limit} allowed)" if limit else ""))
+        else:
+            why = f"no query lost its hit at {p.k}"
+        if waived:
+            why += f" (waived: {', '.join(waived)})"
+        d.update(kind=kind, failed=lost, max=limit, waived=waived)
+    elif kind == "judged":
+        j, r, share = p.judged_share("candidate", mask)
+        ok = share >= rule.floor - EPS
+        why = (f"{j} of {r} documents in the candidate's top {p.k} are judged ({share:.1%}), "
+               f"minimum {rule.floor:.0%}")
+        d.update(kind=kind, judged=j, ranked=r, share=share, floor=rule.floor)
+    elif kind == "budget":
+        d.update(kind=kind, field=rule.field, stat=rule.stat, max=rule.max, max_ratio=rule.max_ratio)
+        cvals = p.budgets.get("candidate", {}).get(rule.field)
+        bvals = p.budgets.get("baseline", {}).get(rule.field)
+        cs = budget_stat(cvals, rule.stat) if cvals is not None else None
+        bs = budget_stat(bvals, rule.stat) if bvals is not None else None
+        d.update(candidate=cs, baseline=bs)
+        if cs is None:
+            d["why"] = f"the candidate {p.candidate_name} carries no {rule.field}: the budget cannot be checked"
+            return d
+        ok, parts = True, []
+        if rule.max is not None:
+            ok = ok and cs <= rule.max + EPS
+            parts.append(f"budget {rule.max:g}")
+        if rule.max_ratio is not None:
+            if bs is None:
+                d["why"] = f"the baseline {p.baseline_name} carries no {rule.field}: max_ratio cannot be checked"
+                return d
+            ratio = cs / bs if bs > 0 else (1.0 if cs <= 0 else float("inf"))
+            ok = ok and ratio <= rule.max_ratio + EPS
+            parts.append(f"{ratio:.2f}x the baseline's, at most {rule.max_ratio:g}x")
+            d["ratio"] = ratio if np.isfinite(ratio) else None
+        base = f" (baseline {bs:g})" if bs is not None else ""
+        why = f"candidate {rule.field} {rule.stat} {cs:g}{base}; " + "; ".join(parts)
+    else:  # pragma: no cover - parsing refuses other kinds
+        raise ValueError(f"unknown check {kind!r}")
+    d["passed"] = bool(ok)
+    d["why"] = head + why
+    return d
+
+
 # ---- the gate ---------------------------------------------------------------------------------
 
 @dataclass
 class GateResult:
     data: dict
+    paired: Paired | None = None
+    rows: list[dict] = field(default_factory=list)  # the candidate's per-query rows (the seed's shape)
+    queue: object = None  # the whole review queue (coverage.ReviewQueue), when asked for
+    decided: Decision | None = None
 
     @property
     def accepted(self) -> bool:
         return bool(self.data["accepted"])
 
 
-def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_answer: set[str] = frozenset()) -> GateResult:
-    k, level = policy.k, policy.checks.rel_level
-    rules = policy.effective_rules()
-    rule_measures = [r.measure for r in rules]
-    extra = list(dict.fromkeys(policy.measures + [m for m in rule_measures if m not in seed_measures(k)]))
-    answerable = answerable_queries(qrels, no_answer)
-    unknown = [q for q in policy.must_pass if q not in set(qrels.query_ids) | set(no_answer)]
+def _check_queries(qrels: Qrels, policy: Policy, no_answer) -> None:
+    known = set(qrels.query_ids) | set(no_answer)
+    unknown = [q for q in policy.must_pass if q not in known]
     if unknown:
         raise InputError(policy.source or "--must-pass", f"must-pass query {unknown[0]!r} is not in the qrels")
-    b = score_run(qrels, baseline, k, policy.checks, extra, answerable)
-    c = score_run(qrels, candidate, k, policy.checks, extra, answerable)
-    b_sum, c_sum = b.summary(), c.summary()
-    c_rows = query_rows(c, qrels, k, level, extra)
-    by_q = {r["query"]: r for r in c_rows}
+    bad = [w.query for w in policy.waivers if w.query not in known]
+    if bad:
+        raise InputError(policy.source or "waivers", f"waiver for query {bad[0]!r}: the query is not in the qrels")
 
-    checks: dict[str, bool] = {}
-    details: list[dict] = []
-    for r in rules:
-        bv, cv = b_sum[r.measure], c_sum[r.measure]
-        if r.kind == "not_lower":
-            ok = cv >= bv - r.tolerance - 1e-12
-            why = (f"{r.measure.name} {cv:.4f} vs baseline {bv:.4f}"
-                   + (f" (tolerance {r.tolerance:g})" if r.tolerance else ""))
-        else:
-            ok = cv >= r.floor - 1e-12
-            why = f"{r.measure.name} {cv:.4f}, floor {r.floor:g}"
-        checks[r.name] = bool(ok)
-        details.append({"name": r.name, "passed": bool(ok), "measure": r.measure.name, "kind": r.kind,
-                        "baseline": bv, "candidate": cv, "delta": cv - bv, "tolerance": r.tolerance,
-                        "floor": r.floor, "why": why})
-    missed = [q for q in policy.must_pass if q in by_q and not by_q[q]["hit_at_k"]]
-    checks["must_pass_queries_hit"] = not missed
-    details.append({"name": "must_pass_queries_hit", "passed": not missed, "kind": "must_pass",
-                    "queries": list(policy.must_pass), "failed": missed,
-                    "why": (f"no relevant document in the top {k} for {', '.join(missed)}" if missed
-                            else f"all {len(policy.must_pass)} must-pass queries hit at {k}")})
-    accepted = all(checks.values())
+
+def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_answer: set[str] = frozenset(), *,
+             queries: dict[str, Query] | None = None, as_of: dt.date | None = None, manifest_version: str = "",
+             review: bool = True) -> GateResult:
+    from rankgate.core.binding import check_binding
+
+    k, level = policy.k, policy.checks.rel_level
+    _check_queries(qrels, policy, no_answer)
+    binding = check_binding(qrels, [baseline, candidate], allow=policy.allow_snapshot_mismatch,
+                            manifest_version=manifest_version)
+    extra = extra_measures(policy)
+    gm = list(dict.fromkeys(seed_measures(k) + extra))
+    p = pair(qrels, baseline, candidate, k=k, measures=gm, rel_level=level, no_answer=no_answer, queries=queries)
+    b = Scores(baseline.name, p.qids, p.baseline, p.prepared["baseline"])
+    c = Scores(candidate.name, p.qids, p.candidate, p.prepared["candidate"])
+    c_rows = query_rows(c, qrels, k, level, extra)
+    dec = decide(policy, p, as_of=as_of)
+    keys = macro_keys(k, extra)
+    sig = dict(resamples=policy.resamples, seed=policy.seed, confidence=policy.confidence)
+    p.significance_many([m for _, m in keys], **sig)  # one pass for every measure's test
+    nf, fx = p.newly_failed(), p.newly_fixed()
     data = {
         "baseline": baseline.name,
         "candidate": candidate.name,
@@ -246,11 +354,41 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
         "baseline_macro": macro(b, k, extra),
         "candidate_macro": macro(c, k, extra),
         "failed_queries": [r for r in c_rows if not r["hit_at_k"]],
-        "checks": checks,
-        "check_details": details,
+        "checks": dec.checks,
+        "check_details": dec.details,
         "must_pass": list(policy.must_pass),
         "no_answer_queries": sorted(no_answer),
-        "accepted": accepted,
-        "decision": "accept" if accepted else "reject",
+        "accepted": dec.accepted,
+        "decision": dec.decision,
+        "as_of": dec.as_of.isoformat(),
+        "queries": p.n,
+        "baseline_weighted_macro": {key: p.macro("baseline", m, None, True) for key, m in keys},
+        "candidate_weighted_macro": {key: p.macro("candidate", m, None, True) for key, m in keys},
+        "newly_failed": [q for q, x in zip(p.qids, nf.tolist()) if x],
+        "newly_fixed": [q for q, x in zip(p.qids, fx.tolist()) if x],
+        "significance": significance_settings(**sig),
+        "deltas": {key: measure_summary(p, m, **sig) for key, m in keys},
+        "slices": slice_summary(p, [m for _, m in keys], {m: key for key, m in keys}),
+        "coverage": coverage_summary(p),
+        "budgets": budget_summary(p),
+        "binding": binding,
+        "waivers": dec.waivers,
     }
-    return GateResult(data)
+    queue = None
+    if review:
+        from rankgate.core.coverage import review_queue
+
+        queue = review_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
+        data["coverage"]["review_queue"] = [x.as_dict() for x in queue[:QUEUE_IN_REPORT]]
+        data["coverage"]["review_queue_total"] = len(queue)
+    return GateResult(data, p, c_rows, queue, dec)
+
+
+def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review: bool = True) -> GateResult:
+    """`run_gate` on a loaded bundle: its queries (weights, tags), no-answer queries and manifest version."""
+    if not policy.baseline or not policy.candidate:
+        raise InputError("gate", "name the runs to compare: --baseline NAME --candidate NAME "
+                         f"(loaded: {', '.join(sorted(bundle.runs))})")
+    return run_gate(bundle.qrels, bundle.run(policy.baseline), bundle.run(policy.candidate), policy,
+                    bundle.no_answer, queries=bundle.queries, as_of=as_of,
+                    manifest_version=bundle.manifest.collection_version if bundle.manifest else "", review=review)

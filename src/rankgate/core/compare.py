@@ -1,0 +1,459 @@
+"""Two runs on the same queries: per-query deltas, wins and losses, slices, rank movement.
+
+`pair()` scores a baseline and a candidate once (the engine, all queries at
+once) into a `Paired`: per-query arrays of every measure for both runs, with
+the queries' weights and tags, and what coverage and budgets need. The gate
+decides from a `Paired` (`core.gate.decide`); `compare()` reports one or
+more candidates against one baseline from it.
+
+The app's compare screen calls `compare(...)` (or `compare_bundle`) and reads
+`Comparison.candidates[i]`: `.summary` (macro per measure with significance),
+`.rows` (per query, most changed first), `.movement(qid)` (rank movement of
+each relevant document), `.slices`, `.newly_failed`, `.newly_fixed`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rankgate.core.engine import UNJUDGED, MIN_GEO_MEAN, Prepared, evaluate
+from rankgate.core.measures import Measure
+from rankgate.core.model import Qrels, Query, Run
+from rankgate.core.stats import PairedTest, paired_tests, percentile
+
+TIE = 1e-9  # per-query deltas closer to zero than this are ties
+ROLES = ("baseline", "candidate")
+
+
+def default_measures(k: int) -> list[Measure]:
+    """The measures compare reports unless told otherwise: hit, P, R, RR and nDCG at k."""
+    return [Measure("Success", k), Measure("P", k), Measure("R", k), Measure("RR", k), Measure("nDCG", k)]
+
+
+def aggregate(m: Measure, values: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """A measure's summary over some queries, as trec_eval summarises it (mean, sum, geometric mean),
+    weighted by the queries' weights when given."""
+    v = np.asarray(values, dtype=np.float64)
+    if not len(v):
+        return 0.0
+    w = np.ones(len(v)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if m.summed:
+        return float((w * v).sum())
+    total = w.sum()
+    if total <= 0:
+        return 0.0
+    if m.family == "gmAP":
+        return float(math.exp((w * np.log(np.maximum(v, MIN_GEO_MEAN))).sum() / total))
+    return float((w * v).sum() / total)
+
+
+@dataclass
+class Paired:
+    """A baseline and a candidate scored on the same (answerable) queries, sorted by ID."""
+
+    baseline_name: str
+    candidate_name: str
+    k: int
+    rel_level: int
+    qids: list[str]
+    measures: list[Measure]
+    baseline: dict[Measure, np.ndarray]
+    candidate: dict[Measure, np.ndarray]
+    weights: np.ndarray  # per query (1.0 unless the queries file says otherwise)
+    tags: list[tuple[str, ...]]  # per query: its slices
+    judged: dict[str, np.ndarray] = field(default_factory=dict)  # role -> judged documents in the top k, per query
+    ranked: dict[str, np.ndarray] = field(default_factory=dict)  # role -> documents in the top k, per query
+    budgets: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # role -> field -> values (run's queries)
+    prepared: dict[str, Prepared] = field(default_factory=dict)  # role -> the engine's join (for movement)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.qids)
+
+    @property
+    def hit(self) -> Measure:
+        return Measure("Success", self.k)
+
+    def values(self, role: str) -> dict[Measure, np.ndarray]:
+        return self.baseline if role == "baseline" else self.candidate
+
+    def slice_names(self) -> list[str]:
+        return sorted({t for ts in self.tags for t in ts})
+
+    def mask(self, slice_name: str | None = None) -> np.ndarray:
+        if slice_name is None:
+            return np.ones(self.n, bool)
+        key = ("mask", slice_name)
+        if key not in self._cache:
+            self._cache[key] = np.array([slice_name in ts for ts in self.tags], dtype=bool)
+        return self._cache[key]
+
+    def macro(self, role: str, m: Measure, mask: np.ndarray | None = None, weighted: bool = False) -> float:
+        v = self.values(role)[m]
+        w = self.weights if weighted else None
+        if mask is not None:
+            v = v[mask]
+            w = None if w is None else w[mask]
+        return aggregate(m, v, w)
+
+    def significance(self, m: Measure, *, mask: np.ndarray | None = None, weighted: bool = False,
+                     resamples: int = 10000, seed: int = 0, confidence: float = 0.95) -> PairedTest:
+        """The paired test of one measure's delta (cached; see `significance_many`)."""
+        return self.significance_many([m], mask=mask, weighted=weighted, resamples=resamples, seed=seed,
+                                      confidence=confidence)[0]
+
+    def significance_many(self, measures: list[Measure], *, mask: np.ndarray | None = None, weighted: bool = False,
+                          resamples: int = 10000, seed: int = 0, confidence: float = 0.95) -> list[PairedTest]:
+        """Paired tests of several measures' deltas in one pass over the same resamples (cached)."""
+        base = (None if mask is None else mask.tobytes(), weighted, resamples, seed, confidence)
+        todo = [m for m in dict.fromkeys(measures) if ("sig", m) + base not in self._cache]
+        if todo:
+            D = np.column_stack([self.candidate[m] - self.baseline[m] for m in todo])
+            w = self.weights if weighted else None
+            if mask is not None:
+                D, w = D[mask], None if w is None else w[mask]
+            for m, t in zip(todo, paired_tests(D, w, resamples=resamples, seed=seed, confidence=confidence)):
+                self._cache[("sig", m) + base] = t
+        return [self._cache[("sig", m) + base] for m in measures]
+
+    def hits(self, role: str) -> np.ndarray:
+        return self.values(role)[self.hit] > 0
+
+    def newly_failed(self) -> np.ndarray:
+        """Per query: hit at k by the baseline, missed by the candidate."""
+        return self.hits("baseline") & ~self.hits("candidate")
+
+    def newly_fixed(self) -> np.ndarray:
+        return ~self.hits("baseline") & self.hits("candidate")
+
+    def judged_share(self, role: str, mask: np.ndarray | None = None) -> tuple[int, int, float]:
+        """(judged, ranked, share) over the top k of the evaluated queries; share 1.0 when nothing is ranked."""
+        j, r = self.judged.get(role), self.ranked.get(role)
+        if j is None or r is None:
+            return 0, 0, 1.0
+        if mask is not None:
+            j, r = j[mask], r[mask]
+        jt, rt = int(j.sum()), int(r.sum())
+        return jt, rt, (jt / rt if rt else 1.0)
+
+
+def _weights_tags(qids: list[str], queries: dict[str, Query] | None) -> tuple[np.ndarray, list[tuple[str, ...]]]:
+    queries = queries or {}
+    w = np.array([float(queries[q].weight) if q in queries else 1.0 for q in qids], dtype=np.float64)
+    tags = [tuple(queries[q].tags) if q in queries else () for q in qids]
+    return w, tags
+
+
+def _top_k_counts(p: Prepared, k: int) -> tuple[np.ndarray, np.ndarray]:
+    top = p.rank < k
+    return p.count(top & (p.grade != UNJUDGED)), p.count(top)
+
+
+def budget_values(run: Run) -> dict[str, np.ndarray]:
+    """A run's per-query latency_ms and context_tokens as arrays (the fields it carries)."""
+    out = {}
+    for fld in ("latency_ms", "context_tokens"):
+        values = getattr(run, fld, None) or {}
+        if values:
+            out[fld] = np.array(list(values.values()), dtype=np.float64)
+    return out
+
+
+_budget_values = budget_values  # the name the app imported first
+
+
+def answerable(qrels: Qrels, no_answer) -> list[str]:
+    return [q for q in qrels.query_ids if q not in no_answer]
+
+
+def pair(qrels: Qrels, baseline: Run, candidate: Run, *, k: int, measures: list[Measure], rel_level: int = 1,
+         no_answer=frozenset(), queries: dict[str, Query] | None = None) -> Paired:
+    """Score both runs on the qrels' answerable queries (a query missing from a run scores 0)."""
+    ms = list(dict.fromkeys([Measure("Success", k)] + list(measures)))
+    wanted = answerable(qrels, no_answer)
+    b = evaluate(qrels, baseline, ms, rel_level=rel_level, missing="zero", queries=wanted)
+    c = evaluate(qrels, candidate, ms, rel_level=rel_level, missing="zero", queries=wanted)
+    w, tags = _weights_tags(b.qids, queries)
+    out = Paired(baseline.name, candidate.name, k, rel_level, b.qids, ms, b.values, c.values, w, tags,
+                 prepared={"baseline": b.prepared, "candidate": c.prepared})
+    for role, s in (("baseline", b), ("candidate", c)):
+        out.judged[role], out.ranked[role] = _top_k_counts(s.prepared, k)
+    out.budgets = {"baseline": budget_values(baseline), "candidate": budget_values(candidate)}
+    return out
+
+
+# ---- reports ------------------------------------------------------------------------------------
+
+def _num(x: float | None) -> float | None:
+    """JSON has no NaN or infinity: those become null."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def measure_summary(p: Paired, m: Measure, *, resamples: int = 10000, seed: int = 0, confidence: float = 0.95,
+                    mask: np.ndarray | None = None, significance: bool = True) -> dict:
+    """Macro of both runs, delta, the weighted macros, wins/losses/ties and the paired test, for one measure."""
+    b, c = p.baseline[m], p.candidate[m]
+    if mask is not None:
+        b, c = b[mask], c[mask]
+    d = c - b
+    out = {
+        "baseline": p.macro("baseline", m, mask), "candidate": p.macro("candidate", m, mask),
+        "weighted_baseline": p.macro("baseline", m, mask, True),
+        "weighted_candidate": p.macro("candidate", m, mask, True),
+        "wins": int(np.count_nonzero(d > TIE)), "losses": int(np.count_nonzero(d < -TIE)),
+        "ties": int(np.count_nonzero(np.abs(d) <= TIE)),
+    }
+    out["delta"] = out["candidate"] - out["baseline"]
+    out["weighted_delta"] = out["weighted_candidate"] - out["weighted_baseline"]
+    if significance:
+        t = p.significance(m, mask=mask, resamples=resamples, seed=seed, confidence=confidence)
+        out.update(p_value=t.p_value, ci=[t.ci_low, t.ci_high], effect_size=_num(t.effect_size))
+    return out
+
+
+def slice_summary(p: Paired, measures: list[Measure], names: dict[Measure, str] | None = None) -> dict:
+    """Per slice (query tag): its queries, each measure's macro for both runs and the delta, and
+    the queries the candidate newly fails or fixes there."""
+    names = names or {}
+    nf, fx = p.newly_failed(), p.newly_fixed()
+    out = {}
+    for s in p.slice_names():
+        mask = p.mask(s)
+        row = {"queries": int(mask.sum()), "weight": float(p.weights[mask].sum()), "measures": {}}
+        for m in measures:
+            bv, cv = p.macro("baseline", m, mask), p.macro("candidate", m, mask)
+            row["measures"][names.get(m, m.name)] = {"baseline": bv, "candidate": cv, "delta": cv - bv}
+        row["newly_failed"] = [q for q, x in zip(p.qids, (nf & mask).tolist()) if x]
+        row["newly_fixed"] = [q for q, x in zip(p.qids, (fx & mask).tolist()) if x]
+        out[s] = row
+    return out
+
+
+def coverage_summary(p: Paired) -> dict:
+    """Judged@k (mean share of the top k that is judged, trec_eval's judged_k) and the pooled share, per run."""
+    out: dict = {"k": p.k}
+    for role in ROLES:
+        j, r, share = p.judged_share(role)
+        jk = float((p.judged[role] / p.k).mean()) if p.n and role in p.judged else 0.0
+        out[role] = {"judged_at_k": jk, "judged": j, "ranked": r, "judged_share": share, "unjudged": r - j}
+    return out
+
+
+def budget_summary(p: Paired) -> dict:
+    """p50 and p95 (and the mean and max) of latency_ms and context_tokens, per run that carries them."""
+    out: dict = {}
+    for role in ROLES:
+        for fld, values in p.budgets.get(role, {}).items():
+            out.setdefault(role, {})[fld] = budget_stats(values)
+    return out
+
+
+def budget_stats(values: np.ndarray) -> dict:
+    v = np.asarray(values, dtype=np.float64)
+    return {"queries": int(len(v)), "p50": percentile(v, 50), "p95": percentile(v, 95),
+            "mean": _num(float(v.mean())) if len(v) else None, "max": _num(float(v.max())) if len(v) else None}
+
+
+def budget_stat(values: np.ndarray, stat: str) -> float | None:
+    v = np.asarray(values, dtype=np.float64)
+    if not len(v):
+        return None
+    if stat == "mean":
+        return float(v.mean())
+    if stat == "max":
+        return float(v.max())
+    return percentile(v, float(stat[1:]))
+
+
+# ---- rank movement -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DocMove:
+    """Where one relevant document sits in each run (1-based ranks; None when not retrieved)."""
+
+    doc: str
+    grade: int
+    baseline_rank: int | None
+    candidate_rank: int | None
+
+    @property
+    def move(self) -> int | None:
+        """Positions gained by the candidate (positive = moved up); None unless both runs rank it."""
+        if self.baseline_rank is None or self.candidate_rank is None:
+            return None
+        return self.baseline_rank - self.candidate_rank
+
+    def as_dict(self) -> dict:
+        return {"doc": self.doc, "grade": self.grade, "baseline_rank": self.baseline_rank,
+                "candidate_rank": self.candidate_rank, "move": self.move}
+
+
+def movements(p: Paired, qrels: Qrels) -> dict[str, list[DocMove]]:
+    """For every query: each relevant document (grade >= the level) with its rank in both runs,
+    ordered by the candidate's rank (unretrieved last), then the baseline's."""
+    pb, pc = p.prepared.get("baseline"), p.prepared.get("candidate")
+    if pb is None or pc is None:
+        return {}
+    level = p.rel_level
+    ranks: dict[str, dict[tuple[int, int], int]] = {}
+    for role, pr in (("baseline", pb), ("candidate", pc)):
+        rows = np.flatnonzero(pr.rel(level))
+        ranks[role] = {(qp, d): r + 1 for qp, d, r in zip(pr.qp[rows].tolist(), pr.doc[rows].tolist(),
+                                                          pr.rank[rows].tolist())}
+    ok = (pb.qrels_qp >= 0) & (pb.qrels_grade >= level)
+    dn = qrels.catalog.docs.names
+    out: dict[str, list[DocMove]] = {q: [] for q in p.qids}
+    for qp, d, g in zip(pb.qrels_qp[ok].tolist(), qrels.doc[ok].tolist(), pb.qrels_grade[ok].tolist()):
+        out[p.qids[qp]].append(DocMove(dn[d], int(g), ranks["baseline"].get((qp, d)), ranks["candidate"].get((qp, d))))
+    big = 1 << 60
+    for q, moves in out.items():
+        moves.sort(key=lambda x: (x.candidate_rank or big, x.baseline_rank or big, x.doc))
+    return out
+
+
+# ---- compare ------------------------------------------------------------------------------------
+
+@dataclass
+class QueryChange:
+    """One query of a comparison: per measure baseline, candidate and delta; its hit status."""
+
+    query: str
+    tags: tuple[str, ...]
+    weight: float
+    baseline: dict[str, float]
+    candidate: dict[str, float]
+    status: str  # newly_failed, newly_fixed, still_missed, hit
+    change: float  # the sum of |delta| over the measures (the sort key: most changed first)
+
+    @property
+    def delta(self) -> dict[str, float]:
+        return {m: self.candidate[m] - self.baseline[m] for m in self.baseline}
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "tags": list(self.tags), "weight": self.weight, "status": self.status,
+                "change": self.change,
+                "measures": {m: {"baseline": self.baseline[m], "candidate": self.candidate[m],
+                                 "delta": self.candidate[m] - self.baseline[m]} for m in self.baseline}}
+
+
+@dataclass
+class CandidateReport:
+    candidate: str
+    paired: Paired
+    summary: dict[str, dict]  # measure name -> measure_summary
+    rows: list[QueryChange]  # most changed first
+    slices: dict[str, dict]
+    coverage: dict
+    budgets: dict
+    moves: dict[str, list[DocMove]]
+
+    @property
+    def newly_failed(self) -> list[str]:
+        return [r.query for r in self.rows if r.status == "newly_failed"]
+
+    @property
+    def newly_fixed(self) -> list[str]:
+        return [r.query for r in self.rows if r.status == "newly_fixed"]
+
+    def movement(self, qid: str) -> list[DocMove]:
+        return self.moves.get(qid, [])
+
+    def as_dict(self, top: int | None = None) -> dict:
+        rows = self.rows if top is None else self.rows[:top]
+        return {
+            "candidate": self.candidate, "summary": self.summary,
+            "newly_failed": sorted(self.newly_failed), "newly_fixed": sorted(self.newly_fixed),
+            "slices": self.slices, "coverage": self.coverage, "budgets": self.budgets,
+            "queries": [dict(r.as_dict(), movement=[m.as_dict() for m in self.movement(r.query)]) for r in rows],
+        }
+
+
+@dataclass
+class Comparison:
+    baseline: str
+    k: int
+    rel_level: int
+    measures: list[Measure]
+    candidates: list[CandidateReport]
+    resamples: int
+    seed: int
+    confidence: float
+    binding: dict = field(default_factory=dict)
+    no_answer: list[str] = field(default_factory=list)
+
+    def as_dict(self, top: int | None = None) -> dict:
+        return {
+            "baseline": self.baseline, "k": self.k, "rel_level": self.rel_level,
+            "measures": [m.name for m in self.measures],
+            "queries": self.candidates[0].paired.n if self.candidates else 0,
+            "no_answer_queries": self.no_answer,
+            "significance": significance_settings(self.resamples, self.seed, self.confidence),
+            "binding": self.binding,
+            "candidates": [c.as_dict(top) for c in self.candidates],
+        }
+
+
+def significance_settings(resamples: int, seed: int, confidence: float) -> dict:
+    return {"test": "paired randomization (sign flip), two-sided", "interval": "percentile bootstrap",
+            "effect_size": "Cohen's d_z (mean delta / sd of deltas)", "resamples": resamples, "seed": seed,
+            "confidence": confidence}
+
+
+def _status(b_hit: bool, c_hit: bool) -> str:
+    if b_hit and not c_hit:
+        return "newly_failed"
+    if c_hit and not b_hit:
+        return "newly_fixed"
+    return "hit" if c_hit else "still_missed"
+
+
+def report_candidate(p: Paired, qrels: Qrels, measures: list[Measure], *, resamples: int = 10000, seed: int = 0,
+                     confidence: float = 0.95) -> CandidateReport:
+    p.significance_many(measures, resamples=resamples, seed=seed, confidence=confidence)
+    summary = {m.name: measure_summary(p, m, resamples=resamples, seed=seed, confidence=confidence)
+               for m in measures}
+    bh, ch = p.hits("baseline"), p.hits("candidate")
+    change = np.zeros(p.n)
+    for m in measures:
+        change += np.abs(p.candidate[m] - p.baseline[m])
+    rows = []
+    for i in np.lexsort((np.arange(p.n), -change)).tolist():
+        rows.append(QueryChange(p.qids[i], p.tags[i], float(p.weights[i]),
+                                {m.name: float(p.baseline[m][i]) for m in measures},
+                                {m.name: float(p.candidate[m][i]) for m in measures},
+                                _status(bool(bh[i]), bool(ch[i])), float(change[i])))
+    return CandidateReport(p.candidate_name, p, summary, rows, slice_summary(p, measures), coverage_summary(p),
+                           budget_summary(p), movements(p, qrels))
+
+
+def compare(qrels: Qrels, baseline: Run, candidates: list[Run], *, k: int, measures: list[Measure] | None = None,
+            rel_level: int = 1, no_answer=frozenset(), queries: dict[str, Query] | None = None,
+            resamples: int = 10000, seed: int = 0, confidence: float = 0.95, binding: dict | None = None
+            ) -> Comparison:
+    """Every candidate against one baseline, on the qrels' answerable queries."""
+    ms = list(dict.fromkeys(measures or default_measures(k)))
+    reports = []
+    for cand in candidates:
+        p = pair(qrels, baseline, cand, k=k, measures=ms, rel_level=rel_level, no_answer=no_answer,
+                 queries=queries)
+        reports.append(report_candidate(p, qrels, ms, resamples=resamples, seed=seed, confidence=confidence))
+    return Comparison(baseline.name, k, rel_level, ms, reports, resamples, seed, confidence, binding or {},
+                      sorted(no_answer))
+
+
+def compare_bundle(bundle, policy, baseline: str, candidates: list[str], measures: list[Measure] | None = None
+                   ) -> Comparison:
+    """`compare` on a loaded bundle with a resolved policy (k, level, significance settings, binding)."""
+    from rankgate.core.binding import check_binding
+
+    base = bundle.run(baseline)
+    cands = [bundle.run(c) for c in candidates]
+    binding = check_binding(bundle.qrels, [base, *cands], allow=policy.allow_snapshot_mismatch,
+                            manifest_version=bundle.manifest.collection_version if bundle.manifest else "")
+    return compare(bundle.qrels, base, cands, k=policy.k, measures=measures, rel_level=policy.checks.rel_level,
+                   no_answer=bundle.no_answer, queries=bundle.queries, resamples=policy.resamples,
+                   seed=policy.seed, confidence=policy.confidence, binding=binding)

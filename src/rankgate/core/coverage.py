@@ -1,0 +1,357 @@
+"""Coverage: the unjudged documents in the runs' top k, ordered by what their label could change.
+
+The engine scores an unjudged document as not relevant, so labelling one "not
+relevant" changes no measure (only the judged share); labelling it relevant
+can. For every unjudged document in the baseline's or the candidate's top k,
+`review_queue` re-scores its query with the document judged relevant (at
+the highest grade in the labels), all such what-ifs in one vectorised engine
+call, and asks what that would do to the gate:
+
+1. would the decision flip (accept <-> reject)?
+2. which checks would change outcome (`flips`)?
+3. by how much would each gated macro delta (candidate - baseline) move
+   (`effects`; `impact` is the largest absolute one)?
+
+The queue is ordered by those three, then must-pass queries first, then the
+best rank. It is the app's review queue: `review_queue(paired, qrels, policy)`.
+
+Every check is re-evaluated exactly from the changed per-query values, except
+"no significant regression": its test is re-run (same seed, same resamples)
+only for the documents that could move it the right way, at most a fixed
+budget of resample work per rule, the largest effects first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rankgate.core.compare import Paired, aggregate
+from rankgate.core.engine import MIN_GEO_MEAN, UNJUDGED, evaluate
+from rankgate.core.measures import Measure
+from rankgate.core.model import Catalog, Qrels, Run
+from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
+
+SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
+DEPTH_FAMILIES = {"P", "R", "RR", "nDCG", "AP", "Success", "Judged", "NumRelRet"}  # need only the top cutoff
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One unjudged document in a run's top k, with what a relevant label would change."""
+
+    query: str
+    doc: str
+    baseline_rank: int | None  # 1-based rank in the baseline (None: not ranked)
+    candidate_rank: int | None
+    must_pass: bool
+    changes_decision: bool  # judged relevant, the decision would flip
+    flips: tuple[str, ...]  # checks whose outcome would change
+    impact: float  # the largest |change| of a gated macro delta (candidate - baseline)
+    effects: dict[str, float] = field(default_factory=dict)  # measure -> change of the macro delta
+    grade: int = 1  # the grade assumed for "judged relevant"
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "doc": self.doc, "baseline_rank": self.baseline_rank,
+                "candidate_rank": self.candidate_rank, "must_pass": self.must_pass,
+                "changes_decision": self.changes_decision, "flips": list(self.flips), "impact": self.impact,
+                "effects": self.effects, "assumed_grade": self.grade}
+
+
+def _ragged(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Indices starts[i] .. starts[i] + lengths[i] - 1, concatenated."""
+    lengths = lengths.astype(np.int64)
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    offs = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts.astype(np.int64), lengths) + np.arange(total) - offs
+
+
+def unjudged_in_top_k(p: Paired) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The (query position, document code) pairs unjudged in either run's top k, and each run's
+    1-based rank of them (0 when not ranked)."""
+    keys = []
+    for role in ("baseline", "candidate"):
+        pr = p.prepared[role]
+        sel = (pr.grade == UNJUDGED) & (pr.rank < p.k)
+        keys.append(pr.qp[sel].astype(np.int64) * (1 << 32) + pr.doc[sel].astype(np.int64))
+    allk = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    qp, doc = allk >> 32, allk & ((1 << 32) - 1)
+    ranks = {}
+    for role in ("baseline", "candidate"):
+        pr = p.prepared[role]
+        rk = pr.qp.astype(np.int64) * (1 << 32) + pr.doc.astype(np.int64)
+        order = np.argsort(rk, kind="stable")
+        srk = rk[order]
+        idx = np.searchsorted(srk, allk)
+        idx_c = np.minimum(idx, max(len(srk) - 1, 0))
+        found = (srk[idx_c] == allk) if len(srk) else np.zeros(len(allk), bool)
+        r = np.zeros(len(allk), np.int64)
+        r[found] = pr.rank[order[idx_c[found]]] + 1
+        ranks[role] = r
+    return qp, doc, ranks
+
+
+def _blocks(qp: np.ndarray, nq: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each query's rows start and how many there are. The engine keeps each query's rows in
+    one block, but the blocks stay in the run's own order (not sorted by query)."""
+    start = np.zeros(nq, np.int64)
+    count = np.zeros(nq, np.int64)
+    n = len(qp)
+    if n:
+        brk = np.flatnonzero(np.r_[True, qp[1:] != qp[:-1]])
+        start[qp[brk]] = brk
+        count[qp[brk]] = np.diff(np.r_[brk, n])
+    return start, count
+
+
+def _depth(measures: list[Measure]) -> int | None:
+    """How deep the rankings must be to score these measures (None: all of it)."""
+    if all(m.family in DEPTH_FAMILIES and m.cutoff is not None for m in measures):
+        return int(max(m.cutoff for m in measures))
+    return None
+
+
+def relabelled(p: Paired, qrels: Qrels, qp: np.ndarray, doc: np.ndarray, grade: int
+               ) -> dict[str, dict[Measure, np.ndarray]]:
+    """Per what-if i (query qp[i] with document doc[i] judged `grade`): each measure's new value of that
+    query, for both runs. One engine call per run over all what-ifs ("virtual queries")."""
+    P = len(qp)
+    out: dict[str, dict[Measure, np.ndarray]] = {}
+    if not P:
+        return {role: {m: np.zeros(0) for m in p.measures} for role in ("baseline", "candidate")}
+    cat = Catalog()
+    cat.docs = qrels.catalog.docs  # shared: same codes, same tie order
+    width = len(str(P))
+    for i in range(P):
+        cat.queries.code(f"{i:0{width}d}")
+    codes = list(range(P))
+    pr0 = p.prepared["baseline"]
+    # The judgments of each what-if's query, plus the new one.
+    jq = pr0.qrels_qp
+    jsel = np.flatnonzero(jq >= 0)
+    jorder = jsel[np.argsort(jq[jsel], kind="stable")]
+    jcount = np.bincount(jq[jsel], minlength=p.n)
+    jstart = np.r_[0, np.cumsum(jcount)[:-1]]
+    rows = jorder[_ragged(jstart[qp], jcount[qp])]
+    vq = np.r_[np.repeat(np.arange(P), jcount[qp]), np.arange(P)].astype(np.int32)
+    vdoc = np.r_[qrels.doc[rows], doc].astype(np.int32)
+    vgrade = np.r_[pr0.qrels_grade[rows], np.full(P, grade)].astype(np.int64)
+    # A judgment the what-if replaces would be a duplicate: drop the old one (it was unjudged, so none).
+    vqrels = Qrels("review-queue", cat, vq, vdoc, vgrade, codes)
+    depth = _depth(p.measures)
+    for role in ("baseline", "candidate"):
+        pr = p.prepared[role]
+        start, count = _blocks(pr.qp, p.n)
+        n = count[qp] if depth is None else np.minimum(count[qp], depth)
+        rr = _ragged(start[qp], n)
+        rq = np.repeat(np.arange(P), n).astype(np.int32)
+        run = Run(role, "review-queue", cat, rq, pr.doc[rr].astype(np.int32), -pr.rank[rr].astype(np.float64),
+                  np.arange(len(rr), dtype=np.int64), query_codes=codes)
+        s = evaluate(vqrels, run, p.measures, rel_level=p.rel_level, missing="zero")
+        out[role] = s.values
+    return out
+
+
+def _macros_after(m: Measure, values: np.ndarray, weights: np.ndarray | None, mask: np.ndarray | None,
+                  qp: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The macro of `values` (over `mask`) after replacing values[qp[i]] by new[i], for every i."""
+    w = np.ones(len(values)) if weights is None else weights
+    inside = np.ones(len(qp), bool) if mask is None else mask[qp]
+    sel = np.ones(len(values), bool) if mask is None else mask
+    ws, vs = w[sel], values[sel]
+    if not len(vs):
+        return np.zeros(len(qp))
+    wq = w[qp] * inside
+    if m.summed:
+        return (ws * vs).sum() + wq * (new - values[qp])
+    total = ws.sum()
+    if total <= 0:
+        return np.zeros(len(qp))
+    if m.family == "gmAP":
+        lg = lambda x: np.log(np.maximum(x, MIN_GEO_MEAN))  # noqa: E731
+        return np.exp(((ws * lg(vs)).sum() + wq * (lg(new) - lg(values[qp]))) / total)
+    return ((ws * vs).sum() + wq * (new - values[qp])) / total
+
+
+def review_queue(p: Paired, qrels: Qrels, policy, *, as_of: dt.date | None = None, decision=None,
+                 grade: int | None = None) -> "ReviewQueue":
+    """Every unjudged document in either run's top k, most decisive first (see the module's doc)."""
+    from rankgate.core.gate import decide, rule_slices
+
+    qp, doc, ranks = unjudged_in_top_k(p)
+    P = len(qp)
+    if not P:
+        return ReviewQueue.empty()
+    if grade is None:
+        grade = max(int(qrels.grade.max()) if len(qrels.grade) else p.rel_level, p.rel_level)
+    dec = decision or decide(policy, p, as_of=as_of)
+    new = relabelled(p, qrels, qp, doc, grade)
+    old = {role: p.values(role) for role in ("baseline", "candidate")}
+
+    # Effects: how each plain macro delta would move.
+    effects: dict[str, np.ndarray] = {}
+    for m in p.measures:
+        after = (_macros_after(m, old["candidate"][m], None, None, qp, new["candidate"][m])
+                 - _macros_after(m, old["baseline"][m], None, None, qp, new["baseline"][m]))
+        eff = after - (aggregate(m, old["candidate"][m]) - aggregate(m, old["baseline"][m]))
+        effects[m.name] = np.where(np.abs(eff) < 1e-12, 0.0, eff)  # rounding noise is no effect
+    impact = np.max(np.abs(np.vstack(list(effects.values()))), axis=0) if effects else np.zeros(P)
+
+    # Each check's outcome after each what-if.
+    current = {w.query for w in policy.waivers if not w.expired(dec.as_of)}
+    waived = np.array([q in current for q in p.qids], dtype=bool)
+    hit = p.hit
+    hb_new, hc_new = new["baseline"][hit] > 0, new["candidate"][hit] > 0
+    hb, hc = p.hits("baseline"), p.hits("candidate")
+    names: list[str] = []
+    after_ok: list[np.ndarray] = []
+
+    def record(name: str, ok_after: np.ndarray) -> None:
+        if name in dec.checks:
+            names.append(name)
+            after_ok.append(ok_after.astype(bool))
+
+    for rule in policy.effective_rules():
+        for s in rule_slices(rule, p):
+            name = rule.name if s is None else f"{rule.name}[{s}]"
+            mask = None if s is None else p.mask(s)
+            before = dec.checks.get(name)
+            if before is None:
+                continue
+            if s is not None and int(mask.sum()) < rule.min_queries:
+                record(name, np.full(P, before))
+                continue
+            inside = np.ones(P, bool) if mask is None else mask[qp]
+            kind, m = rule.kind, rule.measure
+            w = p.weights if rule.weighted else None
+            if kind in ("not_lower", "floor"):
+                cv = _macros_after(m, old["candidate"][m], w, mask, qp, new["candidate"][m])
+                if kind == "floor":
+                    record(name, cv >= rule.floor - 1e-12)
+                else:
+                    bv = _macros_after(m, old["baseline"][m], w, mask, qp, new["baseline"][m])
+                    record(name, cv >= bv - rule.tolerance - 1e-12)
+            elif kind == "no_significant_regression":
+                record(name, _significance_after(rule, p, policy, mask, qp, new, effects, before))
+            elif kind == "no_newly_failed":
+                nf = hb & ~hc & ~waived
+                if mask is not None:
+                    nf &= mask
+                nf_new = hb_new & ~hc_new & ~waived[qp] & inside
+                count = int(nf.sum()) - nf[qp].astype(int) + nf_new.astype(int)
+                record(name, count <= int(rule.max or 0))
+            elif kind == "judged":
+                j, r, _ = p.judged_share("candidate", mask)
+                add = (ranks["candidate"] > 0) & (ranks["candidate"] <= p.k) & inside
+                share = (j + add) / r if r else np.ones(P)
+                record(name, share >= rule.floor - 1e-12)
+            else:  # budgets do not depend on labels
+                record(name, np.full(P, before))
+    if "must_pass_queries_hit" in dec.checks:
+        must = np.array([q in set(policy.must_pass) for q in p.qids], dtype=bool) & ~waived
+        miss = must & ~hc
+        count = int(miss.sum()) - miss[qp].astype(int) + (must[qp] & ~hc_new).astype(int)
+        record("must_pass_queries_hit", count == 0)
+    if "waivers_not_expired" in dec.checks:
+        record("waivers_not_expired", np.full(P, dec.checks["waivers_not_expired"]))
+    # Checks not re-evaluated above (none today) keep their outcome.
+    untouched = [n for n in dec.checks if n not in names]
+    if names:
+        after = np.vstack(after_ok).T
+        before = np.array([dec.checks[n] for n in names], dtype=bool)
+        flipped = after != before
+        accepted_after = after.all(axis=1) & all(dec.checks[n] for n in untouched)
+    else:
+        flipped = np.zeros((P, 0), bool)
+        accepted_after = np.full(P, dec.accepted)
+    changes = accepted_after != dec.accepted
+    must_q = np.array([q in set(policy.must_pass) for q in p.qids], dtype=bool)[qp]
+    big = np.int64(1) << 60
+    best = np.minimum(np.where(ranks["baseline"] > 0, ranks["baseline"], big),
+                      np.where(ranks["candidate"] > 0, ranks["candidate"], big))
+    docorder = qrels.catalog.docs.order()[doc]
+    order = np.lexsort((docorder, qp, best, ~must_q, -np.round(impact, 12), ~flipped.any(axis=1), ~changes))
+    return ReviewQueue(p.qids, qrels.catalog.docs.names, qp[order], doc[order], ranks["baseline"][order],
+                       ranks["candidate"][order], must_q[order], changes[order], names, flipped[order],
+                       impact[order], {k: v[order] for k, v in effects.items()}, grade)
+
+
+class ReviewQueue(Sequence):
+    """The review queue as arrays, in order; items (`ReviewItem`) are built when read, so a queue of
+    a hundred thousand documents costs no more than its arrays."""
+
+    def __init__(self, qids, docnames, qp, doc, brank, crank, must, changes, checks, flipped, impact, effects,
+                 grade):
+        self._qids, self._docs = qids, docnames
+        self.qp, self.doc, self.brank, self.crank = qp, doc, brank, crank
+        self.must, self.changes, self.checks, self.flipped = must, changes, list(checks), flipped
+        self.impact, self.effects, self.grade = impact, effects, grade
+
+    @classmethod
+    def empty(cls) -> "ReviewQueue":
+        z = np.zeros(0, np.int64)
+        return cls([], [], z, z, z, z, z.astype(bool), z.astype(bool), [], np.zeros((0, 0), bool), z * 1.0, {}, 1)
+
+    def __len__(self) -> int:
+        return len(self.qp)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return ReviewItem(self._qids[int(self.qp[i])], self._docs[int(self.doc[i])], int(self.brank[i]) or None,
+                          int(self.crank[i]) or None, bool(self.must[i]), bool(self.changes[i]),
+                          tuple(n for n, f in zip(self.checks, self.flipped[i].tolist()) if f),
+                          float(self.impact[i]), {k: float(v[i]) for k, v in self.effects.items()}, self.grade)
+
+    def for_query(self, qid: str) -> list[ReviewItem]:
+        """This query's entries, in queue order (the app's per-query walk)."""
+        try:
+            pos = self._qids.index(qid)
+        except ValueError:
+            return []
+        return [self[int(i)] for i in np.flatnonzero(self.qp == pos)]
+
+
+def _significance_after(rule, p: Paired, policy, mask, qp, new, effects, before: bool) -> np.ndarray:
+    """Outcome of a significance rule after each what-if: re-run for those that could flip it."""
+    P = len(qp)
+    out = np.full(P, before)
+    m = rule.measure
+    b, c = p.baseline[m].copy(), p.candidate[m].copy()
+    w = p.weights if rule.weighted else np.ones(p.n)
+    sel = np.ones(p.n, bool) if mask is None else mask
+    inside = sel[qp]
+    change = (new["candidate"][m] - c[qp]) - (new["baseline"][m] - b[qp])
+    # A passing rule can only fail by a drop; a failing one can only pass by a rise.
+    want = (change < -1e-12) if before else (change > 1e-12)
+    cand = np.flatnonzero(want & inside)
+    n = int(sel.sum())
+    if not len(cand) or n == 0:
+        return out
+    cap = max(1, SIG_BUDGET // max(1, policy.resamples * n))
+    cand = cand[np.argsort(-np.abs(change[cand]), kind="stable")][:cap]
+    d0 = (c - b)[sel]
+    w0 = w[sel]
+    pos = np.cumsum(sel) - 1  # query position -> position within the selection
+    alpha = rule.alpha
+    for i in cand.tolist():
+        d = d0.copy()
+        d[pos[qp[i]]] += change[i]
+        mean = weighted_mean(d, w0)
+        if rule.test == "bootstrap":
+            lo, hi = bootstrap_ci(d, w0, resamples=policy.resamples, seed=policy.seed, confidence=1 - alpha)
+            significant = hi < -1e-12
+        else:
+            pv, _ = randomization_test(d, w0, resamples=policy.resamples, seed=policy.seed)
+            significant = mean < -1e-12 and pv < alpha
+        out[i] = not (mean < -1e-12 and significant)
+    return out

@@ -1,0 +1,318 @@
+"""Files for CI: a Markdown summary (a CI step page) and a JUnit XML report, from a gate or a comparison.
+
+Everything taken from the data (query and document IDs, run names, reasons,
+owners) is escaped for where it goes: control characters are shown as
+visible escapes (`\\x1b`), never written raw; Markdown gets `& < >` as
+entities and its own specials (`\\ ` * _ [ ] | ~`) backslash-escaped, so an ID
+can neither break a table nor become a link or HTML; JUnit is built with
+ElementTree after removing what XML 1.0 cannot hold.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from rankgate.core.gate import GateResult
+from rankgate.core.measures import Measure
+
+
+def _m(family: str, k: int) -> Measure:
+    return Measure(family, k)
+
+_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff\ufffe\uffff]")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def visible(text) -> str:
+    """Control, bidi and other invisible characters as escapes (\\x1b, \\u202e); everything else as is."""
+    def esc(m: re.Match) -> str:
+        c = ord(m.group(0))
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return _INVISIBLE.sub(esc, str(text))
+
+
+def md(text) -> str:
+    """Text for a Markdown table cell or line: visible, HTML-inert, no Markdown meaning."""
+    t = visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", t)
+
+
+def md_list(ids, limit: int = 8) -> str:
+    ids = list(ids)
+    if not ids:
+        return "—"
+    shown = ", ".join(md(i) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _f(x, digits: int = 4, sign: bool = False) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+
+
+def _label(key: str, k: int) -> str:
+    return {"hit_rate_at_k": f"hit@{k}", "precision_at_k": f"P@{k}", "recall_at_k": f"R@{k}",
+            "mrr_at_k": f"MRR@{k}"}.get(key, key)
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+# ---- gate: Markdown -----------------------------------------------------------------------------
+
+def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
+    d = result.data
+    k = d["k"]
+    ok = d["accepted"]
+    out = [f"## rankgate gate: {'✅ ACCEPT' if ok else '❌ REJECT'}", ""]
+    na = len(d.get("no_answer_queries", []))
+    out.append(f"Candidate **{md(d['candidate'])}** against baseline **{md(d['baseline'])}**, k = {k}, "
+               f"{d.get('queries', 0)} queries" + (f" ({na} no-answer queries reported apart)" if na else "")
+               + f", as of {d.get('as_of', '')}.")
+    failed = [c for c in d["check_details"] if not c["passed"]]
+    if failed:
+        out.append("")
+        out.append("Failed: " + "; ".join(f"**{md(c['name'])}**: {md(c['why'])}" for c in failed))
+    out += ["", "### Checks", "", _row(["", "check", "why"]), _row(["---", "---", "---"])]
+    for c in d["check_details"]:
+        out.append(_row(["✅" if c["passed"] else "❌", md(c["name"]), md(c["why"])]))
+
+    sig = d.get("significance", {})
+    conf = sig.get("confidence", 0.95)
+    out += ["", "### Measures", "",
+            _row(["measure", "baseline", "candidate", "Δ", f"{conf:.0%} CI", "p", "effect size",
+                  "wins / losses / ties", "weighted Δ"]),
+            _row(["---", "--:", "--:", "--:", "---", "--:", "--:", "---", "--:"])]
+    for key, s in d.get("deltas", {}).items():
+        ci = s.get("ci") or [None, None]
+        out.append(_row([md(_label(key, k)), _f(s["baseline"]), _f(s["candidate"]), _f(s["delta"], sign=True),
+                         f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]", _f(s.get("p_value")),
+                         _f(s.get("effect_size"), 2, True), f"{s['wins']} / {s['losses']} / {s['ties']}",
+                         _f(s["weighted_delta"], sign=True)]))
+    if sig:
+        out += ["", f"p: {md(sig['test'])}; CI: {md(sig['interval'])}; {sig['resamples']} resamples, "
+                    f"seed {sig['seed']}."]
+
+    out += ["", f"### Failed queries (no relevant document in the candidate's top {k})", ""]
+    if d["failed_queries"]:
+        must = set(d.get("must_pass", []))
+        newly = set(d.get("newly_failed", []))
+        waived = {w["query"] for w in d.get("waivers", []) if w.get("used")}
+        out += [_row(["query", "status", "found", "missing"]), _row(["---", "---", "---", "---"])]
+        for r in d["failed_queries"]:
+            q = r["query"]
+            status = ["newly failed" if q in newly else "missed by both"]
+            if q in must:
+                status.append("must-pass")
+            if q in waived:
+                status.append("waived")
+            out.append(_row([md(q), ", ".join(status), md_list(r["found"]), md_list(r["missing"])]))
+    else:
+        out.append("None.")
+    if d.get("newly_fixed"):
+        out += ["", f"Newly fixed (missed by the baseline, hit by the candidate): {md_list(d['newly_fixed'], 20)}."]
+
+    slices = d.get("slices", {})
+    if slices:
+        keys = list(next(iter(slices.values()))["measures"])
+        out += ["", "### Slices", "",
+                _row(["slice", "queries", *(md(_label(x, k)) for x in keys), "newly failed"]),
+                _row(["---", "--:", *("---" for _ in keys), "---"])]
+        for name, s in slices.items():
+            cells = [f"{_f(v['baseline'], 3)} → {_f(v['candidate'], 3)}" for v in s["measures"].values()]
+            out.append(_row([md(name), str(s["queries"]), *cells, md_list(s["newly_failed"])]))
+
+    cov = d.get("coverage")
+    if cov:
+        out += ["", "### Coverage", ""]
+        for role in ("baseline", "candidate"):
+            c = cov[role]
+            out.append(f"- {role} {md(d[role])}: Judged@{k} {_f(c['judged_at_k'], 3)}, {c['judged']} of {c['ranked']} "
+                       f"documents in the top {k} judged ({c['judged_share']:.1%})")
+        queue = cov.get("review_queue") or []
+        if queue:
+            total = cov.get("review_queue_total", len(queue))
+            out += ["", f"Unjudged documents to review first ({min(queue_rows, len(queue))} of {total}; "
+                        "what a relevant label would change):", "",
+                    _row(["query", "document", "rank b / c", "would flip", "moves a Δ by up to"]),
+                    _row(["---", "---", "---", "---", "--:"])]
+            for x in queue[:queue_rows]:
+                flips = ("**decision**, " if x["changes_decision"] else "") + md_list(x["flips"])
+                out.append(_row([md(x["query"]), md(x["doc"]),
+                                 f"{x['baseline_rank'] or '—'} / {x['candidate_rank'] or '—'}",
+                                 flips, _f(x["impact"])]))
+
+    budgets = d.get("budgets") or {}
+    if budgets:
+        fields = sorted({f for r in budgets.values() for f in r})
+        out += ["", "### Budgets", "", _row(["run", *(f"{md(f)} {s}" for f in fields for s in ("p50", "p95"))]),
+                _row(["---", *("--:" for _ in fields for _ in range(2))])]
+        for role in ("baseline", "candidate"):
+            if role in budgets:
+                vals = [budgets[role].get(f, {}).get(s) for f in fields for s in ("p50", "p95")]
+                out.append(_row([f"{role} {md(d[role])}", *("—" if v is None else f"{v:g}" for v in vals)]))
+
+    b = d.get("binding")
+    if b:
+        snaps = ", ".join(f"{md(n)} {md(s) if s else '(none)'}" for n, s in b["runs_corpus_snapshot"].items())
+        labels = ", ".join(md(v) for v in b["labels_collection_version"]) or "(none)"
+        out += ["", "### Binding", "", f"Labels' collection version {labels}; runs' corpus snapshot {snaps}: "
+                f"**{md(b['status'])}**" + (f" ({md(b['why'])})" if b.get("why") else "") + "."]
+        for p in b.get("problems", []):
+            out.append(f"- {md(p)}")
+
+    if d.get("waivers"):
+        out += ["", "### Waivers", "", _row(["query", "owner", "reason", "expires", "used", "expired"]),
+                _row(["---", "---", "---", "---", "---", "---"])]
+        for w in d["waivers"]:
+            out.append(_row([md(w["query"]), md(w["owner"]), md(w["reason"]), md(w["expires"]),
+                             "yes" if w["used"] else "no", "**yes**" if w["expired"] else "no"]))
+    return "\n".join(out) + "\n"
+
+
+# ---- gate: JUnit --------------------------------------------------------------------------------
+
+def xml_text(text) -> str:
+    """Text XML 1.0 can hold: invisible and control characters as visible escapes (tab and newline kept)."""
+    s = str(text)
+    return "\n".join("\t".join(visible(t) for t in line.split("\t")) for line in s.split("\n"))
+
+
+def _rank(rr: float) -> int | None:
+    return int(round(1.0 / rr)) if rr > 0 else None
+
+
+def gate_junit(result: GateResult) -> str:
+    """Two suites: `rankgate.checks` (one test case per check) and `rankgate.queries` (one per query).
+
+    A query fails when the candidate newly misses it at k (the baseline hit it) or misses a must-pass
+    query; a query both runs miss is skipped (a known failure); a waived query passes, saying so.
+    """
+    d = result.data
+    k = d["k"]
+    root = ET.Element("testsuites", name=xml_text(f"rankgate gate: {d['candidate']} vs {d['baseline']}"))
+    checks = ET.SubElement(root, "testsuite", name="rankgate.checks")
+    props = ET.SubElement(checks, "properties")
+    for name, value in (("decision", d["decision"]), ("baseline", d["baseline"]), ("candidate", d["candidate"]),
+                        ("k", k), ("as_of", d.get("as_of", ""))):
+        ET.SubElement(props, "property", name=name, value=xml_text(value))
+    nfail = 0
+    for c in d["check_details"]:
+        tc = ET.SubElement(checks, "testcase", classname="rankgate.checks", name=xml_text(c["name"]))
+        if not c["passed"]:
+            nfail += 1
+            f = ET.SubElement(tc, "failure", message=xml_text(c["why"]), type=xml_text(c.get("kind", "check")))
+            f.text = xml_text(c["why"])
+        else:
+            ET.SubElement(tc, "system-out").text = xml_text(c["why"])
+    checks.set("tests", str(len(d["check_details"])))
+    checks.set("failures", str(nfail))
+    checks.set("errors", "0")
+    checks.set("skipped", "0")
+
+    queries = ET.SubElement(root, "testsuite", name="rankgate.queries")
+    must = set(d.get("must_pass", []))
+    waivers = {w["query"]: w for w in d.get("waivers", [])}
+    current = {q for q, w in waivers.items() if not w["expired"]}
+    p = result.paired
+    index = {q: i for i, q in enumerate(p.qids)} if p is not None else {}
+
+    def base(q: str) -> dict:
+        i = index.get(q)
+        if i is None:
+            return {}
+        return {"hit_at_k": bool(p.baseline[p.hit][i] > 0), "reciprocal_rank": float(p.baseline[_m("RR", k)][i]),
+                "recall_at_k": float(p.baseline[_m("R", k)][i])}
+    nq = nf = ns = 0
+    for r in result.rows:
+        q = r["query"]
+        nq += 1
+        tc = ET.SubElement(queries, "testcase", classname="rankgate.queries", name=xml_text(q))
+        b = base(q)
+        b_hit = bool(b.get("hit_at_k"))
+        summary = (f"candidate: hit={r['hit_at_k']} RR={r['reciprocal_rank']:.4f} R@{k}={r['recall_at_k']:.4f}; "
+                   f"baseline: hit={b_hit} RR={b.get('reciprocal_rank', 0.0):.4f} "
+                   f"R@{k}={b.get('recall_at_k', 0.0):.4f}\nfound: {', '.join(r['found']) or '-'}\n"
+                   f"missing: {', '.join(r['missing']) or '-'}")
+        if r["hit_at_k"]:
+            ET.SubElement(tc, "system-out").text = xml_text(summary)
+            continue
+        reasons = []
+        if b_hit:
+            reasons.append(f"newly failed: the baseline {d['baseline']} hits it (first relevant at rank "
+                           f"{_rank(b.get('reciprocal_rank', 0.0))}), the candidate {d['candidate']} has no "
+                           f"relevant document in its top {k}")
+        if q in must:
+            reasons.append(f"must-pass query missed: no relevant document in the candidate's top {k}")
+        if not reasons:
+            ns += 1
+            ET.SubElement(tc, "skipped", message=xml_text(f"missed by both runs in the top {k} (a known failure)"))
+            ET.SubElement(tc, "system-out").text = xml_text(summary)
+            continue
+        if q in current:
+            w = waivers[q]
+            ET.SubElement(tc, "system-out").text = xml_text(
+                f"waived by {w['owner']} until {w['expires']}: {w['reason']}\n" + "; ".join(reasons) + "\n" + summary)
+            continue
+        nf += 1
+        msg = "; ".join(reasons)
+        if q in waivers:
+            msg += f" (waiver by {waivers[q]['owner']} expired {waivers[q]['expires']})"
+        f = ET.SubElement(tc, "failure", message=xml_text(msg), type="newly_failed" if b_hit else "must_pass")
+        f.text = xml_text(summary)
+    queries.set("tests", str(nq))
+    queries.set("failures", str(nf))
+    queries.set("errors", "0")
+    queries.set("skipped", str(ns))
+    root.set("tests", str(nq + len(d["check_details"])))
+    root.set("failures", str(nf + nfail))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ---- compare: Markdown --------------------------------------------------------------------------
+
+def compare_markdown(data: dict, *, top: int = 15) -> str:
+    """A comparison (Comparison.as_dict()) as Markdown: per candidate, measures, queries, slices."""
+    k = data["k"]
+    out = [f"## rankgate compare: {len(data['candidates'])} candidate(s) against **{md(data['baseline'])}**", "",
+           f"k = {k}, {data['queries']} queries; p from a {md(data['significance']['test'])} test, "
+           f"{data['significance']['resamples']} resamples, seed {data['significance']['seed']}."]
+    conf = data["significance"]["confidence"]
+    for c in data["candidates"]:
+        out += ["", f"### {md(c['candidate'])}", "",
+                _row(["measure", "baseline", "candidate", "Δ", f"{conf:.0%} CI", "p", "effect size",
+                      "wins / losses / ties", "weighted Δ"]),
+                _row(["---", "--:", "--:", "--:", "---", "--:", "--:", "---", "--:"])]
+        for name, s in c["summary"].items():
+            ci = s.get("ci") or [None, None]
+            out.append(_row([md(name), _f(s["baseline"]), _f(s["candidate"]), _f(s["delta"], sign=True),
+                             f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]", _f(s.get("p_value")),
+                             _f(s.get("effect_size"), 2, True), f"{s['wins']} / {s['losses']} / {s['ties']}",
+                             _f(s["weighted_delta"], sign=True)]))
+        out += ["", f"Newly failed: {md_list(c['newly_failed'], 20)}. Newly fixed: {md_list(c['newly_fixed'], 20)}."]
+        rows = [r for r in c["queries"] if r["change"] > 0][:top]
+        if rows:
+            names = list(rows[0]["measures"])
+            out += ["", "Most changed queries:", "",
+                    _row(["query", "status", *(md(n) for n in names), "relevant documents (rank b → c)"]),
+                    _row(["---", "---", *("---" for _ in names), "---"])]
+            for r in rows:
+                ranked = [m for m in r.get("movement", []) if m["baseline_rank"] or m["candidate_rank"]]
+                moves = ", ".join(f"{md(m['doc'])} {m['baseline_rank'] or '—'} → {m['candidate_rank'] or '—'}"
+                                  for m in ranked[:4])
+                out.append(_row([md(r["query"]), r["status"].replace("_", " "),
+                                 *(f"{v['baseline']:.3f} → {v['candidate']:.3f}" for v in r["measures"].values()),
+                                 moves or "—"]))
+        if c["slices"]:
+            names = list(next(iter(c["slices"].values()))["measures"])
+            out += ["", "Slices:", "", _row(["slice", "queries", *(md(n) for n in names), "newly failed"]),
+                    _row(["---", "--:", *("---" for _ in names), "---"])]
+            for s, v in c["slices"].items():
+                out.append(_row([md(s), str(v["queries"]),
+                                 *(f"{x['baseline']:.3f} → {x['candidate']:.3f}" for x in v["measures"].values()),
+                                 md_list(v["newly_failed"])]))
+    return "\n".join(out) + "\n"

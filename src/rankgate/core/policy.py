@@ -1,0 +1,446 @@
+"""The release policy: rules, must-pass queries, waivers, significance settings; read from TOML.
+
+A policy comes from (lowest first) the defaults, a benchmark's `[gate]` table
+and the policy file it names, a `--policy` file, then flags. docs/policy.md
+describes every key. Every mistake is one `InputError` naming the file and
+the key: an unknown key, a wrong type, a value out of range.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rankgate.core.benchmark import load_toml
+from rankgate.core.errors import InputError
+from rankgate.core.measures import Measure, parse_measure
+from rankgate.core.validate import Checks
+
+CHECK_KINDS = ("not_lower", "floor", "no_significant_regression", "no_newly_failed", "judged", "budget")
+TESTS = ("randomization", "bootstrap")
+BUDGET_FIELDS = ("latency_ms", "context_tokens")
+BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
+
+POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
+               "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers"}
+SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence"}
+WAIVER_KEYS = {"query", "owner", "reason", "expires"}
+RULE_COMMON = {"name", "check"}
+RULE_KEYS = {  # per check kind, besides name and check
+    "not_lower": {"measure", "tolerance", "weighted", "slice", "min_queries"},
+    "floor": {"measure", "min", "weighted", "slice", "min_queries"},
+    "no_significant_regression": {"measure", "alpha", "test", "weighted", "slice", "min_queries"},
+    "no_newly_failed": {"max", "slice", "min_queries"},
+    "judged": {"min", "slice", "min_queries"},
+    "budget": {"field", "stat", "max", "max_ratio"},
+}
+ALL_RULE_KEYS = RULE_COMMON.union(*RULE_KEYS.values())
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One check of the gate. `kind` is one of CHECK_KINDS; the other fields apply per kind.
+
+    - not_lower: candidate's macro `measure` >= baseline's - `tolerance`
+    - floor: candidate's macro `measure` >= `floor`
+    - no_significant_regression: not (delta < 0 and significant at `alpha` by `test`)
+    - no_newly_failed: at most `max` queries hit by the baseline and missed by the candidate at k
+    - judged: the share of judged documents in the candidate's top k >= `floor`
+    - budget: the candidate's `stat` of `field` <= `max`, and/or <= `max_ratio` x the baseline's
+
+    `slices` restricts the check to queries with those tags (one check per slice,
+    "*" = every slice); a slice with fewer than `min_queries` queries fails.
+    `weighted` uses the queries' weights for the macro.
+    """
+
+    name: str
+    measure: Measure | None = None
+    kind: str = "not_lower"
+    tolerance: float = 0.0
+    floor: float | None = None
+    alpha: float = 0.05
+    test: str = "randomization"
+    weighted: bool = False
+    slices: tuple[str, ...] = ()
+    min_queries: int = 1
+    field: str | None = None
+    stat: str = "p95"
+    max: float | None = None
+    max_ratio: float | None = None
+
+    def as_dict(self) -> dict:
+        out: dict = {"name": self.name, "check": self.kind}
+        if self.measure is not None:
+            out["measure"] = self.measure.name
+        keys = RULE_KEYS[self.kind]
+        if "tolerance" in keys:
+            out["tolerance"] = self.tolerance
+        if "min" in keys:
+            out["min"] = self.floor
+        if "alpha" in keys:
+            out.update(alpha=self.alpha, test=self.test)
+        if "weighted" in keys:
+            out["weighted"] = self.weighted
+        if "slice" in keys:
+            out.update(slice=list(self.slices), min_queries=self.min_queries)
+        if self.kind == "budget":
+            out.update(field=self.field, stat=self.stat, max=self.max, max_ratio=self.max_ratio)
+        if self.kind == "no_newly_failed":
+            out["max"] = int(self.max or 0)
+        return out
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """A known regression on one query, accepted by `owner` for `reason` until `expires` (inclusive)."""
+
+    query: str
+    owner: str
+    reason: str
+    expires: dt.date
+
+    def expired(self, as_of: dt.date) -> bool:
+        return as_of > self.expires
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "owner": self.owner, "reason": self.reason, "expires": self.expires.isoformat()}
+
+
+@dataclass
+class Policy:
+    k: int = 3
+    checks: Checks = field(default_factory=Checks)
+    measures: list[Measure] = field(default_factory=list)
+    rules: list[Rule] | None = None  # None: the seed's two rules
+    must_pass: list[str] = field(default_factory=list)
+    baseline: str | None = None
+    candidate: str | None = None
+    source: str | None = None  # the last policy file read, when there is one
+    sources: list[str] = field(default_factory=list)  # every policy file read, in order
+    allow_snapshot_mismatch: bool = False
+    resamples: int = 10000
+    seed: int = 0
+    confidence: float = 0.95
+    waivers: list[Waiver] = field(default_factory=list)
+
+    def effective_rules(self) -> list[Rule]:
+        if self.rules is not None:
+            return self.rules
+        return [Rule("recall_not_lower", Measure("R", self.k)), Rule("mrr_not_lower", Measure("RR", self.k))]
+
+    def copy(self) -> "Policy":
+        return replace(self, measures=list(self.measures), rules=None if self.rules is None else list(self.rules),
+                       must_pass=list(self.must_pass), sources=list(self.sources), waivers=list(self.waivers))
+
+    def as_dict(self) -> dict:
+        """Everything the decision depends on, as plain data (the receipt records it)."""
+        return {
+            "k": self.k, "rel_level": self.checks.rel_level, "missing_queries": self.checks.missing_queries,
+            "short_rankings": self.checks.short_rankings, "measures": [m.name for m in self.measures],
+            "must_pass": list(self.must_pass), "baseline": self.baseline, "candidate": self.candidate,
+            "allow_snapshot_mismatch": self.allow_snapshot_mismatch,
+            "significance": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence},
+            "rules": [r.as_dict() for r in self.effective_rules()],
+            "waivers": [w.as_dict() for w in self.waivers],
+        }
+
+
+# ---- reading ------------------------------------------------------------------------------------
+
+def _type_name(kind) -> str:
+    if isinstance(kind, tuple):
+        return " or ".join(_type_name(k) for k in kind)
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
+            dict: "a table", dt.date: "a date"}.get(kind, getattr(kind, "__name__", str(kind)))
+
+
+def _found(v) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _typed(v, kind, path: str, what: str):
+    """v checked against kind; bools are never numbers; ints are accepted as numbers."""
+    if kind is float:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        v = float(v) if ok else v
+    elif kind is int:
+        ok = isinstance(v, int) and not isinstance(v, bool)
+    else:
+        ok = isinstance(v, kind)
+    if not ok:
+        raise InputError(path, f"{what} must be {_type_name(kind)}, found {_found(v)}")
+    return v
+
+
+def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Policy:
+    """A policy from a TOML table (a policy file, or the manifest's [gate] table) over `base`."""
+    p = base.copy() if base else Policy()
+    unknown = sorted(set(data) - POLICY_KEYS)
+    if unknown:
+        raise InputError(path, f"unknown policy key {unknown[0]!r} (expected one of {', '.join(sorted(POLICY_KEYS))})")
+
+    def get(key, kind):
+        return _typed(data[key], kind, path, f"policy key {key!r}")
+
+    checks = p.checks
+    if "k" in data:
+        p.k = get("k", int)
+        if p.k < 1:
+            raise InputError(path, "policy key 'k' must be at least 1")
+    if "rel_level" in data:
+        checks = replace(checks, rel_level=get("rel_level", int))
+    for key, allowed in (("missing_queries", ("error", "zero")), ("short_rankings", ("error", "allow"))):
+        if key in data:
+            v = get(key, str)
+            if v not in allowed:
+                raise InputError(path, f"policy key {key!r} must be one of {', '.join(allowed)}, found {v!r}")
+            checks = replace(checks, **{key: v})
+    p.checks = checks
+    if "measures" in data:
+        p.measures = [_measure(m, path, "policy key 'measures'") for m in get("measures", list)]
+    if "must_pass" in data:
+        p.must_pass = _str_list(get("must_pass", list), path, "policy key 'must_pass'", "query IDs")
+    for key in ("baseline", "candidate"):
+        if key in data:
+            setattr(p, key, get(key, str))
+    if "allow_snapshot_mismatch" in data:
+        p.allow_snapshot_mismatch = get("allow_snapshot_mismatch", bool)
+    if "significance" in data:
+        _significance(get("significance", dict), path, p)
+    if "rules" in data:
+        rules = [_rule(r, path, i) for i, r in enumerate(get("rules", list))]
+        names = [r.name for r in rules]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise InputError(path, f"two rules are named {dup!r}; give one of them another 'name'")
+        p.rules = rules
+    if "waivers" in data:
+        p.waivers = [_waiver(w, path, i) for i, w in enumerate(get("waivers", list))]
+        queries = [w.query for w in p.waivers]
+        dup = next((q for q in queries if queries.count(q) > 1), None)
+        if dup:
+            raise InputError(path, f"two waivers for query {dup!r}; keep one")
+    return p
+
+
+def _str_list(v: list, path: str, what: str, of: str) -> list[str]:
+    if not all(isinstance(x, str) for x in v):
+        raise InputError(path, f"{what} must be a list of {of}")
+    return list(v)
+
+
+def _significance(t: dict, path: str, p: Policy) -> None:
+    unknown = sorted(set(t) - SIGNIFICANCE_KEYS)
+    if unknown:
+        raise InputError(path, f"significance: unknown key {unknown[0]!r} (expected "
+                         f"{', '.join(sorted(SIGNIFICANCE_KEYS))})")
+    if "resamples" in t:
+        p.resamples = _typed(t["resamples"], int, path, "significance.resamples")
+        if not 100 <= p.resamples <= 10_000_000:
+            raise InputError(path, "significance.resamples must be between 100 and 10000000")
+    if "seed" in t:
+        p.seed = _typed(t["seed"], int, path, "significance.seed")
+        if p.seed < 0:
+            raise InputError(path, "significance.seed must be 0 or more")
+    if "confidence" in t:
+        p.confidence = _typed(t["confidence"], float, path, "significance.confidence")
+        if not 0 < p.confidence < 1:
+            raise InputError(path, "significance.confidence must be between 0 and 1 (e.g. 0.95)")
+
+
+def _measure(text, path, what) -> Measure:
+    if not isinstance(text, str):
+        raise InputError(path, f"{what} must be a measure name such as \"R@5\", found {_found(text)}")
+    try:
+        return parse_measure(text)
+    except InputError as e:
+        raise InputError(path, f"{what}: {e.what}") from None
+
+
+def _rule(r, path, i) -> Rule:
+    where = f"rules[{i}]"
+    if not isinstance(r, dict):
+        raise InputError(path, f"{where} must be a table with 'measure' and 'check'")
+    unknown = sorted(set(r) - ALL_RULE_KEYS)
+    if unknown:
+        raise InputError(path, f"{where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(ALL_RULE_KEYS))})")
+    kind = r.get("check", "not_lower")
+    if kind not in CHECK_KINDS:
+        raise InputError(path, f"{where}: 'check' must be one of {', '.join(CHECK_KINDS)}, found {kind!r}")
+    allowed = RULE_KEYS[kind] | RULE_COMMON
+    stray = sorted(set(r) - allowed)
+    if stray:
+        raise InputError(path, f"{where}: key {stray[0]!r} does not apply to check {kind!r} "
+                         f"(it takes {', '.join(sorted(allowed))})")
+
+    def num(key, default=None, *, low=None, high=None, low_open=False):
+        if key not in r:
+            return default
+        v = _typed(r[key], float, path, f"{where}.{key}")
+        if low is not None and (v < low or (low_open and v == low)) or high is not None and v > high:
+            rng = f"{'above' if low_open else 'at least'} {low:g}" if high is None else \
+                f"between {low:g} and {high:g}"
+            raise InputError(path, f"{where}: {key!r} must be {rng}, found {v:g}")
+        return v
+
+    m = None
+    if "measure" in RULE_KEYS[kind]:
+        if "measure" not in r:
+            raise InputError(path, f"{where}: missing 'measure' (e.g. measure = \"R@5\")")
+        m = _measure(r["measure"], path, f"{where}.measure")
+    tol = num("tolerance", 0.0, low=0.0)
+    floor = None
+    if kind in ("floor", "judged"):
+        if "min" not in r:
+            raise InputError(path, f"{where}: check {kind!r} needs 'min', a number")
+        floor = num("min", low=0.0, high=1.0) if kind == "judged" else num("min")
+    alpha = num("alpha", 0.05, low=0.0, high=0.5, low_open=True)
+    test = r.get("test", "randomization")
+    if test not in TESTS:
+        raise InputError(path, f"{where}: 'test' must be one of {', '.join(TESTS)}, found {test!r}")
+    weighted = _typed(r.get("weighted", False), bool, path, f"{where}.weighted")
+    slices: tuple[str, ...] = ()
+    if "slice" in r:
+        s = r["slice"]
+        if isinstance(s, str):
+            s = [s]
+        if not isinstance(s, list) or not s or not all(isinstance(x, str) and x for x in s):
+            raise InputError(path, f"{where}: 'slice' must be a tag, a list of tags, or \"*\" for every slice")
+        slices = tuple(dict.fromkeys(s))
+    min_queries = _typed(r.get("min_queries", 1), int, path, f"{where}.min_queries")
+    if min_queries < 1:
+        raise InputError(path, f"{where}: 'min_queries' must be at least 1")
+    fld, stat, mx, ratio = None, "p95", None, None
+    if kind == "budget":
+        fld = r.get("field")
+        if fld not in BUDGET_FIELDS:
+            raise InputError(path, f"{where}: a budget needs 'field', one of {', '.join(BUDGET_FIELDS)}"
+                             + (f", found {fld!r}" if fld is not None else ""))
+        stat = r.get("stat", "p95")
+        if stat not in BUDGET_STATS:
+            raise InputError(path, f"{where}: 'stat' must be one of {', '.join(BUDGET_STATS)}, found {stat!r}")
+        mx = num("max", low=0.0)
+        ratio = num("max_ratio", low=0.0, low_open=True)
+        if mx is None and ratio is None:
+            raise InputError(path, f"{where}: a budget needs 'max' (absolute) or 'max_ratio' (x the baseline's)")
+    if kind == "no_newly_failed":
+        mx = float(_typed(r.get("max", 0), int, path, f"{where}.max"))
+        if mx < 0:
+            raise InputError(path, f"{where}: 'max' must be 0 or more")
+    name = r.get("name") or _default_name(kind, m, fld, stat, weighted)
+    if not isinstance(name, str):
+        raise InputError(path, f"{where}: 'name' must be a string")
+    return Rule(name, m, kind, float(tol), floor, float(alpha), test, weighted, slices, min_queries, fld, stat, mx,
+                ratio)
+
+
+def _default_name(kind: str, m: Measure | None, fld: str | None, stat: str, weighted: bool) -> str:
+    w = "weighted_" if weighted else ""
+    if kind == "not_lower":
+        return f"{m.name}_{w}not_lower"
+    if kind == "floor":
+        return f"{m.name}_{w}floor"
+    if kind == "no_significant_regression":
+        return f"{m.name}_{w}no_significant_regression"
+    if kind == "judged":
+        return "judged_share"
+    if kind == "budget":
+        return f"{fld}_{stat}_budget"
+    return "no_newly_failed_queries"
+
+
+def _waiver(w, path, i) -> Waiver:
+    where = f"waivers[{i}]"
+    if not isinstance(w, dict):
+        raise InputError(path, f"{where} must be a table with query, owner, reason and expires")
+    unknown = sorted(set(w) - WAIVER_KEYS)
+    if unknown:
+        raise InputError(path, f"{where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(WAIVER_KEYS))})")
+    missing = [k for k in ("query", "owner", "reason", "expires") if k not in w]
+    if missing:
+        raise InputError(path, f"{where}: missing {missing[0]!r} (a waiver names the query, its owner, the reason "
+                         "and the date it expires)")
+    for key in ("query", "owner", "reason"):
+        v = _typed(w[key], str, path, f"{where}.{key}")
+        if not v.strip():
+            raise InputError(path, f"{where}: {key!r} must not be empty")
+    exp = w["expires"]
+    if isinstance(exp, str):
+        try:
+            exp = dt.date.fromisoformat(exp)
+        except ValueError:
+            raise InputError(path, f"{where}: 'expires' must be a date such as 2026-12-31, found {exp!r}") from None
+    elif isinstance(exp, dt.datetime):
+        exp = exp.date()
+    elif not isinstance(exp, dt.date):
+        raise InputError(path, f"{where}: 'expires' must be a date such as 2026-12-31, found {_found(exp)}")
+    return Waiver(w["query"], w["owner"], w["reason"], exp)
+
+
+def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
+    """A policy file: its top level, or its [gate] table when it has one."""
+    data = load_toml(path)
+    table = data["gate"] if isinstance(data.get("gate"), dict) else data
+    p = policy_from_table(table, str(path), base)
+    p.source = str(path)
+    p.sources.append(str(path))
+    return p
+
+
+def resolve(flags, bundle) -> Policy:
+    """The policy in force: defaults < the manifest's [gate] (and the policy file it names) < a --policy
+    file < flags. `flags` is any object with the CLI's attribute names (missing ones count as unset)."""
+    from rankgate.core.measures import parse_measures
+
+    def flag(name, default=None):
+        return getattr(flags, name, default)
+
+    policy = Policy()
+    m = bundle.manifest
+    if m is not None:
+        policy.k = m.k
+        policy.checks = replace(policy.checks, rel_level=m.rel_level)
+        gate = dict(m.gate)
+        named = gate.pop("policy", None)
+        if named is not None:
+            if not isinstance(named, str):
+                raise InputError(str(m.path), "key 'gate.policy' must be a file name")
+            policy = load_policy(m.folder / named, policy)
+        policy = policy_from_table(gate, str(m.path), policy)
+    if flag("policy"):
+        policy = load_policy(flag("policy"), policy)
+    if bundle.queries and not policy.must_pass:
+        policy.must_pass = bundle.must_pass
+    if flag("k") is not None:
+        if flag("k") < 1:
+            raise InputError("--k", "k must be at least 1")
+        policy.k = flag("k")
+    checks = policy.checks
+    if flag("rel_level") is not None:
+        checks = replace(checks, rel_level=flag("rel_level"))
+    if flag("missing_queries"):
+        checks = replace(checks, missing_queries=flag("missing_queries"))
+    if flag("short_rankings"):
+        checks = replace(checks, short_rankings=flag("short_rankings"))
+    policy.checks = replace(checks, k=policy.k)
+    if flag("measure"):
+        policy.measures = list(dict.fromkeys(policy.measures + [x for t in flag("measure") for x in parse_measures(t)]))
+    if flag("must_pass"):
+        policy.must_pass = list(dict.fromkeys(flag("must_pass")))
+    for key in ("baseline", "candidate"):
+        value = flag(key)
+        if value and isinstance(value, str):
+            setattr(policy, key, value)
+    if flag("allow_snapshot_mismatch"):
+        policy.allow_snapshot_mismatch = True
+    if flag("resamples") is not None:
+        if not 100 <= flag("resamples") <= 10_000_000:
+            raise InputError("--resamples", "resamples must be between 100 and 10000000")
+        policy.resamples = flag("resamples")
+    if flag("seed") is not None:
+        if flag("seed") < 0:
+            raise InputError("--seed", "seed must be 0 or more")
+        policy.seed = flag("seed")
+    return policy

@@ -1,0 +1,208 @@
+"""Paired significance for a macro delta: randomization test, bootstrap interval, effect size.
+
+All three work on the per-query deltas d = candidate - baseline of one measure,
+optionally weighted (the statistic is then the weighted mean sum(w*d)/sum(w)).
+
+- The paired randomization (sign-flip) test: under "no difference" each
+  query's delta is as likely to have the other sign, so the observed mean is
+  compared with the means of `resamples` random sign flips. The p-value is
+  two-sided, (1 + #{|T*| >= |T|}) / (1 + resamples). When 2^n <= resamples
+  every sign pattern is enumerated instead and the p-value is exact.
+- The bootstrap confidence interval: queries resampled with replacement,
+  the percentile interval of the resampled means.
+- The effect size: Cohen's d for paired samples (d_z), mean delta over the
+  standard deviation of the deltas (weighted when weights are given).
+
+Everything is vectorised (a matrix of sign bits, or of resample counts, per
+chunk times a matrix of deltas; never a Python loop per resample) and
+deterministic: the generator is seeded from (seed, test), so a given seed,
+resample count and set of deltas always give the same numbers. Several
+measures are tested in one pass over the same resamples (`paired_tests`),
+which gives each the numbers it would get alone (up to float rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+CHUNK_CELLS = 1 << 20  # resamples x queries per chunk (8 MB of float64)
+EPS = 1e-12
+
+
+def _rng(seed: int, stream: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), stream])))
+
+
+def _prepare(deltas, weights) -> tuple[np.ndarray, np.ndarray]:
+    d = np.asarray(deltas, dtype=np.float64)
+    w = np.ones(len(d)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != d.shape:
+        raise ValueError("weights and deltas differ in length")
+    if len(w) and (w < 0).any():
+        raise ValueError("weights must be non-negative")
+    return d, w
+
+
+def weighted_mean(values, weights=None) -> float:
+    v, w = _prepare(values, weights)
+    total = w.sum()
+    return float((w * v).sum() / total) if total > 0 else 0.0
+
+
+def _columns(deltas) -> np.ndarray:
+    d = np.asarray(deltas, dtype=np.float64)
+    return d[:, None] if d.ndim == 1 else d
+
+
+def randomization_tests(deltas, weights=None, *, resamples: int = 10000, seed: int = 0) -> tuple[np.ndarray, bool]:
+    """Two-sided p-values of the paired sign-flip test for each column of `deltas` (queries x measures),
+    all from the same sign patterns, and whether they are exact (every pattern enumerated)."""
+    D = _columns(deltas)
+    n, M = D.shape
+    if n == 0 or M == 0:
+        return np.ones(M), True
+    w = np.ones(n) if weights is None else _prepare(D[:, 0], weights)[1]
+    total = w.sum()
+    if total <= 0:
+        return np.ones(M), True
+    wd = w[:, None] * D / total  # n x M
+    observed = np.abs(wd.sum(axis=0))
+    tol = EPS * np.maximum(1.0, np.abs(wd).sum(axis=0))
+    zero = observed <= tol
+    step = max(1, CHUNK_CELLS // n)
+    count = np.zeros(M, dtype=np.int64)
+    colsum = wd.sum(axis=0)
+    if n <= 20 and 2 ** n <= resamples:
+        codes = np.arange(2 ** n, dtype=np.int64)
+        for lo in range(0, len(codes), step):
+            bits = ((codes[lo:lo + step, None] >> np.arange(n)) & 1).astype(np.float64)
+            stats = np.abs(colsum - 2.0 * (bits @ wd))  # a set bit flips that query's sign
+            count += np.count_nonzero(stats >= observed - tol, axis=0)
+        p = count / 2 ** n
+        p[zero] = 1.0
+        return p, True
+    rng = _rng(seed, 0)
+    nbytes = (n + 7) // 8
+    done = 0
+    while done < resamples:
+        m = min(step, resamples - done)
+        bits = np.unpackbits(rng.integers(0, 256, size=(m, nbytes), dtype=np.uint8), axis=1, count=n)
+        stats = np.abs(colsum - 2.0 * (bits.astype(np.float64) @ wd))
+        count += np.count_nonzero(stats >= observed - tol, axis=0)
+        done += m
+    p = (1 + count) / (1 + resamples)
+    p[zero] = 1.0
+    return p, False
+
+
+def randomization_test(deltas, weights=None, *, resamples: int = 10000, seed: int = 0) -> tuple[float, bool]:
+    """Two-sided p-value of the paired sign-flip test, and whether it is exact (every pattern)."""
+    p, exact = randomization_tests(_prepare(deltas, weights)[0], weights, resamples=resamples, seed=seed)
+    return float(p[0]), exact
+
+
+def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
+                  confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap intervals of the (weighted) mean of each column of `deltas` (queries x
+    measures), queries resampled with replacement, the same resamples for every column."""
+    D = _columns(deltas)
+    n, M = D.shape
+    if n == 0 or M == 0:
+        return np.zeros(M), np.zeros(M)
+    w = np.ones(n) if weights is None else _prepare(D[:, 0], weights)[1]
+    rng = _rng(seed, 1)
+    step = max(1, CHUNK_CELLS // n)
+    means = np.empty((resamples, M), dtype=np.float64)
+    wd = w[:, None] * D
+    done = 0
+    while done < resamples:
+        m = min(step, resamples - done)
+        big = m * n >= 2 ** 31
+        idx = rng.integers(0, n, size=(m, n), dtype=np.int64 if big else np.int32)
+        idx += (np.arange(m, dtype=idx.dtype) * n)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n).astype(np.float64)
+        den = counts @ w
+        means[done:done + m] = np.divide(counts @ wd, den[:, None], out=np.zeros((m, M)), where=den[:, None] > 0)
+        done += m
+    alpha = 1.0 - confidence
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=0)
+    const = np.ptp(D, axis=0) == 0
+    lo[const] = hi[const] = D[0, const]
+    return lo, hi
+
+
+def bootstrap_ci(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
+                 confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the (weighted) mean delta, queries resampled with replacement."""
+    lo, hi = bootstrap_cis(_prepare(deltas, weights)[0], weights, resamples=resamples, seed=seed,
+                           confidence=confidence)
+    return float(lo[0]), float(hi[0])
+
+
+def effect_size(deltas, weights=None) -> float | None:
+    """Cohen's d_z: mean delta / standard deviation of the deltas (None when undefined or infinite)."""
+    d, w = _prepare(deltas, weights)
+    n = len(d)
+    total = w.sum()
+    if n < 2 or total <= 0:
+        return None
+    mean = float((w * d).sum() / total)
+    var = float((w * (d - mean) ** 2).sum() / total) * n / (n - 1)
+    sd = math.sqrt(max(var, 0.0))
+    if sd <= EPS:
+        return 0.0 if abs(mean) <= EPS else None
+    return mean / sd
+
+
+def percentile(values, q: float) -> float | None:
+    """The q-th percentile (0-100), linear interpolation between order statistics; None when empty."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if not len(v):
+        return None
+    return float(np.percentile(v, q))
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The significance of one macro delta."""
+
+    n: int
+    delta: float  # the (weighted) mean of candidate - baseline
+    p_value: float  # two-sided, paired randomization test
+    ci_low: float
+    ci_high: float
+    confidence: float
+    effect_size: float | None  # Cohen's d_z
+    resamples: int
+    seed: int
+    exact: bool  # every sign pattern enumerated
+    weighted: bool = False
+
+    def as_dict(self) -> dict:
+        return {"delta": self.delta, "p_value": self.p_value, "ci": [self.ci_low, self.ci_high],
+                "confidence": self.confidence, "effect_size": self.effect_size, "queries": self.n,
+                "weighted": self.weighted, "exact": self.exact}
+
+
+def paired_tests(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
+                 confidence: float = 0.95) -> list[PairedTest]:
+    """A PairedTest for each column of `deltas` (queries x measures; candidate - baseline), in one pass:
+    every column sees the same sign patterns and the same resamples, so the answer for a column does
+    not depend on which other columns are tested with it (beyond float rounding)."""
+    D = _columns(deltas)
+    n, M = D.shape
+    p, exact = randomization_tests(D, weights, resamples=resamples, seed=seed)
+    lo, hi = bootstrap_cis(D, weights, resamples=resamples, seed=seed, confidence=confidence)
+    return [PairedTest(n, weighted_mean(D[:, j], weights), float(p[j]), float(lo[j]), float(hi[j]), confidence,
+                       effect_size(D[:, j], weights), resamples, seed, exact, weights is not None)
+            for j in range(M)]
+
+
+def paired_test(baseline, candidate, weights=None, *, resamples: int = 10000, seed: int = 0,
+                confidence: float = 0.95) -> PairedTest:
+    d = np.asarray(candidate, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
+    return paired_tests(d, weights, resamples=resamples, seed=seed, confidence=confidence)[0]

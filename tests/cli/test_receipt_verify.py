@@ -1,0 +1,134 @@
+"""rankgate receipt verify: agrees with an untouched gate; names what differs after any tampering."""
+
+import json
+import shutil
+
+import pytest
+
+from rankgate.cli import main
+from tests.conftest import SAMPLES
+
+ARGS = ["--as-of", "2026-06-01", "--resamples", "500"]
+
+
+@pytest.fixture
+def bench(tmp_path):
+    folder = tmp_path / "ops"
+    shutil.copytree(SAMPLES / "ops-handbook", folder, ignore=shutil.ignore_patterns("corpus.jsonl", "*.trec",
+                                                                                     "dense-*", "make_runs.py"))
+    return folder
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def gated(capsys, bench, *extra):
+    receipt = bench.parent / "receipt.json"
+    code, _, err = run(capsys, "gate", bench, "--policy", bench / "policy.toml", "--receipt", receipt, *ARGS, *extra)
+    assert code in (0, 3), err
+    return receipt
+
+
+def test_an_untouched_receipt_verifies(capsys, bench):
+    receipt = gated(capsys, bench)
+    rec = json.loads(receipt.read_text())
+    assert rec["decision"] == "reject" and rec["as_of"] == "2026-06-01"
+    assert {i["role"] for i in rec["inputs"]} == {"manifest", "qrels", "run", "queries", "policy"}
+    assert rec["runs"]["bm25-prf"]["metadata"]["corpus_snapshot"] == "ops-handbook-2026.11"
+    assert rec["policy"]["significance"] == {"resamples": 500, "seed": 2026, "confidence": 0.95}
+    assert rec["binding"]["status"] == "bound" and rec["waivers_used"] == []
+    code, out, err = run(capsys, "receipt", "verify", receipt)
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["status"] == "verified" and v["differences"] == [] and v["recomputed_decision"] == "reject"
+
+
+@pytest.mark.parametrize("target", ["benchmark.toml", "judgments.jsonl", "runs/bm25-prf.jsonl",
+                                    "runs/bm25-stemmed.jsonl", "queries.jsonl", "policy.toml"])
+def test_tampering_any_input_fails_verification(capsys, bench, target):
+    receipt = gated(capsys, bench)
+    path = bench / target
+    path.write_bytes(path.read_bytes() + b"\n")  # even one harmless byte
+    code, out, err = run(capsys, "receipt", "verify", receipt)
+    assert code == 3
+    assert f"{target}: sha256 differs" in err and len(err.strip().splitlines()) == 1
+    assert json.loads(out)["status"] == "mismatch"
+
+
+def test_a_changed_label_changes_the_recomputed_result(capsys, bench):
+    receipt = gated(capsys, bench)
+    j = bench / "judgments.jsonl"
+    rows = [json.loads(line) for line in j.read_text().splitlines()]
+    # regrade the document the candidate ranks first for q-leaked-key as relevant: the must-pass now holds
+    row = next(r for r in rows if (r["query"], r["doc"]) == ("q-leaked-key", "netsec-ssh-bastion-01"))
+    row["grade"] = 2
+    j.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run(capsys, "receipt", "verify", receipt)
+    v = json.loads(out)
+    assert code == 3 and v["recomputed_decision"] == "accept"
+    assert any(d.startswith('decision: receipt "reject", recomputed "accept"') for d in v["differences"])
+
+
+def test_tampering_the_receipt_fails_verification(capsys, bench):
+    receipt = gated(capsys, bench)
+    rec = json.loads(receipt.read_text())
+    rec["decision"] = "accept"
+    rec["result"]["checks"]["must_pass_queries_hit"] = True
+    receipt.write_text(json.dumps(rec))
+    code, out, err = run(capsys, "receipt", "verify", receipt)
+    assert code == 3 and 'decision: receipt "accept", recomputed "reject"' in err
+    assert "result.checks.must_pass_queries_hit: receipt true, recomputed false" in json.loads(out)["differences"]
+    rec = json.loads((gated(capsys, bench)).read_text())
+    rec["policy"]["rules"][0]["alpha"] = 0.5
+    receipt.write_text(json.dumps(rec))
+    code, _, err = run(capsys, "receipt", "verify", receipt)
+    assert code == 3 and "policy.rules[0].alpha" in err
+
+
+def test_waiver_expiry_is_judged_on_the_recorded_date(capsys, bench):
+    (bench / "policy.toml").write_text((bench / "policy.toml").read_text() + '''
+[[waivers]]
+query = "q-leaked-key"
+owner = "tomas"
+reason = "known"
+expires = 2026-06-30
+''')
+    receipt = gated(capsys, bench)
+    rec = json.loads(receipt.read_text())
+    assert rec["decision"] == "accept" and [w["query"] for w in rec["waivers_used"]] == ["q-leaked-key"]
+    code, _, err = run(capsys, "receipt", "verify", receipt)  # today is after 2026-06-30: still verifies
+    assert code == 0, err
+
+
+def test_unreadable_inputs_and_receipts_exit_2(capsys, bench, tmp_path):
+    receipt = gated(capsys, bench)
+    (bench / "runs" / "bm25-prf.jsonl").unlink()
+    code, out, err = run(capsys, "receipt", "verify", receipt)
+    assert code == 2 and "bm25-prf.jsonl" in err and json.loads(out)["status"] == "unreadable"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code, _, err = run(capsys, "receipt", "verify", bad)
+    assert code == 2 and "invalid JSON" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "receipt", "verify", tmp_path / "missing.json")
+    assert code == 2 and "no such file" in err
+    bad.write_text('{"inputs": [], "result": {}}')
+    code, _, err = run(capsys, "receipt", "verify", bad)
+    assert code == 2 and "records no invocation" in err
+
+
+def test_relative_paths_verify_from_elsewhere(capsys, bench, tmp_path, monkeypatch):
+    monkeypatch.chdir(bench.parent)
+    code, _, _ = run(capsys, "gate", "ops", "--policy", "ops/policy.toml", "--receipt", "r.json", *ARGS)
+    assert code == 3
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, _, err = run(capsys, "receipt", "verify", bench.parent / "r.json")  # falls back to the gate's folder
+    assert code == 0, err
+    code, _, err = run(capsys, "receipt", "verify", bench.parent / "r.json", "--root", bench.parent)
+    assert code == 0, err
+    code, out, err = run(capsys, "receipt", "verify", bench.parent / "r.json", "--root", elsewhere)
+    assert code == 2
