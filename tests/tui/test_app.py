@@ -260,3 +260,83 @@ async def test_qrels_file_and_runs_without_a_folder(tiny):
         assert isinstance(screen, ReviewScreen)
         assert (screen.model.baseline, screen.model.candidate, screen.model.k) == ("a", "b", 3)
         assert screen.model.labels.saved
+
+
+def test_run_review_refuses_missing_inputs_before_opening_the_screen(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from rankgate.tui.app import run_review
+
+    args = SimpleNamespace(path=str(tmp_path / "nope"), runs=[], db=None, reviewer=None)
+    assert run_review(args) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    args = SimpleNamespace(path=None, runs=[], db=None, reviewer=None)
+    assert run_review(args) == 2
+
+
+async def test_quit_while_loading(tiny, monkeypatch):
+    import time
+
+    import rankgate.tui.app as appmod
+    from rankgate.tui.loader import Cancelled
+
+    def slow(inputs, progress):
+        for i in range(100):
+            progress(f"step {i}", i, 100)  # raises Cancelled once the app leaves
+            time.sleep(0.02)
+        raise AssertionError("the load was not stopped")
+
+    monkeypatch.setattr(appmod, "load", slow)
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, ReviewScreen) and app.screen.model is None
+        await pilot.press("n", "2")  # nothing to act on yet: ignored
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.error is None and Cancelled
+
+
+async def test_an_edit_does_not_pull_the_query_out_from_under_the_cursor(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        await pilot.press("v")  # queries needing review
+        await pilot.pause()
+        assert screen.qid == "q-restore" and screen.doc == "d-rpo"
+        await pilot.press("2", "escape")  # its last unjudged top-k document
+        await pilot.pause()
+        assert screen.model.unjudged[screen.qi] == 0
+        assert screen.qid == "q-restore"  # still here, still listed
+        await pilot.press("n")  # on to the next query needing review
+        await pilot.pause()
+        assert screen.qid != "q-restore" and screen.model.unjudged[screen.qi] > 0
+
+
+async def test_a_significance_rule_is_brought_up_to_date_after_an_edit(tiny):
+    from rankgate.tui.messages import GateDecided
+    from tests.tui.test_model import POLICY
+
+    manifest = tiny / "benchmark.toml"
+    manifest.write_text(manifest.read_text().replace('[gate]\n', '[gate]\npolicy = "policy.toml"\n'))
+    (tiny / "policy.toml").write_text(POLICY)
+    app = make_app(tiny)
+    decided = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: decided.append(m.view)
+                            if isinstance(m, GateDecided) else None) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        panel = screen.query_one(GatePanel)
+        shown = []
+        original = panel.show
+        panel.show = lambda view: (shown.append(view), original(view))
+        await pilot.press("2", "escape")
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert shown[0].stale  # at once: everything current but the significance test
+        assert decided and not decided[-1].stale and decided[-1].version == screen.model.version
+        assert shown[-1] is decided[-1] and not panel.view.stale
+        assert "updating" not in plain(screen.query_one("#gate-body"))

@@ -17,12 +17,14 @@ from rankgate.tui.loader import Inputs, load
 def _core(m):
     """The core's own answer from the labels as they are now: full scoring, full gate."""
     qrels = m.labels.to_qrels()
-    return run_gate(qrels, m.runs[m.baseline].run, m.runs[m.candidate].run, m.policy, m.no_answer).data, qrels
+    result = run_gate(qrels, m.runs[m.baseline].run, m.runs[m.candidate].run, m.policy, m.no_answer,
+                      queries=m.queries, review=False)
+    return result.data, qrels
 
 
 def assert_agrees(m):
     core, qrels = _core(m)
-    view = m.gate()
+    view = m.gate(fresh=True)
     assert view.checks == core["checks"]
     assert view.decision == core["decision"]
     for key, value in core["baseline_macro"].items():
@@ -145,4 +147,79 @@ def test_a_cancelled_load_lets_go_of_the_store(tiny):
     assert calls[0] == "opening the label store"
     m = load(Inputs(str(tiny))).model  # the store's lock was released
     assert m.nq == 6
+    m.labels.close()
+
+
+POLICY = """
+[significance]
+resamples = 200
+seed = 3
+
+[[rules]]
+measure = "R@3"
+check = "not_lower"
+
+[[rules]]
+measure = "RR@3"
+check = "floor"
+min = 0.3
+slice = ["netsec", "*"]
+
+[[rules]]
+measure = "nDCG@3"
+check = "no_significant_regression"
+alpha = 0.1
+
+[[rules]]
+check = "no_newly_failed"
+
+[[rules]]
+check = "judged"
+min = 0.8
+
+[[rules]]
+check = "budget"
+field = "latency_ms"
+max = 100
+"""
+
+
+def test_every_kind_of_rule_agrees_with_the_core(tiny):
+    manifest = tiny / "benchmark.toml"
+    manifest.write_text(manifest.read_text().replace('[gate]\n', '[gate]\npolicy = "policy.toml"\n'))
+    (tiny / "policy.toml").write_text(POLICY)
+    m = load(Inputs(str(tiny))).model
+    names = [d["name"] for d in m.gate().check_details]
+    assert "RR@3_floor[netsec]" in names and "judged" in " ".join(names) and len(m.extra) >= 1
+    assert_agrees(m)
+    rng = random.Random(9)
+    for _ in range(15):
+        qid = rng.choice(m.qids)
+        qi = m.qindex[qid]
+        doc = rng.choice(m.runs[m.candidate].names(qi)[:3] or ["d-x"])
+        m.labels.set(qid, doc, rng.choice([0, 1, 2, 3]), "r")
+        m.apply_edit(qid)
+        quick = m.gate()  # significance from the last fresh gate
+        fresh = m.gate(fresh=True)
+        assert not fresh.stale
+        assert [d["name"] for d in quick.check_details] == [d["name"] for d in fresh.check_details]
+        assert_agrees(m)
+    m.labels.close()
+
+
+def test_significance_is_deferred_after_an_edit_then_fresh(tiny):
+    manifest = tiny / "benchmark.toml"
+    manifest.write_text(manifest.read_text().replace('[gate]\n', '[gate]\npolicy = "policy.toml"\n'))
+    (tiny / "policy.toml").write_text(POLICY)
+    m = load(Inputs(str(tiny))).model
+    assert not m.gate().stale  # the loader decided once, fresh
+    m.labels.set("q-dns", "d-anycast", 3, "r")
+    m.apply_edit("q-dns")
+    quick = m.gate()
+    assert quick.stale  # the significance test is from before the edit
+    fresh = m.gate(fresh=True)
+    assert not fresh.stale and not m.gate().stale
+    assert_agrees(m)
+    m.set_pair("stemmed", "prf")
+    assert not m.gate().stale  # another pair: nothing to reuse, decided now
     m.labels.close()

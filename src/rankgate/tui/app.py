@@ -15,7 +15,8 @@ from textual.app import App
 from textual.worker import get_current_worker
 
 from rankgate.tui.commands import ReviewCommands
-from rankgate.tui.loader import Cancelled, Inputs, Loaded, load, load_corpus
+from rankgate.core.errors import InputError
+from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
 from rankgate.tui.messages import CorpusLoaded, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.widgets.doc_view import DocView
@@ -107,7 +108,13 @@ class ReviewApp(App[int]):
 
 def run_review(args) -> int:
     """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened."""
-    app = ReviewApp(Inputs.from_args(args))
+    inputs = Inputs.from_args(args)
+    try:
+        check_inputs(inputs)  # the mistakes found without reading anything: before the screen opens
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    app = ReviewApp(inputs)
     app.run()
     if app.error is not None:
         print(f"error: {app.error}", file=sys.stderr)

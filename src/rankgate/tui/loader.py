@@ -85,11 +85,24 @@ def load(inputs: Inputs, progress: Progress = _noop) -> Loaded:
             gc.enable()
 
 
+def check_inputs(inputs: Inputs) -> None:
+    """The mistakes found without reading anything (InputError)."""
+    if inputs.path and not os.path.exists(inputs.path):
+        raise InputError(inputs.path, "no such file or folder (expected a benchmark folder or a qrels file)")
+    if not inputs.path and not inputs.db:
+        raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH)")
+    if inputs.path and not is_benchmark(inputs.path) and not inputs.runs:
+        raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
+    for spec in inputs.runs:
+        _, path = split_run_spec(spec)
+        if not os.path.exists(path):
+            raise InputError(path, "no such file (expected a run file)")
+
+
 def _load(inputs: Inputs, progress: Progress) -> Loaded:
     manifest = None
     qrels_path = None
-    if inputs.path and not os.path.exists(inputs.path):
-        raise InputError(inputs.path, "no such file or folder (expected a benchmark folder or a qrels file)")
+    check_inputs(inputs)
     if inputs.path and is_benchmark(inputs.path):
         manifest = load_manifest(inputs.path)
         qrels_path = str(manifest.qrels)
@@ -159,6 +172,8 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         name=manifest.name if manifest else Path(qrels_path or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
                         progress=scoring)
+    progress("deciding the gate", steps, steps)
+    model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
     progress("ready", steps, steps)
     return Loaded(model, manifest, book.reviewer, manifest.corpus if manifest else None, hits)
 

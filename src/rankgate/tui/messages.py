@@ -48,3 +48,11 @@ class LabelsEdited(Message):
     def __init__(self, qid: str, doc: str, seconds: float) -> None:
         super().__init__()
         self.qid, self.doc, self.seconds = qid, doc, seconds
+
+
+class GateDecided(Message):
+    """A fresh gate (significance tests recomputed) from a worker: `view` is a `tui.model.GateView`."""
+
+    def __init__(self, view) -> None:
+        super().__init__()
+        self.view = view

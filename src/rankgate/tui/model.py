@@ -2,16 +2,20 @@
 
 On load every run is scored once by the core engine, vectorised over all
 queries. After that a label edit touches one query: `apply_edit()` re-scores
-that query alone (the core's `evaluate` on a one-query slice of the labels
-and of each run, about a hundred rows), writes its values into the per-query
-arrays, moves the macro sums by the difference, and recomputes the gate from
-the sums. Nothing else is re-scored, so an edit costs the same with 10 or
-10,000 queries.
+that query alone (the core's `evaluate` on a one-query slice of the labels and
+of each run, about a hundred rows) and writes its values into the per-query
+arrays. Nothing else is re-scored, so an edit costs the same with 10 or 10,000
+queries.
 
-The checks mirror `core.gate.run_gate` exactly (same rules, names, order and
-"why" texts); `tests/tui/test_model.py` proves the two agree after edits. Once
-the core exposes its decision step apart from its scoring (see docs/review.md),
-`decide()` here becomes a call to it.
+The gate is the core's own decision: `gate()` hands the per-query arrays of
+the baseline and the candidate (the evaluated queries, as `core.compare.pair`
+orders them) to `core.gate.decide` as a `Paired`, so every rule of the policy
+(floors, slices, coverage, budgets, waivers, significance) reads the same here
+as in `rankgate gate`. Summing a few arrays of 10,000 floats is all it costs,
+except for significance tests (about a second each at 10,000 queries): after an
+edit they reuse the last results and `gate(fresh=True)`, which the app runs in
+a worker, brings them up to date. `tests/tui/test_model.py` proves the model
+and `run_gate` agree after edits.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankgate.core.engine import evaluate, sort_run, summarise
-from rankgate.core.gate import Policy, seed_measures
+from rankgate.core.compare import Paired, aggregate
+from rankgate.core.compare import _budget_values  # per-run budgets, as core.compare.pair keeps them
+from rankgate.core.engine import evaluate, sort_run
+from rankgate.core.gate import Policy, decide, extra_measures, macro_keys, seed_measures
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run
 
@@ -108,10 +114,40 @@ class GateView:
     accepted: bool
     evaluated: int
     unknown_must_pass: list[str] = field(default_factory=list)
+    stale: bool = False  # significance results are from before the last edit (a fresh gate follows)
+    version: int = 0  # the model's version this view was computed at
+    memo: dict | None = field(default=None, repr=False)  # its significance results
 
     @property
     def decision(self) -> str:
         return "accept" if self.accepted else "reject"
+
+
+class LivePaired(Paired):
+    """The core's Paired, whose significance tests may answer from an earlier decision (`defer`).
+
+    A deferred answer is the memo's result for the same test, or failing that (the evaluated
+    queries changed, so the masks did) for the same measure and settings on as many queries;
+    `used_memo` says one was used.
+    """
+
+    def setup(self, memo: dict, defer: bool) -> "LivePaired":
+        self.memo, self.defer, self.used_memo = memo, defer, False
+        return self
+
+    def significance(self, m, *, mask=None, weighted=False, resamples=10000, seed=0, confidence=0.95):
+        settings = (self.baseline_name, self.candidate_name, m, weighted, resamples, seed, confidence)
+        exact = settings + (None if mask is None else mask.tobytes(),)
+        loose = settings + ("n", self.n if mask is None else int(mask.sum()))
+        if self.defer:
+            got = self.memo.get(exact) or self.memo.get(loose)
+            if got is not None:
+                self.used_memo = True
+                return got
+        result = super().significance(m, mask=mask, weighted=weighted, resamples=resamples, seed=seed,
+                                      confidence=confidence)
+        self.memo[exact] = self.memo[loose] = result
+        return result
 
 
 class ReviewModel:
@@ -153,10 +189,7 @@ class ReviewModel:
         self.unknown_must_pass = [q for q in policy.must_pass if q not in self.qindex]
         self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if nq else np.zeros(0, bool)
 
-        rules = policy.effective_rules()
-        rule_measures = [r.measure for r in rules]
-        self.extra: list[Measure] = list(dict.fromkeys(policy.measures + [m for m in rule_measures
-                                                                          if m not in seed_measures(self.k)]))
+        self.extra: list[Measure] = extra_measures(policy)
         self.measures: list[Measure] = list(dict.fromkeys(seed_measures(self.k) + self.extra))
         self.hit_m, self.p_m, self.r_m, self.rr_m = seed_measures(self.k)
 
@@ -199,14 +232,20 @@ class ReviewModel:
         self.candidate = candidate if candidate in self.runs else (
             self.run_names[1] if len(self.run_names) > 1 else self.baseline)
         self.count = int(self.evaluated.sum())
-        self._resync_sums()
+        self._by_id = self._id_order()
+        self.weights = np.array([float(queries[q].weight) if q in queries else 1.0 for q in self.qids])
+        self.tags = [tuple(queries[q].tags) if q in queries else () for q in self.qids]
+        self.budgets = {rname: _budget_values(ri.run) for rname, ri in self.runs.items()}
+        self._memo: dict = {}  # significance results, reused after an edit until a fresh gate
+        self._memo_version = -1  # the version they were computed at
+        self._evaluated_cache = None  # (review indices by ID, their IDs, their tags) of the evaluated queries
 
         # Per query: relevant labels, and unjudged documents in any run's top k.
         ok = cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
         keep = ok >= 0
         self.num_rel = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
         self.num_labels = np.bincount(ok[keep], minlength=nq).astype(np.int64)
-        self.unjudged = self._unjudged_all(qrels, ok, keep)
+        self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
         self.last_edit_s = 0.0
         self._haystack: list[str] | None = None
         self._tags: list[set[str]] | None = None
@@ -216,25 +255,32 @@ class ReviewModel:
 
     # ---- initial, vectorised -------------------------------------------------------------------
 
-    def _unjudged_all(self, qrels: Qrels, ok: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    def _top_k_all(self, qrels: Qrels, ok: np.ndarray, keep: np.ndarray):
+        """Per query: unjudged documents in any run's top k (each once); per run and query: judged
+        and ranked documents in its top k (as core.compare counts them for coverage)."""
         D = max(len(self.catalog.docs), 1)
         judged = np.unique(ok[keep] * D + qrels.doc[keep]) if len(ok) else np.zeros(0, np.int64)
-        parts = []
-        for ri in self.runs.values():
+        parts, jcount, rcount = [], {}, {}
+        for rname, ri in self.runs.items():
             top = (ri.rank < self.k) & (ri.row_q >= 0)
             keys = ri.row_q[top] * D + ri.doc[top]
             if len(judged):
                 idx = np.minimum(np.searchsorted(judged, keys), len(judged) - 1)
-                keys = keys[judged[idx] != keys]
-            parts.append(keys)
+                is_judged = judged[idx] == keys
+            else:
+                is_judged = np.zeros(len(keys), bool)
+            rows_q = ri.row_q[top]
+            rcount[rname] = np.bincount(rows_q, minlength=self.nq).astype(np.int64)
+            jcount[rname] = np.bincount(rows_q[is_judged], minlength=self.nq).astype(np.int64)
+            parts.append(keys[~is_judged])
         if not parts:
-            return np.zeros(self.nq, np.int64)
+            return np.zeros(self.nq, np.int64), jcount, rcount
         allk = np.unique(np.concatenate(parts))
-        return np.bincount(allk // D, minlength=self.nq).astype(np.int64)
+        return np.bincount(allk // D, minlength=self.nq).astype(np.int64), jcount, rcount
 
-    def _resync_sums(self) -> None:
-        ev = self.evaluated
-        self.sums = {r: {m: float(v[ev].sum()) for m, v in per.items()} for r, per in self.values.items()}
+    def _id_order(self) -> np.ndarray:
+        """Review indices sorted by query ID, byte-wise: the order of the core's scores and Paired."""
+        return np.array(sorted(range(self.nq), key=lambda i: self.qids[i].encode("utf-8")), dtype=np.int64)
 
     # ---- per query, on an edit -------------------------------------------------------------------
 
@@ -262,7 +308,7 @@ class ReviewModel:
         return True, out
 
     def apply_edit(self, qid: str) -> None:
-        """After the labels of one query changed: re-score it, move the sums, recount."""
+        """After the labels of one query changed: re-score it, recount its top-k coverage."""
         t0 = time.perf_counter()
         qi = self.qindex.get(qid)
         if qi is None:  # a label for a query no file knew: it joins the review
@@ -270,18 +316,18 @@ class ReviewModel:
         was = bool(self.evaluated[qi])
         now, vals = self.score_query(qi)
         for rname, per in self.values.items():
-            sums = self.sums[rname]
             for m, arr in per.items():
-                old = arr[qi] if was else 0.0
-                new = vals[rname][m]
-                arr[qi] = new
-                sums[m] += float((new if now else 0.0) - old)
+                arr[qi] = vals[rname][m]
         self.evaluated[qi] = now
         self.count += int(now) - int(was)
+        if now != was:
+            self._evaluated_cache = None
         grades = self.labels.grades(qid)
         self.num_rel[qi] = sum(1 for g in grades.values() if g >= self.level)
         self.num_labels[qi] = len(grades)
         self.unjudged[qi] = self._unjudged_one(qi, grades)
+        for rname, ri in self.runs.items():
+            self.topk_judged[rname][qi] = sum(1 for d in ri.names(qi)[: self.k] if d in grades)
         self.qversion[qi] += 1
         self.version += 1
         self.last_edit_s = time.perf_counter() - t0
@@ -303,67 +349,76 @@ class ReviewModel:
         self.evaluated = grow(self.evaluated, False)
         self.num_rel, self.num_labels, self.unjudged = grow(self.num_rel), grow(self.num_labels), grow(self.unjudged)
         self.qversion = grow(self.qversion)
+        self.weights = grow(self.weights, 1.0)
+        self.tags.append(())
+        for per in (self.topk_judged, self.topk_ranked):
+            for rname in per:
+                per[rname] = grow(per[rname])
         for per in self.values.values():
             for m in per:
                 per[m] = grow(per[m], 0.0)
         for ri in self.runs.values():
             ri.start, ri.stop = grow(ri.start), grow(ri.stop)
         self._haystack = self._tags = None
+        self._by_id = self._id_order()
+        self._evaluated_cache = None
         return qi
 
     # ---- macros and the gate -----------------------------------------------------------------------
 
-    def macro_values(self, rname: str) -> dict[Measure, float]:
-        out = {}
-        n = self.count
-        for m in self.measures:
-            if m.family == "gmAP":
-                out[m] = summarise(m, self.values[rname][m][self.evaluated])
-            elif m.summed:
-                out[m] = self.sums[rname][m] if n else 0.0
-            else:
-                out[m] = self.sums[rname][m] / n if n else 0.0
-        return out
+    def paired(self, *, fresh: bool = False) -> LivePaired:
+        """Baseline and candidate on the evaluated queries, in the shape core.compare.pair makes.
+        The arrays are copies: a worker may decide on them while edits go on."""
+        if self._evaluated_cache is None:  # the evaluated queries change rarely: keep their lists
+            idx = self._by_id[self.evaluated[self._by_id]]
+            self._evaluated_cache = (idx, [self.qids[i] for i in idx.tolist()], [self.tags[i] for i in idx.tolist()])
+        idx, qids, tags = self._evaluated_cache
+        b, c = self.baseline, self.candidate
+        p = LivePaired(
+            baseline_name=b, candidate_name=c, k=self.k, rel_level=self.level,
+            qids=list(qids), measures=list(self.measures),
+            baseline={m: v[idx] for m, v in self.values[b].items()},
+            candidate={m: v[idx] for m, v in self.values[c].items()},
+            weights=self.weights[idx], tags=list(tags),
+            judged={"baseline": self.topk_judged[b][idx], "candidate": self.topk_judged[c][idx]},
+            ranked={"baseline": self.topk_ranked[b][idx], "candidate": self.topk_ranked[c][idx]},
+            budgets={"baseline": self.budgets[b], "candidate": self.budgets[c]})
+        return p.setup({} if fresh else self._memo, defer=not fresh)
+
+    def gate_inputs(self, *, fresh: bool = False) -> tuple:
+        """What a decision reads, taken now (on the thread that edits)."""
+        hit = self.values[self.candidate][self.hit_m]
+        return (self.paired(fresh=fresh), np.flatnonzero(self.evaluated & (hit == 0)), self.version,
+                self._memo_version)
+
+    def decide(self, inputs: tuple) -> GateView:
+        """The core's decision on gate_inputs(); safe in a worker thread (reads only the inputs)."""
+        p, failed, version, memo_version = inputs
+        dec = decide(self.policy, p)
+        keys = macro_keys(self.k, self.extra)
+        stale = p.used_memo and memo_version != version
+        return GateView(p.baseline_name, p.candidate_name, self.k,
+                        {key: p.macro("baseline", m) for key, m in keys},
+                        {key: p.macro("candidate", m) for key, m in keys},
+                        dec.checks, dec.details, failed, list(self.policy.must_pass), dec.accepted, p.n,
+                        self.unknown_must_pass, stale, version, p.memo if not p.used_memo else None)
+
+    def adopt(self, view: GateView) -> None:
+        """Keep a fresh decision's significance results for the deferred decisions that follow."""
+        if view.memo is not None and view.version >= self._memo_version:
+            self._memo, self._memo_version = view.memo, view.version
+
+    def gate(self, *, fresh: bool = False) -> GateView:
+        """The core's decision on the current labels. Unless `fresh`, significance tests answer from
+        the last fresh gate (`view.stale` says when that mattered); everything else is current."""
+        view = self.decide(self.gate_inputs(fresh=fresh))
+        self.adopt(view)
+        return view
 
     def macro(self, rname: str) -> dict[str, float]:
-        """In core.gate.macro's shape: the seed's four names, then the extra measures by name."""
-        s = self.macro_values(rname)
-        out = {"hit_rate_at_k": float(s[self.hit_m]), "precision_at_k": float(s[self.p_m]),
-               "recall_at_k": float(s[self.r_m]), "mrr_at_k": float(s[self.rr_m])}
-        for m in self.extra:
-            out[m.name] = float(s[m])
-        return out
-
-    def gate(self) -> GateView:
-        b_sum, c_sum = self.macro_values(self.baseline), self.macro_values(self.candidate)
-        checks: dict[str, bool] = {}
-        details: list[dict] = []
-        for r in self.policy.effective_rules():
-            bv, cv = b_sum[r.measure], c_sum[r.measure]
-            if r.kind == "not_lower":
-                ok = cv >= bv - r.tolerance - 1e-12
-                why = (f"{r.measure.name} {cv:.4f} vs baseline {bv:.4f}"
-                       + (f" (tolerance {r.tolerance:g})" if r.tolerance else ""))
-            else:
-                ok = cv >= r.floor - 1e-12
-                why = f"{r.measure.name} {cv:.4f}, floor {r.floor:g}"
-            checks[r.name] = bool(ok)
-            details.append({"name": r.name, "passed": bool(ok), "measure": r.measure.name, "kind": r.kind,
-                            "baseline": bv, "candidate": cv, "delta": cv - bv, "tolerance": r.tolerance,
-                            "floor": r.floor, "why": why})
-        hit = self.values[self.candidate][self.hit_m]
-        must = list(self.policy.must_pass)
-        missed = [q for q in must if q in self.qindex and self.evaluated[self.qindex[q]] and not hit[self.qindex[q]]]
-        k = self.k
-        checks["must_pass_queries_hit"] = not missed
-        details.append({"name": "must_pass_queries_hit", "passed": not missed, "kind": "must_pass",
-                        "queries": must, "failed": missed,
-                        "why": (f"no relevant document in the top {k} for {', '.join(missed)}" if missed
-                                else f"all {len(must)} must-pass queries hit at {k}")})
-        failed = np.flatnonzero(self.evaluated & (hit == 0))
-        accepted = all(checks.values())
-        return GateView(self.baseline, self.candidate, k, self.macro(self.baseline), self.macro(self.candidate),
-                        checks, details, failed, must, accepted, self.count, self.unknown_must_pass)
+        """One run's macros in core.gate.macro's shape (the seed's four names, then the extra measures)."""
+        ev = self.evaluated
+        return {key: aggregate(m, self.values[rname][m][ev]) for key, m in macro_keys(self.k, self.extra)}
 
     def set_pair(self, baseline: str | None = None, candidate: str | None = None) -> None:
         if baseline is not None:
@@ -374,7 +429,6 @@ class ReviewModel:
             if candidate not in self.runs:
                 raise KeyError(candidate)
             self.candidate = candidate
-        self._resync_sums()
         self.pair_version += 1
         self.version += 1
 

@@ -19,12 +19,12 @@ class ChangeList(LineList):
         self.changes = changes
 
     def render_header(self, width: int) -> Text:
-        return Text(f"{'time':<20} {'action':<7} {'document':<24} g  {'reviewer':<10} reason", end="")
+        return Text(f"{'time':<24} {'action':<7} {'document':<24} g  {'reviewer':<10} reason", end="")
 
     def render_row(self, index: int, width: int) -> Text:
         c = self.changes[index]
         t = Text(end="")
-        t.append_text(literal(excerpt(c.time or "", 20).ljust(20), style="dim"))
+        t.append_text(literal(excerpt(c.time or "", 24).ljust(24), style="dim"))
         t.append(" ")
         t.append_text(literal(excerpt(c.action, 7).ljust(7), style="red" if c.action == "remove" else "green"))
         t.append(" ")

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -14,7 +14,7 @@ from textual.widgets import Footer, Input
 
 from rankgate.tui import commands
 from rankgate.tui.loader import Loaded
-from rankgate.tui.messages import LabelsEdited
+from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
@@ -33,10 +33,14 @@ from rankgate.tui.widgets.reason_bar import ReasonBar
 from rankgate.tui.widgets.text_static import TextStatic
 
 
+FRESH_GATE_AFTER = 0.3  # seconds without an edit before significance tests are run again
+
+
 class ReviewScreen(Screen):
     """Composed as the app starts (the load panel covers the panes); `bind()` gives it the model."""
 
     BINDINGS = commands.bindings()
+    AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
     WHILE_LOADING = {"quit", "help"}  # the commands that work before the benchmark is loaded
 
     def __init__(self, what: str = "") -> None:
@@ -49,9 +53,11 @@ class ReviewScreen(Screen):
         self.ask_reason = True
         self.last_edit_s = 0.0  # the last edit: from its key to every pane updated
         self.last_paint_s = 0.0  # ... and to the screen repainted with it
+        self.last_store_s = 0.0  # ... of which the store's write
         self.exported_to: Path | None = None
         self._return_focus = None
         self.first_frame_at: float | None = None
+        self._fresh_timer = None
 
     # ---- layout ---------------------------------------------------------------------------------------
 
@@ -72,6 +78,7 @@ class ReviewScreen(Screen):
     def on_mount(self) -> None:
         self.query_one(ReasonBar).display = False
         self.query_one("#panes").display = False
+        self.set_focus(None)
         apply_cursor_blink(self)
 
     def progress(self, what: str, done: int, total: int) -> None:
@@ -134,9 +141,33 @@ class ReviewScreen(Screen):
         self.query_one("#top-bar", TextStatic).show(t)
 
     def refresh_gate(self) -> None:
+        """The gate now; when its significance tests are from before the last edit, a fresh one follows."""
         self._gate = self.model.gate()
         self.query_one(GatePanel).show(self._gate)
         self.refresh_top()
+        if self._gate.stale:
+            if self._fresh_timer is not None:
+                self._fresh_timer.stop()
+            self._fresh_timer = self.set_timer(FRESH_GATE_AFTER, self._start_fresh_gate)
+
+    def _start_fresh_gate(self) -> None:
+        self._fresh_timer = None
+        self.fresh_gate(self.model.gate_inputs(fresh=True))
+
+    @work(thread=True, exclusive=True, group="gate")
+    def fresh_gate(self, inputs) -> None:
+        self.post_message(GateDecided(self.model.decide(inputs)))
+
+    @on(GateDecided)
+    def _decided(self, event: GateDecided) -> None:
+        view, m = event.view, self.model
+        m.adopt(view)
+        if view.version == m.version and (view.baseline, view.candidate) == (m.baseline, m.candidate):
+            self._gate = view
+            self.query_one(GatePanel).show(view)
+            self.refresh_top()
+        else:  # edited meanwhile: decide again with these newer results
+            self.refresh_gate()
 
     def show_query(self, qi: int | None, doc: str | None = None) -> None:
         """Show a query; the current document is `doc`, else its first unjudged document in a top k,
@@ -223,6 +254,7 @@ class ReviewScreen(Screen):
         except Exception as e:  # the store refused: nothing changed
             self.notify(f"label not saved: {e}", severity="error", markup=False, timeout=8)
             return False
+        self.last_store_s = time.perf_counter() - t0  # the store's write (journal append and fsync)
         self.model.apply_edit(qid)
         self.after_edit(qid, doc)
         self.last_edit_s = time.perf_counter() - t0

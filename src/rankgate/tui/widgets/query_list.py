@@ -141,12 +141,16 @@ class QueryPane(Vertical):
     def rebuild(self, keep: int | None = None, changed: int | None = None) -> None:
         """Filter and sort again; the cursor stays on query `keep` if it is still listed.
 
-        `changed`: only this query's figures changed; when the order stays, only its row is drawn.
+        `changed`: only this query's figures changed (a label edit); when the order stays, only its
+        row is drawn, and the query under the cursor stays listed even if it no longer matches the
+        filter (grading the last unjudged document under `is:review` does not move you away).
         When the query under the cursor changes, say so (QueryHighlighted).
         """
         lst = self.list
         old = lst.order
         lst.order = self.model.order(self.filter_text, self.sort)
+        if changed is not None and keep is not None and keep in old and keep not in lst.order:
+            lst.order = old  # the edited query no longer matches the filter: it stays until the filter changes
         pos = 0
         if keep is not None:
             hit = np.flatnonzero(lst.order == keep)
