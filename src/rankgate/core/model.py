@@ -37,14 +37,30 @@ class Interner:
         return self.codes.get(name)
 
     def order(self) -> np.ndarray:
-        """Rank of each code in byte-wise (strcmp) order of the names, as trec_eval sorts."""
+        """Rank of each code in byte-wise (strcmp) order of the names, as trec_eval sorts.
+
+        numpy compares str arrays by code point, which is the order of their UTF-8 bytes.
+        """
         if self._order is None or len(self._order) != len(self.names):
-            keys = np.array([n.encode("utf-8") for n in self.names], dtype=object)
-            perm = np.argsort(keys, kind="stable") if len(keys) else np.zeros(0, np.int64)
+            if self.names:
+                perm = np.argsort(np.array(self.names, dtype=str), kind="stable")
+            else:
+                perm = np.zeros(0, np.int64)
             order = np.empty(len(perm), dtype=np.int64)
             order[perm] = np.arange(len(perm))
             self._order = order
         return self._order
+
+    def extend(self, names: list[str]) -> np.ndarray:
+        """Codes of many names at once, interning the new ones (the readers' fast path)."""
+        codes = self.codes
+        new = [n for n in dict.fromkeys(names) if n not in codes]
+        if new:
+            start = len(self.names)
+            codes.update(zip(new, range(start, start + len(new))))
+            self.names.extend(new)
+            self._order = None
+        return np.fromiter(map(codes.__getitem__, names), np.int32, count=len(names))
 
 
 class Catalog:

@@ -91,14 +91,6 @@ def _first_seen_order(q: np.ndarray, declared: dict) -> list[int]:
     return uniq[np.argsort(first, kind="stable")].tolist()
 
 
-def _intern_all(interner, names: list[str]) -> np.ndarray:
-    codes = interner.codes
-    for n in dict.fromkeys(names):
-        if n not in codes:
-            interner.code(n)
-    return np.fromiter(map(codes.__getitem__, names), np.int32, count=len(names))
-
-
 def _fast_block(block: str, first_line: int, catalog: Catalog):
     """Column-wise parse when every line has exactly six fields and no comments; else None."""
     if block.startswith("#") or "\n#" in block:
@@ -110,16 +102,17 @@ def _fast_block(block: str, first_line: int, catalog: Catalog):
         return None
     # A line with too few or too many fields shifts every later column: constant
     # iteration and tag columns rule that out.
-    if len(set(toks[1::6])) != 1 or len(set(toks[5::6])) != 1:
+    iters, tags = toks[1::6], toks[5::6]
+    if iters.count(iters[0]) != n or tags.count(tags[0]) != n:
         return None
     try:
-        scores = np.array(toks[4::6], dtype=np.float64)
+        scores = np.fromiter(map(float, toks[4::6]), np.float64, count=n)
     except ValueError:
         return None
     if not np.isfinite(scores).all():
         return None
-    q = _intern_all(catalog.queries, toks[0::6])
-    d = _intern_all(catalog.docs, toks[2::6])
+    q = catalog.queries.extend(toks[0::6])
+    d = catalog.docs.extend(toks[2::6])
     where = np.arange(first_line, first_line + n, dtype=np.int64)
     return q, d, scores, where
 
