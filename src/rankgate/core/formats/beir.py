@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from array import array
 from pathlib import Path
 
-import numpy as np
-
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import parse_grade, read_text, shorten
+from rankgate.core.formats.textio import JudgmentRows, parse_grade, read_text
 from rankgate.core.model import Catalog, Qrels
 
 HEADER = ("query-id", "corpus-id", "score")
@@ -25,9 +22,7 @@ def read_beir_qrels(path: str | Path, catalog: Catalog | None = None, text: str 
     lines = text.splitlines()
     if not lines or not looks_like_beir(lines[0]):
         raise InputError(path, "expected the header 'query-id<TAB>corpus-id<TAB>score'", line=1)
-    qs, ds, gs = array("i"), array("i"), array("q")
-    seen: dict[tuple[int, int], int] = {}
-    declared: dict[int, None] = {}
+    rows = JudgmentRows(path, catalog)
     for lineno, raw in enumerate(lines[1:], 2):
         if not raw.strip():
             continue
@@ -38,15 +33,5 @@ def read_beir_qrels(path: str | Path, catalog: Catalog | None = None, text: str 
         qid, doc = parts[0].strip(), parts[1].strip()
         if not qid or not doc:
             raise InputError(path, "empty query or document ID", line=lineno)
-        q, d = catalog.queries.code(qid), catalog.docs.code(doc)
-        g = parse_grade(parts[2].strip(), path, lineno)
-        if (q, d) in seen:
-            raise InputError(path, f"duplicate judgment of {shorten(doc)} for query {shorten(qid)} "
-                             f"(first at line {seen[(q, d)]})", line=lineno)
-        seen[(q, d)] = lineno
-        declared[q] = None
-        qs.append(q)
-        ds.append(d)
-        gs.append(g)
-    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
-                 np.frombuffer(gs, np.int64).copy(), list(declared), format="beir")
+        rows.add(qid, doc, parse_grade(parts[2].strip(), path, lineno), lineno)
+    return rows.qrels("beir")

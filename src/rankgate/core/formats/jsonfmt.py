@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import read_text, shorten
+from rankgate.core.formats.textio import JudgmentRows, read_text, shorten
 from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Run
 from rankgate.core.errors import Problem
 
@@ -134,10 +134,7 @@ def _str_field(obj, key, path, lineno, required=True) -> str:
 def qrels_from_jsonl(path: str, text: str, catalog: Catalog | None = None) -> Qrels:
     """One judgment per line, with the reviewer's reason and collection version when given."""
     catalog = catalog or Catalog()
-    qcode, dcode = catalog.queries.code, catalog.docs.code
-    qs, ds, gs = array("i"), array("i"), array("q")
-    seen: dict[tuple[int, int], int] = {}
-    declared: dict[int, None] = {}
+    rows = JudgmentRows(path, catalog)
     details: dict = {}
     meta: dict = {}
     for lineno, obj in _jsonl_objects(path, text):
@@ -149,22 +146,13 @@ def qrels_from_jsonl(path: str, text: str, catalog: Catalog | None = None) -> Qr
         grade = obj.get("grade")
         if not _is_grade(grade):
             raise InputError(path, f"field 'grade' must be an integer, found {shorten(json.dumps(grade))}", line=lineno)
-        q, d = qcode(qid), dcode(doc)
-        if (q, d) in seen:
-            raise InputError(path, f"duplicate judgment of {shorten(doc)} for query {shorten(qid)} "
-                             f"(first at line {seen[(q, d)]})", line=lineno)
-        seen[(q, d)] = lineno
-        declared[q] = None
-        qs.append(q)
-        ds.append(d)
-        gs.append(grade)
+        rows.add(qid, doc, grade, lineno)
         detail = JudgmentDetail(_str_field(obj, "reason", path, lineno, False),
                                 _str_field(obj, "collection_version", path, lineno, False),
                                 _str_field(obj, "reviewer", path, lineno, False))
         if detail != JudgmentDetail():
             details[(qid, doc)] = detail
-    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
-                 np.frombuffer(gs, np.int64).copy(), list(declared), format="jsonl", details=details, meta=meta)
+    return rows.qrels("jsonl", details=details, meta=meta)
 
 
 def runs_from_json(path: str, data, catalog: Catalog | None = None) -> list[Run]:

@@ -107,3 +107,36 @@ def parse_grade(token: str, path: str, line: int | None, where: str | None = Non
 def shorten(text: str, width: int = 60) -> str:
     text = repr(text)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class JudgmentRows:
+    """Collects one reader's judgments: one grade per (query, document), in file order."""
+
+    def __init__(self, path: str, catalog):
+        from array import array
+
+        self.path, self.catalog = path, catalog
+        self.qs, self.ds, self.gs = array("i"), array("i"), array("q")
+        self.seen: dict[tuple[int, int], int] = {}
+        self.declared: dict[int, None] = {}
+
+    def add(self, qid: str, doc: str, grade: int, line: int) -> None:
+        q, d = self.catalog.queries.code(qid), self.catalog.docs.code(doc)
+        first = self.seen.get((q, d))
+        if first is not None:
+            raise InputError(self.path, f"duplicate judgment of {shorten(doc)} for query {shorten(qid)} "
+                             f"(first at line {first}); expected one grade per query and document", line=line)
+        self.seen[(q, d)] = line
+        self.declared[q] = None
+        self.qs.append(q)
+        self.ds.append(d)
+        self.gs.append(grade)
+
+    def qrels(self, fmt: str, **extra):
+        import numpy as np
+
+        from rankgate.core.model import Qrels
+
+        return Qrels(self.path, self.catalog, np.frombuffer(self.qs, np.int32).copy(),
+                     np.frombuffer(self.ds, np.int32).copy(), np.frombuffer(self.gs, np.int64).copy(),
+                     list(self.declared), format=fmt, **extra)

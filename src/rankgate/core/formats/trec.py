@@ -14,17 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import iter_blocks, parse_grade, read_text, shorten
+from rankgate.core.formats.textio import JudgmentRows, iter_blocks, parse_grade, read_text, shorten
 from rankgate.core.model import Catalog, Qrels, Run
 
 
 def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
     path = str(path)
     catalog = catalog or Catalog()
-    qcode, dcode = catalog.queries.code, catalog.docs.code
-    qs, ds, gs = array("i"), array("i"), array("q")
-    seen: dict[tuple[int, int], int] = {}
-    declared: dict[int, None] = {}
+    rows = JudgmentRows(path, catalog)
     meta: dict = {}
     for lineno, raw in enumerate(read_text(path).splitlines(), 1):
         parts = raw.split()
@@ -35,19 +32,8 @@ def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
             continue
         if len(parts) != 4:
             raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade", line=lineno)
-        q, d = qcode(parts[0]), dcode(parts[2])
-        g = parse_grade(parts[3], path, lineno)
-        prev = seen.get((q, d))
-        if prev is not None:
-            raise InputError(path, f"duplicate judgment of {shorten(parts[2])} for query {shorten(parts[0])} "
-                             f"(first at line {prev}); expected one grade per query and document", line=lineno)
-        seen[(q, d)] = lineno
-        declared[q] = None
-        qs.append(q)
-        ds.append(d)
-        gs.append(g)
-    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
-                 np.frombuffer(gs, np.int64).copy(), list(declared), format="trec", meta=meta)
+        rows.add(parts[0], parts[2], parse_grade(parts[3], path, lineno), lineno)
+    return rows.qrels("trec", meta=meta)
 
 
 def _comment_meta(line: str, meta: dict) -> None:
