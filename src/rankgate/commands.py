@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from rankgate.core.bundle import Bundle, load_bundle
@@ -108,11 +109,18 @@ def _usage(parser) -> int:
 
 # ---- shared ------------------------------------------------------------------------------------
 
-def load(args) -> tuple[Bundle, Policy]:
+def load(args, fast: bool = False) -> tuple[Bundle, Policy]:
+    """Read the inputs; `fast` lets large TREC runs take the compiled path (core/fast.py) when it can."""
     from rankgate.progress import terminal_progress
 
+    reader = None
+    if fast and os.environ.get("RANKGATE_FAST", "1") != "0":
+        from rankgate.core import fast as fastpath
+
+        reader = fastpath.lean_reader if fastpath.available() else None
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
-                         qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress)
+                         qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
+                         run_reader=reader)
     return bundle, resolve_policy(args, bundle)
 
 
@@ -122,7 +130,15 @@ def resolve_policy(args, bundle: Bundle) -> Policy:
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
-    problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
+    runs = list(bundle.runs.values())
+    lean = [r for r in runs if getattr(r, "lean", False)]
+    problems = validate(bundle.qrels, [r for r in runs if r not in lean], policy.checks, bundle.no_answer)
+    if lean:
+        from rankgate.core.fast import validate_lean
+
+        judged = set(bundle.qrels.query_ids)
+        for run in lean:
+            problems += validate_lean(run, judged, set(bundle.no_answer), policy.checks)
     if problems:
         raise ValidationError(problems)
 
@@ -153,7 +169,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_score(args) -> int:
-    bundle, policy = load(args)
+    bundle, policy = load(args, fast=True)
     check(bundle, policy)
     if args.validate_only:
         emit(_valid_json(bundle, policy))

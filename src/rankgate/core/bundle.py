@@ -33,10 +33,11 @@ class Bundle:
 
 def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benchmark: str | None = None,
                 queries: str | None = None, qrels_format: str = "auto", run_format: str = "auto",
-                progress=None) -> Bundle:
+                progress=None, run_reader=None) -> Bundle:
     """Read the inputs. A benchmark folder supplies whatever the flags leave out.
 
     `progress(path)` returns a byte-progress callback for a run file, or None.
+    `run_reader(path, name, qrels)` may read a run another way (the fast path); None = the usual reader.
     """
     manifest = load_manifest(benchmark) if benchmark else None
     if manifest is None and qrels and is_benchmark(qrels):
@@ -55,8 +56,9 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
         raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
     loaded: dict[str, Run] = {}
     for spec in specs:
-        _, path = split_run_spec(spec)
-        for run in read_runs(spec, run_format, catalog, progress(path) if progress else None):
+        name, path = split_run_spec(spec)
+        other = run_reader(path, name, q) if run_reader and run_format in ("auto", "trec") else None
+        for run in other or read_runs(spec, run_format, catalog, progress(path) if progress else None):
             if run.name in loaded:
                 raise InputError(path, f"a second run named {run.name!r} (first from {loaded[run.name].path}); "
                                  "name runs with NAME=FILE")

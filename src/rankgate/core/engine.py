@@ -336,6 +336,11 @@ def evaluate(qrels: Qrels, run: Run, measures: list[Measure], *, rel_level: int 
 
     `compat="9"` follows trec_eval 9.0.7's interpolated precision (the only measure that differs).
     """
-    p = prepare(qrels, run, rel_level=rel_level, missing=missing, queries=queries)
+    if getattr(run, "lean", False):  # read by the fast path (core/fast.py)
+        from rankgate.core.fast import prepare_lean
+
+        p = prepare_lean(qrels, run, rel_level=rel_level, missing=missing, queries=queries)
+    else:
+        p = prepare(qrels, run, rel_level=rel_level, missing=missing, queries=queries)
     p.compat = compat
     return Scores(run.name, p.qids, {m: per_query(p, m) for m in measures}, p)

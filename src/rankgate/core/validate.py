@@ -100,8 +100,7 @@ def _duplicates(run: Run) -> list[Problem]:
         return []
     qn, dn = run.catalog.queries.names, run.catalog.docs.names
     found = []
-    for i in dup[: MAX_PER_RULE + 1].tolist():
-        row = int(order[i])
+    for row in np.sort(order[dup])[: MAX_PER_RULE + 1].tolist():  # in file order
         qid, doc = qn[run.q[row]], dn[run.doc[row]]
         found.append(Problem(_row_where(run, row, qid),
                              f"run {run.name!r} ranks document {doc!r} twice for query {qid!r}", "duplicate-ranked"))

@@ -1,0 +1,65 @@
+"""The compiled fast path (pyarrow) gives exactly what the general reader and engine give."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from rankgate.cli import main
+from tests.conftest import write
+
+pytest.importorskip("pyarrow")
+
+
+def score(capsys, monkeypatch, fast, *argv):
+    monkeypatch.setenv("RANKGATE_FAST", "1" if fast else "0")
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+rows_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "10"]), st.sampled_from([f"d{i}" for i in range(9)]),
+                             st.sampled_from([0.5, 1.0, 1.5, 2.0])), min_size=1, max_size=40)
+qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
+                           st.dictionaries(st.sampled_from([f"d{i}" for i in range(9)]), st.integers(-1, 3),
+                                           min_size=1, max_size=5), min_size=1, max_size=5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=rows_st, qrels=qrels_st, fmt=st.sampled_from(["trec", "json"]))
+def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt):
+    run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in rows))
+    q = write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items() for d, g in ds.items()))
+    argv = ["score", "--qrels", q, "--runs", run, "--format", fmt, "-m", "AP,nDCG@3,RR,P@2,R@5,bpref,Judged@3",
+            "--missing-queries", "zero", "--short-rankings", "allow", "-q", "--k", "2"]
+    if fmt == "json":
+        argv.remove("-q")
+    fast = score(capsys, monkeypatch, True, *argv)
+    general = score(capsys, monkeypatch, False, *argv)
+    assert fast == general
+
+
+def test_fast_path_refuses_what_the_general_path_refuses(tmp_path, capsys, monkeypatch):
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d2 1\n")
+    run = write(tmp_path / "run.trec", "q1 Q0 d1 1 2 t\nq1 Q0 d3 2 1 t\nq1 Q0 d1 3 0.5 t\nq9 Q0 d2 1 1 t\n")
+    fast = score(capsys, monkeypatch, True, "validate", "--qrels", q, "--runs", run, "--k", "3")
+    general = score(capsys, monkeypatch, False, "validate", "--qrels", q, "--runs", run, "--k", "3")
+    assert fast[0] == general[0] == 2
+    rules = lambda out: sorted(p["rule"] for p in json.loads(out)["problems"])  # noqa: E731
+    assert rules(fast[1]) == rules(general[1])
+    # score goes through the fast path; its problems name the same line
+    code, _, err = score(capsys, monkeypatch, True, "score", "--qrels", q, "--runs", run, "--k", "1")
+    assert code == 2 and "run.trec:3" in err and "ranks document 'd1' twice" in err
+
+
+@pytest.mark.parametrize("text", ["q1\tQ0\td1\t1\t2\tt\n", "# comment\nq1 Q0 d1 1 2 t\n", "q1 Q0 d1 1 2 t\n\n",
+                                  "q1 Q0 d1 1 2 t extra\n", "q1 Q0 d1 1 2 t"])
+def test_irregular_files_take_the_general_path(tmp_path, capsys, monkeypatch, text):
+    from rankgate.core import fast
+    from rankgate.core.formats import read_qrels
+
+    run = write(tmp_path / "run.trec", text)
+    qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d1 1\n"))
+    assert fast.read_lean_run(str(run), "run", qrels) is None
+    code, out, _ = score(capsys, monkeypatch, True, "score", "--qrels", tmp_path / "q.trec", "--runs", run, "--k", "1")
+    assert code == 0 and json.loads(out)["macro"]["recall_at_k"] == 1.0
