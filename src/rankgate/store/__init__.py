@@ -10,7 +10,8 @@ a workspace.
 from __future__ import annotations
 
 __all__ = ["Workspace", "Judgment", "Event", "Version", "Diff", "Export", "ImportReport", "ImportConflicts",
-           "Conflict", "resolve_reviewer", "content_hash"]
+           "Conflict", "resolve_reviewer", "content_hash", "Disagreement", "MergeReport", "MergeConflicts",
+           "MigrationReport"]
 
 
 def __getattr__(name: str):

@@ -62,12 +62,17 @@ def register(sub) -> None:
     p.add_argument("query")
     p.add_argument("doc")
     p.add_argument("--why", default="", help="why, for the history")
+    p.add_argument("--of-reviewer", metavar="NAME", help="remove NAME's judgment only (default: the pair's label: "
+                   "every reviewer's judgment and the adjudication)")
     p.set_defaults(func=_remove)
 
     p = cmds.add_parser("list", parents=[common], help="the standing judgments")
     p.add_argument("query", nargs="?")
     p.add_argument("doc", nargs="?")
     p.add_argument("--removed", action="store_true", help="include removed labels")
+    p.add_argument("--by-reviewer", action="store_true", help="every reviewer's own judgment (default: one label "
+                   "a pair, saying how it was reached)")
+    p.add_argument("--blind", action="store_true", help="blind review: your own judgments only (--reviewer)")
     p.set_defaults(func=_list)
 
     p = cmds.add_parser("queries", parents=[common], help="the queries, with their judgment counts")
@@ -92,6 +97,79 @@ def register(sub) -> None:
     p.add_argument("new", metavar="V2", nargs="?", help="default: the current labels")
     p.set_defaults(func=_diff)
 
+    p = cmds.add_parser("merge", parents=[common], help="bring several reviewers' exports together, keeping "
+                        "everyone's judgment (all or nothing)")
+    p.add_argument("files", nargs="+", metavar="EXPORT", help="a reviewer's export: JSONL judgments naming their "
+                   "reviewer, or TREC/JSON qrels naming it in the header (# reviewer: NAME); NAME=FILE names the "
+                   "reviewer of a file that does not")
+    p.add_argument("--on-conflict", choices=("stop", "keep", "overwrite"), default="stop",
+                   help="when a reviewer's judgment in the store differs from the file's: stop and list (default), "
+                   "keep the store's, or overwrite with the file's")
+    p.add_argument("--why", help="why, for the history (default: 'merge FILE')")
+    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    p.set_defaults(func=_merge)
+
+    p = cmds.add_parser("agreement", parents=[common], help="agreement between reviewers: Cohen's kappa, "
+                        "Krippendorff's alpha, the disagreeing pairs")
+    p.add_argument("--by", choices=("query", "slice"), help="also per query, or per slice (query tag)")
+    p.set_defaults(func=_agreement)
+
+    p = cmds.add_parser("disagreements", parents=[common], help="pairs whose reviewers disagree, with each "
+                        "grade and reason")
+    p.add_argument("query", nargs="?")
+    p.add_argument("--all", action="store_true", help="include adjudicated ones")
+    p.set_defaults(func=_disagreements)
+
+    p = cmds.add_parser("adjudicate", parents=[common], help="record a pair's final grade, with its own reason")
+    p.add_argument("query")
+    p.add_argument("doc")
+    p.add_argument("grade", nargs="?", help="the final grade (an integer)")
+    p.add_argument("--reason", help="why this is the final grade (required)")
+    p.add_argument("--withdraw", action="store_true", help="withdraw the pair's adjudication instead")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.set_defaults(func=_adjudicate)
+
+    p = cmds.add_parser("confirm", parents=[common], help="a label carried by a migration still holds: clear "
+                        "its needs-review flag")
+    p.add_argument("query")
+    p.add_argument("doc")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.set_defaults(func=_confirm)
+
+    p = cmds.add_parser("migrate", parents=[common], help="carry judgments to new document IDs after "
+                        "rechunking, as a new version (all or nothing)")
+    p.add_argument("--map", required=True, metavar="MAP.tsv", help="OLD_ID<TAB>NEW_ID lines; one line per new "
+                   "ID when an old ID was split")
+    p.add_argument("--version", dest="label_version", metavar="NAME", help="the version the migrated labels are "
+                   "frozen as (default: migrated-<UTC time>)")
+    p.add_argument("--before", metavar="NAME", help="the version the labels before are frozen as (default: "
+                   "NAME-before, or the latest version when it holds them already)")
+    p.add_argument("--drop-unmapped", action="store_true", help="remove judgments whose document is not in the "
+                   "map (default: leave them, and list them)")
+    p.add_argument("--collection-version", metavar="V", help="the new corpus's collection version")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    p.set_defaults(func=_migrate)
+
+    p = cmds.add_parser("queue", help="the review queue: unjudged documents in any run's top k, the most "
+                        "decisive first")
+    p.add_argument("benchmark", nargs="?", metavar="BENCHMARK", help="a benchmark folder (its workspace's labels "
+                   "when it has one, else its qrels); flags override it")
+    p.add_argument("--qrels", help="qrels file (instead of a workspace)")
+    p.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE", help="run file (repeatable)")
+    p.add_argument("--queries", help="queries file (JSONL: tags, must_pass ...)")
+    p.add_argument("--db", metavar="FILE", help="take the labels from this workspace")
+    p.add_argument("--policy", help="policy file (TOML): the gate whose decision the queue is ordered by")
+    p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
+    p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default 1)")
+    p.add_argument("--baseline", help="the gate's baseline run")
+    p.add_argument("--candidate", help="the gate's candidate run")
+    p.add_argument("--must-pass", action="append", default=[], metavar="QUERY", help="a must-pass query "
+                   "(repeatable)")
+    p.add_argument("--limit", type=int, metavar="N", help="list the first N (default: 50; all with --json)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_queue)
+
     p = cmds.add_parser("export", parents=[common], help="write reviewed qrels that `rankgate gate` reads")
     p.add_argument("--format", choices=("trec", "json", "json-graded", "jsonl"), default="trec",
                    help="trec (default); json: binary, documents with grade >= 1; json-graded; jsonl: with "
@@ -100,6 +178,12 @@ def register(sub) -> None:
     p.add_argument("--plain", action="store_true", help="no header (for tools that cannot read comments)")
     p.add_argument("--version", dest="label_version", metavar="V", help="a frozen version (default: the current "
                    "labels)")
+    p.add_argument("--require-adjudication", action="store_true", help="refuse while reviewers disagree about a "
+                   "pair nobody adjudicated")
+    p.add_argument("--judged-by", metavar="NAME", help="NAME's own judgments only (a reviewer's export, for "
+                   "`labels merge`)")
+    p.add_argument("--all-reviewers", action="store_true", help="jsonl: every reviewer's judgment and every "
+                   "adjudication, one a line (for `labels merge`, not for the gate)")
     p.set_defaults(func=_export)
 
     p = cmds.add_parser("purge", parents=[common], help="erase a query or a judgment with its history")
@@ -125,7 +209,7 @@ def _help(parser) -> int:
 # --------------------------------------------------------------------------- opening
 
 
-def _open(args, readonly: bool, on_conflict: str = "stop"):
+def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
     from rankgate.store import paths
     from rankgate.store.workspace import Workspace
 
@@ -137,9 +221,11 @@ def _open(args, readonly: bool, on_conflict: str = "stop"):
             db = args.db or paths.workspace_path(manifest.name)
             if not _exists(db):  # the first open imports the benchmark's labels: that one writes
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
-            return Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, path=args.db)
-        return Workspace.open_benchmark(args.benchmark, reviewer=args.reviewer, path=args.db, on_conflict=on_conflict)
-    return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer)
+            return Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, path=args.db,
+                                            blind=blind)
+        return Workspace.open_benchmark(args.benchmark, reviewer=args.reviewer, path=args.db, on_conflict=on_conflict,
+                                        blind=blind)
+    return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
 
 
 def _exists(path) -> bool:
@@ -200,7 +286,7 @@ def _import(args) -> int:
 
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
-        if args.reason is None and ws.judgment(args.query, args.doc) is None:
+        if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
             raise InputError(str(ws.path), f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
                              f"for {args.query!r}?)")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
@@ -219,18 +305,22 @@ def _set(args) -> int:
 
 def _remove(args) -> int:
     with _open(args, readonly=False) as ws:
-        event = ws.remove_judgment(args.query, args.doc, why=args.why)
+        event = ws.remove_judgment(args.query, args.doc, why=args.why, of_reviewer=args.of_reviewer)
     _saved(ws)
     if args.json:
         _print_json(event.as_dict())
     else:
-        print(f"{args.query} {args.doc}: removed (was {event.before['grade']}; event #{event.id})")
+        whose = f"{args.of_reviewer}'s judgment " if args.of_reviewer else ""
+        print(f"{args.query} {args.doc}: {whose}removed (was {event.before['grade']}; event #{event.id})")
     return EXIT_OK
 
 
 def _list(args) -> int:
-    with _open(args, readonly=True) as ws:
-        items = ws.judgments(args.query, include_removed=args.removed)
+    with _open(args, readonly=True, blind=args.blind) as ws:
+        if args.by_reviewer:
+            items = ws.reviews(args.query, args.doc, include_removed=args.removed)
+        else:
+            items = ws.judgments(args.query, include_removed=args.removed)
     if args.doc is not None:
         items = [j for j in items if j.doc == args.doc]
     if args.json:
@@ -240,7 +330,9 @@ def _list(args) -> int:
     for j in items:
         extra = f" {json.dumps(j.reason, ensure_ascii=False)}" if j.reason else ""
         gone = f" (removed {j.removed})" if j.removed else ""
-        print(f"{j.query} {j.doc} {j.grade}{extra} [{j.reviewer}, {j.updated}]{gone}")
+        how = f" ({j.how()})" if j.reached and j.reached != "single" else ""
+        flag = " [needs review]" if j.needs_review else ""
+        print(f"{j.query} {j.doc} {j.grade}{extra} [{j.reviewer}, {j.updated}]{how}{flag}{gone}")
     return EXIT_OK
 
 
@@ -313,7 +405,9 @@ def _diff(args) -> int:
 
 def _export(args) -> int:
     with _open(args, readonly=True) as ws:
-        out = ws.export(args.format, args.output, plain=args.plain, version=args.label_version)
+        out = ws.export(args.format, args.output, plain=args.plain, version=args.label_version,
+                        require_adjudication=args.require_adjudication, judged_by=args.judged_by,
+                        all_reviewers=args.all_reviewers)
     for n in out.notes:
         _note(n)
     if args.output is None:
@@ -349,6 +443,8 @@ def _status(args) -> int:
         _print_json(stats)
     else:
         for k, v in stats.items():
+            if isinstance(v, list):
+                v = ", ".join(map(str, v)) or "none"
             if v is not None:
                 print(f"{k}: {v}")
     return EXIT_OK
@@ -376,4 +472,231 @@ def _recover(args) -> int:
         print(f"moved aside: {p}")
     if report["lost"]:
         print(f"lost: {report['lost']}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- several reviewers
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False) if text else '""'
+
+
+def _fig(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _merge(args) -> int:
+    from rankgate.store.workspace import MergeConflicts
+
+    try:
+        with _open(args, readonly=False, on_conflict=args.on_conflict) as ws:
+            report = ws.merge_files(args.files, on_conflict=args.on_conflict, why=args.why, dry_run=args.dry_run)
+            path = ws.path
+        _saved(ws)
+    except MergeConflicts as e:
+        for c in e.conflicts[:200]:
+            print(f"conflict: {c}", file=sys.stderr)
+        if len(e.conflicts) > 200:
+            print(f"conflict: ... and {len(e.conflicts) - 200} more", file=sys.stderr)
+        raise
+    for n in report.notes:
+        _note(n)
+    if args.json:
+        _print_json(report.as_dict())
+        return EXIT_OK
+    verb = "would merge" if args.dry_run else "merged"
+    who = ", ".join(f"{name} {n}" for name, n in report.reviewers.items())
+    adj = f", {report.adjudications} adjudications" if report.adjudications else ""
+    n = len(report.files)
+    print(f"{verb} {n} export{'s' if n != 1 else ''} into {path}: {report.added} new judgments (read: {who}), "
+          f"{report.changed} changed, {report.unchanged} unchanged, {report.kept} kept as stored{adj}; "
+          f"{report.queries_added} new queries")
+    print(f"{report.disagreements} pairs where reviewers disagree, not adjudicated "
+          "(`rankgate labels disagreements`; `rankgate labels adjudicate QID DOC GRADE --reason TEXT`)")
+    return EXIT_OK
+
+
+def _describe_disagreement(d) -> str:
+    parts = "; ".join(f"{j.reviewer} {j.grade} {_quote(j.reason)}" for j in d.judgments)
+    if d.adjudication is not None:
+        end = f"adjudicated {d.adjudication.grade} by {d.adjudication.reviewer} {_quote(d.adjudication.reason)}"
+    else:
+        end = f"exported {d.label.grade} (not adjudicated: the latest judgment, {d.label.reviewer}'s)"
+    return f"{d.query} {d.doc}: {parts} -> {end}"
+
+
+def _agreement(args) -> int:
+    with _open(args, readonly=True) as ws:
+        overall, groups = ws.agreement(args.by)
+        found = ws.disagreements(include_adjudicated=True)
+    if args.json:
+        _print_json({"overall": overall.as_dict(), "by": args.by,
+                     "groups": {name: a.as_dict() for name, a in groups.items()},
+                     "disagreements": [d.as_dict() for d in found]})
+        return EXIT_OK
+    if not overall.units:
+        print(f"no pair is judged by two reviewers yet ({overall.single} judged by one): nothing to agree about "
+              "(`rankgate labels merge` brings other reviewers' exports in)")
+        return EXIT_OK
+    share = f"{overall.agreement:.1%}" if overall.agreement is not None else "n/a"
+    print(f"{overall.units} pairs judged by two or more of {', '.join(overall.reviewers)} ({overall.single} by one "
+          f"only); all agree on {overall.agreed} ({share})")
+    print(f"Krippendorff's alpha (ordinal): {_fig(overall.alpha)}  (nominal: {_fig(overall.alpha_nominal)})")
+    for p in overall.pairs:
+        print(f"Cohen's kappa {p.a} ~ {p.b}: {_fig(p.kappa)} (quadratic-weighted {_fig(p.kappa_quadratic)}) over "
+              f"{p.units} pairs, {p.agreed} agreed")
+    if args.by:
+        print(f"by {args.by}:")
+        width = max((len(n) for n in groups), default=0)
+        for name, a in groups.items():
+            if not a.units:
+                continue
+            kappas = ", ".join(f"{p.a}~{p.b} {_fig(p.kappa)}" for p in a.pairs)
+            print(f"  {name:<{width}}  {a.units:>3} pairs  agree {a.agreed:>3}  alpha {_fig(a.alpha)}  kappa {kappas}")
+    open_ = sum(1 for d in found if d.adjudication is None)
+    print(f"disagreements: {len(found)} ({open_} not adjudicated)")
+    for d in found:
+        print(f"  {_describe_disagreement(d)}")
+    return EXIT_OK
+
+
+def _disagreements(args) -> int:
+    with _open(args, readonly=True) as ws:
+        found = ws.disagreements(args.query, include_adjudicated=args.all)
+    for d in found:
+        print(json.dumps(d.as_dict(), ensure_ascii=False) if args.json else _describe_disagreement(d))
+    return EXIT_OK
+
+
+def _adjudicate(args) -> int:
+    with _open(args, readonly=False) as ws:
+        if args.withdraw:
+            if args.grade is not None:
+                raise InputError("labels adjudicate", "--withdraw takes no grade")
+            event = ws.remove_adjudication(args.query, args.doc, why=args.why)
+        else:
+            if args.grade is None:
+                raise InputError("labels adjudicate", "name the final grade: QID DOC GRADE --reason TEXT")
+            if not args.reason or not args.reason.strip():
+                raise InputError("labels adjudicate", f"an adjudication needs --reason (why is {args.doc!r} "
+                                 f"graded {args.grade} for {args.query!r}?)")
+            event = ws.adjudicate(args.query, args.doc, args.grade, args.reason, why=args.why)
+    _saved(ws)
+    if args.json:
+        _print_json(event.as_dict() if event else None)
+    elif event is None:
+        print(f"{args.query} {args.doc}: unchanged (the same adjudication stands)")
+    elif args.withdraw:
+        print(f"{args.query} {args.doc}: adjudication withdrawn (was {event.before['grade']} by "
+              f"{event.before['reviewer']}; event #{event.id}); the disagreement is open again")
+    else:
+        grades = ", ".join(f"{r} {g}" for r, g in event.after.get("grades", {}).items())
+        print(f"{args.query} {args.doc}: adjudicated {event.after['grade']} by {event.who} ({grades}; event "
+              f"#{event.id})")
+    return EXIT_OK
+
+
+def _confirm(args) -> int:
+    with _open(args, readonly=False) as ws:
+        events = ws.confirm(args.query, args.doc, why=args.why)
+    _saved(ws)
+    if args.json:
+        _print_json([e.as_dict() for e in events])
+    elif not events:
+        print(f"{args.query} {args.doc}: nothing needed review")
+    else:
+        print(f"{args.query} {args.doc}: confirmed ({len(events)} judgment{'s' if len(events) != 1 else ''}; "
+              f"event #{events[-1].id})")
+    return EXIT_OK
+
+
+def _migrate(args) -> int:
+    with _open(args, readonly=False) as ws:
+        report = ws.migrate(args.map, version=args.label_version, before=args.before,
+                            drop_unmapped=args.drop_unmapped, collection_version=args.collection_version,
+                            why=args.why, dry_run=args.dry_run)
+    _saved(ws)
+    if args.json:
+        _print_json(report.as_dict())
+        return EXIT_OK
+    verb = "would carry" if args.dry_run else "carried"
+    sources = len({(c["query"], s) for c in report.carried for s in c["from"]})
+    print(f"{verb} {sources} labels to {len(report.carried)} query-document pairs with new IDs, each marked as "
+          f"needing review; {report.retired} judgments on old IDs removed (version {report.before!r} keeps them)")
+    for c in report.merged:
+        print(f"merged: {c['query']} {c['doc']} <- {', '.join(c['from'])} (each reviewer's highest grade)")
+    if report.unmapped:
+        what = "removed" if report.dropped_unmapped else "left as they are (--drop-unmapped removes them)"
+        print(f"{len(report.unmapped)} labels name a document the map does not: {what}")
+        for u in report.unmapped[:20]:
+            print(f"not in the map: {u['query']} {u['doc']} [{', '.join(u['reviewers'])}]")
+        if len(report.unmapped) > 20:
+            print(f"... and {len(report.unmapped) - 20} more (--json lists them all)")
+    if not args.dry_run:
+        print(f"versions: before {report.before}, after {report.version}")
+    return EXIT_OK
+
+
+def _queue(args) -> int:
+    from rankgate.core.benchmark import is_benchmark, load_manifest
+    from rankgate.core.bundle import Bundle
+    from rankgate.core.formats import read_qrels, read_runs
+    from rankgate.core.formats.corpus import read_queries
+    from rankgate.core.model import Catalog
+    from rankgate.core.policy import resolve
+    from rankgate.store import paths
+    from rankgate.store.queue import build_queue
+    from rankgate.store.workspace import Workspace
+
+    manifest = None
+    if args.benchmark:
+        if not is_benchmark(args.benchmark):
+            raise InputError(args.benchmark, "not a benchmark folder (no benchmark.toml); name files with --qrels "
+                             "and --runs")
+        manifest = load_manifest(args.benchmark)
+    catalog = Catalog()
+    queries: dict = {}
+    db = args.db
+    if db is None and args.qrels is None and manifest is not None and paths.workspace_path(manifest.name,
+                                                                                            create=False).exists():
+        db = paths.workspace_path(manifest.name, create=False)
+    if db is not None:
+        with Workspace.open(db, readonly=True) as ws:
+            qrels = ws.to_qrels(catalog)
+            queries = {q.id: q for q in ws.queries()}
+        where = f"the workspace {db}"
+    elif args.qrels or manifest is not None:
+        qrels = read_qrels(args.qrels or manifest.qrels, catalog=catalog)
+        where = str(args.qrels or manifest.qrels)
+    else:
+        raise InputError("labels queue", "no labels: name a benchmark folder, --qrels FILE or --db FILE")
+    qfile = args.queries or (manifest.queries if manifest is not None and manifest.queries and not queries else None)
+    if qfile:
+        queries.update(read_queries(qfile))
+    specs = list(args.runs) or (list(manifest.runs) if manifest is not None else [])
+    if not specs:
+        raise InputError("labels queue", "no runs: name a benchmark folder or --runs FILE")
+    runs: dict = {}
+    for spec in specs:
+        for run in read_runs(spec, catalog=catalog):
+            if run.name in runs:
+                raise InputError(spec, f"a second run named {run.name!r}; name runs with NAME=FILE")
+            runs[run.name] = run
+    no_answer = {q for q, query in queries.items() if query.no_answer} | set(manifest.no_answer if manifest else ())
+    bundle = Bundle(qrels, runs, queries, manifest, no_answer)
+    policy = resolve(args, bundle)
+    queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer)
+    limit = args.limit if args.limit is not None else (None if args.json else 50)
+    if args.json:
+        _print_json(dict(queue.as_dict(limit), labels=where))
+        return EXIT_OK
+    gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: {queue.decision}" if queue.gate else ""
+    print(f"{len(queue)} unjudged documents in the top {queue.k} of {', '.join(runs)} (labels: {where}{gate})")
+    shown = queue.items if limit is None else queue.items[:limit]
+    for i, it in enumerate(shown, 1):
+        ranks = ", ".join(f"{r} #{n}" for r, n in it.ranks.items())
+        print(f"{i:>4}. {it.query} {it.doc}  [{ranks}]  {it.why()}")
+    if len(shown) < len(queue):
+        print(f"... and {len(queue) - len(shown)} more (--limit N)")
     return EXIT_OK
