@@ -174,20 +174,9 @@ def duplicate_rows(run: LeanRun) -> np.ndarray:
 
 def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], checks) -> list[Problem]:
     """The run-level rules of core.validate, for a lean run."""
-    from rankgate.core.validate import MAX_PER_RULE, _list
+    from rankgate.core.validate import MAX_PER_RULE, query_set_problems
 
-    problems: list[Problem] = []
-    present = set(run.query_ids)
-    missing = sorted(qrels_queries - present - no_answer)
-    extra = sorted(present - qrels_queries - no_answer)
-    if missing and checks.missing_queries == "error":
-        problems.append(Problem(run.path, f"run {run.name!r} has no ranking for {len(missing)} "
-                                f"quer{'y' if len(missing) == 1 else 'ies'}: {_list(missing)} "
-                                "(use --missing-queries zero to score them as 0)", "missing-queries"))
-    if extra and checks.missing_queries == "error":
-        problems.append(Problem(run.path, f"run {run.name!r} ranks {len(extra)} "
-                                f"quer{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_list(extra)}",
-                                "extra-queries"))
+    problems = query_set_problems(run.name, run.path, set(run.query_ids), qrels_queries, no_answer, checks)
     dups = duplicate_rows(run)
     for row in dups[:MAX_PER_RULE].tolist():
         doc = _take(run.docs, np.array([row]))[0]

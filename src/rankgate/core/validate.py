@@ -57,7 +57,6 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
                                "declare it a no-answer query or label its evidence", "empty-relevant")
                        for q in empty], qrels.path, "empty-relevant")
 
-    expected = declared_set | set(no_answer)
     seen_names: set[str] = set()
     for run in runs:
         if run.name in seen_names:
@@ -65,22 +64,31 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
                                     "duplicate-run"))
         seen_names.add(run.name)
         rnames = run.catalog.queries.names
-        present = [rnames[c] for c in run.query_codes]
-        present_set = set(present)
-        missing = sorted(declared_set - present_set - set(no_answer))
-        extra = sorted(present_set - expected)
-        if missing and checks.missing_queries == "error":
-            problems.append(Problem(run.path, f"run {run.name!r} has no ranking for {len(missing)} "
-                                    f"qrels quer{'y' if len(missing) == 1 else 'ies'}: {_list(missing)} "
-                                    "(use --missing-queries zero to score them as 0)", "missing-queries"))
-        if extra and checks.missing_queries == "error":
-            problems.append(Problem(run.path, f"run {run.name!r} ranks {len(extra)} "
-                                    f"quer{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_list(extra)}",
-                                    "extra-queries"))
+        present = {rnames[c] for c in run.query_codes}
+        problems.extend(query_set_problems(run.name, run.path, present, declared_set, set(no_answer), checks))
         problems.extend(_duplicates(run))
         if checks.short_rankings == "error":
             problems.extend(_short(run, checks.k))
     return problems
+
+
+def query_set_problems(name: str, path: str, present: set[str], declared: set[str], no_answer: set[str],
+                       checks: Checks) -> list[Problem]:
+    """A run's query IDs against the qrels': the missing and the extra, named."""
+    if checks.missing_queries != "error":
+        return []
+    out = []
+    missing = sorted(declared - present - no_answer)
+    extra = sorted(present - declared - no_answer)
+    if missing:
+        out.append(Problem(path, f"run {name!r} has no ranking for {len(missing)} "
+                           f"qrels quer{'y' if len(missing) == 1 else 'ies'}: {_list(missing)} "
+                           "(use --missing-queries zero to score them as 0)", "missing-queries"))
+    if extra:
+        out.append(Problem(path, f"run {name!r} ranks {len(extra)} "
+                           f"quer{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_list(extra)}",
+                           "extra-queries"))
+    return out
 
 
 def _list(ids: list[str], n: int = 10) -> str:
