@@ -165,3 +165,12 @@ def test_unknown_run_name_and_query(tmp_path, capsys):
     assert main(["gate", "--qrels", str(q), "--runs", str(r), "--baseline", "A", "--candidate", "A", "--k", "1",
                  "--must-pass", "q7"]) == 2
     assert "must-pass query 'q7' is not in the qrels" in capsys.readouterr().err
+
+
+def test_cli_tables_show_escape_sequences_literally(tmp_path, capsys):
+    q = write(tmp_path / "q.json", '{"q\\u001b[31mred": ["d\\u001b]8;;http://x\\u0007link"]}')
+    r = write(tmp_path / "r.json", '{"run[bold]": {"q\\u001b[31mred": ["other", "x", "y"]}}')
+    assert main(["score", "--qrels", str(q), "--runs", str(r), "--format", "table"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "q\\x1b[31mred" in out and "d\\x1b]8;;http://x\\x07link" in out and "run[bold]" in out
