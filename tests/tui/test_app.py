@@ -340,3 +340,218 @@ async def test_a_significance_rule_is_brought_up_to_date_after_an_edit(tiny):
         assert decided and not decided[-1].stale and decided[-1].version == screen.model.version
         assert shown[-1] is decided[-1] and not panel.view.stale
         assert "updating" not in plain(screen.query_one("#gate-body"))
+
+
+async def test_review_queue_key_goes_to_the_most_decisive_unjudged_document(tiny):
+    app = make_app(tiny)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        app.notify = lambda message, **kw: notes.append(str(message))
+        screen.notify = app.notify
+        await pilot.press("v")  # a filter; the key must still reach the queue's query
+        await pilot.press("escape")
+        screen.show_query(screen.model.qindex["q-gpu"])  # start elsewhere
+        await pilot.pause()
+        await pilot.press("u")
+        await pilot.pause()
+        queue = screen.model.review_queue()
+        first = queue[0]
+        assert (first.query, first.doc) == ("q-restore", "d-rpo")  # could flip the gate's decision
+        assert (screen.qid, screen.doc) == ("q-restore", "d-rpo")
+        assert screen.query_one(RankingPane).lists()["candidate"].cursor == 1
+        assert notes and first.why() in notes[-1] and "could flip" in notes[-1]
+        # Pressing again skips to the next item; grading it, then pressing, goes on from the top.
+        await pilot.press("u")
+        await pilot.pause()
+        second = (screen.qid, screen.doc)
+        assert second == (queue[1].query, queue[1].doc)
+        await pilot.press("u")
+        await pilot.pause()
+        third = (screen.qid, screen.doc)
+        assert third != second
+        await pilot.press("2")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.model.labels.grades(third[0])[third[1]] == 2
+        await pilot.press("u")
+        await pilot.pause()
+        assert (screen.qid, screen.doc) == ("q-restore", "d-rpo")  # the most decisive one, still unjudged
+        # Walk the queue, grading each: it empties, and says so.
+        for _ in range(len(queue)):
+            await pilot.press("u")
+            await pilot.pause()
+            if "empty" in notes[-1]:
+                break
+            await pilot.press("0")
+            await pilot.press("escape")
+            await pilot.pause()
+        assert "empty" in notes[-1]
+        assert all(screen.model.unjudged == 0)
+
+
+async def test_compare_screen_and_back_to_a_query(tiny):
+    from rankgate.core.compare import compare
+    from rankgate.tui.screens.compare import CompareScreen, QueryChangeList
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        m = review.model
+        await pilot.press("C")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        c = screen.comparison
+        assert c is not None and c.baseline == "plain"
+        assert [r.candidate for r in c.candidates] == ["prf", "stemmed"]
+        # The core's own figures, on the same labels.
+        core = compare(m.labels.to_qrels(), m.runs["plain"].run, [m.runs["prf"].run], k=m.k,
+                       measures=list(m.measures), rel_level=m.level, queries=dict(m.queries),
+                       resamples=m.policy.resamples, seed=m.policy.seed, confidence=m.policy.confidence)
+        assert c.candidates[0].summary == core.candidates[0].summary
+        prf = c.candidates[0]
+        assert prf.newly_failed == ["q-restore"]
+        from rich.console import Console
+
+        console = Console(width=200, record=True, file=open("/dev/null", "w"))
+        console.print(screen.macro_table())
+        text = console.export_text()
+        assert "newly failed (1): q-restore" in text and "95% CI" in text and "wins/losses/ties" in text
+        lst = screen.query_one(QueryChangeList)
+        assert lst.report is prf
+        changes = [r.change for r in prf.rows]
+        assert changes == sorted(changes, reverse=True)  # most changed first
+        await pilot.press("c")
+        await pilot.pause()
+        assert lst.report.candidate == "stemmed"
+        await pilot.press("c")
+        await pilot.pause()
+        assert lst.report.candidate == "prf"
+        # Enter on the second row: back to the review, on that query.
+        target = prf.rows[1].query
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.screen is review
+        assert review.qid == target
+        # Escape closes without moving.
+        await pilot.press("C")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is review and review.qid == target
+
+
+async def test_adjudication_screen_records_the_final_grade(tiny):
+    from rankgate.tui.screens.adjudicate import AdjudicateScreen
+    from tests.tui.factory import MARKUP_DOC, MARKUP_REASON
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        m = review.model
+        # No second reviewer yet: nothing to adjudicate, and the screen says so.
+        await pilot.press("J")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AdjudicateScreen) and screen.items == []
+        assert "No open disagreements" in plain(screen.query_one("#adj-pair"))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is review
+        # A second reviewer disagrees on two pairs (one full of markup).
+        ws = m.labels.backend.ws
+        ws.set_judgment("q-dns", "d-ttl", 0, reason="[b]TTLs[/b] are generic", reviewer="ana")
+        ws.set_judgment("q-markup", MARKUP_DOC, 3, reason="the answer", reviewer="ana")
+        for q in ("q-dns", "q-markup"):
+            m.labels._cache.pop(q, None)
+            m.apply_edit(q)
+        await pilot.press("J")
+        await pilot.pause()
+        screen = app.screen
+        assert [(d.query, d.doc) for d in screen.items] == [("q-dns", "d-ttl"), ("q-markup", MARKUP_DOC)]
+        from rich.console import Console
+
+        def shown() -> str:
+            console = Console(width=150, record=True, file=open("/dev/null", "w"))
+            console.print(screen.pair_view(screen.current))
+            return console.export_text()
+
+        text = shown()
+        assert "new record still returns nxdomain" in text and "[b]TTLs[/b] are generic" in text
+        assert "TTLs in general." in text and "seed" in text and "ana" in text
+        await pilot.press("n")
+        await pilot.pause()
+        text = shown()
+        assert MARKUP_DOC in text and "[bold red]boom[/]" in text and "\\x1b" in text  # literal
+        assert "[bold]not bold[/bold]" in text and "[blink]doc text[/blink]" in text  # reason, corpus text
+        await pilot.press("p")
+        await pilot.pause()
+        # A grade, no reason: refused; then a reason: recorded.
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "needs a reason" in plain(screen.query_one("#adj-help"))
+        await pilot.press(*"negative ttl matters")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [(d.query, d.doc) for d in ws.disagreements()] == [("q-markup", MARKUP_DOC)]
+        assert [(d.query, d.doc) for d in screen.items] == [("q-markup", MARKUP_DOC)]
+        lab = m.labels.labels("q-dns")["d-ttl"]
+        assert (lab.grade, lab.how, lab.reason) == (2, "adjudicated by tester", "negative ttl matters")
+        # Escape cancels a grade being given, then closes; the review's panes show the adjudication.
+        await pilot.press("0")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.grade is None and ws.disagreements()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is review
+        review.go_to("q-dns", "d-ttl")
+        await pilot.pause()
+        assert "adjudicated by tester" in plain(review.query_one("#label-detail"))
+        assert m.num_rel[m.qindex["q-dns"]] == 2  # d-negcache 2 and d-ttl now 2
+
+
+async def test_blind_review_toggle_shows_your_own_grades_and_no_ranks(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        review.go_to("q-dns", "d-ttl")
+        await pilot.pause()
+        assert set(review.model.labels.labels("q-dns")) == {"d-negcache", "d-ttl", "d-dnssec"}  # seed's
+        await pilot.press("B")
+        await ready(pilot)
+        assert app.screen is review and app.inputs.blind
+        m = review.model
+        assert m.labels.labels("q-dns") == {}  # the seed reviewer's labels are hidden; tester has none
+        assert (review.qid, review.doc) == ("q-dns", "d-ttl")  # the same query and document after re-opening
+        assert "BLIND" in plain(review.query_one("#top-bar"))
+        cand = review.query_one(RankingPane).lists()["candidate"]
+        assert cand.blind and [r.doc for r in cand.rows] == sorted(["d-negcache", "d-ttl", "d-dnssec"])
+        assert "#" not in cand.render_header(60).plain and "move" not in cand.render_header(60).plain
+        assert "d-ttl" in cand.render_row(cand.rows.index(next(r for r in cand.rows if r.doc == "d-ttl")), 60).plain
+        # A grade in blind review is the reviewer's own judgment.
+        await pilot.press("3")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert m.labels.grades("q-dns") == {"d-ttl": 3}
+        # Out of blind review: everyone's labels again (the pair now has two reviewers' grades), ranks shown.
+        await pilot.press("B")
+        await ready(pilot)
+        assert not app.inputs.blind
+        m = review.model
+        assert set(m.labels.labels("q-dns")) == {"d-negcache", "d-ttl", "d-dnssec"}
+        assert m.labels.labels("q-dns")["d-ttl"].grade == 3  # the latest judgment (tester's)
+        assert not review.query_one(RankingPane).lists()["candidate"].blind
+        assert "BLIND" not in plain(review.query_one("#top-bar"))
+        ws = m.labels.backend.ws
+        assert {(d.query, d.doc) for d in ws.disagreements()} == {("q-dns", "d-ttl")}

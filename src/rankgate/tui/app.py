@@ -70,6 +70,18 @@ class ReviewApp(App[int]):
             return
         self.post_message(CorpusLoaded(corpus))
 
+    def reopen(self, *, blind: bool) -> None:
+        """Open the benchmark again (for blind review, or out of it): the store is let go first (it holds a
+        writer lock), the review screen shows the load panel, and the panes come back on the same query."""
+        review = self.review
+        if self.loaded is None or review is None:
+            return
+        old, self.loaded = self.loaded, None
+        review.unbind()
+        old.model.labels.close()
+        self.inputs.blind = blind
+        self.load()
+
     @property
     def review(self) -> ReviewScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, ReviewScreen)), None)

@@ -32,6 +32,7 @@ class Label:
     collection_version: str = ""
     reviewer: str = ""
     time: str | None = None  # when it was last changed (ISO 8601, UTC)
+    how: str = ""  # how the grade was reached when several reviewers judged it ("adjudicated by lena" ...)
 
 
 @dataclass
@@ -85,6 +86,13 @@ class Backend:
     def queries(self) -> dict[str, Query] | None:
         return None
 
+    def disagreements(self) -> list:
+        """Open disagreements between reviewers (the store's `Disagreement`s); none without a store."""
+        return []
+
+    def adjudicate(self, qid: str, doc: str, grade: int, reason: str) -> None:
+        raise NotImplementedError("adjudication needs the label store")
+
     def close(self) -> None:
         pass
 
@@ -123,6 +131,15 @@ class LabelBook:
 
     def history(self, qid: str, doc: str | None = None) -> list[Change]:
         return self.backend.history(qid, doc)
+
+    def disagreements(self) -> list:
+        return self.backend.disagreements()
+
+    def adjudicate(self, qid: str, doc: str, grade: int, reason: str) -> Label:
+        """Record the pair's final grade (by this book's reviewer), now; returns the pair's label after."""
+        self._cache.pop(qid, None)
+        self.backend.adjudicate(qid, doc, int(grade), reason)
+        return self.labels(qid)[doc]
 
     def export(self, path: str | Path, fmt: str = "jsonl") -> Exported:
         return self.backend.export(Path(path), fmt)

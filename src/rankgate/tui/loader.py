@@ -43,6 +43,7 @@ class Inputs:
     db: str | None = None
     reviewer: str | None = None
     memory: bool = False  # keep labels in memory only (tests of the views)
+    blind: bool = False  # blind review: the store shows the reviewer's own judgments only (key B toggles)
 
     @classmethod
     def from_args(cls, args) -> "Inputs":

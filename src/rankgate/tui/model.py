@@ -432,6 +432,38 @@ class ReviewModel:
         self.pair_version += 1
         self.version += 1
 
+    # ---- the review queue ------------------------------------------------------------------------------
+
+    REQUEUE_AFTER = 25  # edits after which the queue is ranked again (next() skips what was judged meanwhile)
+
+    def review_queue(self):
+        """The store's review queue (`rankgate.store.queue.build_queue`) for the current baseline and
+        candidate and every loaded run, on the current labels. Kept until the pair changes or a batch of
+        edits has gone by; `next_to_review` skips what has been judged since it was built."""
+        key = self.pair_version
+        cached = getattr(self, "_queue", None)
+        if cached is not None and cached[0] == key and self.version - cached[1] < self.REQUEUE_AFTER:
+            return cached[2]
+        import dataclasses
+
+        from rankgate.store.queue import build_queue
+
+        policy = dataclasses.replace(self.policy, baseline=self.baseline, candidate=self.candidate)
+        runs = {name: ri.run for name, ri in self.runs.items()}
+        queue = build_queue(self.labels.to_qrels(), runs, policy, queries=self.queries, no_answer=self.no_answer)
+        self._queue = (key, self.version, queue)
+        return queue
+
+    def next_to_review(self, after: tuple[str, str] | None = None):
+        """The queue's next item after `after` not judged since the queue was built (from the start when
+        `after` is not queued); None when every queued document is judged."""
+        queue = self.review_queue()
+        judged = lambda q, d: d in self.labels.grades(q)  # noqa: E731
+        item = queue.next(after=after, judged=judged)
+        if item is None and after is not None:
+            item = queue.next(judged=judged)  # wrap around
+        return item
+
     # ---- per query views -----------------------------------------------------------------------------
 
     def query(self, qi: int) -> Query:

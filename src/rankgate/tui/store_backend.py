@@ -31,10 +31,11 @@ class StoreBackend(Backend):
     def open(cls, inputs, manifest, qrels_path: str | None, reviewer: str | None, collection_version: str = ""
              ) -> "StoreBackend":
         if manifest is not None:
-            ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db)
+            ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db,
+                                          blind=getattr(inputs, "blind", False))
         else:
             db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
-            ws = Workspace.open(db, reviewer=reviewer)
+            ws = Workspace.open(db, reviewer=reviewer, blind=getattr(inputs, "blind", False))
             try:
                 if qrels_path and len(ws) == 0 and not ws.queries():
                     ws.import_files([qrels_path], why=f"first review of {qrels_path}")
@@ -49,7 +50,7 @@ class StoreBackend(Backend):
 
     def labels(self, qid: str) -> dict[str, Label]:
         return {j.doc: Label(j.query, j.doc, j.grade, j.reason, j.collection_version, j.reviewer,
-                             j.updated or j.created or None) for j in self.ws.judgments(qid)}
+                             j.updated or j.created or None, _how(j)) for j in self.ws.judgments(qid)}
 
     def set(self, qid: str, doc: str, grade: int, reason: str | None) -> None:
         self.ws.set_judgment(qid, doc, grade, reason=reason, create_query=True, why="rankgate review")
@@ -77,5 +78,16 @@ class StoreBackend(Backend):
     def queries(self) -> dict[str, Query]:
         return {q.id: q for q in self.ws.queries()}
 
+    def disagreements(self) -> list:
+        return self.ws.disagreements()
+
+    def adjudicate(self, qid: str, doc: str, grade: int, reason: str) -> None:
+        self.ws.adjudicate(qid, doc, grade, reason, why="rankgate review")
+
     def close(self) -> None:
         self.ws.close()
+
+
+def _how(j) -> str:
+    """How a label was reached, when it was more than one reviewer's say ("" for a single reviewer)."""
+    return "" if getattr(j, "reached", "single") in ("single", "") else j.how()

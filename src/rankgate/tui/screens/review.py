@@ -18,6 +18,8 @@ from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
+from rankgate.tui.screens.adjudicate import AdjudicateScreen
+from rankgate.tui.screens.compare import CompareScreen
 from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
@@ -58,6 +60,8 @@ class ReviewScreen(Screen):
         self._return_focus = None
         self.first_frame_at: float | None = None
         self._fresh_timer = None
+        self.last_queued = None  # the review queue's item the `u` key went to last
+        self.restore: tuple[str | None, str | None] | None = None  # (query, doc) to show after a re-open
 
     # ---- layout ---------------------------------------------------------------------------------------
 
@@ -97,11 +101,35 @@ class ReviewScreen(Screen):
             self.query_one(LabelEditor).bind(m)
             self.query_one(RankingPane).bind(m)
             self.query_one(QueryPane).bind(m)
+            blind = bool(getattr(self.app, "inputs", None) and self.app.inputs.blind)
+            self.query_one(RankingPane).blind = blind
             self.show_query(self.queries.current)  # now, not when its QueryHighlighted arrives
             self.refresh_gate()
             self.query_one("#query-list").focus()
+            if self.restore is not None:
+                qid, doc = self.restore
+                self.restore = None
+                if qid in m.qindex:
+                    self.go_to(qid, doc)
         self.refresh_bindings()
         self.app.call_after_refresh(self._first_frame)
+
+    def unbind(self) -> None:
+        """The model goes away (the benchmark is opened again): cover the panes with the load panel."""
+        self.restore = (self.qid, self.doc) if self.model is not None and self.qi is not None else None
+        if self._fresh_timer is not None:
+            self._fresh_timer.stop()
+            self._fresh_timer = None
+        self.model = None
+        self.loaded = None
+        self.qi = self.doc = None
+        self.last_queued = None
+        self.query_one("#panes").display = False
+        panel = self.query_one(LoadPanel)
+        panel.progress("opening the benchmark again", 0, 1)
+        panel.display = True
+        self.set_focus(None)
+        self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.model is None and action not in self.WHILE_LOADING:
@@ -138,6 +166,9 @@ class ReviewScreen(Screen):
         t.append_text(literal(excerpt(self.loaded.reviewer, 16)))
         if not m.labels.saved:
             t.append(" · labels NOT saved (no store)", style="bold red")
+        if getattr(self.app, "inputs", None) is not None and self.app.inputs.blind:
+            t.append("  BLIND", style="bold reverse")
+            t.append(" your labels only, ranks hidden", style="dim")
         self.query_one("#top-bar", TextStatic).show(t)
 
     def refresh_gate(self) -> None:
@@ -156,11 +187,16 @@ class ReviewScreen(Screen):
 
     @work(thread=True, exclusive=True, group="gate")
     def fresh_gate(self, inputs) -> None:
-        self.post_message(GateDecided(self.model.decide(inputs)))
+        model = self.model
+        view = model.decide(inputs)
+        if model is self.model:  # not re-opened meanwhile
+            self.post_message(GateDecided(view))
 
     @on(GateDecided)
     def _decided(self, event: GateDecided) -> None:
         view, m = event.view, self.model
+        if m is None:
+            return
         m.adopt(view)
         if view.version == m.version and (view.baseline, view.candidate) == (m.baseline, m.candidate):
             self._gate = view
@@ -331,13 +367,55 @@ class ReviewScreen(Screen):
         if first is not None:
             self._point(first)
 
+    def action_next_queued(self) -> None:
+        """The next item of the review queue (`rankgate.store.queue`, most decisive first): its query and
+        document, highlighted for the grade keys, and why it is next."""
+        m = self.model
+        last = self.last_queued
+        # From the top (the most decisive unjudged item), unless the highlighted document is the item this
+        # key went to last and is still unjudged: then the one after it (pressing again skips an item).
+        after = None
+        if last is not None and (last.query, last.doc) == (self.qid, self.doc) \
+                and last.doc not in m.labels.grades(last.query):
+            after = (last.query, last.doc)
+        try:
+            item = m.next_to_review(after)
+        except Exception as e:  # the core refused (e.g. runs from another catalog): say so, change nothing
+            self.notify(f"review queue unavailable: {e}", severity="error", markup=False, timeout=8)
+            return
+        if item is None:
+            self.notify("the review queue is empty: every document in a top k is judged")
+            return
+        self.go_to(item.query, item.doc, item.ranks)
+        self.last_queued = item
+        self.notify(f"{item.query} · {item.doc}: {item.why()}", title="next to review", markup=False)
+
+    def go_to(self, qid: str, doc: str | None = None, ranks: dict[str, int] | None = None) -> None:
+        """Show a query (clearing the filter when it hides it) with `doc` highlighted, pointing the rankings
+        at it (candidate first, then baseline)."""
+        m = self.model
+        qi = m.qindex.get(qid)
+        if qi is None:
+            self.notify(f"query {qid} is not in this review", severity="warning", markup=False)
+            return
+        self.queries.select(qi)
+        self.show_query(qi, doc)
+        if doc is None:
+            return
+        for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
+            if self.query_one(RankingPane).point_at_doc(role, doc):
+                self.set_doc(doc)
+                return
+        if ranks:
+            run, rank = next(iter(ranks.items()))
+            self.notify(f"{doc} is at rank {rank} in run {run}", markup=False)
+
     def _point(self, item: tuple[str, int, str]) -> None:
         rname, index, doc = item
         m = self.model
         self.set_doc(doc)
         for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
-            if name == rname:
-                self.query_one(RankingPane).point_at(role, index)
+            if name == rname and self.query_one(RankingPane).point_at_doc(role, doc):
                 return
         self.notify(f"{doc} is unjudged in run {rname}'s top {m.k}", markup=False)
 
@@ -415,6 +493,32 @@ class ReviewScreen(Screen):
         self.notify(f"wrote {done.labels} labels ({done.format}) to {done.path}{note}", title="exported",
                     markup=False, timeout=10)
         return done
+
+    def action_compare(self) -> None:
+        def done(qid: str | None) -> None:
+            if qid:
+                self.go_to(qid)
+
+        self.app.push_screen(CompareScreen(self.model), done)
+
+    def action_adjudicate(self) -> None:
+        doc_view = self.query_one(DocView)
+
+        def recorded(qid: str, doc: str) -> None:  # the pair's label changed: every pane follows
+            self.model.apply_edit(qid)
+            self.after_edit(qid, doc)
+            self.post_message(LabelsEdited(qid, doc, 0.0))
+
+        self.app.push_screen(AdjudicateScreen(self.model.labels, self.model.queries, doc_view.corpus,
+                                              doc_view.has_corpus, recorded))
+
+    def action_toggle_blind(self) -> None:
+        """Blind review on or off: the benchmark is opened again with the store's blind view (every grade,
+        and the gate, from your own judgments only) and the rankings without ranks or movement."""
+        if not self.model.labels.saved:
+            self.notify("blind review needs the label store (these labels are in memory only)", severity="warning")
+            return
+        self.app.reopen(blind=not self.app.inputs.blind)
 
     def action_history(self) -> None:
         if self.qi is None:

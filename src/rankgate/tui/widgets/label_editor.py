@@ -132,7 +132,7 @@ class LabelEditor(Vertical):
                 t.append(" · 0-3 grades it", style="dim")
             else:
                 t.append(f"  grade {lab.grade}", style="bold green" if lab.grade >= m.level else "bold red")
-                meta = [x for x in (lab.collection_version, lab.reviewer, lab.time or "") if x]
+                meta = [x for x in (lab.how, lab.collection_version, lab.reviewer, lab.time or "") if x]
                 if meta:
                     t.append("  ")
                     t.append_text(literal(" · ".join(meta), style="dim"))

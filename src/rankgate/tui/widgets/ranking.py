@@ -28,23 +28,28 @@ class RankingList(LineList):
         self.role = role
         self.rows: list[RankRow] = []
         self.current_doc: str | None = None
+        self.blind = False  # blind review: the top k by document ID, no ranks, no movement
 
     def render_header(self, width: int) -> Text:
+        if self.blind:
+            return Text(f"  {'':>3} {'g':<2} {'document (top k, by ID)':<{max(width - 14, 8)}}", end="")
         return Text(f"  {'#':>3} {'g':<2} {'document':<{max(width - 14, 8)}} move", end="")
 
     def row_key(self, index: int):
         row = self.rows[index]
-        return row, row.doc == self.current_doc, self.role
+        return row, row.doc == self.current_doc, self.role, self.blind
 
     def render_row(self, index: int, width: int) -> Text:
         row = self.rows[index]
         docw = max(width - 14, 8)
         t = Text(end="")
         t.append("▸ " if row.doc == self.current_doc else "  ", style="bold")
-        t.append(f"{row.rank:>3} ")
+        t.append("    " if self.blind else f"{row.rank:>3} ")
         t.append_text(grade_cell(row.state, row.grade))
         t.append(" ")
         t.append_text(literal(excerpt(row.doc, docw).ljust(docw)))
+        if self.blind:
+            return t
         t.append(" ")
         t.append_text(move_cell(row.move, "new" if self.role == "candidate" else "gone"))
         if not row.in_top_k:
@@ -81,6 +86,7 @@ class RankingPane(Horizontal):
         super().__init__(**kwargs)
         self.model: ReviewModel | None = None
         self.qi: int | None = None
+        self.blind = False  # blind review: each run's top k by document ID, without ranks or movement
 
     def compose(self) -> ComposeResult:
         yield RankingColumn("baseline", id="column-baseline")
@@ -107,6 +113,12 @@ class RankingPane(Horizontal):
             rname = self.run_of(role)
             old = lst.rows
             lst.rows = m.ranking(qi, rname) if qi is not None else []
+            if self.blind != lst.blind:
+                lst.blind = self.blind
+                keep_cursor = False
+                lst.refresh()
+            if self.blind:
+                lst.rows = sorted((r for r in lst.rows if r.in_top_k), key=lambda r: r.doc)
             if keep_cursor and len(old) == len(lst.rows) and lst.current_doc == current_doc:
                 lst.refresh_rows(*[i for i, (a, b) in enumerate(zip(old, lst.rows)) if a != b])
             else:
@@ -120,7 +132,9 @@ class RankingPane(Horizontal):
             title.append("B " if role == "baseline" else "C ", style="bold reverse")
             title.append(" ")
             title.append_text(literal(excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
-            if qi is not None and m.evaluated[qi]:
+            if self.blind:
+                title.append("  blind: ranks hidden", style="dim")
+            elif qi is not None and m.evaluated[qi]:
                 title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
                              style="dim")
             col.query_one(".ranking-title", TextStatic).show(title)
@@ -148,6 +162,15 @@ class RankingPane(Horizontal):
     def point_at(self, role: str, index: int) -> None:
         lst = self.lists()[role]
         lst.cursor = index
+
+    def point_at_doc(self, role: str, doc: str) -> bool:
+        """Put a list's cursor on a document (False: that list does not show it)."""
+        lst = self.lists()[role]
+        for i, r in enumerate(lst.rows):
+            if r.doc == doc:
+                lst.cursor = i
+                return True
+        return False
 
     @on(LineList.Highlighted)
     def _highlighted(self, event: LineList.Highlighted) -> None:

@@ -1,0 +1,201 @@
+"""The compare screen: the baseline against every other loaded run, with the core's `compare`.
+
+For each run: the macro measures of both runs, delta, p-value, confidence
+interval and effect size (the paired randomization test and bootstrap of
+`core.compare`, with the policy's resamples, seed and confidence); wins,
+losses and ties; the queries newly failed and newly fixed at k; then every
+query, most changed first. Enter on a query returns to the review screen on
+it; `c` shows the next run; Escape closes.
+
+The comparison runs in a worker thread (significance tests take about a
+second each at 10,000 queries) on the labels as they are when the screen opens.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Static
+
+from rankgate.core.compare import CandidateReport, Comparison, compare
+from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.widgets.line_list import LineList
+
+STATUS = {  # QueryChange.status -> (shown, style)
+    "newly_failed": ("newly failed", "bold red"),
+    "newly_fixed": ("newly fixed", "bold green"),
+    "still_missed": ("missed", "yellow"),
+    "hit": ("hit", "dim"),
+}
+
+
+def _f(x, digits: int = 3, sign: bool = False) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+
+
+def _delta_style(d: float) -> str:
+    return "green" if d > 1e-9 else "red" if d < -1e-9 else "dim"
+
+
+class QueryChangeList(LineList):
+    """One candidate's queries, most changed first: status, summed change, each measure's delta."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(header=True, **kwargs)
+        self.report: CandidateReport | None = None
+        self.names: list[str] = []
+
+    def show(self, report: CandidateReport, names: list[str]) -> None:
+        self.report, self.names = report, names
+        self.set_count(len(report.rows), 0, notify=False)
+        self.refresh()
+
+    def row_key(self, index: int):
+        return (id(self.report), index)
+
+    def render_header(self, width: int) -> Text:
+        t = Text(f"{'query':<28} {'status':<13} {'change':>7}", end="")
+        for name in self.names:
+            t.append(" ")
+            t.append_text(literal(excerpt(name, 16).rjust(16)))
+        return t
+
+    def render_row(self, index: int, width: int) -> Text:
+        r = self.report.rows[index]
+        t = Text(end="")
+        t.append_text(literal(excerpt(r.query, 28).ljust(28)))
+        shown, style = STATUS.get(r.status, (r.status, ""))
+        t.append(" ")
+        t.append(shown.ljust(13), style=style)
+        t.append(f" {r.change:7.3f}")
+        for name in self.names:
+            b, c = r.baseline[name], r.candidate[name]
+            t.append(" ")
+            t.append(f"{b:.2f}→{c:.2f} {c - b:+.2f}".rjust(16), style=_delta_style(c - b))
+        return t
+
+    def empty_text(self) -> Text:
+        return Text("no evaluated queries", style="dim italic", end="")
+
+
+class CompareScreen(Screen[str | None]):
+    """Dismissed with the chosen query's ID (None: Escape)."""
+
+    BINDINGS = [("escape,q", "dismiss(None)", "Close"), ("c", "next_run", "next run")]
+
+    class Computed(Message):
+        def __init__(self, comparison: Comparison | None, error: str = "") -> None:
+            super().__init__()
+            self.comparison = comparison
+            self.error = error
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model = model
+        self.comparison: Comparison | None = None
+        self.shown = 0  # index of the candidate whose queries are listed
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compare"):
+            yield Static(id="compare-title")
+            with VerticalScroll(id="compare-summary"):
+                yield Static(Text("comparing…", style="dim italic"), id="compare-macros")
+            yield Static(id="compare-run")
+            yield QueryChangeList(id="compare-rows")
+            yield Static(Text("Enter: review this query · c: next run · Escape: close", style="dim"))
+
+    def on_mount(self) -> None:
+        m = self.model
+        title = Text("Compare against baseline ", style="bold", end="")
+        title.append_text(literal(m.baseline, style="bold cyan"))
+        title.append(f" · k={m.k} · {len(m.run_names) - 1} other runs · resamples {m.policy.resamples}",
+                     style="dim")
+        self.query_one("#compare-title", Static).update(title)
+        others = [n for n in m.run_names if n != m.baseline]
+        qrels = m.labels.to_qrels()  # the labels now, read on this thread (the store is not shared)
+        self.run_compare(qrels, others)
+        self.query_one(QueryChangeList).focus()
+
+    @work(thread=True, exclusive=True, group="compare")
+    def run_compare(self, qrels, others: list[str]) -> None:
+        m = self.model
+        p = m.policy
+        try:
+            result = compare(qrels, m.runs[m.baseline].run, [m.runs[o].run for o in others], k=m.k,
+                             measures=list(m.measures), rel_level=m.level, no_answer=m.no_answer,
+                             queries=dict(m.queries), resamples=p.resamples, seed=p.seed, confidence=p.confidence)
+        except Exception as e:  # shown, not raised: the review goes on
+            self.post_message(self.Computed(None, str(e)))
+            return
+        self.post_message(self.Computed(result))
+
+    @on(Computed)
+    def _computed(self, event: Computed) -> None:
+        if event.comparison is None:
+            self.query_one("#compare-macros", Static).update(
+                literal(f"could not compare: {event.error}", style="bold red", one_line=False))
+            return
+        self.comparison = event.comparison
+        self.query_one("#compare-macros", Static).update(self.macro_table())
+        self.show_run(0)
+
+    def macro_table(self) -> Table:
+        c = self.comparison
+        conf = int(round(c.confidence * 100))
+        table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+        for name, justify in (("run", "left"), ("measure", "left"), ("baseline", "right"), ("run value", "right"),
+                              ("Δ", "right"), ("p", "right"), (f"{conf}% CI", "right"), ("d", "right"),
+                              ("wins/losses/ties", "right")):
+            table.add_column(name, justify=justify)
+        for rep in c.candidates:
+            for i, m in enumerate(c.measures):
+                s = rep.summary[m.name]
+                ci = s.get("ci") or [None, None]
+                table.add_row(literal(excerpt(rep.candidate, 20), style="bold cyan") if i == 0 else Text(""),
+                              literal(m.name), Text(_f(s["baseline"])), Text(_f(s["candidate"])),
+                              Text(_f(s["delta"], sign=True), style=_delta_style(s["delta"])),
+                              Text(_f(s.get("p_value"))), Text(f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]"),
+                              Text(_f(s.get("effect_size"), 2, True)), Text(f"{s['wins']}/{s['losses']}/{s['ties']}"))
+            table.add_row(Text(""), self._ids("newly failed", rep.newly_failed, "bold red"))
+            table.add_row(Text(""), self._ids("newly fixed", rep.newly_fixed, "bold green"))
+        return table
+
+    @staticmethod
+    def _ids(label: str, ids: list[str], style: str) -> Text:
+        t = Text(f"{label} ({len(ids)}): ", style=style, end="")
+        t.append_text(literal(", ".join(sorted(ids)) or "none"))
+        return t
+
+    def show_run(self, index: int) -> None:
+        c = self.comparison
+        if c is None or not c.candidates:
+            return
+        self.shown = index % len(c.candidates)
+        rep = c.candidates[self.shown]
+        t = Text("Queries of ", style="bold", end="")
+        t.append_text(literal(rep.candidate, style="bold cyan"))
+        t.append(" vs ", style="bold")
+        t.append_text(literal(c.baseline, style="bold"))
+        t.append(f" · most changed first · {len(rep.rows)} queries", style="dim")
+        if len(c.candidates) > 1:
+            t.append(f" · run {self.shown + 1} of {len(c.candidates)} (c: next)", style="dim")
+        self.query_one("#compare-run", Static).update(t)
+        self.query_one(QueryChangeList).show(rep, [m.name for m in c.measures])
+
+    def action_next_run(self) -> None:
+        self.show_run(self.shown + 1)
+
+    @on(LineList.Chosen, "#compare-rows")
+    def _chosen(self, event: LineList.Chosen) -> None:
+        lst = self.query_one(QueryChangeList)
+        if lst.report is not None and 0 <= event.index < len(lst.report.rows):
+            self.dismiss(lst.report.rows[event.index].query)
