@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE")
     review.add_argument("--db", help="the label workspace file (default: the user's data folder)")
     review.add_argument("--reviewer", help="your name in the label history")
+    review.add_argument("--blind", action="store_true",
+                        help="blind review: see only your own grades, runs' documents without ranks (B toggles)")
     review.set_defaults(func=_review)
     return parser
 

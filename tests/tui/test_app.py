@@ -555,3 +555,13 @@ async def test_blind_review_toggle_shows_your_own_grades_and_no_ranks(tiny):
         assert "BLIND" not in plain(review.query_one("#top-bar"))
         ws = m.labels.backend.ws
         assert {(d.query, d.doc) for d in ws.disagreements()} == {("q-dns", "d-ttl")}
+
+
+def test_blind_flag_reaches_the_loader():
+    from rankgate.cli import build_parser
+    from rankgate.tui.loader import Inputs
+
+    args = build_parser().parse_args(["review", "some/folder", "--blind", "--reviewer", "ana"])
+    inputs = Inputs.from_args(args)
+    assert inputs.blind is True and inputs.reviewer == "ana"
+    assert Inputs.from_args(build_parser().parse_args(["review", "x"])).blind is False

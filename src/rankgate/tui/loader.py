@@ -47,8 +47,10 @@ class Inputs:
 
     @classmethod
     def from_args(cls, args) -> "Inputs":
-        return cls(getattr(args, "path", None), list(getattr(args, "runs", None) or []),
-                   getattr(args, "db", None), getattr(args, "reviewer", None))
+        inputs = cls(getattr(args, "path", None), list(getattr(args, "runs", None) or []),
+                     getattr(args, "db", None), getattr(args, "reviewer", None))
+        inputs.blind = bool(getattr(args, "blind", False))
+        return inputs
 
 
 @dataclass
