@@ -13,7 +13,6 @@ The measures are the engine's own (`engine.per_query` on a `Prepared`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,7 +32,7 @@ def available() -> bool:
     return True
 
 
-_SPLIT_ONLY = re.compile(rb"[\t\r\v\f\x00]")
+_SPLIT_ONLY = (b"\t", b"\r", b"\v", b"\f", b"\x00")
 
 
 def prescan(path: str) -> bool:
@@ -51,7 +50,7 @@ def prescan(path: str) -> bool:
             data = f.read(PRESCAN_BLOCK)
             if not data:
                 return last == b"\n"
-            if _SPLIT_ONLY.search(data):
+            if any(data.find(c) >= 0 for c in _SPLIT_ONLY):  # memchr per byte: faster than a regex
                 return False
             last = data[-1:]
 
@@ -105,7 +104,7 @@ def read_lean_run(path: str, name: str, qrels: Qrels) -> LeanRun | None:
     qnames = q.chunk(0).dictionary.to_pylist()
     if any(not n or n.startswith("#") for n in qnames):
         return None
-    qcode = np.concatenate([ch.indices.to_numpy() for ch in q.chunks]).astype(np.int64)
+    qcode = np.concatenate([ch.indices.to_numpy() for ch in q.chunks])
     d = tbl["d"]
     if pc.min(pc.binary_length(d)).as_py() == 0:
         return None
@@ -115,7 +114,7 @@ def read_lean_run(path: str, name: str, qrels: Qrels) -> LeanRun | None:
     names = qrels.catalog.docs.names
     judged_codes = np.unique(qrels.doc)
     value_set = pa.array([names[c] for c in judged_codes.tolist()], pa.string())
-    idx = pc.index_in(d, value_set=value_set).fill_null(-1).to_numpy().astype(np.int64)
+    idx = pc.index_in(d, value_set=value_set).fill_null(-1).to_numpy()
     judged = np.where(idx >= 0, judged_codes[np.maximum(idx, 0)], -1)
     return LeanRun(name, path, qcode, qnames, score, judged, d)
 
