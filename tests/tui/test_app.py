@@ -281,8 +281,8 @@ async def test_quit_while_loading(tiny, monkeypatch):
     from rankgate.tui.loader import Cancelled
 
     def slow(inputs, progress):
-        for i in range(100):
-            progress(f"step {i}", i, 100)  # raises Cancelled once the app leaves
+        for i in range(1000):  # 20 s: long enough that a loaded machine cannot finish it first
+            progress(f"step {i}", i, 1000)  # raises Cancelled once the app leaves
             time.sleep(0.02)
         raise AssertionError("the load was not stopped")
 
