@@ -93,9 +93,10 @@ def read_lean_run(path: str, name: str, qrels: Qrels) -> LeanRun | None:
             read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
             parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                             ignore_empty_lines=False),
+            # every row must still have six fields; the iteration, rank and tag columns are not converted
             convert_options=pcsv.ConvertOptions(
-                column_types={"q": dict_t, "i": dict_t, "d": pa.string(), "r": dict_t, "s": pa.float64(),
-                              "t": dict_t}, strings_can_be_null=False))
+                column_types={"q": dict_t, "d": pa.string(), "s": pa.float64()}, include_columns=["q", "d", "s"],
+                strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return None  # other than six fields, a score that is no number, bad UTF-8: the general path names it
     q = tbl["q"].unify_dictionaries()
