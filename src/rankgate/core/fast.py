@@ -256,8 +256,8 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n])) if n else np.zeros(0, np.int64)
     num_ret = np.bincount(qp, minlength=nq).astype(np.float64)
     pos = np.full(len(cat.queries), -1, np.int64)
-    for q, i in qpos.items():
-        pos[cat.queries.codes[q]] = i
+    if nq:
+        pos[np.fromiter(map(cat.queries.codes.__getitem__, qids), np.int64, count=nq)] = np.arange(nq)
     qqp = pos[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
     D = max(len(cat.docs), 1)
     jkeys = qqp * D + qrels.doc
