@@ -53,7 +53,9 @@ def test_fast_path_refuses_what_the_general_path_refuses(tmp_path, capsys, monke
 
 
 @pytest.mark.parametrize("text", ["q1\tQ0\td1\t1\t2\tt\n", "# comment\nq1 Q0 d1 1 2 t\n", "q1 Q0 d1 1 2 t\n\n",
-                                  "q1 Q0 d1 1 2 t extra\n", "q1 Q0 d1 1 2 t"])
+                                  "q1 Q0 d1 1 2 t extra\n", "q1 Q0 d1 1 2 t",
+                                  # five fields made six columns by an empty one: never read as a score
+                                  "q1 Q0 d1  1 2.5\n", "q1  Q0 d1 1 2.5\n", "q1 Q0 d1 1 2.5 \n", " q1 Q0 d1 1 2.5\n"])
 def test_irregular_files_take_the_general_path(tmp_path, capsys, monkeypatch, text):
     from rankgate.core import fast
     from rankgate.core.formats import read_qrels
@@ -61,5 +63,29 @@ def test_irregular_files_take_the_general_path(tmp_path, capsys, monkeypatch, te
     run = write(tmp_path / "run.trec", text)
     qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d1 1\n"))
     assert fast.read_lean_run(str(run), "run", qrels) is None
-    code, out, _ = score(capsys, monkeypatch, True, "score", "--qrels", tmp_path / "q.trec", "--runs", run, "--k", "1")
-    assert code == 0 and json.loads(out)["macro"]["recall_at_k"] == 1.0
+    general = score(capsys, monkeypatch, False, "score", "--qrels", tmp_path / "q.trec", "--runs", run, "--k", "1")
+    fast_ = score(capsys, monkeypatch, True, "score", "--qrels", tmp_path / "q.trec", "--runs", run, "--k", "1")
+    assert fast_ == general
+    if general[0] == 0:
+        assert json.loads(general[1])["macro"]["recall_at_k"] == 1.0
+    else:
+        assert general[0] == 2 and "columns, expected 6" in general[2]
+
+
+field = st.sampled_from(["q1", "q2", "Q0", "d1", "d2", "d3", "1", "2.5", "0.5", "t"])
+sep = st.sampled_from([" ", " ", " ", "  ", "\t"])
+messy_line = st.tuples(st.lists(field, min_size=4, max_size=7), st.lists(sep, min_size=7, max_size=7),
+                       st.sampled_from(["", " "])).map(
+    lambda t: "".join(f + s for f, s in zip(t[0], t[1]))[: -1] + t[2] + "\n" if t[0] else "\n")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(messy_line, min_size=1, max_size=6))
+def test_fast_and_general_agree_on_messy_files(tmp_path, capsys, monkeypatch, lines):
+    """Whatever the spacing and field counts, both paths accept the same files with the same
+    scores, and refuse the same files with the same message."""
+    run = write(tmp_path / "run.trec", "".join(lines))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d2 2\n")
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-m", "AP,P@2,RR", "--missing-queries", "zero",
+            "--short-rankings", "allow", "-q"]
+    assert score(capsys, monkeypatch, True, *argv) == score(capsys, monkeypatch, False, *argv)
