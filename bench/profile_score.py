@@ -1,0 +1,184 @@
+"""Where `rankgate score` spends its time: stage timers, and optionally a full profile.
+
+    /work/bench-venv/bin/python bench/profile_score.py                  # msmarco, stage timers
+    ... profile_score.py --bench shuffled
+    ... profile_score.py --general             # the general (non-pyarrow) reader
+    ... profile_score.py --profiler cprofile   # plus the top functions (cProfile, slower)
+    ... profile_score.py --profiler pyinstrument --html data/profile.html
+
+Runs the same command as bench_score.py in this process, with wall-clock timers
+wrapped around the functions that make up the stages (looked up by name; a
+function the engine no longer has is reported as missing, not fatal). Times are
+inclusive; a stage's `self` is its time less its timed children.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import io
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_score import BENCHES, DATA  # noqa: E402
+
+T0 = time.perf_counter()
+
+# (label, module, attribute path, parent label)
+STAGES = [
+    ("load inputs", "rankgate.commands", "load", "score command"),
+    ("read qrels", "rankgate.core.formats.trec", "read_trec_qrels", "load inputs"),
+    # the fast path (core/fast.py: pyarrow, when installed and the file is plain)
+    ("read run, fast path (read_lean_run)", "rankgate.core.fast", "read_lean_run", "load inputs"),
+    ("prescan for tab/CR/VT/FF/NUL", "rankgate.core.fast", "prescan", "read run, fast path (read_lean_run)"),
+    # the general path (core/formats/trec.py)
+    ("read run, general path (read_trec_run)", "rankgate.core.formats.trec", "read_trec_run", "load inputs"),
+    ("regular blocks (_fast_block)", "rankgate.core.formats.trec", "_fast_block",
+     "read run, general path (read_trec_run)"),
+    ("irregular blocks (_slow_block)", "rankgate.core.formats.trec", "_slow_block",
+     "read run, general path (read_trec_run)"),
+    ("validate", "rankgate.commands", "check", "score command"),
+    ("duplicate check (duplicate_rows)", "rankgate.core.fast", "duplicate_rows", "validate"),
+    ("evaluate", "rankgate.core.engine", "evaluate", "score command"),
+    ("prepare, fast path (prepare_lean)", "rankgate.core.fast", "prepare_lean", "evaluate"),
+    ("trec_eval order (_trec_order)", "rankgate.core.fast", "_trec_order", "prepare, fast path (prepare_lean)"),
+    ("prepare, general path (sort + join)", "rankgate.core.engine", "prepare", "evaluate"),
+    ("sort (sort_run)", "rankgate.core.engine", "sort_run", "prepare, general path (sort + join)"),
+    ("doc byte order (Interner.order)", "rankgate.core.model", "Interner.order", "sort (sort_run)"),
+    ("measures (per_query)", "rankgate.core.engine", "per_query", "evaluate"),
+    ("output", "rankgate.commands", "emit", "score command"),
+]
+
+
+class Timers:
+    def __init__(self):
+        self.total: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.missing: list[str] = []
+
+    def wrap(self, label, fn):
+        @functools.wraps(fn)
+        def timed(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.total[label] = self.total.get(label, 0.0) + time.perf_counter() - t
+                self.calls[label] = self.calls.get(label, 0) + 1
+        return timed
+
+    def install(self):
+        for label, mod_name, attr, _ in STAGES:
+            try:
+                mod = importlib.import_module(mod_name)
+                owner, name = mod, attr
+                if "." in attr:
+                    cls, name = attr.split(".")
+                    owner = getattr(mod, cls)
+                fn = getattr(owner, name)
+            except (ImportError, AttributeError):
+                self.missing.append(f"{mod_name}.{attr}")
+                continue
+            timed = self.wrap(label, fn)
+            setattr(owner, name, timed)
+            # also where another module imported it by name
+            for m in list(sys.modules.values()):
+                if getattr(m, "__name__", "").startswith("rankgate") and m is not owner:
+                    for k, v in list(vars(m).items()):
+                        if v is fn:
+                            setattr(m, k, timed)
+
+
+def score_argv(qrels: Path, run: Path) -> list[str]:
+    return ["score", "--qrels", str(qrels), "--runs", str(run), "--format", "trec",
+            "-m", "AP,ndcg_cut_10,RR@10,R@100,P@10", "--missing-queries", "zero", "--short-rankings", "allow"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default="msmarco", choices=sorted(BENCHES))
+    ap.add_argument("--queries", type=int, help="use the smaller inputs of `gen_data.py --queries N`")
+    ap.add_argument("--profiler", choices=("timers", "cprofile", "pyinstrument"), default="timers")
+    ap.add_argument("--top", type=int, default=25, help="functions to list with cprofile")
+    ap.add_argument("--html", type=Path, help="pyinstrument: write the HTML report here")
+    ap.add_argument("--general", action="store_true", help="profile the general path (RANKGATE_FAST=0)")
+    args = ap.parse_args(argv)
+    if args.general:
+        import os
+
+        os.environ["RANKGATE_FAST"] = "0"
+    folder, run_name = BENCHES[args.bench]
+    if args.queries:
+        folder = f"{folder}-{args.queries}"
+    qrels, run = DATA / folder / "qrels.txt", DATA / folder / run_name
+
+    t_import = time.perf_counter()
+    from rankgate import cli  # the import cost of the CLI path
+    import_s = time.perf_counter() - t_import
+
+    timers = Timers()
+    timers.install()
+    prof = None
+    if args.profiler == "cprofile":
+        import cProfile
+
+        prof = cProfile.Profile()
+    elif args.profiler == "pyinstrument":
+        from pyinstrument import Profiler
+
+        prof = Profiler(interval=0.001)
+    buf = io.StringIO()
+    t = time.perf_counter()
+    if prof:
+        prof.enable() if args.profiler == "cprofile" else prof.start()
+    with redirect_stdout(buf):
+        code = cli.main(score_argv(qrels, run))
+    if prof:
+        prof.disable() if args.profiler == "cprofile" else prof.stop()
+    total = time.perf_counter() - t
+    timers.total["score command"] = total
+    if code not in (0, None):
+        print(f"rankgate exited {code}", file=sys.stderr)
+
+    children: dict[str, list[str]] = {}
+    for label, _, _, parent in STAGES:
+        children.setdefault(parent, []).append(label)
+    path = "general path" if args.general else "fast path when it applies"
+    print(f"rankgate score on {run.relative_to(HERE)} ({path}; {args.profiler}; wall seconds, inclusive)")
+    print(f"  {'import rankgate.cli':45s} {import_s:7.2f}")
+
+    def show(label, depth):
+        if label not in timers.total:
+            return
+        t = timers.total[label]
+        kids = [k for k in children.get(label, []) if k in timers.total]
+        own = t - sum(timers.total[k] for k in kids)
+        calls = timers.calls.get(label, 1)
+        share = 100 * t / total
+        extra = f"  (self {own:.2f})" if kids else ""
+        print(f"  {'  ' * depth + label:45s} {t:7.2f}  {share:5.1f}%  x{calls}{extra}")
+        for k in kids:
+            show(k, depth + 1)
+
+    show("score command", 0)
+    if timers.missing:
+        print("  not found (renamed?): " + ", ".join(timers.missing))
+    if args.profiler == "cprofile":
+        import pstats
+
+        print()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+    elif args.profiler == "pyinstrument":
+        print(prof.output_text(unicode=True, color=False, show_all=False))
+        if args.html:
+            args.html.write_text(prof.output_html())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
