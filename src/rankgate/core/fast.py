@@ -32,19 +32,18 @@ def available() -> bool:
     return True
 
 
-# Bytes str.split() treats as separators but a one-space delimiter does not, and the
-# patterns that make an empty field (which could stand in for a missing one).
-_NOT_PLAIN = (b"\t", b"\r", b"\v", b"\f", b"\x00", b"  ", b" \n", b"\n ", b"\n\n")
+# Bytes str.split() treats as separators but a one-space delimiter does not.
+_NOT_PLAIN = (b"\t", b"\r", b"\v", b"\f", b"\x00")
 
 
 def prescan(path: str) -> bool:
-    """True when a one-space delimiter reads every line exactly as str.split() would: single
-    spaces between fields, no tab, CR, VT, FF or NUL, no leading or trailing space, no blank
-    line, not gzipped, no byte-order mark. (An empty field could otherwise stand in for a
-    missing one: `q Q0 d  1 2.5` has five fields but six columns.)"""
+    """True when no byte would split differently under a one-space delimiter (tab, CR, VT,
+    FF, NUL), the file is not gzipped, has no byte-order mark and ends with a line break.
+    Empty fields (two spaces, a leading or trailing space) are caught after parsing: no
+    column may hold an empty string, so a five-field line can never pass as six."""
     with open(path, "rb") as f:
         head = f.read(3)
-        if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf" or head[:1] in (b" ", b"\n"):
+        if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
             return False
         f.seek(0)
         last = b""
@@ -52,8 +51,7 @@ def prescan(path: str) -> bool:
             data = f.read(PRESCAN_BLOCK)
             if not data:
                 return last == b"\n"
-            chunk = last + data  # a pattern may straddle two blocks
-            if any(chunk.find(c) >= 0 for c in _NOT_PLAIN):  # memchr-speed searches
+            if any(data.find(c) >= 0 for c in _NOT_PLAIN):  # memchr per byte
                 return False
             last = data[-1:]
 
@@ -96,12 +94,15 @@ def read_lean_run(path: str, name: str, qrels: Qrels) -> LeanRun | None:
             read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
             parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                             ignore_empty_lines=False),
-            # every row must still have six fields; the iteration, rank and tag columns are not converted
             convert_options=pcsv.ConvertOptions(
-                column_types={"q": dict_t, "d": pa.string(), "s": pa.float64()}, include_columns=["q", "d", "s"],
-                strings_can_be_null=False))
+                column_types={"q": dict_t, "i": pa.string(), "d": pa.string(), "r": pa.string(),
+                              "s": pa.float64(), "t": pa.string()}, strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return None  # other than six fields, a score that is no number, bad UTF-8: the general path names it
+    # An empty field means two spaces, or a leading or trailing one: the general reader decides.
+    for col in ("i", "d", "r", "t"):
+        if len(tbl[col]) and pc.min(pc.binary_length(tbl[col])).as_py() == 0:
+            return None
     q = tbl["q"].unify_dictionaries()
     if q.num_chunks == 0:
         return None
@@ -110,8 +111,6 @@ def read_lean_run(path: str, name: str, qrels: Qrels) -> LeanRun | None:
         return None
     qcode = np.concatenate([ch.indices.to_numpy() for ch in q.chunks])
     d = tbl["d"]
-    if pc.min(pc.binary_length(d)).as_py() == 0:
-        return None
     score = tbl["s"].to_numpy()
     if not np.isfinite(score).all():
         return None
