@@ -242,6 +242,23 @@ def _note(text: str) -> None:
     print(f"note: {text}", file=sys.stderr)
 
 
+def _print_conflicts(conflicts, limit: int = 200) -> None:
+    for c in conflicts[:limit]:
+        print(f"conflict: {c}", file=sys.stderr)
+    if len(conflicts) > limit:
+        print(f"conflict: ... and {len(conflicts) - limit} more", file=sys.stderr)
+
+
+def _report_notes_or_json(args, report) -> bool:
+    """Print the report's notes; with --json, print the report and say so."""
+    for n in report.notes:
+        _note(n)
+    if args.json:
+        _print_json(report.as_dict())
+        return True
+    return False
+
+
 def _saved(ws) -> None:
     """After a write: the edit is durable; say so if folding it into the snapshot failed."""
     if ws.fold_problem:
@@ -267,15 +284,9 @@ def _import(args) -> int:
             path = ws.path
         _saved(ws)
     except ImportConflicts as e:
-        for c in e.conflicts[:200]:
-            print(f"conflict: {c}", file=sys.stderr)
-        if len(e.conflicts) > 200:
-            print(f"conflict: ... and {len(e.conflicts) - 200} more", file=sys.stderr)
+        _print_conflicts(e.conflicts)
         raise
-    for n in report.notes:
-        _note(n)
-    if args.json:
-        _print_json(report.as_dict())
+    if _report_notes_or_json(args, report):
         return EXIT_OK
     verb = "would import" if args.dry_run else "imported"
     print(f"{verb} into {path}: {report.added} new judgments, {report.changed} changed, {report.unchanged} "
@@ -495,15 +506,9 @@ def _merge(args) -> int:
             path = ws.path
         _saved(ws)
     except MergeConflicts as e:
-        for c in e.conflicts[:200]:
-            print(f"conflict: {c}", file=sys.stderr)
-        if len(e.conflicts) > 200:
-            print(f"conflict: ... and {len(e.conflicts) - 200} more", file=sys.stderr)
+        _print_conflicts(e.conflicts)
         raise
-    for n in report.notes:
-        _note(n)
-    if args.json:
-        _print_json(report.as_dict())
+    if _report_notes_or_json(args, report):
         return EXIT_OK
     verb = "would merge" if args.dry_run else "merged"
     who = ", ".join(f"{name} {n}" for name, n in report.reviewers.items())
