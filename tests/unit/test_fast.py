@@ -30,7 +30,7 @@ qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
 def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt):
     run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in rows))
     q = write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items() for d, g in ds.items()))
-    argv = ["score", "--qrels", q, "--runs", run, "--format", fmt, "-m", "AP,nDCG@3,RR,P@2,R@5,bpref,Judged@3",
+    argv = ["score", "--qrels", q, "--runs", run, "--format", fmt, "-m", "AP,nDCG@3,nDCG,RR,RR@2,P@2,R@5,bpref,Judged@3,NumRet,NumRet@2,NumRel,NumRelRet,Rprec,IPrec@0.5,Success@2,gmAP,AP@3",
             "--missing-queries", "zero", "--short-rankings", "allow", "-q", "--k", "2"]
     if fmt == "json":
         argv.remove("-q")

@@ -294,7 +294,7 @@ def per_query(p: Prepared, m: Measure) -> np.ndarray:
     if f == "IPrec":
         return _iprec(p, level, float(k))
     if f == "NumRet":
-        return p.num_ret.copy() if k is None else p.count(p.rank < k)
+        return p.num_ret.copy() if k is None else np.minimum(p.num_ret, k)
     if f == "NumRel":
         return p.num_rel(level).copy()
     if f == "NumRelRet":

@@ -255,7 +255,6 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         qp, jd = qp[perm], jd[perm]
     n = len(qp)
     starts = np.flatnonzero(np.r_[True, qp[1:] != qp[:-1]]) if n else np.zeros(0, np.int64)
-    rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n])) if n else np.zeros(0, np.int64)
     num_ret = np.bincount(qp, minlength=nq).astype(np.float64)
     pos = np.full(len(cat.queries), -1, np.int64)
     if nq:
@@ -265,15 +264,20 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     jkeys = qqp * D + qrels.doc
     order = np.argsort(jkeys, kind="stable")
     jkeys, jgrades = jkeys[order], qrels.grade[order]
-    grade = np.full(n, UNJUDGED, np.int64)
-    hit = np.flatnonzero(jd >= 0)
-    if len(hit) and len(jkeys):
-        rk = qp[hit] * D + jd[hit]
+    # Only rows judged for their query matter to any measure (num_ret is counted above), so
+    # rank and grade are built for those rows alone: a few thousand out of millions.
+    rows = np.flatnonzero(jd >= 0)
+    grade = np.zeros(0, np.int64)
+    if len(rows) and len(jkeys):
+        rk = qp[rows] * D + jd[rows]
         at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
         found = jkeys[at] == rk
-        grade[hit[found]] = jgrades[at[found]]
-    return Prepared(qids, nq, qp, rank, grade, np.where(jd >= 0, jd, 0).astype(np.int64), num_ret, qqp,
-                    qrels.grade, rel_level)
+        rows, grade = rows[found], jgrades[at[found]]
+    else:
+        rows = rows[:0]
+    rank = rows - starts[np.searchsorted(starts, rows, side="right") - 1] if len(rows) else rows
+    return Prepared(qids, nq, qp[rows], rank, grade, jd[rows].astype(np.int64), num_ret, qqp, qrels.grade,
+                    rel_level)
 
 
 def lean_reader(path: str, name: str | None, qrels: Qrels) -> list[LeanRun] | None:
