@@ -64,3 +64,21 @@ def test_a_fault_during_a_fold_keeps_the_snapshot_and_the_journal(tmp_path, monk
     with Workspace.open(db, readonly=True) as ws:
         assert labels_of(ws) == before
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_a_killed_writers_temporary_files_are_cleared_by_the_next_writer(tmp_path):
+    db = tmp_path / "ws.json"
+    with Workspace.open(db) as ws:
+        ws.set_judgment("q1", "d1", 2, create_query=True)
+        before = labels_of(ws)
+    stale = [tmp_path / f".{db.name}.tmp-99999-deadbeef", tmp_path / f".{db.name}.bak.tmp-99999-cafe0000"]
+    for p in stale:
+        p.write_bytes(b"half a snapshot")
+    other = tmp_path / ".notes.txt.tmp-1-2"  # not the workspace's: left alone
+    other.write_text("x")
+    with Workspace.open(db, readonly=True) as ws:  # a reader never deletes
+        assert labels_of(ws) == before
+    assert all(p.exists() for p in stale)
+    with Workspace.open(db) as ws:
+        assert labels_of(ws) == before
+    assert not any(p.exists() for p in stale) and other.exists()

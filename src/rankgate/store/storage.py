@@ -104,6 +104,25 @@ def _tmp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
 
 
+def remove_stale_temps(db: Path) -> None:
+    """Temporary files a killed writer left beside the workspace (`.<db>*.tmp-*`).
+
+    Only called while holding the writer lock: no live writer can own them, and the
+    files they were to replace are intact (the rename never happened)."""
+    prefix = f".{db.name}"
+    for p in db.parent.glob(f"{glob_escape(prefix)}*.tmp-*"):
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def glob_escape(text: str) -> str:
+    import glob
+
+    return glob.escape(text)
+
+
 def _io_error(path: Path, action: str, e: OSError) -> InputError:
     reason = e.strerror or str(e)
     if e.errno == errno.ENOSPC:

@@ -54,6 +54,7 @@ from rankgate.store.storage import (
     Journal,
     SnapshotStorage,
     WriterLock,
+    remove_stale_temps,
     atomic_write,
     crashpoint,
     dumps,
@@ -776,6 +777,7 @@ class Workspace:
             if not path.parent.exists():
                 paths.make_private_dir(path.parent)
             ws._lock.acquire()
+            remove_stale_temps(path)
         try:
             ws._load(create=create and not readonly)
         except BaseException:
