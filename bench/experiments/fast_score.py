@@ -273,32 +273,10 @@ def read_run_numpy(path, judged_docs):
 
 
 def fnv1a64(d) -> np.ndarray:
-    """64-bit FNV-1a of every string of a pyarrow string array, vectorised over rows:
-    one in-place pass per byte position (all rows up to the shortest ID's length,
-    then only the rows still that long)."""
-    import pyarrow as pa
+    """The 64-bit FNV-1a hash of every document ID: the one core/fast.py uses."""
+    from rankgate.core.fast import fnv1a64 as core_fnv1a64
 
-    if isinstance(d, pa.ChunkedArray):  # per chunk: no combined copy of the column
-        return np.concatenate([fnv1a64(c) for c in d.chunks]) if d.num_chunks else np.zeros(0, np.uint64)
-    offs = np.frombuffer(d.buffers()[1], np.int32)[d.offset:d.offset + len(d) + 1]
-    data = np.frombuffer(d.buffers()[2], np.uint8) if d.buffers()[2] is not None else np.zeros(1, np.uint8)
-    n = len(d)
-    h = np.full(n, 0xCBF29CE484222325, np.uint64)
-    if not n:
-        return h
-    start = offs[:-1].astype(np.int64)
-    lens = np.diff(offs)
-    prime = np.uint64(0x100000001B3)
-    pos, byte = np.empty(n, np.int64), np.empty(n, np.uint8)
-    for j in range(int(lens.min())):
-        np.add(start, j, out=pos)
-        np.take(data, pos, out=byte)
-        h ^= byte
-        h *= prime
-    for j in range(int(lens.min()), int(lens.max())):
-        rows = np.flatnonzero(lens > j)
-        h[rows] = (h[rows] ^ data[start[rows] + j]) * prime
-    return h
+    return core_fnv1a64(d)
 
 
 def duplicate_rows(qcode, d) -> np.ndarray:

@@ -241,14 +241,21 @@ class Conflict:
         return asdict(self)
 
 
-class ImportConflicts(InputError):
+class Conflicts(InputError):
+    """An import or merge stopped on conflicts; nothing was written."""
+
+    def __init__(self, db: str, conflicts: list[Conflict], with_what: str, nothing: str):
+        self.conflicts = conflicts
+        n = len(conflicts)
+        super().__init__(db, f"{n} conflict{'s' if n != 1 else ''} with {with_what} in the store; {nothing} "
+                             "(choose with --on-conflict keep|overwrite)")
+
+
+class ImportConflicts(Conflicts):
     """The import stopped on conflicts; nothing was imported."""
 
     def __init__(self, db: str, conflicts: list[Conflict]):
-        self.conflicts = conflicts
-        n = len(conflicts)
-        super().__init__(db, f"{n} conflict{'s' if n != 1 else ''} with labels in the store; nothing was imported "
-                             "(choose with --on-conflict keep|overwrite)")
+        super().__init__(db, conflicts, "labels", "nothing was imported")
 
 
 @dataclass
@@ -319,14 +326,11 @@ class Disagreement:
                  "reason": self.adjudication.reason, "updated": self.adjudication.updated}}
 
 
-class MergeConflicts(InputError):
+class MergeConflicts(Conflicts):
     """The merge stopped on conflicts; nothing was merged."""
 
     def __init__(self, db: str, conflicts: list[Conflict]):
-        self.conflicts = conflicts
-        n = len(conflicts)
-        super().__init__(db, f"{n} conflict{'s' if n != 1 else ''} with a reviewer's judgment in the store; "
-                             "nothing was merged (choose with --on-conflict keep|overwrite)")
+        super().__init__(db, conflicts, "a reviewer's judgment", "nothing was merged")
 
 
 @dataclass
