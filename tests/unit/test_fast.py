@@ -26,8 +26,16 @@ qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=rows_st, qrels=qrels_st, fmt=st.sampled_from(["trec", "json"]))
-def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt):
+@given(rows=rows_st, qrels=qrels_st, fmt=st.sampled_from(["trec", "json"]), grouped=st.booleans(),
+       block=st.sampled_from([16 << 20, 64, 23]))
+def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt, grouped, block):
+    """Any rows, grouped by query or scattered, read in blocks of any size (lines cut across
+    blocks, one query's lines across several)."""
+    from rankgate.core import fast
+
+    monkeypatch.setattr(fast, "BLOCK", block)
+    if grouped:
+        rows = sorted(rows, key=lambda r: r[0])
     run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in rows))
     q = write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items() for d, g in ds.items()))
     argv = ["score", "--qrels", q, "--runs", run, "--format", fmt, "-m", "AP,nDCG@3,nDCG,RR,RR@2,P@2,R@5,bpref,Judged@3,NumRet,NumRet@2,NumRel,NumRelRet,Rprec,IPrec@0.5,Success@2,gmAP,AP@3",
@@ -37,6 +45,26 @@ def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrel
     fast = score(capsys, monkeypatch, True, *argv)
     general = score(capsys, monkeypatch, False, *argv)
     assert fast == general
+
+
+def test_a_plain_file_is_read_in_blocks_keeping_judged_rows_only(tmp_path, monkeypatch):
+    from rankgate.core import fast
+    from rankgate.core.formats import read_qrels
+
+    monkeypatch.setattr(fast, "BLOCK", 50)  # about two lines a block
+    lines = [f"q{q} Q0 d{d} {d} {10 - d} t\n" for q in (2, 1) for d in range(6)]
+    lines[3], lines[4] = lines[4], lines[3]  # q2 out of score order
+    run = write(tmp_path / "run.trec", "".join(lines) + "q1 Q0 d4 9 0.5 t\n")
+    qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d4 1\nq2 0 d3 2\nq2 0 d9 1\n"))
+    reports = []
+    lean = fast.read_lean_run(str(run), "run", qrels, lambda done, total: reports.append((done, total)))
+    assert lean is not None and lean.qnames == ["q2", "q1"] and lean.num_ret.tolist() == [6, 7]
+    names = qrels.catalog.docs.names
+    # rows of documents someone judged (for any query), ranked in trec_eval order
+    assert sorted((lean.qnames[q], names[d], r) for q, d, r in zip(lean.jq, lean.jdoc, lean.jrank)) == [
+        ("q1", "d3", 3), ("q1", "d4", 4), ("q1", "d4", 6), ("q2", "d3", 3), ("q2", "d4", 4)]
+    assert lean.n_duplicates == 1 and lean.duplicates == [(13, "q1", "d4")]
+    assert reports[-1] == (run.stat().st_size,) * 2 and len(reports) > 3
 
 
 def test_fast_path_refuses_what_the_general_path_refuses(tmp_path, capsys, monkeypatch):

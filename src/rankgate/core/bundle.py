@@ -37,7 +37,7 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     """Read the inputs. A benchmark folder supplies whatever the flags leave out.
 
     `progress(path)` returns a byte-progress callback for a run file, or None.
-    `run_reader(path, name, qrels)` may read a run another way (the fast path); None = the usual reader.
+    `run_reader(path, name, qrels, progress)` may read a run another way (the fast path); None = the usual reader.
     """
     manifest = load_manifest(benchmark) if benchmark else None
     if manifest is None and qrels and is_benchmark(qrels):
@@ -57,8 +57,9 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     loaded: dict[str, Run] = {}
     for spec in specs:
         name, path = split_run_spec(spec)
-        other = run_reader(path, name, q) if run_reader and run_format in ("auto", "trec") else None
-        for run in other or read_runs(spec, run_format, catalog, progress(path) if progress else None):
+        report = progress(path) if progress else None
+        other = run_reader(path, name, q, report) if run_reader and run_format in ("auto", "trec") else None
+        for run in other or read_runs(spec, run_format, catalog, report):
             if run.name in loaded:
                 raise InputError(path, f"a second run named {run.name!r} (first from {loaded[run.name].path}); "
                                  "name runs with NAME=FILE")

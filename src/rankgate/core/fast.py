@@ -1,10 +1,14 @@
 """The compiled fast path for large TREC runs (`rankgate score`), used when pyarrow is installed.
 
 What it does differently from the general reader, with the same results:
-- pyarrow's CSV reader parses the file (one space between fields, no tabs, CRs,
-  comment or blank lines: a prescan checks; anything else takes the general path);
-- only query IDs are interned; a document is looked up among the judged ones only,
-  never interned, so memory stays near the size of the columns;
+- the file is read in blocks of BLOCK bytes, each parsed by pyarrow's CSV reader
+  (one space between fields; a tab, CR, VT, FF, NUL, empty field, comment or
+  blank line sends the whole file to the general reader, which names any fault);
+- what is kept of a block is its judged rows (query, document, rank) and the
+  count of lines per query, so memory stays bounded when each query's lines are
+  together, as retrievers write them; a file whose queries are scattered is read
+  whole, about 40 bytes a line, and sorted by query;
+- only query IDs are interned; a document is looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document), confirmed exactly;
 - rows are sorted only when not already in trec_eval order, and score ties are
   settled by document ID bytes, descending, among the tied rows only.
@@ -21,7 +25,7 @@ from rankgate.core.engine import UNJUDGED, Prepared
 from rankgate.core.errors import Problem
 from rankgate.core.model import Qrels
 
-PRESCAN_BLOCK = 16 << 20
+BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
 
 
 def available() -> bool:
@@ -36,37 +40,29 @@ def available() -> bool:
 _NOT_PLAIN = (b"\t", b"\r", b"\v", b"\f", b"\x00")
 
 
-def prescan(path: str) -> bool:
-    """True when no byte would split differently under a one-space delimiter (tab, CR, VT,
-    FF, NUL), the file is not gzipped, has no byte-order mark and ends with a line break.
-    Empty fields (two spaces, a leading or trailing space) are caught after parsing: no
-    column may hold an empty string, so a five-field line can never pass as six."""
-    with open(path, "rb") as f:
-        head = f.read(3)
-        if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
-            return False
-        f.seek(0)
-        last = b""
-        while True:
-            data = f.read(PRESCAN_BLOCK)
-            if not data:
-                return last == b"\n"
-            if any(data.find(c) >= 0 for c in _NOT_PLAIN):  # memchr per byte
-                return False
-            last = data[-1:]
+class NotPlain(Exception):
+    """The file is not regular enough for the fast path: the general reader reads it and names any fault."""
+
+
+class _Ungrouped(Exception):
+    """A query's lines are not all in one block of the file."""
 
 
 @dataclass
 class LeanRun:
-    """A TREC run read by the fast path: columns, with documents looked up, not interned."""
+    """A TREC run read by the fast path: per query, how many documents it ranks; per judged row,
+    its query, document and rank in trec_eval order. Nothing else of the file is kept."""
 
     name: str
     path: str
-    qcode: np.ndarray  # per row: index into qnames
-    qnames: list[str]
-    score: np.ndarray
-    judged: np.ndarray  # per row: the qrels catalog's doc code, or -1 when nobody judged it
-    docs: object  # the pyarrow string column, for tie-breaks and messages
+    qnames: list[str]  # every query the file ranks documents for, in order of first line
+    num_ret: np.ndarray  # per query in qnames: lines
+    jq: np.ndarray  # per judged row: index into qnames
+    jdoc: np.ndarray  # per judged row: the qrels catalog's document code
+    jrank: np.ndarray  # per judged row: 0-based rank within its query, trec_eval order
+    duplicates: list[tuple[int, str, str]]  # (line, query, document), the first MAX_PER_RULE + 1
+    n_duplicates: int
+    lines: int
     format: str = "trec"
     lean: bool = True
     meta: dict = field(default_factory=dict)
@@ -75,57 +71,257 @@ class LeanRun:
 
     @property
     def query_ids(self) -> list[str]:
-        present = np.flatnonzero(np.bincount(self.qcode, minlength=len(self.qnames)))
-        return [self.qnames[i] for i in present]
+        return list(self.qnames)
 
 
-def read_lean_run(path: str, name: str, qrels: Qrels) -> LeanRun | None:
-    """The run, or None when the file is not regular enough for the fast path."""
-    if not prescan(path):
-        return None
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
+class _Reader:
+    """Parses a plain TREC file block by block (pyarrow's CSV reader on each block)."""
 
-    dict_t = pa.dictionary(pa.int32(), pa.string())
+    def __init__(self, path: str, qrels: Qrels, progress=None):
+        import pyarrow as pa
+
+        self.path, self.progress = path, progress
+        self.qindex: dict[str, int] = {}
+        self.qnames: list[str] = []
+        names = qrels.catalog.docs.names
+        self.judged_codes = np.unique(qrels.doc)
+        self.value_set = pa.array([names[c] for c in self.judged_codes.tolist()], pa.string())
+        self.dict_t = pa.dictionary(pa.int32(), pa.string())
+
+    def blocks(self):
+        """(row of the first line, qcode, score, judged, key, docs) per block, in file order."""
+        import os
+
+        total = os.path.getsize(self.path)
+        buf = bytearray(BLOCK)
+        view = memoryview(buf)
+        carry, row0, done = 0, 0, 0
+        with open(self.path, "rb") as f:
+            head = f.read(3)
+            if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
+                raise NotPlain
+            f.seek(0)
+            while True:
+                if carry == len(buf):  # one line longer than a block
+                    buf.extend(bytes(len(buf)))
+                    view.release()
+                    view = memoryview(buf)
+                got = f.readinto(view[carry:])
+                end = carry + got
+                if not got:
+                    if carry:
+                        raise NotPlain  # no line break at the end
+                    if not row0:
+                        raise NotPlain  # an empty file: the general reader says so
+                    break
+                cut = buf.rfind(b"\n", 0, end) + 1
+                if not cut:
+                    carry = end
+                    continue
+                block = view[:cut]
+                if any(buf.find(c, 0, cut) >= 0 for c in _NOT_PLAIN):  # memchr per byte
+                    raise NotPlain
+                parsed = self._parse(block)
+                done += cut
+                yield (row0, *parsed)
+                row0 += len(parsed[0])
+                buf[: end - cut] = buf[cut:end]
+                carry = end - cut
+                if self.progress:
+                    self.progress(done, total)
+
+    def _parse(self, block):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+
+        opts = dict(read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
+                    parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                                    ignore_empty_lines=False))
+        types = {"q": self.dict_t, "i": self.dict_t, "d": pa.string(), "r": pa.int64(), "s": pa.float64(),
+                 "t": self.dict_t}
+        try:
+            tbl = pcsv.read_csv(pa.py_buffer(block), **opts,
+                                convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+            types["r"] = pa.string()  # the rank column is ignored, and need not be a number
+            try:
+                tbl = pcsv.read_csv(pa.py_buffer(block), **opts,
+                                    convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+                raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
+        # An empty field (two spaces, a leading or trailing one) must never let a five-field
+        # line pass as six: no column may hold an empty value.
+        for col in ("i", "t", "q"):
+            c = tbl[col].unify_dictionaries()
+            if c.num_chunks and pc.min(pc.binary_length(c.chunk(0).dictionary)).as_py() == 0:
+                raise NotPlain
+        for col in ("d", "r"):
+            c = tbl[col]
+            if c.null_count or (pa.types.is_string(c.type) and pc.min(pc.binary_length(c)).as_py() == 0):
+                raise NotPlain
+        if tbl["s"].null_count:
+            raise NotPlain
+        q = tbl["q"].unify_dictionaries()
+        names = q.chunk(0).dictionary.to_pylist()
+        if any(n.startswith("#") for n in names):
+            raise NotPlain  # a comment line: the general reader skips it
+        index, qnames = self.qindex, self.qnames
+        local = np.empty(len(names), np.int64)
+        for i, n in enumerate(names):
+            code = index.get(n)
+            if code is None:
+                code = index[n] = len(qnames)
+                qnames.append(n)
+            local[i] = code
+        qcode = local[np.concatenate([ch.indices.to_numpy() for ch in q.chunks])]
+        score = tbl["s"].to_numpy()
+        if not np.isfinite(score).all():
+            raise NotPlain
+        d = tbl["d"].combine_chunks()
+        idx = pc.index_in(d, value_set=self.value_set).fill_null(-1).to_numpy()
+        judged = np.where(idx >= 0, self.judged_codes[np.maximum(idx, 0)], -1)
+        key = fnv1a64(d)
+        key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        return qcode, score, judged, key, d
+
+
+class _Tally:
+    """What is kept of a run while it streams past: counts per query and the judged rows."""
+
+    def __init__(self):
+        self.num_ret = np.zeros(0, np.int64)
+        self.done = np.zeros(0, bool)
+        self.jq, self.jdoc, self.jrank = [], [], []
+        self.dup_rows: list[np.ndarray] = []
+        self.duplicates: list[tuple[int, str, str]] = []
+        self.n_duplicates = 0
+
+    def grow(self, n: int) -> None:
+        if n > len(self.num_ret):
+            extra = max(n - len(self.num_ret), len(self.num_ret))
+            self.num_ret = np.r_[self.num_ret, np.zeros(extra, np.int64)]
+            self.done = np.r_[self.done, np.zeros(extra, bool)]
+
+    def settle(self, qcode, score, judged, key, docs, rows, qnames, grouped_check: bool) -> None:
+        """Take rows whose queries are complete and contiguous: rows[i] is each one's line - 1."""
+        n = len(qcode)
+        if not n:
+            return
+        brk = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
+        starts = np.r_[0, brk]
+        gq = qcode[starts]
+        self.grow(int(gq.max()) + 1)
+        if grouped_check and (self.done[gq].any() or len(np.unique(gq)) != len(gq)):
+            raise _Ungrouped
+        self.done[gq] = True
+        self.num_ret[gq] += np.diff(np.r_[starts, n])
+        gid = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
+        dup = _duplicates(gid, key, docs, rows)
+        if len(dup):
+            dup = dup[np.argsort(rows[dup], kind="stable")]  # file order
+            self.n_duplicates += len(dup)
+            room = MAX_LISTED - len(self.duplicates)
+            if room > 0:
+                got = _take(docs, dup[:room])
+                self.duplicates += [(int(rows[r]) + 1, qnames[qcode[r]], doc) for r, doc in zip(dup[:room].tolist(), got)]
+        jrows = np.flatnonzero(judged >= 0)
+        if not len(jrows):
+            return
+        perm = _trec_order(gid, score, docs)
+        if perm is None:
+            pos = jrows
+        else:
+            inv = np.empty(n, np.int64)
+            inv[perm] = np.arange(n)
+            pos = inv[jrows]
+        self.jq.append(qcode[jrows])
+        self.jdoc.append(judged[jrows])
+        self.jrank.append(pos - starts[gid[jrows]])
+
+
+MAX_LISTED = 21  # duplicates named (MAX_PER_RULE, and one to know there are more)
+
+
+def read_lean_run(path: str, name: str, qrels: Qrels, progress=None) -> LeanRun | None:
+    """The run, or None when the file is not regular enough for the fast path.
+
+    A file whose queries each sit in one block of lines (as every retriever writes them) is read
+    in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
+    of one query are scattered is read whole (about 40 bytes a line) and sorted by query."""
     try:
-        tbl = pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
-            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
-                                            ignore_empty_lines=False),
-            convert_options=pcsv.ConvertOptions(
-                column_types={"q": dict_t, "i": pa.string(), "d": pa.string(), "r": pa.string(),
-                              "s": pa.float64(), "t": pa.string()}, strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return None  # other than six fields, a score that is no number, bad UTF-8: the general path names it
-    # An empty field means two spaces, or a leading or trailing one: the general reader decides.
-    for col in ("i", "d", "r", "t"):
-        if len(tbl[col]) and pc.min(pc.binary_length(tbl[col])).as_py() == 0:
-            return None
-    q = tbl["q"].unify_dictionaries()
-    if q.num_chunks == 0:
+        try:
+            return _read(path, name, qrels, progress, grouped=True)
+        except _Ungrouped:
+            return _read(path, name, qrels, progress, grouped=False)
+    except NotPlain:
         return None
-    qnames = q.chunk(0).dictionary.to_pylist()
-    if any(not n or n.startswith("#") for n in qnames):
-        return None
-    qcode = np.concatenate([ch.indices.to_numpy() for ch in q.chunks])
-    d = tbl["d"]
-    score = tbl["s"].to_numpy()
-    if not np.isfinite(score).all():
-        return None
-    names = qrels.catalog.docs.names
-    judged_codes = np.unique(qrels.doc)
-    value_set = pa.array([names[c] for c in judged_codes.tolist()], pa.string())
-    idx = pc.index_in(d, value_set=value_set).fill_null(-1).to_numpy()
-    judged = np.where(idx >= 0, judged_codes[np.maximum(idx, 0)], -1)
-    return LeanRun(name, path, qcode, qnames, score, judged, d)
 
 
-def _take(docs, rows: np.ndarray) -> list[str]:
+def _read(path: str, name: str, qrels: Qrels, progress, grouped: bool) -> LeanRun:
     import pyarrow as pa
 
-    return docs.take(pa.array(rows)).to_pylist()
+    reader, tally = _Reader(path, qrels, progress), _Tally()
+    lines = 0
+    if grouped:
+        pend = None  # the rows of the last query seen, which may go on in the next block
+        for row0, qcode, score, judged, key, docs in reader.blocks():
+            lines = row0 + len(qcode)
+            if pend is not None:
+                p0, pq, ps, pj, pk, pdocs = pend
+                qcode, score, judged, key = (np.concatenate(x) for x in ((pq, qcode), (ps, score), (pj, judged),
+                                                                         (pk, key)))
+                docs = pa.chunked_array(pdocs.chunks + [docs]) if isinstance(pdocs, pa.ChunkedArray) \
+                    else pa.chunked_array([pdocs, docs])
+                row0 = p0
+            last = int(np.flatnonzero(np.r_[True, qcode[1:] != qcode[:-1]])[-1])
+            tally.settle(qcode[:last], score[:last], judged[:last], key[:last], _Docs(docs[:last]),
+                         _Rows(row0), reader.qnames, True)
+            pend = (row0 + last, qcode[last:], score[last:], judged[last:], key[last:], docs[last:])
+        if pend is not None:
+            p0, pq, ps, pj, pk, pdocs = pend
+            tally.settle(pq, ps, pj, pk, _Docs(pdocs), _Rows(p0), reader.qnames, True)
+    else:
+        parts = list(reader.blocks())
+        if parts:
+            lines = parts[-1][0] + len(parts[-1][1])
+            qcode, score = (np.concatenate([p[i] for p in parts]) for i in (1, 2))
+            by_score = np.argsort(-score)  # equal scores in any order: ties are settled by document later
+            order = by_score[np.argsort(qcode[by_score], kind="stable")]
+            del by_score
+            judged, key = (np.concatenate([p[i] for p in parts])[order] for i in (3, 4))
+            docs = _Docs(pa.chunked_array([p[5] for p in parts]), order)
+            del parts
+            tally.settle(qcode[order], score[order], judged, key, docs, order, reader.qnames, False)
+    cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
+    return LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
+                   cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), tally.duplicates, tally.n_duplicates, lines)
+
+
+class _Docs:
+    """The document IDs of a chunk's rows: `src[i]` is row i's position in `docs` (None: i itself)."""
+
+    def __init__(self, docs, src: np.ndarray | None = None):
+        self.docs, self.src = docs, src
+
+    def take(self, rows: np.ndarray):
+        import pyarrow as pa
+
+        return self.docs.take(pa.array(rows if self.src is None else self.src[rows]))
+
+
+class _Rows:
+    """rows[i] = row0 + i, without building the array."""
+
+    def __init__(self, row0: int):
+        self.row0 = row0
+
+    def __getitem__(self, i):
+        return self.row0 + i
+
+
+def _take(docs: _Docs, rows: np.ndarray) -> list[str]:
+    return docs.take(rows).to_pylist()
 
 
 def fnv1a64(d) -> np.ndarray:
@@ -155,23 +351,19 @@ def fnv1a64(d) -> np.ndarray:
     return h
 
 
-def duplicate_rows(run: LeanRun) -> np.ndarray:
-    """Rows whose (query, document) appeared earlier in the file."""
-    key = fnv1a64(run.docs)
-    key ^= run.qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarray:
+    """Rows whose (query, document) came earlier in the file (rows grouped by query, `key` their
+    hash, `rows[i]` row i's line - 1)."""
     srt = np.sort(key)
     if not (srt[1:] == srt[:-1]).any():  # the usual case: no candidate at all
         return np.zeros(0, np.int64)
     del srt
-    order = np.argsort(key, kind="stable")
+    order = np.lexsort((rows[np.arange(len(key))], key))  # equal keys in file order
     k = key[order]
     cand = np.flatnonzero(k[1:] == k[:-1])
-    if not len(cand):
-        return np.zeros(0, np.int64)
     a, b = order[cand], order[cand + 1]
-    same = (run.qcode[a] == run.qcode[b]) & np.array(
-        [x == y for x, y in zip(_take(run.docs, a), _take(run.docs, b))], bool)
-    return np.sort(np.maximum(a, b)[same])
+    same = (gid[a] == gid[b]) & np.array([x == y for x, y in zip(_take(docs, a), _take(docs, b))], bool)
+    return np.sort(b[same])
 
 
 def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], checks) -> list[Problem]:
@@ -179,16 +371,15 @@ def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], ch
     from rankgate.core.validate import MAX_PER_RULE, query_set_problems
 
     problems = query_set_problems(run.name, run.path, set(run.query_ids), qrels_queries, no_answer, checks)
-    dups = duplicate_rows(run)
-    for row in dups[:MAX_PER_RULE].tolist():
-        doc = _take(run.docs, np.array([row]))[0]
-        problems.append(Problem(f"{run.path}:{row + 1}", f"run {run.name!r} ranks document {doc!r} twice for "
-                                f"query {run.qnames[run.qcode[row]]!r}", "duplicate-ranked"))
-    if len(dups) > MAX_PER_RULE:
-        problems.append(Problem(run.path, f"... and {len(dups) - MAX_PER_RULE} more like this", "duplicate-ranked"))
+    for line, query, doc in run.duplicates[:MAX_PER_RULE]:
+        problems.append(Problem(f"{run.path}:{line}", f"run {run.name!r} ranks document {doc!r} twice for "
+                                f"query {query!r}", "duplicate-ranked"))
+    if run.n_duplicates > MAX_PER_RULE:
+        problems.append(Problem(run.path, f"... and {run.n_duplicates - MAX_PER_RULE} more like this",
+                                "duplicate-ranked"))
     if checks.short_rankings == "error":
-        counts = np.bincount(run.qcode, minlength=len(run.qnames))
-        short = [i for i in np.flatnonzero((counts > 0) & (counts < checks.k)).tolist()]
+        counts = run.num_ret
+        short = np.flatnonzero((counts > 0) & (counts < checks.k)).tolist()
         for i in short[:MAX_PER_RULE]:
             problems.append(Problem(run.path, f"run {run.name!r} ranks {int(counts[i])} document"
                                     f"{'' if counts[i] == 1 else 's'} for query {run.qnames[i]!r}, fewer than "
@@ -220,7 +411,7 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
         rows = np.flatnonzero(in_group)
         group = np.cumsum(np.r_[True, ~tie])[rows]
         src = rows if perm is None else perm[rows]
-        tied_docs = docs.take(pa.array(src))
+        tied_docs = docs.take(src)
         o = pc.sort_indices(pa.table({"g": group, "d": tied_docs}),
                             sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
         if perm is None:
@@ -231,31 +422,25 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
 
 def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
                  queries: list[str] | None = None) -> Prepared:
-    """The same Prepared as engine.prepare builds, from a lean run."""
+    """The same Prepared as engine.prepare builds, from a lean run: only rows judged for their
+    query matter to any measure (num_ret counts the rest), so those are all it holds."""
     cat = qrels.catalog
     names = cat.queries.names
     judged = sorted({names[c] for c in np.unique(qrels.q).tolist()}, key=str.encode)
-    present = set(run.query_ids)
     if queries is not None:
         wanted = set(queries)
         qids = [q for q in judged if q in wanted]
     elif missing == "zero":
         qids = judged
     else:
+        present = set(run.qnames)
         qids = [q for q in judged if q in present]
     qpos = {q: i for i, q in enumerate(qids)}
     nq = len(qids)
     run_pos = np.array([qpos.get(n, -1) for n in run.qnames], np.int64)
-    qp = run_pos[run.qcode]
-    keep = np.flatnonzero(qp >= 0)
-    qp, score, jd = qp[keep], run.score[keep], run.judged[keep]
-    docs = run.docs.take(__import__("pyarrow").array(keep)) if len(keep) != len(run.qcode) else run.docs
-    perm = _trec_order(qp, score, docs)
-    if perm is not None:
-        qp, jd = qp[perm], jd[perm]
-    n = len(qp)
-    starts = np.flatnonzero(np.r_[True, qp[1:] != qp[:-1]]) if n else np.zeros(0, np.int64)
-    num_ret = np.bincount(qp, minlength=nq).astype(np.float64)
+    num_ret = np.zeros(nq, np.float64)
+    hit = run_pos >= 0
+    num_ret[run_pos[hit]] = run.num_ret[hit]
     pos = np.full(len(cat.queries), -1, np.int64)
     if nq:
         pos[np.fromiter(map(cat.queries.codes.__getitem__, qids), np.int64, count=nq)] = np.arange(nq)
@@ -264,23 +449,22 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     jkeys = qqp * D + qrels.doc
     order = np.argsort(jkeys, kind="stable")
     jkeys, jgrades = jkeys[order], qrels.grade[order]
-    # Only rows judged for their query matter to any measure (num_ret is counted above), so
-    # rank and grade are built for those rows alone: a few thousand out of millions.
-    rows = np.flatnonzero(jd >= 0)
+    qp = run_pos[run.jq] if len(run.jq) else np.zeros(0, np.int64)
+    rows = np.flatnonzero(qp >= 0)
     grade = np.zeros(0, np.int64)
     if len(rows) and len(jkeys):
-        rk = qp[rows] * D + jd[rows]
+        rk = qp[rows] * D + run.jdoc[rows]
         at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
         found = jkeys[at] == rk
         rows, grade = rows[found], jgrades[at[found]]
     else:
         rows = rows[:0]
-    rank = rows - starts[np.searchsorted(starts, rows, side="right") - 1] if len(rows) else rows
-    return Prepared(qids, nq, qp[rows], rank, grade, jd[rows].astype(np.int64), num_ret, qqp, qrels.grade,
-                    rel_level)
+    qp, rank, doc = qp[rows], run.jrank[rows], run.jdoc[rows]
+    o = np.lexsort((rank, qp))  # grouped by query, in rank order
+    return Prepared(qids, nq, qp[o], rank[o], grade[o], doc[o], num_ret, qqp, qrels.grade, rel_level)
 
 
-def lean_reader(path: str, name: str | None, qrels: Qrels) -> list[LeanRun] | None:
+def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None) -> list[LeanRun] | None:
     """For load_bundle: a TREC run through the fast path, or None for the usual reader."""
     from rankgate.core.formats import _sniff
     from rankgate.core.formats.trec import run_name_from_path
@@ -288,7 +472,7 @@ def lean_reader(path: str, name: str | None, qrels: Qrels) -> list[LeanRun] | No
     try:
         if _sniff(path) != "trec":
             return None
-        run = read_lean_run(path, name or run_name_from_path(path), qrels)
+        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress)
     except OSError:
         return None  # the usual reader says what is wrong with the file
     return [run] if run is not None else None
