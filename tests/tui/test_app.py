@@ -13,6 +13,7 @@ from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.query_list import QueryList, QueryPane
 from rankgate.tui.widgets.ranking import RankingPane
 from rankgate.tui.widgets.reason_bar import ReasonBar
+from tests.tui.factory import write_benchmark
 from tests.tui.conftest import SIZE, make_app, ready
 
 
@@ -243,12 +244,53 @@ async def test_zoom_and_help(tiny):
         await pilot.press("escape")
 
 
-async def test_bad_input_exits_2_with_the_reason(tmp_path):
+async def test_bad_input_is_shown_in_place_and_quitting_exits_2(tmp_path):
     app = make_app(tmp_path / "missing-folder")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
+        assert app.is_running and "no such file" in str(app.error)
+        assert "no such file" in str(app.screen.query_one("#loading-step").render())
+        await pilot.press("q")
+        await pilot.pause()
     assert app.return_code == 2
-    assert "no such file" in str(app.error)
+
+
+async def test_a_bad_run_file_is_left_out_and_named_the_rest_is_reviewed(tiny):
+    (tiny / "runs" / "stemmed.jsonl").write_text('{"meta": {"name": "stemmed"}}\n{"query": "q-tls", "ranking": 7}\n')
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen) and app.error is None
+        assert sorted(screen.model.runs) == ["plain", "prf"]  # the gate's two runs, still compared
+        gate = str(screen.query_one("#gate-body").render())
+        assert "run left out:" in gate and "stemmed.jsonl:2" in gate
+        assert any("stemmed.jsonl:2" in n.message for n in app._notifications)
+        # fixed on disk, read again in place: the third run comes back, the note goes
+        write_benchmark(tiny)
+        await pilot.press("ctrl+r")
+        await ready(pilot)
+        assert sorted(app.screen.model.runs) == ["plain", "prf", "stemmed"]
+        assert "left out" not in str(app.screen.query_one("#gate-body").render())
+
+
+async def test_a_broken_labels_file_is_shown_in_place_then_fixed_and_reopened(tiny):
+    good = (tiny / "judgments.jsonl").read_text()
+    (tiny / "judgments.jsonl").write_text(good + '{"query": "q-tls", "doc": "d1", "grade": "high"}\n')
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.is_running and app.screen.model is None
+        shown = str(app.screen.query_one("#loading-step").render())
+        assert "judgments.jsonl:" in shown and "ctrl+r" in shown
+        await pilot.press("n", "2")  # nothing to act on: ignored, not a crash
+        (tiny / "judgments.jsonl").write_text(good)
+        await pilot.press("ctrl+r")
+        await ready(pilot)
+        assert app.error is None and app.screen.model is not None and app.screen.model.labels.saved is not None
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
 
 
 async def test_qrels_file_and_runs_without_a_folder(tiny):

@@ -100,8 +100,23 @@ class ReviewApp(App[int]):
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
+        """Shown in place: the user can fix the file and open it again (ctrl+r), or quit (exit 2)."""
         self.error = event.error
-        self.exit(return_code=2)
+        if self.review is not None:
+            self.review.failed(event.error)
+
+    def reload(self) -> None:
+        """Open the benchmark again, after a file was fixed: from a failed load, or over a loaded one."""
+        if self.loaded is not None:
+            self.reopen(blind=self.inputs.blind)
+        elif self.error is not None and self.review is not None:
+            self.error = None
+            self.review.progress("opening the benchmark again", 0, 1)
+            self.load()
+
+    def leave(self) -> None:
+        """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input)."""
+        self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:

@@ -66,6 +66,7 @@ COMMANDS: tuple[Command, ...] = (
             "Show only your own grades (the gate too) and hide the runs' ranks; again to show everything"),
     Command("export", "e", "Export reviewed qrels", "Write the reviewed labels for CI and say where", "export"),
     Command("history", "h", "Label history", "Every change to this query's labels", "hist"),
+    Command("reload", "ctrl+r", "Open again", "Read the benchmark's files again (after fixing one)"),
     Command("zoom", "z", "Zoom pane", "Give the focused pane the whole screen (again to restore)", "zoom"),
     Command("help", "question_mark", "Keys and legend", "What each key does and what each mark means", "help",
             key_display="?"),

@@ -61,6 +61,7 @@ class Loaded:
     corpus_path: Path | None
     cache_hits: int = 0
     notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # inputs left out, each with file, line and why
 
 
 def default_reviewer() -> str:
@@ -136,6 +137,8 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     step = 1
     runs: dict[str, Run] = {}
     hits = 0
+    problems: list[str] = []  # a bad file is left out and named; the rest is reviewed
+    refused: list[tuple[str, BaseException]] = []
     for spec in specs:
         _, path = split_run_spec(spec)
         progress(f"reading {Path(path).name}", step, steps)
@@ -144,17 +147,31 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
             nonlocal hits
             hits += 1
 
-        for run in read_runs_cached(spec, catalog, on_hit=hit):
-            if run.name in runs:
-                raise InputError(path, f"a second run named {run.name!r} (first from {runs[run.name].path}); "
-                                 "name runs with NAME=FILE")
-            runs[run.name] = run
+        try:
+            for run in read_runs_cached(spec, catalog, on_hit=hit):
+                if run.name in runs:
+                    raise InputError(path, f"a second run named {run.name!r} (first from {runs[run.name].path}); "
+                                     "name runs with NAME=FILE")
+                runs[run.name] = run
+        except (InputError, OSError) as e:
+            refused.append((path, e))
+            problems.append(f"run left out: {_describe(e, path)}")
         step += 1
+    if not runs:  # nothing to review rankings of: the first refusal is the error
+        path, e = refused[0]
+        more = f" (and {len(refused) - 1} more run files refused)" if len(refused) > 1 else ""
+        if isinstance(e, InputError) and not more:
+            raise e
+        raise InputError(path, f"{getattr(e, 'what', None) or getattr(e, 'strerror', None) or e}{more}",
+                         getattr(e, "line", None), getattr(e, "where", None))
 
     progress("reading queries", step, steps)
     queries: dict[str, Query] = store_queries or {}
     if not queries and manifest and manifest.queries:
-        queries = read_queries(manifest.queries)
+        try:
+            queries = read_queries(manifest.queries)
+        except (InputError, OSError) as e:
+            problems.append(f"query texts left out: {_describe(e, manifest.queries)}")
     step += 1
     no_answer = {q.id for q in queries.values() if q.no_answer}
     if manifest:
@@ -165,7 +182,11 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     bundle = Bundle(book.qrels, runs, queries, manifest, no_answer)
     flags = SimpleNamespace(policy=None, k=None, rel_level=None, missing_queries=None, short_rankings=None,
                             measure=[], must_pass=[], baseline=None, candidate=None)
-    policy = resolve_policy(flags, bundle)
+    try:
+        policy = resolve_policy(flags, bundle)
+    except InputError as e:
+        problems.append(f"policy not applied, the gate uses the defaults: {e}")
+        policy = resolve_policy(flags, Bundle(book.qrels, runs, queries, None, no_answer))
 
     def scoring(what, done, total):
         progress(what, step, steps)
@@ -178,7 +199,14 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
     progress("ready", steps, steps)
-    return Loaded(model, manifest, book.reviewer, manifest.corpus if manifest else None, hits)
+    return Loaded(model, manifest, book.reviewer, manifest.corpus if manifest else None, hits, problems=problems)
+
+
+def _describe(e: BaseException, path) -> str:
+    """One line naming the file (InputError names it and the line already)."""
+    if isinstance(e, InputError):
+        return str(e)
+    return f"{path}: {getattr(e, 'strerror', None) or e}"
 
 
 def open_labels(inputs: Inputs, manifest: Manifest | None, qrels_path: str | None, catalog: Catalog,

@@ -43,7 +43,7 @@ class ReviewScreen(Screen):
 
     BINDINGS = commands.bindings()
     AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
-    WHILE_LOADING = {"quit", "help"}  # the commands that work before the benchmark is loaded
+    WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
 
     def __init__(self, what: str = "") -> None:
         super().__init__()
@@ -97,7 +97,7 @@ class ReviewScreen(Screen):
             self.query_one(LoadPanel).display = False
             self.query_one("#panes").display = True
             self.query_one(DocView).set_corpus(None, bool(loaded.corpus_path))
-            self.query_one(GatePanel).bind(m)
+            self.query_one(GatePanel).bind(m, loaded.problems)
             self.query_one(LabelEditor).bind(m)
             self.query_one(RankingPane).bind(m)
             self.query_one(QueryPane).bind(m)
@@ -113,6 +113,8 @@ class ReviewScreen(Screen):
                     self.go_to(qid, doc)
         self.refresh_bindings()
         self.app.call_after_refresh(self._first_frame)
+        for problem in loaded.problems:  # also listed under the gate until fixed (ctrl+r reloads)
+            self.notify(problem, title="left out", severity="error", timeout=15, markup=False)
 
     def unbind(self) -> None:
         """The model goes away (the benchmark is opened again): cover the panes with the load panel."""
@@ -535,4 +537,11 @@ class ReviewScreen(Screen):
         self.app.push_screen(HelpScreen())
 
     def action_quit(self) -> None:
-        self.app.exit()
+        self.app.leave()
+
+    def action_reload(self) -> None:
+        self.app.reload()
+
+    def failed(self, error: BaseException) -> None:
+        """The benchmark could not be opened: say why on the load panel, and how to go on."""
+        self.query_one(LoadPanel).failed(str(error))

@@ -29,6 +29,7 @@ class GatePanel(VerticalScroll):
         super().__init__(**kwargs)
         self.model: ReviewModel | None = None
         self.view: GateView | None = None
+        self.problems: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield TextStatic(id="gate-body")
@@ -36,8 +37,9 @@ class GatePanel(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "Gate"
 
-    def bind(self, model: ReviewModel) -> None:
+    def bind(self, model: ReviewModel, problems: list[str] = ()) -> None:
         self.model = model
+        self.problems = list(problems)
 
     def show(self, view: GateView) -> None:
         self.view = view
@@ -51,6 +53,11 @@ class GatePanel(VerticalScroll):
         head.append(f" · k={view.k} · {view.evaluated} judged", style="dim")
         if view.stale:
             head.append("\nsignificance tests: from before the last edit, updating…", style="italic yellow")
+        for problem in self.problems:  # a file left out at load: the decision is on what remains
+            head.append("\n! ", style="bold red")
+            head.append_text(literal(problem, style="red"))
+        if self.problems:
+            head.append("\n  fix the file and press ctrl+r to read it again", style="dim")
 
         table = Text(end="")
         table.append(f"{'measure':<12}{'baseline':>10}{'candidate':>11}{'Δ':>10}", style="bold dim")

@@ -25,5 +25,15 @@ class LoadPanel(Vertical):
         yield Static(Text("starting…", style="dim"), id="loading-step")
 
     def progress(self, what: str, done: int, total: int) -> None:
+        self.query_one(ProgressBar).display = True
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
         self.query_one("#loading-step", Static).update(literal(what, style="dim"))
+
+    def failed(self, error: str) -> None:
+        """The benchmark could not be opened: the reason, in place, and the ways on."""
+        self.query_one(ProgressBar).display = False
+        text = Text(end="")
+        text.append("could not open the benchmark\n", style="bold red")
+        text.append_text(literal(error, style="red", one_line=False))
+        text.append("\n\nfix the file and press ctrl+r to open it again, or q to quit", style="dim")
+        self.query_one("#loading-step", Static).update(text)
