@@ -150,6 +150,21 @@ def test_a_cancelled_load_lets_go_of_the_store(tiny):
     m.labels.close()
 
 
+def test_a_long_run_file_reports_its_progress_in_percent(tiny):
+    import json as _json
+
+    with open(tiny / "runs" / "stemmed.jsonl", "w", encoding="utf-8") as f:
+        f.write(_json.dumps({"meta": {"name": "stemmed"}}) + "\n")
+        f.write(_json.dumps({"query": "q-tls", "ranking": ["d1"]}) + "\n")
+        for i in range(12_000):  # queries nobody judged: read, counted, never scored
+            f.write(_json.dumps({"query": f"extra-{i}", "ranking": ["d1", "d2"]}) + "\n")
+    seen = []
+    m = load(Inputs(str(tiny), memory=True), lambda what, done, total: seen.append(what)).model
+    pcts = [int(w.rsplit(" ", 1)[1].rstrip("%")) for w in seen if w.startswith("reading stemmed.jsonl · ")]
+    assert len(pcts) >= 2 and pcts == sorted(pcts) and pcts[-1] >= 90
+    assert "stemmed" in m.runs
+
+
 POLICY = """
 [significance]
 resamples = 200

@@ -147,8 +147,14 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
             nonlocal hits
             hits += 1
 
+        def reading(done: int, total: int, name=Path(path).name, shown=[-1]) -> None:
+            pct = 100 * done // max(total, 1)
+            if pct != shown[0]:  # a message per percent, not per block
+                shown[0] = pct
+                progress(f"reading {name} · {pct}%", step, steps)
+
         try:
-            for run in read_runs_cached(spec, catalog, on_hit=hit):
+            for run in read_runs_cached(spec, catalog, on_hit=hit, progress=reading):
                 if run.name in runs:
                     raise InputError(path, f"a second run named {run.name!r} (first from {runs[run.name].path}); "
                                      "name runs with NAME=FILE")

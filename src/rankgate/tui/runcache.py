@@ -51,15 +51,17 @@ def _key(path: str, spec: str) -> str | None:
 
 
 def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
-                     folder: Path | None = None, on_hit: Callable[[str], None] | None = None) -> list[Run]:
-    """The runs of one file (as `core.formats.read_runs`), from the cache when it is fresh."""
+                     folder: Path | None = None, on_hit: Callable[[str], None] | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> list[Run]:
+    """The runs of one file (as `core.formats.read_runs`), from the cache when it is fresh;
+    `progress(bytes done, bytes)` while a file is parsed."""
     _, path = split_run_spec(spec)
     try:
         size = os.path.getsize(path)
     except OSError:
         size = 0
     if size < min_bytes:
-        return read_runs(spec, "auto", catalog)
+        return read_runs(spec, "auto", catalog, progress)
     key = _key(path, spec)
     where = (folder or cache_dir()) / f"{key}.npz"
     if key is not None and where.is_file():
@@ -71,7 +73,7 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
         except Exception:  # a torn or foreign entry: read the file again
             pass
     local = Catalog()
-    runs = [in_trec_order(r) for r in read_runs(spec, "auto", local)]
+    runs = [in_trec_order(r) for r in read_runs(spec, "auto", local, progress)]
     if key is not None:
         try:
             _save(where, runs, local)

@@ -91,7 +91,7 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
               progress=None) -> list[Run]:
     """All runs in one file: the seed's JSON holds several; TREC and JSONL hold one.
 
-    `progress(done_bytes, total_bytes)` reports a long TREC read as it goes.
+    `progress(done, total)` reports a long TREC (bytes) or JSONL (characters) read as it goes.
     """
     name, path = split_run_spec(str(spec))
     kind = _sniff(path) if fmt == "auto" else fmt
@@ -106,7 +106,7 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
                 raise InputError(path, f"NAME= renames a file with one run; this file holds {len(runs)}")
             runs[0].name = name
     elif kind == "jsonl":
-        runs = [run_from_jsonl(path, read_text(path), name, catalog)]
+        runs = [run_from_jsonl(path, read_text(path), name, catalog, progress)]
     else:
         raise InputError(path, f"unknown run format {fmt!r}, expected one of {', '.join(RUN_FORMATS)}")
     if not runs or all(len(r.query_codes) == 0 for r in runs):

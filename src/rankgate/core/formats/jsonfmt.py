@@ -107,8 +107,14 @@ def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
                  np.frombuffer(gs, np.int64).copy(), declared, format=kind or "json", problems=problems, meta=meta)
 
 
-def _jsonl_objects(path: str, text: str):
+def _jsonl_objects(path: str, text: str, progress=None):
+    """(line number, object) per non-blank line; `progress(chars done, chars)` every 4096 lines."""
+    done, total = 0, len(text)
     for lineno, raw in enumerate(text.splitlines(), 1):
+        if progress is not None:
+            done += len(raw) + 1
+            if not lineno % 4096:
+                progress(min(done, total), total)
         if not raw.strip():
             continue
         try:
@@ -120,6 +126,8 @@ def _jsonl_objects(path: str, text: str):
         if not isinstance(obj, dict):
             raise InputError(path, f"expected a JSON object on each line, found {type(obj).__name__}", line=lineno)
         yield lineno, obj
+    if progress is not None:
+        progress(total, total)
 
 
 def _str_field(obj, key, path, lineno, required=True) -> str:
@@ -185,7 +193,7 @@ def runs_from_json(path: str, data, catalog: Catalog | None = None) -> list[Run]
     return runs
 
 
-def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | None = None) -> Run:
+def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | None = None, progress=None) -> Run:
     catalog = catalog or Catalog()
     qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
     meta: dict = {}
@@ -193,7 +201,7 @@ def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | No
     tokens: dict[str, float] = {}
     seen: dict[str, int] = {}
     codes = []
-    for lineno, obj in _jsonl_objects(path, text):
+    for lineno, obj in _jsonl_objects(path, text, progress):
         if "meta" in obj:
             if seen or meta:
                 raise InputError(path, "run metadata must be the first line", line=lineno)
