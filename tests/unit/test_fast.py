@@ -27,13 +27,15 @@ qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=rows_st, qrels=qrels_st, fmt=st.sampled_from(["trec", "json"]), grouped=st.booleans(),
-       block=st.sampled_from([16 << 20, 64, 23]))
-def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt, grouped, block):
+       block=st.sampled_from([16 << 20, 64, 23]), spill=st.booleans())
+def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt, grouped, block, spill):
     """Any rows, grouped by query or scattered, read in blocks of any size (lines cut across
-    blocks, one query's lines across several)."""
+    blocks, one query's lines across several), scattered ones in memory or through temporary files."""
     from rankgate.core import fast
 
     monkeypatch.setattr(fast, "BLOCK", block)
+    monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 30)
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 100)
     if grouped:
         rows = sorted(rows, key=lambda r: r[0])
     run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in rows))
@@ -65,6 +67,37 @@ def test_a_plain_file_is_read_in_blocks_keeping_judged_rows_only(tmp_path, monke
         ("q1", "d3", 3), ("q1", "d4", 4), ("q1", "d4", 6), ("q2", "d3", 3), ("q2", "d4", 4)]
     assert lean.n_duplicates == 1 and lean.duplicates == [(13, "q1", "d4")]
     assert reports[-1] == (run.stat().st_size,) * 2 and len(reports) > 3
+
+
+def test_a_large_scattered_file_goes_through_temporary_files(tmp_path, monkeypatch):
+    """Above SPILL_AT bytes, lines of scattered queries are partitioned by query on disk and each
+    part settled alone: same ranks, duplicates named in file order, the files removed."""
+    import random
+
+    import pyarrow as pa
+
+    from rankgate.core import fast
+    from rankgate.core.formats import read_qrels
+
+    rng = random.Random(7)
+    lines = [f"q{q} Q0 d{d} 0 {rng.choice([1, 2, 3])} t\n" for q in range(20) for d in range(15)]
+    lines += [lines[5], lines[40]]  # two duplicates
+    rng.shuffle(lines)
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q{q} 0 d{q % 15} 1\n" for q in range(20))))
+    whole = fast.read_lean_run(str(run), "run", qrels)
+    made = []
+    real = pa.ipc.new_stream
+    monkeypatch.setattr(pa.ipc, "new_stream", lambda where, schema: made.append(where) or real(where, schema))
+    monkeypatch.setattr(fast, "SPILL_AT", 0)
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 1000)
+    monkeypatch.setattr(fast, "BLOCK", 512)
+    spilled = fast.read_lean_run(str(run), "run", qrels)
+    assert len(made) > 3 and not any(__import__("os").path.exists(w) for w in made)
+    key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
+    assert spilled.qnames == whole.qnames and spilled.num_ret.tolist() == whole.num_ret.tolist()
+    assert key(spilled) == key(whole) and spilled.duplicates == whole.duplicates and spilled.n_duplicates == 2
+    assert [d[0] for d in whole.duplicates] == sorted(d[0] for d in whole.duplicates)
 
 
 def test_fast_path_refuses_what_the_general_path_refuses(tmp_path, capsys, monkeypatch):

@@ -7,7 +7,8 @@ What it does differently from the general reader, with the same results:
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
   together, as retrievers write them; a file whose queries are scattered is read
-  whole, about 40 bytes a line, and sorted by query;
+  whole (about 40 bytes a line) and sorted by query, or, above SPILL_AT bytes,
+  partitioned by query into temporary files that are settled one at a time;
 - only query IDs are interned; a document is looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document), confirmed exactly;
 - rows are sorted only when not already in trec_eval order, and score ties are
@@ -221,10 +222,11 @@ class _Tally:
         if len(dup):
             dup = dup[np.argsort(rows[dup], kind="stable")]  # file order
             self.n_duplicates += len(dup)
-            room = MAX_LISTED - len(self.duplicates)
-            if room > 0:
-                got = _take(docs, dup[:room])
-                self.duplicates += [(int(rows[r]) + 1, qnames[qcode[r]], doc) for r, doc in zip(dup[:room].tolist(), got)]
+            first = dup[:MAX_LISTED]  # the first of this chunk; the run's first are among these
+            got = _take(docs, first)
+            self.duplicates += [(int(rows[r]) + 1, qnames[qcode[r]], doc) for r, doc in zip(first.tolist(), got)]
+            if len(self.duplicates) > 4 * MAX_LISTED:
+                self.duplicates = sorted(self.duplicates)[:MAX_LISTED]
         jrows = np.flatnonzero(judged >= 0)
         if not len(jrows):
             return
@@ -248,7 +250,8 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None) -> LeanRun 
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
     in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
-    of one query are scattered is read whole (about 40 bytes a line) and sorted by query."""
+    of one query are scattered is sorted by query: in memory (about 40 bytes a line) up to
+    SPILL_AT bytes, through temporary files above."""
     try:
         try:
             return _read(path, name, qrels, progress, grouped=True)
@@ -282,20 +285,79 @@ def _read(path: str, name: str, qrels: Qrels, progress, grouped: bool) -> LeanRu
             p0, pq, ps, pj, pk, pdocs = pend
             tally.settle(pq, ps, pj, pk, _Docs(pdocs), _Rows(p0), reader.qnames, True)
     else:
-        parts = list(reader.blocks())
-        if parts:
-            lines = parts[-1][0] + len(parts[-1][1])
-            qcode, score = (np.concatenate([p[i] for p in parts]) for i in (1, 2))
-            by_score = np.argsort(-score)  # equal scores in any order: ties are settled by document later
-            order = by_score[np.argsort(qcode[by_score], kind="stable")]
-            del by_score
-            judged, key = (np.concatenate([p[i] for p in parts])[order] for i in (3, 4))
-            docs = _Docs(pa.chunked_array([p[5] for p in parts]), order)
-            del parts
-            tally.settle(qcode[order], score[order], judged, key, docs, order, reader.qnames, False)
+        lines = _scattered(reader, tally)
     cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
     return LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
-                   cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), tally.duplicates, tally.n_duplicates, lines)
+                   cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
+                   tally.n_duplicates, lines)
+
+
+SPILL_AT = 1 << 30  # a scattered file larger than this is sorted by query through temporary files
+SPILL_BUCKET = 256 << 20  # bytes of the file per temporary file
+
+
+def _scattered(reader: _Reader, tally: _Tally) -> int:
+    """Read a file whose queries' lines are scattered: whole when it is small enough, else
+    partitioned by query into temporary files (Arrow IPC), one settled at a time. Returns its lines."""
+    import os
+    import tempfile
+
+    import pyarrow as pa
+
+    size = os.path.getsize(reader.path)
+    if size <= SPILL_AT:
+        parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in reader.blocks()]
+        lines = int(parts[-1][0][-1]) + 1 if parts else 0
+        _settle_parts(parts, tally, reader.qnames)
+        return lines
+    buckets = max(2, -(-size // SPILL_BUCKET))
+    schema = pa.schema([("row", pa.int64()), ("q", pa.int64()), ("s", pa.float64()), ("j", pa.int64()),
+                        ("k", pa.uint64()), ("d", pa.string())])
+    lines = 0
+    with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
+        writers: dict[int, object] = {}
+        try:
+            for row0, q, s, j, k, d in reader.blocks():
+                lines = row0 + len(q)
+                b = q % buckets
+                order = np.argsort(b, kind="stable")
+                bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
+                tbl = pa.table({"row": np.arange(row0, lines)[order], "q": q[order], "s": s[order], "j": j[order],
+                                "k": k[order], "d": d.take(pa.array(order))}, schema=schema)
+                for i in range(buckets):
+                    if bounds[i + 1] > bounds[i]:
+                        if i not in writers:
+                            writers[i] = pa.ipc.new_stream(os.path.join(tmp, f"{i}.arrow"), schema)
+                        writers[i].write_table(tbl.slice(bounds[i], bounds[i + 1] - bounds[i]))
+        finally:
+            for w in writers.values():
+                w.close()
+        for i in sorted(writers):
+            where = os.path.join(tmp, f"{i}.arrow")
+            with pa.ipc.open_stream(where) as f:
+                t = f.read_all()
+            _settle_parts([(t["row"].to_numpy(), t["q"].to_numpy(), t["s"].to_numpy(), t["j"].to_numpy(),
+                            t["k"].to_numpy(), t["d"])], tally, reader.qnames)
+            del t
+            os.remove(where)
+    return lines
+
+
+def _settle_parts(parts: list, tally: _Tally, qnames: list[str]) -> None:
+    """Every line of the queries in `parts` ((rows, qcode, score, judged, key, docs) each): sort by
+    query, then settle them at once."""
+    import pyarrow as pa
+
+    if not parts:
+        return
+    rows, qcode, score = (np.concatenate([p[i] for p in parts]) for i in (0, 1, 2))
+    by_score = np.argsort(-score)  # equal scores in any order: ties are settled by document later
+    order = by_score[np.argsort(qcode[by_score], kind="stable")]
+    del by_score
+    judged, key = (np.concatenate([p[i] for p in parts])[order] for i in (3, 4))
+    chunks = [c for p in parts for c in (p[5].chunks if isinstance(p[5], pa.ChunkedArray) else [p[5]])]
+    docs = _Docs(pa.chunked_array(chunks, pa.string()), order)
+    tally.settle(qcode[order], score[order], judged, key, docs, rows[order], qnames, False)
 
 
 class _Docs:
