@@ -109,19 +109,51 @@ def _usage(parser) -> int:
 
 # ---- shared ------------------------------------------------------------------------------------
 
-def load(args, fast: bool = False) -> tuple[Bundle, Policy]:
-    """Read the inputs; `fast` lets large TREC runs take the compiled path (core/fast.py) when it can."""
+def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
+    """Read the inputs; `fast` lets large TREC runs take the compiled path (core/fast.py) when it
+    can; `gate` keeps what the gate's review queue needs of them too."""
     from rankgate.progress import terminal_progress
 
-    reader = None
-    if fast and os.environ.get("RANKGATE_FAST", "1") != "0":
-        from rankgate.core import fast as fastpath
-
-        reader = fastpath.lean_reader if fastpath.available() else None
+    reader = _fast_reader(args, gate) if fast else None
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader)
     return bundle, resolve_policy(args, bundle)
+
+
+def _fast_reader(args, gate: bool):
+    """The fast path's run reader, or None to read every run the usual way (RANKGATE_FAST=0, no
+    pyarrow, or a gate whose measures look at whole rankings: see gate_depth)."""
+    if os.environ.get("RANKGATE_FAST", "1") == "0":
+        return None
+    from rankgate.core import fast as fastpath
+
+    if not fastpath.available():
+        return None
+    if not gate:
+        return fastpath.lean_reader
+    depth = gate_depth(args)
+    if depth is None:
+        return None
+    from functools import partial
+
+    return partial(fastpath.lean_reader, keep_top=depth)
+
+
+def gate_depth(args) -> int | None:
+    """How deep the gate's review queue looks into each ranking: every measure's cut-off (at least k),
+    or None when one has none (AP, nDCG: then whole rankings are kept)."""
+    from types import SimpleNamespace
+
+    from rankgate.core.benchmark import is_benchmark, load_manifest
+    from rankgate.core.coverage import _depth
+    from rankgate.core.gate import extra_measures, seed_measures
+
+    manifest = load_manifest(args.benchmark) if args.benchmark else None
+    if manifest is None and args.qrels and is_benchmark(args.qrels):
+        manifest = load_manifest(args.qrels)
+    policy = resolve(args, SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
+    return _depth(seed_measures(policy.k) + extra_measures(policy))
 
 
 def resolve_policy(args, bundle: Bundle) -> Policy:
@@ -130,6 +162,13 @@ def resolve_policy(args, bundle: Bundle) -> Policy:
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
+    problems = problems_of(bundle, policy)
+    if problems:
+        raise ValidationError(problems)
+
+
+def problems_of(bundle: Bundle, policy: Policy) -> list:
+    """Every problem of the inputs (core.validate; core.fast.validate_lean for runs read by the fast path)."""
     runs = list(bundle.runs.values())
     lean = [r for r in runs if getattr(r, "lean", False)]
     problems = validate(bundle.qrels, [r for r in runs if r not in lean], policy.checks, bundle.no_answer)
@@ -139,8 +178,7 @@ def check(bundle: Bundle, policy: Policy) -> None:
         judged = set(bundle.qrels.query_ids)
         for run in lean:
             problems += validate_lean(run, judged, set(bundle.no_answer), policy.checks)
-    if problems:
-        raise ValidationError(problems)
+    return problems
 
 
 def _valid_json(bundle: Bundle, policy: Policy) -> str:
@@ -155,8 +193,8 @@ def emit(text: str) -> None:
 # ---- commands ----------------------------------------------------------------------------------
 
 def cmd_validate(args) -> int:
-    bundle, policy = load(args)
-    problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
+    bundle, policy = load(args, fast=True)
+    problems = problems_of(bundle, policy)
     if problems:
         if args.format == "json":
             emit(json.dumps({"status": "invalid", "problems": [p.as_dict() for p in problems]}, indent=2))
@@ -239,7 +277,7 @@ def cmd_gate(args) -> int:
     from rankgate.core.gate import gate_bundle
 
     as_of = _as_of(args.as_of)
-    bundle, policy = load(args)
+    bundle, policy = load(args, fast=True, gate=True)
     check(bundle, policy)
     if args.validate_only:
         emit(_valid_json(bundle, policy))
@@ -265,7 +303,7 @@ def cmd_gate(args) -> int:
 def cmd_compare(args) -> int:
     from rankgate.core.compare import compare_bundle
 
-    bundle, policy = load(args)
+    bundle, policy = load(args, fast=True)
     check(bundle, policy)
     baseline = args.baseline or policy.baseline or next(iter(bundle.runs))
     bundle.run(baseline)

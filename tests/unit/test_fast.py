@@ -21,7 +21,7 @@ def score(capsys, monkeypatch, fast, *argv):
 rows_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "10"]), st.sampled_from([f"d{i}" for i in range(9)]),
                              st.sampled_from([0.5, 1.0, 1.5, 2.0])), min_size=1, max_size=40)
 qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
-                           st.dictionaries(st.sampled_from([f"d{i}" for i in range(9)]), st.integers(-1, 3),
+                           st.dictionaries(st.sampled_from([f"d{i}" for i in range(12)]), st.integers(-1, 3),
                                            min_size=1, max_size=5), min_size=1, max_size=5)
 
 
@@ -150,3 +150,74 @@ def test_fast_and_general_agree_on_messy_files(tmp_path, capsys, monkeypatch, li
     argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-m", "AP,P@2,RR", "--missing-queries", "zero",
             "--short-rankings", "allow", "-q"]
     assert score(capsys, monkeypatch, True, *argv) == score(capsys, monkeypatch, False, *argv)
+
+
+POLICY = """
+measures = ["nDCG@5", "AP@4", "Judged@3"]
+[[rules]]
+measure = "nDCG@5"
+check = "not_lower"
+tolerance = 0.0
+[[rules]]
+measure = "R@3"
+check = "floor"
+floor = 0.2
+[[rules]]
+check = "judged"
+floor = 0.3
+"""
+
+
+def test_the_gate_on_deep_rankings_agrees_on_both_paths(tmp_path, capsys, monkeypatch):
+    """Rankings deeper than the measures' cut-offs: the review queue's candidates, ranked deep by
+    the other run, read the same (no rank past the deepest cut-off) on both paths."""
+    import random
+
+    rng = random.Random(3)
+    docs = [f"d{i}" for i in range(12)]
+    runs, qrels = {"a": [], "b": []}, []
+    for q in ("q1", "q2", "q3"):
+        for lines in runs.values():
+            lines += [f"{q} Q0 {d} {i} {20 - i} t\n" for i, d in enumerate(rng.sample(docs, 12))]
+        qrels += [f"{q} 0 {d} {rng.choice([0, 1, 2])}\n" for d in rng.sample(docs, 3)]
+    q = write(tmp_path / "q.trec", "".join(qrels))
+    policy = write(tmp_path / "policy.toml", 'measures = ["nDCG@5"]\n')
+    argv = ["gate", "--qrels", q, "--k", "3", "--baseline", "a", "--candidate", "b", "--policy", policy,
+            "--as-of", "2026-06-01"]
+    for name, lines in runs.items():
+        argv += ["--runs", f"{name}={write(tmp_path / f'{name}.trec', ''.join(lines))}"]
+    fast_ = score(capsys, monkeypatch, True, *argv)
+    assert fast_ == score(capsys, monkeypatch, False, *argv)
+    queue = json.loads(fast_[1])["coverage"]["review_queue"]
+    assert queue and all(r is None or r <= 5 for x in queue for r in (x["baseline_rank"], x["candidate_rank"]))
+    assert any(None in (x["baseline_rank"], x["candidate_rank"]) for x in queue)
+
+
+deep_rows_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "10"]), st.sampled_from([f"d{i}" for i in range(14)]),
+                                  st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])), min_size=1, max_size=60)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(a=deep_rows_st, b=deep_rows_st, qrels=qrels_st, block=st.sampled_from([16 << 20, 40]), deep=st.booleans())
+def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeypatch, a, b, qrels, block, deep):
+    """The gate (with its review queue), compare and validate say the same whether the runs were
+    read by the fast path or the general one; `deep` adds AP, which makes the gate read whole rankings."""
+    from rankgate.core import fast
+
+    monkeypatch.setattr(fast, "BLOCK", block)
+    runs = []
+    for name, rows in (("a", a), ("b", b)):
+        seen = set()
+        rows = [r for r in rows if (r[0], r[1]) not in seen and not seen.add((r[0], r[1]))]  # no duplicates
+        runs.append(f"{name}=" + str(write(tmp_path / f"{name}.trec",
+                                           "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows))))
+    q = write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items() for d, g in ds.items()))
+    policy = write(tmp_path / "policy.toml", POLICY.replace('"Judged@3"', '"Judged@3", "AP"') if deep else POLICY)
+    common = ["--qrels", q, "--runs", runs[0], "--runs", runs[1], "--k", "3", "--missing-queries", "zero",
+              "--short-rankings", "allow"]
+    for argv in (["gate", *common, "--baseline", "a", "--candidate", "b", "--policy", policy, "--as-of", "2026-06-01"],
+                 ["compare", *common, "--baseline", "a", "-m", "AP,nDCG@5,RR"],
+                 ["validate", *common, "--format", "json"]):
+        fast_ = score(capsys, monkeypatch, True, *argv)
+        general = score(capsys, monkeypatch, False, *argv)
+        assert fast_ == general, argv[0]

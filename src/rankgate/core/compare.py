@@ -150,7 +150,7 @@ def _weights_tags(qids: list[str], queries: dict[str, Query] | None) -> tuple[np
 
 def _top_k_counts(p: Prepared, k: int) -> tuple[np.ndarray, np.ndarray]:
     top = p.rank < k
-    return p.count(top & (p.grade != UNJUDGED)), p.count(top)
+    return p.count(top & (p.grade != UNJUDGED)), np.minimum(p.num_ret, k)  # a lean Prepared has judged rows only
 
 
 def budget_values(run: Run) -> dict[str, np.ndarray]:

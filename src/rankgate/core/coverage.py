@@ -73,7 +73,9 @@ def _ragged(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def unjudged_in_top_k(p: Paired) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """The (query position, document code) pairs unjudged in either run's top k, and each run's
-    1-based rank of them (0 when not ranked)."""
+    1-based rank of them (0 when not ranked, or ranked deeper than every measure's cut-off: no
+    measure sees it there, and the fast path keeps rankings only that deep)."""
+    depth = _depth(p.measures)
     keys = []
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
@@ -92,6 +94,8 @@ def unjudged_in_top_k(p: Paired) -> tuple[np.ndarray, np.ndarray, dict[str, np.n
         found = (srk[idx_c] == allk) if len(srk) else np.zeros(len(allk), bool)
         r = np.zeros(len(allk), np.int64)
         r[found] = pr.rank[order[idx_c[found]]] + 1
+        if depth is not None:
+            r[r > depth] = 0
         ranks[role] = r
     return qp, doc, ranks
 

@@ -64,6 +64,10 @@ class LeanRun:
     duplicates: list[tuple[int, str, str]]  # (line, query, document), the first MAX_PER_RULE + 1
     n_duplicates: int
     lines: int
+    top_q: np.ndarray = None  # the top `keep_top` rows of each ranking that nobody judged: query index,
+    top_docs: list[str] = field(default_factory=list)  # document ID
+    top_rank: np.ndarray = None  # and rank
+    keep_top: int = 0
     format: str = "trec"
     lean: bool = True
     meta: dict = field(default_factory=dict)
@@ -73,6 +77,10 @@ class LeanRun:
     @property
     def query_ids(self) -> list[str]:
         return list(self.qnames)
+
+    @property
+    def query_codes(self) -> range:
+        return range(len(self.qnames))
 
 
 class _Reader:
@@ -180,8 +188,11 @@ class _Reader:
         if not np.isfinite(score).all():
             raise NotPlain
         d = tbl["d"].combine_chunks()
-        idx = pc.index_in(d, value_set=self.value_set).fill_null(-1).to_numpy()
-        judged = np.where(idx >= 0, self.judged_codes[np.maximum(idx, 0)], -1)
+        if len(self.judged_codes):
+            idx = pc.index_in(d, value_set=self.value_set).fill_null(-1).to_numpy()
+            judged = np.where(idx >= 0, self.judged_codes[np.maximum(idx, 0)], -1)
+        else:  # nothing judged at all
+            judged = np.full(len(d), -1, np.int64)
         key = fnv1a64(d)
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
@@ -190,7 +201,9 @@ class _Reader:
 class _Tally:
     """What is kept of a run while it streams past: counts per query and the judged rows."""
 
-    def __init__(self):
+    def __init__(self, keep_top: int = 0):
+        self.keep_top = keep_top
+        self.tq, self.tdoc, self.trank = [], [], []
         self.num_ret = np.zeros(0, np.int64)
         self.done = np.zeros(0, bool)
         self.jq, self.jdoc, self.jrank = [], [], []
@@ -228,24 +241,29 @@ class _Tally:
             if len(self.duplicates) > 4 * MAX_LISTED:
                 self.duplicates = sorted(self.duplicates)[:MAX_LISTED]
         jrows = np.flatnonzero(judged >= 0)
-        if not len(jrows):
+        if not len(jrows) and not self.keep_top:
             return
         perm = _trec_order(gid, score, docs)
         if perm is None:
-            pos = jrows
+            rank = np.arange(n) - starts[gid]
         else:
-            inv = np.empty(n, np.int64)
-            inv[perm] = np.arange(n)
-            pos = inv[jrows]
+            rank = np.empty(n, np.int64)
+            rank[perm] = np.arange(n)
+            rank -= starts[gid]
         self.jq.append(qcode[jrows])
         self.jdoc.append(judged[jrows])
-        self.jrank.append(pos - starts[gid[jrows]])
+        self.jrank.append(rank[jrows])
+        if self.keep_top:  # the top of each ranking, judged or not (the review queue's candidates)
+            top = np.flatnonzero((rank < self.keep_top) & (judged < 0))
+            self.tq.append(qcode[top])
+            self.tdoc.append(docs.take(top))
+            self.trank.append(rank[top])
 
 
 MAX_LISTED = 21  # duplicates named (MAX_PER_RULE, and one to know there are more)
 
 
-def read_lean_run(path: str, name: str, qrels: Qrels, progress=None) -> LeanRun | None:
+def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: int = 0) -> LeanRun | None:
     """The run, or None when the file is not regular enough for the fast path.
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
@@ -254,17 +272,17 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None) -> LeanRun 
     SPILL_AT bytes, through temporary files above."""
     try:
         try:
-            return _read(path, name, qrels, progress, grouped=True)
+            return _read(path, name, qrels, progress, keep_top, grouped=True)
         except _Ungrouped:
-            return _read(path, name, qrels, progress, grouped=False)
+            return _read(path, name, qrels, progress, keep_top, grouped=False)
     except NotPlain:
         return None
 
 
-def _read(path: str, name: str, qrels: Qrels, progress, grouped: bool) -> LeanRun:
+def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
     import pyarrow as pa
 
-    reader, tally = _Reader(path, qrels, progress), _Tally()
+    reader, tally = _Reader(path, qrels, progress), _Tally(keep_top)
     lines = 0
     if grouped:
         pend = None  # the rows of the last query seen, which may go on in the next block
@@ -289,7 +307,8 @@ def _read(path: str, name: str, qrels: Qrels, progress, grouped: bool) -> LeanRu
     cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
     return LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
                    cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
-                   tally.n_duplicates, lines)
+                   tally.n_duplicates, lines, cat(tally.tq, np.int64),
+                   [d for a in tally.tdoc for d in a.to_pylist()], cat(tally.trank, np.int64), keep_top)
 
 
 SPILL_AT = 1 << 30  # a scattered file larger than this is sorted by query through temporary files
@@ -513,28 +532,38 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     jkeys, jgrades = jkeys[order], qrels.grade[order]
     qp = run_pos[run.jq] if len(run.jq) else np.zeros(0, np.int64)
     rows = np.flatnonzero(qp >= 0)
-    grade = np.zeros(0, np.int64)
+    grade = np.full(len(rows), UNJUDGED, np.int64)
     if len(rows) and len(jkeys):
         rk = qp[rows] * D + run.jdoc[rows]
         at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
         found = jkeys[at] == rk
-        rows, grade = rows[found], jgrades[at[found]]
-    else:
-        rows = rows[:0]
+        grade[found] = jgrades[at[found]]
+        keep = found | (run.jrank[rows] < run.keep_top)  # judged for another query: unjudged here
+        rows, grade = rows[keep], grade[keep]
+    elif not run.keep_top:
+        rows, grade = rows[:0], grade[:0]
     qp, rank, doc = qp[rows], run.jrank[rows], run.jdoc[rows]
+    if run.keep_top and len(run.top_q):  # the top rows nobody judged (the review queue's candidates)
+        tp = run_pos[run.top_q]
+        sel = np.flatnonzero(tp >= 0)
+        codes = cat.docs.extend([run.top_docs[i] for i in sel.tolist()]).astype(np.int64)
+        qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
+        grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
     o = np.lexsort((rank, qp))  # grouped by query, in rank order
     return Prepared(qids, nq, qp[o], rank[o], grade[o], doc[o], num_ret, qqp, qrels.grade, rel_level)
 
 
-def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None) -> list[LeanRun] | None:
-    """For load_bundle: a TREC run through the fast path, or None for the usual reader."""
+def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0
+                ) -> list[LeanRun] | None:
+    """For load_bundle: a TREC run through the fast path, or None for the usual reader. `keep_top`
+    keeps each ranking's top rows that nobody judged too (for the gate's review queue)."""
     from rankgate.core.formats import _sniff
     from rankgate.core.formats.trec import run_name_from_path
 
     try:
         if _sniff(path) != "trec":
             return None
-        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress)
+        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top)
     except OSError:
         return None  # the usual reader says what is wrong with the file
     return [run] if run is not None else None
