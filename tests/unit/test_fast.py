@@ -34,7 +34,7 @@ def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrel
     from rankgate.core import fast
 
     monkeypatch.setattr(fast, "BLOCK", block)
-    monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 30)
+    monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 100)
     if grouped:
         rows = sorted(rows, key=lambda r: r[0])
@@ -85,6 +85,7 @@ def test_a_large_scattered_file_goes_through_temporary_files(tmp_path, monkeypat
     rng.shuffle(lines)
     run = write(tmp_path / "run.trec", "".join(lines))
     qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q{q} 0 d{q % 15} 1\n" for q in range(20))))
+    monkeypatch.setattr(fast, "SPILL_AT", 1 << 40)
     whole = fast.read_lean_run(str(run), "run", qrels)
     made = []
     real = pa.ipc.new_stream
@@ -98,6 +99,15 @@ def test_a_large_scattered_file_goes_through_temporary_files(tmp_path, monkeypat
     assert spilled.qnames == whole.qnames and spilled.num_ret.tolist() == whole.num_ret.tolist()
     assert key(spilled) == key(whole) and spilled.duplicates == whole.duplicates and spilled.n_duplicates == 2
     assert [d[0] for d in whole.duplicates] == sorted(d[0] for d in whole.duplicates)
+
+    import tempfile
+
+    def no_room(*a, **kw):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", no_room)  # then in memory, the same
+    in_memory = fast.read_lean_run(str(run), "run", qrels)
+    assert key(in_memory) == key(whole) and in_memory.duplicates == whole.duplicates
 
 
 def test_fast_path_refuses_what_the_general_path_refuses(tmp_path, capsys, monkeypatch):
