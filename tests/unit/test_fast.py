@@ -231,3 +231,19 @@ def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeyp
         fast_ = score(capsys, monkeypatch, True, *argv)
         general = score(capsys, monkeypatch, False, *argv)
         assert fast_ == general, argv[0]
+
+
+def test_the_fast_path_shows_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
+    from rankgate import progress
+    from rankgate.core import fast
+
+    monkeypatch.setattr(fast, "BLOCK", 64)
+    monkeypatch.setattr(progress, "MIN_BYTES", 0)
+    monkeypatch.setattr(progress.sys.stderr, "isatty", lambda: True, raising=False)
+    read, used = fast.read_lean_run, []
+    monkeypatch.setattr(fast, "read_lean_run", lambda *a, **kw: used.append(read(*a, **kw)) or used[-1])
+    run = write(tmp_path / "big.trec", "".join(f"q{i % 7} Q0 d{i} 1 {1000 - i} t\n" for i in range(400)))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    code, out, err = score(capsys, monkeypatch, True, "score", "--qrels", q, "--runs", run, "--format", "trec",
+                           "--missing-queries", "zero", "--short-rankings", "allow")
+    assert code == 0 and "reading big.trec: 100.0%" in err and used and used[0] is not None
