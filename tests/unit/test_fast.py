@@ -11,6 +11,14 @@ from tests.conftest import write
 pytest.importorskip("pyarrow")
 
 
+@pytest.fixture(autouse=True)
+def fast_path_for_small_files(monkeypatch):
+    """The fast path normally starts at 1 MB; these tests use small files."""
+    from rankgate.core import fast
+
+    monkeypatch.setattr(fast, "MIN_BYTES", 0)
+
+
 def score(capsys, monkeypatch, fast, *argv):
     monkeypatch.setenv("RANKGATE_FAST", "1" if fast else "0")
     code = main([str(a) for a in argv])
