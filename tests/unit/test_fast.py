@@ -35,7 +35,7 @@ qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=rows_st, qrels=qrels_st, fmt=st.sampled_from(["trec", "json"]), grouped=st.booleans(),
-       block=st.sampled_from([16 << 20, 64, 23]), spill=st.booleans())
+       block=st.sampled_from([16 << 20, 64, 23, 8]), spill=st.booleans())
 def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt, grouped, block, spill):
     """Any rows, grouped by query or scattered, read in blocks of any size (lines cut across
     blocks, one query's lines across several), scattered ones in memory or through temporary files."""

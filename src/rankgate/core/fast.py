@@ -112,9 +112,8 @@ class _Reader:
                 raise NotPlain
             f.seek(0)
             while True:
-                if carry == len(buf):  # one line longer than a block
-                    buf.extend(bytes(len(buf)))
-                    view.release()
+                if carry == len(buf):  # one line longer than a block: a buffer twice the size
+                    buf = bytearray(buf) + bytes(len(buf))  # (a new one: pyarrow may still hold the old)
                     view = memoryview(buf)
                 got = f.readinto(view[carry:])
                 end = carry + got
@@ -128,10 +127,9 @@ class _Reader:
                 if not cut:
                     carry = end
                     continue
-                block = view[:cut]
                 if any(buf.find(c, 0, cut) >= 0 for c in _NOT_PLAIN):  # memchr per byte
                     raise NotPlain
-                parsed = self._parse(block)
+                parsed = self._parse(view[:cut])  # the columns are copies: buf can be reused
                 done += cut
                 yield (row0, *parsed)
                 row0 += len(parsed[0])
