@@ -384,6 +384,28 @@ async def test_a_significance_rule_is_brought_up_to_date_after_an_edit(tiny):
         assert "updating" not in plain(screen.query_one("#gate-body"))
 
 
+async def test_a_large_benchmark_builds_the_review_queue_aside(tiny, monkeypatch):
+    """Above QUEUE_INLINE queries the queue is built by a worker: the key says so at once, the screen
+    stays usable, and the key's work is done when the queue is ready."""
+    monkeypatch.setattr(ReviewScreen, "QUEUE_INLINE", 0)
+    app = make_app(tiny)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        app.notify = lambda message, **kw: notes.append(str(message))
+        screen.notify = app.notify
+        screen.show_query(screen.model.qindex["q-gpu"])
+        await pilot.pause()
+        assert not screen.model.queue_fresh()
+        await pilot.press("u")
+        assert "building the review queue" in notes[0]
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.model.queue_fresh() and (screen.qid, screen.doc) == ("q-restore", "d-rpo")
+        assert "could flip" in notes[-1]
+
+
 async def test_review_queue_key_goes_to_the_most_decisive_unjudged_document(tiny):
     app = make_app(tiny)
     notes: list[str] = []

@@ -440,19 +440,33 @@ class ReviewModel:
         """The store's review queue (`rankgate.store.queue.build_queue`) for the current baseline and
         candidate and every loaded run, on the current labels. Kept until the pair changes or a batch of
         edits has gone by; `next_to_review` skips what has been judged since it was built."""
-        key = self.pair_version
+        if not self.queue_fresh():
+            self.queue_job()()
+        return self._queue[2]
+
+    def queue_fresh(self) -> bool:
         cached = getattr(self, "_queue", None)
-        if cached is not None and cached[0] == key and self.version - cached[1] < self.REQUEUE_AFTER:
-            return cached[2]
+        return cached is not None and cached[0] == self.pair_version and \
+            self.version - cached[1] < self.REQUEUE_AFTER
+
+    def queue_job(self):
+        """Building the queue as a callable for a worker thread: the labels, runs and policy are taken
+        now (a snapshot), so edits made while it runs do not disturb it; it stores what it built."""
         import dataclasses
 
         from rankgate.store.queue import build_queue
 
+        key, version = self.pair_version, self.version
         policy = dataclasses.replace(self.policy, baseline=self.baseline, candidate=self.candidate)
         runs = {name: ri.run for name, ri in self.runs.items()}
-        queue = build_queue(self.labels.to_qrels(), runs, policy, queries=self.queries, no_answer=self.no_answer)
-        self._queue = (key, self.version, queue)
-        return queue
+        qrels, queries, no_answer = self.labels.to_qrels(), dict(self.queries), set(self.no_answer)
+
+        def build():
+            queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer)
+            self._queue = (key, version, queue)  # one assignment: atomic for the main thread
+            return queue
+
+        return build
 
     def next_to_review(self, after: tuple[str, str] | None = None):
         """The queue's next item after `after` not judged since the queue was built (from the start when

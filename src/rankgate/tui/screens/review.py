@@ -44,6 +44,7 @@ class ReviewScreen(Screen):
     BINDINGS = commands.bindings()
     AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
     WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
+    QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
 
     def __init__(self, what: str = "") -> None:
         super().__init__()
@@ -380,6 +381,11 @@ class ReviewScreen(Screen):
         if last is not None and (last.query, last.doc) == (self.qid, self.doc) \
                 and last.doc not in m.labels.grades(last.query):
             after = (last.query, last.doc)
+        if not m.queue_fresh() and m.nq > self.QUEUE_INLINE:  # a large benchmark: build it aside
+            if not any(w.group == "queue" and w.is_running for w in self.app.workers):
+                self.notify("building the review queue…", timeout=4)
+                self._build_queue(m.queue_job())
+            return
         try:
             item = m.next_to_review(after)
         except Exception as e:  # the core refused (e.g. runs from another catalog): say so, change nothing
@@ -391,6 +397,17 @@ class ReviewScreen(Screen):
         self.go_to(item.query, item.doc, item.ranks)
         self.last_queued = item
         self.notify(f"{item.query} · {item.doc}: {item.why()}", title="next to review", markup=False)
+
+    @work(thread=True, exclusive=True, group="queue")
+    def _build_queue(self, job) -> None:
+        """The review queue of a large benchmark, built off the main thread; then `u` goes on."""
+        try:
+            job()
+        except Exception as e:  # the core refused: say so, change nothing
+            self.app.call_from_thread(self.notify, f"review queue unavailable: {e}", severity="error",
+                                      markup=False, timeout=8)
+            return
+        self.app.call_from_thread(self.action_next_queued)
 
     def go_to(self, qid: str, doc: str | None = None, ranks: dict[str, int] | None = None) -> None:
         """Show a query (clearing the filter when it hides it) with `doc` highlighted, pointing the rankings
