@@ -32,7 +32,7 @@ import numpy as np
 from rankgate.core.compare import Paired, aggregate
 from rankgate.core.engine import MIN_GEO_MEAN, UNJUDGED, evaluate
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Run
+from rankgate.core.model import Catalog, Qrels, Run, unique
 from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
 
 SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
@@ -81,7 +81,7 @@ def unjudged_in_top_k(p: Paired) -> tuple[np.ndarray, np.ndarray, dict[str, np.n
         pr = p.prepared[role]
         sel = (pr.grade == UNJUDGED) & (pr.rank < p.k)
         keys.append(pr.qp[sel].astype(np.int64) * (1 << 32) + pr.doc[sel].astype(np.int64))
-    allk = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    allk = unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
     qp, doc = allk >> 32, allk & ((1 << 32) - 1)
     ranks = {}
     for role in ("baseline", "candidate"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Run
+from rankgate.core.model import Catalog, Qrels, Run, unique
 
 UNJUDGED = np.iinfo(np.int64).min  # the grade of a retrieved document nobody judged
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for gm_map
@@ -37,7 +37,7 @@ def _in_order(qp: np.ndarray, score: np.ndarray, docorder: np.ndarray) -> bool:
     if n < 2:
         return True
     same = qp[1:] == qp[:-1]
-    if int(np.count_nonzero(~same)) + 1 != len(np.unique(qp)):
+    if int(np.count_nonzero(~same)) + 1 != len(unique(qp)):
         return False
     ds = score[1:] - score[:-1]
     bad = same & ((ds > 0) | ((ds == 0) & (docorder[1:] >= docorder[:-1])))
@@ -99,14 +99,14 @@ def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error
     """Join a run to the qrels. `missing="zero"` evaluates every qrels query (trec_eval -c)."""
     run = _remap(run, qrels.catalog)
     cat = qrels.catalog
-    judged_codes = np.unique(qrels.q)
+    judged_codes = unique(qrels.q)
     if queries is not None:
         wanted = np.array(sorted({c for c in (cat.queries.get(q) for q in queries) if c is not None}), np.int64)
         codes = np.intersect1d(judged_codes, wanted)
     elif missing == "zero":
         codes = judged_codes
     else:
-        codes = np.intersect1d(judged_codes, np.unique(run.q))
+        codes = np.intersect1d(judged_codes, unique(run.q))
     names = cat.queries.names
     codes = sorted(codes.tolist(), key=lambda c: names[c].encode("utf-8"))
     nq = len(codes)

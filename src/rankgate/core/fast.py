@@ -25,7 +25,7 @@ import numpy as np
 
 from rankgate.core.engine import UNJUDGED, Prepared
 from rankgate.core.errors import Problem
-from rankgate.core.model import Qrels
+from rankgate.core.model import Qrels, unique
 
 BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
 
@@ -96,7 +96,7 @@ class _Reader:
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
         names = qrels.catalog.docs.names
-        self.judged_codes = np.unique(qrels.doc)
+        self.judged_codes = unique(qrels.doc)
         self.value_set = pa.array([names[c] for c in self.judged_codes.tolist()], pa.string())
         self.dict_t = pa.dictionary(pa.int32(), pa.string())
 
@@ -227,7 +227,7 @@ class _Tally:
         starts = np.r_[0, brk]
         gq = qcode[starts]
         self.grow(int(gq.max()) + 1)
-        if grouped_check and (self.done[gq].any() or len(np.unique(gq)) != len(gq)):
+        if grouped_check and (self.done[gq].any() or len(unique(gq)) != len(gq)):
             raise _Ungrouped
         self.done[gq] = True
         self.num_ret[gq] += np.diff(np.r_[starts, n])
@@ -517,7 +517,7 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     query matter to any measure (num_ret counts the rest), so those are all it holds."""
     cat = qrels.catalog
     names = cat.queries.names
-    judged = sorted({names[c] for c in np.unique(qrels.q).tolist()}, key=str.encode)
+    judged = sorted({names[c] for c in unique(qrels.q).tolist()}, key=str.encode)
     if queries is not None:
         wanted = set(queries)
         qids = [q for q in judged if q in wanted]

@@ -12,6 +12,13 @@ from typing import Iterator
 import numpy as np
 
 
+def unique(x) -> np.ndarray:
+    """The sorted distinct values of a 1-D array: np.unique without options, by sorting (numpy 2.4's
+    hashing np.unique is 5-30x slower on integer arrays of 10^5 values)."""
+    s = np.sort(np.asarray(x))
+    return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
+
+
 class Interner:
     """Maps ID strings to dense integer codes and back."""
 

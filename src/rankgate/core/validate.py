@@ -14,7 +14,7 @@ import numpy as np
 
 from rankgate.core.errors import Problem
 from rankgate.core.formats.jsonfmt import jpath
-from rankgate.core.model import Qrels, Run
+from rankgate.core.model import Qrels, Run, unique
 
 MAX_PER_RULE = 20  # problems listed per rule and file before "and N more"
 
@@ -50,7 +50,7 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
 
     # Queries with nothing relevant at the level in force.
     level_ok = qrels.grade >= checks.rel_level
-    with_rel = set(np.unique(qrels.q[level_ok]).tolist())
+    with_rel = set(unique(qrels.q[level_ok]).tolist())
     empty = [qid for qid in declared if qrels.catalog.queries.codes[qid] not in with_rel and qid not in no_answer]
     _capped(problems, [Problem(f"{qrels.path}: {jpath(q)}" if qrels.format.startswith("json") else qrels.path,
                                f"query {q!r} has no relevant document (grade >= {checks.rel_level}); "

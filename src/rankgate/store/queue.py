@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankgate.core.model import Qrels, Query, Run
+from rankgate.core.model import Qrels, Query, Run, unique
 
 
 @dataclass(frozen=True)
@@ -147,8 +147,8 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
             raise ValueError(f"run {name!r} does not share the qrels' catalog (read them with one Catalog)")
     qnames, dnames = cat.queries.names, cat.docs.names
     key = qrels.q.astype(np.int64) * (1 << 32) + qrels.doc.astype(np.int64)
-    judged = np.unique(key)
-    relevant = np.unique(key[qrels.grade >= level])
+    judged = unique(key)
+    relevant = unique(key[qrels.grade >= level])
     wanted = list(dict.fromkeys(list(qrels.query_ids) + list(queries or {})))
     order = {q: i for i, q in enumerate(wanted)}
     wanted_codes = np.array(sorted(c for q in wanted if (c := cat.queries.get(q)) is not None), dtype=np.int64)
@@ -160,7 +160,7 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         q, doc, rank = _top_k(run, k)
         rk = q * (1 << 32) + doc
         inside = np.isin(q, wanted_codes)
-        hit_q = np.unique(q[np.isin(rk, relevant)])
+        hit_q = unique(q[np.isin(rk, relevant)])
         misses_must[name] = set(np.setdiff1d(must_codes, hit_q).tolist())
         sel = inside & ~np.isin(rk, judged)
         for qc, dc, r in zip(q[sel].tolist(), doc[sel].tolist(), rank[sel].tolist()):

@@ -32,7 +32,7 @@ from rankgate.core.compare import _budget_values  # per-run budgets, as core.com
 from rankgate.core.engine import evaluate, sort_run
 from rankgate.core.gate import Policy, decide, extra_measures, macro_keys, seed_measures
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Query, Run
+from rankgate.core.model import Catalog, Qrels, Query, Run, unique
 
 SORTS = ("change", "benchmark")
 FILTER_FLAGS = {
@@ -259,7 +259,7 @@ class ReviewModel:
         """Per query: unjudged documents in any run's top k (each once); per run and query: judged
         and ranked documents in its top k (as core.compare counts them for coverage)."""
         D = max(len(self.catalog.docs), 1)
-        judged = np.unique(ok[keep] * D + qrels.doc[keep]) if len(ok) else np.zeros(0, np.int64)
+        judged = unique(ok[keep] * D + qrels.doc[keep]) if len(ok) else np.zeros(0, np.int64)
         parts, jcount, rcount = [], {}, {}
         for rname, ri in self.runs.items():
             top = (ri.rank < self.k) & (ri.row_q >= 0)
@@ -275,7 +275,7 @@ class ReviewModel:
             parts.append(keys[~is_judged])
         if not parts:
             return np.zeros(self.nq, np.int64), jcount, rcount
-        allk = np.unique(np.concatenate(parts))
+        allk = unique(np.concatenate(parts))
         return np.bincount(allk // D, minlength=self.nq).astype(np.int64), jcount, rcount
 
     def _id_order(self) -> np.ndarray:

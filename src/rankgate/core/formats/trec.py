@@ -15,7 +15,7 @@ import numpy as np
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.textio import JudgmentRows, iter_blocks, parse_grade, read_text, shorten
-from rankgate.core.model import Catalog, Qrels, Run
+from rankgate.core.model import Catalog, Qrels, Run, unique
 
 
 def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
@@ -61,7 +61,7 @@ def read_trec_run(path: str | Path, name: str | None = None, catalog: Catalog | 
         dparts.append(d)
         sparts.append(s)
         wparts.append(w)
-        declared.update(dict.fromkeys(np.unique(q).tolist()))
+        declared.update(dict.fromkeys(unique(q).tolist()))
     q = np.concatenate(qparts) if qparts else np.zeros(0, np.int32)
     return Run(name, path, catalog, q,
                np.concatenate(dparts) if dparts else np.zeros(0, np.int32),
