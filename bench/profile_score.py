@@ -39,6 +39,7 @@ STAGES = [
      "read run, fast path (read_lean_run)"),
     ("hash (query, document) (fnv1a64)", "rankgate.core.fast", "fnv1a64",
      "parse blocks (pyarrow read_csv, checks, lookups)"),
+    ("partition by query on disk (_spill)", "rankgate.core.fast", "_spill", "read run, fast path (read_lean_run)"),
     ("settle complete queries (_Tally.settle)", "rankgate.core.fast", "_Tally.settle",
      "read run, fast path (read_lean_run)"),
     ("duplicate check (_duplicates)", "rankgate.core.fast", "_duplicates", "settle complete queries (_Tally.settle)"),
