@@ -50,6 +50,40 @@ def test_run_reader(tmp_path, data, name):
     survive(read_runs, p)
 
 
+trec_field = st.sampled_from(["q1", "q2", "Q0", "d1", "d2", "1", "2.5", "-0", "1e3", "inf", "nan", "x", "#c", "",
+                              "\u00e9", "\xff", "\x00", "1_0", "0x1"])
+trec_line = st.lists(trec_field, min_size=0, max_size=8).map(" ".join)
+trec_like = st.lists(trec_line, max_size=10).map(lambda ls: ("\n".join(ls) + "\n").encode("utf-8", "surrogatepass"))
+
+
+@FUZZ
+@given(data=st.one_of(trec_like, st.binary(max_size=300), texty), block=st.sampled_from([8, 64, 1 << 20]))
+def test_fast_run_reader(tmp_path, monkeypatch, data, block):
+    """The fast path either reads a TREC run or hands it to the general reader (None): never another
+    error. Whatever it accepts, the general reader accepts with the same queries."""
+    import pytest
+
+    pytest.importorskip("pyarrow")
+    from rankgate.core import fast
+
+    monkeypatch.setattr(fast, "BLOCK", block)
+    p = tmp_path / "r.trec"
+    p.write_bytes(data)
+    qrels = read_qrels(write_qrels(tmp_path))
+    lean = fast.read_lean_run(str(p), "r", qrels)
+    if lean is not None:
+        general = read_runs(p, "trec")[0]
+        names = general.catalog.queries.names
+        assert sorted(lean.qnames) == sorted(names[c] for c in general.query_codes)
+        assert int(lean.num_ret.sum()) == len(general.q)
+
+
+def write_qrels(tmp_path):
+    q = tmp_path / "q.trec"
+    q.write_text("q1 0 d1 1\nq2 0 d2 2\n")
+    return q
+
+
 @FUZZ
 @given(data=payloads)
 def test_queries_and_corpus_readers(tmp_path, data):
