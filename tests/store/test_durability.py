@@ -228,3 +228,18 @@ def test_no_temporary_files_are_left_behind(db):
         ws.checkpoint()
         ws.export("trec", db.parent / "out.trec")
     assert not [p.name for p in db.parent.iterdir() if ".tmp-" in p.name]
+
+
+def test_keeping_a_backup_that_already_links_the_file_leaves_no_temporary(tmp_path):
+    """A kill between keeping the .bak (a hard link) and replacing the snapshot leaves the two as
+    one file; the next keep must not leave its temporary link behind (rename of a link over another
+    link of the same file does nothing). Found by the crash test."""
+    import os
+
+    from rankgate.store.storage import keep_copy
+
+    src, bak = tmp_path / "labels.json", tmp_path / "labels.json.bak"
+    src.write_text("{}")
+    assert keep_copy(src, bak) and os.path.samefile(src, bak)
+    assert keep_copy(src, bak) and os.path.samefile(src, bak)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.json", "labels.json.bak"]

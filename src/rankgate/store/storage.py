@@ -207,6 +207,9 @@ def keep_copy(src: Path, dst: Path, *, link: bool = True) -> bool:
     except OSError as e:
         _unlink_quietly(tmp)
         raise _io_error(dst, "keep a backup copy", e) from None
+    # When dst already was a link to src (a kill came between this and src's replace last time),
+    # rename(2) of one link over another of the same file does nothing and leaves tmp behind.
+    _unlink_quietly(tmp)
     return True
 
 
