@@ -389,12 +389,9 @@ async def test_a_large_benchmark_builds_the_review_queue_aside(tiny, monkeypatch
     stays usable, and the key's work is done when the queue is ready."""
     monkeypatch.setattr(ReviewScreen, "QUEUE_INLINE", 0)
     app = make_app(tiny)
-    notes: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        screen = app.screen
-        app.notify = lambda message, **kw: notes.append(str(message))
-        screen.notify = app.notify
+        screen, notes = app.screen, collect_notes(app)
         screen.show_query(screen.model.qindex["q-gpu"])
         await pilot.pause()
         assert not screen.model.queue_fresh()
@@ -406,14 +403,19 @@ async def test_a_large_benchmark_builds_the_review_queue_aside(tiny, monkeypatch
         assert "could flip" in notes[-1]
 
 
+def collect_notes(app) -> list[str]:
+    """The messages of the app's and its screen's notifications, from now on."""
+    notes: list[str] = []
+    app.notify = lambda message, **kw: notes.append(str(message))
+    app.screen.notify = app.notify
+    return notes
+
+
 async def test_review_queue_key_goes_to_the_most_decisive_unjudged_document(tiny):
     app = make_app(tiny)
-    notes: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        screen = app.screen
-        app.notify = lambda message, **kw: notes.append(str(message))
-        screen.notify = app.notify
+        screen, notes = app.screen, collect_notes(app)
         await pilot.press("v")  # a filter; the key must still reach the queue's query
         await pilot.press("escape")
         screen.show_query(screen.model.qindex["q-gpu"])  # start elsewhere
