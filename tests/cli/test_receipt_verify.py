@@ -38,7 +38,7 @@ def test_an_untouched_receipt_verifies(capsys, bench):
     assert rec["decision"] == "reject" and rec["as_of"] == "2026-06-01"
     assert {i["role"] for i in rec["inputs"]} == {"manifest", "qrels", "run", "queries", "policy"}
     assert rec["runs"]["bm25-prf"]["metadata"]["corpus_snapshot"] == "ops-handbook-2026.11"
-    assert rec["policy"]["significance"] == {"resamples": 500, "seed": 2026, "confidence": 0.95}
+    assert rec["policy"]["significance"] == {"resamples": 500, "seed": 2026, "confidence": 0.95, "correction": "none"}
     assert rec["binding"]["status"] == "bound" and rec["waivers_used"] == []
     code, out, err = run(capsys, "receipt", "verify", receipt)
     assert code == 0, err

@@ -130,6 +130,50 @@ def test_noisy_drop_and_gain_pass(test):
     assert ok and "no regression" in d["why"]
 
 
+def test_adjusted_p_values_holm_and_bonferroni():
+    from rankgate.core.gate import adjusted_p_values
+
+    raw = [0.01, 0.04, 0.03, 0.005]
+    assert adjusted_p_values(raw, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert adjusted_p_values(raw, "bonferroni") == pytest.approx([0.04, 0.16, 0.12, 0.02])
+    assert adjusted_p_values([0.6, 0.9], "holm") == pytest.approx([1.0, 1.0])  # capped, monotone
+
+
+def _two_slices(seed):
+    rng = np.random.default_rng(seed)
+    b = rng.uniform(0.3, 0.7, 30)
+    noise = rng.normal(0, 0.15, 30)
+    return paired(b, b + noise - noise.mean() - 0.06, tags=[("a",) if i % 2 else ("b",) for i in range(30)])
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni"])
+def test_a_correction_over_the_gates_tests_keeps_a_lone_borderline_slice_from_failing(method):
+    rule = Rule("sig", R, "no_significant_regression", slices=["*"], min_queries=5)
+    p = _two_slices(4)  # slice b drops with raw p about 0.03, slice a does not (p about 0.28)
+    raw = decide(policy(rule, resamples=2000), p, as_of=TODAY)
+    b = next(d for d in raw.details if d["name"] == "sig[b]")
+    assert not raw.checks["sig[b]"] and 0.0167 < b["p_value"] < 0.05  # alone it fails...
+    fixed = decide(policy(rule, resamples=2000, correction=method), p, as_of=TODAY)
+    b = next(d for d in fixed.details if d["name"] == "sig[b]")
+    assert fixed.checks["sig[b]"] and b["p_adjusted"] == pytest.approx(2 * b["p_value"])  # ...not among two
+    assert b["family"] == 2 and b["correction"] == method and "-adjusted p = " in b["why"] and "over 2 tests" in b["why"]
+    # A clear regression still fails after the correction.
+    strong = decide(policy(rule, resamples=2000, correction=method), _two_slices(13), as_of=TODAY)
+    assert not strong.checks["sig[b]"]
+
+
+def test_the_correction_is_read_from_the_policy_file_and_checked(tmp_path):
+    from rankgate.core.errors import InputError
+    from rankgate.core.gate import load_policy
+
+    f = tmp_path / "p.toml"
+    f.write_text('[significance]\ncorrection = "holm"\n')
+    assert load_policy(f).correction == "holm" and load_policy(f).as_dict()["significance"]["correction"] == "holm"
+    f.write_text('[significance]\ncorrection = "fdr"\n')
+    with pytest.raises(InputError, match="correction must be one of none, holm, bonferroni"):
+        load_policy(f)
+
+
 def test_significance_is_deterministic_and_uses_the_policy_settings():
     rng = np.random.default_rng(2)
     b = rng.uniform(0.3, 0.7, 30)

@@ -162,6 +162,9 @@ def decide(policy: Policy, p: Paired, *, as_of: dt.date | None = None) -> Decisi
             continue
         for s in slices:
             add(_rule_check(rule, s, p, policy, current, used))
+    if policy.correction != "none":
+        for d in _corrected(details, policy.correction):
+            checks[d["name"]] = d["passed"]
 
     index = {q: i for i, q in enumerate(p.qids)}
     hit = p.hits("candidate")
@@ -198,6 +201,34 @@ def decide(policy: Policy, p: Paired, *, as_of: dt.date | None = None) -> Decisi
         add({"name": "waivers_not_expired", "passed": not expired, "kind": "waivers",
              "expired": [w.query for w in expired], "why": why})
     return Decision(checks, details, waivers, as_of)
+
+
+def adjusted_p_values(p_values: list[float], method: str) -> list[float]:
+    """Holm's step-down or Bonferroni's adjusted p-values, in the order given (each at most 1)."""
+    m = len(p_values)
+    if method == "bonferroni":
+        return [min(1.0, m * x) for x in p_values]
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def _corrected(details: list[dict], method: str) -> list[dict]:
+    """Decide the randomization-test checks again on p-values adjusted over all of them (the family:
+    every such check of this gate, each slice counted). Returns the checks it changed in place."""
+    family = [d for d in details if d.get("kind") == "no_significant_regression" and d.get("test") == "randomization"
+              and "p_value" in d]
+    name = {"holm": "Holm", "bonferroni": "Bonferroni"}[method]
+    for d, adj in zip(family, adjusted_p_values([d["p_value"] for d in family], method)):
+        regressed = d["mean_delta"] < -EPS
+        d.update(p_adjusted=adj, correction=method, family=len(family), passed=not (regressed and adj < d["alpha"]))
+        verdict = "a significant regression" if not d["passed"] else (
+            "no significant regression" if regressed else "no regression")
+        d["why"] = d["why"].rsplit("; ", 1)[0] + (f"; {name}-adjusted p = {adj:.4f} over {_plural(len(family), 'test', 'tests')}: "
+                                                  f"{verdict} at alpha {d['alpha']:g} (randomization)")
+    return family
 
 
 def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: set[str], used: set[str]) -> dict:
@@ -366,7 +397,7 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
         "candidate_weighted_macro": {key: p.macro("candidate", m, None, True) for key, m in keys},
         "newly_failed": [q for q, x in zip(p.qids, nf.tolist()) if x],
         "newly_fixed": [q for q, x in zip(p.qids, fx.tolist()) if x],
-        "significance": significance_settings(**sig),
+        "significance": dict(significance_settings(**sig), correction=policy.correction),
         "deltas": {key: measure_summary(p, m, **sig) for key, m in keys},
         "slices": slice_summary(p, [m for _, m in keys], {m: key for key, m in keys}),
         "coverage": coverage_summary(p),

@@ -17,6 +17,7 @@ from rankgate.core.errors import InputError
 from rankgate.core.measures import Measure, parse_measure
 from rankgate.core.validate import Checks
 
+CORRECTIONS = ("none", "holm", "bonferroni")  # for the family of randomization tests of one gate
 CHECK_KINDS = ("not_lower", "floor", "no_significant_regression", "no_newly_failed", "judged", "budget")
 TESTS = ("randomization", "bootstrap")
 BUDGET_FIELDS = ("latency_ms", "context_tokens")
@@ -24,7 +25,7 @@ BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
                "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers"}
-SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence"}
+SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence", "correction"}
 WAIVER_KEYS = {"query", "owner", "reason", "expires"}
 RULE_COMMON = {"name", "check"}
 RULE_KEYS = {  # per check kind, besides name and check
@@ -122,6 +123,7 @@ class Policy:
     resamples: int = 10000
     seed: int = 0
     confidence: float = 0.95
+    correction: str = "none"  # multiple comparisons: "holm" or "bonferroni" over the gate's randomization tests
     waivers: list[Waiver] = field(default_factory=list)
 
     def effective_rules(self) -> list[Rule]:
@@ -140,7 +142,8 @@ class Policy:
             "short_rankings": self.checks.short_rankings, "measures": [m.name for m in self.measures],
             "must_pass": list(self.must_pass), "baseline": self.baseline, "candidate": self.candidate,
             "allow_snapshot_mismatch": self.allow_snapshot_mismatch,
-            "significance": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence},
+            "significance": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence,
+                             "correction": self.correction},
             "rules": [r.as_dict() for r in self.effective_rules()],
             "waivers": [w.as_dict() for w in self.waivers],
         }
@@ -248,6 +251,11 @@ def _significance(t: dict, path: str, p: Policy) -> None:
         p.confidence = _typed(t["confidence"], float, path, "significance.confidence")
         if not 0 < p.confidence < 1:
             raise InputError(path, "significance.confidence must be between 0 and 1 (e.g. 0.95)")
+    if "correction" in t:
+        p.correction = _typed(t["correction"], str, path, "significance.correction")
+        if p.correction not in CORRECTIONS:
+            raise InputError(path, f"significance.correction must be one of {', '.join(CORRECTIONS)}, "
+                             f"found {p.correction!r}")
 
 
 def _measure(text, path, what) -> Measure:
