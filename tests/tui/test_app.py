@@ -488,7 +488,20 @@ async def test_compare_screen_and_back_to_a_query(tiny):
         console.print(screen.macro_table())
         text = console.export_text()
         assert "newly failed (1): q-restore" in text and "95% CI" in text and "wins/losses/ties" in text
+        for part in screen.details():
+            console.print(part)
+        text = console.export_text()
+        assert "judged in the top 3:" in text and "Δ R@3" in text  # coverage, then each slice's deltas
+        assert prf.slices
+        for tag, row in prf.slices.items():
+            assert tag in text and f"{row['measures']['R@3']['delta']:+.3f}" in text
         lst = screen.query_one(QueryChangeList)
+        # The highlighted query's relevant documents, with their ranks in both runs.
+        lst.cursor = next(i for i, r in enumerate(prf.rows) if r.query == "q-restore")
+        await pilot.pause()
+        moves = str(screen.query_one("#compare-moves").render())
+        assert prf.movement("q-restore") and "q-restore" in moves
+        assert all(mv.doc in moves for mv in prf.movement("q-restore"))
         assert lst.report is prf
         changes = [r.change for r in prf.rows]
         assert changes == sorted(changes, reverse=True)  # most changed first

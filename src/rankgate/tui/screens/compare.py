@@ -3,9 +3,11 @@
 For each run: the macro measures of both runs, delta, p-value, confidence
 interval and effect size (the paired randomization test and bootstrap of
 `core.compare`, with the policy's resamples, seed and confidence); wins,
-losses and ties; the queries newly failed and newly fixed at k; then every
-query, most changed first. Enter on a query returns to the review screen on
-it; `c` shows the next run; Escape closes.
+losses and ties; the queries newly failed and newly fixed at k; judged
+coverage of the top k, latency and context budgets, and each slice's deltas;
+then every query, most changed first, and under the list where the
+highlighted query's relevant documents moved. Enter on a query returns to the
+review screen on it; `c` shows the next run; Escape closes.
 
 The comparison runs in a worker thread (significance tests take about a
 second each at 10,000 queries) on the labels as they are when the screen opens.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
@@ -111,6 +114,7 @@ class CompareScreen(Screen[str | None]):
                 yield Static(Text("comparing…", style="dim italic"), id="compare-macros")
             yield Static(id="compare-run")
             yield QueryChangeList(id="compare-rows")
+            yield Static(id="compare-moves")
             yield Static(Text("Enter: review this query · c: next run · Escape: close", style="dim"))
 
     def on_mount(self) -> None:
@@ -145,7 +149,7 @@ class CompareScreen(Screen[str | None]):
                 literal(f"could not compare: {event.error}", style="bold red", one_line=False))
             return
         self.comparison = event.comparison
-        self.query_one("#compare-macros", Static).update(self.macro_table())
+        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.details()))
         self.show_run(0)
 
     def macro_table(self) -> Table:
@@ -168,6 +172,42 @@ class CompareScreen(Screen[str | None]):
             table.add_row(Text(""), self._ids("newly failed", rep.newly_failed, "bold red"))
             table.add_row(Text(""), self._ids("newly fixed", rep.newly_fixed, "bold green"))
         return table
+
+    def details(self) -> list:
+        """Per run: judged coverage, budgets, then a table of its slices."""
+        c = self.comparison
+        out: list = []
+        for rep in c.candidates:
+            head = Text("\n")
+            head.append_text(literal(excerpt(rep.candidate, 30), style="bold cyan"))
+            cov = rep.coverage
+            head.append(f"  judged in the top {cov['k']}: ", style="bold")
+            head.append(" → ".join(f"{cov[r]['judged_share']:.1%} ({cov[r]['unjudged']} unjudged)"
+                                   for r in ("baseline", "candidate")))
+            for fld, digits in (("latency_ms", 2), ("context_tokens", 0)):
+                b, cand = (rep.budgets.get(r, {}).get(fld) for r in ("baseline", "candidate"))
+                if b or cand:
+                    head.append(f"\n  {fld} p50/p95: ", style="bold")
+                    head.append(" → ".join("n/a" if x is None else f"{_f(x['p50'], digits)}/{_f(x['p95'], digits)}"
+                                           for x in (b, cand)))
+            out.append(head)
+            if rep.slices:
+                table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+                table.add_column("slice")
+                table.add_column("queries", justify="right")
+                for m in c.measures:
+                    table.add_column(f"Δ {m.name}", justify="right")
+                table.add_column("newly failed")
+                for name, row in rep.slices.items():
+                    cells = [literal(excerpt(name, 24)), Text(str(row["queries"]))]
+                    for m in c.measures:
+                        d = row["measures"][m.name]["delta"]
+                        cells.append(Text(_f(d, sign=True), style=_delta_style(d)))
+                    failed = row["newly_failed"]
+                    cells.append(literal(", ".join(failed) or "·", style="red" if failed else "dim"))
+                    table.add_row(*cells)
+                out.append(table)
+        return out
 
     @staticmethod
     def _ids(label: str, ids: list[str], style: str) -> Text:
@@ -193,6 +233,34 @@ class CompareScreen(Screen[str | None]):
 
     def action_next_run(self) -> None:
         self.show_run(self.shown + 1)
+
+    @on(LineList.Highlighted, "#compare-rows")
+    def _highlighted(self, event: LineList.Highlighted) -> None:
+        """Under the list: where the highlighted query's relevant documents sit in both runs."""
+        lst = self.query_one(QueryChangeList)
+        if lst.report is None or not 0 <= event.index < len(lst.report.rows):
+            return
+        qid = lst.report.rows[event.index].query
+        moves = lst.report.movement(qid)
+        t = Text("relevant documents of ", style="dim", end="")
+        t.append_text(literal(excerpt(qid, 30), style="bold"))
+        t.append(" (baseline → run): ", style="dim")
+        if not moves:
+            t.append("none judged relevant", style="dim italic")
+        for i, mv in enumerate(moves[:8]):
+            if i:
+                t.append(" · ")
+            t.append_text(literal(excerpt(mv.doc, 24)))
+            b = "—" if mv.baseline_rank is None else str(mv.baseline_rank)
+            c = "—" if mv.candidate_rank is None else str(mv.candidate_rank)
+            t.append(f" {b}→{c}", style="dim")
+            if mv.move:
+                t.append(f" {'▲' if mv.move > 0 else '▼'}{abs(mv.move)}", style="green" if mv.move > 0 else "red")
+            elif mv.candidate_rank is None and mv.baseline_rank is not None:
+                t.append(" lost", style="bold red")
+        if len(moves) > 8:
+            t.append(f" · … {len(moves) - 8} more", style="dim")
+        self.query_one("#compare-moves", Static).update(t)
 
     @on(LineList.Chosen, "#compare-rows")
     def _chosen(self, event: LineList.Chosen) -> None:
