@@ -644,3 +644,28 @@ def test_blind_flag_reaches_the_loader():
     inputs = Inputs.from_args(args)
     assert inputs.blind is True and inputs.reviewer == "ana"
     assert Inputs.from_args(build_parser().parse_args(["review", "x"])).blind is False
+
+
+async def test_labels_another_process_is_writing_open_read_only(tiny):
+    """A second review of the same labels shows them, refuses edits with the reason, and says so."""
+    from rankgate.store.workspace import Workspace
+
+    first = make_app(tiny)
+    async with first.run_test(size=SIZE) as pilot:
+        await ready(pilot)  # the first review holds the store (its import is done)
+        db = first.screen.model.labels.backend.ws.path
+    with Workspace.open(db, reviewer="other"):  # another writer, for the whole second review
+        app = make_app(tiny)
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            screen = app.screen
+            assert app.error is None and screen.model is not None
+            gate = str(screen.query_one("#gate-body").render())
+            assert "labels read-only" in gate and "other" in gate
+            notes = collect_notes(app)
+            qid = screen.qid
+            before = dict(screen.model.labels.grades(qid))
+            await pilot.press("2")
+            await pilot.pause()
+            assert any("label not saved" in n and "read-only" in n for n in notes)
+            assert screen.model.labels.grades(qid) == before

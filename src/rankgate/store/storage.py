@@ -123,6 +123,10 @@ def glob_escape(text: str) -> str:
     return glob.escape(text)
 
 
+class Locked(InputError):
+    """Another process holds the workspace's writer lock (readers can still open it)."""
+
+
 def _io_error(path: Path, action: str, e: OSError) -> InputError:
     reason = e.strerror or str(e)
     if e.errno == errno.ENOSPC:
@@ -532,8 +536,8 @@ class WriterLock:
             finally:
                 os.close(fd)
             if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise InputError(str(self.db), f"is open for writing by {describe_holder(holder)}; close it there "
-                                 "first, or open the workspace read-only") from None
+                raise Locked(str(self.db), f"is open for writing by {describe_holder(holder)}; close it there "
+                             "first, or open the workspace read-only") from None
             raise _io_error(self.path, "lock the workspace", e) from None
         try:
             os.ftruncate(fd, 0)

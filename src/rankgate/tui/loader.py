@@ -138,6 +138,8 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     runs: dict[str, Run] = {}
     hits = 0
     problems: list[str] = []  # a bad file is left out and named; the rest is reviewed
+    if getattr(book.backend, "read_only", ""):
+        problems.append(f"labels read-only (edits are refused): {book.backend.read_only}")
     refused: list[tuple[str, BaseException]] = []
     for spec in specs:
         _, path = split_run_spec(spec)

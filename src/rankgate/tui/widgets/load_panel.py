@@ -35,5 +35,5 @@ class LoadPanel(Vertical):
         text = Text(end="")
         text.append("could not open the benchmark\n", style="bold red")
         text.append_text(literal(error, style="red", one_line=False))
-        text.append("\n\nfix the file and press ctrl+r to open it again, or q to quit", style="dim")
+        text.append("\n\nonce it is fixed, press ctrl+r to open it again, or q to quit", style="dim")
         self.query_one("#loading-step", Static).update(text)
