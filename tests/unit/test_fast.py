@@ -255,3 +255,24 @@ def test_the_fast_path_shows_progress_on_a_terminal(tmp_path, capsys, monkeypatc
     code, out, err = score(capsys, monkeypatch, True, "score", "--qrels", q, "--runs", run, "--format", "trec",
                            "--missing-queries", "zero", "--short-rankings", "allow")
     assert code == 0 and "reading big.trec: 100.0%" in err and used and used[0] is not None
+
+
+@pytest.mark.parametrize("bad, expect", [("q9 Q0 dX 1 2.5\n", ":30001: 5 columns, expected 6"),
+                                         ("q9 Q0 d5 1 0.25 t\n", ":30001: run 'big' ranks document 'd5' twice")])
+def test_a_large_file_with_one_bad_line_names_that_line(tmp_path, capsys, monkeypatch, bad, expect):
+    """A file big enough for the fast path (over 1 MB), faulty on its last line: exit 2 and the
+    line named, whichever path finds it, and nothing written."""
+    from rankgate.core import fast
+
+    monkeypatch.setattr(fast, "MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(fast, "BLOCK", 256 << 10)  # several blocks
+    lines = "".join(f"q{i // 1000} Q0 d{i % 1000} {i % 1000 + 1} {1000 - i % 1000}.5 tag-{'x' * 20}\n"
+                    for i in range(30000))
+    run = write(tmp_path / "big.trec", lines + bad)
+    assert run.stat().st_size > 1 << 20
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq9 0 d5 2\n")
+    receipt = tmp_path / "receipt.json"
+    code, out, err = score(capsys, monkeypatch, True, "gate", "--qrels", q, "--runs", run, "--runs", f"b={run}",
+                           "--baseline", "big", "--candidate", "b", "--short-rankings", "allow",
+                           "--missing-queries", "zero", "--receipt", receipt)
+    assert code == 2 and expect in err and "Traceback" not in err and not receipt.exists()
