@@ -216,13 +216,17 @@ deep_rows_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "10"]), st.sample
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(a=deep_rows_st, b=deep_rows_st, qrels=qrels_st, block=st.sampled_from([16 << 20, 40]), deep=st.booleans())
-def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeypatch, a, b, qrels, block, deep):
+@given(a=deep_rows_st, b=deep_rows_st, qrels=qrels_st, block=st.sampled_from([16 << 20, 40]), deep=st.booleans(),
+       spill=st.booleans())
+def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeypatch, a, b, qrels, block, deep,
+                                                        spill):
     """The gate (with its review queue), compare and validate say the same whether the runs were
     read by the fast path or the general one; `deep` adds AP, which makes the gate read whole rankings."""
     from rankgate.core import fast
 
     monkeypatch.setattr(fast, "BLOCK", block)
+    monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
     runs = []
     for name, rows in (("a", a), ("b", b)):
         seen = set()
