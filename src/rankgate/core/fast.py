@@ -281,7 +281,6 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
-
     reader, tally = _Reader(path, qrels, progress), _Tally(keep_top)
     lines = 0
     if grouped:
