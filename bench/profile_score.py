@@ -37,7 +37,7 @@ STAGES = [
     ("read run, fast path (read_lean_run)", "rankgate.core.fast", "read_lean_run", "load inputs"),
     ("parse blocks (pyarrow read_csv, checks, lookups)", "rankgate.core.fast", "_Reader._parse",
      "read run, fast path (read_lean_run)"),
-    ("hash (query, document) (fnv1a64)", "rankgate.core.fast", "fnv1a64",
+    ("hash (query, document) (hash_strings)", "rankgate.core.fast", "hash_strings",
      "parse blocks (pyarrow read_csv, checks, lookups)"),
     ("partition by query on disk (_spill)", "rankgate.core.fast", "_spill", "read run, fast path (read_lean_run)"),
     ("settle complete queries (_Tally.settle)", "rankgate.core.fast", "_Tally.settle",

@@ -273,8 +273,8 @@ def read_run_numpy(path, judged_docs):
 
 
 def fnv1a64(d) -> np.ndarray:
-    """The 64-bit FNV-1a hash of every document ID: the one core/fast.py uses."""
-    from rankgate.core.fast import fnv1a64 as core_fnv1a64
+    """The 64-bit hash of every document ID that core/fast.py uses (hash_strings; FNV-1a in this prototype's day)."""
+    from rankgate.core.fast import hash_strings as core_fnv1a64
 
     return core_fnv1a64(d)
 

@@ -280,3 +280,21 @@ def test_a_large_file_with_one_bad_line_names_that_line(tmp_path, capsys, monkey
                            "--baseline", "big", "--candidate", "b", "--short-rankings", "allow",
                            "--missing-queries", "zero", "--receipt", receipt)
     assert code == 2 and expect in err and "Traceback" not in err and not receipt.exists()
+
+
+def test_hash_strings_is_exact_for_short_ids_and_ignores_where_the_strings_sit():
+    import pyarrow as pa
+
+    from rankgate.core.fast import hash_strings
+
+    short = [f"{i:x}" for i in range(5000)] + ["", "a\x00", "é", "12345678", "1234567", "abcdefgh", "xyz"]
+    h = hash_strings(pa.array(short))
+    assert len(set(short)) == len(short) and len(set(h.tolist())) == len(short)  # 8 bytes or fewer: never alike
+    long_ = ["clueweb09-en0000-00-%05d" % i for i in range(3000)] + ["x" * 100 + "a", "x" * 100 + "b"]
+    both = pa.array(short + long_)
+    h = hash_strings(both)
+    assert len(set(h.tolist())) == len(short) + len(long_)
+    # the same strings give the same hashes in a slice, in chunks, and as a copy
+    assert (hash_strings(both.slice(4000, 3000)) == h[4000:7000]).all()
+    assert (hash_strings(pa.chunked_array([both.slice(0, 10), both.slice(10)])) == h).all()
+    assert (hash_strings(pa.array(both.to_pylist()[::-1])) == h[::-1]).all()
