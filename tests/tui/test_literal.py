@@ -74,3 +74,22 @@ async def test_markup_and_escapes_in_texts_are_shown_literally(tiny):
         for literal_text in ("[bold red]boom[/]", "[link=https://evil.example]click[/link", "\\x1b[31mred",
                              "d-[red]x[/red]", "[blink]doc text[/blink]", "[u]Title with markup[/u]"):
             assert literal_text in shown, literal_text
+
+
+async def test_a_bad_file_named_with_markup_is_reported_literally(tiny):
+    """The reason a file was left out (its name and the offending text) is shown as written."""
+    import json
+
+    bad = tiny / "runs" / "[red]evil[b]\x1b[2J.jsonl"
+    bad.write_text(json.dumps({"meta": {"name": "evil"}}) + '\n{"query": "[bold]q", "ranking": 5}\n')
+    (tiny / "benchmark.toml").write_text((tiny / "benchmark.toml").read_text().replace(
+        '"runs/stemmed.jsonl"]', f'"runs/stemmed.jsonl", {json.dumps("runs/" + bad.name)}]'))
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        body = app.screen.query_one("#gate-body").render()
+        name = "[red]evil[b]\\x1b[2J.jsonl:2"
+        assert name in body.plain  # as written, the escape shown, not sent
+        at = body.plain.index(name)
+        touching = [sp for sp in body.spans if sp.start < at + len(name) and sp.end > at]
+        assert touching and not any("bold" in str(sp.style) for sp in touching)  # its [b] made nothing bold
