@@ -1,4 +1,5 @@
-"""The compiled fast path for large TREC runs (`rankgate score`), used when pyarrow is installed.
+"""The compiled fast path for large TREC runs (`rankgate score`, `gate`, `compare`, `validate`),
+used when pyarrow is installed and the file is 1 MB or more.
 
 What it does differently from the general reader, with the same results:
 - the file is read in blocks of BLOCK bytes, each parsed by pyarrow's CSV reader
@@ -6,9 +7,11 @@ What it does differently from the general reader, with the same results:
   blank line sends the whole file to the general reader, which names any fault);
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
-  together, as retrievers write them; a file whose queries are scattered is read
-  whole (about 40 bytes a line) and sorted by query, or, above SPILL_AT bytes,
-  partitioned by query into temporary files that are settled one at a time;
+  together, as retrievers write them; a file whose queries are scattered is
+  partitioned by query into temporary files that are settled one at a time
+  (up to SPILL_AT bytes, or with no room on disk, it is sorted in memory,
+  about 40 bytes a line); `keep_top` also keeps each ranking's top rows (the
+  gate's review queue);
 - only query IDs are interned; a document is looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document) (hash_strings), confirmed exactly;
 - rows are sorted only when not already in trec_eval order, and score ties are
@@ -28,8 +31,6 @@ from rankgate.core.errors import Problem
 from rankgate.core.model import Qrels, unique
 
 BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
-
-
 MIN_BYTES = 1 << 20  # smaller files take the general reader: importing pyarrow would cost more
 
 
@@ -55,7 +56,8 @@ class _Ungrouped(Exception):
 @dataclass
 class LeanRun:
     """A TREC run read by the fast path: per query, how many documents it ranks; per judged row,
-    its query, document and rank in trec_eval order. Nothing else of the file is kept."""
+    its query, document and rank in trec_eval order; with `keep_top`, the top rows nobody judged.
+    Nothing else of the file is kept."""
 
     name: str
     path: str
@@ -64,7 +66,7 @@ class LeanRun:
     jq: np.ndarray  # per judged row: index into qnames
     jdoc: np.ndarray  # per judged row: the qrels catalog's document code
     jrank: np.ndarray  # per judged row: 0-based rank within its query, trec_eval order
-    duplicates: list[tuple[int, str, str]]  # (line, query, document), the first MAX_PER_RULE + 1
+    duplicates: list[tuple[int, str, str]]  # (line, query, document), the first MAX_LISTED in file order
     n_duplicates: int
     lines: int
     top_q: np.ndarray = None  # the top `keep_top` rows of each ranking that nobody judged: query index,
