@@ -114,35 +114,39 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     can; `gate` keeps what the gate's review queue needs of them too."""
     from rankgate.progress import terminal_progress
 
-    reader = _fast_reader(args, gate) if fast else None
+    reader, deep = _fast_reader(args, gate) if fast else (None, False)
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader)
-    return bundle, resolve_policy(args, bundle)
+    policy = resolve_policy(args, bundle)
+    if deep:
+        from rankgate.core.fast import watch_top_k
+
+        watch_top_k(list(bundle.runs.values()), bundle.qrels, policy.k)
+    return bundle, policy
 
 
 def _fast_reader(args, gate: bool):
-    """The fast path's run reader, or None to read every run the usual way (RANKGATE_FAST=0, no
-    pyarrow, or a gate whose measures look at whole rankings: see gate_depth)."""
+    """The fast path's run reader (or None to read every run the usual way: RANKGATE_FAST=0, no
+    pyarrow), and whether the gate's measures look at whole rankings (then the review queue's
+    documents are looked up again in every run: core.fast.watch_top_k)."""
     if os.environ.get("RANKGATE_FAST", "1") == "0":
-        return None
+        return None, False
     from rankgate.core import fast as fastpath
 
     if not fastpath.available():
-        return None
+        return None, False
     if not gate:
-        return fastpath.lean_reader
-    depth = gate_depth(args)
-    if depth is None:
-        return None
+        return fastpath.lean_reader, False
     from functools import partial
 
-    return partial(fastpath.lean_reader, keep_top=depth)
+    depth, k = gate_depth(args)
+    return partial(fastpath.lean_reader, keep_top=depth or k), depth is None
 
 
-def gate_depth(args) -> int | None:
+def gate_depth(args) -> tuple[int | None, int]:
     """How deep the gate's review queue looks into each ranking: every measure's cut-off (at least k),
-    or None when one has none (AP, nDCG: then whole rankings are kept)."""
+    or None when one has none (AP, nDCG: whole rankings); and k."""
     from types import SimpleNamespace
 
     from rankgate.core.benchmark import is_benchmark, load_manifest
@@ -153,7 +157,7 @@ def gate_depth(args) -> int | None:
     if manifest is None and args.qrels and is_benchmark(args.qrels):
         manifest = load_manifest(args.qrels)
     policy = resolve(args, SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
-    return _depth(seed_measures(policy.k) + extra_measures(policy))
+    return _depth(seed_measures(policy.k) + extra_measures(policy)), policy.k
 
 
 def resolve_policy(args, bundle: Bundle) -> Policy:

@@ -32,7 +32,7 @@ import numpy as np
 from rankgate.core.compare import Paired, aggregate
 from rankgate.core.engine import MIN_GEO_MEAN, UNJUDGED, evaluate
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Run, unique
+from rankgate.core.model import Catalog, Qrels, unique
 from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
 
 SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
@@ -128,12 +128,14 @@ def relabelled(p: Paired, qrels: Qrels, qp: np.ndarray, doc: np.ndarray, grade: 
     out: dict[str, dict[Measure, np.ndarray]] = {}
     if not P:
         return {role: {m: np.zeros(0) for m in p.measures} for role in ("baseline", "candidate")}
+    from rankgate.core.fast import LeanRun
+
     cat = Catalog()
-    cat.docs = qrels.catalog.docs  # shared: same codes, same tie order
+    cat.docs = qrels.catalog.docs  # shared: same codes
     width = len(str(P))
-    for i in range(P):
-        cat.queries.code(f"{i:0{width}d}")
-    codes = list(range(P))
+    names = [f"{i:0{width}d}" for i in range(P)]  # in byte order, as the engine orders query IDs
+    for name in names:
+        cat.queries.code(name)
     pr0 = p.prepared["baseline"]
     # The judgments of each what-if's query, plus the new one.
     jq = pr0.qrels_qp
@@ -146,16 +148,17 @@ def relabelled(p: Paired, qrels: Qrels, qp: np.ndarray, doc: np.ndarray, grade: 
     vdoc = np.r_[qrels.doc[rows], doc].astype(np.int32)
     vgrade = np.r_[pr0.qrels_grade[rows], np.full(P, grade)].astype(np.int64)
     # A judgment the what-if replaces would be a duplicate: drop the old one (it was unjudged, so none).
-    vqrels = Qrels("review-queue", cat, vq, vdoc, vgrade, codes)
+    vqrels = Qrels("review-queue", cat, vq, vdoc, vgrade, list(range(P)))
     depth = _depth(p.measures)
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
         start, count = _blocks(pr.qp, p.n)
         n = count[qp] if depth is None else np.minimum(count[qp], depth)
         rr = _ragged(start[qp], n)
-        rq = np.repeat(np.arange(P), n).astype(np.int32)
-        run = Run(role, "review-queue", cat, rq, pr.doc[rr].astype(np.int32), -pr.rank[rr].astype(np.float64),
-                  np.arange(len(rr), dtype=np.int64), query_codes=codes)
+        # The rows keep their ranks (a Prepared may hold only some rows of a ranking: the fast path's),
+        # and each query its count of documents ranked: what every measure is computed from.
+        run = LeanRun(role, "review-queue", names, pr.num_ret[qp].astype(np.int64), np.repeat(np.arange(P), n),
+                      pr.doc[rr].astype(np.int64), pr.rank[rr].astype(np.int64), [], 0, 0)
         s = evaluate(vqrels, run, p.measures, rel_level=p.rel_level, missing="zero")
         out[role] = s.values
     return out

@@ -73,6 +73,7 @@ class LeanRun:
     top_docs: list[str] = field(default_factory=list)  # document ID
     top_rank: np.ndarray = None  # and rank
     keep_top: int = 0
+    watched: bool = False  # watch_top_k looked the review queue's documents up: keep every row it has
     format: str = "trec"
     lean: bool = True
     meta: dict = field(default_factory=dict)
@@ -568,7 +569,7 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
         found = jkeys[at] == rk
         grade[found] = jgrades[at[found]]
-        keep = found | (run.jrank[rows] < run.keep_top)  # judged for another query: unjudged here
+        keep = found | (run.jrank[rows] < run.keep_top) | run.watched  # judged for another query: unjudged here
         rows, grade = rows[keep], grade[keep]
     elif not run.keep_top:
         rows, grade = rows[:0], grade[:0]
@@ -581,6 +582,49 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
     o = np.lexsort((rank, qp))  # grouped by query, in rank order
     return Prepared(qids, nq, qp[o], rank[o], grade[o], doc[o], num_ret, qqp, qrels.grade, rel_level)
+
+
+def watch_top_k(runs: list, qrels: Qrels, k: int, progress=None) -> None:
+    """For a gate whose measures look at whole rankings (AP, nDCG): the review queue proposes the
+    unjudged documents of every run's top k, and each run's what-if needs that document's rank in
+    it, however deep. Lean runs (read with keep_top=k) are read once more for those documents, and
+    their rows are added to the kept top rows. Documents someone judged are kept already."""
+    from rankgate.core.engine import prepare
+
+    names = qrels.catalog.docs.names
+    judged = set(unique(qrels.doc).tolist())
+    watched: set[str] = set()
+    for run in runs:
+        if getattr(run, "lean", False):
+            watched.update(d for d, r in zip(run.top_docs, run.top_rank.tolist()) if r < k)
+        else:
+            p = prepare(qrels, run, missing="zero")
+            rows = np.flatnonzero((p.rank < k) & (p.grade == UNJUDGED))
+            watched.update(names[c] for c in p.doc[rows].tolist() if c not in judged)
+    lean = [r for r in runs if getattr(r, "lean", False)]
+    if not lean:
+        return
+    if not watched:
+        for run in lean:
+            run.watched = True
+        return
+    from rankgate.core.model import Catalog
+
+    cat = Catalog()
+    wnames = sorted(watched)
+    for d in wnames:
+        cat.docs.code(d)
+    watch = Qrels("watched", cat, np.zeros(len(wnames), np.int32), np.arange(len(wnames), dtype=np.int32),
+                  np.zeros(len(wnames), np.int64), [])
+    for run in lean:
+        run.watched = True  # its rows of documents judged for other queries, at any rank, count too
+        w = read_lean_run(run.path, run.name, watch, progress)
+        if w is None or w.qnames != run.qnames:  # the file changed under us: leave the run as it was read
+            continue
+        deep = np.flatnonzero(w.jrank >= run.keep_top)  # the top rows are kept already
+        run.top_q = np.r_[run.top_q, w.jq[deep]]
+        run.top_docs = run.top_docs + [wnames[c] for c in w.jdoc[deep].tolist()]
+        run.top_rank = np.r_[run.top_rank, w.jrank[deep]]
 
 
 def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0
