@@ -149,15 +149,22 @@ def relabelled(p: Paired, qrels: Qrels, qp: np.ndarray, doc: np.ndarray, grade: 
     vgrade = np.r_[pr0.qrels_grade[rows], np.full(P, grade)].astype(np.int64)
     # A judgment the what-if replaces would be a duplicate: drop the old one (it was unjudged, so none).
     vqrels = Qrels("review-queue", cat, vq, vdoc, vgrade, list(range(P)))
-    depth = _depth(p.measures)
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
-        start, count = _blocks(pr.qp, p.n)
-        n = count[qp] if depth is None else np.minimum(count[qp], depth)
-        rr = _ragged(start[qp], n)
-        # The rows keep their ranks (a Prepared may hold only some rows of a ranking: the fast path's),
-        # and each query its count of documents ranked: what every measure is computed from.
-        run = LeanRun(role, "review-queue", names, pr.num_ret[qp].astype(np.int64), np.repeat(np.arange(P), n),
+        # Only the rows of judged documents matter to a measure, and the what-if's own document: each
+        # what-if takes its query's judged rows and that one row (when the run ranks it), with their
+        # ranks as they are, and the query's count of documents ranked (a LeanRun).
+        judged = np.flatnonzero(pr.grade != UNJUDGED)  # grouped by query, in rank order
+        start, count = _blocks(pr.qp[judged], p.n)
+        rr = judged[_ragged(start[qp], count[qp])]
+        rq = np.repeat(np.arange(P), count[qp])
+        key = pr.qp.astype(np.int64) * (1 << 32) + pr.doc.astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        want = qp.astype(np.int64) * (1 << 32) + doc.astype(np.int64)
+        at = np.minimum(np.searchsorted(key[order], want), max(len(key) - 1, 0))
+        hit = np.flatnonzero(key[order][at] == want) if len(key) else np.zeros(0, np.int64)
+        rr, rq = np.r_[rr, order[at[hit]]], np.r_[rq, hit]
+        run = LeanRun(role, "review-queue", names, pr.num_ret[qp].astype(np.int64), rq,
                       pr.doc[rr].astype(np.int64), pr.rank[rr].astype(np.int64), [], 0, 0)
         s = evaluate(vqrels, run, p.measures, rel_level=p.rel_level, missing="zero")
         out[role] = s.values
