@@ -110,8 +110,8 @@ class ReviewScreen(Screen):
             if self.restore is not None:
                 qid, doc = self.restore
                 self.restore = None
-                if qid in m.qindex:
-                    self.go_to(qid, doc)
+                if qid in m.qindex:  # after the lists' own first highlights, or they would take it back
+                    self.call_after_refresh(self.go_to, qid, doc)
         self.refresh_bindings()
         self.app.call_after_refresh(self._first_frame)
         for problem in loaded.problems:  # also listed under the gate until fixed (ctrl+r reloads)

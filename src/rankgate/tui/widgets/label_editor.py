@@ -152,5 +152,5 @@ class LabelEditor(Vertical):
     def _highlighted(self, event: LineList.Highlighted) -> None:
         event.stop()
         rows = self.list.rows
-        if rows and 0 <= event.index < len(rows):
+        if self.list.has_focus and rows and 0 <= event.index < len(rows):  # the user's move only (ranking.py)
             self.post_message(self.DocHighlighted(rows[event.index].doc))

@@ -176,5 +176,7 @@ class RankingPane(Horizontal):
     def _highlighted(self, event: LineList.Highlighted) -> None:
         event.stop()
         lst = event.line_list
-        if isinstance(lst, RankingList) and lst.rows and 0 <= event.index < len(lst.rows):
+        # Only a list the user is in moves the current document: a cursor set by the program (a query
+        # shown, a document pointed at) arrives later, from another widget, and must not take it back.
+        if isinstance(lst, RankingList) and lst.has_focus and lst.rows and 0 <= event.index < len(lst.rows):
             self.post_message(self.DocHighlighted(lst.rows[event.index].doc, self.run_of(lst.role)))
