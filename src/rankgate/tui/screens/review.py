@@ -257,6 +257,8 @@ class ReviewScreen(Screen):
 
     @on(QueryPane.QueryHighlighted)
     def _query(self, event: QueryPane.QueryHighlighted) -> None:
+        if event.qi != self.queries.current:  # stale: the cursor has moved on since (it says so again)
+            return
         if event.qi != self.qi:
             self.show_query(event.qi)
 
