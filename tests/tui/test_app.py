@@ -669,3 +669,16 @@ async def test_labels_another_process_is_writing_open_read_only(tiny):
             await pilot.pause()
             assert any("label not saved" in n and "read-only" in n for n in notes)
             assert screen.model.labels.grades(qid) == before
+
+
+async def test_a_bad_policy_is_named_and_the_gate_uses_the_defaults(tiny):
+    toml = tiny / "benchmark.toml"
+    toml.write_text(toml.read_text().replace('[gate]\n', '[gate]\nmeasures = ["no-such-measure@3"]\n'))
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert app.error is None and screen.model is not None
+        gate = str(screen.query_one("#gate-body").render())
+        assert "policy not applied, the gate uses the defaults" in gate and "benchmark.toml" in gate
+        assert [d["name"] for d in screen.model.gate().check_details][:2] == ["recall_not_lower", "mrr_not_lower"]
