@@ -160,9 +160,10 @@ def relabelled(p: Paired, qrels: Qrels, qp: np.ndarray, doc: np.ndarray, grade: 
         rq = np.repeat(np.arange(P), count[qp])
         key = pr.qp.astype(np.int64) * (1 << 32) + pr.doc.astype(np.int64)
         order = np.argsort(key, kind="stable")
+        ordered = key[order]
         want = qp.astype(np.int64) * (1 << 32) + doc.astype(np.int64)
-        at = np.minimum(np.searchsorted(key[order], want), max(len(key) - 1, 0))
-        hit = np.flatnonzero(key[order][at] == want) if len(key) else np.zeros(0, np.int64)
+        at = np.minimum(np.searchsorted(ordered, want), max(len(key) - 1, 0))
+        hit = np.flatnonzero(ordered[at] == want) if len(key) else np.zeros(0, np.int64)
         rr, rq = np.r_[rr, order[at[hit]]], np.r_[rq, hit]
         run = LeanRun(role, "review-queue", names, pr.num_ret[qp].astype(np.int64), rq,
                       pr.doc[rr].astype(np.int64), pr.rank[rr].astype(np.int64), [], 0, 0)

@@ -163,7 +163,7 @@ class _Reader:
                 raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
         # An empty field (two spaces, a leading or trailing one) must never let a five-field
         # line pass as six: no column may hold an empty value.
-        for col in ("i", "t", "q"):
+        for col in ("i", "t"):
             c = tbl[col].unify_dictionaries()
             if c.num_chunks and pc.min(pc.binary_length(c.chunk(0).dictionary)).as_py() == 0:
                 raise NotPlain
@@ -175,8 +175,8 @@ class _Reader:
             raise NotPlain
         q = tbl["q"].unify_dictionaries()
         names = q.chunk(0).dictionary.to_pylist()
-        if any(n.startswith("#") for n in names):
-            raise NotPlain  # a comment line: the general reader skips it
+        if any(not n or n.startswith("#") for n in names):
+            raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
         index, qnames = self.qindex, self.qnames
         local = np.empty(len(names), np.int64)
         for i, n in enumerate(names):
