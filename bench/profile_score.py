@@ -31,7 +31,7 @@ T0 = time.perf_counter()
 
 # (label, module, attribute path, parent label)
 STAGES = [
-    ("load inputs", "rankgate.commands", "load", "score command"),
+    ("load inputs", "rankgate.cli.evaluate", "load", "score command"),
     ("read qrels", "rankgate.core.formats.trec", "read_trec_qrels", "load inputs"),
     # the fast path (core/fast.py: pyarrow, when installed and the file is plain)
     ("read run, fast path (read_lean_run)", "rankgate.core.fast", "read_lean_run", "load inputs"),
@@ -50,14 +50,14 @@ STAGES = [
      "read run, general path (read_trec_run)"),
     ("irregular blocks (_slow_block)", "rankgate.core.formats.trec", "_slow_block",
      "read run, general path (read_trec_run)"),
-    ("validate", "rankgate.commands", "check", "score command"),
+    ("validate", "rankgate.cli.evaluate", "check", "score command"),
     ("evaluate", "rankgate.core.engine", "evaluate", "score command"),
     ("prepare, fast path (prepare_lean)", "rankgate.core.fast", "prepare_lean", "evaluate"),
     ("prepare, general path (sort + join)", "rankgate.core.engine", "prepare", "evaluate"),
     ("sort (sort_run)", "rankgate.core.engine", "sort_run", "prepare, general path (sort + join)"),
     ("doc byte order (Interner.order)", "rankgate.core.model", "Interner.order", "sort (sort_run)"),
     ("measures (per_query)", "rankgate.core.engine", "per_query", "evaluate"),
-    ("output", "rankgate.commands", "emit", "score command"),
+    ("output", "rankgate.cli.evaluate", "emit", "score command"),
 ]
 
 

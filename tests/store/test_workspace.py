@@ -283,7 +283,7 @@ def test_import_hygiene_store_without_textual_core_without_tinydb():
 
     code = ("import sys, rankgate.cli; rankgate.cli.build_parser(); "
             "assert 'tinydb' not in sys.modules, 'the CLI loads TinyDB only for a labels command'; "
-            "import rankgate.store.workspace, rankgate.store.commands, rankgate.store.storage; "
+            "import rankgate.store.workspace, rankgate.cli.labels, rankgate.store.storage; "
             "assert 'textual' not in sys.modules, 'store imported textual'; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

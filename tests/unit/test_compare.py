@@ -2,7 +2,6 @@
 
 import dataclasses
 import datetime as dt
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -45,7 +44,7 @@ def test_prf_against_plain(ops):
 
 
 def test_several_candidates_one_baseline_and_slices(ops):
-    pol = resolve(SimpleNamespace(resamples=500), ops)
+    pol = resolve(dict(resamples=500), ops)
     cmp = compare_bundle(ops, pol, "bm25-plain", ["bm25-stemmed", "bm25-prf"],
                          [Measure("Success", 5), Measure("RR", 5)])
     data = cmp.as_dict(top=3)
@@ -123,7 +122,7 @@ alpha = 0.03
 def test_review_queue_agrees_with_scoring_each_label_for_real(ops, tmp_path, which):
     path = OPS / "policy.toml" if which == "sample" else write(tmp_path / "p.toml", TIGHT if which == "tight"
                                                                  else SWAPPED)
-    pol = resolve(SimpleNamespace(policy=str(path), resamples=400), ops)
+    pol = resolve(dict(policy=str(path), resamples=400), ops)
     res = gate_bundle(ops, pol, as_of=AS_OF)
     queue = res.queue
     assert len(queue) == res.data["coverage"]["review_queue_total"] == 82
@@ -156,7 +155,7 @@ def test_a_label_that_would_flip_the_decision_comes_first(tmp_path):
     cand = write(tmp_path / "cand.trec", "q1 Q0 u 1 3 c\nq1 Q0 x 2 2 c\nq2 Q0 d2 1 3 c\nq2 Q0 z 2 2 c\n"
                                          "q3 Q0 d3 1 3 c\n")
     bundle = load_bundle(str(q), [f"base={base}", f"cand={cand}"])
-    pol = resolve(SimpleNamespace(k=2, must_pass=["q1"], baseline="base", candidate="cand"), bundle)
+    pol = resolve(dict(k=2, must_pass=["q1"], baseline="base", candidate="cand"), bundle)
     res = gate_bundle(bundle, pol, as_of=AS_OF)
     assert res.data["decision"] == "reject"
     first = res.queue[0]

@@ -251,7 +251,7 @@ def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeyp
 
 
 def test_the_fast_path_shows_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
-    from rankgate import progress
+    from rankgate.cli import progress
     from rankgate.core import fast
 
     monkeypatch.setattr(fast, "BLOCK", 64)

@@ -142,7 +142,7 @@ def test_long_reads_report_progress(tmp_path):
 
 
 def test_terminal_progress_only_on_a_tty(tmp_path, monkeypatch, capsys):
-    from rankgate import progress
+    from rankgate.cli import progress
 
     p = write(tmp_path / "r.trec", "q1 Q0 d1 1 1 t\n")
     assert progress.terminal_progress(str(p)) is None  # small file

@@ -1,9 +1,15 @@
-"""Everything one evaluation reads: qrels, runs, queries, and the manifest if any."""
+"""Everything one evaluation reads: qrels, runs, queries, and the manifest if any.
+
+The one place a benchmark folder (its manifest) and the flags become qrels, runs and
+queries: the CLI reads through `load_bundle`; the review app, which reads runs through
+its cache and leaves a bad run out, through its parts (find_manifest, run_specs,
+read_run_files, Bundle.of)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
 from rankgate.core.benchmark import Manifest, is_benchmark, load_manifest
 from rankgate.core.errors import InputError
@@ -31,49 +37,95 @@ class Bundle:
         return [q.id for q in self.queries.values() if q.must_pass]
 
 
-def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benchmark: str | None = None,
+    @classmethod
+    def of(cls, qrels: Qrels, runs: dict[str, Run], queries: dict[str, Query], manifest: Manifest | None,
+           files: list[tuple[str, str]] | None = None) -> "Bundle":
+        """A bundle whose no-answer queries are the queries' and the manifest's."""
+        no_answer = {qid for qid, query in queries.items() if query.no_answer}
+        if manifest is not None:
+            no_answer |= set(manifest.no_answer)
+        return cls(qrels, runs, queries, manifest, no_answer, files or [])
+
+
+def find_manifest(benchmark: str | Manifest | None, qrels: str | None) -> tuple[Manifest | None, str | None]:
+    """The manifest of the benchmark folder named by `benchmark` (or that manifest itself), or by `qrels`
+    when that is a benchmark folder (then no qrels file is named); and the qrels file named."""
+    if isinstance(benchmark, Manifest):
+        return benchmark, qrels
+    if benchmark:
+        return load_manifest(benchmark), qrels
+    if qrels and is_benchmark(qrels):
+        return load_manifest(qrels), None
+    return None, qrels
+
+
+def run_specs(runs: list[str] | None, manifest: Manifest | None) -> list[str]:
+    """The run files to read ([NAME=]FILE): those named, else the manifest's."""
+    specs = list(runs or []) or (list(manifest.runs) if manifest else [])
+    if not specs:
+        raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
+    return specs
+
+
+def read_run_files(specs: list[str], read: Callable[[str, str | None, str], Iterable[Run]],
+                   on_error: Callable[[str, Exception], None] | None = None) -> dict[str, Run]:
+    """Every run of the run files `specs`, by name; `read(spec, name, path)` reads one file's runs.
+    Two runs of one name are an error. With `on_error(path, error)`, a file that cannot be read
+    (InputError, OSError) is handed to it and left out; without, the error is raised."""
+    loaded: dict[str, Run] = {}
+    for spec in specs:
+        name, path = split_run_spec(spec)
+        try:
+            for run in read(spec, name, path):
+                if run.name in loaded:
+                    raise InputError(path, f"a second run named {run.name!r} (first from {loaded[run.name].path}); "
+                                     "name runs with NAME=FILE")
+                loaded[run.name] = run
+        except (InputError, OSError) as e:
+            if on_error is None:
+                raise
+            on_error(path, e)
+    return loaded
+
+
+def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benchmark: str | Manifest | None = None,
                 queries: str | None = None, qrels_format: str = "auto", run_format: str = "auto",
-                progress=None, run_reader=None) -> Bundle:
+                progress=None, run_reader=None, labels=None) -> Bundle:
     """Read the inputs. A benchmark folder supplies whatever the flags leave out.
 
     `progress(path)` returns a byte-progress callback for a run file, or None.
     `run_reader(path, name, qrels, progress)` may read a run another way (the fast path); None = the usual reader.
+    `labels(catalog)` may give the judgments and the queries they know (a label workspace's) instead of a
+    qrels file; then the manifest's queries file is read only when they know none.
     """
-    manifest = load_manifest(benchmark) if benchmark else None
-    if manifest is None and qrels and is_benchmark(qrels):
-        manifest, qrels = load_manifest(qrels), None
+    manifest, qrels = find_manifest(benchmark, qrels)
     catalog = Catalog()
     files: list[tuple[str, str]] = []
     if manifest is not None:
         files.append(("manifest", str(manifest.path)))
-    qrels_path = qrels or (str(manifest.qrels) if manifest else None)
-    if not qrels_path:
-        raise InputError("qrels", "no qrels given (expected --qrels FILE or a benchmark folder)")
-    q = read_qrels(qrels_path, qrels_format, catalog)
-    files.append(("qrels", qrels_path))
-    specs = list(runs or []) or (list(manifest.runs) if manifest else [])
-    if not specs:
-        raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
-    loaded: dict[str, Run] = {}
-    for spec in specs:
-        name, path = split_run_spec(spec)
+    known: dict[str, Query] = {}
+    if labels is not None:
+        q, known = labels(catalog)
+    else:
+        qrels_path = qrels or (str(manifest.qrels) if manifest else None)
+        if not qrels_path:
+            raise InputError("qrels", "no qrels given (expected --qrels FILE or a benchmark folder)")
+        q = read_qrels(qrels_path, qrels_format, catalog)
+        files.append(("qrels", qrels_path))
+
+    def read(spec: str, name: str | None, path: str) -> Iterable[Run]:
         report = progress(path) if progress else None
         other = run_reader(path, name, q, report) if run_reader and run_format in ("auto", "trec") else None
-        for run in other or read_runs(spec, run_format, catalog, report):
-            if run.name in loaded:
-                raise InputError(path, f"a second run named {run.name!r} (first from {loaded[run.name].path}); "
-                                 "name runs with NAME=FILE")
-            loaded[run.name] = run
         files.append(("run", path))
-    qpath = queries or (str(manifest.queries) if manifest and manifest.queries else None)
-    qs: dict[str, Query] = {}
+        return other or read_runs(spec, run_format, catalog, report)
+
+    loaded = read_run_files(run_specs(runs, manifest), read)
+    qpath = queries or (str(manifest.queries) if manifest and manifest.queries and not known else None)
+    qs = dict(known)
     if qpath:
-        qs = read_queries(qpath)
+        qs.update(read_queries(qpath))
         files.append(("queries", qpath))
-    no_answer = {qid for qid, query in qs.items() if query.no_answer}
-    if manifest:
-        no_answer |= set(manifest.no_answer)
-    return Bundle(q, loaded, qs, manifest, no_answer, files)
+    return Bundle.of(q, loaded, qs, manifest, files)
 
 
 def sha256_file(path: str | Path) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Mapping
 
 from rankgate.core.benchmark import load_toml
 from rankgate.core.errors import InputError
@@ -397,14 +398,21 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
     return p
 
 
-def resolve(flags, bundle) -> Policy:
-    """The policy in force: defaults < the manifest's [gate] (and the policy file it names) < a --policy
-    file < flags. `flags` is any object with the CLI's attribute names (missing ones count as unset)."""
+OVERRIDES = ("policy", "k", "rel_level", "missing_queries", "short_rankings", "measures", "must_pass", "baseline",
+             "candidate", "allow_snapshot_mismatch", "resamples", "seed")
+
+
+def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
+    """The policy in force: defaults < the manifest's [gate] (and the policy file it names) < a policy
+    file < overrides. `overrides` maps a name of OVERRIDES to its value: `policy` a policy file, `measures`
+    measure texts (added to the policy's), `must_pass` query IDs; a name absent, None or empty overrides
+    nothing. `bundle` gives the manifest, queries and must_pass (core.bundle.Bundle)."""
     from rankgate.core.measures import parse_measures
 
-    def flag(name, default=None):
-        return getattr(flags, name, default)
-
+    unknown = set(overrides) - set(OVERRIDES)
+    if unknown:
+        raise ValueError(f"unknown policy overrides: {', '.join(sorted(unknown))}")
+    get = overrides.get
     policy = Policy()
     m = bundle.manifest
     if m is not None:
@@ -417,38 +425,38 @@ def resolve(flags, bundle) -> Policy:
                 raise InputError(str(m.path), "key 'gate.policy' must be a file name")
             policy = load_policy(m.folder / named, policy)
         policy = policy_from_table(gate, str(m.path), policy)
-    if flag("policy"):
-        policy = load_policy(flag("policy"), policy)
+    if get("policy"):
+        policy = load_policy(get("policy"), policy)
     if bundle.queries and not policy.must_pass:
         policy.must_pass = bundle.must_pass
-    if flag("k") is not None:
-        if flag("k") < 1:
+    if get("k") is not None:
+        if get("k") < 1:
             raise InputError("--k", "k must be at least 1")
-        policy.k = flag("k")
+        policy.k = get("k")
     checks = policy.checks
-    if flag("rel_level") is not None:
-        checks = replace(checks, rel_level=flag("rel_level"))
-    if flag("missing_queries"):
-        checks = replace(checks, missing_queries=flag("missing_queries"))
-    if flag("short_rankings"):
-        checks = replace(checks, short_rankings=flag("short_rankings"))
+    if get("rel_level") is not None:
+        checks = replace(checks, rel_level=get("rel_level"))
+    if get("missing_queries"):
+        checks = replace(checks, missing_queries=get("missing_queries"))
+    if get("short_rankings"):
+        checks = replace(checks, short_rankings=get("short_rankings"))
     policy.checks = replace(checks, k=policy.k)
-    if flag("measure"):
-        policy.measures = list(dict.fromkeys(policy.measures + [x for t in flag("measure") for x in parse_measures(t)]))
-    if flag("must_pass"):
-        policy.must_pass = list(dict.fromkeys(flag("must_pass")))
+    if get("measures"):
+        policy.measures = list(dict.fromkeys(policy.measures + [x for t in get("measures") for x in parse_measures(t)]))
+    if get("must_pass"):
+        policy.must_pass = list(dict.fromkeys(get("must_pass")))
     for key in ("baseline", "candidate"):
-        value = flag(key)
+        value = get(key)
         if value and isinstance(value, str):
             setattr(policy, key, value)
-    if flag("allow_snapshot_mismatch"):
+    if get("allow_snapshot_mismatch"):
         policy.allow_snapshot_mismatch = True
-    if flag("resamples") is not None:
-        if not 100 <= flag("resamples") <= 10_000_000:
+    if get("resamples") is not None:
+        if not 100 <= get("resamples") <= 10_000_000:
             raise InputError("--resamples", "resamples must be between 100 and 10000000")
-        policy.resamples = flag("resamples")
-    if flag("seed") is not None:
-        if flag("seed") < 0:
+        policy.resamples = get("resamples")
+    if get("seed") is not None:
+        if get("seed") < 0:
             raise InputError("--seed", "seed must be 0 or more")
-        policy.seed = flag("seed")
+        policy.seed = get("seed")
     return policy

@@ -215,7 +215,7 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
     from rankgate.core.bundle import load_bundle
     from rankgate.core.formats import split_run_spec
     from rankgate.core.gate import gate_bundle
-    from rankgate.core.policy import resolve
+    from rankgate.core.policy import OVERRIDES, resolve
     from rankgate.core.validate import validate
 
     data = _read_receipt(path)
@@ -257,6 +257,7 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
     for key in ("measure", "must_pass"):
         args[key] = args.get(key) or []
     flags = SimpleNamespace(**{k: args.get(k) for k in INVOCATION_KEYS})
+    overrides = {key: args.get(key) for key in OVERRIDES if key != "measures"} | {"measures": args["measure"]}
     as_of = data.get("as_of") or data["result"].get("as_of")
     try:
         as_of = date.fromisoformat(as_of) if as_of else None
@@ -265,7 +266,7 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
     try:
         bundle = load_bundle(flags.qrels, flags.runs, benchmark=flags.benchmark, queries=flags.queries,
                              qrels_format=flags.qrels_format or "auto", run_format=flags.run_format or "auto")
-        policy = resolve(flags, bundle)
+        policy = resolve(overrides, bundle)
         problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
         if problems:
             raise ValidationError(problems)

@@ -2,9 +2,8 @@
 
     from rankgate.store import Workspace
 
-Names are imported on first use, so that `rankgate.cli` (which imports
-`rankgate.store.commands`) does not load TinyDB for commands that never open
-a workspace.
+Names are imported on first use, so that the CLI does not load TinyDB for
+commands that never open a workspace.
 """
 
 from __future__ import annotations

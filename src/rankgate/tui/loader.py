@@ -14,15 +14,15 @@ import getpass
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Callable
 
-from rankgate.core.benchmark import Manifest, is_benchmark, load_manifest
-from rankgate.core.bundle import Bundle
+from rankgate.core.benchmark import Manifest, is_benchmark
+from rankgate.core.bundle import Bundle, find_manifest, read_run_files, run_specs
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels, split_run_spec
 from rankgate.core.formats.corpus import Document, read_corpus, read_queries
 from rankgate.core.model import Catalog, Query, Run
+from rankgate.core.policy import resolve
 from rankgate.tui.labels import LabelBook, MemoryBackend
 from rankgate.tui.model import ReviewModel
 from rankgate.tui.runcache import read_runs_cached
@@ -104,19 +104,11 @@ def check_inputs(inputs: Inputs) -> None:
 
 
 def _load(inputs: Inputs, progress: Progress) -> Loaded:
-    manifest = None
-    qrels_path = None
     check_inputs(inputs)
-    if inputs.path and is_benchmark(inputs.path):
-        manifest = load_manifest(inputs.path)
+    manifest, qrels_path = find_manifest(None, inputs.path)
+    if manifest is not None:
         qrels_path = str(manifest.qrels)
-    elif inputs.path:
-        qrels_path = inputs.path
-    elif not inputs.db:
-        raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH)")
-    specs = list(inputs.runs) or (list(manifest.runs) if manifest else [])
-    if not specs:
-        raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
+    specs = run_specs(inputs.runs, manifest)
     steps = len(specs) + 3
     step = 0
     catalog = Catalog()
@@ -135,36 +127,36 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                store_queries) -> Loaded:
     steps = len(specs) + 3
     step = 1
-    runs: dict[str, Run] = {}
     hits = 0
     problems: list[str] = []  # a bad file is left out and named; the rest is reviewed
     if getattr(book.backend, "read_only", ""):
         problems.append(f"labels read-only (edits are refused): {book.backend.read_only}")
     refused: list[tuple[str, BaseException]] = []
-    for spec in specs:
-        _, path = split_run_spec(spec)
-        progress(f"reading {Path(path).name}", step, steps)
 
-        def hit(_where):
-            nonlocal hits
-            hits += 1
+    def hit(_where):
+        nonlocal hits
+        hits += 1
 
-        def reading(done: int, total: int, name=Path(path).name, shown=[-1]) -> None:
+    def read(spec: str, _name, path: str) -> list[Run]:
+        nonlocal step
+        name = Path(path).name
+        progress(f"reading {name}", step, steps)
+        step += 1
+        shown = [-1]
+
+        def reading(done: int, total: int) -> None:
             pct = 100 * done // max(total, 1)
             if pct != shown[0]:  # a message per percent, not per block
                 shown[0] = pct
-                progress(f"reading {name} · {pct}%", step, steps)
+                progress(f"reading {name} · {pct}%", step - 1, steps)
 
-        try:
-            for run in read_runs_cached(spec, catalog, on_hit=hit, progress=reading):
-                if run.name in runs:
-                    raise InputError(path, f"a second run named {run.name!r} (first from {runs[run.name].path}); "
-                                     "name runs with NAME=FILE")
-                runs[run.name] = run
-        except (InputError, OSError) as e:
-            refused.append((path, e))
-            problems.append(f"run left out: {_describe(e, path)}")
-        step += 1
+        return read_runs_cached(spec, catalog, on_hit=hit, progress=reading)
+
+    def refuse(path: str, e: BaseException) -> None:
+        refused.append((path, e))
+        problems.append(f"run left out: {_describe(e, path)}")
+
+    runs = read_run_files(specs, read, on_error=refuse)
     if not runs:  # nothing to review rankings of: the first refusal is the error
         path, e = refused[0]
         more = f" (and {len(refused) - 1} more run files refused)" if len(refused) > 1 else ""
@@ -181,20 +173,13 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
         except (InputError, OSError) as e:
             problems.append(f"query texts left out: {_describe(e, manifest.queries)}")
     step += 1
-    no_answer = {q.id for q in queries.values() if q.no_answer}
-    if manifest:
-        no_answer |= set(manifest.no_answer)
-
-    from rankgate.commands import resolve_policy
-
-    bundle = Bundle(book.qrels, runs, queries, manifest, no_answer)
-    flags = SimpleNamespace(policy=None, k=None, rel_level=None, missing_queries=None, short_rankings=None,
-                            measure=[], must_pass=[], baseline=None, candidate=None)
+    bundle = Bundle.of(book.qrels, runs, queries, manifest)
+    no_answer = bundle.no_answer
     try:
-        policy = resolve_policy(flags, bundle)
+        policy = resolve({}, bundle)
     except InputError as e:
         problems.append(f"policy not applied, the gate uses the defaults: {e}")
-        policy = resolve_policy(flags, Bundle(book.qrels, runs, queries, None, no_answer))
+        policy = resolve({}, Bundle(book.qrels, runs, queries, None, no_answer))
 
     def scoring(what, done, total):
         progress(what, step, steps)

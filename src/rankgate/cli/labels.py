@@ -5,6 +5,9 @@ folder) or `-b FOLDER` (a benchmark folder's own workspace, found by its name).
 Reading commands open the workspace read-only, so they work while another
 process (the review app) holds it for writing. `--json` prints machine-readable
 output; otherwise one short line per item.
+
+A subcommand is an `_add_<name>(cmds, common)` that defines its parser, the
+handler beside it, and its place in SUBCOMMANDS at the end of this module.
 """
 
 from __future__ import annotations
@@ -13,12 +16,24 @@ import argparse
 import json
 import sys
 
+from rankgate.cli.base import EXIT_OK, policy_overrides, usage
 from rankgate.core.errors import InputError
-
-EXIT_OK, EXIT_INVALID = 0, 2
 
 
 def register(sub) -> None:
+    """`rankgate labels` and its subcommands, in the order of SUBCOMMANDS (at the end of this module)."""
+    labels = sub.add_parser("labels", help="import, edit, freeze and export reviewed labels",
+                            description="The label workspace: reviewed judgments with reasons, their history "
+                            "and frozen versions.")
+    labels.set_defaults(func=lambda args: usage(labels))
+    cmds = labels.add_subparsers(dest="labels_command", metavar="SUBCOMMAND")
+    common = _workspace_flags()
+    for add in SUBCOMMANDS:
+        add(cmds, common)
+
+
+def _workspace_flags() -> argparse.ArgumentParser:
+    """The flags every subcommand that opens a workspace takes (a parent parser)."""
     common = argparse.ArgumentParser(add_help=False)
     where = common.add_argument_group("workspace")
     where.add_argument("--db", metavar="FILE", help="the workspace file (default: the default workspace in "
@@ -28,190 +43,14 @@ def register(sub) -> None:
     where.add_argument("--reviewer", help="your name in the history (default: $RANKGATE_REVIEWER, git's "
                        "user.name, or the login name)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
-
-    labels = sub.add_parser("labels", help="import, edit, freeze and export reviewed labels",
-                            description="The label workspace: reviewed judgments with reasons, their history "
-                            "and frozen versions.")
-    labels.set_defaults(func=lambda args: _help(labels))
-    cmds = labels.add_subparsers(dest="labels_command", metavar="SUBCOMMAND")
-
-    p = cmds.add_parser("import", parents=[common], help="import qrels and query files (all or nothing)")
-    p.add_argument("files", nargs="*", metavar="FILE", help="qrels (TREC, BEIR, seed/graded JSON, JSONL, gz) "
-                   "or query files (JSONL with id/text, qid<TAB>text)")
-    p.add_argument("--queries", action="append", default=[], metavar="FILE", help="read FILE as queries")
-    p.add_argument("--on-conflict", choices=("stop", "keep", "overwrite"), default="stop",
-                   help="when a label exists with another grade or reason: stop and list (default), keep the "
-                   "store's, or overwrite with the file's")
-    p.add_argument("--collection-version", metavar="V", help="the collection version the labels were judged on "
-                   "(default: the file's header, if any)")
-    p.add_argument("--why", help="why, for the history (default: 'import FILE')")
-    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
-    p.set_defaults(func=_import)
-
-    p = cmds.add_parser("set", parents=[common], help="set a grade (new label, regrade, or a new reason)")
-    p.add_argument("query")
-    p.add_argument("doc")
-    p.add_argument("grade", help="an integer; negative allowed")
-    p.add_argument("--reason", help="why the document has this grade (needed for a new label)")
-    p.add_argument("--collection-version", metavar="V", help="the collection version you inspected")
-    p.add_argument("--why", default="", help="why the change, for the history")
-    p.add_argument("--add-query", action="store_true", help="add the query if the workspace does not know it")
-    p.set_defaults(func=_set)
-
-    p = cmds.add_parser("remove", parents=[common], help="remove a label (history keeps it)")
-    p.add_argument("query")
-    p.add_argument("doc")
-    p.add_argument("--why", default="", help="why, for the history")
-    p.add_argument("--of-reviewer", metavar="NAME", help="remove NAME's judgment only (default: the pair's label: "
-                   "every reviewer's judgment and the adjudication)")
-    p.set_defaults(func=_remove)
-
-    p = cmds.add_parser("list", parents=[common], help="the standing judgments")
-    p.add_argument("query", nargs="?")
-    p.add_argument("doc", nargs="?")
-    p.add_argument("--removed", action="store_true", help="include removed labels")
-    p.add_argument("--by-reviewer", action="store_true", help="every reviewer's own judgment (default: one label "
-                   "a pair, saying how it was reached)")
-    p.add_argument("--blind", action="store_true", help="blind review: your own judgments only (--reviewer)")
-    p.set_defaults(func=_list)
-
-    p = cmds.add_parser("queries", parents=[common], help="the queries, with their judgment counts")
-    p.set_defaults(func=_queries)
-
-    p = cmds.add_parser("history", parents=[common], help="every change, oldest first")
-    p.add_argument("query", nargs="?")
-    p.add_argument("doc", nargs="?")
-    p.add_argument("--limit", type=int, metavar="N", help="the newest N events only")
-    p.set_defaults(func=_history)
-
-    p = cmds.add_parser("freeze", parents=[common], help="name the current labels as a version")
-    p.add_argument("name")
-    p.add_argument("--note", default="", help="what this version is")
-    p.set_defaults(func=_freeze)
-
-    p = cmds.add_parser("versions", parents=[common], help="the frozen versions")
-    p.set_defaults(func=_versions)
-
-    p = cmds.add_parser("diff", parents=[common], help="the changelog between two versions")
-    p.add_argument("old", metavar="V1")
-    p.add_argument("new", metavar="V2", nargs="?", help="default: the current labels")
-    p.set_defaults(func=_diff)
-
-    p = cmds.add_parser("merge", parents=[common], help="bring several reviewers' exports together, keeping "
-                        "everyone's judgment (all or nothing)")
-    p.add_argument("files", nargs="+", metavar="EXPORT", help="a reviewer's export: JSONL judgments naming their "
-                   "reviewer, or TREC/JSON qrels naming it in the header (# reviewer: NAME); NAME=FILE names the "
-                   "reviewer of a file that does not")
-    p.add_argument("--on-conflict", choices=("stop", "keep", "overwrite"), default="stop",
-                   help="when a reviewer's judgment in the store differs from the file's: stop and list (default), "
-                   "keep the store's, or overwrite with the file's")
-    p.add_argument("--why", help="why, for the history (default: 'merge FILE')")
-    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
-    p.set_defaults(func=_merge)
-
-    p = cmds.add_parser("agreement", parents=[common], help="agreement between reviewers: Cohen's kappa, "
-                        "Krippendorff's alpha, the disagreeing pairs")
-    p.add_argument("--by", choices=("query", "slice"), help="also per query, or per slice (query tag)")
-    p.set_defaults(func=_agreement)
-
-    p = cmds.add_parser("disagreements", parents=[common], help="pairs whose reviewers disagree, with each "
-                        "grade and reason")
-    p.add_argument("query", nargs="?")
-    p.add_argument("--all", action="store_true", help="include adjudicated ones")
-    p.set_defaults(func=_disagreements)
-
-    p = cmds.add_parser("adjudicate", parents=[common], help="record a pair's final grade, with its own reason")
-    p.add_argument("query")
-    p.add_argument("doc")
-    p.add_argument("grade", nargs="?", help="the final grade (an integer)")
-    p.add_argument("--reason", help="why this is the final grade (required)")
-    p.add_argument("--withdraw", action="store_true", help="withdraw the pair's adjudication instead")
-    p.add_argument("--why", default="", help="why, for the history")
-    p.set_defaults(func=_adjudicate)
-
-    p = cmds.add_parser("confirm", parents=[common], help="a label carried by a migration still holds: clear "
-                        "its needs-review flag")
-    p.add_argument("query")
-    p.add_argument("doc")
-    p.add_argument("--why", default="", help="why, for the history")
-    p.set_defaults(func=_confirm)
-
-    p = cmds.add_parser("migrate", parents=[common], help="carry judgments to new document IDs after "
-                        "rechunking, as a new version (all or nothing)")
-    p.add_argument("--map", required=True, metavar="MAP.tsv", help="OLD_ID<TAB>NEW_ID lines; one line per new "
-                   "ID when an old ID was split")
-    p.add_argument("--version", dest="label_version", metavar="NAME", help="the version the migrated labels are "
-                   "frozen as (default: migrated-<UTC time>)")
-    p.add_argument("--before", metavar="NAME", help="the version the labels before are frozen as (default: "
-                   "NAME-before, or the latest version when it holds them already)")
-    p.add_argument("--drop-unmapped", action="store_true", help="remove judgments whose document is not in the "
-                   "map (default: leave them, and list them)")
-    p.add_argument("--collection-version", metavar="V", help="the new corpus's collection version")
-    p.add_argument("--why", default="", help="why, for the history")
-    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
-    p.set_defaults(func=_migrate)
-
-    p = cmds.add_parser("queue", help="the review queue: unjudged documents in any run's top k, the most "
-                        "decisive first")
-    p.add_argument("benchmark", nargs="?", metavar="BENCHMARK", help="a benchmark folder (its workspace's labels "
-                   "when it has one, else its qrels); flags override it")
-    p.add_argument("--qrels", help="qrels file (instead of a workspace)")
-    p.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE", help="run file (repeatable)")
-    p.add_argument("--queries", help="queries file (JSONL: tags, must_pass ...)")
-    p.add_argument("--db", metavar="FILE", help="take the labels from this workspace")
-    p.add_argument("--policy", help="policy file (TOML): the gate whose decision the queue is ordered by")
-    p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
-    p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default 1)")
-    p.add_argument("--baseline", help="the gate's baseline run")
-    p.add_argument("--candidate", help="the gate's candidate run")
-    p.add_argument("--must-pass", action="append", default=[], metavar="QUERY", help="a must-pass query "
-                   "(repeatable)")
-    p.add_argument("--limit", type=int, metavar="N", help="list the first N (default: 50; all with --json)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=_queue)
-
-    p = cmds.add_parser("export", parents=[common], help="write reviewed qrels that `rankgate gate` reads")
-    p.add_argument("--format", choices=("trec", "json", "json-graded", "jsonl"), default="trec",
-                   help="trec (default); json: binary, documents with grade >= 1; json-graded; jsonl: with "
-                   "reasons and collection versions")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: standard output)")
-    p.add_argument("--plain", action="store_true", help="no header (for tools that cannot read comments)")
-    p.add_argument("--version", dest="label_version", metavar="V", help="a frozen version (default: the current "
-                   "labels)")
-    p.add_argument("--require-adjudication", action="store_true", help="refuse while reviewers disagree about a "
-                   "pair nobody adjudicated")
-    p.add_argument("--judged-by", metavar="NAME", help="NAME's own judgments only (a reviewer's export, for "
-                   "`labels merge`)")
-    p.add_argument("--all-reviewers", action="store_true", help="jsonl: every reviewer's judgment and every "
-                   "adjudication, one a line (for `labels merge`, not for the gate)")
-    p.set_defaults(func=_export)
-
-    p = cmds.add_parser("purge", parents=[common], help="erase a query or a judgment with its history")
-    p.add_argument("query")
-    p.add_argument("doc", nargs="?")
-    p.add_argument("--why", default="", help="why, for the history")
-    p.add_argument("--yes", action="store_true", help="yes, erase it: there is no undo")
-    p.set_defaults(func=_purge)
-
-    p = cmds.add_parser("status", parents=[common], help="where the workspace is and what it holds")
-    p.set_defaults(func=_status)
-
-    p = cmds.add_parser("recover", parents=[common], help="rebuild a damaged workspace from its backups and "
-                        "journals (moves damaged files aside, deletes nothing)")
-    p.set_defaults(func=_recover)
-
-
-def _help(parser) -> int:
-    parser.print_help()
-    return EXIT_INVALID
+    return common
 
 
 # --------------------------------------------------------------------------- opening
 
 
 def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
-    from rankgate.store import paths
-    from rankgate.store.workspace import Workspace
+    from rankgate.store import Workspace, paths
 
     if args.benchmark:
         if readonly:
@@ -268,8 +107,23 @@ def _saved(ws) -> None:
 # --------------------------------------------------------------------------- handlers
 
 
+def _add_import(cmds, common) -> None:
+    p = cmds.add_parser("import", parents=[common], help="import qrels and query files (all or nothing)")
+    p.add_argument("files", nargs="*", metavar="FILE", help="qrels (TREC, BEIR, release-gate/graded JSON, JSONL, gz) "
+                   "or query files (JSONL with id/text, qid<TAB>text)")
+    p.add_argument("--queries", action="append", default=[], metavar="FILE", help="read FILE as queries")
+    p.add_argument("--on-conflict", choices=("stop", "keep", "overwrite"), default="stop",
+                   help="when a label exists with another grade or reason: stop and list (default), keep the "
+                   "store's, or overwrite with the file's")
+    p.add_argument("--collection-version", metavar="V", help="the collection version the labels were judged on "
+                   "(default: the file's header, if any)")
+    p.add_argument("--why", help="why, for the history (default: 'import FILE')")
+    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    p.set_defaults(func=_import)
+
+
 def _import(args) -> int:
-    from rankgate.store.workspace import ImportConflicts
+    from rankgate.store import ImportConflicts
 
     if not args.files and not args.queries and not args.benchmark:
         raise InputError("labels import", "nothing to import: name qrels or query files (or -b FOLDER)")
@@ -295,6 +149,18 @@ def _import(args) -> int:
     return EXIT_OK
 
 
+def _add_set(cmds, common) -> None:
+    p = cmds.add_parser("set", parents=[common], help="set a grade (new label, regrade, or a new reason)")
+    p.add_argument("query")
+    p.add_argument("doc")
+    p.add_argument("grade", help="an integer; negative allowed")
+    p.add_argument("--reason", help="why the document has this grade (needed for a new label)")
+    p.add_argument("--collection-version", metavar="V", help="the collection version you inspected")
+    p.add_argument("--why", default="", help="why the change, for the history")
+    p.add_argument("--add-query", action="store_true", help="add the query if the workspace does not know it")
+    p.set_defaults(func=_set)
+
+
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
         if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
@@ -314,6 +180,16 @@ def _set(args) -> int:
     return EXIT_OK
 
 
+def _add_remove(cmds, common) -> None:
+    p = cmds.add_parser("remove", parents=[common], help="remove a label (history keeps it)")
+    p.add_argument("query")
+    p.add_argument("doc")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.add_argument("--of-reviewer", metavar="NAME", help="remove NAME's judgment only (default: the pair's label: "
+                   "every reviewer's judgment and the adjudication)")
+    p.set_defaults(func=_remove)
+
+
 def _remove(args) -> int:
     with _open(args, readonly=False) as ws:
         event = ws.remove_judgment(args.query, args.doc, why=args.why, of_reviewer=args.of_reviewer)
@@ -324,6 +200,17 @@ def _remove(args) -> int:
         whose = f"{args.of_reviewer}'s judgment " if args.of_reviewer else ""
         print(f"{args.query} {args.doc}: {whose}removed (was {event.before['grade']}; event #{event.id})")
     return EXIT_OK
+
+
+def _add_list(cmds, common) -> None:
+    p = cmds.add_parser("list", parents=[common], help="the standing judgments")
+    p.add_argument("query", nargs="?")
+    p.add_argument("doc", nargs="?")
+    p.add_argument("--removed", action="store_true", help="include removed labels")
+    p.add_argument("--by-reviewer", action="store_true", help="every reviewer's own judgment (default: one label "
+                   "a pair, saying how it was reached)")
+    p.add_argument("--blind", action="store_true", help="blind review: your own judgments only (--reviewer)")
+    p.set_defaults(func=_list)
 
 
 def _list(args) -> int:
@@ -347,6 +234,11 @@ def _list(args) -> int:
     return EXIT_OK
 
 
+def _add_queries(cmds, common) -> None:
+    p = cmds.add_parser("queries", parents=[common], help="the queries, with their judgment counts")
+    p.set_defaults(func=_queries)
+
+
 def _queries(args) -> int:
     with _open(args, readonly=True) as ws:
         rows = [(q, len(ws.grades(q.id))) for q in ws.queries()]
@@ -366,12 +258,27 @@ def _queries(args) -> int:
     return EXIT_OK
 
 
+def _add_history(cmds, common) -> None:
+    p = cmds.add_parser("history", parents=[common], help="every change, oldest first")
+    p.add_argument("query", nargs="?")
+    p.add_argument("doc", nargs="?")
+    p.add_argument("--limit", type=int, metavar="N", help="the newest N events only")
+    p.set_defaults(func=_history)
+
+
 def _history(args) -> int:
     with _open(args, readonly=True) as ws:
         events = ws.history(args.query, args.doc, limit=args.limit)
     for e in events:
         print(json.dumps(e.as_dict(), ensure_ascii=False) if args.json else e.describe())
     return EXIT_OK
+
+
+def _add_freeze(cmds, common) -> None:
+    p = cmds.add_parser("freeze", parents=[common], help="name the current labels as a version")
+    p.add_argument("name")
+    p.add_argument("--note", default="", help="what this version is")
+    p.set_defaults(func=_freeze)
 
 
 def _freeze(args) -> int:
@@ -385,6 +292,11 @@ def _freeze(args) -> int:
     return EXIT_OK
 
 
+def _add_versions(cmds, common) -> None:
+    p = cmds.add_parser("versions", parents=[common], help="the frozen versions")
+    p.set_defaults(func=_versions)
+
+
 def _versions(args) -> int:
     with _open(args, readonly=True) as ws:
         versions = ws.versions()
@@ -395,6 +307,13 @@ def _versions(args) -> int:
             note = f" {json.dumps(v.note, ensure_ascii=False)}" if v.note else ""
             print(f"{v.name} {v.created} {v.who} {v.labels} judgments {v.content_hash}{note}")
     return EXIT_OK
+
+
+def _add_diff(cmds, common) -> None:
+    p = cmds.add_parser("diff", parents=[common], help="the changelog between two versions")
+    p.add_argument("old", metavar="V1")
+    p.add_argument("new", metavar="V2", nargs="?", help="default: the current labels")
+    p.set_defaults(func=_diff)
 
 
 def _diff(args) -> int:
@@ -412,6 +331,24 @@ def _diff(args) -> int:
     print(f"{diff.old} -> {diff.new}: {len(diff.added)} added, {len(diff.removed)} removed, "
           f"{len(diff.regraded)} regraded")
     return EXIT_OK
+
+
+def _add_export(cmds, common) -> None:
+    p = cmds.add_parser("export", parents=[common], help="write reviewed qrels that `rankgate gate` reads")
+    p.add_argument("--format", choices=("trec", "json", "json-graded", "jsonl"), default="trec",
+                   help="trec (default); json: binary, documents with grade >= 1; json-graded; jsonl: with "
+                   "reasons and collection versions")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: standard output)")
+    p.add_argument("--plain", action="store_true", help="no header (for tools that cannot read comments)")
+    p.add_argument("--version", dest="label_version", metavar="V", help="a frozen version (default: the current "
+                   "labels)")
+    p.add_argument("--require-adjudication", action="store_true", help="refuse while reviewers disagree about a "
+                   "pair nobody adjudicated")
+    p.add_argument("--judged-by", metavar="NAME", help="NAME's own judgments only (a reviewer's export, for "
+                   "`labels merge`)")
+    p.add_argument("--all-reviewers", action="store_true", help="jsonl: every reviewer's judgment and every "
+                   "adjudication, one a line (for `labels merge`, not for the gate)")
+    p.set_defaults(func=_export)
 
 
 def _export(args) -> int:
@@ -432,6 +369,15 @@ def _export(args) -> int:
     return EXIT_OK
 
 
+def _add_purge(cmds, common) -> None:
+    p = cmds.add_parser("purge", parents=[common], help="erase a query or a judgment with its history")
+    p.add_argument("query")
+    p.add_argument("doc", nargs="?")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.add_argument("--yes", action="store_true", help="yes, erase it: there is no undo")
+    p.set_defaults(func=_purge)
+
+
 def _purge(args) -> int:
     target = f"document {args.doc!r} of query {args.query!r}" if args.doc else f"query {args.query!r}"
     if not args.yes:
@@ -445,6 +391,11 @@ def _purge(args) -> int:
     else:
         print(f"purged {target}: {event.before['judgments']} judgments, {event.before['events']} events")
     return EXIT_OK
+
+
+def _add_status(cmds, common) -> None:
+    p = cmds.add_parser("status", parents=[common], help="where the workspace is and what it holds")
+    p.set_defaults(func=_status)
 
 
 def _status(args) -> int:
@@ -461,9 +412,14 @@ def _status(args) -> int:
     return EXIT_OK
 
 
+def _add_recover(cmds, common) -> None:
+    p = cmds.add_parser("recover", parents=[common], help="rebuild a damaged workspace from its backups and "
+                        "journals (moves damaged files aside, deletes nothing)")
+    p.set_defaults(func=_recover)
+
+
 def _recover(args) -> int:
-    from rankgate.store import paths
-    from rankgate.store.workspace import Workspace
+    from rankgate.store import Workspace, paths
 
     db = args.db
     if db is None:
@@ -497,8 +453,22 @@ def _fig(x) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def _add_merge(cmds, common) -> None:
+    p = cmds.add_parser("merge", parents=[common], help="bring several reviewers' exports together, keeping "
+                        "everyone's judgment (all or nothing)")
+    p.add_argument("files", nargs="+", metavar="EXPORT", help="a reviewer's export: JSONL judgments naming their "
+                   "reviewer, or TREC/JSON qrels naming it in the header (# reviewer: NAME); NAME=FILE names the "
+                   "reviewer of a file that does not")
+    p.add_argument("--on-conflict", choices=("stop", "keep", "overwrite"), default="stop",
+                   help="when a reviewer's judgment in the store differs from the file's: stop and list (default), "
+                   "keep the store's, or overwrite with the file's")
+    p.add_argument("--why", help="why, for the history (default: 'merge FILE')")
+    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    p.set_defaults(func=_merge)
+
+
 def _merge(args) -> int:
-    from rankgate.store.workspace import MergeConflicts
+    from rankgate.store import MergeConflicts
 
     try:
         with _open(args, readonly=False, on_conflict=args.on_conflict) as ws:
@@ -529,6 +499,13 @@ def _describe_disagreement(d) -> str:
     else:
         end = f"exported {d.label.grade} (not adjudicated: the latest judgment, {d.label.reviewer}'s)"
     return f"{d.query} {d.doc}: {parts} -> {end}"
+
+
+def _add_agreement(cmds, common) -> None:
+    p = cmds.add_parser("agreement", parents=[common], help="agreement between reviewers: Cohen's kappa, "
+                        "Krippendorff's alpha, the disagreeing pairs")
+    p.add_argument("--by", choices=("query", "slice"), help="also per query, or per slice (query tag)")
+    p.set_defaults(func=_agreement)
 
 
 def _agreement(args) -> int:
@@ -566,12 +543,31 @@ def _agreement(args) -> int:
     return EXIT_OK
 
 
+def _add_disagreements(cmds, common) -> None:
+    p = cmds.add_parser("disagreements", parents=[common], help="pairs whose reviewers disagree, with each "
+                        "grade and reason")
+    p.add_argument("query", nargs="?")
+    p.add_argument("--all", action="store_true", help="include adjudicated ones")
+    p.set_defaults(func=_disagreements)
+
+
 def _disagreements(args) -> int:
     with _open(args, readonly=True) as ws:
         found = ws.disagreements(args.query, include_adjudicated=args.all)
     for d in found:
         print(json.dumps(d.as_dict(), ensure_ascii=False) if args.json else _describe_disagreement(d))
     return EXIT_OK
+
+
+def _add_adjudicate(cmds, common) -> None:
+    p = cmds.add_parser("adjudicate", parents=[common], help="record a pair's final grade, with its own reason")
+    p.add_argument("query")
+    p.add_argument("doc")
+    p.add_argument("grade", nargs="?", help="the final grade (an integer)")
+    p.add_argument("--reason", help="why this is the final grade (required)")
+    p.add_argument("--withdraw", action="store_true", help="withdraw the pair's adjudication instead")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.set_defaults(func=_adjudicate)
 
 
 def _adjudicate(args) -> int:
@@ -602,6 +598,15 @@ def _adjudicate(args) -> int:
     return EXIT_OK
 
 
+def _add_confirm(cmds, common) -> None:
+    p = cmds.add_parser("confirm", parents=[common], help="a label carried by a migration still holds: clear "
+                        "its needs-review flag")
+    p.add_argument("query")
+    p.add_argument("doc")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.set_defaults(func=_confirm)
+
+
 def _confirm(args) -> int:
     with _open(args, readonly=False) as ws:
         events = ws.confirm(args.query, args.doc, why=args.why)
@@ -614,6 +619,23 @@ def _confirm(args) -> int:
         print(f"{args.query} {args.doc}: confirmed ({len(events)} judgment{'s' if len(events) != 1 else ''}; "
               f"event #{events[-1].id})")
     return EXIT_OK
+
+
+def _add_migrate(cmds, common) -> None:
+    p = cmds.add_parser("migrate", parents=[common], help="carry judgments to new document IDs after "
+                        "rechunking, as a new version (all or nothing)")
+    p.add_argument("--map", required=True, metavar="MAP.tsv", help="OLD_ID<TAB>NEW_ID lines; one line per new "
+                   "ID when an old ID was split")
+    p.add_argument("--version", dest="label_version", metavar="NAME", help="the version the migrated labels are "
+                   "frozen as (default: migrated-<UTC time>)")
+    p.add_argument("--before", metavar="NAME", help="the version the labels before are frozen as (default: "
+                   "NAME-before, or the latest version when it holds them already)")
+    p.add_argument("--drop-unmapped", action="store_true", help="remove judgments whose document is not in the "
+                   "map (default: leave them, and list them)")
+    p.add_argument("--collection-version", metavar="V", help="the new corpus's collection version")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    p.set_defaults(func=_migrate)
 
 
 def _migrate(args) -> int:
@@ -643,16 +665,33 @@ def _migrate(args) -> int:
     return EXIT_OK
 
 
+def _add_queue(cmds, common) -> None:
+    p = cmds.add_parser("queue", help="the review queue: unjudged documents in any run's top k, the most "
+                        "decisive first")
+    p.add_argument("benchmark", nargs="?", metavar="BENCHMARK", help="a benchmark folder (its workspace's labels "
+                   "when it has one, else its qrels); flags override it")
+    p.add_argument("--qrels", help="qrels file (instead of a workspace)")
+    p.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE", help="run file (repeatable)")
+    p.add_argument("--queries", help="queries file (JSONL: tags, must_pass ...)")
+    p.add_argument("--db", metavar="FILE", help="take the labels from this workspace")
+    p.add_argument("--policy", help="policy file (TOML): the gate whose decision the queue is ordered by")
+    p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
+    p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default 1)")
+    p.add_argument("--baseline", help="the gate's baseline run")
+    p.add_argument("--candidate", help="the gate's candidate run")
+    p.add_argument("--must-pass", action="append", default=[], metavar="QUERY", help="a must-pass query "
+                   "(repeatable)")
+    p.add_argument("--limit", type=int, metavar="N", help="list the first N (default: 50; all with --json)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_queue)
+
+
 def _queue(args) -> int:
     from rankgate.core.benchmark import is_benchmark, load_manifest
-    from rankgate.core.bundle import Bundle
-    from rankgate.core.formats import read_qrels, read_runs
-    from rankgate.core.formats.corpus import read_queries
-    from rankgate.core.model import Catalog
+    from rankgate.core.bundle import load_bundle
     from rankgate.core.policy import resolve
-    from rankgate.store import paths
+    from rankgate.store import Workspace, paths
     from rankgate.store.queue import build_queue
-    from rankgate.store.workspace import Workspace
 
     manifest = None
     if args.benchmark:
@@ -660,38 +699,25 @@ def _queue(args) -> int:
             raise InputError(args.benchmark, "not a benchmark folder (no benchmark.toml); name files with --qrels "
                              "and --runs")
         manifest = load_manifest(args.benchmark)
-    catalog = Catalog()
-    queries: dict = {}
     db = args.db
     if db is None and args.qrels is None and manifest is not None and paths.workspace_path(manifest.name,
                                                                                             create=False).exists():
         db = paths.workspace_path(manifest.name, create=False)
-    if db is not None:
-        with Workspace.open(db, readonly=True) as ws:
-            qrels = ws.to_qrels(catalog)
-            queries = {q.id: q for q in ws.queries()}
-        where = f"the workspace {db}"
-    elif args.qrels or manifest is not None:
-        qrels = read_qrels(args.qrels or manifest.qrels, catalog=catalog)
-        where = str(args.qrels or manifest.qrels)
-    else:
+    if db is None and not args.qrels and manifest is None:
         raise InputError("labels queue", "no labels: name a benchmark folder, --qrels FILE or --db FILE")
-    qfile = args.queries or (manifest.queries if manifest is not None and manifest.queries and not queries else None)
-    if qfile:
-        queries.update(read_queries(qfile))
-    specs = list(args.runs) or (list(manifest.runs) if manifest is not None else [])
-    if not specs:
+    if not args.runs and manifest is None:
         raise InputError("labels queue", "no runs: name a benchmark folder or --runs FILE")
-    runs: dict = {}
-    for spec in specs:
-        for run in read_runs(spec, catalog=catalog):
-            if run.name in runs:
-                raise InputError(spec, f"a second run named {run.name!r}; name runs with NAME=FILE")
-            runs[run.name] = run
-    no_answer = {q for q, query in queries.items() if query.no_answer} | set(manifest.no_answer if manifest else ())
-    bundle = Bundle(qrels, runs, queries, manifest, no_answer)
-    policy = resolve(args, bundle)
-    queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer)
+
+    def from_workspace(catalog):
+        with Workspace.open(db, readonly=True) as ws:
+            return ws.to_qrels(catalog), {q.id: q for q in ws.queries()}
+
+    bundle = load_bundle(args.qrels, args.runs, benchmark=manifest, queries=args.queries,
+                         labels=from_workspace if db is not None else None)
+    where = f"the workspace {db}" if db is not None else str(args.qrels or manifest.qrels)
+    runs = bundle.runs
+    policy = resolve(policy_overrides(args), bundle)
+    queue = build_queue(bundle.qrels, runs, policy, queries=bundle.queries, no_answer=bundle.no_answer)
     limit = args.limit if args.limit is not None else (None if args.json else 50)
     if args.json:
         _print_json(dict(queue.as_dict(limit), labels=where))
@@ -705,3 +731,12 @@ def _queue(args) -> int:
     if len(shown) < len(queue):
         print(f"... and {len(queue) - len(shown)} more (--limit N)")
     return EXIT_OK
+
+
+# --------------------------------------------------------------------------- the subcommands
+
+# each adds its parser (`cmds.add_parser`, with `parents=[common]` when it opens a workspace) and its handler;
+# this order is the order of `rankgate labels --help`
+SUBCOMMANDS = (_add_import, _add_set, _add_remove, _add_list, _add_queries, _add_history, _add_freeze,
+               _add_versions, _add_diff, _add_merge, _add_agreement, _add_disagreements, _add_adjudicate,
+               _add_confirm, _add_migrate, _add_queue, _add_export, _add_purge, _add_status, _add_recover)

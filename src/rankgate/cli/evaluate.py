@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from rankgate.core.bundle import Bundle, load_bundle
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, usage
+from rankgate.core.bundle import Bundle, find_manifest, load_bundle
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
 from rankgate.core.gate import Policy, macro, query_rows, score_run, answerable_queries
@@ -14,14 +15,14 @@ from rankgate.core.policy import resolve
 from rankgate.core.measures import parse_measures
 from rankgate.core.validate import validate
 
-EXIT_OK, EXIT_INVALID, EXIT_REJECTED = 0, 2, 3
-
 
 def _inputs(p) -> None:
     p.add_argument("benchmark", nargs="?", help="a benchmark folder (with benchmark.toml); flags override it")
-    p.add_argument("--qrels", help="qrels file: TREC, seed JSON, graded JSON, JSONL judgments or BEIR TSV (.gz ok)")
+    p.add_argument("--qrels", help="qrels file: TREC, release-gate JSON, graded JSON, JSONL judgments or BEIR TSV "
+                   "(.gz ok)")
     p.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE",
-                   help="run file (repeatable): TREC, the seed's JSON, or JSONL; NAME= renames a one-run file")
+                   help="run file (repeatable): TREC, the release-gate JSON, or JSONL; NAME= renames a one-run "
+                   "file")
     p.add_argument("--queries", help="queries file (JSONL with id, text, tags, must_pass, no_answer ...)")
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
     p.add_argument("--run-format", choices=RUN_FORMATS, default="auto")
@@ -40,7 +41,7 @@ def register(sub) -> None:
     v.add_argument("--format", choices=("text", "json"), default="json")
     v.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("score", help="score runs: the seed's JSON, trec_eval's lines, or a table")
+    s = sub.add_parser("score", help="score runs: the release-gate JSON, trec_eval's lines, or a table")
     _inputs(s)
     s.add_argument("--run", help="score only this run")
     s.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
@@ -89,7 +90,7 @@ def register(sub) -> None:
     rv.add_argument("--root", help="resolve the receipt's relative paths against this folder "
                     "(default: the current folder, else the folder the gate ran in)")
     rv.set_defaults(func=cmd_receipt_verify)
-    r.set_defaults(func=lambda args: _usage(r))
+    r.set_defaults(func=lambda args: usage(r))
 
 
 def _stats(p) -> None:
@@ -102,23 +103,18 @@ def _stats(p) -> None:
                         "or from each other")
 
 
-def _usage(parser) -> int:
-    parser.print_help()
-    return EXIT_INVALID
-
-
 # ---- shared ------------------------------------------------------------------------------------
 
 def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     """Read the inputs; `fast` lets large TREC runs take the compiled path (core/fast.py) when it
     can; `gate` keeps what the gate's review queue needs of them too."""
-    from rankgate.progress import terminal_progress
+    from rankgate.cli.progress import terminal_progress
 
     reader, deep = _fast_reader(args, gate) if fast else (None, False)
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader)
-    policy = resolve_policy(args, bundle)
+    policy = resolve(policy_overrides(args), bundle)
     if deep:
         from rankgate.core.fast import watch_top_k
 
@@ -149,20 +145,12 @@ def gate_depth(args) -> tuple[int | None, int]:
     or None when one has none (AP, nDCG: whole rankings); and k."""
     from types import SimpleNamespace
 
-    from rankgate.core.benchmark import is_benchmark, load_manifest
     from rankgate.core.coverage import _depth
     from rankgate.core.gate import extra_measures, seed_measures
 
-    manifest = load_manifest(args.benchmark) if args.benchmark else None
-    if manifest is None and args.qrels and is_benchmark(args.qrels):
-        manifest = load_manifest(args.qrels)
-    policy = resolve(args, SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
+    manifest, _ = find_manifest(args.benchmark, args.qrels)
+    policy = resolve(policy_overrides(args), SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
     return _depth(seed_measures(policy.k) + extra_measures(policy)), policy.k
-
-
-def resolve_policy(args, bundle: Bundle) -> Policy:
-    """Defaults < the manifest's [gate] (and the policy file it names) < --policy < flags (core.policy.resolve)."""
-    return resolve(args, bundle)
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
@@ -188,10 +176,6 @@ def problems_of(bundle: Bundle, policy: Policy) -> list:
 def _valid_json(bundle: Bundle, policy: Policy) -> str:
     return json.dumps({"status": "valid", "queries": len(bundle.qrels.query_ids), "runs": sorted(bundle.runs),
                        "k": policy.k})
-
-
-def emit(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 # ---- commands ----------------------------------------------------------------------------------
@@ -229,7 +213,7 @@ def cmd_score(args) -> int:
         if bundle.no_answer:
             results[-1]["no_answer_queries"] = sorted(bundle.no_answer)
     if args.format == "table":
-        from rankgate.report import score_table
+        from rankgate.cli.tables import score_table
 
         emit(score_table(results))
     elif len(results) == 1:
@@ -326,7 +310,7 @@ def cmd_compare(args) -> int:
 
         write_output(args.markdown, compare_markdown(cmp.as_dict()), "the Markdown comparison")
     if args.format == "table":
-        from rankgate.report import compare_table
+        from rankgate.cli.tables import compare_table
 
         emit(compare_table(data, top=args.top if args.top is not None else 10))
     elif args.format == "markdown":

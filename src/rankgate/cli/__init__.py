@@ -1,0 +1,57 @@
+"""The command group: `rankgate validate | score | compare | gate | receipt | labels | review ...`.
+
+One package for every command face: the parser and entry point (here), the
+evaluation commands (evaluate), the labels commands (labels), the review app's
+command (review), plain-text tables (tables), the progress line (progress), and
+the exit codes and usage helper they share (base). Never imports textual at
+module level: the CI path (validate, score, gate) starts fast and stays
+headless. The app is imported inside `review`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rankgate import __version__
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError
+from rankgate.core.errors import InputError, ValidationError
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from rankgate.cli import evaluate, labels, review
+
+    parser = Parser(prog="rankgate", description="Score retrieval runs against reviewed labels; gate releases.")
+    parser.add_argument("--version", action="version", version=f"rankgate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    evaluate.register(sub)
+    labels.register(sub)
+    review.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_INVALID
+        return int(args.func(args) or 0)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INVALID
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INVALID
+    except ValidationError as e:
+        for p in e.problems:
+            print(f"error: {p}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
