@@ -5,7 +5,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from rankgate.cli import main
-from rankgate.core.outputs import md, visible, xml_text
+from rankgate.core.outputs import md, xml_text
+from rankgate.core.text import visible
 from tests.conftest import SAMPLES, write
 
 OPS = SAMPLES / "ops-handbook"

@@ -8,7 +8,8 @@ import re
 from rich.text import Text
 
 from rankgate.tui.commands import safe_prompt
-from rankgate.tui.safe import clean, literal
+from rankgate.core.text import visible
+from rankgate.tui.safe import literal
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.query_list import QueryPane
@@ -32,8 +33,8 @@ def test_literal_helper():
     t = literal("[bold]x[/bold] \x1b[31mred \u202e")
     assert t.plain == "[bold]x[/bold] \\x1b[31mred \\u202e"
     assert not t.spans
-    assert clean("a\nb\tc") == "a b c"
-    assert clean("a\nb", one_line=False) == "a\nb"
+    assert visible("a\nb\tc", lines="space") == "a b c"
+    assert visible("a\nb", lines="keep") == "a\nb"
     assert safe_prompt(None, "[b]run[/b]").plain == "[b]run[/b]"
 
 
@@ -50,15 +51,15 @@ async def test_markup_and_escapes_in_texts_are_shown_literally(tiny):
         await pilot.pause()
 
         head = screen.query_one("#query-head").content
-        assert clean(MARKUP_TEXT) in head.plain
+        assert visible(MARKUP_TEXT, lines="space") in head.plain
         assert "[i]notes[/i] stay literal" in head.plain
         assert "link" not in _styles(head) and "red" not in _styles(head)
 
         detail = screen.query_one("#label-detail").content
-        assert clean(MARKUP_REASON, one_line=False) in detail.plain
+        assert visible(MARKUP_REASON, lines="keep") in detail.plain
 
         body = screen.query_one(DocView).query_one("#doc-body").content
-        assert clean(MARKUP_CORPUS, one_line=False) in body.plain
+        assert visible(MARKUP_CORPUS, lines="keep") in body.plain
         assert "[u]Title with markup[/u]" in body.plain
         assert "link" not in _styles(body) and "blink" not in _styles(body)
 

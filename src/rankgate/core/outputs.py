@@ -15,21 +15,14 @@ import xml.etree.ElementTree as ET
 
 from rankgate.core.gate import GateResult
 from rankgate.core.measures import Measure
+from rankgate.core.text import visible
 
 
 def _m(family: str, k: int) -> Measure:
     return Measure(family, k)
 
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff\ufffe\uffff]")
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-
-
-def visible(text) -> str:
-    """Control, bidi and other invisible characters as escapes (\\x1b, \\u202e); everything else as is."""
-    def esc(m: re.Match) -> str:
-        c = ord(m.group(0))
-        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-    return _INVISIBLE.sub(esc, str(text))
 
 
 def md(text) -> str:

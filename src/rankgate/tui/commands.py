@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
-from rankgate.tui.safe import clean
+from rankgate.core.text import visible
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def command_for(action: str) -> Command:
 
 def safe_prompt(matcher: Matcher | None, text: str) -> Content:
     """A palette prompt from data, literal (Matcher.highlight would parse it as markup)."""
-    text = clean(text)
+    text = visible(text, lines="space")
     content = Content(text)
     if matcher is not None:
         score, offsets = matcher.fuzzy_search.match(matcher.query, text)
@@ -118,13 +118,15 @@ class ReviewCommands(Provider):
         if getattr(self.screen, "model", None) is None:
             return
         for title, action, help in self._entries():
-            yield DiscoveryHit(safe_prompt(None, title), partial(self._run, action), clean(title), help=help)
+            shown = visible(title, lines="space")
+            yield DiscoveryHit(safe_prompt(None, title), partial(self._run, action), shown, help=help)
 
     async def search(self, query: str) -> Hits:
         if getattr(self.screen, "model", None) is None:
             return
         matcher = self.matcher(query)
         for title, action, help in self._entries():
-            score = matcher.match(clean(title))
+            shown = visible(title, lines="space")
+            score = matcher.match(shown)
             if score > 0:
-                yield Hit(score, safe_prompt(matcher, title), partial(self._run, action), clean(title), help=help)
+                yield Hit(score, safe_prompt(matcher, title), partial(self._run, action), shown, help=help)

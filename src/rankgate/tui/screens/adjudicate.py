@@ -22,8 +22,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from rankgate.core.text import visible
 from rankgate.tui.labels import LabelBook
-from rankgate.tui.safe import clean, literal
+from rankgate.tui.safe import literal
 from rankgate.tui.screens import apply_cursor_blink
 
 
@@ -192,7 +193,8 @@ class AdjudicateScreen(Screen[None]):
         self._close_reason()
         if self.on_recorded is not None:
             self.on_recorded(d.query, d.doc)
-        self.notify(f"{clean(d.query)} · {clean(d.doc)}: grade {lab.grade}, {lab.how or 'recorded'}",
+        where = visible(f"{d.query} · {d.doc}", lines="space")
+        self.notify(f"{where}: grade {lab.grade}, {lab.how or 'recorded'}",
                     title="adjudicated", markup=False)
         self.reload()
         return True

@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 
 from rankgate.core.formats.corpus import Document
-from rankgate.tui.safe import clean, literal
+from rankgate.core.text import visible
+from rankgate.tui.safe import literal
 from rankgate.tui.widgets.text_static import TextStatic
 
 STOPWORDS = frozenset("""a an and are as at be by can do does for from how i if in is it its me my of on or our
@@ -83,8 +84,9 @@ class DocView(VerticalScroll):
             else:
                 if d.title:
                     t.append("\n")
-                    t.append_text(marked(clean(d.title), self.terms, "bold black on yellow"))
-                    t.stylize("bold", len(t) - len(clean(d.title)))
+                    title = visible(d.title, lines="space")
+                    t.append_text(marked(title, self.terms, "bold black on yellow"))
+                    t.stylize("bold", len(t) - len(title))
                 t.append("\n\n")
                 t.append_text(marked(d.text, self.terms))
         self.query_one("#doc-body", TextStatic).show(t)

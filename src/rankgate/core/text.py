@@ -1,0 +1,49 @@
+"""The one function that makes untrusted text safe to show.
+
+IDs, reasons, run names, file names, query and document texts come from files
+people did not write for a terminal. They may hold an ESC that starts a terminal
+sequence, a bidi override that makes text read differently from what it is, or
+invisible characters. `visible()` writes each of those as an escape (`\\x1b`,
+`\\u202e`, `\\U000e0041`) and leaves everything else as it is. Every face uses it:
+CLI tables and listings, error lines, Markdown and JUnit files, and the app.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 and C1 controls, DEL; zero-width, bidi and line/paragraph separators; BOM;
+# surrogates and non-characters; the invisible Unicode tag characters.
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\ud800-\udfff\ufffe\uffff\U000e0000-\U000e007f]"
+)
+_UNSAFE_KEEP_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\ud800-\udfff\ufffe\uffff\U000e0000-\U000e007f]"
+)
+
+
+def _escape(m: re.Match) -> str:
+    c = ord(m.group(0))
+    if c < 0x100:
+        return f"\\x{c:02x}"
+    return f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
+
+
+def visible(value: object, *, lines: str = "escape") -> str:
+    """The text with every control or invisible character written as an escape.
+
+    lines: "escape" writes tabs and newlines as escapes too (one line, for tables
+    and error lines); "space" makes each newline or tab one space (one line, for
+    a pane); "keep" keeps them ("\\r\\n" becomes "\\n", a tab four spaces).
+    """
+    text = str(value)
+    if lines == "escape":
+        return _UNSAFE.sub(_escape, text)
+    text = text.replace("\r\n", "\n")
+    if lines == "space":
+        return _UNSAFE_KEEP_LINES.sub(_escape, text).replace("\n", " ").replace("\t", " ")
+    if lines == "keep":
+        return _UNSAFE_KEEP_LINES.sub(_escape, text).replace("\t", "    ")
+    raise ValueError(f"lines must be escape, space or keep, not {lines!r}")

@@ -1,0 +1,34 @@
+"""The one escaping function: what it writes out and what it leaves alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from rankgate.core.text import visible
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("\x1b[31mred", "\\x1b[31mred"),                 # a terminal sequence starts with ESC
+    ("\x9b31m", "\\x9b31m"),                          # the 8-bit CSI
+    ("abc\u202eevil", "abc\\u202eevil"),              # bidi override
+    ("a\u200bb\ufeff", "a\\u200bb\\ufeff"),           # zero-width space, BOM
+    ("tag\U000e0041\U000e007f", "tag\\U000e0041\\U000e007f"),  # invisible tag characters
+    ("line\u2028sep", "line\\u2028sep"),
+    ("a\tb\nc\rd", "a\\x09b\\x0ac\\x0dd"),
+    ("\x7f", "\\x7f"),
+])
+def test_escapes_what_a_terminal_would_interpret_or_hide(raw, shown):
+    assert visible(raw) == shown
+
+
+@pytest.mark.parametrize("text", ["doc-1", "naïve café", "日本語 テキスト", "emoji 🙂", "[bold]x[/bold]", "a\\x1b"])
+def test_leaves_ordinary_text_alone(text):
+    assert visible(text) == text
+
+
+def test_lines_space_keep():
+    assert visible("a\nb\tc\r\nd", lines="space") == "a b c d"
+    assert visible("a\r\nb\tc\x1b", lines="keep") == "a\nb    c\\x1b"
+    assert visible(12) == "12"
+    with pytest.raises(ValueError):
+        visible("x", lines="wrap")
