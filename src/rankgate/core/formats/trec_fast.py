@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from rankgate.core.model import Catalog, LeanRun, Qrels, unique
+from rankgate.core.model import Catalog, LeanRun, Qrels, Run, unique
 
 BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
 MIN_BYTES = 1 << 20  # smaller files take the general reader: importing pyarrow would cost more
@@ -470,7 +470,7 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
     return perm
 
 
-def watch_top_k(runs: list, qrels: Qrels, k: int, progress=None) -> None:
+def watch_top_k(runs: list[Run | LeanRun], qrels: Qrels, k: int, progress=None) -> None:
     """For a gate whose measures look at whole rankings (AP, nDCG): the review queue proposes the
     unjudged documents of every run's top k, and each run's what-if needs that document's rank in
     it, however deep. Lean runs (read with keep_top=k) are read once more for those documents, and
