@@ -5,7 +5,7 @@
 The same summary lines as `rankgate score --format trec -m AP,ndcg_cut_10,RR@10,
 R@100,P@10 --missing-queries zero`; per-query values equal pytrec_eval's (--dump,
 checked bit for bit on msmarco's sorted and shuffled runs). What it does, and what
-src/rankgate/core/fast.py took from it:
+src/rankgate/core/formats/trec_fast.py took from it:
 
 1. reads the run with pyarrow.csv after a memchr prescan (pyarrow-path; the other
    readers are the variants measured on the way: pyarrow on the bytes, pyarrow per
@@ -273,8 +273,9 @@ def read_run_numpy(path, judged_docs):
 
 
 def fnv1a64(d) -> np.ndarray:
-    """The 64-bit hash of every document ID that core/fast.py uses (hash_strings; FNV-1a in this prototype's day)."""
-    from rankgate.core.fast import hash_strings as core_fnv1a64
+    """The 64-bit hash of every document ID that core/formats/trec_fast.py uses (hash_strings; FNV-1a in
+    this prototype's day)."""
+    from rankgate.core.formats.trec_fast import hash_strings as core_fnv1a64
 
     return core_fnv1a64(d)
 

@@ -14,7 +14,7 @@ pytest.importorskip("pyarrow")
 @pytest.fixture(autouse=True)
 def fast_path_for_small_files(monkeypatch):
     """The fast path normally starts at 1 MB; these tests use small files."""
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
 
     monkeypatch.setattr(fast, "MIN_BYTES", 0)
 
@@ -39,7 +39,7 @@ qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
 def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrels, fmt, grouped, block, spill):
     """Any rows, grouped by query or scattered, read in blocks of any size (lines cut across
     blocks, one query's lines across several), scattered ones in memory or through temporary files."""
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
@@ -58,7 +58,7 @@ def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrel
 
 
 def test_a_plain_file_is_read_in_blocks_keeping_judged_rows_only(tmp_path, monkeypatch):
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
     from rankgate.core.formats import read_qrels
 
     monkeypatch.setattr(fast, "BLOCK", 50)  # about two lines a block
@@ -84,7 +84,7 @@ def test_a_large_scattered_file_goes_through_temporary_files(tmp_path, monkeypat
 
     import pyarrow as pa
 
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
     from rankgate.core.formats import read_qrels
 
     rng = random.Random(7)
@@ -136,7 +136,7 @@ def test_fast_path_refuses_what_the_general_path_refuses(tmp_path, capsys, monke
                                   # five fields made six columns by an empty one: never read as a score
                                   "q1 Q0 d1  1 2.5\n", "q1  Q0 d1 1 2.5\n", "q1 Q0 d1 1 2.5 \n", " q1 Q0 d1 1 2.5\n"])
 def test_irregular_files_take_the_general_path(tmp_path, capsys, monkeypatch, text):
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
     from rankgate.core.formats import read_qrels
 
     run = write(tmp_path / "run.trec", text)
@@ -227,7 +227,7 @@ def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeyp
                                                         spill):
     """The gate (with its review queue), compare and validate say the same whether the runs were
     read by the fast path or the general one; `deep` adds AP, which makes the gate read whole rankings."""
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
@@ -252,7 +252,7 @@ def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeyp
 
 def test_the_fast_path_shows_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
     from rankgate.cli import progress
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
 
     monkeypatch.setattr(fast, "BLOCK", 64)
     monkeypatch.setattr(progress, "MIN_BYTES", 0)
@@ -271,7 +271,7 @@ def test_the_fast_path_shows_progress_on_a_terminal(tmp_path, capsys, monkeypatc
 def test_a_large_file_with_one_bad_line_names_that_line(tmp_path, capsys, monkeypatch, bad, expect):
     """A file big enough for the fast path (over 1 MB), faulty on its last line: exit 2 and the
     line named, whichever path finds it, and nothing written."""
-    from rankgate.core import fast
+    from rankgate.core.formats import trec_fast as fast
 
     monkeypatch.setattr(fast, "MIN_BYTES", 1 << 20)
     monkeypatch.setattr(fast, "BLOCK", 256 << 10)  # several blocks
@@ -290,7 +290,7 @@ def test_a_large_file_with_one_bad_line_names_that_line(tmp_path, capsys, monkey
 def test_hash_strings_is_exact_for_short_ids_and_ignores_where_the_strings_sit():
     import pyarrow as pa
 
-    from rankgate.core.fast import hash_strings
+    from rankgate.core.formats.trec_fast import hash_strings
 
     short = [f"{i:x}" for i in range(5000)] + ["", "a\x00", "é", "12345678", "1234567", "abcdefgh", "xyz"]
     h = hash_strings(pa.array(short))

@@ -10,10 +10,11 @@ from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy
 from rankgate.core.bundle import Bundle, find_manifest, load_bundle
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
-from rankgate.core.gate import Policy, macro, query_rows, score_run, answerable_queries
-from rankgate.core.policy import resolve
+from rankgate.core.gate import macro, query_rows, score_run, answerable_queries
+from rankgate.core.policy import Policy, resolve
 from rankgate.core.measures import parse_measures
-from rankgate.core.validate import validate
+from rankgate.core.model import LeanRun
+from rankgate.core.validate import validate, validate_lean
 
 
 def _inputs(p) -> None:
@@ -106,7 +107,7 @@ def _stats(p) -> None:
 # ---- shared ------------------------------------------------------------------------------------
 
 def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
-    """Read the inputs; `fast` lets large TREC runs take the compiled path (core/fast.py) when it
+    """Read the inputs; `fast` lets large TREC runs take the compiled path (core/formats/trec_fast.py) when it
     can; `gate` keeps what the gate's review queue needs of them too."""
     from rankgate.cli.progress import terminal_progress
 
@@ -116,7 +117,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
                          run_reader=reader)
     policy = resolve(policy_overrides(args), bundle)
     if deep:
-        from rankgate.core.fast import watch_top_k
+        from rankgate.core.formats.trec_fast import watch_top_k
 
         watch_top_k(list(bundle.runs.values()), bundle.qrels, policy.k)
     return bundle, policy
@@ -125,10 +126,10 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
 def _fast_reader(args, gate: bool):
     """The fast path's run reader (or None to read every run the usual way: RANKGATE_FAST=0, no
     pyarrow), and whether the gate's measures look at whole rankings (then the review queue's
-    documents are looked up again in every run: core.fast.watch_top_k)."""
+    documents are looked up again in every run: trec_fast.watch_top_k)."""
     if os.environ.get("RANKGATE_FAST", "1") == "0":
         return None, False
-    from rankgate.core import fast as fastpath
+    from rankgate.core.formats import trec_fast as fastpath
 
     if not fastpath.available():
         return None, False
@@ -145,12 +146,12 @@ def gate_depth(args) -> tuple[int | None, int]:
     or None when one has none (AP, nDCG: whole rankings); and k."""
     from types import SimpleNamespace
 
-    from rankgate.core.coverage import _depth
+    from rankgate.core.coverage import ranking_depth
     from rankgate.core.gate import extra_measures, seed_measures
 
     manifest, _ = find_manifest(args.benchmark, args.qrels)
     policy = resolve(policy_overrides(args), SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
-    return _depth(seed_measures(policy.k) + extra_measures(policy)), policy.k
+    return ranking_depth(seed_measures(policy.k) + extra_measures(policy)), policy.k
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
@@ -160,13 +161,12 @@ def check(bundle: Bundle, policy: Policy) -> None:
 
 
 def problems_of(bundle: Bundle, policy: Policy) -> list:
-    """Every problem of the inputs (core.validate; core.fast.validate_lean for runs read by the fast path)."""
+    """Every problem of the inputs (core.validate: validate_lean for runs read by the fast path)."""
     runs = list(bundle.runs.values())
-    lean = [r for r in runs if getattr(r, "lean", False)]
-    problems = validate(bundle.qrels, [r for r in runs if r not in lean], policy.checks, bundle.no_answer)
+    lean = [r for r in runs if isinstance(r, LeanRun)]
+    full = [r for r in runs if not isinstance(r, LeanRun)]
+    problems = validate(bundle.qrels, full, policy.checks, bundle.no_answer)
     if lean:
-        from rankgate.core.fast import validate_lean
-
         judged = set(bundle.qrels.query_ids)
         for run in lean:
             problems += validate_lean(run, judged, set(bundle.no_answer), policy.checks)

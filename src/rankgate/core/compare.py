@@ -163,8 +163,6 @@ def budget_values(run: Run) -> dict[str, np.ndarray]:
     return out
 
 
-_budget_values = budget_values  # the name the app imported first
-
 
 def answerable(qrels: Qrels, no_answer) -> list[str]:
     return [q for q in qrels.query_ids if q not in no_answer]

@@ -32,7 +32,7 @@ import numpy as np
 from rankgate.core.compare import Paired, aggregate
 from rankgate.core.engine import MIN_GEO_MEAN, UNJUDGED, evaluate
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, unique
+from rankgate.core.model import Catalog, LeanRun, Qrels, unique
 from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
 
 SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
@@ -75,7 +75,7 @@ def unjudged_in_top_k(p: Paired) -> tuple[np.ndarray, np.ndarray, dict[str, np.n
     """The (query position, document code) pairs unjudged in either run's top k, and each run's
     1-based rank of them (0 when not ranked, or ranked deeper than every measure's cut-off: no
     measure sees it there, and the fast path keeps rankings only that deep)."""
-    depth = _depth(p.measures)
+    depth = ranking_depth(p.measures)
     keys = []
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
@@ -113,7 +113,7 @@ def _blocks(qp: np.ndarray, nq: int) -> tuple[np.ndarray, np.ndarray]:
     return start, count
 
 
-def _depth(measures: list[Measure]) -> int | None:
+def ranking_depth(measures: list[Measure]) -> int | None:
     """How deep the rankings must be to score these measures (None: all of it)."""
     if all(m.family in DEPTH_FAMILIES and m.cutoff is not None for m in measures):
         return int(max(m.cutoff for m in measures))
@@ -128,8 +128,6 @@ def relabelled(p: Paired, qrels: Qrels, qp: np.ndarray, doc: np.ndarray, grade: 
     out: dict[str, dict[Measure, np.ndarray]] = {}
     if not P:
         return {role: {m: np.zeros(0) for m in p.measures} for role in ("baseline", "candidate")}
-    from rankgate.core.fast import LeanRun
-
     cat = Catalog()
     cat.docs = qrels.catalog.docs  # shared: same codes
     width = len(str(P))

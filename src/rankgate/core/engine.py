@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Run, unique
+from rankgate.core.model import Catalog, LeanRun, Qrels, Run, sort_run, unique
 
 UNJUDGED = np.iinfo(np.int64).min  # the grade of a retrieved document nobody judged
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for gm_map
@@ -29,32 +29,6 @@ def _remap(run: Run, catalog: Catalog) -> Run:
     return Run(run.name, run.path, catalog, qmap[run.q] if len(run.q) else run.q,
                dmap[run.doc] if len(run.doc) else run.doc, run.score, run.where, run.format, run.meta,
                run.latency_ms, run.context_tokens, [int(qmap[c]) for c in run.query_codes])
-
-
-def _in_order(qp: np.ndarray, score: np.ndarray, docorder: np.ndarray) -> bool:
-    """True when each query's rows are one contiguous block already in trec_eval order."""
-    n = len(qp)
-    if n < 2:
-        return True
-    same = qp[1:] == qp[:-1]
-    if int(np.count_nonzero(~same)) + 1 != len(unique(qp)):
-        return False
-    ds = score[1:] - score[:-1]
-    bad = same & ((ds > 0) | ((ds == 0) & (docorder[1:] >= docorder[:-1])))
-    return not bool(bad.any())
-
-
-def sort_run(run: Run, qp: np.ndarray | None = None):
-    """Rows of the run in trec_eval order: returns (query key, doc, score) sorted arrays.
-
-    `qp` is an alternative per-row query key (e.g. the evaluated-query position).
-    """
-    key = run.q if qp is None else qp
-    docorder = run.catalog.docs.order()[run.doc] if len(run.doc) else np.zeros(0, np.int64)
-    if _in_order(key, run.score, docorder):
-        return key, run.doc, run.score
-    perm = np.lexsort((-docorder, -run.score, key))
-    return key[perm], run.doc[perm], run.score[perm]
 
 
 @dataclass
@@ -142,6 +116,58 @@ def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error
     else:
         grade = np.full(n, UNJUDGED, dtype=np.int64)
     return Prepared([names[c] for c in codes], nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level)
+
+
+def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
+                 queries: list[str] | None = None) -> Prepared:
+    """The same Prepared as `prepare` builds, from a lean run: only rows judged for their query
+    matter to any measure (num_ret counts the rest), so those are all it holds."""
+    cat = qrels.catalog
+    names = cat.queries.names
+    judged = sorted({names[c] for c in unique(qrels.q).tolist()}, key=str.encode)
+    if queries is not None:
+        wanted = set(queries)
+        qids = [q for q in judged if q in wanted]
+    elif missing == "zero":
+        qids = judged
+    else:
+        present = set(run.qnames)
+        qids = [q for q in judged if q in present]
+    qpos = {q: i for i, q in enumerate(qids)}
+    nq = len(qids)
+    run_pos = np.array([qpos.get(n, -1) for n in run.qnames], np.int64)
+    num_ret = np.zeros(nq, np.float64)
+    hit = run_pos >= 0
+    num_ret[run_pos[hit]] = run.num_ret[hit]
+    pos = np.full(len(cat.queries), -1, np.int64)
+    if nq:
+        pos[np.fromiter(map(cat.queries.codes.__getitem__, qids), np.int64, count=nq)] = np.arange(nq)
+    qqp = pos[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
+    D = max(len(cat.docs), 1)
+    jkeys = qqp * D + qrels.doc
+    order = np.argsort(jkeys, kind="stable")
+    jkeys, jgrades = jkeys[order], qrels.grade[order]
+    qp = run_pos[run.jq] if len(run.jq) else np.zeros(0, np.int64)
+    rows = np.flatnonzero(qp >= 0)
+    grade = np.full(len(rows), UNJUDGED, np.int64)
+    if len(rows) and len(jkeys):
+        rk = qp[rows] * D + run.jdoc[rows]
+        at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
+        found = jkeys[at] == rk
+        grade[found] = jgrades[at[found]]
+        keep = found | (run.jrank[rows] < run.keep_top) | run.watched  # judged for another query: unjudged here
+        rows, grade = rows[keep], grade[keep]
+    elif not run.keep_top:
+        rows, grade = rows[:0], grade[:0]
+    qp, rank, doc = qp[rows], run.jrank[rows], run.jdoc[rows]
+    if run.keep_top and len(run.top_q):  # the top rows nobody judged (the review queue's candidates)
+        tp = run_pos[run.top_q]
+        sel = np.flatnonzero(tp >= 0)
+        codes = cat.docs.extend([run.top_docs[i] for i in sel.tolist()]).astype(np.int64)
+        qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
+        grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
+    o = np.lexsort((rank, qp))  # grouped by query, in rank order
+    return Prepared(qids, nq, qp[o], rank[o], grade[o], doc[o], num_ret, qqp, qrels.grade, rel_level)
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -330,15 +356,13 @@ class Scores:
         return {m: float(v[i]) for m, v in self.values.items()}
 
 
-def evaluate(qrels: Qrels, run: Run, measures: list[Measure], *, rel_level: int = 1, missing: str = "error",
-             queries: list[str] | None = None, compat: str = "10") -> Scores:
+def evaluate(qrels: Qrels, run: Run | LeanRun, measures: list[Measure], *, rel_level: int = 1,
+             missing: str = "error", queries: list[str] | None = None, compat: str = "10") -> Scores:
     """Score one run. `missing="zero"` scores queries absent from the run as 0 (trec_eval -c).
 
     `compat="9"` follows trec_eval 9.0.7's interpolated precision (the only measure that differs).
     """
-    if getattr(run, "lean", False):  # read by the fast path (core/fast.py)
-        from rankgate.core.fast import prepare_lean
-
+    if isinstance(run, LeanRun):
         p = prepare_lean(qrels, run, rel_level=rel_level, missing=missing, queries=queries)
     else:
         p = prepare(qrels, run, rel_level=rel_level, missing=missing, queries=queries)

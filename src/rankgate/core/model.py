@@ -173,14 +173,74 @@ class Run:
 
     def rankings(self) -> dict[str, list[str]]:
         """Every query's ranking, trec_eval order. For small runs and views."""
-        from rankgate.core.engine import sort_run
-
         q, doc, _ = sort_run(self)
         qn, dn = self.catalog.queries.names, self.catalog.docs.names
         out: dict[str, list[str]] = {qn[c]: [] for c in self.query_codes}
         for qc, dc in zip(q.tolist(), doc.tolist()):
             out[qn[qc]].append(dn[dc])
         return out
+
+
+def _in_order(qp: np.ndarray, score: np.ndarray, docorder: np.ndarray) -> bool:
+    """True when each query's rows are one contiguous block already in trec_eval order."""
+    n = len(qp)
+    if n < 2:
+        return True
+    same = qp[1:] == qp[:-1]
+    if int(np.count_nonzero(~same)) + 1 != len(unique(qp)):
+        return False
+    ds = score[1:] - score[:-1]
+    bad = same & ((ds > 0) | ((ds == 0) & (docorder[1:] >= docorder[:-1])))
+    return not bool(bad.any())
+
+
+def sort_run(run: Run, qp: np.ndarray | None = None):
+    """Rows of the run in trec_eval order: returns (query key, doc, score) sorted arrays.
+
+    `qp` is an alternative per-row query key (e.g. the evaluated-query position).
+    """
+    key = run.q if qp is None else qp
+    docorder = run.catalog.docs.order()[run.doc] if len(run.doc) else np.zeros(0, np.int64)
+    if _in_order(key, run.score, docorder):
+        return key, run.doc, run.score
+    perm = np.lexsort((-docorder, -run.score, key))
+    return key[perm], run.doc[perm], run.score[perm]
+
+
+@dataclass
+class LeanRun:
+    """A TREC run read by the fast reader (core/formats/trec_fast.py), with what the measures need
+    and nothing more: per query, how many documents it ranks; per judged row, its query, document
+    and rank in trec_eval order; with `keep_top`, the top rows nobody judged. A `Run` keeps every
+    row; the engine, validation and the gate take either (`isinstance(run, LeanRun)` tells them apart)."""
+
+    name: str
+    path: str
+    qnames: list[str]  # every query the file ranks documents for, in order of first line
+    num_ret: np.ndarray  # per query in qnames: lines
+    jq: np.ndarray  # per judged row: index into qnames
+    jdoc: np.ndarray  # per judged row: the qrels catalog's document code
+    jrank: np.ndarray  # per judged row: 0-based rank within its query, trec_eval order
+    duplicates: list[tuple[int, str, str]]  # (line, query, document), the first trec_fast.MAX_LISTED
+    n_duplicates: int
+    lines: int
+    top_q: np.ndarray = None  # the top `keep_top` rows of each ranking that nobody judged: query index,
+    top_docs: list[str] = field(default_factory=list)  # document ID
+    top_rank: np.ndarray = None  # and rank
+    keep_top: int = 0
+    watched: bool = False  # watch_top_k looked the review queue's documents up: keep every row it has
+    format: str = "trec"
+    meta: dict = field(default_factory=dict)
+    latency_ms: dict = field(default_factory=dict)
+    context_tokens: dict = field(default_factory=dict)
+
+    @property
+    def query_ids(self) -> list[str]:
+        return list(self.qnames)
+
+    @property
+    def query_codes(self) -> range:
+        return range(len(self.qnames))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from rankgate.core.errors import Problem
 from rankgate.core.formats.jsonfmt import jpath
-from rankgate.core.model import Qrels, Run, unique
+from rankgate.core.model import LeanRun, Qrels, Run, unique
 
 MAX_PER_RULE = 20  # problems listed per rule and file before "and N more"
 
@@ -69,6 +69,28 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
         problems.extend(_duplicates(run))
         if checks.short_rankings == "error":
             problems.extend(_short(run, checks.k))
+    return problems
+
+
+def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], checks: Checks) -> list[Problem]:
+    """The run-level rules of `validate`, for a lean run (read by core.formats.trec_fast)."""
+    problems = query_set_problems(run.name, run.path, set(run.query_ids), qrels_queries, no_answer, checks)
+    for line, query, doc in run.duplicates[:MAX_PER_RULE]:
+        problems.append(Problem(f"{run.path}:{line}", f"run {run.name!r} ranks document {doc!r} twice for "
+                                f"query {query!r}", "duplicate-ranked"))
+    if run.n_duplicates > MAX_PER_RULE:
+        problems.append(Problem(run.path, f"... and {run.n_duplicates - MAX_PER_RULE} more like this",
+                                "duplicate-ranked"))
+    if checks.short_rankings == "error":
+        counts = run.num_ret
+        short = np.flatnonzero((counts > 0) & (counts < checks.k)).tolist()
+        for i in short[:MAX_PER_RULE]:
+            problems.append(Problem(run.path, f"run {run.name!r} ranks {int(counts[i])} document"
+                                    f"{'' if counts[i] == 1 else 's'} for query {run.qnames[i]!r}, fewer than "
+                                    f"k={checks.k} (use --short-rankings allow to accept)", "short-ranking"))
+        if len(short) > MAX_PER_RULE:
+            problems.append(Problem(run.path, f"... and {len(short) - MAX_PER_RULE} more like this",
+                                    "short-ranking"))
     return problems
 
 

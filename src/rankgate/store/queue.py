@@ -121,7 +121,7 @@ class ReviewQueue(Sequence):
 
 def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query code, doc code, 1-based rank) of the run's top k, in trec_eval order."""
-    from rankgate.core.engine import sort_run
+    from rankgate.core.model import sort_run
 
     q, doc, _ = sort_run(run)
     n = len(q)

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankgate.core.compare import Paired, aggregate
-from rankgate.core.compare import _budget_values  # per-run budgets, as core.compare.pair keeps them
-from rankgate.core.engine import evaluate, sort_run
-from rankgate.core.gate import Policy, decide, extra_measures, macro_keys, seed_measures
+from rankgate.core.compare import Paired, aggregate, budget_values
+from rankgate.core.engine import evaluate
+from rankgate.core.gate import decide, extra_measures, macro_keys, seed_measures
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Query, Run, unique
+from rankgate.core.model import Catalog, Qrels, Query, Run, sort_run, unique
+from rankgate.core.policy import Policy
 
 SORTS = ("change", "benchmark")
 FILTER_FLAGS = {
@@ -235,7 +235,7 @@ class ReviewModel:
         self._by_id = self._id_order()
         self.weights = np.array([float(queries[q].weight) if q in queries else 1.0 for q in self.qids])
         self.tags = [tuple(queries[q].tags) if q in queries else () for q in self.qids]
-        self.budgets = {rname: _budget_values(ri.run) for rname, ri in self.runs.items()}
+        self.budgets = {rname: budget_values(ri.run) for rname, ri in self.runs.items()}
         self._memo: dict = {}  # significance results, reused after an edit until a fresh gate
         self._memo_version = -1  # the version they were computed at
         self._evaluated_cache = None  # (review indices by ID, their IDs, their tags) of the evaluated queries

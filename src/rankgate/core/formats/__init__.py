@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.beir import looks_like_beir, read_beir_qrels
@@ -114,4 +113,4 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
     return runs
 
 
-__all__ = ["read_qrels", "read_runs", "split_run_spec", "Path"]
+__all__ = ["read_qrels", "read_runs", "split_run_spec"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from pathlib import Path
 
 import numpy as np
 
@@ -245,7 +244,3 @@ def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | No
     return Run(str(name), path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
                np.frombuffer(ss, np.float64).copy(), np.frombuffer(ws, np.int64).copy(), format="jsonl",
                meta=meta, latency_ms=latency, context_tokens=tokens, query_codes=codes)
-
-
-def read_json_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
-    return qrels_from_json(str(path), load_json(str(path)), catalog)

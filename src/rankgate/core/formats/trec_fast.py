@@ -1,5 +1,5 @@
-"""The compiled fast path for large TREC runs (`rankgate score`, `gate`, `compare`, `validate`),
-used when pyarrow is installed and the file is 1 MB or more.
+"""The fast TREC reader: the compiled fast path for large TREC runs (`rankgate score`, `gate`,
+`compare`, `validate`), used when pyarrow is installed and the file is 1 MB or more.
 
 What it does differently from the general reader, with the same results:
 - the file is read in blocks of BLOCK bytes, each parsed by pyarrow's CSV reader
@@ -16,19 +16,17 @@ What it does differently from the general reader, with the same results:
 - duplicates are found by a 64-bit hash of (query, document) (hash_strings), confirmed exactly;
 - rows are sorted only when not already in trec_eval order, and score ties are
   settled by document ID bytes, descending, among the tied rows only.
-The measures are the engine's own (`engine.per_query` on a `Prepared`).
+It returns a `LeanRun` (core.model), which the engine scores (`engine.prepare_lean`) and
+core.validate checks (`validate_lean`).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankgate.core.engine import UNJUDGED, Prepared
-from rankgate.core.errors import Problem
-from rankgate.core.model import Qrels, unique
+from rankgate.core.model import Catalog, LeanRun, Qrels, Run, unique
 
 BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
 MIN_BYTES = 1 << 20  # smaller files take the general reader: importing pyarrow would cost more
@@ -51,42 +49,6 @@ class NotPlain(Exception):
 
 class _Ungrouped(Exception):
     """A query's lines are not all in one block of the file."""
-
-
-@dataclass
-class LeanRun:
-    """A TREC run read by the fast path: per query, how many documents it ranks; per judged row,
-    its query, document and rank in trec_eval order; with `keep_top`, the top rows nobody judged.
-    Nothing else of the file is kept."""
-
-    name: str
-    path: str
-    qnames: list[str]  # every query the file ranks documents for, in order of first line
-    num_ret: np.ndarray  # per query in qnames: lines
-    jq: np.ndarray  # per judged row: index into qnames
-    jdoc: np.ndarray  # per judged row: the qrels catalog's document code
-    jrank: np.ndarray  # per judged row: 0-based rank within its query, trec_eval order
-    duplicates: list[tuple[int, str, str]]  # (line, query, document), the first MAX_LISTED in file order
-    n_duplicates: int
-    lines: int
-    top_q: np.ndarray = None  # the top `keep_top` rows of each ranking that nobody judged: query index,
-    top_docs: list[str] = field(default_factory=list)  # document ID
-    top_rank: np.ndarray = None  # and rank
-    keep_top: int = 0
-    watched: bool = False  # watch_top_k looked the review queue's documents up: keep every row it has
-    format: str = "trec"
-    lean: bool = True
-    meta: dict = field(default_factory=dict)
-    latency_ms: dict = field(default_factory=dict)
-    context_tokens: dict = field(default_factory=dict)
-
-    @property
-    def query_ids(self) -> list[str]:
-        return list(self.qnames)
-
-    @property
-    def query_codes(self) -> range:
-        return range(len(self.qnames))
 
 
 class _Reader:
@@ -478,30 +440,6 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     return np.sort(b[same])
 
 
-def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], checks) -> list[Problem]:
-    """The run-level rules of core.validate, for a lean run."""
-    from rankgate.core.validate import MAX_PER_RULE, query_set_problems
-
-    problems = query_set_problems(run.name, run.path, set(run.query_ids), qrels_queries, no_answer, checks)
-    for line, query, doc in run.duplicates[:MAX_PER_RULE]:
-        problems.append(Problem(f"{run.path}:{line}", f"run {run.name!r} ranks document {doc!r} twice for "
-                                f"query {query!r}", "duplicate-ranked"))
-    if run.n_duplicates > MAX_PER_RULE:
-        problems.append(Problem(run.path, f"... and {run.n_duplicates - MAX_PER_RULE} more like this",
-                                "duplicate-ranked"))
-    if checks.short_rankings == "error":
-        counts = run.num_ret
-        short = np.flatnonzero((counts > 0) & (counts < checks.k)).tolist()
-        for i in short[:MAX_PER_RULE]:
-            problems.append(Problem(run.path, f"run {run.name!r} ranks {int(counts[i])} document"
-                                    f"{'' if counts[i] == 1 else 's'} for query {run.qnames[i]!r}, fewer than "
-                                    f"k={checks.k} (use --short-rankings allow to accept)", "short-ranking"))
-        if len(short) > MAX_PER_RULE:
-            problems.append(Problem(run.path, f"... and {len(short) - MAX_PER_RULE} more like this",
-                                    "short-ranking"))
-    return problems
-
-
 def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
     """A permutation into trec_eval order, or None when the rows already are in it."""
     n = len(qp)
@@ -532,84 +470,30 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
     return perm
 
 
-def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
-                 queries: list[str] | None = None) -> Prepared:
-    """The same Prepared as engine.prepare builds, from a lean run: only rows judged for their
-    query matter to any measure (num_ret counts the rest), so those are all it holds."""
-    cat = qrels.catalog
-    names = cat.queries.names
-    judged = sorted({names[c] for c in unique(qrels.q).tolist()}, key=str.encode)
-    if queries is not None:
-        wanted = set(queries)
-        qids = [q for q in judged if q in wanted]
-    elif missing == "zero":
-        qids = judged
-    else:
-        present = set(run.qnames)
-        qids = [q for q in judged if q in present]
-    qpos = {q: i for i, q in enumerate(qids)}
-    nq = len(qids)
-    run_pos = np.array([qpos.get(n, -1) for n in run.qnames], np.int64)
-    num_ret = np.zeros(nq, np.float64)
-    hit = run_pos >= 0
-    num_ret[run_pos[hit]] = run.num_ret[hit]
-    pos = np.full(len(cat.queries), -1, np.int64)
-    if nq:
-        pos[np.fromiter(map(cat.queries.codes.__getitem__, qids), np.int64, count=nq)] = np.arange(nq)
-    qqp = pos[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
-    D = max(len(cat.docs), 1)
-    jkeys = qqp * D + qrels.doc
-    order = np.argsort(jkeys, kind="stable")
-    jkeys, jgrades = jkeys[order], qrels.grade[order]
-    qp = run_pos[run.jq] if len(run.jq) else np.zeros(0, np.int64)
-    rows = np.flatnonzero(qp >= 0)
-    grade = np.full(len(rows), UNJUDGED, np.int64)
-    if len(rows) and len(jkeys):
-        rk = qp[rows] * D + run.jdoc[rows]
-        at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
-        found = jkeys[at] == rk
-        grade[found] = jgrades[at[found]]
-        keep = found | (run.jrank[rows] < run.keep_top) | run.watched  # judged for another query: unjudged here
-        rows, grade = rows[keep], grade[keep]
-    elif not run.keep_top:
-        rows, grade = rows[:0], grade[:0]
-    qp, rank, doc = qp[rows], run.jrank[rows], run.jdoc[rows]
-    if run.keep_top and len(run.top_q):  # the top rows nobody judged (the review queue's candidates)
-        tp = run_pos[run.top_q]
-        sel = np.flatnonzero(tp >= 0)
-        codes = cat.docs.extend([run.top_docs[i] for i in sel.tolist()]).astype(np.int64)
-        qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
-        grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
-    o = np.lexsort((rank, qp))  # grouped by query, in rank order
-    return Prepared(qids, nq, qp[o], rank[o], grade[o], doc[o], num_ret, qqp, qrels.grade, rel_level)
-
-
-def watch_top_k(runs: list, qrels: Qrels, k: int, progress=None) -> None:
+def watch_top_k(runs: list[Run | LeanRun], qrels: Qrels, k: int, progress=None) -> None:
     """For a gate whose measures look at whole rankings (AP, nDCG): the review queue proposes the
     unjudged documents of every run's top k, and each run's what-if needs that document's rank in
     it, however deep. Lean runs (read with keep_top=k) are read once more for those documents, and
     their rows are added to the kept top rows. Documents someone judged are kept already."""
-    from rankgate.core.engine import prepare
+    from rankgate.core.engine import UNJUDGED, prepare
 
     names = qrels.catalog.docs.names
     judged = set(unique(qrels.doc).tolist())
     watched: set[str] = set()
     for run in runs:
-        if getattr(run, "lean", False):
+        if isinstance(run, LeanRun):
             watched.update(d for d, r in zip(run.top_docs, run.top_rank.tolist()) if r < k)
         else:
             p = prepare(qrels, run, missing="zero")
             rows = np.flatnonzero((p.rank < k) & (p.grade == UNJUDGED))
             watched.update(names[c] for c in p.doc[rows].tolist() if c not in judged)
-    lean = [r for r in runs if getattr(r, "lean", False)]
+    lean = [r for r in runs if isinstance(r, LeanRun)]
     if not lean:
         return
     if not watched:
         for run in lean:
             run.watched = True
         return
-    from rankgate.core.model import Catalog
-
     cat = Catalog()
     wnames = sorted(watched)
     for d in wnames:
