@@ -179,3 +179,22 @@ def test_python_dash_m_second_writer_is_refused(tmp_path):
         assert _rankgate("labels", "list", "--db", db).returncode == 0  # readers work meanwhile
     finally:
         holder.communicate("")
+
+
+def test_listings_show_escapes_in_ids_and_reasons_escaped(cli, tmp_path):
+    """An ESC in a document ID or a bidi override in a reason never reaches the terminal raw."""
+    db = tmp_path / "esc.json"
+    qrels = write(tmp_path / "esc.qrels", "q1 0 doc\x1b[2Jwipe 1\nq1 0 d2 0\n")
+    assert cli("labels", "import", "--db", db, qrels)[0] == 0
+    assert cli("labels", "set", "--db", db, "q1", "d2", "1", "--reason", "fine\u202eenif\x9b")[0] == 0
+    code, out, err = cli("labels", "list", "--db", db)
+    assert code == 0, err
+    assert "doc\\x1b[2Jwipe 1" in out and "fine\\u202eenif\\x9b" in out
+    code, out, _ = cli("labels", "list", "--db", db, "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert {r["doc"] for r in rows} == {"doc\x1b[2Jwipe", "d2"}  # the same JSON values, escaped as \u
+    code, out, _ = cli("labels", "history", "--db", db, "q1")
+    for text in (out, err):
+        assert not re.search("[\x1b\x9b\u202e]", text)
+    code, _, err = cli("labels", "set", "--db", db, "q\x1bnope", "d", "1")
+    assert code == 2 and "\x1b" not in err and "q\\x1bnope" in err

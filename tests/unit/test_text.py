@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rankgate.core.text import visible
+from rankgate.core.text import visible, visible_json
 
 
 @pytest.mark.parametrize("raw, shown", [
@@ -28,7 +28,17 @@ def test_leaves_ordinary_text_alone(text):
 
 def test_lines_space_keep():
     assert visible("a\nb\tc\r\nd", lines="space") == "a b c d"
-    assert visible("a\r\nb\tc\x1b", lines="keep") == "a\nb    c\\x1b"
+    assert visible("a\r\nb\tc\x1b", lines="keep") == "a\nb\tc\\x1b"
     assert visible(12) == "12"
     with pytest.raises(ValueError):
         visible("x", lines="wrap")
+
+
+def test_json_stays_the_same_json():
+    import json
+
+    value = {"id": "doc\x1b[2J\x9b\u202e\U000e0041", "reason": "naïve\nline", "n": [1, 2]}
+    text = visible_json(json.dumps(value, ensure_ascii=False, indent=2))
+    assert json.loads(text) == value
+    assert not any(c in text for c in "\x1b\x9b\u202e\U000e0041")
+    assert "naïve" in text

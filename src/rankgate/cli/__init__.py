@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from rankgate import __version__
-from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError, say
 from rankgate.core.errors import InputError, ValidationError
 
 __all__ = ["main", "build_parser"]
@@ -41,14 +41,14 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_INVALID
         return int(args.func(args) or 0)
     except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(f"error: {e}", err=True)
         return EXIT_INVALID
     except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(f"error: {e}", err=True)
         return EXIT_INVALID
     except ValidationError as e:
         for p in e.problems:
-            print(f"error: {p}", file=sys.stderr)
+            say(f"error: {p}", err=True)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+
+from rankgate.core.text import visible, visible_json
 
 EXIT_OK, EXIT_INVALID, EXIT_REJECTED = 0, 2, 3
 
@@ -33,4 +36,16 @@ def policy_overrides(args) -> dict:
 
 
 def emit(text: str) -> None:
+    """A document on stdout (JSON, a table, trec_eval's lines): its lines and tabs kept, nothing else raw."""
+    text = visible(text, lines="keep")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def say(text: str = "", *, err: bool = False) -> None:
+    """One line for a person; whatever it quotes from a file is escaped (core.text.visible)."""
+    print(visible(text), file=sys.stderr if err else sys.stdout)
+
+
+def say_json(obj, indent: int | None = None) -> None:
+    """One JSON value, non-ASCII text as it is, control and invisible characters as \\u escapes."""
+    print(visible_json(json.dumps(obj, ensure_ascii=False, indent=indent)))

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, usage
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, say, usage
 from rankgate.core.bundle import Bundle, find_manifest, load_bundle
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
@@ -187,7 +187,7 @@ def cmd_validate(args) -> int:
         if args.format == "json":
             emit(json.dumps({"status": "invalid", "problems": [p.as_dict() for p in problems]}, indent=2))
         for p in problems:
-            print(f"error: {p}", file=sys.stderr)
+            say(f"error: {p}", err=True)
         return EXIT_INVALID
     emit(_valid_json(bundle, policy) if args.format == "json" else
          f"valid: {len(bundle.qrels.query_ids)} queries, runs {', '.join(sorted(bundle.runs))}, k={policy.k}")
@@ -328,9 +328,9 @@ def cmd_receipt_verify(args) -> int:
     v = verify_receipt(args.receipt, args.root)
     emit(json.dumps(v.as_dict(), indent=2))
     if v.status == "unreadable":
-        print(f"error: {args.receipt}: cannot read the inputs: {v.error}", file=sys.stderr)
+        say(f"error: {args.receipt}: cannot read the inputs: {v.error}", err=True)
     elif v.status == "mismatch":
         shown = "; ".join(v.differences[:5]) + (f"; and {len(v.differences) - 5} more" if len(v.differences) > 5
                                                 else "")
-        print(f"error: {args.receipt}: the receipt does not match: {shown}", file=sys.stderr)
+        say(f"error: {args.receipt}: the receipt does not match: {shown}", err=True)
     return v.exit_code

@@ -16,8 +16,9 @@ import argparse
 import json
 import sys
 
-from rankgate.cli.base import EXIT_OK, policy_overrides, usage
+from rankgate.cli.base import EXIT_OK, policy_overrides, say, say_json, usage
 from rankgate.core.errors import InputError
+from rankgate.core.text import visible
 
 
 def register(sub) -> None:
@@ -74,18 +75,18 @@ def _exists(path) -> bool:
 
 
 def _print_json(obj) -> None:
-    print(json.dumps(obj, ensure_ascii=False, indent=2))
+    say_json(obj, indent=2)
 
 
 def _note(text: str) -> None:
-    print(f"note: {text}", file=sys.stderr)
+    say(f"note: {text}", err=True)
 
 
 def _print_conflicts(conflicts, limit: int = 200) -> None:
     for c in conflicts[:limit]:
-        print(f"conflict: {c}", file=sys.stderr)
+        say(f"conflict: {c}", err=True)
     if len(conflicts) > limit:
-        print(f"conflict: ... and {len(conflicts) - limit} more", file=sys.stderr)
+        say(f"conflict: ... and {len(conflicts) - limit} more", err=True)
 
 
 def _report_notes_or_json(args, report) -> bool:
@@ -143,7 +144,7 @@ def _import(args) -> int:
     if _report_notes_or_json(args, report):
         return EXIT_OK
     verb = "would import" if args.dry_run else "imported"
-    print(f"{verb} into {path}: {report.added} new judgments, {report.changed} changed, {report.unchanged} "
+    say(f"{verb} into {path}: {report.added} new judgments, {report.changed} changed, {report.unchanged} "
           f"unchanged, {report.kept} kept as stored; {report.queries_added} new queries, "
           f"{report.queries_updated} updated")
     return EXIT_OK
@@ -173,10 +174,10 @@ def _set(args) -> int:
     if args.json:
         _print_json(event.as_dict() if event else None)
     elif event is None:
-        print(f"{args.query} {args.doc}: unchanged")
+        say(f"{args.query} {args.doc}: unchanged")
     else:
         before = event.before["grade"] if event.before else "-"
-        print(f"{args.query} {args.doc}: {before} -> {event.after['grade']} ({event.kind}, event #{event.id})")
+        say(f"{args.query} {args.doc}: {before} -> {event.after['grade']} ({event.kind}, event #{event.id})")
     return EXIT_OK
 
 
@@ -198,7 +199,7 @@ def _remove(args) -> int:
         _print_json(event.as_dict())
     else:
         whose = f"{args.of_reviewer}'s judgment " if args.of_reviewer else ""
-        print(f"{args.query} {args.doc}: {whose}removed (was {event.before['grade']}; event #{event.id})")
+        say(f"{args.query} {args.doc}: {whose}removed (was {event.before['grade']}; event #{event.id})")
     return EXIT_OK
 
 
@@ -223,14 +224,14 @@ def _list(args) -> int:
         items = [j for j in items if j.doc == args.doc]
     if args.json:
         for j in items:
-            print(json.dumps(j.as_dict(), ensure_ascii=False))
+            say_json(j.as_dict())
         return EXIT_OK
     for j in items:
         extra = f" {json.dumps(j.reason, ensure_ascii=False)}" if j.reason else ""
         gone = f" (removed {j.removed})" if j.removed else ""
         how = f" ({j.how()})" if j.reached and j.reached != "single" else ""
         flag = " [needs review]" if j.needs_review else ""
-        print(f"{j.query} {j.doc} {j.grade}{extra} [{j.reviewer}, {j.updated}]{how}{flag}{gone}")
+        say(f"{j.query} {j.doc} {j.grade}{extra} [{j.reviewer}, {j.updated}]{how}{flag}{gone}")
     return EXIT_OK
 
 
@@ -246,7 +247,7 @@ def _queries(args) -> int:
         for q, n in rows:
             d = {"id": q.id, "text": q.text, "notes": q.notes, "tags": list(q.tags), "must_pass": q.must_pass,
                  "held_out": q.held_out, "weight": q.weight, "no_answer": q.no_answer, "judgments": n}
-            print(json.dumps(d, ensure_ascii=False))
+            say_json(d)
         return EXIT_OK
     for q, n in rows:
         flags = [f for f, on in (("must-pass", q.must_pass), ("held-out", q.held_out), ("no-answer", q.no_answer))
@@ -254,7 +255,7 @@ def _queries(args) -> int:
         if q.tags:
             flags.append("tags=" + ",".join(q.tags))
         text = f" {json.dumps(q.text, ensure_ascii=False)}" if q.text else ""
-        print(f"{q.id} {n} judgments{' ' + ' '.join(flags) if flags else ''}{text}")
+        say(f"{q.id} {n} judgments{' ' + ' '.join(flags) if flags else ''}{text}")
     return EXIT_OK
 
 
@@ -270,7 +271,7 @@ def _history(args) -> int:
     with _open(args, readonly=True) as ws:
         events = ws.history(args.query, args.doc, limit=args.limit)
     for e in events:
-        print(json.dumps(e.as_dict(), ensure_ascii=False) if args.json else e.describe())
+        say_json(e.as_dict()) if args.json else say(e.describe())
     return EXIT_OK
 
 
@@ -288,7 +289,7 @@ def _freeze(args) -> int:
     if args.json:
         _print_json(v.as_dict())
     else:
-        print(f"froze {v.name}: {v.labels} judgments over {v.queries} queries, {v.content_hash}")
+        say(f"froze {v.name}: {v.labels} judgments over {v.queries} queries, {v.content_hash}")
     return EXIT_OK
 
 
@@ -302,10 +303,10 @@ def _versions(args) -> int:
         versions = ws.versions()
     for v in versions:
         if args.json:
-            print(json.dumps(v.as_dict(), ensure_ascii=False))
+            say_json(v.as_dict())
         else:
             note = f" {json.dumps(v.note, ensure_ascii=False)}" if v.note else ""
-            print(f"{v.name} {v.created} {v.who} {v.labels} judgments {v.content_hash}{note}")
+            say(f"{v.name} {v.created} {v.who} {v.labels} judgments {v.content_hash}{note}")
     return EXIT_OK
 
 
@@ -323,12 +324,12 @@ def _diff(args) -> int:
         _print_json(diff.as_dict())
         return EXIT_OK
     for a in diff.added:
-        print(f"+ {a['query']} {a['doc']} {a['grade']}")
+        say(f"+ {a['query']} {a['doc']} {a['grade']}")
     for r in diff.removed:
-        print(f"- {r['query']} {r['doc']} {r['grade']}")
+        say(f"- {r['query']} {r['doc']} {r['grade']}")
     for c in diff.regraded:
-        print(f"~ {c['query']} {c['doc']} {c['before']} -> {c['after']}")
-    print(f"{diff.old} -> {diff.new}: {len(diff.added)} added, {len(diff.removed)} removed, "
+        say(f"~ {c['query']} {c['doc']} {c['before']} -> {c['after']}")
+    say(f"{diff.old} -> {diff.new}: {len(diff.added)} added, {len(diff.removed)} removed, "
           f"{len(diff.regraded)} regraded")
     return EXIT_OK
 
@@ -358,13 +359,13 @@ def _export(args) -> int:
                         all_reviewers=args.all_reviewers)
     for n in out.notes:
         _note(n)
-    if args.output is None:
-        sys.stdout.write(out.text)
+    if args.output is None:  # the file itself when piped; escaped on a terminal
+        sys.stdout.write(visible(out.text, lines="keep") if sys.stdout.isatty() else out.text)
     elif args.json:
         _print_json({"path": args.output, "format": out.format, "version": out.version,
                      "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out})
     else:
-        print(f"wrote {out.labels} judgments to {args.output} ({out.format}, version {out.version}, "
+        say(f"wrote {out.labels} judgments to {args.output} ({out.format}, version {out.version}, "
               f"{out.content_hash})")
     return EXIT_OK
 
@@ -389,7 +390,7 @@ def _purge(args) -> int:
     if args.json:
         _print_json(event.as_dict())
     else:
-        print(f"purged {target}: {event.before['judgments']} judgments, {event.before['events']} events")
+        say(f"purged {target}: {event.before['judgments']} judgments, {event.before['events']} events")
     return EXIT_OK
 
 
@@ -408,7 +409,7 @@ def _status(args) -> int:
             if isinstance(v, list):
                 v = ", ".join(map(str, v)) or "none"
             if v is not None:
-                print(f"{k}: {v}")
+                say(f"{k}: {v}")
     return EXIT_OK
 
 
@@ -433,12 +434,12 @@ def _recover(args) -> int:
     if args.json:
         _print_json(report)
         return EXIT_OK
-    print(f"recovered {report['path']}: snapshot {report['snapshot']}, history {report['history']}, "
+    say(f"recovered {report['path']}: snapshot {report['snapshot']}, history {report['history']}, "
           f"{report['replayed']} edits replayed; {report['judgments']} judgments, {report['events']} events")
     for p in report["moved_aside"]:
-        print(f"moved aside: {p}")
+        say(f"moved aside: {p}")
     if report["lost"]:
-        print(f"lost: {report['lost']}")
+        say(f"lost: {report['lost']}")
     return EXIT_OK
 
 
@@ -484,10 +485,10 @@ def _merge(args) -> int:
     who = ", ".join(f"{name} {n}" for name, n in report.reviewers.items())
     adj = f", {report.adjudications} adjudications" if report.adjudications else ""
     n = len(report.files)
-    print(f"{verb} {n} export{'s' if n != 1 else ''} into {path}: {report.added} new judgments (read: {who}), "
+    say(f"{verb} {n} export{'s' if n != 1 else ''} into {path}: {report.added} new judgments (read: {who}), "
           f"{report.changed} changed, {report.unchanged} unchanged, {report.kept} kept as stored{adj}; "
           f"{report.queries_added} new queries")
-    print(f"{report.disagreements} pairs where reviewers disagree, not adjudicated "
+    say(f"{report.disagreements} pairs where reviewers disagree, not adjudicated "
           "(`rankgate labels disagreements`; `rankgate labels adjudicate QID DOC GRADE --reason TEXT`)")
     return EXIT_OK
 
@@ -518,28 +519,28 @@ def _agreement(args) -> int:
                      "disagreements": [d.as_dict() for d in found]})
         return EXIT_OK
     if not overall.units:
-        print(f"no pair is judged by two reviewers yet ({overall.single} judged by one): nothing to agree about "
+        say(f"no pair is judged by two reviewers yet ({overall.single} judged by one): nothing to agree about "
               "(`rankgate labels merge` brings other reviewers' exports in)")
         return EXIT_OK
     share = f"{overall.agreement:.1%}" if overall.agreement is not None else "n/a"
-    print(f"{overall.units} pairs judged by two or more of {', '.join(overall.reviewers)} ({overall.single} by one "
+    say(f"{overall.units} pairs judged by two or more of {', '.join(overall.reviewers)} ({overall.single} by one "
           f"only); all agree on {overall.agreed} ({share})")
-    print(f"Krippendorff's alpha (ordinal): {_fig(overall.alpha)}  (nominal: {_fig(overall.alpha_nominal)})")
+    say(f"Krippendorff's alpha (ordinal): {_fig(overall.alpha)}  (nominal: {_fig(overall.alpha_nominal)})")
     for p in overall.pairs:
-        print(f"Cohen's kappa {p.a} ~ {p.b}: {_fig(p.kappa)} (quadratic-weighted {_fig(p.kappa_quadratic)}) over "
+        say(f"Cohen's kappa {p.a} ~ {p.b}: {_fig(p.kappa)} (quadratic-weighted {_fig(p.kappa_quadratic)}) over "
               f"{p.units} pairs, {p.agreed} agreed")
     if args.by:
-        print(f"by {args.by}:")
+        say(f"by {args.by}:")
         width = max((len(n) for n in groups), default=0)
         for name, a in groups.items():
             if not a.units:
                 continue
             kappas = ", ".join(f"{p.a}~{p.b} {_fig(p.kappa)}" for p in a.pairs)
-            print(f"  {name:<{width}}  {a.units:>3} pairs  agree {a.agreed:>3}  alpha {_fig(a.alpha)}  kappa {kappas}")
+            say(f"  {name:<{width}}  {a.units:>3} pairs  agree {a.agreed:>3}  alpha {_fig(a.alpha)}  kappa {kappas}")
     open_ = sum(1 for d in found if d.adjudication is None)
-    print(f"disagreements: {len(found)} ({open_} not adjudicated)")
+    say(f"disagreements: {len(found)} ({open_} not adjudicated)")
     for d in found:
-        print(f"  {_describe_disagreement(d)}")
+        say(f"  {_describe_disagreement(d)}")
     return EXIT_OK
 
 
@@ -555,7 +556,7 @@ def _disagreements(args) -> int:
     with _open(args, readonly=True) as ws:
         found = ws.disagreements(args.query, include_adjudicated=args.all)
     for d in found:
-        print(json.dumps(d.as_dict(), ensure_ascii=False) if args.json else _describe_disagreement(d))
+        say_json(d.as_dict()) if args.json else say(_describe_disagreement(d))
     return EXIT_OK
 
 
@@ -587,13 +588,13 @@ def _adjudicate(args) -> int:
     if args.json:
         _print_json(event.as_dict() if event else None)
     elif event is None:
-        print(f"{args.query} {args.doc}: unchanged (the same adjudication stands)")
+        say(f"{args.query} {args.doc}: unchanged (the same adjudication stands)")
     elif args.withdraw:
-        print(f"{args.query} {args.doc}: adjudication withdrawn (was {event.before['grade']} by "
+        say(f"{args.query} {args.doc}: adjudication withdrawn (was {event.before['grade']} by "
               f"{event.before['reviewer']}; event #{event.id}); the disagreement is open again")
     else:
         grades = ", ".join(f"{r} {g}" for r, g in event.after.get("grades", {}).items())
-        print(f"{args.query} {args.doc}: adjudicated {event.after['grade']} by {event.who} ({grades}; event "
+        say(f"{args.query} {args.doc}: adjudicated {event.after['grade']} by {event.who} ({grades}; event "
               f"#{event.id})")
     return EXIT_OK
 
@@ -614,9 +615,9 @@ def _confirm(args) -> int:
     if args.json:
         _print_json([e.as_dict() for e in events])
     elif not events:
-        print(f"{args.query} {args.doc}: nothing needed review")
+        say(f"{args.query} {args.doc}: nothing needed review")
     else:
-        print(f"{args.query} {args.doc}: confirmed ({len(events)} judgment{'s' if len(events) != 1 else ''}; "
+        say(f"{args.query} {args.doc}: confirmed ({len(events)} judgment{'s' if len(events) != 1 else ''}; "
               f"event #{events[-1].id})")
     return EXIT_OK
 
@@ -649,19 +650,19 @@ def _migrate(args) -> int:
         return EXIT_OK
     verb = "would carry" if args.dry_run else "carried"
     sources = len({(c["query"], s) for c in report.carried for s in c["from"]})
-    print(f"{verb} {sources} labels to {len(report.carried)} query-document pairs with new IDs, each marked as "
+    say(f"{verb} {sources} labels to {len(report.carried)} query-document pairs with new IDs, each marked as "
           f"needing review; {report.retired} judgments on old IDs removed (version {report.before!r} keeps them)")
     for c in report.merged:
-        print(f"merged: {c['query']} {c['doc']} <- {', '.join(c['from'])} (each reviewer's highest grade)")
+        say(f"merged: {c['query']} {c['doc']} <- {', '.join(c['from'])} (each reviewer's highest grade)")
     if report.unmapped:
         what = "removed" if report.dropped_unmapped else "left as they are (--drop-unmapped removes them)"
-        print(f"{len(report.unmapped)} labels name a document the map does not: {what}")
+        say(f"{len(report.unmapped)} labels name a document the map does not: {what}")
         for u in report.unmapped[:20]:
-            print(f"not in the map: {u['query']} {u['doc']} [{', '.join(u['reviewers'])}]")
+            say(f"not in the map: {u['query']} {u['doc']} [{', '.join(u['reviewers'])}]")
         if len(report.unmapped) > 20:
-            print(f"... and {len(report.unmapped) - 20} more (--json lists them all)")
+            say(f"... and {len(report.unmapped) - 20} more (--json lists them all)")
     if not args.dry_run:
-        print(f"versions: before {report.before}, after {report.version}")
+        say(f"versions: before {report.before}, after {report.version}")
     return EXIT_OK
 
 
@@ -723,13 +724,13 @@ def _queue(args) -> int:
         _print_json(dict(queue.as_dict(limit), labels=where))
         return EXIT_OK
     gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: {queue.decision}" if queue.gate else ""
-    print(f"{len(queue)} unjudged documents in the top {queue.k} of {', '.join(runs)} (labels: {where}{gate})")
+    say(f"{len(queue)} unjudged documents in the top {queue.k} of {', '.join(runs)} (labels: {where}{gate})")
     shown = queue.items if limit is None else queue.items[:limit]
     for i, it in enumerate(shown, 1):
         ranks = ", ".join(f"{r} #{n}" for r, n in it.ranks.items())
-        print(f"{i:>4}. {it.query} {it.doc}  [{ranks}]  {it.why()}")
+        say(f"{i:>4}. {it.query} {it.doc}  [{ranks}]  {it.why()}")
     if len(shown) < len(queue):
-        print(f"... and {len(queue) - len(shown)} more (--limit N)")
+        say(f"... and {len(queue) - len(shown)} more (--limit N)")
     return EXIT_OK
 
 

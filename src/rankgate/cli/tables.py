@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-
-def safe(text: str) -> str:
-    """Control characters (terminal escapes) made visible, never interpreted."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+from rankgate.core.text import visible
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -20,14 +17,14 @@ def score_table(results: list[dict]) -> str:
         k = res["k"]
         extra = list(res["queries"][0].get("measures", {})) if res["queries"] else []
         header = ["query", f"hit@{k}", f"P@{k}", f"R@{k}", f"RR@{k}", *extra, "missing"]
-        rows = [[safe(r["query"]), "yes" if r["hit_at_k"] else "NO", f"{r['precision_at_k']:.4f}",
+        rows = [[visible(r["query"]), "yes" if r["hit_at_k"] else "NO", f"{r['precision_at_k']:.4f}",
                  f"{r['recall_at_k']:.4f}", f"{r['reciprocal_rank']:.4f}",
-                 *(f"{r['measures'][m]:.4f}" for m in extra), safe(", ".join(r["missing"]))]
+                 *(f"{r['measures'][m]:.4f}" for m in extra), visible(", ".join(r["missing"]))]
                 for r in res["queries"]]
         mac = res["macro"]
         rows.append(["(mean)", f"{mac['hit_rate_at_k']:.4f}", f"{mac['precision_at_k']:.4f}",
                      f"{mac['recall_at_k']:.4f}", f"{mac['mrr_at_k']:.4f}", *(f"{mac[m]:.4f}" for m in extra), ""])
-        out.append(f"run {safe(res['run'])}\n" + _table(header, rows))
+        out.append(f"run {visible(res['run'])}\n" + _table(header, rows))
     return "\n\n".join(out)
 
 
@@ -40,41 +37,41 @@ def _f(x, digits: int = 4, sign: bool = False) -> str:
 def compare_table(data: dict, top: int = 10) -> str:
     """A comparison (core.compare.Comparison.as_dict()) as text: per candidate its measures with
     significance, the most changed queries with the rank movement of their relevant documents, slices."""
-    out = [f"baseline {safe(data['baseline'])}, k={data['k']}, {data['queries']} queries; "
+    out = [f"baseline {visible(data['baseline'])}, k={data['k']}, {data['queries']} queries; "
            f"p: {data['significance']['test']}, {data['significance']['resamples']} resamples, "
            f"seed {data['significance']['seed']}"]
     conf = data["significance"]["confidence"]
     for c in data["candidates"]:
         out.append("")
-        out.append(f"candidate {safe(c['candidate'])}")
+        out.append(f"candidate {visible(c['candidate'])}")
         rows = []
         for name, s in c["summary"].items():
             ci = s.get("ci") or [None, None]
-            rows.append([safe(name), _f(s["baseline"]), _f(s["candidate"]), _f(s["delta"], sign=True),
+            rows.append([visible(name), _f(s["baseline"]), _f(s["candidate"]), _f(s["delta"], sign=True),
                          f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]", _f(s.get("p_value")),
                          _f(s.get("effect_size"), 2, True), f"{s['wins']}/{s['losses']}/{s['ties']}",
                          _f(s["weighted_delta"], sign=True)])
         out.append(_table(["measure", "baseline", "candidate", "delta", f"{conf:.0%} CI", "p", "effect",
                            "win/loss/tie", "weighted delta"], rows))
-        out.append(f"newly failed: {safe(', '.join(c['newly_failed'])) or '-'}")
-        out.append(f"newly fixed:  {safe(', '.join(c['newly_fixed'])) or '-'}")
+        out.append(f"newly failed: {visible(', '.join(c['newly_failed'])) or '-'}")
+        out.append(f"newly fixed:  {visible(', '.join(c['newly_fixed'])) or '-'}")
         changed = [r for r in c["queries"] if r["change"] > 0][:top]
         if changed:
             names = list(changed[0]["measures"])
             rows = []
             for r in changed:
                 ranked = [m for m in r.get("movement", []) if m["baseline_rank"] or m["candidate_rank"]]
-                moves = ", ".join(f"{safe(m['doc'])} {m['baseline_rank'] or 'none'}->{m['candidate_rank'] or 'none'}"
+                moves = ", ".join(f"{visible(m['doc'])} {m['baseline_rank'] or 'none'}->{m['candidate_rank'] or 'none'}"
                                   for m in ranked[:3])
-                rows.append([safe(r["query"]), r["status"].replace("_", " "),
+                rows.append([visible(r["query"]), r["status"].replace("_", " "),
                              *(_f(v["delta"], 3, True) for v in r["measures"].values()), moves])
             out.append("")
             out.append("most changed queries (delta per measure; relevant documents, rank baseline->candidate)")
             out.append(_table(["query", "status", *names, "movement"], rows))
         if c["slices"]:
             names = list(next(iter(c["slices"].values()))["measures"])
-            rows = [[safe(s), str(v["queries"]), *(_f(x["delta"], 3, True) for x in v["measures"].values()),
-                     safe(", ".join(v["newly_failed"])) or "-"] for s, v in c["slices"].items()]
+            rows = [[visible(s), str(v["queries"]), *(_f(x["delta"], 3, True) for x in v["measures"].values()),
+                     visible(", ".join(v["newly_failed"])) or "-"] for s, v in c["slices"].items()]
             out.append("")
             out.append("slices (delta per measure)")
             out.append(_table(["slice", "queries", *names, "newly failed"], rows))

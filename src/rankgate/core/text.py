@@ -34,9 +34,10 @@ def _escape(m: re.Match) -> str:
 def visible(value: object, *, lines: str = "escape") -> str:
     """The text with every control or invisible character written as an escape.
 
-    lines: "escape" writes tabs and newlines as escapes too (one line, for tables
-    and error lines); "space" makes each newline or tab one space (one line, for
-    a pane); "keep" keeps them ("\\r\\n" becomes "\\n", a tab four spaces).
+    lines: "escape" writes tabs and newlines as escapes too (one line, for
+    listings and error lines); "space" makes each newline or tab one space (one
+    line, for a pane); "keep" keeps them ("\\r\\n" becomes "\\n"), for text whose
+    lines and tabs are its own (tables, trec_eval's lines, a document).
     """
     text = str(value)
     if lines == "escape":
@@ -45,5 +46,18 @@ def visible(value: object, *, lines: str = "escape") -> str:
     if lines == "space":
         return _UNSAFE_KEEP_LINES.sub(_escape, text).replace("\n", " ").replace("\t", " ")
     if lines == "keep":
-        return _UNSAFE_KEEP_LINES.sub(_escape, text).replace("\t", "    ")
+        return _UNSAFE_KEEP_LINES.sub(_escape, text)
     raise ValueError(f"lines must be escape, space or keep, not {lines!r}")
+
+
+def _json_escape(m: re.Match) -> str:
+    c = ord(m.group(0))
+    if c < 0x10000:
+        return f"\\u{c:04x}"
+    c -= 0x10000
+    return f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}"
+
+
+def visible_json(text: str) -> str:
+    """JSON text (json.dumps with ensure_ascii=False) with the same characters as \\u escapes: still the same JSON."""
+    return _UNSAFE_KEEP_LINES.sub(_json_escape, text)

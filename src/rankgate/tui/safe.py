@@ -13,7 +13,8 @@ from rankgate.core.text import visible
 
 def literal(value: object, style: str = "", *, one_line: bool = True) -> Text:
     """A Text showing the value exactly as written (no markup, no escapes interpreted)."""
-    return Text(visible(value, lines="space" if one_line else "keep"), style=style, end="")
+    text = visible(value, lines="space") if one_line else visible(value, lines="keep").replace("\t", "    ")
+    return Text(text, style=style, end="")
 
 
 def excerpt(value: object, width: int) -> str:
