@@ -31,12 +31,11 @@ import numpy as np
 
 from rankgate.core.compare import Paired, aggregate
 from rankgate.core.engine import MIN_GEO_MEAN, UNJUDGED, evaluate
-from rankgate.core.measures import Measure
+from rankgate.core.measures import DEPTH_FAMILIES, Measure
 from rankgate.core.model import Catalog, Qrels, unique
 from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
 
 SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
-DEPTH_FAMILIES = {"P", "R", "RR", "nDCG", "AP", "Success", "Judged", "NumRelRet"}  # need only the top cutoff
 
 
 @dataclass(frozen=True)
@@ -187,7 +186,7 @@ def _macros_after(m: Measure, values: np.ndarray, weights: np.ndarray | None, ma
     total = ws.sum()
     if total <= 0:
         return np.zeros(len(qp))
-    if m.family == "gmAP":
+    if m.geometric:
         lg = lambda x: np.log(np.maximum(x, MIN_GEO_MEAN))  # noqa: E731
         return np.exp(((ws * lg(vs)).sum() + wq * (lg(new) - lg(values[qp]))) / total)
     return ((ws * vs).sum() + wq * (new - values[qp])) / total
