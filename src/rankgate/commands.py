@@ -150,7 +150,7 @@ def gate_depth(args) -> tuple[int | None, int]:
     from types import SimpleNamespace
 
     from rankgate.core.benchmark import is_benchmark, load_manifest
-    from rankgate.core.coverage import _depth
+    from rankgate.core.queue import _depth
     from rankgate.core.gate import extra_measures, seed_measures
 
     manifest = load_manifest(args.benchmark) if args.benchmark else None

@@ -340,7 +340,7 @@ class GateResult:
     data: dict
     paired: Paired | None = None
     rows: list[dict] = field(default_factory=list)  # the candidate's per-query rows (the seed's shape)
-    queue: object = None  # the whole review queue (coverage.ReviewQueue), when asked for
+    queue: object = None  # the gate's whole review queue (queue.GateQueue), when asked for
     decided: Decision | None = None
 
     @property
@@ -407,9 +407,9 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
     }
     queue = None
     if review:
-        from rankgate.core.coverage import review_queue
+        from rankgate.core.queue import gate_queue
 
-        queue = review_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
+        queue = gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
         data["coverage"]["review_queue"] = [x.as_dict() for x in queue[:QUEUE_IN_REPORT]]
         data["coverage"]["review_queue_total"] = len(queue)
     return GateResult(data, p, c_rows, queue, dec)

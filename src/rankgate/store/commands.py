@@ -651,7 +651,7 @@ def _queue(args) -> int:
     from rankgate.core.model import Catalog
     from rankgate.core.policy import resolve
     from rankgate.store import paths
-    from rankgate.store.queue import build_queue
+    from rankgate.core.queue import build_queue
     from rankgate.store.workspace import Workspace
 
     manifest = None

@@ -437,7 +437,7 @@ class ReviewModel:
     REQUEUE_AFTER = 25  # edits after which the queue is ranked again (next() skips what was judged meanwhile)
 
     def review_queue(self):
-        """The store's review queue (`rankgate.store.queue.build_queue`) for the current baseline and
+        """The review queue (`rankgate.core.queue.build_queue`) for the current baseline and
         candidate and every loaded run, on the current labels. Kept until the pair changes or a batch of
         edits has gone by; `next_to_review` skips what has been judged since it was built."""
         if not self.queue_fresh():
@@ -454,7 +454,7 @@ class ReviewModel:
         now (a snapshot), so edits made while it runs do not disturb it; it stores what it built."""
         import dataclasses
 
-        from rankgate.store.queue import build_queue
+        from rankgate.core.queue import build_queue
 
         key, version = self.pair_version, self.version
         policy = dataclasses.replace(self.policy, baseline=self.baseline, candidate=self.candidate)
