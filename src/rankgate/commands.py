@@ -151,13 +151,13 @@ def gate_depth(args) -> tuple[int | None, int]:
 
     from rankgate.core.benchmark import is_benchmark, load_manifest
     from rankgate.core.queue import _depth
-    from rankgate.core.gate import extra_measures, seed_measures
+    from rankgate.core.gate import extra_measures, gate_measures
 
     manifest = load_manifest(args.benchmark) if args.benchmark else None
     if manifest is None and args.qrels and is_benchmark(args.qrels):
         manifest = load_manifest(args.qrels)
     policy = resolve(args, SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
-    return _depth(seed_measures(policy.k) + extra_measures(policy)), policy.k
+    return _depth(gate_measures(policy.k) + extra_measures(policy)), policy.k
 
 
 def resolve_policy(args, bundle: Bundle) -> Policy:

@@ -542,9 +542,9 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
     gate = decision = None
     if policy.baseline and policy.candidate and policy.baseline in runs and policy.candidate in runs:
         from rankgate.core.compare import pair
-        from rankgate.core.gate import decide, extra_measures, seed_measures
+        from rankgate.core.gate import decide, extra_measures, gate_measures
 
-        measures = list(dict.fromkeys(seed_measures(policy.k) + extra_measures(policy)))
+        measures = list(dict.fromkeys(gate_measures(policy.k) + extra_measures(policy)))
         p = pair(qrels, runs[policy.baseline], runs[policy.candidate], k=policy.k, measures=measures,
                  rel_level=level, no_answer=no_answer, queries=dict(queries or {}))
         dec = decide(policy, p, as_of=as_of)

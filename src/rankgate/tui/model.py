@@ -30,7 +30,7 @@ import numpy as np
 from rankgate.core.compare import Paired, aggregate
 from rankgate.core.compare import _budget_values  # per-run budgets, as core.compare.pair keeps them
 from rankgate.core.engine import evaluate, sort_run
-from rankgate.core.gate import Policy, decide, extra_measures, macro_keys, seed_measures
+from rankgate.core.gate import Policy, decide, extra_measures, macro_keys, gate_measures
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run, unique
 
@@ -190,8 +190,8 @@ class ReviewModel:
         self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if nq else np.zeros(0, bool)
 
         self.extra: list[Measure] = extra_measures(policy)
-        self.measures: list[Measure] = list(dict.fromkeys(seed_measures(self.k) + self.extra))
-        self.hit_m, self.p_m, self.r_m, self.rr_m = seed_measures(self.k)
+        self.measures: list[Measure] = list(dict.fromkeys(gate_measures(self.k) + self.extra))
+        self.hit_m, self.p_m, self.r_m, self.rr_m = gate_measures(self.k)
 
         # Rankings, and every run scored once, all queries at once. Runs go to a few threads: numpy
         # lets go of the GIL in its sorts and joins, so several cores share the work.
@@ -416,7 +416,7 @@ class ReviewModel:
         return view
 
     def macro(self, rname: str) -> dict[str, float]:
-        """One run's macros in core.gate.macro's shape (the seed's four names, then the extra measures)."""
+        """One run's macros in core.gate.macro's shape (the gate's four names, then the extra measures)."""
         ev = self.evaluated
         return {key: aggregate(m, self.values[rname][m][ev]) for key, m in macro_keys(self.k, self.extra)}
 
