@@ -9,8 +9,8 @@ import sys
 from rankgate.core.bundle import Bundle, load_bundle
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
-from rankgate.core.gate import Policy, macro, query_rows, score_run, answerable_queries
-from rankgate.core.policy import resolve
+from rankgate.core.gate import macro, query_rows, score_run, answerable_queries
+from rankgate.core.policy import Policy, resolve
 from rankgate.core.measures import parse_measures
 from rankgate.core.validate import validate
 

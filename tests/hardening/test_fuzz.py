@@ -8,7 +8,7 @@ from rankgate.core.benchmark import load_manifest
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels, read_runs
 from rankgate.core.formats.corpus import read_corpus, read_queries
-from rankgate.core.gate import load_policy
+from rankgate.core.policy import load_policy
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

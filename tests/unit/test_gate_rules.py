@@ -164,7 +164,7 @@ def test_a_correction_over_the_gates_tests_keeps_a_lone_borderline_slice_from_fa
 
 def test_the_correction_is_read_from_the_policy_file_and_checked(tmp_path):
     from rankgate.core.errors import InputError
-    from rankgate.core.gate import load_policy
+    from rankgate.core.policy import load_policy
 
     f = tmp_path / "p.toml"
     f.write_text('[significance]\ncorrection = "holm"\n')

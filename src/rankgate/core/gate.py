@@ -27,8 +27,7 @@ from rankgate.core.engine import Scores, evaluate
 from rankgate.core.errors import InputError
 from rankgate.core.measures import Measure
 from rankgate.core.model import Qrels, Query, Run
-from rankgate.core.policy import (  # noqa: F401  (re-exported: the policy used to live here)
-    CHECK_KINDS, POLICY_KEYS, Policy, Rule, Waiver, load_policy, policy_from_table)
+from rankgate.core.policy import Policy, Rule
 from rankgate.core.validate import Checks
 
 GATE_MACROS = ("hit_rate_at_k", "precision_at_k", "recall_at_k", "mrr_at_k")  # gate_measures' names in the JSON

@@ -30,9 +30,10 @@ import numpy as np
 from rankgate.core.compare import Paired, aggregate
 from rankgate.core.compare import _budget_values  # per-run budgets, as core.compare.pair keeps them
 from rankgate.core.engine import evaluate, sort_run
-from rankgate.core.gate import Policy, decide, extra_measures, macro_keys, gate_measures
+from rankgate.core.gate import decide, extra_measures, gate_measures, macro_keys
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run, unique
+from rankgate.core.policy import Policy
 
 SORTS = ("change", "benchmark")
 FILTER_FLAGS = {
