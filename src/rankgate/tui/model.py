@@ -194,40 +194,10 @@ class ReviewModel:
         self.measures: list[Measure] = list(dict.fromkeys(gate_measures(self.k) + self.extra))
         self.hit_m, self.p_m, self.r_m, self.rr_m = gate_measures(self.k)
 
-        # Rankings, and every run scored once, all queries at once. Runs go to a few threads: numpy
-        # lets go of the GIL in its sorts and joins, so several cores share the work.
-        self.catalog.docs.order()  # computed once here, not by each thread
-        answerable_ids = [q for q in self.qids if q not in self.no_answer]
-
-        def index_and_score(item):
-            rname, run = item
-            ri = RunIndex(run, cmap, nq)
-            # Scored from the rows RunIndex put in trec_eval's order: the engine finds them sorted.
-            s = evaluate(qrels, ri.sorted_run(), self.measures, rel_level=self.level, missing="zero",
-                         queries=answerable_ids)
-            return rname, ri, s
-
-        if progress:
-            progress(f"scoring {len(runs)} runs", 0, len(runs))
-        workers = max(1, min(len(runs), os.cpu_count() or 1, 4))
-        if workers > 1:
-            with ThreadPoolExecutor(workers) as pool:
-                scored = list(pool.map(index_and_score, runs.items()))
-        else:
-            scored = [index_and_score(item) for item in runs.items()]
         self.runs: dict[str, RunIndex] = {}
         self.values: dict[str, dict[Measure, np.ndarray]] = {}
         self.evaluated = np.zeros(nq, bool)
-        for rname, ri, s in scored:
-            self.runs[rname] = ri
-            pos = np.fromiter((self.qindex[q] for q in s.qids), np.int64, len(s.qids))
-            self.evaluated[pos] = True
-            per = {}
-            for m in self.measures:
-                arr = np.zeros(nq)
-                arr[pos] = s.values[m]
-                per[m] = arr
-            self.values[rname] = per
+        self._score_runs(runs, qrels, progress)
         self.run_names = list(self.runs)
         self.baseline = baseline if baseline in self.runs else (self.run_names[0] if self.run_names else "")
         self.candidate = candidate if candidate in self.runs else (
@@ -255,6 +225,40 @@ class ReviewModel:
         self.pair_version = 0  # bumped when the baseline or the candidate changes
 
     # ---- initial, vectorised -------------------------------------------------------------------
+
+    def _score_runs(self, runs: dict[str, Run], qrels: Qrels, progress) -> None:
+        """Rankings, and every run scored once, all queries at once. Runs go to a few threads: numpy
+        lets go of the GIL in its sorts and joins, so several cores share the work."""
+        nq, cmap = self.nq, self._cmap
+        self.catalog.docs.order()  # computed once here, not by each thread
+        answerable_ids = [q for q in self.qids if q not in self.no_answer]
+
+        def index_and_score(item):
+            rname, run = item
+            ri = RunIndex(run, cmap, nq)
+            # Scored from the rows RunIndex put in trec_eval's order: the engine finds them sorted.
+            s = evaluate(qrels, ri.sorted_run(), self.measures, rel_level=self.level, missing="zero",
+                         queries=answerable_ids)
+            return rname, ri, s
+
+        if progress:
+            progress(f"scoring {len(runs)} runs", 0, len(runs))
+        workers = max(1, min(len(runs), os.cpu_count() or 1, 4))
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                scored = list(pool.map(index_and_score, runs.items()))
+        else:
+            scored = [index_and_score(item) for item in runs.items()]
+        for rname, ri, s in scored:
+            self.runs[rname] = ri
+            pos = np.fromiter((self.qindex[q] for q in s.qids), np.int64, len(s.qids))
+            self.evaluated[pos] = True
+            per = {}
+            for m in self.measures:
+                arr = np.zeros(nq)
+                arr[pos] = s.values[m]
+                per[m] = arr
+            self.values[rname] = per
 
     def _top_k_all(self, qrels: Qrels, ok: np.ndarray, keep: np.ndarray):
         """Per query: unjudged documents in any run's top k (each once); per run and query: judged
