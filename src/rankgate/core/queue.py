@@ -59,6 +59,8 @@ from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
 SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
 
 
+# ---- the gate's queue: a what-if per unjudged document of the baseline's and candidate's top k ------
+
 @dataclass(frozen=True)
 class GateQueueItem:
     """One unjudged document in the baseline's or candidate's top k, with what a relevant label would do
