@@ -117,7 +117,7 @@ def test_receipt_to_missing_folder_is_one_line(tmp_path, capsys):
 def test_headless_path_never_imports_textual():
     code = ("import sys\nfrom rankgate.cli import main\nimport rankgate.core.engine, rankgate.core.gate\n"
             f"rc = main(['gate', {str(LAB)!r}])\n"
-            "assert 'textual' not in sys.modules, 'textual imported'\nassert 'tinydb' not in sys.modules or True\n"
+            "assert 'textual' not in sys.modules, 'textual imported'\nassert 'tinydb' not in sys.modules, 'tinydb imported'\n"
             "print('rc', rc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

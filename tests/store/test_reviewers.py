@@ -339,7 +339,7 @@ def _tiny(tmp_path):
 
 
 def test_the_review_queue_orders_by_decision_must_pass_then_rank(tmp_path):
-    from rankgate.store.queue import build_queue
+    from rankgate.core.queue import build_queue
 
     qrels, runs, policy = _tiny(tmp_path)
     queue = build_queue(qrels, runs, policy)
@@ -369,7 +369,7 @@ def test_the_review_queue_orders_by_decision_must_pass_then_rank(tmp_path):
 
 def test_the_queue_reads_the_labels_of_every_reviewer(db, tmp_path):
     from rankgate.core.model import Catalog
-    from rankgate.store.queue import build_queue
+    from rankgate.core.queue import build_queue
 
     qrels, runs, policy = _tiny(tmp_path)
     with Workspace.open(db) as ws:

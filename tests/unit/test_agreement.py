@@ -151,7 +151,7 @@ def test_measure_pairs_units_and_groups():
 
 
 def test_the_core_modules_stay_headless():
-    code = ("import sys, rankgate.core.agreement, rankgate.core.migrate, rankgate.store.queue; "
+    code = ("import sys, rankgate.core.agreement, rankgate.core.migrate, rankgate.core.queue; "
             "bad = [m for m in ('textual', 'tinydb') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

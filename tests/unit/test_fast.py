@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rankgate.cli import main
+from rankgate.core.measures import FAMILIES
 from tests.conftest import write
 
 pytest.importorskip("pyarrow")
@@ -17,6 +18,17 @@ def fast_path_for_small_files(monkeypatch):
     from rankgate.core.formats import trec_fast as fast
 
     monkeypatch.setattr(fast, "MIN_BYTES", 0)
+
+
+def every_measure() -> str:
+    """Every measure family of the registry, bare and with cutoffs, as far as each allows."""
+    names = []
+    for f in FAMILIES.values():
+        if f.cutoff != "required":
+            names.append(f.name)
+        if f.cutoff != "none":
+            names += [f"{f.name}@0.5"] if f.level else [f"{f.name}@2", f"{f.name}@5"]
+    return ",".join(names)
 
 
 def score(capsys, monkeypatch, fast, *argv):
@@ -48,7 +60,7 @@ def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrel
         rows = sorted(rows, key=lambda r: r[0])
     run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in rows))
     q = write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items() for d, g in ds.items()))
-    argv = ["score", "--qrels", q, "--runs", run, "--format", fmt, "-m", "AP,nDCG@3,nDCG,RR,RR@2,P@2,R@5,bpref,Judged@3,NumRet,NumRet@2,NumRel,NumRelRet,Rprec,IPrec@0.5,Success@2,gmAP,AP@3",
+    argv = ["score", "--qrels", q, "--runs", run, "--format", fmt, "-m", every_measure(),
             "--missing-queries", "zero", "--short-rankings", "allow", "-q", "--k", "2"]
     if fmt == "json":
         argv.remove("-q")

@@ -146,12 +146,12 @@ def gate_depth(args) -> tuple[int | None, int]:
     or None when one has none (AP, nDCG: whole rankings); and k."""
     from types import SimpleNamespace
 
-    from rankgate.core.coverage import ranking_depth
-    from rankgate.core.gate import extra_measures, seed_measures
+    from rankgate.core.gate import extra_measures, gate_measures
+    from rankgate.core.queue import ranking_depth
 
     manifest, _ = find_manifest(args.benchmark, args.qrels)
     policy = resolve(policy_overrides(args), SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
-    return ranking_depth(seed_measures(policy.k) + extra_measures(policy)), policy.k
+    return ranking_depth(gate_measures(policy.k) + extra_measures(policy)), policy.k
 
 
 def check(bundle: Bundle, policy: Policy) -> None:

@@ -691,8 +691,8 @@ def _queue(args) -> int:
     from rankgate.core.benchmark import is_benchmark, load_manifest
     from rankgate.core.bundle import load_bundle
     from rankgate.core.policy import resolve
+    from rankgate.core.queue import build_queue
     from rankgate.store import Workspace, paths
-    from rankgate.store.queue import build_queue
 
     manifest = None
     if args.benchmark:

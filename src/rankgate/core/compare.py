@@ -45,7 +45,7 @@ def aggregate(m: Measure, values: np.ndarray, weights: np.ndarray | None = None)
     total = w.sum()
     if total <= 0:
         return 0.0
-    if m.family == "gmAP":
+    if m.geometric:
         return float(math.exp((w * np.log(np.maximum(v, MIN_GEO_MEAN))).sum() / total))
     return float((w * v).sum() / total)
 

@@ -201,8 +201,39 @@ def _cum_rel(p: Prepared, rel: np.ndarray) -> np.ndarray:
     return c - np.repeat(base, lengths)
 
 
-def _ap(p: Prepared, level: int, k) -> np.ndarray:
-    rel = p.rel(level) & _within(p, k)
+# ---- kernels: one per measure family (core/measures.py), each over all queries at once ----------
+
+KERNELS = {}  # family name -> kernel(prepared, measure, relevance level) -> per-query values
+
+
+def kernel(*families: str):
+    """Register a function as the kernel of these measure families."""
+    def register(fn):
+        for f in families:
+            KERNELS[f] = fn
+        return fn
+    return register
+
+
+@kernel("P")
+def _precision(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return p.count(p.rel(level) & (p.rank < m.cutoff)) / float(m.cutoff)
+
+
+@kernel("R")
+def _recall(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return _safe_div(p.count(p.rel(level) & _within(p, m.cutoff)), p.num_rel(level))
+
+
+@kernel("RR")
+def _reciprocal_rank(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    first = _first_rank(p, p.rel(level) & _within(p, m.cutoff))
+    return _safe_div(np.ones(p.nq), first)
+
+
+@kernel("AP", "gmAP")
+def _ap(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    rel = p.rel(level) & _within(p, m.cutoff)
     prec = _cum_rel(p, rel) / (p.rank + 1.0)
     return _safe_div(p.total(rel, prec[rel]), p.num_rel(level))
 
@@ -221,7 +252,8 @@ def _ideal_dcg(p: Prepared, k) -> np.ndarray:
     return np.bincount(qq[keep], weights=gg[keep] / np.log2(pos[keep] + 2.0), minlength=p.nq)
 
 
-def _ndcg(p: Prepared, m: Measure) -> np.ndarray:
+@kernel("nDCG")
+def _ndcg(p: Prepared, m: Measure, level: int) -> np.ndarray:
     gain = np.where(p.grade > 0, p.grade, 0).astype(np.float64)
     if m.rel is not None:  # a level makes nDCG binary at that level
         gain = p.rel(m.rel).astype(np.float64)
@@ -242,13 +274,20 @@ def _binary_ideal(p: Prepared, level: int, k) -> np.ndarray:
     return disc[n.astype(np.int64)]
 
 
-def _rprec(p: Prepared, level: int) -> np.ndarray:
+@kernel("Success")
+def _success(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return (p.count(p.rel(level) & (p.rank < m.cutoff)) > 0).astype(np.float64)
+
+
+@kernel("Rprec")
+def _rprec(p: Prepared, m: Measure, level: int) -> np.ndarray:
     nr = p.num_rel(level)
     rel = p.rel(level) & (p.rank < nr[p.qp])
     return _safe_div(p.count(rel), nr)
 
 
-def _bpref(p: Prepared, level: int) -> np.ndarray:
+@kernel("bpref")
+def _bpref(p: Prepared, m: Measure, level: int) -> np.ndarray:
     """trec_eval's bpref: each relevant retrieved document loses the share of judged
     non-relevant documents ranked above it, out of min(R, N)."""
     nr = p.num_rel(level)
@@ -265,7 +304,14 @@ def _bpref(p: Prepared, level: int) -> np.ndarray:
     return _safe_div(p.total(rel, contrib[rel]), nr)
 
 
-def _iprec(p: Prepared, level: int, at: float) -> np.ndarray:
+@kernel("Judged")
+def _judged(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return p.count((p.grade != UNJUDGED) & (p.rank < m.cutoff)) / float(m.cutoff)
+
+
+@kernel("IPrec")
+def _iprec(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    at = float(m.cutoff)
     rel = p.rel(level)
     rows = np.flatnonzero(rel)
     out = np.zeros(p.nq)
@@ -293,48 +339,36 @@ def _iprec(p: Prepared, level: int, at: float) -> np.ndarray:
     return out
 
 
+@kernel("NumRet")
+def _num_ret(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return p.num_ret.copy() if m.cutoff is None else np.minimum(p.num_ret, m.cutoff)
+
+
+@kernel("NumRel")
+def _num_rel(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return p.num_rel(level).copy()
+
+
+@kernel("NumRelRet")
+def _num_rel_ret(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return p.count(p.rel(level) & _within(p, m.cutoff))
+
+
 def per_query(p: Prepared, m: Measure) -> np.ndarray:
     """One measure's value for every evaluated query."""
-    level = p.rel_level if m.rel is None else m.rel
-    k = m.cutoff
-    f = m.family
-    if f == "P":
-        return p.count(p.rel(level) & (p.rank < k)) / float(k)
-    if f == "R":
-        return _safe_div(p.count(p.rel(level) & _within(p, k)), p.num_rel(level))
-    if f == "RR":
-        first = _first_rank(p, p.rel(level) & _within(p, k))
-        return _safe_div(np.ones(p.nq), first)
-    if f in ("AP", "gmAP"):
-        return _ap(p, level, k)
-    if f == "nDCG":
-        return _ndcg(p, m)
-    if f == "Success":
-        return (p.count(p.rel(level) & (p.rank < k)) > 0).astype(np.float64)
-    if f == "Rprec":
-        return _rprec(p, level)
-    if f == "bpref":
-        return _bpref(p, level)
-    if f == "Judged":
-        return p.count((p.grade != UNJUDGED) & (p.rank < k)) / float(k)
-    if f == "IPrec":
-        return _iprec(p, level, float(k))
-    if f == "NumRet":
-        return p.num_ret.copy() if k is None else np.minimum(p.num_ret, k)
-    if f == "NumRel":
-        return p.num_rel(level).copy()
-    if f == "NumRelRet":
-        return p.count(p.rel(level) & _within(p, k))
-    raise ValueError(f"unknown measure family {f}")
+    compute = KERNELS.get(m.family)
+    if compute is None:
+        raise ValueError(f"unknown measure family {m.family}")
+    return compute(p, m, p.rel_level if m.rel is None else m.rel)
 
 
 def summarise(m: Measure, values: np.ndarray) -> float:
-    """trec_eval's summary: the mean, sums for counts, the geometric mean for gmAP."""
+    """trec_eval's summary: the mean, the sum or the geometric mean, as the measure's family says."""
     if not len(values):
         return 0.0
     if m.summed:
         return float(values.sum())
-    if m.family == "gmAP":
+    if m.geometric:
         return float(math.exp(np.log(np.maximum(values, MIN_GEO_MEAN)).mean()))
     return float(values.mean())
 

@@ -1,6 +1,6 @@
 """Policy -> checks -> decision.
 
-The seed's gate: candidate Recall@k and MRR@k not lower than the baseline's,
+The default gate: candidate Recall@k and MRR@k not lower than the baseline's,
 and every must-pass query hit in the candidate's top k. A policy adds rules
 (floors, tolerances, per-slice floors with a minimum slice size, weighted
 macros, "no significant regression", judged coverage, latency and context
@@ -30,7 +30,7 @@ from rankgate.core.model import Qrels, Query, Run
 from rankgate.core.policy import Policy, Rule
 from rankgate.core.validate import Checks
 
-SEED_MACRO = ("hit_rate_at_k", "precision_at_k", "recall_at_k", "mrr_at_k")
+GATE_MACROS = ("hit_rate_at_k", "precision_at_k", "recall_at_k", "mrr_at_k")  # gate_measures' names in the JSON
 EPS = 1e-12
 QUEUE_IN_REPORT = 20  # review-queue entries the gate's JSON lists (the app gets them all)
 
@@ -39,19 +39,20 @@ def today() -> dt.date:
     return dt.datetime.now(dt.timezone.utc).date()
 
 
-# ---- per-query rows and macros in the seed's shape -------------------------------------------
+# ---- per-query rows and macros in the release-gate JSON's shape ------------------------------
 
-def seed_measures(k: int) -> list[Measure]:
+def gate_measures(k: int) -> list[Measure]:
+    """The four measures every gate reports: hit (Success), P, R and RR at k."""
     return [Measure("Success", k), Measure("P", k), Measure("R", k), Measure("RR", k)]
 
 
 def score_run(qrels: Qrels, run: Run, k: int, checks: Checks, extra: list[Measure], answerable: list[str]) -> Scores:
-    ms = list(dict.fromkeys(seed_measures(k) + list(extra)))
+    ms = list(dict.fromkeys(gate_measures(k) + list(extra)))
     return evaluate(qrels, run, ms, rel_level=checks.rel_level, missing="zero", queries=answerable)
 
 
 def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Measure]) -> list[dict]:
-    """Per query: the seed's fields (hit, P, R, RR at k, found and missing IDs) plus extra measures."""
+    """Per query: the release-gate JSON's fields (hit, P, R, RR at k, found and missing IDs) plus extra measures."""
     p = scores.prepared
     dn = qrels.catalog.docs.names
     found: list[list[str]] = [[] for _ in range(p.nq)]
@@ -63,7 +64,7 @@ def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Mea
     for qp, d in zip(p.qrels_qp[ok].tolist(), qrels.doc[ok].tolist()):
         relevant[qp].add(dn[d])
     v = scores.values
-    hit, prec, rec, rr = (v[m] for m in seed_measures(k))
+    hit, prec, rec, rr = (v[m] for m in gate_measures(k))
     out = []
     for i, qid in enumerate(scores.qids):
         row = {"query": qid, "hit_at_k": bool(hit[i]), "precision_at_k": float(prec[i]),
@@ -77,7 +78,7 @@ def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Mea
 
 def macro(scores: Scores, k: int, extra: list[Measure]) -> dict:
     s = scores.summary()
-    hit, prec, rec, rr = seed_measures(k)
+    hit, prec, rec, rr = gate_measures(k)
     out = {"hit_rate_at_k": s[hit], "precision_at_k": s[prec], "recall_at_k": s[rec], "mrr_at_k": s[rr]}
     for m in extra:
         out[m.name] = s[m]
@@ -89,15 +90,15 @@ def answerable_queries(qrels: Qrels, no_answer: set[str]) -> list[str]:
 
 
 def extra_measures(policy: Policy) -> list[Measure]:
-    """Measures reported beside the seed's four: the policy's, then those its rules name."""
+    """Measures reported beside the gate's four (`gate_measures`): the policy's, then those its rules name."""
     k = policy.k
     ruled = [r.measure for r in policy.effective_rules() if r.measure is not None]
-    return list(dict.fromkeys(policy.measures + [m for m in ruled if m not in seed_measures(k)]))
+    return list(dict.fromkeys(policy.measures + [m for m in ruled if m not in gate_measures(k)]))
 
 
 def macro_keys(k: int, extra: list[Measure]) -> list[tuple[str, Measure]]:
-    """The report's macro names (the seed's four, then measure names) with their measures."""
-    return list(zip(SEED_MACRO, seed_measures(k))) + [(m.name, m) for m in extra]
+    """The report's macro names (the gate's four, then measure names) with their measures."""
+    return list(zip(GATE_MACROS, gate_measures(k))) + [(m.name, m) for m in extra]
 
 
 # ---- the decision --------------------------------------------------------------------------------
@@ -338,8 +339,8 @@ def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: s
 class GateResult:
     data: dict
     paired: Paired | None = None
-    rows: list[dict] = field(default_factory=list)  # the candidate's per-query rows (the seed's shape)
-    queue: object = None  # the whole review queue (coverage.ReviewQueue), when asked for
+    rows: list[dict] = field(default_factory=list)  # the candidate's per-query rows (the release-gate JSON's shape)
+    queue: object = None  # the gate's whole review queue (queue.GateQueue), when asked for
     decided: Decision | None = None
 
     @property
@@ -367,7 +368,7 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
     binding = check_binding(qrels, [baseline, candidate], allow=policy.allow_snapshot_mismatch,
                             manifest_version=manifest_version)
     extra = extra_measures(policy)
-    gm = list(dict.fromkeys(seed_measures(k) + extra))
+    gm = list(dict.fromkeys(gate_measures(k) + extra))
     p = pair(qrels, baseline, candidate, k=k, measures=gm, rel_level=level, no_answer=no_answer, queries=queries)
     b = Scores(baseline.name, p.qids, p.baseline, p.prepared["baseline"])
     c = Scores(candidate.name, p.qids, p.candidate, p.prepared["candidate"])
@@ -406,9 +407,9 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
     }
     queue = None
     if review:
-        from rankgate.core.coverage import review_queue
+        from rankgate.core.queue import gate_queue
 
-        queue = review_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
+        queue = gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
         data["coverage"]["review_queue"] = [x.as_dict() for x in queue[:QUEUE_IN_REPORT]]
         data["coverage"]["review_queue_total"] = len(queue)
     return GateResult(data, p, c_rows, queue, dec)

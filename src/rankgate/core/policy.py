@@ -114,7 +114,7 @@ class Policy:
     k: int = 3
     checks: Checks = field(default_factory=Checks)
     measures: list[Measure] = field(default_factory=list)
-    rules: list[Rule] | None = None  # None: the seed's two rules
+    rules: list[Rule] | None = None  # None: the default two rules (R@k and RR@k not lower)
     must_pass: list[str] = field(default_factory=list)
     baseline: str | None = None
     candidate: str | None = None

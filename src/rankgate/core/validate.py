@@ -1,6 +1,6 @@
 """Structural checks of qrels against runs, all reported at once.
 
-The seed's rules: empty qrels or runs (the readers refuse those), a query with no
+What it checks: empty qrels or runs (the readers refuse those), a query with no
 relevant document or a repeated one, a run whose query IDs differ from the
 qrels' (missing and extra named), a document ranked twice for one query, and a
 ranking shorter than k. Each problem names the file and line or JSON path.

@@ -79,10 +79,6 @@ def bindings() -> list[Binding]:
             for c in COMMANDS]
 
 
-def command_for(action: str) -> Command:
-    return next(c for c in COMMANDS if c.action == action)
-
-
 def safe_prompt(matcher: Matcher | None, text: str) -> Content:
     """A palette prompt from data, literal (Matcher.highlight would parse it as markup)."""
     text = visible(text, lines="space")

@@ -29,7 +29,7 @@ import numpy as np
 
 from rankgate.core.compare import Paired, aggregate, budget_values
 from rankgate.core.engine import evaluate
-from rankgate.core.gate import decide, extra_measures, macro_keys, seed_measures
+from rankgate.core.gate import decide, extra_measures, gate_measures, macro_keys
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run, sort_run, unique
 from rankgate.core.policy import Policy
@@ -190,43 +190,13 @@ class ReviewModel:
         self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if nq else np.zeros(0, bool)
 
         self.extra: list[Measure] = extra_measures(policy)
-        self.measures: list[Measure] = list(dict.fromkeys(seed_measures(self.k) + self.extra))
-        self.hit_m, self.p_m, self.r_m, self.rr_m = seed_measures(self.k)
+        self.measures: list[Measure] = list(dict.fromkeys(gate_measures(self.k) + self.extra))
+        self.hit_m, self.p_m, self.r_m, self.rr_m = gate_measures(self.k)
 
-        # Rankings, and every run scored once, all queries at once. Runs go to a few threads: numpy
-        # lets go of the GIL in its sorts and joins, so several cores share the work.
-        self.catalog.docs.order()  # computed once here, not by each thread
-        answerable_ids = [q for q in self.qids if q not in self.no_answer]
-
-        def index_and_score(item):
-            rname, run = item
-            ri = RunIndex(run, cmap, nq)
-            # Scored from the rows RunIndex put in trec_eval's order: the engine finds them sorted.
-            s = evaluate(qrels, ri.sorted_run(), self.measures, rel_level=self.level, missing="zero",
-                         queries=answerable_ids)
-            return rname, ri, s
-
-        if progress:
-            progress(f"scoring {len(runs)} runs", 0, len(runs))
-        workers = max(1, min(len(runs), os.cpu_count() or 1, 4))
-        if workers > 1:
-            with ThreadPoolExecutor(workers) as pool:
-                scored = list(pool.map(index_and_score, runs.items()))
-        else:
-            scored = [index_and_score(item) for item in runs.items()]
         self.runs: dict[str, RunIndex] = {}
         self.values: dict[str, dict[Measure, np.ndarray]] = {}
         self.evaluated = np.zeros(nq, bool)
-        for rname, ri, s in scored:
-            self.runs[rname] = ri
-            pos = np.fromiter((self.qindex[q] for q in s.qids), np.int64, len(s.qids))
-            self.evaluated[pos] = True
-            per = {}
-            for m in self.measures:
-                arr = np.zeros(nq)
-                arr[pos] = s.values[m]
-                per[m] = arr
-            self.values[rname] = per
+        self._score_runs(runs, qrels, progress)
         self.run_names = list(self.runs)
         self.baseline = baseline if baseline in self.runs else (self.run_names[0] if self.run_names else "")
         self.candidate = candidate if candidate in self.runs else (
@@ -254,6 +224,40 @@ class ReviewModel:
         self.pair_version = 0  # bumped when the baseline or the candidate changes
 
     # ---- initial, vectorised -------------------------------------------------------------------
+
+    def _score_runs(self, runs: dict[str, Run], qrels: Qrels, progress) -> None:
+        """Rankings, and every run scored once, all queries at once. Runs go to a few threads: numpy
+        lets go of the GIL in its sorts and joins, so several cores share the work."""
+        nq, cmap = self.nq, self._cmap
+        self.catalog.docs.order()  # computed once here, not by each thread
+        answerable_ids = [q for q in self.qids if q not in self.no_answer]
+
+        def index_and_score(item):
+            rname, run = item
+            ri = RunIndex(run, cmap, nq)
+            # Scored from the rows RunIndex put in trec_eval's order: the engine finds them sorted.
+            s = evaluate(qrels, ri.sorted_run(), self.measures, rel_level=self.level, missing="zero",
+                         queries=answerable_ids)
+            return rname, ri, s
+
+        if progress:
+            progress(f"scoring {len(runs)} runs", 0, len(runs))
+        workers = max(1, min(len(runs), os.cpu_count() or 1, 4))
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                scored = list(pool.map(index_and_score, runs.items()))
+        else:
+            scored = [index_and_score(item) for item in runs.items()]
+        for rname, ri, s in scored:
+            self.runs[rname] = ri
+            pos = np.fromiter((self.qindex[q] for q in s.qids), np.int64, len(s.qids))
+            self.evaluated[pos] = True
+            per = {}
+            for m in self.measures:
+                arr = np.zeros(nq)
+                arr[pos] = s.values[m]
+                per[m] = arr
+            self.values[rname] = per
 
     def _top_k_all(self, qrels: Qrels, ok: np.ndarray, keep: np.ndarray):
         """Per query: unjudged documents in any run's top k (each once); per run and query: judged
@@ -416,7 +420,7 @@ class ReviewModel:
         return view
 
     def macro(self, rname: str) -> dict[str, float]:
-        """One run's macros in core.gate.macro's shape (the seed's four names, then the extra measures)."""
+        """One run's macros in core.gate.macro's shape (the gate's four names, then the extra measures)."""
         ev = self.evaluated
         return {key: aggregate(m, self.values[rname][m][ev]) for key, m in macro_keys(self.k, self.extra)}
 
@@ -437,7 +441,7 @@ class ReviewModel:
     REQUEUE_AFTER = 25  # edits after which the queue is ranked again (next() skips what was judged meanwhile)
 
     def review_queue(self):
-        """The store's review queue (`rankgate.store.queue.build_queue`) for the current baseline and
+        """The review queue (`rankgate.core.queue.build_queue`) for the current baseline and
         candidate and every loaded run, on the current labels. Kept until the pair changes or a batch of
         edits has gone by; `next_to_review` skips what has been judged since it was built."""
         if not self.queue_fresh():
@@ -454,7 +458,7 @@ class ReviewModel:
         now (a snapshot), so edits made while it runs do not disturb it; it stores what it built."""
         import dataclasses
 
-        from rankgate.store.queue import build_queue
+        from rankgate.core.queue import build_queue
 
         key, version = self.pair_version, self.version
         policy = dataclasses.replace(self.policy, baseline=self.baseline, candidate=self.candidate)

@@ -88,7 +88,7 @@ def split_run_spec(spec: str) -> tuple[str | None, str]:
 
 def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | None = None,
               progress=None) -> list[Run]:
-    """All runs in one file: the seed's JSON holds several; TREC and JSONL hold one.
+    """All runs in one file: the release-gate JSON holds several; TREC and JSONL hold one.
 
     `progress(done, total)` reports a long TREC (bytes) or JSONL (characters) read as it goes.
     """

@@ -1,12 +1,12 @@
 """JSON and JSONL forms of qrels and runs.
 
 Qrels:
-  seed (binary)   {"q-backup": ["doc-a", "doc-b"]}
+  release-gate    {"q-backup": ["doc-a", "doc-b"]}  (binary)
   graded          {"q-backup": {"doc-a": 2, "doc-b": 0}}
-  export          {"meta": {...}, "qrels": <seed or graded>}
+  export          {"meta": {...}, "qrels": <release-gate or graded>}
   JSONL judgments {"query": ..., "doc": ..., "grade": 2, "reason": ..., "collection_version": ..., "reviewer": ...}
 Runs:
-  seed            {"run-name": {"q-backup": ["doc-a", ...]}}  (list order is the ranking)
+  release-gate    {"run-name": {"q-backup": ["doc-a", ...]}}  (list order is the ranking)
   JSONL           optional {"meta": {...}} first line, then
                   {"query": ..., "ranking": ["doc", ...] | [{"doc": ..., "score": ...}], "latency_ms": .., "context_tokens": ..}
 """
@@ -58,7 +58,7 @@ def _is_grade(v) -> bool:
 
 
 def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
-    """Seed (binary lists), graded objects, or a rankgate export wrapping either."""
+    """The release-gate JSON (binary lists), graded objects, or a rankgate export wrapping either."""
     catalog = catalog or Catalog()
     meta: dict = {}
     prefix: tuple = ()
@@ -163,7 +163,7 @@ def qrels_from_jsonl(path: str, text: str, catalog: Catalog | None = None) -> Qr
 
 
 def runs_from_json(path: str, data, catalog: Catalog | None = None) -> list[Run]:
-    """The seed's runs file: several named runs, each {qid: [doc, ...]} in rank order."""
+    """The release-gate JSON's runs file: several named runs, each {qid: [doc, ...]} in rank order."""
     catalog = catalog or Catalog()
     if not isinstance(data, dict):
         raise InputError(path, f"expected a JSON object of run names, found {type(data).__name__}", where="$")

@@ -373,7 +373,7 @@ class ReviewScreen(Screen):
             self._point(first)
 
     def action_next_queued(self) -> None:
-        """The next item of the review queue (`rankgate.store.queue`, most decisive first): its query and
+        """The next item of the review queue (`rankgate.core.queue`, most decisive first): its query and
         document, highlighted for the grade keys, and why it is next."""
         m = self.model
         last = self.last_queued

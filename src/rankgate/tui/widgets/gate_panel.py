@@ -13,7 +13,7 @@ from rankgate.tui.widgets.marks import MUST, delta_text
 from rankgate.tui.widgets.text_static import TextStatic
 
 MAX_FAILED = 12
-SEED_NAMES = {"hit_rate_at_k": "Hit@{k}", "precision_at_k": "P@{k}", "recall_at_k": "R@{k}", "mrr_at_k": "MRR@{k}"}
+MACRO_LABELS = {"hit_rate_at_k": "Hit@{k}", "precision_at_k": "P@{k}", "recall_at_k": "R@{k}", "mrr_at_k": "MRR@{k}"}
 
 
 def decision_text(view: GateView) -> Text:
@@ -63,7 +63,7 @@ class GatePanel(VerticalScroll):
         table.append(f"{'measure':<12}{'baseline':>10}{'candidate':>11}{'Δ':>10}", style="bold dim")
         for key, bv in view.baseline_macro.items():
             cv = view.candidate_macro[key]
-            name = SEED_NAMES[key].format(k=view.k) if key in SEED_NAMES else key
+            name = MACRO_LABELS[key].format(k=view.k) if key in MACRO_LABELS else key
             table.append("\n")
             table.append_text(literal(excerpt(name, 11).ljust(12)))
             table.append(f"{bv:>10.4f}{cv:>11.4f}  ")

@@ -159,10 +159,6 @@ class RankingPane(Horizontal):
                 lst.current_doc = doc
                 lst.refresh_rows(*rows)
 
-    def point_at(self, role: str, index: int) -> None:
-        lst = self.lists()[role]
-        lst.cursor = index
-
     def point_at_doc(self, role: str, doc: str) -> bool:
         """Put a list's cursor on a document (False: that list does not show it)."""
         lst = self.lists()[role]

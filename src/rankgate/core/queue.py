@@ -1,47 +1,70 @@
-"""Coverage: the unjudged documents in the runs' top k, ordered by what their label could change.
+"""The review queue: the unjudged documents in the runs' top k, most decisive first.
 
 The engine scores an unjudged document as not relevant, so labelling one "not
 relevant" changes no measure (only the judged share); labelling it relevant
-can. For every unjudged document in the baseline's or the candidate's top k,
-`review_queue` re-scores its query with the document judged relevant (at
-the highest grade in the labels), all such what-ifs in one vectorised engine
-call, and asks what that would do to the gate:
+can. Two layers, one on the other:
+
+The gate's queue (`gate_queue(paired, qrels, policy)`). For every unjudged
+document in the baseline's or the candidate's top k, it re-scores its query
+with the document judged relevant (at the highest grade in the labels), all
+such what-ifs in one vectorised engine call, and asks what that would do to
+the gate:
 
 1. would the decision flip (accept <-> reject)?
 2. which checks would change outcome (`flips`)?
 3. by how much would each gated macro delta (candidate - baseline) move
    (`effects`; `impact` is the largest absolute one)?
 
-The queue is ordered by those three, then must-pass queries first, then the
-best rank. It is the app's review queue: `review_queue(paired, qrels, policy)`.
+It is ordered by those three, then must-pass queries first, then the best
+rank. Every check is re-evaluated exactly from the changed per-query values,
+except "no significant regression": its test is re-run (same seed, same
+resamples) only for the documents that could move it the right way, at most a
+fixed budget of resample work per rule, the largest effects first.
 
-Every check is re-evaluated exactly from the changed per-query values, except
-"no significant regression": its test is re-run (same seed, same resamples)
-only for the documents that could move it the right way, at most a fixed
-budget of resample work per rule, the largest effects first.
+The review queue (`build_queue(qrels, runs, policy)`), what the CLI's
+`labels queue` and the app's "next to review" key walk: every document in any
+loaded run's top k that no one has judged (no reviewer's judgment stands for
+it: it is not in the labels), most decisive first:
+
+1. its label could flip the gate's decision, then flip any gate check (the
+   gate's queue above, for the policy's baseline and candidate, reused as is);
+2. judged relevant, it would change a must-pass query's outcome for some
+   loaded run (the run misses that query in its top k today);
+3. it would move a gated macro delta (the larger the move, the earlier);
+4. it belongs to a must-pass query;
+5. its best rank in any loaded run (1 first);
+6. then the queries' order in the labels, and the document ID.
+
+    queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer)
+    item = queue.next(after=(qid, doc), judged=lambda q, d: d in book.grades(q))
+
+The qrels and the runs must share one `Catalog` (as `load_bundle` and
+`Workspace.to_qrels(catalog)` arrange).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rankgate.core.compare import Paired, aggregate
 from rankgate.core.engine import MIN_GEO_MEAN, UNJUDGED, evaluate
-from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, LeanRun, Qrels, unique
+from rankgate.core.measures import DEPTH_FAMILIES, Measure
+from rankgate.core.model import Catalog, LeanRun, Qrels, Query, Run, unique
 from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
 
 SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
-DEPTH_FAMILIES = {"P", "R", "RR", "nDCG", "AP", "Success", "Judged", "NumRelRet"}  # need only the top cutoff
 
+
+# ---- the gate's queue: a what-if per unjudged document of the baseline's and candidate's top k ------
 
 @dataclass(frozen=True)
-class ReviewItem:
-    """One unjudged document in a run's top k, with what a relevant label would change."""
+class GateQueueItem:
+    """One unjudged document in the baseline's or candidate's top k, with what a relevant label would do
+    to the gate."""
 
     query: str
     doc: str
@@ -185,37 +208,69 @@ def _macros_after(m: Measure, values: np.ndarray, weights: np.ndarray | None, ma
     total = ws.sum()
     if total <= 0:
         return np.zeros(len(qp))
-    if m.family == "gmAP":
+    if m.geometric:
         lg = lambda x: np.log(np.maximum(x, MIN_GEO_MEAN))  # noqa: E731
         return np.exp(((ws * lg(vs)).sum() + wq * (lg(new) - lg(values[qp]))) / total)
     return ((ws * vs).sum() + wq * (new - values[qp])) / total
 
 
-def review_queue(p: Paired, qrels: Qrels, policy, *, as_of: dt.date | None = None, decision=None,
-                 grade: int | None = None) -> "ReviewQueue":
+def gate_queue(p: Paired, qrels: Qrels, policy, *, as_of: dt.date | None = None, decision=None,
+               grade: int | None = None) -> "GateQueue":
     """Every unjudged document in either run's top k, most decisive first (see the module's doc)."""
-    from rankgate.core.gate import decide, rule_slices
+    from rankgate.core.gate import decide
 
     qp, doc, ranks = unjudged_in_top_k(p)
     P = len(qp)
     if not P:
-        return ReviewQueue.empty()
+        return GateQueue.empty()
     if grade is None:
         grade = max(int(qrels.grade.max()) if len(qrels.grade) else p.rel_level, p.rel_level)
     dec = decision or decide(policy, p, as_of=as_of)
     new = relabelled(p, qrels, qp, doc, grade)
     old = {role: p.values(role) for role in ("baseline", "candidate")}
 
-    # Effects: how each plain macro delta would move.
+    effects, impact = _effects(p, qp, old, new)
+    names, after_ok = _checks_after(p, policy, dec, qp, ranks, old, new, effects)
+    # Checks not re-evaluated above (none today) keep their outcome.
+    untouched = [n for n in dec.checks if n not in names]
+    if names:
+        after = np.vstack(after_ok).T
+        before = np.array([dec.checks[n] for n in names], dtype=bool)
+        flipped = after != before
+        accepted_after = after.all(axis=1) & all(dec.checks[n] for n in untouched)
+    else:
+        flipped = np.zeros((P, 0), bool)
+        accepted_after = np.full(P, dec.accepted)
+    changes = accepted_after != dec.accepted
+    must_q = np.array([q in set(policy.must_pass) for q in p.qids], dtype=bool)[qp]
+    big = np.int64(1) << 60
+    best = np.minimum(np.where(ranks["baseline"] > 0, ranks["baseline"], big),
+                      np.where(ranks["candidate"] > 0, ranks["candidate"], big))
+    docorder = qrels.catalog.docs.order()[doc]
+    order = np.lexsort((docorder, qp, best, ~must_q, -np.round(impact, 12), ~flipped.any(axis=1), ~changes))
+    return GateQueue(p.qids, qrels.catalog.docs.names, qp[order], doc[order], ranks["baseline"][order],
+                     ranks["candidate"][order], must_q[order], changes[order], names, flipped[order],
+                     impact[order], {k: v[order] for k, v in effects.items()}, grade)
+
+
+def _effects(p: Paired, qp: np.ndarray, old: dict, new: dict) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """How each plain macro delta would move after each what-if, and the largest move (the impact)."""
     effects: dict[str, np.ndarray] = {}
     for m in p.measures:
         after = (_macros_after(m, old["candidate"][m], None, None, qp, new["candidate"][m])
                  - _macros_after(m, old["baseline"][m], None, None, qp, new["baseline"][m]))
         eff = after - (aggregate(m, old["candidate"][m]) - aggregate(m, old["baseline"][m]))
         effects[m.name] = np.where(np.abs(eff) < 1e-12, 0.0, eff)  # rounding noise is no effect
-    impact = np.max(np.abs(np.vstack(list(effects.values()))), axis=0) if effects else np.zeros(P)
+    impact = np.max(np.abs(np.vstack(list(effects.values()))), axis=0) if effects else np.zeros(len(qp))
+    return effects, impact
 
-    # Each check's outcome after each what-if.
+
+def _checks_after(p: Paired, policy, dec, qp: np.ndarray, ranks: dict, old: dict, new: dict,
+                  effects: dict) -> tuple[list[str], list[np.ndarray]]:
+    """Each check's outcome after each what-if: the checks' names and, per name, an outcome per what-if."""
+    from rankgate.core.gate import rule_slices
+
+    P = len(qp)
     current = {w.query for w in policy.waivers if not w.expired(dec.as_of)}
     waived = np.array([q in current for q in p.qids], dtype=bool)
     hit = p.hit
@@ -272,30 +327,11 @@ def review_queue(p: Paired, qrels: Qrels, policy, *, as_of: dt.date | None = Non
         record("must_pass_queries_hit", count == 0)
     if "waivers_not_expired" in dec.checks:
         record("waivers_not_expired", np.full(P, dec.checks["waivers_not_expired"]))
-    # Checks not re-evaluated above (none today) keep their outcome.
-    untouched = [n for n in dec.checks if n not in names]
-    if names:
-        after = np.vstack(after_ok).T
-        before = np.array([dec.checks[n] for n in names], dtype=bool)
-        flipped = after != before
-        accepted_after = after.all(axis=1) & all(dec.checks[n] for n in untouched)
-    else:
-        flipped = np.zeros((P, 0), bool)
-        accepted_after = np.full(P, dec.accepted)
-    changes = accepted_after != dec.accepted
-    must_q = np.array([q in set(policy.must_pass) for q in p.qids], dtype=bool)[qp]
-    big = np.int64(1) << 60
-    best = np.minimum(np.where(ranks["baseline"] > 0, ranks["baseline"], big),
-                      np.where(ranks["candidate"] > 0, ranks["candidate"], big))
-    docorder = qrels.catalog.docs.order()[doc]
-    order = np.lexsort((docorder, qp, best, ~must_q, -np.round(impact, 12), ~flipped.any(axis=1), ~changes))
-    return ReviewQueue(p.qids, qrels.catalog.docs.names, qp[order], doc[order], ranks["baseline"][order],
-                       ranks["candidate"][order], must_q[order], changes[order], names, flipped[order],
-                       impact[order], {k: v[order] for k, v in effects.items()}, grade)
+    return names, after_ok
 
 
-class ReviewQueue(Sequence):
-    """The review queue as arrays, in order; items (`ReviewItem`) are built when read, so a queue of
+class GateQueue(Sequence):
+    """The gate's queue as arrays, in order; items (`GateQueueItem`) are built when read, so a queue of
     a hundred thousand documents costs no more than its arrays."""
 
     def __init__(self, qids, docnames, qp, doc, brank, crank, must, changes, checks, flipped, impact, effects,
@@ -306,7 +342,7 @@ class ReviewQueue(Sequence):
         self.impact, self.effects, self.grade = impact, effects, grade
 
     @classmethod
-    def empty(cls) -> "ReviewQueue":
+    def empty(cls) -> "GateQueue":
         z = np.zeros(0, np.int64)
         return cls([], [], z, z, z, z, z.astype(bool), z.astype(bool), [], np.zeros((0, 0), bool), z * 1.0, {}, 1)
 
@@ -320,12 +356,12 @@ class ReviewQueue(Sequence):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
-        return ReviewItem(self._qids[int(self.qp[i])], self._docs[int(self.doc[i])], int(self.brank[i]) or None,
+        return GateQueueItem(self._qids[int(self.qp[i])], self._docs[int(self.doc[i])], int(self.brank[i]) or None,
                           int(self.crank[i]) or None, bool(self.must[i]), bool(self.changes[i]),
                           tuple(n for n, f in zip(self.checks, self.flipped[i].tolist()) if f),
                           float(self.impact[i]), {k: float(v[i]) for k, v in self.effects.items()}, self.grade)
 
-    def for_query(self, qid: str) -> list[ReviewItem]:
+    def for_query(self, qid: str) -> list[GateQueueItem]:
         """This query's entries, in queue order (the app's per-query walk)."""
         try:
             pos = self._qids.index(qid)
@@ -368,3 +404,161 @@ def _significance_after(rule, p: Paired, policy, mask, qp, new, effects, before:
             significant = mean < -1e-12 and pv < alpha
         out[i] = not (mean < -1e-12 and significant)
     return out
+
+
+# ---- the review queue over every loaded run ------------------------------------------------------
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One unjudged document, and why it is where it is in the queue."""
+
+    query: str
+    doc: str
+    ranks: dict[str, int]  # run -> 1-based rank, for the runs that have it in their top k
+    must_pass: bool
+    changes_decision: bool = False  # judged relevant, the gate's decision would flip
+    flips: tuple[str, ...] = ()  # gate checks whose outcome would change
+    impact: float = 0.0  # the largest change of a gated macro delta (candidate - baseline)
+    must_pass_runs: tuple[str, ...] = ()  # runs that miss this must-pass query today and would hit it
+    effects: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def best_rank(self) -> int:
+        return min(self.ranks.values())
+
+    def why(self) -> str:
+        """One line: the reason this item is this high in the queue."""
+        if self.changes_decision:
+            return "could flip the gate's decision" + (f" ({', '.join(self.flips)})" if self.flips else "")
+        if self.flips:
+            return f"could flip {', '.join(self.flips)}"
+        if self.impact > 0:
+            m, v = max(self.effects.items(), key=lambda kv: abs(kv[1]))
+            return f"moves the {m} delta by {v:+.4f}"
+        if self.must_pass_runs:
+            return f"could make must-pass query hit in {', '.join(self.must_pass_runs)}"
+        if self.must_pass:
+            return "must-pass query"
+        return f"rank {self.best_rank}"
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "doc": self.doc, "ranks": dict(self.ranks), "best_rank": self.best_rank,
+                "must_pass": self.must_pass, "changes_decision": self.changes_decision, "flips": list(self.flips),
+                "impact": self.impact, "must_pass_runs": list(self.must_pass_runs), "effects": dict(self.effects),
+                "why": self.why()}
+
+
+class ReviewQueue(Sequence):
+    """The queue in order; `next()` walks it past what has been judged since it was built."""
+
+    def __init__(self, items: list[QueueItem], k: int, gate: tuple[str, str] | None = None,
+                 decision: str | None = None):
+        self.items = items
+        self.k = k
+        self.gate = gate  # (baseline, candidate) when the gate's what-if was computed
+        self.decision = decision  # the gate's decision now ("accept" / "reject"), when computed
+        self._pos = {(it.query, it.doc): i for i, it in enumerate(items)}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def index(self, qid: str, doc: str) -> int | None:
+        return self._pos.get((qid, doc))
+
+    def next(self, after: tuple[str, str] | None = None,
+             judged: Callable[[str, str], bool] | Container | None = None) -> QueueItem | None:
+        """The first item after `after` (from the start when None, or when `after` is not queued) that is
+        not `judged` (a container of (query, doc), or a function of query and doc); None at the end."""
+        start = 0
+        if after is not None:
+            pos = self._pos.get(tuple(after))
+            start = 0 if pos is None else pos + 1
+        test = judged if callable(judged) or judged is None else (lambda q, d: (q, d) in judged)
+        for it in self.items[start:]:
+            if test is None or not test(it.query, it.doc):
+                return it
+        return None
+
+    def for_query(self, qid: str) -> list[QueueItem]:
+        return [it for it in self.items if it.query == qid]
+
+    def as_dict(self, limit: int | None = None) -> dict:
+        items = self.items if limit is None else self.items[:limit]
+        return {"k": self.k, "gate": list(self.gate) if self.gate else None, "decision": self.decision,
+                "total": len(self.items), "items": [it.as_dict() for it in items]}
+
+
+def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query code, doc code, 1-based rank) of the run's top k, in trec_eval order."""
+    from rankgate.core.model import sort_run
+
+    q, doc, _ = sort_run(run)
+    n = len(q)
+    if not n:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    brk = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    starts = np.repeat(brk, np.diff(np.r_[brk, n]))
+    rank = np.arange(n) - starts + 1
+    top = rank <= k
+    return q[top].astype(np.int64), doc[top].astype(np.int64), rank[top]
+
+
+def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mapping[str, Query] | None = None,
+                no_answer=frozenset(), k: int | None = None, as_of: dt.date | None = None) -> ReviewQueue:
+    """The review queue over every run in `runs` (see the module's doc). `policy`: the gate's policy (its k,
+    relevance level, must-pass queries, baseline and candidate); `k` overrides its k."""
+    k = int(k or policy.k)
+    level = policy.checks.rel_level
+    cat = qrels.catalog
+    for name, run in runs.items():
+        if run.catalog is not cat:
+            raise ValueError(f"run {name!r} does not share the qrels' catalog (read them with one Catalog)")
+    qnames, dnames = cat.queries.names, cat.docs.names
+    key = qrels.q.astype(np.int64) * (1 << 32) + qrels.doc.astype(np.int64)
+    judged = unique(key)
+    relevant = unique(key[qrels.grade >= level])
+    wanted = list(dict.fromkeys(list(qrels.query_ids) + list(queries or {})))
+    order = {q: i for i, q in enumerate(wanted)}
+    wanted_codes = np.array(sorted(c for q in wanted if (c := cat.queries.get(q)) is not None), dtype=np.int64)
+    must = set(policy.must_pass) | {q.id for q in (queries or {}).values() if q.must_pass}
+    found: dict[tuple[int, int], dict[str, int]] = {}
+    misses_must: dict[str, set[int]] = {}  # run -> must-pass query codes it misses in its top k
+    must_codes = np.array([c for q in must if (c := cat.queries.get(q)) is not None], dtype=np.int64)
+    for name, run in runs.items():
+        q, doc, rank = _top_k(run, k)
+        rk = q * (1 << 32) + doc
+        inside = np.isin(q, wanted_codes)
+        hit_q = unique(q[np.isin(rk, relevant)])
+        misses_must[name] = set(np.setdiff1d(must_codes, hit_q).tolist())
+        sel = inside & ~np.isin(rk, judged)
+        for qc, dc, r in zip(q[sel].tolist(), doc[sel].tolist(), rank[sel].tolist()):
+            per = found.setdefault((qc, dc), {})
+            per[name] = min(r, per.get(name, r))
+    gate_info: dict[tuple[str, str], tuple[bool, tuple[str, ...], float, dict]] = {}
+    gate = decision = None
+    if policy.baseline and policy.candidate and policy.baseline in runs and policy.candidate in runs:
+        from rankgate.core.compare import pair
+        from rankgate.core.gate import decide, extra_measures, gate_measures
+
+        measures = list(dict.fromkeys(gate_measures(policy.k) + extra_measures(policy)))
+        p = pair(qrels, runs[policy.baseline], runs[policy.candidate], k=policy.k, measures=measures,
+                 rel_level=level, no_answer=no_answer, queries=dict(queries or {}))
+        dec = decide(policy, p, as_of=as_of)
+        gate, decision = (policy.baseline, policy.candidate), dec.decision
+        for it in gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec):
+            gate_info[(it.query, it.doc)] = (it.changes_decision, it.flips, it.impact, it.effects)
+    items = []
+    for (qc, dc), ranks in found.items():
+        qid, doc = qnames[qc], dnames[dc]
+        changes, flips, impact, effects = gate_info.get((qid, doc), (False, (), 0.0, {}))
+        mp_runs = tuple(r for r in runs if r in ranks and qc in misses_must[r])
+        items.append(QueueItem(qid, doc, dict(sorted(ranks.items(), key=lambda kv: (kv[1], kv[0]))), qid in must,
+                               changes, tuple(flips), float(impact), mp_runs,
+                               {m: float(v) for m, v in effects.items() if v}))
+    items.sort(key=lambda it: (not it.changes_decision, not it.flips, not it.must_pass_runs, -round(it.impact, 12),
+                               not it.must_pass, it.best_rank, order.get(it.query, len(order)), it.doc))
+    return ReviewQueue(items, k, gate, decision)
