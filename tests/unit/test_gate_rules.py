@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rankgate.core.compare import Paired
-from rankgate.core.gate import decide
+from rankgate.core.decision import decide
 from rankgate.core.measures import Measure
 from rankgate.core.policy import Policy, Rule, Waiver
 
@@ -131,7 +131,7 @@ def test_noisy_drop_and_gain_pass(test):
 
 
 def test_adjusted_p_values_holm_and_bonferroni():
-    from rankgate.core.gate import adjusted_p_values
+    from rankgate.core.decision import adjusted_p_values
 
     raw = [0.01, 0.04, 0.03, 0.005]
     assert adjusted_p_values(raw, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])

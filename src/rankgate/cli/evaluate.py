@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, say, usage
 from rankgate.core.bundle import Bundle, find_manifest, load_bundle
@@ -146,7 +145,7 @@ def gate_depth(args) -> tuple[int | None, int]:
     or None when one has none (AP, nDCG: whole rankings); and k."""
     from types import SimpleNamespace
 
-    from rankgate.core.gate import extra_measures, gate_measures
+    from rankgate.core.decision import extra_measures, gate_measures
     from rankgate.core.queue import ranking_depth
 
     manifest, _ = find_manifest(args.benchmark, args.qrels)

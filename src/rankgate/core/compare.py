@@ -3,7 +3,7 @@
 `pair()` scores a baseline and a candidate once (the engine, all queries at
 once) into a `Paired`: per-query arrays of every measure for both runs, with
 the queries' weights and tags, and what coverage and budgets need. The gate
-decides from a `Paired` (`core.gate.decide`); `compare()` reports one or
+decides from a `Paired` (`core.decision.decide`); `compare()` reports one or
 more candidates against one baseline from it.
 
 The app's compare screen calls `compare(...)` (or `compare_bundle`) and reads

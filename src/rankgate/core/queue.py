@@ -50,10 +50,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankgate.core.compare import Paired, aggregate
+from rankgate.core.compare import Paired, aggregate, pair
+from rankgate.core.decision import decide, extra_measures, gate_measures, rule_slices
 from rankgate.core.engine import MIN_GEO_MEAN, UNJUDGED, evaluate
 from rankgate.core.measures import DEPTH_FAMILIES, Measure
-from rankgate.core.model import Catalog, LeanRun, Qrels, Query, Run, unique
+from rankgate.core.model import Catalog, LeanRun, Qrels, Query, Run, sort_run, unique
 from rankgate.core.stats import bootstrap_ci, randomization_test, weighted_mean
 
 SIG_BUDGET = 20_000_000  # resamples x queries re-run per significance rule
@@ -217,8 +218,6 @@ def _macros_after(m: Measure, values: np.ndarray, weights: np.ndarray | None, ma
 def gate_queue(p: Paired, qrels: Qrels, policy, *, as_of: dt.date | None = None, decision=None,
                grade: int | None = None) -> "GateQueue":
     """Every unjudged document in either run's top k, most decisive first (see the module's doc)."""
-    from rankgate.core.gate import decide
-
     qp, doc, ranks = unjudged_in_top_k(p)
     P = len(qp)
     if not P:
@@ -268,8 +267,6 @@ def _effects(p: Paired, qp: np.ndarray, old: dict, new: dict) -> tuple[dict[str,
 def _checks_after(p: Paired, policy, dec, qp: np.ndarray, ranks: dict, old: dict, new: dict,
                   effects: dict) -> tuple[list[str], list[np.ndarray]]:
     """Each check's outcome after each what-if: the checks' names and, per name, an outcome per what-if."""
-    from rankgate.core.gate import rule_slices
-
     P = len(qp)
     current = {w.query for w in policy.waivers if not w.expired(dec.as_of)}
     waived = np.array([q in current for q in p.qids], dtype=bool)
@@ -493,8 +490,6 @@ class ReviewQueue(Sequence):
 
 def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query code, doc code, 1-based rank) of the run's top k, in trec_eval order."""
-    from rankgate.core.model import sort_run
-
     q, doc, _ = sort_run(run)
     n = len(q)
     if not n:
@@ -541,9 +536,6 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
     gate_info: dict[tuple[str, str], tuple[bool, tuple[str, ...], float, dict]] = {}
     gate = decision = None
     if policy.baseline and policy.candidate and policy.baseline in runs and policy.candidate in runs:
-        from rankgate.core.compare import pair
-        from rankgate.core.gate import decide, extra_measures, gate_measures
-
         measures = list(dict.fromkeys(gate_measures(policy.k) + extra_measures(policy)))
         p = pair(qrels, runs[policy.baseline], runs[policy.candidate], k=policy.k, measures=measures,
                  rel_level=level, no_answer=no_answer, queries=dict(queries or {}))

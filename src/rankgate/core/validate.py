@@ -44,7 +44,6 @@ def _capped(problems: list[Problem], found: list[Problem], where: str, rule: str
 
 def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] = frozenset()) -> list[Problem]:
     problems: list[Problem] = list(qrels.problems)
-    names = qrels.catalog.queries.names
     declared = qrels.query_ids
     declared_set = set(declared)
 

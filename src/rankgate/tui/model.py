@@ -9,7 +9,7 @@ queries.
 
 The gate is the core's own decision: `gate()` hands the per-query arrays of
 the baseline and the candidate (the evaluated queries, as `core.compare.pair`
-orders them) to `core.gate.decide` as a `Paired`, so every rule of the policy
+orders them) to `core.decision.decide` as a `Paired`, so every rule of the policy
 (floors, slices, coverage, budgets, waivers, significance) reads the same here
 as in `rankgate gate`. Summing a few arrays of 10,000 floats is all it costs,
 except for significance tests (about a second each at 10,000 queries): after an
@@ -29,7 +29,7 @@ import numpy as np
 
 from rankgate.core.compare import Paired, aggregate, budget_values
 from rankgate.core.engine import evaluate
-from rankgate.core.gate import decide, extra_measures, gate_measures, macro_keys
+from rankgate.core.decision import decide, extra_measures, gate_measures, macro_keys
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run, sort_run, unique
 from rankgate.core.policy import Policy

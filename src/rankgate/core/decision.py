@@ -1,0 +1,274 @@
+"""The decision: a policy's checks over two scored runs, and what the gate measures.
+
+`decide(policy, paired)` turns per-query arrays (core.compare.pair) into checks
+and a decision without re-scoring, so the app re-decides after each edit and
+the review queue asks what a label would change. `gate_measures` and
+`extra_measures` say which measures a gate scores.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+
+from rankgate.core.compare import Paired, budget_stat
+from rankgate.core.measures import Measure
+from rankgate.core.policy import Policy, Rule
+
+GATE_MACROS = ("hit_rate_at_k", "precision_at_k", "recall_at_k", "mrr_at_k")  # gate_measures' names in the JSON
+EPS = 1e-12
+
+
+def today() -> dt.date:
+    return dt.datetime.now(dt.timezone.utc).date()
+
+
+def gate_measures(k: int) -> list[Measure]:
+    """The four measures every gate reports: hit (Success), P, R and RR at k."""
+    return [Measure("Success", k), Measure("P", k), Measure("R", k), Measure("RR", k)]
+
+
+def extra_measures(policy: Policy) -> list[Measure]:
+    """Measures reported beside the gate's four (`gate_measures`): the policy's, then those its rules name."""
+    k = policy.k
+    ruled = [r.measure for r in policy.effective_rules() if r.measure is not None]
+    return list(dict.fromkeys(policy.measures + [m for m in ruled if m not in gate_measures(k)]))
+
+
+def macro_keys(k: int, extra: list[Measure]) -> list[tuple[str, Measure]]:
+    """The report's macro names (the gate's four, then measure names) with their measures."""
+    return list(zip(GATE_MACROS, gate_measures(k))) + [(m.name, m) for m in extra]
+
+
+# ---- the decision --------------------------------------------------------------------------------
+
+@dataclass
+class Decision:
+    checks: dict[str, bool]
+    details: list[dict]
+    waivers: list[dict]  # every waiver of the policy: its fields, expired, used
+    as_of: dt.date
+
+    @property
+    def accepted(self) -> bool:
+        return all(self.checks.values())
+
+    @property
+    def decision(self) -> str:
+        return "accept" if self.accepted else "reject"
+
+    @property
+    def waivers_used(self) -> list[dict]:
+        return [w for w in self.waivers if w["used"]]
+
+
+def rule_slices(rule: Rule, p: Paired) -> list[str | None]:
+    """The slices one rule is checked on: None for all queries; "*" expands to every tag present."""
+    if not rule.slices:
+        return [None]
+    out: list[str | None] = []
+    for s in rule.slices:
+        out.extend(p.slice_names() if s == "*" else [s])
+    return list(dict.fromkeys(out))
+
+
+def _plural(n: int, one: str = "query", many: str = "queries") -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def decide(policy: Policy, p: Paired, *, as_of: dt.date | None = None) -> Decision:
+    """The checks of the policy on two runs' per-query values, and the decision.
+
+    Rule checks come first, in the policy's order (a sliced rule gives one check
+    per slice, named `name[slice]`), then `must_pass_queries_hit`, then
+    `waivers_not_expired` when the policy has waivers.
+    """
+    as_of = as_of or today()
+    current = {w.query for w in policy.waivers if not w.expired(as_of)}
+    used: set[str] = set()
+    checks: dict[str, bool] = {}
+    details: list[dict] = []
+
+    def add(d: dict) -> None:
+        checks[d["name"]] = bool(d["passed"])
+        details.append(d)
+
+    for rule in policy.effective_rules():
+        slices = rule_slices(rule, p)
+        if not slices:
+            add({"name": f"{rule.name}[*]", "passed": False, "kind": rule.kind, "slice": "*",
+                 "why": "no query carries a tag: there is no slice to check"})
+            continue
+        for s in slices:
+            add(_rule_check(rule, s, p, policy, current, used))
+    if policy.correction != "none":
+        for d in _corrected(details, policy.correction):
+            checks[d["name"]] = d["passed"]
+
+    index = {q: i for i, q in enumerate(p.qids)}
+    hit = p.hits("candidate")
+    must = list(policy.must_pass)
+    missed_all = [q for q in must if q in index and not hit[index[q]]]
+    waived = [q for q in missed_all if q in current]
+    used.update(waived)
+    missed = [q for q in missed_all if q not in current]
+    k = p.k
+    if missed:
+        why = f"no relevant document in the top {k} for {', '.join(missed)}"
+        if waived:
+            why += f" (waived: {', '.join(waived)})"
+    elif waived:
+        why = f"all {len(must)} must-pass queries hit at {k} or waived (waived: {', '.join(waived)})"
+    else:
+        why = f"all {len(must)} must-pass queries hit at {k}"
+    mp = {"name": "must_pass_queries_hit", "passed": not missed, "kind": "must_pass", "queries": must,
+          "failed": missed, "why": why}
+    if waived:
+        mp["waived"] = waived
+    add(mp)
+
+    waivers = []
+    for w in policy.waivers:
+        waivers.append(dict(w.as_dict(), expired=w.expired(as_of), used=w.query in used))
+    if policy.waivers:
+        expired = [w for w in policy.waivers if w.expired(as_of)]
+        if expired:
+            why = "expired: " + "; ".join(f"{w.query} (owner {w.owner}, expired {w.expires.isoformat()})"
+                                          for w in expired) + ": renew or remove them"
+        else:
+            why = f"{_plural(len(policy.waivers), 'waiver', 'waivers')} current as of {as_of.isoformat()}"
+        add({"name": "waivers_not_expired", "passed": not expired, "kind": "waivers",
+             "expired": [w.query for w in expired], "why": why})
+    return Decision(checks, details, waivers, as_of)
+
+
+def adjusted_p_values(p_values: list[float], method: str) -> list[float]:
+    """Holm's step-down or Bonferroni's adjusted p-values, in the order given (each at most 1)."""
+    m = len(p_values)
+    if method == "bonferroni":
+        return [min(1.0, m * x) for x in p_values]
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def _corrected(details: list[dict], method: str) -> list[dict]:
+    """Decide the randomization-test checks again on p-values adjusted over all of them (the family:
+    every such check of this gate, each slice counted). Returns the checks it changed in place."""
+    family = [d for d in details if d.get("kind") == "no_significant_regression" and d.get("test") == "randomization"
+              and "p_value" in d]
+    name = {"holm": "Holm", "bonferroni": "Bonferroni"}[method]
+    for d, adj in zip(family, adjusted_p_values([d["p_value"] for d in family], method)):
+        regressed = d["mean_delta"] < -EPS
+        d.update(p_adjusted=adj, correction=method, family=len(family), passed=not (regressed and adj < d["alpha"]))
+        verdict = "a significant regression" if not d["passed"] else (
+            "no significant regression" if regressed else "no regression")
+        d["why"] = d["why"].rsplit("; ", 1)[0] + (f"; {name}-adjusted p = {adj:.4f} over {_plural(len(family), 'test', 'tests')}: "
+                                                  f"{verdict} at alpha {d['alpha']:g} (randomization)")
+    return family
+
+
+def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: set[str], used: set[str]) -> dict:
+    name = rule.name if s is None else f"{rule.name}[{s}]"
+    mask = None if s is None else p.mask(s)
+    n = p.n if mask is None else int(mask.sum())
+    d: dict = {"name": name, "passed": False}
+    head = ""
+    if s is not None:
+        d.update(slice=s, queries=n)
+        head = f"slice {s} ({_plural(n)}): "
+        if n < rule.min_queries:
+            d.update(kind=rule.kind, min_queries=rule.min_queries,
+                     why=f"slice {s} has {_plural(n)}, fewer than min_queries {rule.min_queries}: "
+                         "too small to judge")
+            if rule.measure is not None:
+                d["measure"] = rule.measure.name
+            return d
+    kind, m = rule.kind, rule.measure
+    if kind in ("not_lower", "floor", "no_significant_regression"):
+        w = "weighted " if rule.weighted else ""
+        bv = p.macro("baseline", m, mask, rule.weighted)
+        cv = p.macro("candidate", m, mask, rule.weighted)
+        d.update(measure=m.name, kind=kind, baseline=bv, candidate=cv, delta=cv - bv)
+        if rule.weighted:
+            d["weighted"] = True
+        if kind == "not_lower":
+            ok = cv >= bv - rule.tolerance - EPS
+            why = f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}" + (f" (tolerance {rule.tolerance:g})"
+                                                                  if rule.tolerance else "")
+            d.update(tolerance=rule.tolerance, floor=rule.floor)
+        elif kind == "floor":
+            ok = cv >= rule.floor - EPS
+            why = f"{w}{m.name} {cv:.4f}, floor {rule.floor:g}"
+            d.update(tolerance=rule.tolerance, floor=rule.floor)
+        else:
+            t = p.significance(m, mask=mask, weighted=rule.weighted, resamples=policy.resamples, seed=policy.seed,
+                               confidence=1.0 - rule.alpha)
+            if rule.test == "bootstrap":
+                significant = t.ci_high < -EPS
+            else:
+                significant = t.delta < -EPS and t.p_value < rule.alpha
+            ok = not (t.delta < -EPS and significant)
+            es = "n/a" if t.effect_size is None else f"{t.effect_size:+.2f}"
+            verdict = "a significant regression" if not ok else (
+                "no significant regression" if t.delta < -EPS else "no regression")
+            why = (f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}: mean delta {t.delta:+.4f}, p = {t.p_value:.4f}, "
+                   f"{1 - rule.alpha:.0%} CI [{t.ci_low:+.4f}, {t.ci_high:+.4f}], effect size {es}; "
+                   f"{verdict} at alpha {rule.alpha:g} ({rule.test})")
+            d.update(alpha=rule.alpha, test=rule.test, p_value=t.p_value, ci=[t.ci_low, t.ci_high],
+                     effect_size=t.effect_size, mean_delta=t.delta, resamples=policy.resamples, seed=policy.seed)
+    elif kind == "no_newly_failed":
+        nf = p.newly_failed() if mask is None else p.newly_failed() & mask
+        lost = [q for q, x in zip(p.qids, nf.tolist()) if x]
+        waived = [q for q in lost if q in current]
+        used.update(waived)
+        lost = [q for q in lost if q not in current]
+        limit = int(rule.max or 0)
+        ok = len(lost) <= limit
+        if lost:
+            why = (f"{_plural(len(lost))} hit by the baseline and missed by the candidate at {p.k}: "
+                   f"{', '.join(lost)}" + (f" (at most {limit} allowed)" if limit else ""))
+        else:
+            why = f"no query lost its hit at {p.k}"
+        if waived:
+            why += f" (waived: {', '.join(waived)})"
+        d.update(kind=kind, failed=lost, max=limit, waived=waived)
+    elif kind == "judged":
+        j, r, share = p.judged_share("candidate", mask)
+        ok = share >= rule.floor - EPS
+        why = (f"{j} of {r} documents in the candidate's top {p.k} are judged ({share:.1%}), "
+               f"minimum {rule.floor:.0%}")
+        d.update(kind=kind, judged=j, ranked=r, share=share, floor=rule.floor)
+    elif kind == "budget":
+        d.update(kind=kind, field=rule.field, stat=rule.stat, max=rule.max, max_ratio=rule.max_ratio)
+        cvals = p.budgets.get("candidate", {}).get(rule.field)
+        bvals = p.budgets.get("baseline", {}).get(rule.field)
+        cs = budget_stat(cvals, rule.stat) if cvals is not None else None
+        bs = budget_stat(bvals, rule.stat) if bvals is not None else None
+        d.update(candidate=cs, baseline=bs)
+        if cs is None:
+            d["why"] = f"the candidate {p.candidate_name} carries no {rule.field}: the budget cannot be checked"
+            return d
+        ok, parts = True, []
+        if rule.max is not None:
+            ok = ok and cs <= rule.max + EPS
+            parts.append(f"budget {rule.max:g}")
+        if rule.max_ratio is not None:
+            if bs is None:
+                d["why"] = f"the baseline {p.baseline_name} carries no {rule.field}: max_ratio cannot be checked"
+                return d
+            ratio = cs / bs if bs > 0 else (1.0 if cs <= 0 else float("inf"))
+            ok = ok and ratio <= rule.max_ratio + EPS
+            parts.append(f"{ratio:.2f}x the baseline's, at most {rule.max_ratio:g}x")
+            d["ratio"] = ratio if np.isfinite(ratio) else None
+        base = f" (baseline {bs:g})" if bs is not None else ""
+        why = f"candidate {rule.field} {rule.stat} {cs:g}{base}; " + "; ".join(parts)
+    else:  # pragma: no cover - parsing refuses other kinds
+        raise ValueError(f"unknown check {kind!r}")
+    d["passed"] = bool(ok)
+    d["why"] = head + why
+    return d
