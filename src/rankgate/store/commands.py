@@ -269,7 +269,7 @@ def _saved(ws) -> None:
 
 
 def _import(args) -> int:
-    from rankgate.store.workspace import ImportConflicts
+    from rankgate.store import ImportConflicts
 
     if not args.files and not args.queries and not args.benchmark:
         raise InputError("labels import", "nothing to import: name qrels or query files (or -b FOLDER)")
@@ -498,7 +498,7 @@ def _fig(x) -> str:
 
 
 def _merge(args) -> int:
-    from rankgate.store.workspace import MergeConflicts
+    from rankgate.store import MergeConflicts
 
     try:
         with _open(args, readonly=False, on_conflict=args.on_conflict) as ws:
