@@ -270,43 +270,25 @@ def read_reviewer_file(path: str, name: str | None) -> tuple[list, list[str], li
 
 
 def _read_reviewer_jsonl(path: str, name: str | None) -> tuple[list, list[str], list[str]]:
+    from rankgate.core.formats.jsonfmt import judgment_detail, jsonl_judgments
     from rankgate.core.formats.textio import read_text
 
-    text = read_text(path)
     header: dict = {}
     rows = []
     qids: dict[str, None] = {}
     seen: dict[tuple, int] = {}
     labels_only = False
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError as e:
-            raise InputError(path, f"invalid JSON ({e})", line=lineno) from None
-        if not isinstance(obj, dict):
-            raise InputError(path, "expected a JSON object on each line", line=lineno)
-        if set(obj) == {"meta"} and isinstance(obj["meta"], dict):
-            header.update(obj["meta"])
-            continue
-        where = f"{path}:{lineno}"
-        for key in ("query", "doc"):
-            if not isinstance(obj.get(key), str) or not obj[key]:
-                raise InputError(path, f"field {key!r} must be a non-empty string", line=lineno)
-        grade = obj.get("grade")
-        if isinstance(grade, bool) or not isinstance(grade, int):
-            raise InputError(path, f"field 'grade' must be an integer, found {json.dumps(grade)[:40]}", line=lineno)
-        for key in ("reason", "collection_version", "reviewer", "reached"):
-            if obj.get(key) is not None and not isinstance(obj[key], str):
-                raise InputError(path, f"field {key!r} must be a string", line=lineno)
+    for lineno, obj in jsonl_judgments(path, read_text(path), header):
+        detail = judgment_detail(obj, path, lineno)
+        if obj.get("reached") is not None and not isinstance(obj["reached"], str):
+            raise InputError(path, "field 'reached' must be a string", line=lineno)
         try:
             check_id(obj["query"], "query", path)
             check_id(obj["doc"], "document", path)
         except InputError as e:
             raise InputError(path, e.what, line=lineno) from None
         named = header.get("reviewer") if isinstance(header.get("reviewer"), str) else ""
-        who = obj.get("reviewer") or named or name
+        who = detail.reviewer or named or name
         if not who or who != who.strip() or any(ord(c) < 32 for c in who):
             raise InputError(path, "the judgment names no reviewer (no \"reviewer\" field, none in the file's "
                              "meta line): write the file as NAME=FILE", line=lineno)
@@ -318,15 +300,14 @@ def _read_reviewer_jsonl(path: str, name: str | None) -> tuple[list, list[str], 
         seen[key] = lineno
         if isinstance(obj.get("reviewers"), list) and len(obj["reviewers"]) > 1 and not adjudication:
             labels_only = True
-        state = {"grade": grade, "reason": obj.get("reason") or "",
-                 "collection_version": obj.get("collection_version") or
-                 (header.get("collection_version") if isinstance(header.get("collection_version"), str) else "")
-                 or "", "reviewer": who}
+        file_cv = header.get("collection_version") if isinstance(header.get("collection_version"), str) else ""
+        state = {"grade": obj["grade"], "reason": detail.reason,
+                 "collection_version": detail.collection_version or file_cv or "", "reviewer": who}
         if obj.get("needs_review") is True:
             state["needs_review"] = True
         if isinstance(obj.get("migrated_from"), list):
             state["migrated_from"] = [str(x) for x in obj["migrated_from"]]
-        rows.append((key, state, where))
+        rows.append((key, state, f"{path}:{lineno}"))
         qids[obj["query"]] = None
     if not rows:
         raise InputError(path, "no judgments found (expected JSONL judgments with a reviewer)")
@@ -341,4 +322,3 @@ def _read_reviewer_jsonl(path: str, name: str | None) -> tuple[list, list[str], 
         if note:
             notes.append(note)
     return rows, list(qids), notes
-
