@@ -110,7 +110,7 @@ class Workspace(DurableIndex):
         self._resolved_reviewer: str | None = None
         self.benchmark_import: ImportReport | None = None  # what the first open of a benchmark imported
 
-    # ---------------------------------------------------------------- open / close
+    # ---------------------------------------------------------------- open
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, readonly: bool = False, reviewer: str | None = None,
@@ -343,6 +343,12 @@ class Workspace(DurableIndex):
             if v["content_hash"] == digest:
                 return v["name"]
         return "unfrozen"
+
+    def diff(self, old: str, new: str | None = None) -> Diff:
+        """The changelog from version `old` to version `new` (None: the current labels)."""
+        with self._mutex:
+            self._check_open()
+            return diff_labels(old, new or "current", self._label_set(old)[1], self._label_set(new)[1])
 
     # ---------------------------------------------------------------- to the core
 
@@ -589,12 +595,6 @@ class Workspace(DurableIndex):
                                 {"target": target}, who, now, why, 0)
             self._commit_erasure([["purge", {"query": qid, "doc": doc}]], [event])
             return Event.of(event)
-
-    def diff(self, old: str, new: str | None = None) -> Diff:
-        """The changelog from version `old` to version `new` (None: the current labels)."""
-        with self._mutex:
-            self._check_open()
-            return diff_labels(old, new or "current", self._label_set(old)[1], self._label_set(new)[1])
 
     # ---------------------------------------------------------------- import, merge, export, migrate, recover
 
