@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 from rankgate.core.errors import InputError
+from rankgate.core.formats import detect_kind
 from rankgate.core.model import Query
-from rankgate.store import paths
-from rankgate.store.workspace import ImportConflicts, Workspace, detect_kind
+from rankgate.store import ImportConflicts, Workspace, paths
 
 from .conftest import LABELS, labels_of, qrels_files, write
 

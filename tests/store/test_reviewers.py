@@ -11,7 +11,7 @@ import pytest
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels
 from rankgate.core.model import Query
-from rankgate.store.workspace import MergeConflicts, Workspace, content_hash
+from rankgate.store import MergeConflicts, Workspace, content_hash
 
 from .conftest import labels_of, write
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels
-from rankgate.store.workspace import EXPORT_FORMATS, Workspace, content_hash
+from rankgate.store import EXPORT_FORMATS, Workspace, content_hash
 
 from .conftest import LABELS, labels_of, qrels_files, seed_json, write
 

@@ -13,7 +13,7 @@ import pytest
 from rankgate.core.errors import InputError
 from rankgate.core.model import Catalog, Query
 from rankgate.store import paths
-from rankgate.store.workspace import Workspace, content_hash, resolve_reviewer
+from rankgate.store import Workspace, content_hash, resolve_reviewer
 
 from .conftest import labels_of, qrels_files, seed_json
 

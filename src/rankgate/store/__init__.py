@@ -1,21 +1,34 @@
-"""The label store: TinyDB behind one small repository layer.
+"""The label store: one benchmark's queries, judgments, history and versions, durable on disk.
 
     from rankgate.store import Workspace
 
 Names are imported on first use, so that the CLI does not load TinyDB for
 commands that never open a workspace.
+
+Where things live: records.py (plain records and constants), labels.py (how a
+pair's label is reached), reviewers.py (several reviewers of a pair),
+durable.py (the snapshot, the journal, the fold), workspace.py (`Workspace`),
+recovery.py, transfer/ (import, merge, export, migrate), storage.py (files,
+journal, lock), paths.py (where workspaces live).
 """
 
 from __future__ import annotations
 
-__all__ = ["Workspace", "Judgment", "Event", "Version", "Diff", "Export", "ImportReport", "ImportConflicts",
-           "Conflict", "resolve_reviewer", "content_hash", "Disagreement", "MergeReport", "MergeConflicts",
-           "MigrationReport"]
+_HOME = {
+    "Workspace": "workspace", "resolve_reviewer": "workspace",
+    "content_hash": "labels",
+    "Judgment": "records", "Event": "records", "Version": "records", "Diff": "records", "Export": "records",
+    "ImportReport": "records", "Conflict": "records", "Conflicts": "records", "ImportConflicts": "records",
+    "Disagreement": "records", "MergeReport": "records", "MergeConflicts": "records",
+    "MigrationReport": "records", "EXPORT_FORMATS": "records", "ON_CONFLICT": "records",
+    "DamagedFile": "storage", "Locked": "storage",
+}
+__all__ = list(_HOME)
 
 
 def __getattr__(name: str):
-    if name in __all__:
-        from rankgate.store import workspace
+    if name in _HOME:
+        from importlib import import_module
 
-        return getattr(workspace, name)
+        return getattr(import_module(f"rankgate.store.{_HOME[name]}"), name)
     raise AttributeError(f"module 'rankgate.store' has no attribute {name!r}")

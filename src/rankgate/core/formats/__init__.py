@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.beir import looks_like_beir, read_beir_qrels
+from rankgate.core.formats.beir import read_beir_qrels
 from rankgate.core.formats.jsonfmt import (
     load_json,
     qrels_from_json,
@@ -13,6 +13,7 @@ from rankgate.core.formats.jsonfmt import (
     run_from_jsonl,
     runs_from_json,
 )
+from rankgate.core.formats.sniff import detect_format, detect_kind
 from rankgate.core.formats.textio import read_text
 from rankgate.core.formats.trec import read_trec_qrels, read_trec_run
 from rankgate.core.model import Catalog, Qrels, Run
@@ -21,46 +22,9 @@ QRELS_FORMATS = ("auto", "trec", "json", "jsonl", "beir")
 RUN_FORMATS = ("auto", "trec", "json", "jsonl")
 
 
-def _sniff(path: str) -> str:
-    """'json', 'jsonl', 'beir' or 'trec' from the first bytes of the file."""
-    from rankgate.core.formats.textio import _open
-
-    with _open(path) as f:
-        try:
-            head = f.read(65536)
-        except Exception as e:  # a broken gzip stream
-            raise InputError(path, f"cannot read compressed data ({e})") from None
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    text = head.decode("utf-8", errors="replace")
-    stripped = text.lstrip()
-    if not stripped:
-        return "empty"
-    if stripped.startswith("{"):
-        if path.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
-            return "jsonl"
-        first = stripped.split("\n", 1)[0].strip()
-        try:
-            import json
-
-            obj = json.loads(first)
-        except ValueError:
-            return "json"
-        # A whole object on the first line is JSON lines when more lines follow, or
-        # when it is one record (a "query" line, or a lone {"meta": ...} header).
-        if isinstance(obj, dict) and ("\n" in stripped.strip() or "query" in obj or set(obj) == {"meta"}):
-            return "jsonl"
-        return "json"
-    if stripped.startswith("["):
-        return "json"
-    if looks_like_beir(text.split("\n", 1)[0]):
-        return "beir"
-    return "trec"
-
-
 def read_qrels(path: str | os.PathLike, fmt: str = "auto", catalog: Catalog | None = None) -> Qrels:
     path = str(path)
-    kind = _sniff(path) if fmt == "auto" else fmt
+    kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "empty":
         raise InputError(path, "empty file, expected qrels")
     if kind == "trec":
@@ -93,7 +57,7 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
     `progress(done, total)` reports a long TREC (bytes) or JSONL (characters) read as it goes.
     """
     name, path = split_run_spec(str(spec))
-    kind = _sniff(path) if fmt == "auto" else fmt
+    kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "empty":
         raise InputError(path, "empty file, expected a run")
     if kind == "trec":
@@ -113,4 +77,4 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
     return runs
 
 
-__all__ = ["read_qrels", "read_runs", "split_run_spec"]
+__all__ = ["read_qrels", "read_runs", "split_run_spec", "detect_format", "detect_kind"]

@@ -5,6 +5,7 @@ Qrels:
   graded          {"q-backup": {"doc-a": 2, "doc-b": 0}}
   export          {"meta": {...}, "qrels": <release-gate or graded>}
   JSONL judgments {"query": ..., "doc": ..., "grade": 2, "reason": ..., "collection_version": ..., "reviewer": ...}
+                  (the label store's exports add "reached", "reviewers", "needs_review", "migrated_from")
 Runs:
   release-gate    {"run-name": {"q-backup": ["doc-a", ...]}}  (list order is the ranking)
   JSONL           optional {"meta": {...}} first line, then
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 from array import array
+from typing import Iterator
 
 import numpy as np
 
@@ -138,25 +140,39 @@ def _str_field(obj, key, path, lineno, required=True) -> str:
     return v
 
 
+def jsonl_judgments(path: str, text: str, meta: dict) -> Iterator[tuple[int, dict]]:
+    """The judgment lines of JSONL qrels: (line number, object), each with a non-empty "query" and "doc"
+    and an integer "grade" (several judgments of a pair are the reader's to refuse). `{"meta": {...}}`
+    lines go into `meta` as they come."""
+    for lineno, obj in _jsonl_objects(path, text):
+        if "meta" in obj and len(obj) == 1 and isinstance(obj["meta"], dict):
+            meta.update(obj["meta"])
+            continue
+        _str_field(obj, "query", path, lineno)
+        _str_field(obj, "doc", path, lineno)
+        grade = obj.get("grade")
+        if not _is_grade(grade):
+            raise InputError(path, f"field 'grade' must be an integer, found {shorten(json.dumps(grade))}", line=lineno)
+        yield lineno, obj
+
+
+def judgment_detail(obj: dict, path: str, lineno: int) -> JudgmentDetail:
+    """A JSONL judgment's reason, collection version and reviewer ("" where it has none)."""
+    return JudgmentDetail(_str_field(obj, "reason", path, lineno, False),
+                          _str_field(obj, "collection_version", path, lineno, False),
+                          _str_field(obj, "reviewer", path, lineno, False))
+
+
 def qrels_from_jsonl(path: str, text: str, catalog: Catalog | None = None) -> Qrels:
     """One judgment per line, with the reviewer's reason and collection version when given."""
     catalog = catalog or Catalog()
     rows = JudgmentRows(path, catalog)
     details: dict = {}
     meta: dict = {}
-    for lineno, obj in _jsonl_objects(path, text):
-        if "meta" in obj and len(obj) == 1 and isinstance(obj["meta"], dict):
-            meta.update(obj["meta"])
-            continue
-        qid = _str_field(obj, "query", path, lineno)
-        doc = _str_field(obj, "doc", path, lineno)
-        grade = obj.get("grade")
-        if not _is_grade(grade):
-            raise InputError(path, f"field 'grade' must be an integer, found {shorten(json.dumps(grade))}", line=lineno)
-        rows.add(qid, doc, grade, lineno)
-        detail = JudgmentDetail(_str_field(obj, "reason", path, lineno, False),
-                                _str_field(obj, "collection_version", path, lineno, False),
-                                _str_field(obj, "reviewer", path, lineno, False))
+    for lineno, obj in jsonl_judgments(path, text, meta):
+        qid, doc = obj["query"], obj["doc"]
+        rows.add(qid, doc, obj["grade"], lineno)
+        detail = judgment_detail(obj, path, lineno)
         if detail != JudgmentDetail():
             details[(qid, doc)] = detail
     return rows.qrels("jsonl", details=details, meta=meta)

@@ -15,7 +15,8 @@ BLOCK = 8 << 20  # bytes per block when streaming large text files
 INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 
 
-def _open(path: str | Path):
+def open_input(path: str | Path):
+    """The file for reading bytes, gunzipped when it is gzip; a missing or unreadable file is an InputError."""
     p = Path(path)
     try:
         f = open(p, "rb")
@@ -43,7 +44,7 @@ def _decode(data: bytes, path: str, first_line: int) -> str:
 def read_text(path: str | Path) -> str:
     """The whole file as text (gz transparently), without a byte-order mark."""
     path = str(path)
-    with _open(path) as f:
+    with open_input(path) as f:
         try:
             data = f.read()
         except (OSError, EOFError, zlib.error) as e:
@@ -66,7 +67,7 @@ def iter_blocks(path: str | Path, progress=None) -> Iterator[tuple[int, str]]:
     rest = b""
     first = True
     total = os.path.getsize(path)
-    with _open(path) as f:
+    with open_input(path) as f:
         raw = getattr(f, "fileobj", f)
         while True:
             if progress is not None:

@@ -515,11 +515,11 @@ def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_t
                 ) -> list[LeanRun] | None:
     """For load_bundle: a TREC run through the fast path, or None for the usual reader. `keep_top`
     keeps each ranking's top rows that nobody judged too (for the gate's review queue)."""
-    from rankgate.core.formats import _sniff
+    from rankgate.core.formats import detect_format
     from rankgate.core.formats.trec import run_name_from_path
 
     try:
-        if os.path.getsize(path) < MIN_BYTES or _sniff(path) != "trec":
+        if os.path.getsize(path) < MIN_BYTES or detect_format(path) != "trec":
             return None
         run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top)
     except OSError:

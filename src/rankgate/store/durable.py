@@ -1,0 +1,526 @@
+"""A workspace's in-memory index, kept durable: the snapshot, the journal, the fold, the history file.
+
+Files, all beside the workspace file `<db>` and readable by their owner only:
+
+    <db>                TinyDB snapshot: tables meta, queries, judgments (one per reviewer per pair),
+                        versions, and adjudications once there is one
+    <db>.history        TinyDB file: table history, the append-only events (read on demand)
+    <db>.journal        the edits since the snapshot, one checksummed line each, fsynced per edit
+    <db>.bak            the snapshot before the current one (and <db>.history.bak)
+    <db>.journal.prev   the journal folded by the last fold: with the .bak files it rebuilds everything
+    <db>.lock           the writer's lock, naming its holder
+
+An edit is validated, appended to the journal and fsynced, then applied to the
+in-memory index (`_commit`): its cost does not depend on the size of the store.
+Every `fold_every` edits (and on close, past `FOLD_ON_CLOSE`) the journal is
+folded: new events are appended to the history file, the snapshot is rewritten
+by atomic replace, the previous files are kept as backups, and the journal
+starts afresh. On open: read the snapshot, replay the journal. See docs/labels.md.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import threading
+import uuid
+from pathlib import Path
+from typing import Callable, Self
+
+from rankgate.core.errors import InputError
+from rankgate.store import paths
+from rankgate.store.labels import labels_at, pair_labels, put_review, standing
+from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK, sidecar
+from rankgate.store.storage import (
+    DamagedFile,
+    Journal,
+    SnapshotStorage,
+    WriterLock,
+    atomic_write,
+    crashpoint,
+    dumps,
+    keep_copy,
+    now_iso,
+    parse_tables,
+    read_journal,
+    remove_stale_temps,
+)
+
+FORMAT = "rankgate-labels"
+FORMAT_VERSION = 2  # 2: one judgment per reviewer per (query, document), adjudications (reads 1 as is)
+FOLD_EDITS = 1000  # fold the journal into the snapshot after this many edits ...
+FOLD_BYTES = 8 << 20  # ... or this many journal bytes (a large import folds at once)
+FOLD_ON_CLOSE = 100  # on close, fold when the journal holds at least this many edits
+EMPTY_HISTORY = b'{"history":{}}'
+
+
+def history_bytes(events: list[dict]) -> bytes:
+    """The history file: TinyDB's layout, one table keyed by event id."""
+    return dumps({"history": {str(e["id"]): e for e in events}}).encode("ascii")
+
+
+class Batch:
+    """The ops and events of one journal record in the making, all by `who` at `now` (an import, a
+    merge, a migration): `index._commit(batch.ops, batch.events)` makes them durable at once."""
+
+    def __init__(self, index: "DurableIndex", who: str, now: str) -> None:
+        self.index, self.who, self.now = index, who, now
+        self.ops: list = []
+        self.events: list[dict] = []
+
+    def event(self, kind: str, query, doc, before, after, why: str, scope: str = "") -> None:
+        self.events.append(self.index._event(kind, query, doc, before, after, self.who, self.now, why,
+                                             len(self.events), scope=scope))
+
+
+class DurableIndex:
+    """Queries, judgments, adjudications and versions in memory, changed only by journaled edits.
+
+    `_open_files` takes the lock and reads the files (a writer holds the journal
+    open); `_commit` journals an edit (fsync) and applies it; `_fold` writes the
+    snapshot and the history; `_label_set` gives the labels now or at a version.
+    `clock` gives the time every stored timestamp takes.
+    """
+
+    def __init__(self, path: Path, *, readonly: bool, fold_every: int,
+                 clock: Callable[[], str] = now_iso) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self.fold_every = max(1, int(fold_every))
+        self._clock = clock
+        self._mutex = threading.RLock()
+        self._lock = WriterLock(sidecar(self.path, LOCK), self.path)
+        self._journal: Journal | None = None
+        self._closed = False
+        self._meta: dict = {}
+        self._queries: dict[str, dict] = {}
+        self._labels: dict[str, dict[str, dict[str, dict]]] = {}  # query -> doc -> reviewer -> judgment
+        self._adj: dict[str, dict[str, dict]] = {}  # query -> doc -> adjudication
+        self._live = 0  # pairs with a label (a standing judgment or adjudication)
+        self._versions: dict[str, dict] = {}
+        self._seq = 0
+        self._next_event = 1
+        self._pending: list[dict] = []  # journal records not yet folded (their events are not in the history file)
+        self._history: list[dict] | None = None
+        self._history_rewrite = False
+        self.fold_problem: str | None = None  # why the last automatic fold failed (the edits are safe)
+        self._retry_at = 0  # after a failed automatic fold: the journal length at which to try again
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._live
+
+    def close(self) -> None:
+        """Fold a long journal into the snapshot, release the lock. Safe to call twice."""
+        with self._mutex:
+            if self._closed:
+                return
+            try:
+                if not self.readonly and self._journal is not None and self._journal.count >= FOLD_ON_CLOSE \
+                        and not self._journal.broken:
+                    self._fold_quietly()
+            finally:
+                self._closed = True
+                self._release()
+
+    def _release(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+        self._lock.release()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _file(self, suffix: str) -> Path:
+        return sidecar(self.path, suffix)
+
+    # ---------------------------------------------------------------- loading
+
+    def _open_files(self, create: bool) -> None:
+        """A writer takes the lock and clears what a killed writer left half-written; then the snapshot
+        and the journal are read (`create`: a new workspace where there is none)."""
+        if not self.readonly:
+            if not self.path.parent.exists():
+                paths.make_private_dir(self.path.parent)
+            self._lock.acquire()
+            remove_stale_temps(self.path)
+        try:
+            self._load(create=create)
+        except BaseException:
+            self._release()
+            raise
+
+    def _load(self, create: bool) -> None:
+        attempts = 1 if not self.readonly else 5
+        for attempt in range(attempts):
+            storage = SnapshotStorage(self.path, access_mode="r" if self.readonly else "r+")
+            raw = storage.read_bytes()
+            if not raw:
+                self._check_no_leftovers(raw)
+                if not create:
+                    raise InputError(str(self.path), "no label store here (import labels into it first)")
+                self._create(storage)
+                raw = storage.read_bytes()
+            try:
+                self._load_tables(parse_tables(self.path, raw))
+                journal = read_journal(self._file(JOURNAL))
+            except DamagedFile as e:
+                raise self._damaged(e) from None
+            base = self._meta["journal_seq"]
+            if journal is not None and journal.base > base:
+                if attempt + 1 < attempts:  # a writer folded between our two reads: read again
+                    continue
+                raise self._damaged(DamagedFile(str(self.path), f"the snapshot is older than the journal (snapshot "
+                                                f"at edit {base}, journal from edit {journal.base})"))
+            break
+        if journal is None:
+            if not self.readonly:
+                Journal.create(self._file(JOURNAL), base, self._meta["workspace_id"])
+                journal = read_journal(self._file(JOURNAL))
+            else:
+                return
+        if journal.workspace_id != self._meta["workspace_id"]:
+            raise self._damaged(DamagedFile(str(self._file(JOURNAL)), "the journal belongs to another workspace"))
+        if journal.damage:
+            raise self._damaged(DamagedFile(str(self._file(JOURNAL)), journal.damage, line=journal.damage_line))
+        try:
+            for record in journal.records:
+                if record["seq"] <= self._seq:
+                    continue
+                if record["seq"] != self._seq + 1:
+                    raise DamagedFile(str(self._file(JOURNAL)), f"edit {self._seq + 1} is missing from the journal")
+                self._apply(record)
+                self._pending.append(record)
+        except (KeyError, TypeError, ValueError) as e:
+            raise self._damaged(DamagedFile(str(self._file(JOURNAL)), f"a journal record is malformed ({e!r})")) \
+                from None
+        except DamagedFile as e:
+            raise self._damaged(e) from None
+        if not self.readonly:
+            self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records))
+            if journal.torn:  # a record cut short by a crash: never acknowledged, so drop it
+                self._journal.truncate_to(journal.good_size)
+            for tmp in self.path.parent.glob(f".{glob.escape(self.path.name)}*.tmp-*"):
+                tmp.unlink(missing_ok=True)  # half-written files of a writer that was killed (we hold the lock)
+
+    def _check_no_leftovers(self, raw: bytes | None) -> None:
+        """A missing or empty snapshot is only a new workspace when nothing else says otherwise."""
+        bak = self._file(BACKUP)
+        journal = None
+        try:
+            journal = read_journal(self._file(JOURNAL))
+        except DamagedFile:
+            pass
+        hist = self._file(HISTORY)
+        hist_size = hist.stat().st_size if hist.exists() else 0
+        if bak.exists() or (journal and (journal.records or journal.base)) or hist_size > len(EMPTY_HISTORY):
+            what = "is empty" if raw is not None else "is missing"
+            raise self._damaged(DamagedFile(str(self.path), f"the snapshot {what} but the workspace's other files "
+                                            "are not"))
+
+    def _create(self, storage: SnapshotStorage) -> None:
+        wid = uuid.uuid4().hex
+        now = self._clock()
+        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "workspace_id": wid, "created": now,
+                "journal_seq": 0, "history_seq": 0, "history_bytes": len(EMPTY_HISTORY), "next_event": 1,
+                "collection_version": "", "benchmark": None}
+        atomic_write(self._file(HISTORY), EMPTY_HISTORY)
+        Journal.create(self._file(JOURNAL), 0, wid)
+        storage.write({"meta": {"1": meta}, "queries": {}, "judgments": {}, "versions": {}})
+
+    def _load_tables(self, tables: dict) -> None:
+        path = str(self.path)
+        meta = tables.get("meta", {}).get("1")
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise DamagedFile(path, "not a rankgate label store (a TinyDB file without rankgate's meta table)")
+        if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
+            raise DamagedFile(path, f"written by a newer rankgate (store format {meta.get('format_version')!r})")
+        for key in ("journal_seq", "history_seq", "history_bytes", "next_event"):
+            if not isinstance(meta.get(key), int):
+                raise DamagedFile(path, f"meta field {key!r} is missing or not an integer")
+        queries: dict[str, dict] = {}
+        for doc in tables.get("queries", {}).values():
+            if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
+                raise DamagedFile(path, "a query without an id")
+            queries[doc["id"]] = doc
+        labels: dict[str, dict[str, dict[str, dict]]] = {}
+        adjudications: dict[str, dict[str, dict]] = {}
+        for table, many in (("judgments", True), ("adjudications", False)):
+            for doc in tables.get(table, {}).values():
+                try:
+                    q, d, g = doc["query"], doc["doc"], doc["grade"]
+                except (KeyError, TypeError):
+                    raise DamagedFile(path, f"a {table[:-1]} without query, doc or grade") from None
+                if type(g) is not int or q not in queries or type(d) is not str \
+                        or type(doc.get("reviewer", "")) is not str:
+                    raise DamagedFile(path, f"a malformed {table[:-1]}: {json.dumps(doc)[:200]}")
+                if many:
+                    per = labels.get(q)
+                    if per is None:
+                        per = labels[q] = {}
+                    revs = per.get(d)
+                    if revs is None:
+                        revs = per[d] = {}
+                    revs[doc.get("reviewer", "")] = doc
+                else:
+                    adjudications.setdefault(q, {})[d] = doc
+                    labels.setdefault(q, {}).setdefault(d, {})
+        live = 0
+        for q, per in labels.items():
+            adjq = adjudications.get(q)
+            for d, revs in per.items():
+                if any(r.get("removed") is None for r in revs.values()) or \
+                        (adjq is not None and standing(adjq.get(d))):
+                    live += 1
+        versions = {}
+        for doc in tables.get("versions", {}).values():
+            if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+                raise DamagedFile(path, "a version without a name")
+            versions[doc["name"]] = doc
+        self._meta, self._queries, self._labels, self._live, self._versions = meta, queries, labels, live, versions
+        self._adj = adjudications
+        self._seq = meta["journal_seq"]
+        self._next_event = meta["next_event"]
+        self._pending = []
+        self._history = None
+
+    def _damaged(self, e: DamagedFile) -> DamagedFile:
+        """The same error, with the way back."""
+        db = str(self.path)
+        if Path(e.path) == self._file(JOURNAL) and e.line:
+            hint = (f"the edits before line {e.line} are intact: `rankgate labels recover --db {db}` keeps them "
+                    "and moves the damaged journal aside")
+        elif self._file(BACKUP).exists():
+            hint = (f"the last good snapshot is kept as {self._file(BACKUP)}: `rankgate labels recover --db {db}` "
+                    "rebuilds the workspace from it and the journals")
+        else:
+            hint = ("there is no backup copy; `rankgate labels recover --db {db}` moves the damaged files aside "
+                    "and keeps what can be read").format(db=db)
+        return DamagedFile(e.path, f"{e.what}; {hint}", line=e.line, where=e.where)
+
+    # ---------------------------------------------------------------- applying edits
+
+    def _pair_standing(self, q: str, d: str) -> bool:
+        revs = self._labels.get(q, {}).get(d)
+        if revs and any(r.get("removed") is None for r in revs.values()):
+            return True
+        return standing(self._adj.get(q, {}).get(d))
+
+    def _apply(self, record: dict) -> None:
+        for kind, value in record["ops"]:
+            if kind in ("judgment", "review", "adjudication"):
+                # judgment: the pair holds exactly this judgment (store format 1, and journals it wrote);
+                # review: one reviewer's judgment of the pair; adjudication: the pair's adjudication
+                q, d = value["query"], value["doc"]
+                before = self._pair_standing(q, d)
+                per = self._labels.get(q)
+                if per is None:
+                    per = self._labels[q] = {}
+                revs = per.get(d)
+                if revs is None:
+                    revs = per[d] = {}
+                if kind == "judgment":
+                    revs.clear()
+                    revs[value.get("reviewer", "")] = value
+                    adjq = self._adj.get(q)
+                    if adjq:
+                        adjq.pop(d, None)
+                elif kind == "review":
+                    put_review(revs, value)
+                else:
+                    self._adj.setdefault(q, {})[d] = value
+                self._live += self._pair_standing(q, d) - before
+            elif kind == "query":
+                self._queries[value["id"]] = value
+            elif kind == "version":
+                self._versions[value["name"]] = value
+            elif kind == "meta":
+                self._meta = dict(self._meta, **value)
+            elif kind == "purge":
+                q, d = value["query"], value.get("doc")
+                per = self._labels.get(q, {})
+                docs = [d] if d is not None else list(per)
+                self._live -= sum(1 for x in docs if self._pair_standing(q, x))
+                adjq = self._adj.get(q, {})
+                for x in docs:
+                    per.pop(x, None)
+                    adjq.pop(x, None)
+                if d is None:
+                    self._labels.pop(q, None)
+                    self._adj.pop(q, None)
+                    self._queries.pop(q, None)
+            else:
+                raise DamagedFile(str(self._file(JOURNAL)), f"unknown edit {kind!r} (written by a newer rankgate?)")
+        self._seq = record["seq"]
+        for e in record["events"]:
+            if e["id"] >= self._next_event:
+                self._next_event = e["id"] + 1
+
+    @staticmethod
+    def _apply_history(events: list[dict], record: dict) -> None:
+        for kind, value in record["ops"]:
+            if kind == "purge":
+                q, d = value["query"], value.get("doc")
+                events[:] = [e for e in events if not (e["query"] == q and (d is None or e["doc"] == d)
+                                                       and e["kind"] not in ("freeze", "purge"))]
+        events.extend(record["events"])
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise InputError(str(self.path), "the workspace is closed")
+        if self.readonly:
+            raise InputError(str(self.path), "opened read-only; open it for writing to change labels")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InputError(str(self.path), "the workspace is closed")
+
+    def _event(self, kind: str, query, doc, before, after, who: str, when: str, why: str, offset: int,
+               scope: str = "") -> dict:
+        e = {"id": self._next_event + offset, "jseq": self._seq + 1, "kind": kind, "query": query, "doc": doc,
+             "before": before, "after": after, "who": who, "when": when, "why": why or ""}
+        if scope:  # "reviewer" or "adjudication"; none: the pair's label (as in store format 1)
+            e["scope"] = scope
+        return e
+
+    def _commit(self, ops: list, events: list[dict]) -> None:
+        """Journal the edit (fsync), then apply it: once this returns, the edit survives a crash."""
+        assert events, "every edit leaves an event"
+        record = {"seq": self._seq + 1, "ops": ops, "events": events}
+        self._journal.append(record)  # raises before anything changes in memory
+        self._apply(record)
+        self._pending.append(record)
+        if self._history is not None:
+            self._apply_history(self._history, record)
+        due = self._journal.count >= self.fold_every or self._journal.size >= FOLD_BYTES
+        if due and self._journal.count >= self._retry_at:
+            self._fold_quietly()
+
+    def _commit_erasure(self, ops: list, events: list[dict]) -> None:
+        """Commit an edit that erases (a purge): the history file is written whole, and the backups and
+        the previous journal, which still hold what was erased, are replaced too."""
+        self._history_rewrite = True
+        self._commit(ops, events)
+        if self._history_rewrite:  # not folded by the commit already
+            self._fold()
+        keep_copy(self.path, self._file(BACKUP), link=False)
+        keep_copy(self._file(HISTORY), self._file(HISTORY + BACKUP), link=False)
+        keep_copy(self._file(JOURNAL), self._file(JOURNAL_PREV), link=False)
+
+    def _fold_quietly(self) -> None:
+        """A fold the caller did not ask for: the edits are safe in the journal whatever happens, so a
+        failure (a full disk, a damaged history file) must not fail the edit; it is kept in
+        `fold_problem`, and the next fold tries again."""
+        try:
+            self._fold()
+            self.fold_problem = None
+            self._retry_at = 0
+        except (InputError, OSError) as e:
+            self.fold_problem = str(e)
+            self._retry_at = self._journal.count + self.fold_every  # try again later, not on every edit
+
+    # ---------------------------------------------------------------- folding
+
+    def checkpoint(self) -> None:
+        """Fold the journal into the snapshot now (the TUI may call this when idle)."""
+        with self._mutex:
+            self._check_writable()
+            if self._journal.count or self._history_rewrite:
+                self._fold()
+
+    def _fold(self) -> None:
+        seq = self._seq
+        hist_path, hist_bak = self._file(HISTORY), self._file(HISTORY + BACKUP)
+        hist = SnapshotStorage(hist_path)
+        size = None
+        if not self._history_rewrite:
+            new = [(e["id"], e) for r in self._pending if r["seq"] > self._meta["history_seq"] for e in r["events"]]
+            size = hist.append_docs("history", new, self._meta["history_bytes"], backup=hist_bak)
+        if size is None:  # after a purge, or a history file that is not as we left it: write it whole
+            events = self._load_history()
+            keep_copy(hist_path, hist_bak)  # it parsed: a good copy
+            size = atomic_write(hist_path, history_bytes(events))
+        crashpoint("fold-history")
+        meta = dict(self._meta, journal_seq=seq, history_seq=seq, history_bytes=size, next_event=self._next_event)
+        keep_copy(self.path, self._file(BACKUP))
+        SnapshotStorage(self.path).write(self._tables(meta))
+        crashpoint("fold-snapshot")
+        self._meta = meta
+        old = self._journal
+        old.close()
+        try:
+            keep_copy(self._file(JOURNAL), self._file(JOURNAL_PREV))
+            Journal.create(self._file(JOURNAL), seq, meta["workspace_id"])
+        except BaseException:  # the old journal stays in place (its edits are in the snapshot): keep using it
+            self._journal = Journal(self._file(JOURNAL), old.size, old.count)
+            raise
+        self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
+        crashpoint("fold-journal")
+        self._pending = []
+        self._history_rewrite = False
+
+    def _tables(self, meta: dict) -> dict:
+        judgments, n = {}, 0
+        adjudications, m = {}, 0
+        for q in self._queries:
+            for revs in self._labels.get(q, {}).values():
+                for j in revs.values():
+                    n += 1
+                    judgments[str(n)] = j
+            for a in self._adj.get(q, {}).values():
+                m += 1
+                adjudications[str(m)] = a
+        tables = {"meta": {"1": dict(meta, format_version=FORMAT_VERSION)},
+                  "queries": {str(i): q for i, q in enumerate(self._queries.values(), 1)},
+                  "judgments": judgments, "versions": {str(i): v for i, v in enumerate(self._versions.values(), 1)}}
+        if adjudications:  # the table exists only once someone adjudicates
+            tables["adjudications"] = adjudications
+        return tables
+
+    def _load_history(self) -> list[dict]:
+        if self._history is None:
+            path = self._file(HISTORY)
+            raw = SnapshotStorage(path, access_mode="r").read_bytes()
+            if raw is None:
+                if self._meta["history_seq"] or self._meta["next_event"] > 1:
+                    raise self._damaged(DamagedFile(str(path), "the history file is missing"))
+                raw = EMPTY_HISTORY
+            try:
+                table = parse_tables(path, raw).get("history")
+                if not isinstance(table, dict):
+                    raise DamagedFile(str(path), "not a rankgate history file (no history table)")
+                events = list(table.values())
+                if not all(isinstance(e, dict) and isinstance(e.get("jseq"), int) for e in events):
+                    raise DamagedFile(str(path), "a malformed history event")
+                watermark = events[-1]["jseq"] if events else 0
+                if watermark < self._meta["history_seq"]:
+                    raise DamagedFile(str(path), f"the history file ends at edit {watermark}, the snapshot expects "
+                                      f"{self._meta['history_seq']}")
+            except DamagedFile as e:
+                raise self._damaged(e) from None
+            for record in self._pending:
+                if record["seq"] > watermark:
+                    self._apply_history(events, record)
+            self._history = events
+        return self._history
+
+    # ---------------------------------------------------------------- labels at a version
+
+    def _label_set(self, version: str | None, only: str | None = None
+                   ) -> tuple[dict[str, dict], dict[str, dict[str, dict]]]:
+        """(queries, {qid: {doc: label}}) of the current labels, or of a version rebuilt from history.
+        `only`: reviewer `only`'s own judgments instead of the labels."""
+        if version is None:
+            return self._queries, pair_labels(self._labels, self._adj, only)
+        v = self._versions.get(version)
+        if v is None:
+            names = ", ".join(self._versions) or "none yet"
+            raise InputError(str(self.path), f"no version {version!r} (versions: {names})")
+        return labels_at(self._load_history(), v["history_id"], only)

@@ -1,0 +1,364 @@
+"""How a query-document pair's label is reached from its reviewers' judgments and its adjudication.
+
+The in-memory form, as a workspace keeps it: `labels` {query: {doc: {reviewer: judgment}}} (a pair's
+judgments in the order of their last edit) and `adjudications` {query: {doc: adjudication}}; a record
+whose "removed" is set is a tombstone. See docs/reviewers.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from array import array
+from typing import Iterable
+
+from rankgate.store.records import REVIEW_KINDS, UNRESOLVED, Diff, Judgment
+
+
+def label_state(j: dict | None) -> dict | None:
+    """What history keeps of a judgment: grade, reason, collection version, reviewer (and flags when set)."""
+    if j is None or j.get("removed") is not None:
+        return None
+    out = {"grade": j["grade"], "reason": j["reason"], "collection_version": j["collection_version"],
+           "reviewer": j["reviewer"]}
+    if j.get("needs_review"):
+        out["needs_review"] = True
+    if j.get("migrated_from"):
+        out["migrated_from"] = list(j["migrated_from"])
+    if j.get("grades"):
+        out["grades"] = dict(j["grades"])
+    return out
+
+
+def standing(rec: dict | None) -> bool:
+    return rec is not None and rec.get("removed") is None
+
+
+def pair_label(revs: dict[str, dict] | None, adj: dict | None) -> dict | None:
+    """A pair's label from its reviewers' judgments and its adjudication (None: nothing stands).
+
+    1. adjudicated: the adjudicator's grade;
+    2. one reviewer: that grade ("single");
+    3. every reviewer the same grade ("unanimous");
+    4. otherwise the reviewers disagree and nobody adjudicated: the most
+       recent judgment counts ("latest": the last one the store received; a
+       cleared needs-review flag is not an edit), as the last edit did when a
+       pair held one judgment. `disagreements()` lists these pairs; exports count them.
+    The raw record is returned as is for a single reviewer (no copy: this is
+    the common case, and `to_qrels` at 100k labels calls it for every pair).
+    """
+    live = [r for r in revs.values() if r.get("removed") is None] if revs else []
+    if adj is not None and adj.get("removed") is None:
+        out = dict(adj, reached="adjudicated", reviewers=tuple(r["reviewer"] for r in live),
+                   needs_review=bool(adj.get("needs_review")))
+        return out
+    if not live:
+        return None
+    if len(live) == 1:
+        return live[0]
+    reached = "unanimous" if len({r["grade"] for r in live}) == 1 else "latest"
+    chosen = live[-1]  # a pair's judgments are kept in the order of their last edit (see put_review)
+    return {"query": chosen.get("query"), "doc": chosen.get("doc"), "grade": chosen["grade"],
+            "reason": chosen["reason"], "collection_version": chosen["collection_version"],
+            "reviewer": chosen["reviewer"], "created": min(r.get("created", "") for r in live),
+            "updated": max(r.get("updated", "") for r in live), "removed": None, "reached": reached,
+            "reviewers": tuple(r["reviewer"] for r in live),
+            "needs_review": all(r.get("needs_review") for r in live)}
+
+
+def is_edit(old: dict | None, new: dict | None) -> bool:
+    """A change of grade, reason, collection version or standing (not a cleared flag)."""
+    if old is None or new is None or old.get("removed") is not None or new.get("removed") is not None:
+        return True
+    return (old["grade"], old["reason"], old["collection_version"]) != \
+        (new["grade"], new["reason"], new["collection_version"])
+
+
+def differs(live: dict, state: dict) -> bool:
+    """An incoming judgment `state` says something else than the stored `live` one: another grade, or
+    another non-empty reason or collection version."""
+    return bool(live["grade"] != state["grade"] or (state["reason"] and state["reason"] != live["reason"]) or
+                (state["collection_version"] and state["collection_version"] != live["collection_version"]))
+
+
+def with_stored_details(state: dict, live: dict) -> dict:
+    """An incoming judgment that overwrites a stored one keeps the stored reason and collection version
+    where it has none."""
+    return dict(state, reason=state["reason"] or live["reason"],
+                collection_version=state["collection_version"] or live["collection_version"])
+
+
+def put_review(revs: dict[str, dict], value: dict) -> None:
+    """Set a reviewer's judgment of a pair. An edit goes last, so the order of a pair's judgments is the
+    order of their last edits (what "the latest judgment" means); a cleared flag leaves it in place."""
+    name = value.get("reviewer", "")
+    old = revs.get(name)
+    if old is not None and is_edit(old, value):
+        del revs[name]
+    revs[name] = value
+
+
+def reached(state: dict) -> str:
+    return state.get("reached", "single")
+
+
+def pair_view(revs: dict | None, adj: dict | None, who: str | None, blind: bool) -> tuple[dict | None, bool]:
+    """(record, is it the pair's label) as `who` sees the pair."""
+    if who is not None:
+        own = revs.get(who) if revs else None
+        if own is not None and own.get("removed") is None:
+            return own, False
+        if blind:
+            return None, False
+    return pair_label(revs, adj), True
+
+
+def judgments_of(labels: dict, adjudications: dict, qids: list[str], who: str | None, blind: bool,
+                 include_removed: bool) -> list[Judgment]:
+    """Each judged pair's label (or `who`'s own judgment: `pair_view`) of the queries `qids`, and with
+    `include_removed` the last removed judgment of a pair that has none."""
+    out = []
+    for q in qids:
+        adjq = adjudications.get(q, {})
+        for d, revs in labels.get(q, {}).items():
+            rec, label = pair_view(revs, adjq.get(d), who, blind)
+            if rec is not None:
+                out.append(as_judgment(rec, label))
+            elif include_removed:
+                tomb = tombstone(revs, adjq.get(d), who if blind else None)
+                if tomb is not None:
+                    out.append(as_judgment(tomb))
+    return out
+
+
+def grades_of(per: dict[str, dict], adjq: dict[str, dict], who: str | None, blind: bool) -> dict[str, int]:
+    """{doc: grade} of one query's pairs ({doc: {reviewer: judgment}}, {doc: adjudication}) as `who` sees them."""
+    out = {}
+    for d, revs in per.items():
+        if who is None and not adjq and len(revs) == 1:
+            (r,) = revs.values()
+            if r.get("removed") is None:
+                out[d] = r["grade"]
+            continue
+        rec, _ = pair_view(revs, adjq.get(d), who, blind)
+        if rec is not None:
+            out[d] = rec["grade"]
+    return out
+
+
+def tombstone(revs: dict | None, adj: dict | None, who: str | None) -> dict | None:
+    """The last removed judgment of a pair that has no label (for include_removed)."""
+    recs = [r for n, r in (revs or {}).items() if who is None or n == who]
+    if adj is not None and who is None:
+        recs.append(adj)
+    gone = [r for r in recs if r.get("removed") is not None]
+    return max(gone, key=lambda r: r["removed"]) if gone else None
+
+
+def pair_state(revs: dict, adj: dict | None, final: dict | None = None) -> dict | None:
+    """What history keeps of a pair's label: its state, and every judgment when there are several."""
+    final = final if final is not None else pair_label(revs, adj)
+    if final is None:
+        return None
+    state = label_state(final)
+    live = [r for r in revs.values() if r.get("removed") is None]
+    if len(live) > 1 or standing(adj):
+        state["reached"] = reached(final)
+        state["judgments"] = {r["reviewer"]: label_state(r) for r in live}
+        if standing(adj):
+            state["adjudication"] = label_state(adj)
+    return state
+
+
+def pair_labels(labels: dict, adjudications: dict, only: str | None = None) -> dict[str, dict[str, dict]]:
+    """{qid: {doc: label}} from {qid: {doc: {reviewer: judgment}}} and the adjudications
+    (or reviewer `only`'s own judgments)."""
+    out_all: dict[str, dict[str, dict]] = {}
+    for q, per in labels.items():
+        adjq = adjudications.get(q)
+        out: dict[str, dict] = {}
+        for d, revs in per.items():
+            if only is not None:
+                r = revs.get(only)
+                if r is not None and r.get("removed") is None:
+                    out[d] = r
+                continue
+            if not adjq and len(revs) == 1:
+                for r in revs.values():  # the common case: one reviewer, no adjudication
+                    if r.get("removed") is None:
+                        out[d] = r
+                continue
+            f = pair_label(revs, adjq.get(d) if adjq else None)
+            if f is not None:
+                out[d] = f
+        out_all[q] = out
+    return out_all
+
+
+def labels_at(events: Iterable[dict], history_id: int, only: str | None = None
+              ) -> tuple[dict[str, dict], dict[str, dict[str, dict]]]:
+    """(queries, {qid: {doc: label}}) as they were before event `history_id`, replayed from history
+    (`only`: reviewer `only`'s own judgments instead of the labels)."""
+    queries, pairs = _replay(events, history_id)
+    labels: dict[str, dict[str, dict]] = {}
+    for q, per in pairs.items():
+        out = {}
+        for d, (revs, adj) in per.items():
+            revs = {n: s for n, s in revs.items() if s is not None}
+            if only is not None:
+                s = revs.get(only)
+            else:
+                s = pair_label(revs, adj)
+            if s is not None:
+                out[d] = s
+        labels[q] = out
+    return queries, labels
+
+
+def _replay(events: Iterable[dict], history_id: int) -> tuple[dict[str, dict], dict[str, dict[str, list]]]:
+    """Queries and pairs ({qid: {doc: [reviewer -> state or None, adjudication or None]}}) as they
+    were before event `history_id`."""
+    queries: dict[str, dict] = {}
+    pairs: dict[str, dict[str, list]] = {}
+    for e in events:
+        if e["id"] >= history_id:
+            break
+        kind = e["kind"]
+        if kind == "query":
+            queries[e["query"]] = dict(e["after"], id=e["query"])
+            continue
+        if kind not in REVIEW_KINDS and kind != "remove":
+            continue
+        slot = pairs.setdefault(e["query"], {}).setdefault(e["doc"], [{}, None])
+        after = e["after"]
+        scope = e.get("scope") or ""
+        state = None if after is None else dict(after, query=e["query"], doc=e["doc"], updated=e["when"])
+        if scope == "reviewer":
+            name = (after or e["before"] or {}).get("reviewer", "")
+            prev = slot[0].get(name)
+            if state is not None and prev is not None and not is_edit(prev, state):
+                state["updated"] = prev.get("updated", e["when"])  # a flag cleared: not a new edit
+            elif name in slot[0]:
+                del slot[0][name]  # as put_review: an edit goes last
+            slot[0][name] = state
+        elif scope == "adjudication":
+            if state is not None and kind == "confirm" and slot[1] is not None:
+                state["updated"] = slot[1].get("updated", e["when"])
+            slot[1] = state
+        elif state is None:  # the pair removed: every judgment and the adjudication
+            slot[0] = {n: None for n in slot[0]}
+            slot[1] = None
+        else:  # the pair holds exactly this judgment (set/import before store format 2; import)
+            slot[0] = {n: None for n in slot[0]}
+            slot[0][state.get("reviewer", "")] = state
+            slot[1] = None
+    return queries, pairs
+
+
+def diff_labels(old: str, new: str, a: dict[str, dict[str, dict]], b: dict[str, dict[str, dict]]) -> Diff:
+    """What changed from label set `a` (named `old`) to `b` (named `new`)."""
+    out = Diff(old, new)
+    for q in sorted(set(a) | set(b)):
+        pa, pb = a.get(q, {}), b.get(q, {})
+        for d in sorted(set(pa) | set(pb)):
+            sa, sb = pa.get(d), pb.get(d)
+            if sa is None:
+                out.added.append({"query": q, "doc": d, "grade": sb["grade"]})
+            elif sb is None:
+                out.removed.append({"query": q, "doc": d, "grade": sa["grade"]})
+            elif sa["grade"] != sb["grade"]:
+                out.regraded.append({"query": q, "doc": d, "before": sa["grade"], "after": sb["grade"]})
+    return out
+
+
+def as_judgment(j: dict, label: bool = False) -> Judgment:
+    """A Judgment from a record; `label`: it is a pair's label, not one reviewer's own."""
+    how = reached(j) if label else ""
+    reviewers = tuple(j.get("reviewers", (j["reviewer"],))) if label else ()
+    return Judgment(j["query"], j["doc"], j["grade"], j["reason"], j["collection_version"], j["reviewer"],
+                    j.get("created", ""), j.get("updated", ""), j.get("removed"), how, reviewers,
+                    bool(j.get("needs_review")), tuple(j.get("migrated_from") or ()))
+
+
+def describe_label(state: dict) -> str:
+    out = f"grade {state['grade']}"
+    if state.get("reason"):
+        out += f" ({json.dumps(state['reason'], ensure_ascii=False)})"
+    if state.get("collection_version"):
+        out += f" [collection {state['collection_version']}]"
+    return out
+
+
+def content_hash(rows: Iterable[tuple[str, str, int]]) -> str:
+    """sha256 over the sorted (query, document, grade) triples; order, reasons and empty queries do not count."""
+    text = "".join(f"{len(q)}:{q} {len(d)}:{d} {g}\n" for q, d, g in sorted(rows))  # lengths: no ambiguity
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def hash_mismatch(path: str, expected, rows: Iterable[tuple[str, str, int]]) -> str | None:
+    """A note when a file's labels no longer match the content_hash in its header (a rankgate export
+    carries one); None when they match or it has none."""
+    if expected and content_hash(rows) != expected:
+        return f"{path}: its labels do not match the content_hash in its header (edited after export?)"
+    return None
+
+
+def label_counts(labels: dict, adjudications: dict) -> dict:
+    """Pairs removed, reviewers' standing judgments and their names, open disagreements, adjudications,
+    labels that need review."""
+    removed = 0
+    reviews = 0
+    names: set[str] = set()
+    unresolved = needs = 0
+    for q, per in labels.items():
+        adjq = adjudications.get(q, {})
+        for d, revs in per.items():
+            live = [r for r in revs.values() if r.get("removed") is None]
+            reviews += len(live)
+            names.update(r["reviewer"] for r in live)
+            if not live and not standing(adjq.get(d)):
+                removed += 1
+                continue
+            if len(live) > 1 or adjq:
+                f = pair_label(revs, adjq.get(d))
+                unresolved += reached(f) in UNRESOLVED
+                needs += bool(f.get("needs_review"))
+            else:
+                needs += bool(live[0].get("needs_review"))
+    adjudicated = sum(1 for per in adjudications.values() for a in per.values() if a.get("removed") is None)
+    return {"removed": removed, "reviewers": sorted(names), "reviewer_judgments": reviews,
+            "disagreements": unresolved, "adjudicated": adjudicated, "needs_review": needs}
+
+
+def as_qrels(path: str, queries: dict, labels: dict[str, dict[str, dict]], catalog, meta: dict):
+    """Core `Qrels` of a label set: every query declared, reasons as details; `meta` gains the
+    collection version when every label has the same."""
+    import numpy as np
+
+    from rankgate.core.model import Catalog, JudgmentDetail, Qrels
+
+    catalog = catalog or Catalog()
+    qcode, dcode = catalog.queries.code, catalog.docs.code
+    qs, ds, gs = array("i"), array("i"), array("q")
+    details: dict = {}
+    shared: dict[tuple, JudgmentDetail] = {}  # one object per distinct (reason, version, reviewer)
+    declared = []
+    versions = set()
+    for qid in queries:
+        q = qcode(qid)
+        declared.append(q)
+        for doc, s in labels.get(qid, {}).items():
+            qs.append(q)
+            ds.append(dcode(doc))
+            gs.append(s["grade"])
+            key = (s["reason"], s["collection_version"], s["reviewer"])
+            if key != ("", "", ""):
+                detail = shared.get(key)
+                if detail is None:
+                    detail = shared[key] = JudgmentDetail(*key)
+                details[(qid, doc)] = detail
+            versions.add(key[1])
+    if len(versions) == 1 and "" not in versions:
+        meta["collection_version"] = versions.pop()
+    return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
+                 np.frombuffer(gs, np.int64).copy(), declared, format="store", details=details, meta=meta)

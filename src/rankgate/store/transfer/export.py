@@ -1,0 +1,205 @@
+"""Export a workspace's labels as qrels that `read_qrels` reads back, with version, content hash and
+export time alongside."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+
+from rankgate.core.errors import InputError
+from rankgate.store.labels import content_hash, reached, standing
+from rankgate.store.records import EXPORT_FORMATS, UNRESOLVED, Export
+from rankgate.store.storage import atomic_write
+
+
+def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plain: bool = False,
+           version: str | None = None, require_adjudication: bool = False, judged_by: str | None = None,
+           all_reviewers: bool = False) -> Export:
+    """Qrels that `read_qrels` reads back, with version, content hash and export time alongside.
+
+    Formats: `trec` (`# key: value` header lines), `json` (binary: each query's
+    documents with grade >= 1), `json-graded`, `jsonl` (one judgment a line, with
+    reason, collection version and reviewer, and how the grade was reached
+    when not by a single reviewer). `plain` leaves the header out.
+    The header's content_hash is the hash of the labels the file holds (for
+    binary json: the listed documents at grade 1), so a second round trip
+    reproduces it; `version` names the frozen version the labels are, if any;
+    `reviewer` is there when one reviewer judged every exported label (what
+    `labels merge` reads from TREC and JSON); `unresolved`, `adjudicated` and
+    `needs_review` count the labels reached those ways (when there are any).
+    Written atomically to `path` when given; the text is returned either way.
+    Queries in workspace order, documents in the order they were first judged;
+    removed labels are not exported.
+
+    The grade of a pair is its label (docs/reviewers.md). `require_adjudication`:
+    refuse when reviewers disagree about a pair nobody adjudicated.
+    `judged_by=NAME`: NAME's own judgments only (a reviewer's export, to
+    exchange; a workspace open for blind review exports its reviewer's).
+    `all_reviewers` (jsonl only): every reviewer's judgment and every
+    adjudication, one a line: for `labels merge` into another workspace,
+    not for the gate (a pair appears once per reviewer).
+    """
+    with ws._mutex:
+        ws._check_open()
+        where = str(path or ws.path)
+        if fmt not in EXPORT_FORMATS:
+            raise InputError(where, f"unknown export format {fmt!r}, expected one of {', '.join(EXPORT_FORMATS)}")
+        if ws.blind and judged_by is None:
+            judged_by = ws.reviewer
+        if all_reviewers:
+            ws._no_peeking("an export of every reviewer's judgments")
+            if fmt != "jsonl" or judged_by is not None or version is not None:
+                raise InputError(where, "every reviewer's judgments export as jsonl only, of the current labels, "
+                                 "and not with --judged-by")
+        else:
+            ws._view(judged_by, True)  # in blind review, only the reviewer's own
+        queries, labels = ws._label_set(version, judged_by)
+        rows = [(q, d, s) for q in queries for d, s in labels.get(q, {}).items()]
+        unresolved = [(q, d, s) for q, d, s in rows if reached(s) in UNRESOLVED]
+        if require_adjudication and unresolved and judged_by is None:
+            q, d, s = unresolved[0]
+            n = len(unresolved)
+            raise InputError(where, f"{n} disagreement{'s' if n != 1 else ''} not adjudicated "
+                             f"(first: query {q!r} document {d!r}, reviewers {', '.join(s['reviewers'])}); "
+                             "nothing was exported (rankgate labels adjudicate, or export without "
+                             "--require-adjudication)")
+        digest = full = content_hash((q, d, s["grade"]) for q, d, s in rows)
+        name = ws._version_name(version, digest)
+        if fmt == "json":  # the hash describes what the file holds: listed documents, grade 1
+            labels = {q: {d: dict(s, grade=1) for d, s in per.items() if s["grade"] >= 1}
+                      for q, per in labels.items()}
+            digest = content_hash((q, d, 1) for q, per in labels.items() for d in per)
+        notes = []
+        if version is not None and judged_by is None and full != ws._versions[version]["content_hash"]:
+            notes.append(f"version {version!r}: its labels rebuilt from history no longer match its recorded "
+                         "content hash (purged since?)")
+        header, counts = _header(fmt, rows, name, digest, judged_by, all_reviewers, len(unresolved), notes)
+        left_out = 0
+        if fmt == "trec":
+            text = _trec(where, rows, None if plain else header)
+        elif fmt in ("json", "json-graded"):
+            text, left_out = _json(fmt, queries, labels, rows, None if plain else header, notes)
+        else:
+            states = _every_judgment(ws) if all_reviewers else [(q, d, s, judged_by is None) for q, d, s in rows]
+            text = _jsonl(states, None if plain else header)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(where, "an ID or reason is not valid Unicode text (a lone surrogate); cannot write it "
+                             "as UTF-8") from None
+        if path is not None:
+            atomic_write(path, data)
+        return Export(text, fmt, name, digest, len(rows) - left_out, left_out, notes, len(unresolved), *counts)
+
+
+def export_time() -> str:
+    """Now, in whole seconds UTC; SOURCE_DATE_EPOCH fixes it for reproducible exports."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.strip().isdigit():
+        t = _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc)
+    else:
+        t = _dt.datetime.now(_dt.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None, all_reviewers: bool,
+            unresolved: int, notes: list[str]) -> tuple[dict, tuple[int, int]]:
+    """The export's header, and (adjudicated, needs review) counts; notes for people go into `notes`."""
+    header: dict = {"version": name, "content_hash": digest, "exported_at": export_time()}
+    cvs = {s["collection_version"] for _, _, s in rows}
+    if len(cvs) == 1 and "" not in cvs:
+        header["collection_version"] = cvs.pop()
+    elif len(cvs) > 1 and fmt != "jsonl":
+        notes.append("the labels have several collection versions; only jsonl keeps them per label")
+    adjudicated = sum(1 for _, _, s in rows if reached(s) == "adjudicated")
+    needs = sum(1 for _, _, s in rows if s.get("needs_review"))
+    if judged_by is not None:
+        header["reviewer"] = judged_by
+    else:
+        names = {r for _, _, s in rows for r in s.get("reviewers", (s["reviewer"],))}
+        if len(names) == 1 and not adjudicated and not all_reviewers:
+            header["reviewer"] = names.pop()
+    for key, n in (("unresolved", unresolved), ("adjudicated", adjudicated), ("needs_review", needs)):
+        if n:
+            header[key] = n
+    if unresolved and judged_by is None:
+        notes.append(f"{unresolved} disagreement{'s' if unresolved != 1 else ''} not adjudicated: "
+                     "exported with the most recent judgment's grade; `rankgate labels disagreements` lists "
+                     "them, --require-adjudication refuses")
+    if needs:
+        notes.append(f"{needs} label{'s' if needs != 1 else ''} carried by a migration still need review "
+                     "(`rankgate labels list` marks them)")
+    return header, (adjudicated, needs)
+
+
+def _trec(where: str, rows: list, header: dict | None) -> str:
+    from rankgate.core.formats.trec import format_trec_qrels
+
+    bad = next(((q, d) for q, d, _ in rows if len(q.split()) != 1 or len(d.split()) != 1 or q.startswith("#")),
+               None)
+    if bad:
+        raise InputError(where, f"query {bad[0]!r} / document {bad[1]!r}: TREC qrels cannot hold IDs with spaces, "
+                         "nor a query ID that starts with '#' (a comment line); export json-graded or jsonl")
+    return format_trec_qrels(((q, d, s["grade"]) for q, d, s in rows), header)
+
+
+def _json(fmt: str, queries: dict, labels: dict, rows: list, header: dict | None, notes: list[str]
+          ) -> tuple[str, int]:
+    """(text, judgments left out) of `json` (binary: the documents graded >= 1) or `json-graded`."""
+    body: dict = {}
+    for q in queries:
+        per = labels.get(q, {})
+        if fmt == "json":
+            body[q] = list(per)
+        else:
+            body[q] = {d: s["grade"] for d, s in per.items()}
+    left_out = 0
+    if fmt == "json":
+        left_out = len(rows) - sum(len(per) for per in labels.values())
+    obj = body if header is None else {"meta": header, "qrels": body}
+    text = json.dumps(obj, ensure_ascii=False, indent=2) + "\n"
+    if left_out:
+        notes.append(f"binary json lists documents with grade >= 1 only: {left_out} judgments with a "
+                     "lower grade are left out (json-graded keeps them)")
+    above = sum(1 for _, _, s in rows if s["grade"] > 1)
+    if fmt == "json" and above:
+        notes.append(f"binary json: {above} judgments graded above 1 are listed as relevant (1)")
+    return text, left_out
+
+
+def _jsonl(states: list[tuple[str, str, dict, bool]], header: dict | None) -> str:
+    """One judgment a line: (query, doc, state, is it a pair's label) each."""
+    lines = [] if header is None else [json.dumps({"meta": header}, ensure_ascii=False)]
+    for q, d, s, label in states:
+        obj = {"query": q, "doc": d, "grade": s["grade"]}
+        for k in ("reason", "collection_version", "reviewer"):
+            if s[k]:
+                obj[k] = s[k]
+        how = reached(s) if label else ""
+        if how and how != "single":
+            obj["reached"] = how
+        if label and len(s.get("reviewers", ())) > 1:
+            obj["reviewers"] = list(s["reviewers"])
+        if s.get("needs_review"):
+            obj["needs_review"] = True
+        if s.get("migrated_from"):
+            obj["migrated_from"] = list(s["migrated_from"])
+        lines.append(json.dumps(obj, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
+
+
+def _every_judgment(ws) -> list[tuple[str, str, dict, bool]]:
+    """(query, doc, state, is_label) of every standing reviewer judgment, then the pair's adjudication
+    (as a label reached "adjudicated")."""
+    out = []
+    for q in ws._queries:
+        adjq = ws._adj.get(q, {})
+        for d, revs in ws._labels.get(q, {}).items():
+            for r in revs.values():
+                if r.get("removed") is None:
+                    out.append((q, d, r, False))
+            adj = adjq.get(d)
+            if standing(adj):
+                out.append((q, d, dict(adj, reached="adjudicated"), True))
+    return out

@@ -1,0 +1,324 @@
+"""Import qrels (every core format) and query files into a workspace, all or nothing; and read the
+reviewers' exports that a merge brings together."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable
+
+from rankgate.core.errors import InputError
+from rankgate.store.durable import Batch
+from rankgate.store.labels import (
+    describe_label,
+    differs,
+    hash_mismatch,
+    label_state,
+    pair_label,
+    pair_state,
+    standing,
+    tombstone,
+    with_stored_details,
+)
+from rankgate.store.records import (
+    QUERY_DEFAULTS,
+    QUERY_FIELDS,
+    Conflict,
+    ImportConflicts,
+    ImportReport,
+    check_id,
+    check_on_conflict,
+    query_fields,
+    query_record,
+    query_state,
+)
+
+
+def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[str | os.PathLike] = (),
+                 on_conflict: str = "stop", collection_version: str | None = None, reviewer: str | None = None,
+                 why: str | None = None, dry_run: bool = False) -> ImportReport:
+    """Import qrels (every core format) and query files, all or nothing.
+
+    A file is read as queries when it looks like one (JSONL with id/text, or
+    `qid<TAB>text`), or when passed in `queries`. Any unreadable file imports
+    nothing. Labels that disagree with the store (another grade, another reason
+    or collection version, or a label that was removed) are conflicts:
+    `on_conflict="stop"` raises `ImportConflicts` listing them, "keep" keeps the
+    store's, "overwrite" takes the file's. Import adds and changes; it never removes.
+    """
+    from rankgate.core.formats import detect_kind, read_qrels
+    from rankgate.core.formats.corpus import read_queries
+
+    files, query_files = [str(f) for f in files], [str(f) for f in queries]
+    qrels_list, query_list = [], []
+    for f in files:
+        if detect_kind(f) == "queries":
+            query_list.append((f, read_queries(f)))
+        else:
+            qrels_list.append(read_qrels(f))
+    for f in query_files:
+        query_list.append((f, read_queries(f)))
+    return _import(ws, qrels_list, query_list, files=files + query_files, on_conflict=on_conflict,
+                   collection_version=collection_version, reviewer=reviewer, why=why, dry_run=dry_run)
+
+
+def import_benchmark(ws, manifest, on_conflict: str = "stop") -> ImportReport:
+    """The first open of a benchmark's workspace: its qrels and queries, its collection version."""
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats.corpus import read_queries
+
+    qrels = read_qrels(manifest.qrels)
+    query_list = [(str(manifest.queries), read_queries(manifest.queries))] if manifest.queries else []
+    cv = manifest.collection_version or None
+    meta = {"benchmark": {"name": manifest.name, "folder": str(Path(manifest.folder).resolve()),
+                          "qrels": str(Path(manifest.qrels).resolve()),
+                          "imported": ws._clock()},
+            "collection_version": manifest.collection_version or ws.collection_version}
+    return _import(ws, [qrels], query_list, files=[str(manifest.qrels)] + [q for q, _ in query_list],
+                   on_conflict=on_conflict, collection_version=cv, reviewer=None,
+                   why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
+                   no_answer=manifest.no_answer)
+
+
+def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conflict: str,
+            collection_version: str | None, reviewer: str | None, why: str | None, dry_run: bool,
+            meta: dict | None = None, no_answer: Iterable[str] = ()) -> ImportReport:
+    with ws._mutex:
+        ws._check_writable()
+        if meta is None:  # a benchmark's first open imports its labels, blind or not
+            ws._no_peeking("an import (its conflicts)")
+        check_on_conflict(on_conflict, str(ws.path))
+        who, now = ws._stamp(reviewer)
+        report = ImportReport(files=files, dry_run=dry_run)
+        # 1. Everything the files say, checked against each other.
+        incoming, declared = _read_files(qrels_list, query_list, no_answer, collection_version, who, report)
+        # 2. Against the store.
+        batch = Batch(ws, who, now)
+        conflicts: list[Conflict] = []
+        _import_queries(ws, batch, declared, on_conflict, why, conflicts, report)
+        _import_labels(ws, batch, incoming, on_conflict, why, conflicts, report)
+        report.conflicts = conflicts
+        if conflicts and on_conflict == "stop":
+            raise ImportConflicts(str(ws.path), conflicts)
+        if meta:
+            batch.ops.append(["meta", meta])
+            if not batch.events:
+                batch.event("benchmark", None, None, None, dict(meta),
+                            why or f"import {', '.join(files) or 'benchmark'}")
+        if dry_run or not batch.events:
+            return report
+        ws._commit(batch.ops, batch.events)
+        return report
+
+
+def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], collection_version: str | None,
+                who: str, report: ImportReport) -> tuple[dict, dict]:
+    """({(qid, doc): (state, source)}, {qid: (fields, source, explicit)}) of every file; two files that
+    disagree about a label or a query's description are an error."""
+    incoming: dict[tuple[str, str], tuple[dict, str]] = {}
+    declared: dict[str, tuple[dict, str, bool]] = {}  # qid -> (fields, source, explicit)
+    for qrels in qrels_list:
+        source = qrels.path
+        file_cv = collection_version if collection_version is not None else \
+            str(qrels.meta.get("collection_version", "") or "")
+        note = hash_mismatch(qrels.path, qrels.meta.get("content_hash"),
+                             ((q, d, int(g)) for q, d, g, _ in qrels.judgments()))
+        if note:
+            report.notes.append(note)
+        file_reviewer = header_reviewer(qrels) or who
+        for qid in qrels.query_ids:
+            declared.setdefault(qid, (dict(QUERY_DEFAULTS), source, False))
+        for qid, doc, grade, detail in qrels.judgments():
+            state = {"grade": int(grade), "reason": detail.reason,
+                     "collection_version": detail.collection_version or file_cv,
+                     "reviewer": detail.reviewer or file_reviewer}
+            prev = incoming.get((qid, doc))
+            if prev is not None and (prev[0]["grade"], prev[0]["reason"]) != (state["grade"], state["reason"]):
+                raise InputError(source, f"document {doc!r} of query {qid!r} is judged {describe_label(state)}"
+                                 f" here but {describe_label(prev[0])} in {prev[1]}; nothing was imported "
+                                 "(fix one of the files)")
+            incoming[(qid, doc)] = (state, source)
+    for source, qmap in query_list:
+        for qid, query in qmap.items():
+            fields = query_fields(query)
+            prev = declared.get(qid)
+            if prev is not None and prev[2] and prev[0] != fields:
+                raise InputError(source, f"query {qid!r} is described differently in {prev[1]}; nothing was "
+                                 "imported (fix one of the files)")
+            declared[qid] = (fields, source, True)
+    for qid in no_answer:
+        fields, source, explicit = declared.get(qid, (dict(QUERY_DEFAULTS), "the manifest", False))
+        declared[qid] = (dict(fields, no_answer=True), source, True)
+    for (qid, _doc) in incoming:
+        declared.setdefault(qid, (dict(QUERY_DEFAULTS), "", False))
+    return incoming, declared
+
+
+def _import_queries(ws, batch: Batch, declared: dict, on_conflict: str, why: str | None,
+                    conflicts: list[Conflict], report: ImportReport) -> None:
+    """New queries are added; a file's description fills the stored one's defaults (a clash of two
+    descriptions is a conflict)."""
+    now = batch.now
+    for qid, (fields, source, explicit) in declared.items():
+        old = ws._queries.get(qid)
+        if old is None:
+            rec = query_record(qid, fields, now, now)
+            batch.ops.append(["query", rec])
+            batch.event("query", qid, None, None, query_state(rec), why or f"import {source}")
+            report.queries_added += 1
+            continue
+        if not explicit:
+            continue
+        stored = query_state(old)
+        merged, clash = dict(stored), []
+        for k in QUERY_FIELDS:
+            if fields[k] == stored[k] or fields[k] == QUERY_DEFAULTS[k]:
+                continue
+            if stored[k] == QUERY_DEFAULTS[k] or on_conflict == "overwrite":
+                merged[k] = fields[k]
+            else:
+                clash.append(k)
+        if clash:
+            conflicts.append(Conflict(qid, None, ", ".join(f"{k}={json.dumps(stored[k])}" for k in clash),
+                                      ", ".join(f"{k}={json.dumps(fields[k])}" for k in clash), source))
+        if merged != stored:
+            batch.ops.append(["query", query_record(qid, merged, old["created"], now)])
+            batch.event("query", qid, None, stored, merged, why or f"import {source}")
+            report.queries_updated += 1
+
+
+def _import_labels(ws, batch: Batch, incoming: dict, on_conflict: str, why: str | None,
+                   conflicts: list[Conflict], report: ImportReport) -> None:
+    """Each file label against the pair's label in the store."""
+    now = batch.now
+    for (qid, doc), (state, source) in incoming.items():
+        revs = ws._labels.get(qid, {}).get(doc, {})
+        adj = ws._adj.get(qid, {}).get(doc)
+        final = pair_label(revs, adj)
+        live = label_state(final)
+        if not revs and adj is None:
+            report.added += 1
+        elif live is None:  # removed by a reviewer: bringing it back is a decision
+            tomb = tombstone(revs, adj, None) or {}
+            conflicts.append(Conflict(qid, doc, f"it removed on {tomb.get('removed')} (was "
+                                      f"{describe_label(tomb)})", describe_label(state), source))
+            if on_conflict != "overwrite":
+                report.kept += 1
+                continue
+            report.changed += 1
+        else:
+            if not differs(live, state):
+                report.unchanged += 1
+                continue
+            conflicts.append(Conflict(qid, doc, describe_label(live), describe_label(state), source))
+            if on_conflict != "overwrite":
+                report.kept += 1
+                continue
+            state = with_stored_details(state, live)
+            report.changed += 1
+        # The pair holds exactly the file's judgment afterwards (as a store with one judgment per
+        # pair did): other reviewers' judgments and an adjudication are retired, history keeps them.
+        for r in revs.values():
+            if r.get("removed") is None and r["reviewer"] != state["reviewer"]:
+                batch.ops.append(["review", dict(r, updated=now, removed=now)])
+        if standing(adj):
+            batch.ops.append(["adjudication", dict(adj, updated=now, removed=now)])
+        rec = {"query": qid, "doc": doc, "grade": state["grade"], "reason": state["reason"],
+               "collection_version": state["collection_version"], "reviewer": state["reviewer"],
+               "created": final.get("created") or now if final else now, "updated": now, "removed": None}
+        batch.ops.append(["review", rec])
+        batch.event("import", qid, doc, pair_state(revs, adj, final), label_state(rec), why or f"import {source}")
+
+
+# --------------------------------------------------------------------------- reviewers' exports
+
+
+def header_reviewer(qrels) -> str:
+    """The reviewer an export names in its header (`# reviewer: NAME`, `"meta": {"reviewer": NAME}`), if any."""
+    name = qrels.meta.get("reviewer")
+    return name.strip() if isinstance(name, str) and name.strip() and not any(ord(c) < 32 for c in name) else ""
+
+
+def read_reviewer_file(path: str, name: str | None) -> tuple[list, list[str], list[str]]:
+    """A reviewer's export: ([((query, doc, reviewer or None for an adjudication), state, where)], declared
+    queries, notes). JSONL may hold several reviewers per pair; other formats one reviewer, named in their
+    header or by NAME=FILE."""
+    from rankgate.core.formats import detect_format, read_qrels
+
+    kind = detect_format(path) if os.path.exists(path) else "missing"
+    if kind == "missing":
+        raise InputError(path, "no such file")
+    if kind == "jsonl":
+        return _read_reviewer_jsonl(path, name)
+    qrels = read_qrels(path)
+    header = header_reviewer(qrels) or name
+    rows = []
+    cv = str(qrels.meta.get("collection_version", "") or "")
+    for qid, doc, grade, detail in qrels.judgments():
+        who = detail.reviewer or header
+        if not who:
+            raise InputError(path, "names no reviewer (no reviewer in its lines or its header): write it as "
+                             "NAME=FILE, or export it with `rankgate labels export --judged-by NAME`")
+        check_id(qid, "query", path)
+        check_id(doc, "document", path)
+        rows.append(((qid, doc, who), {"grade": int(grade), "reason": detail.reason,
+                                       "collection_version": detail.collection_version or cv,
+                                       "reviewer": who}, path))
+    note = hash_mismatch(path, qrels.meta.get("content_hash"), ((q, d, s["grade"]) for (q, d, _), s, _ in rows))
+    return rows, qrels.query_ids, [note] if note else []
+
+
+def _read_reviewer_jsonl(path: str, name: str | None) -> tuple[list, list[str], list[str]]:
+    from rankgate.core.formats.jsonfmt import judgment_detail, jsonl_judgments
+    from rankgate.core.formats.textio import read_text
+
+    header: dict = {}
+    rows = []
+    qids: dict[str, None] = {}
+    seen: dict[tuple, int] = {}
+    labels_only = False
+    for lineno, obj in jsonl_judgments(path, read_text(path), header):
+        detail = judgment_detail(obj, path, lineno)
+        if obj.get("reached") is not None and not isinstance(obj["reached"], str):
+            raise InputError(path, "field 'reached' must be a string", line=lineno)
+        try:
+            check_id(obj["query"], "query", path)
+            check_id(obj["doc"], "document", path)
+        except InputError as e:
+            raise InputError(path, e.what, line=lineno) from None
+        named = header.get("reviewer") if isinstance(header.get("reviewer"), str) else ""
+        who = detail.reviewer or named or name
+        if not who or who != who.strip() or any(ord(c) < 32 for c in who):
+            raise InputError(path, "the judgment names no reviewer (no \"reviewer\" field, none in the file's "
+                             "meta line): write the file as NAME=FILE", line=lineno)
+        adjudication = obj.get("reached") == "adjudicated"
+        key = (obj["query"], obj["doc"], None if adjudication else who)
+        if key in seen:
+            raise InputError(path, f"a second judgment by {who} of {obj['doc']!r} for query {obj['query']!r} "
+                             f"(first at line {seen[key]})", line=lineno)
+        seen[key] = lineno
+        if isinstance(obj.get("reviewers"), list) and len(obj["reviewers"]) > 1 and not adjudication:
+            labels_only = True
+        file_cv = header.get("collection_version") if isinstance(header.get("collection_version"), str) else ""
+        state = {"grade": obj["grade"], "reason": detail.reason,
+                 "collection_version": detail.collection_version or file_cv or "", "reviewer": who}
+        if obj.get("needs_review") is True:
+            state["needs_review"] = True
+        if isinstance(obj.get("migrated_from"), list):
+            state["migrated_from"] = [str(x) for x in obj["migrated_from"]]
+        rows.append((key, state, f"{path}:{lineno}"))
+        qids[obj["query"]] = None
+    if not rows:
+        raise InputError(path, "no judgments found (expected JSONL judgments with a reviewer)")
+    notes = []
+    if labels_only:
+        notes.append(f"{path} holds labels (one a pair), not every reviewer's judgments: for pairs several "
+                     "reviewers judged, only the reviewer named on the line is merged (export with "
+                     "--all-reviewers to exchange them all)")
+    pairs = {(k[0], k[1]) for k, _, _ in rows}
+    if len(pairs) == len(rows):  # one judgment a pair: the labels the header's hash is of
+        note = hash_mismatch(path, header.get("content_hash"), ((k[0], k[1], s["grade"]) for k, s, _ in rows))
+        if note:
+            notes.append(note)
+    return rows, list(qids), notes
