@@ -173,6 +173,7 @@ def _corrected(details: list[dict], method: str) -> list[dict]:
 
 
 def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: set[str], used: set[str]) -> dict:
+    """One rule on all queries (s None) or one slice: a check's fields, `passed` and `why`."""
     name = rule.name if s is None else f"{rule.name}[{s}]"
     mask = None if s is None else p.mask(s)
     n = p.n if mask is None else int(mask.sum())
@@ -188,87 +189,102 @@ def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: s
             if rule.measure is not None:
                 d["measure"] = rule.measure.name
             return d
-    kind, m = rule.kind, rule.measure
-    if kind in ("not_lower", "floor", "no_significant_regression"):
-        w = "weighted " if rule.weighted else ""
-        bv = p.macro("baseline", m, mask, rule.weighted)
-        cv = p.macro("candidate", m, mask, rule.weighted)
-        d.update(measure=m.name, kind=kind, baseline=bv, candidate=cv, delta=cv - bv)
-        if rule.weighted:
-            d["weighted"] = True
-        if kind == "not_lower":
-            ok = cv >= bv - rule.tolerance - EPS
-            why = f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}" + (f" (tolerance {rule.tolerance:g})"
-                                                                  if rule.tolerance else "")
-            d.update(tolerance=rule.tolerance, floor=rule.floor)
-        elif kind == "floor":
-            ok = cv >= rule.floor - EPS
-            why = f"{w}{m.name} {cv:.4f}, floor {rule.floor:g}"
-            d.update(tolerance=rule.tolerance, floor=rule.floor)
-        else:
-            t = p.significance(m, mask=mask, weighted=rule.weighted, resamples=policy.resamples, seed=policy.seed,
-                               confidence=1.0 - rule.alpha)
-            if rule.test == "bootstrap":
-                significant = t.ci_high < -EPS
-            else:
-                significant = t.delta < -EPS and t.p_value < rule.alpha
-            ok = not (t.delta < -EPS and significant)
-            es = "n/a" if t.effect_size is None else f"{t.effect_size:+.2f}"
-            verdict = "a significant regression" if not ok else (
-                "no significant regression" if t.delta < -EPS else "no regression")
-            why = (f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}: mean delta {t.delta:+.4f}, p = {t.p_value:.4f}, "
-                   f"{1 - rule.alpha:.0%} CI [{t.ci_low:+.4f}, {t.ci_high:+.4f}], effect size {es}; "
-                   f"{verdict} at alpha {rule.alpha:g} ({rule.test})")
-            d.update(alpha=rule.alpha, test=rule.test, p_value=t.p_value, ci=[t.ci_low, t.ci_high],
-                     effect_size=t.effect_size, mean_delta=t.delta, resamples=policy.resamples, seed=policy.seed)
-    elif kind == "no_newly_failed":
-        nf = p.newly_failed() if mask is None else p.newly_failed() & mask
-        lost = [q for q, x in zip(p.qids, nf.tolist()) if x]
-        waived = [q for q in lost if q in current]
-        used.update(waived)
-        lost = [q for q in lost if q not in current]
-        limit = int(rule.max or 0)
-        ok = len(lost) <= limit
-        if lost:
-            why = (f"{_plural(len(lost))} hit by the baseline and missed by the candidate at {p.k}: "
-                   f"{', '.join(lost)}" + (f" (at most {limit} allowed)" if limit else ""))
-        else:
-            why = f"no query lost its hit at {p.k}"
-        if waived:
-            why += f" (waived: {', '.join(waived)})"
-        d.update(kind=kind, failed=lost, max=limit, waived=waived)
-    elif kind == "judged":
-        j, r, share = p.judged_share("candidate", mask)
-        ok = share >= rule.floor - EPS
-        why = (f"{j} of {r} documents in the candidate's top {p.k} are judged ({share:.1%}), "
-               f"minimum {rule.floor:.0%}")
-        d.update(kind=kind, judged=j, ranked=r, share=share, floor=rule.floor)
-    elif kind == "budget":
-        d.update(kind=kind, field=rule.field, stat=rule.stat, max=rule.max, max_ratio=rule.max_ratio)
-        cvals = p.budgets.get("candidate", {}).get(rule.field)
-        bvals = p.budgets.get("baseline", {}).get(rule.field)
-        cs = budget_stat(cvals, rule.stat) if cvals is not None else None
-        bs = budget_stat(bvals, rule.stat) if bvals is not None else None
-        d.update(candidate=cs, baseline=bs)
-        if cs is None:
-            d["why"] = f"the candidate {p.candidate_name} carries no {rule.field}: the budget cannot be checked"
-            return d
-        ok, parts = True, []
-        if rule.max is not None:
-            ok = ok and cs <= rule.max + EPS
-            parts.append(f"budget {rule.max:g}")
-        if rule.max_ratio is not None:
-            if bs is None:
-                d["why"] = f"the baseline {p.baseline_name} carries no {rule.field}: max_ratio cannot be checked"
-                return d
-            ratio = cs / bs if bs > 0 else (1.0 if cs <= 0 else float("inf"))
-            ok = ok and ratio <= rule.max_ratio + EPS
-            parts.append(f"{ratio:.2f}x the baseline's, at most {rule.max_ratio:g}x")
-            d["ratio"] = ratio if np.isfinite(ratio) else None
-        base = f" (baseline {bs:g})" if bs is not None else ""
-        why = f"candidate {rule.field} {rule.stat} {cs:g}{base}; " + "; ".join(parts)
-    else:  # pragma: no cover - parsing refuses other kinds
-        raise ValueError(f"unknown check {kind!r}")
-    d["passed"] = bool(ok)
-    d["why"] = head + why
+    check = RULE_CHECKS.get(rule.kind)
+    if check is None:  # pragma: no cover - parsing refuses other kinds
+        raise ValueError(f"unknown check {rule.kind!r}")
+    outcome = check(rule, p, mask, policy, current, used, d)
+    if outcome is not None:  # None: the check could not be made, and d says why
+        ok, why = outcome
+        d["passed"] = bool(ok)
+        d["why"] = head + why
     return d
+
+
+def _measure_check(rule: Rule, p: Paired, mask, policy: Policy, current, used, d: dict):
+    """not_lower, floor and no_significant_regression: a measure's macro, candidate against baseline."""
+    kind, m = rule.kind, rule.measure
+    w = "weighted " if rule.weighted else ""
+    bv = p.macro("baseline", m, mask, rule.weighted)
+    cv = p.macro("candidate", m, mask, rule.weighted)
+    d.update(measure=m.name, kind=kind, baseline=bv, candidate=cv, delta=cv - bv)
+    if rule.weighted:
+        d["weighted"] = True
+    if kind == "not_lower":
+        d.update(tolerance=rule.tolerance, floor=rule.floor)
+        why = f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}" + (f" (tolerance {rule.tolerance:g})"
+                                                              if rule.tolerance else "")
+        return cv >= bv - rule.tolerance - EPS, why
+    if kind == "floor":
+        d.update(tolerance=rule.tolerance, floor=rule.floor)
+        return cv >= rule.floor - EPS, f"{w}{m.name} {cv:.4f}, floor {rule.floor:g}"
+    t = p.significance(m, mask=mask, weighted=rule.weighted, resamples=policy.resamples, seed=policy.seed,
+                       confidence=1.0 - rule.alpha)
+    if rule.test == "bootstrap":
+        significant = t.ci_high < -EPS
+    else:
+        significant = t.delta < -EPS and t.p_value < rule.alpha
+    ok = not (t.delta < -EPS and significant)
+    es = "n/a" if t.effect_size is None else f"{t.effect_size:+.2f}"
+    verdict = "a significant regression" if not ok else (
+        "no significant regression" if t.delta < -EPS else "no regression")
+    d.update(alpha=rule.alpha, test=rule.test, p_value=t.p_value, ci=[t.ci_low, t.ci_high],
+             effect_size=t.effect_size, mean_delta=t.delta, resamples=policy.resamples, seed=policy.seed)
+    return ok, (f"{w}{m.name} {cv:.4f} vs baseline {bv:.4f}: mean delta {t.delta:+.4f}, p = {t.p_value:.4f}, "
+                f"{1 - rule.alpha:.0%} CI [{t.ci_low:+.4f}, {t.ci_high:+.4f}], effect size {es}; "
+                f"{verdict} at alpha {rule.alpha:g} ({rule.test})")
+
+
+def _newly_failed_check(rule: Rule, p: Paired, mask, policy: Policy, current: set[str], used: set[str], d: dict):
+    nf = p.newly_failed() if mask is None else p.newly_failed() & mask
+    lost = [q for q, x in zip(p.qids, nf.tolist()) if x]
+    waived = [q for q in lost if q in current]
+    used.update(waived)
+    lost = [q for q in lost if q not in current]
+    limit = int(rule.max or 0)
+    if lost:
+        why = (f"{_plural(len(lost))} hit by the baseline and missed by the candidate at {p.k}: "
+               f"{', '.join(lost)}" + (f" (at most {limit} allowed)" if limit else ""))
+    else:
+        why = f"no query lost its hit at {p.k}"
+    if waived:
+        why += f" (waived: {', '.join(waived)})"
+    d.update(kind=rule.kind, failed=lost, max=limit, waived=waived)
+    return len(lost) <= limit, why
+
+
+def _judged_check(rule: Rule, p: Paired, mask, policy: Policy, current, used, d: dict):
+    j, r, share = p.judged_share("candidate", mask)
+    d.update(kind=rule.kind, judged=j, ranked=r, share=share, floor=rule.floor)
+    return share >= rule.floor - EPS, (f"{j} of {r} documents in the candidate's top {p.k} are judged "
+                                       f"({share:.1%}), minimum {rule.floor:.0%}")
+
+
+def _budget_check(rule: Rule, p: Paired, mask, policy: Policy, current, used, d: dict):
+    d.update(kind=rule.kind, field=rule.field, stat=rule.stat, max=rule.max, max_ratio=rule.max_ratio)
+    cvals = p.budgets.get("candidate", {}).get(rule.field)
+    bvals = p.budgets.get("baseline", {}).get(rule.field)
+    cs = budget_stat(cvals, rule.stat) if cvals is not None else None
+    bs = budget_stat(bvals, rule.stat) if bvals is not None else None
+    d.update(candidate=cs, baseline=bs)
+    if cs is None:
+        d["why"] = f"the candidate {p.candidate_name} carries no {rule.field}: the budget cannot be checked"
+        return None
+    ok, parts = True, []
+    if rule.max is not None:
+        ok = ok and cs <= rule.max + EPS
+        parts.append(f"budget {rule.max:g}")
+    if rule.max_ratio is not None:
+        if bs is None:
+            d["why"] = f"the baseline {p.baseline_name} carries no {rule.field}: max_ratio cannot be checked"
+            return None
+        ratio = cs / bs if bs > 0 else (1.0 if cs <= 0 else float("inf"))
+        ok = ok and ratio <= rule.max_ratio + EPS
+        parts.append(f"{ratio:.2f}x the baseline's, at most {rule.max_ratio:g}x")
+        d["ratio"] = ratio if np.isfinite(ratio) else None
+    base = f" (baseline {bs:g})" if bs is not None else ""
+    return ok, f"candidate {rule.field} {rule.stat} {cs:g}{base}; " + "; ".join(parts)
+
+
+# A rule kind is one entry here (how it is checked) and its fields in core/policy.py.
+RULE_CHECKS = {"not_lower": _measure_check, "floor": _measure_check, "no_significant_regression": _measure_check,
+               "no_newly_failed": _newly_failed_check, "judged": _judged_check, "budget": _budget_check}

@@ -18,8 +18,36 @@ from rankgate.core.formats.textio import read_text
 from rankgate.core.formats.trec import read_trec_qrels, read_trec_run
 from rankgate.core.model import Catalog, Qrels, Run
 
-QRELS_FORMATS = ("auto", "trec", "json", "jsonl", "beir")
-RUN_FORMATS = ("auto", "trec", "json", "jsonl")
+def _json_qrels(path: str, catalog: Catalog | None) -> Qrels:
+    return qrels_from_json(path, load_json(path), catalog)
+
+
+def _jsonl_qrels(path: str, catalog: Catalog | None) -> Qrels:
+    return qrels_from_jsonl(path, read_text(path), catalog)
+
+
+def _trec_runs(path: str, name: str | None, catalog: Catalog | None, progress) -> list[Run]:
+    return [read_trec_run(path, name, catalog, progress)]
+
+
+def _json_runs(path: str, name: str | None, catalog: Catalog | None, progress) -> list[Run]:
+    runs = runs_from_json(path, load_json(path), catalog)
+    if name is not None:
+        if len(runs) != 1:
+            raise InputError(path, f"NAME= renames a file with one run; this file holds {len(runs)}")
+        runs[0].name = name
+    return runs
+
+
+def _jsonl_runs(path: str, name: str | None, catalog: Catalog | None, progress) -> list[Run]:
+    return [run_from_jsonl(path, read_text(path), name, catalog, progress)]
+
+
+# A format is one entry here (its reader) and, to be detected, a rule in sniff.detect_format.
+QRELS_READERS = {"trec": read_trec_qrels, "json": _json_qrels, "jsonl": _jsonl_qrels, "beir": read_beir_qrels}
+RUN_READERS = {"trec": _trec_runs, "json": _json_runs, "jsonl": _jsonl_runs}
+QRELS_FORMATS = ("auto", *QRELS_READERS)
+RUN_FORMATS = ("auto", *RUN_READERS)
 
 
 def read_qrels(path: str | os.PathLike, fmt: str = "auto", catalog: Catalog | None = None) -> Qrels:
@@ -27,16 +55,10 @@ def read_qrels(path: str | os.PathLike, fmt: str = "auto", catalog: Catalog | No
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "empty":
         raise InputError(path, "empty file, expected qrels")
-    if kind == "trec":
-        qrels = read_trec_qrels(path, catalog)
-    elif kind == "beir":
-        qrels = read_beir_qrels(path, catalog)
-    elif kind == "json":
-        qrels = qrels_from_json(path, load_json(path), catalog)
-    elif kind == "jsonl":
-        qrels = qrels_from_jsonl(path, read_text(path), catalog)
-    else:
+    reader = QRELS_READERS.get(kind)
+    if reader is None:
         raise InputError(path, f"unknown qrels format {fmt!r}, expected one of {', '.join(QRELS_FORMATS)}")
+    qrels = reader(path, catalog)
     if not qrels.query_codes:
         raise InputError(path, "no judgments found (expected at least one query)")
     return qrels
@@ -60,18 +82,10 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "empty":
         raise InputError(path, "empty file, expected a run")
-    if kind == "trec":
-        runs = [read_trec_run(path, name, catalog, progress)]
-    elif kind == "json":
-        runs = runs_from_json(path, load_json(path), catalog)
-        if name is not None:
-            if len(runs) != 1:
-                raise InputError(path, f"NAME= renames a file with one run; this file holds {len(runs)}")
-            runs[0].name = name
-    elif kind == "jsonl":
-        runs = [run_from_jsonl(path, read_text(path), name, catalog, progress)]
-    else:
+    reader = RUN_READERS.get(kind)
+    if reader is None:
         raise InputError(path, f"unknown run format {fmt!r}, expected one of {', '.join(RUN_FORMATS)}")
+    runs = reader(path, name, catalog, progress)
     if not runs or all(len(r.query_codes) == 0 for r in runs):
         raise InputError(path, "no rankings found (expected at least one query)")
     return runs
