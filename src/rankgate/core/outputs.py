@@ -59,6 +59,13 @@ def _row(cells) -> str:
 def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
     d = result.data
     k = d["k"]
+    out = _md_head(d, k) + _md_measures(d, k) + _md_failed(d, k) + _md_slices(d, k)
+    out += _md_coverage(d, k, queue_rows) + _md_budgets(d) + _md_binding(d) + _md_waivers(d)
+    return "\n".join(out) + "\n"
+
+
+def _md_head(d: dict, k: int) -> list[str]:
+    """The decision, what was compared, and every check."""
     ok = d["accepted"]
     out = [f"## rankgate gate: {'✅ ACCEPT' if ok else '❌ REJECT'}", ""]
     na = len(d.get("no_answer_queries", []))
@@ -72,7 +79,12 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
     out += ["", "### Checks", "", _row(["", "check", "why"]), _row(["---", "---", "---"])]
     for c in d["check_details"]:
         out.append(_row(["✅" if c["passed"] else "❌", md(c["name"]), md(c["why"])]))
+    return out
 
+
+def _md_measures(d: dict, k: int) -> list[str]:
+    """Each measure: both runs, the delta, its significance and wins/losses."""
+    out: list[str] = []
     sig = d.get("significance", {})
     conf = sig.get("confidence", 0.95)
     out += ["", "### Measures", "",
@@ -88,7 +100,12 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
     if sig:
         out += ["", f"p: {md(sig['test'])}; CI: {md(sig['interval'])}; {sig['resamples']} resamples, "
                     f"seed {sig['seed']}."]
+    return out
 
+
+def _md_failed(d: dict, k: int) -> list[str]:
+    """Queries with no relevant document in the candidate's top k; newly fixed ones."""
+    out: list[str] = []
     out += ["", f"### Failed queries (no relevant document in the candidate's top {k})", ""]
     if d["failed_queries"]:
         must = set(d.get("must_pass", []))
@@ -107,7 +124,12 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
         out.append("None.")
     if d.get("newly_fixed"):
         out += ["", f"Newly fixed (missed by the baseline, hit by the candidate): {md_list(d['newly_fixed'], 20)}."]
+    return out
 
+
+def _md_slices(d: dict, k: int) -> list[str]:
+    """Each slice's measures, baseline to candidate."""
+    out: list[str] = []
     slices = d.get("slices", {})
     if slices:
         keys = list(next(iter(slices.values()))["measures"])
@@ -117,7 +139,12 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
         for name, s in slices.items():
             cells = [f"{_f(v['baseline'], 3)} → {_f(v['candidate'], 3)}" for v in s["measures"].values()]
             out.append(_row([md(name), str(s["queries"]), *cells, md_list(s["newly_failed"])]))
+    return out
 
+
+def _md_coverage(d: dict, k: int, queue_rows: int) -> list[str]:
+    """Judged coverage and the review queue's first rows."""
+    out: list[str] = []
     cov = d.get("coverage")
     if cov:
         out += ["", "### Coverage", ""]
@@ -137,7 +164,12 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
                 out.append(_row([md(x["query"]), md(x["doc"]),
                                  f"{x['baseline_rank'] or '—'} / {x['candidate_rank'] or '—'}",
                                  flips, _f(x["impact"])]))
+    return out
 
+
+def _md_budgets(d: dict) -> list[str]:
+    """Latency and context budgets of both runs."""
+    out: list[str] = []
     budgets = d.get("budgets") or {}
     if budgets:
         fields = sorted({f for r in budgets.values() for f in r})
@@ -147,7 +179,12 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
             if role in budgets:
                 vals = [budgets[role].get(f, {}).get(s) for f in fields for s in ("p50", "p95")]
                 out.append(_row([f"{role} {md(d[role])}", *("—" if v is None else f"{v:g}" for v in vals)]))
+    return out
 
+
+def _md_binding(d: dict) -> list[str]:
+    """The labels' collection version against the runs' corpus snapshots."""
+    out: list[str] = []
     b = d.get("binding")
     if b:
         snaps = ", ".join(f"{md(n)} {md(s) if s else '(none)'}" for n, s in b["runs_corpus_snapshot"].items())
@@ -156,14 +193,19 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
                 f"**{md(b['status'])}**" + (f" ({md(b['why'])})" if b.get("why") else "") + "."]
         for p in b.get("problems", []):
             out.append(f"- {md(p)}")
+    return out
 
+
+def _md_waivers(d: dict) -> list[str]:
+    """Every waiver: whose, why, until when, used or expired."""
+    out: list[str] = []
     if d.get("waivers"):
         out += ["", "### Waivers", "", _row(["query", "owner", "reason", "expires", "used", "expired"]),
                 _row(["---", "---", "---", "---", "---", "---"])]
         for w in d["waivers"]:
             out.append(_row([md(w["query"]), md(w["owner"]), md(w["reason"]), md(w["expires"]),
                              "yes" if w["used"] else "no", "**yes**" if w["expired"] else "no"]))
-    return "\n".join(out) + "\n"
+    return out
 
 
 # ---- gate: JUnit --------------------------------------------------------------------------------
