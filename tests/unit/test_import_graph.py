@@ -36,24 +36,34 @@ def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every name one module imports (module level and inside functions), submodules resolved."""
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(node, name, path.name == "__init__.py")
+            if base is None:
+                continue
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                targets.add(sub if sub in modules else base)
+    return targets
+
+
 def import_graph() -> dict[str, set[str]]:
     """module -> the rankgate modules it imports."""
     modules = module_names()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
-                targets.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve(node, name, path.name == "__init__.py")
-                if base is None:
-                    continue
-                for a in node.names:
-                    sub = f"{base}.{a.name}"
-                    targets.add(sub if sub in modules else base)
-        graph[name] = {t for t in targets if t in modules and t != name}
-    return graph
+    return {name: {t for t in _imports(name, path, modules) if t in modules and t != name}
+            for name, path in modules.items()}
+
+
+def outside_imports() -> dict[str, set[str]]:
+    """module -> the top-level packages it imports from outside rankgate."""
+    modules = module_names()
+    return {name: {t.split(".")[0] for t in _imports(name, path, modules) if not t.startswith("rankgate")}
+            for name, path in modules.items()}
 
 
 def layer(module: str) -> int:
@@ -116,3 +126,14 @@ def test_no_arrow_points_up():
     graph = import_graph()
     up = sorted((m, t) for m, ts in graph.items() for t in ts if layer(t) > layer(m))
     assert up == []
+
+
+def test_core_is_headless_and_the_store_draws_nothing():
+    """core never imports the app's or the store's libraries; the store never imports the app's."""
+    found = outside_imports()
+    assert "numpy" in found["rankgate.core.engine"]  # the check sees third-party imports
+    for module, names in found.items():
+        if layer(module) == 0:
+            assert not names & {"textual", "rich", "tinydb", "platformdirs"}, module
+        elif layer(module) == 1:
+            assert not names & {"textual", "rich"}, module
