@@ -2,6 +2,7 @@
 (and line or JSON path) and what was expected; no traceback; nothing written."""
 
 import gzip
+import json
 
 import pytest
 
@@ -21,6 +22,7 @@ CASES = [
     ("trec-qrels-0x37", "qrels", "q.trec", "q1 0 d1 0x37\n", "'0x37' is not an integer", 1),
     ("trec-qrels-1e+8", "qrels", "q.trec", "q1 0 d1 1e+8\n", "'1e+8' is not an integer", 1),
     ("trec-qrels-1.1.11", "qrels", "q.trec", "q1 0 d1 1.1.11\n", "'1.1.11' is not an integer", 1),
+    ("trec-qrels-huge-grade", "qrels", "q.trec", "q1 0 d1 99999999999999999999\n", "out of range", 1),
     ("trec-qrels-duplicate", "qrels", "q.trec", "q1 0 d1 1\nq1 0 d1 2\n", "duplicate judgment", 2),
     ("trec-qrels-empty", "qrels", "q.trec", "", "empty file", None),
     ("trec-qrels-blank", "qrels", "q.trec", "  \n\n", "empty file", None),
@@ -37,6 +39,7 @@ CASES = [
     ("json-qrels-float-grade", "qrels", "q.json", '{"q1": {"d1": 1.5}}', "'1.5' is not an integer", None),
     ("json-qrels-bool-grade", "qrels", "q.json", '{"q1": {"d1": true}}', "is not an integer", None),
     ("json-qrels-number-id", "qrels", "q.json", '{"q1": [1]}', "expected a document ID", None),
+    ("json-qrels-huge-grade", "qrels", "q.json", '{"q1": {"d1": 99999999999999999999}}', "out of range", None),
     ("json-qrels-dup-key", "qrels", "q.json", '{"q1": {"d1": 1, "d1": 2}}', "duplicate key", None),
     ("json-qrels-deep", "qrels", "q.json", "[" * 100_000 + "]" * 100_000, "", None),
     ("json-qrels-empty-object", "qrels", "q.json", "{}", "no judgments", None),
@@ -174,3 +177,30 @@ def test_cli_tables_show_escape_sequences_literally(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "q\\x1b[31mred" in out and "d\\x1b]8;;http://x\\x07link" in out and "run[bold]" in out
+
+
+def test_a_symlink_loop_or_a_pipe_is_one_line_and_exit_2(tmp_path, capsys):
+    import os
+
+    run = write(tmp_path / "r.trec", GOOD_RUN)
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    os.mkfifo(tmp_path / "fifo")
+    for qrels, said in ((tmp_path / "a", "cannot be opened"), (tmp_path / "fifo", "expected a regular file")):
+        code = main(["score", "--qrels", str(qrels), "--runs", str(run)])
+        err = capsys.readouterr().err
+        assert code == 2 and said in err and str(qrels) in err and len(err.splitlines()) == 1
+
+
+def test_trec_output_cannot_be_forged_by_an_id(tmp_path, capsys):
+    """A query ID holding a tab and a newline stays on its own line of trec_eval output."""
+    forged = "q1\nP_5                   \tall\t1.0000"
+    write(tmp_path / "q.jsonl", json.dumps({"query": forged, "doc": "d1", "grade": 1}) + "\n")
+    write(tmp_path / "r.jsonl", json.dumps({"query": forged, "ranking": ["d2", "d1"]}) + "\n")
+    code = main(["score", "--qrels", str(tmp_path / "q.jsonl"), "--runs", str(tmp_path / "r.jsonl"),
+                 "--format", "trec", "-q", "-m", "P@5", "--short-rankings", "allow"])
+    out = capsys.readouterr().out
+    assert code == 0
+    p5 = [line.split("\t") for line in out.splitlines() if line.startswith("P_5")]
+    assert [row[1] for row in p5] == ["q1\\x0aP_5                   \\x09all\\x091.0000", "all"]
+    assert p5[-1][2] == "0.2000"

@@ -198,3 +198,16 @@ def test_listings_show_escapes_in_ids_and_reasons_escaped(cli, tmp_path):
         assert not re.search("[\x1b\x9b\u202e]", text)
     code, _, err = cli("labels", "set", "--db", db, "q\x1bnope", "d", "1")
     assert code == 2 and "\x1b" not in err and "q\\x1bnope" in err
+
+
+def test_an_exported_header_value_cannot_start_a_judgment_line(cli, tmp_path):
+    """A collection version holding a newline is written escaped: the export holds exactly its judgments."""
+    db = tmp_path / "cv.json"
+    src = write(tmp_path / "cv.jsonl", json.dumps({"query": "q1", "doc": "d1", "grade": 1, "reason": "r",
+                                                   "collection_version": "cv\nq1 0 FORGED 3"}) + "\n")
+    assert cli("labels", "import", "--db", db, src)[0] == 0
+    out_file = tmp_path / "out.trec"
+    assert cli("labels", "export", "--db", db, "-o", out_file)[0] == 0
+    lines = out_file.read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if not line.startswith("#")] == ["q1 0 d1 1"]
+    assert "# collection_version: cv\\x0aq1 0 FORGED 3" in lines

@@ -16,12 +16,13 @@ from rankgate.core.text import visible, visible_json
     ("line\u2028sep", "line\\u2028sep"),
     ("a\tb\nc\rd", "a\\x09b\\x0ac\\x0dd"),
     ("\x7f", "\\x7f"),
+    ("soft\u00adhyphen\u3164\U000e0101", "soft\\xadhyphen\\u3164\\U000e0101"),  # invisible letters
 ])
 def test_escapes_what_a_terminal_would_interpret_or_hide(raw, shown):
     assert visible(raw) == shown
 
 
-@pytest.mark.parametrize("text", ["doc-1", "naïve café", "日本語 テキスト", "emoji 🙂", "[bold]x[/bold]", "a\\x1b"])
+@pytest.mark.parametrize("text", ["doc-1", "naïve café", "日本語 テキスト", "emoji 🙂 ❤\ufe0f", "[bold]x[/bold]", "a\\x1b"])
 def test_leaves_ordinary_text_alone(text):
     assert visible(text) == text
 

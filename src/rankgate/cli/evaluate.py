@@ -13,6 +13,7 @@ from rankgate.core.gate import macro, query_rows, score_run, answerable_queries
 from rankgate.core.policy import Policy, resolve
 from rankgate.core.measures import parse_measures
 from rankgate.core.model import LeanRun
+from rankgate.core.text import visible
 from rankgate.core.validate import validate, validate_lean
 
 
@@ -236,7 +237,7 @@ def _score_trec(bundle: Bundle, policy: Policy, runs, args) -> int:
             for m in measures:
                 for i, qid in enumerate(s.qids):
                     out.append(_trec_line(m, qid, float(s.values[m][i])))
-        out.append(f"{'runid':<22}\tall\t{run.name}")
+        out.append(f"{'runid':<22}\tall\t{visible(run.name)}")
         out.append(f"{'num_q':<22}\tall\t{len(s.qids)}")
         for m in measures:
             out.append(_trec_line(m, "all", summarise(m, s.values[m])))
@@ -246,7 +247,7 @@ def _score_trec(bundle: Bundle, policy: Policy, runs, args) -> int:
 
 def _trec_line(m, qid: str, value: float) -> str:
     v = f"{int(round(value))}" if m.summed else f"{value:.4f}"
-    return f"{m.trec_name:<22}\t{qid}\t{v}"
+    return f"{m.trec_name:<22}\t{visible(qid)}\t{v}"
 
 
 def _as_of(text):

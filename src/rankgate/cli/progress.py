@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from rankgate.core.text import visible
+
 MIN_BYTES = 32 << 20  # files smaller than this load without a progress line
 
 
@@ -18,7 +20,7 @@ def terminal_progress(path: str):
         return None
     if size < MIN_BYTES or not sys.stderr.isatty():
         return None
-    name = Path(path).name
+    name = visible(Path(path).name)
     start = time.monotonic()
     last = [0.0]
 

@@ -11,6 +11,16 @@ from typing import Iterator
 
 import numpy as np
 
+# Grades a label may have. JSON numbers are exact to 2**53; int64's least value marks "unjudged" in the engine.
+GRADE_MIN, GRADE_MAX = -(2**53), 2**53
+
+
+def grade_problem(grade: int) -> str | None:
+    """Why a whole-number grade cannot be stored, or None."""
+    if GRADE_MIN <= grade <= GRADE_MAX:
+        return None
+    return f"grade {grade} is out of range (expected a whole number between -2**53 and 2**53)"
+
 
 def unique(x) -> np.ndarray:
     """The sorted distinct values of a 1-D array: np.unique without options, by sorting (numpy 2.4's

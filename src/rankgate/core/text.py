@@ -14,14 +14,14 @@ import re
 
 # C0 and C1 controls, DEL; zero-width, bidi and line/paragraph separators; BOM;
 # surrogates and non-characters; the invisible Unicode tag characters.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
-    "\ud800-\udfff\ufffe\uffff\U000e0000-\U000e007f]"
-)
-_UNSAFE_KEEP_LINES = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
-    "\ud800-\udfff\ufffe\uffff\U000e0000-\U000e007f]"
-)
+# Invisible or blank-looking letters and marks: soft hyphen, combining grapheme joiner, Hangul fillers,
+# Khmer vowel inherents, Mongolian selectors, supplementary variation selectors. (U+FE00-FE0F stay: emoji
+# and ideographs use them in ordinary text.)
+_INVISIBLE = "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\uffa0\U000e0100-\U000e01ef"
+_FORMAT = ("\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+           "\ud800-\udfff\ufffe\uffff\U000e0000-\U000e007f")
+_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_FORMAT}{_INVISIBLE}]")
+_UNSAFE_KEEP_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}{_INVISIBLE}]")
 
 
 def _escape(m: re.Match) -> str:

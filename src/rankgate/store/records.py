@@ -9,11 +9,10 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from rankgate.core.errors import InputError
-from rankgate.core.model import Query
+from rankgate.core.model import Query, grade_problem
 
 ON_CONFLICT = ("stop", "keep", "overwrite")
 EXPORT_FORMATS = ("trec", "json", "json-graded", "jsonl")
-GRADE_MIN, GRADE_MAX = -(2**63), 2**63 - 1
 LABEL_KINDS = ("set", "regrade", "reason", "import")
 REVIEW_KINDS = LABEL_KINDS + ("merge", "migrate", "confirm", "adjudicate")  # events that set a judgment
 REACHED = ("single", "unanimous", "latest", "adjudicated")  # how a pair's grade was reached
@@ -346,8 +345,8 @@ def check_grade(grade, db: str) -> int:
             grade = int(grade)
         else:
             raise InputError(db, f"grade {grade!r} is not an integer (expected a whole number such as 0, 1, 2 or -1)")
-    if not GRADE_MIN <= grade <= GRADE_MAX:
-        raise InputError(db, f"grade {grade} is out of range")
+    if (why := grade_problem(grade)) is not None:
+        raise InputError(db, why)
     return grade
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.textio import JudgmentRows, read_text, shorten
-from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Run
+from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Run, grade_problem
 from rankgate.core.errors import Problem
 
 
@@ -96,6 +96,8 @@ def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
                 if not _is_grade(grade):
                     raise InputError(path, f"grade {shorten(json.dumps(grade))} is not an integer",
                                      where=jpath(*prefix, qid, doc))
+                if (why := grade_problem(grade)) is not None:
+                    raise InputError(path, why, where=jpath(*prefix, qid, doc))
                 if not doc:
                     raise InputError(path, "empty document ID", where=jpath(*prefix, qid))
                 qs.append(q)

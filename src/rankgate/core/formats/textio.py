@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import stat
 import zlib
 from pathlib import Path
 from typing import Iterator
@@ -19,6 +20,8 @@ def open_input(path: str | Path):
     """The file for reading bytes, gunzipped when it is gzip; a missing or unreadable file is an InputError."""
     p = Path(path)
     try:
+        if stat.S_ISFIFO(os.stat(p).st_mode) or stat.S_ISSOCK(os.stat(p).st_mode):  # opening one would wait
+            raise InputError(str(path), "is a pipe, which cannot be read twice; expected a regular file")
         f = open(p, "rb")
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
@@ -26,6 +29,11 @@ def open_input(path: str | Path):
         raise InputError(str(path), "is a folder, expected a file") from None
     except PermissionError:
         raise InputError(str(path), "cannot be read (permission denied)") from None
+    except OSError as e:  # a symlink loop, a name too long ...
+        raise InputError(str(path), f"cannot be opened ({e.strerror or e})") from None
+    if not f.seekable():
+        f.close()
+        raise InputError(str(path), "is a pipe, which cannot be read twice; expected a regular file")
     magic = f.read(2)
     f.seek(0)
     if magic == b"\x1f\x8b":
@@ -122,6 +130,10 @@ class JudgmentRows:
         self.declared: dict[int, None] = {}
 
     def add(self, qid: str, doc: str, grade: int, line: int) -> None:
+        from rankgate.core.model import grade_problem
+
+        if (why := grade_problem(grade)) is not None:
+            raise InputError(self.path, why, line=line)
         q, d = self.catalog.queries.code(qid), self.catalog.docs.code(doc)
         first = self.seen.get((q, d))
         if first is not None:

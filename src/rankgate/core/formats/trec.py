@@ -16,6 +16,7 @@ import numpy as np
 from rankgate.core.errors import InputError
 from rankgate.core.formats.textio import JudgmentRows, iter_blocks, parse_grade, read_text, shorten
 from rankgate.core.model import Catalog, Qrels, Run, unique
+from rankgate.core.text import visible
 
 
 def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
@@ -136,6 +137,6 @@ def run_name_from_path(path: str) -> str:
 
 def format_trec_qrels(rows, header: dict | None = None) -> str:
     """rows: iterable of (qid, docid, grade). Header fields become `# key: value` lines."""
-    out = [f"# {k}: {v}\n" for k, v in (header or {}).items()]
+    out = [f"# {k}: {visible(v)}\n" for k, v in (header or {}).items()]  # a value never starts a line
     out.extend(f"{q} 0 {d} {g}\n" for q, d, g in rows)
     return "".join(out)
