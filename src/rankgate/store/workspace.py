@@ -268,6 +268,11 @@ class Workspace(DurableIndex):
             self._no_peeking("disagreements()")
             return disagreements_of(self._labels, self._adj, self._qids(qid), include_adjudicated)
 
+    def unsure(self, qid: str | None = None) -> list[Judgment]:
+        """Labels marked unsure (of one query, or all): `Judgment.unsure` is the note. In blind review, the
+        reviewer's own judgments only."""
+        return [j for j in self.judgments(qid) if j.unsure]
+
     def ratings(self, qid: str | None = None) -> dict[tuple[str, str], dict[str, int]]:
         """(query, doc) -> {reviewer: grade} of the standing judgments: what agreement is computed on."""
         with self._mutex:
