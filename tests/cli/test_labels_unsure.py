@@ -34,7 +34,7 @@ def test_mark_list_and_clear_unsure(cli, db):
     code, out, _ = cli("labels", "unsure", "--db", db, "q1", "d1", "is this the current runbook?")
     assert code == 0 and "unchanged" in out
     code, out, _ = cli("labels", "list", "--db", db, "--unsure")
-    assert out.splitlines() == [out.splitlines()[0]] and out.startswith("q1 d1 2 [file qrels.trec, ")
+    assert out.splitlines() == [out.splitlines()[0]] and out.startswith("q1 d1 2 [file:qrels.trec, ")
     assert "[unsure: is this the current runbook?]" in out
     code, out, _ = cli("labels", "list", "--db", db, "--unsure", "--json")
     assert [(r["doc"], r["unsure"]) for r in map(json.loads, out.splitlines())] == [("d1", "is this the current "
@@ -69,7 +69,7 @@ def test_disagreements_list_unsure_labels_too(cli, db):
     lines = out.splitlines()
     assert code == 0 and len(lines) == 2
     assert lines[0].startswith("q1 d2: file:qrels.trec 0") and lines[0].endswith("(unsure: v2 or v3?)")
-    assert lines[1] == 'q1 d1: file qrels.trec 2 "" -> unsure: ask ops'
+    assert lines[1] == 'q1 d1: file:qrels.trec 2 "" -> unsure: ask ops'
     code, out, _ = cli("labels", "disagreements", "--db", db, "--json")
     rows = [json.loads(x) for x in out.splitlines()]
     assert [(r["doc"], r["unsure"]) for r in rows] == [("d2", "v2 or v3?"), ("d1", "ask ops")]
@@ -77,14 +77,14 @@ def test_disagreements_list_unsure_labels_too(cli, db):
 
 def test_remove_is_of_your_own_judgment(cli, db):
     code, _, err = cli("labels", "remove", "--db", db, "q1", "d1")
-    assert code == 2 and "judged by file qrels.trec, not by you (tester)" in err and "adjudicate instead" in err
+    assert code == 2 and "judged by file:qrels.trec, not by you (tester)" in err and "adjudicate instead" in err
     cli("labels", "set", "--db", db, "q1", "d1", "3", "--reason", "the answer")
     code, out, _ = cli("labels", "remove", "--db", db, "q1", "d1")
     assert code == 0 and out.startswith("q1 d1: your judgment removed (was 3;")
     code, out, _ = cli("labels", "list", "--db", db, "q1", "d1")
-    assert out.startswith("q1 d1 2 [file qrels.trec,")  # the file's judgment stands
+    assert out.startswith("q1 d1 2 [file:qrels.trec,")  # the file's judgment stands
     code, out, _ = cli("labels", "remove", "--db", db, "q1", "d1", "--of-reviewer", "file:qrels.trec")
-    assert code == 0 and out.startswith("q1 d1: file qrels.trec's judgment removed (was 2;")
+    assert code == 0 and out.startswith("q1 d1: file:qrels.trec's judgment removed (was 2;")
     assert cli("labels", "list", "--db", db, "q1", "d1")[1] == ""
 
 
@@ -120,3 +120,14 @@ def test_queue_puts_unsure_labels_of_the_top_k_first(cli, tmp_path):
     code, out, _ = cli("labels", "queue", str(folder), "--db", db, "--limit", "1")
     assert "unjudged documents and 1 labels marked unsure (first)" in out.splitlines()[0]
     assert out.splitlines()[1].endswith("unsure: two readings of the question")
+
+
+def test_queue_next_does_not_skip_unsure_labels_as_judged():
+    from rankgate.core.queue import QueueItem, ReviewQueue
+
+    queue = ReviewQueue([QueueItem("q1", "d1", {"r": 2}, False, unsure="ask ops"),
+                         QueueItem("q1", "d2", {"r": 1}, False)], k=5)
+    judged = {("q1", "d1"), ("q1", "d2")}
+    assert queue.next(judged=judged).doc == "d1"  # judged, but unsure: to be looked at again
+    assert queue.next(after=("q1", "d1"), judged=judged) is None
+    assert queue.unsure == 1 and queue.as_dict()["items"][0]["why"] == "unsure: ask ops"

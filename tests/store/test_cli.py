@@ -27,7 +27,7 @@ def test_the_reviewer_story(cli, tmp_path, samples):
     code, out, _ = cli("labels", "freeze", "--db", db, "v1", "--note", "first review")
     assert code == 0 and out.startswith("froze v1: 9 judgments over 5 queries, sha256:")
     code, _, err = cli("labels", "remove", "--db", db, "q-gpu", "doc-kv-cache")
-    assert code == 2 and "is judged by file qrels.json, not by you (tester)" in err  # the file's, not mine
+    assert code == 2 and "is judged by file:qrels.json, not by you (tester)" in err  # the file's, not mine
     assert cli("labels", "remove", "--db", db, "q-gpu", "doc-kv-cache", "--of-reviewer", "file:qrels.json",
                "--why", "wrong chunk")[0] == 0
     code, out, _ = cli("labels", "history", "--db", db, "q-dns", "doc-dns-ttl")

@@ -79,7 +79,7 @@ def test_old_stores_with_importer_credited_judgments_read_unchanged(db, tmp_path
 
 def test_removing_an_imported_label_is_refused_without_naming_its_source(imported):
     ws = imported
-    with pytest.raises(InputError, match="judged by file qrels.trec, not by you \\(tester\\).*adjudicate instead"):
+    with pytest.raises(InputError, match="judged by file:qrels.trec, not by you \\(tester\\).*adjudicate instead"):
         ws.remove_judgment("q1", "d1")
     assert ws.judgment("q1", "d1").grade == 2
     e = ws.remove_judgment("q1", "d1", of_reviewer="file:qrels.trec", why="wrong chunk")

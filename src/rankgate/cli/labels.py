@@ -19,7 +19,6 @@ import sys
 from rankgate.cli.base import EXIT_OK, policy_overrides, say, say_json, usage
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
-from rankgate.store.records import credit
 
 
 def register(sub) -> None:
@@ -166,8 +165,11 @@ def _add_set(cmds, common) -> None:
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
         if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
+            label = None if ws.blind else ws.judgment(args.query, args.doc)
+            whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
+                "judgment goes beside theirs" if label is not None else ""
             raise InputError(str(ws.path), f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
-                             f"for {args.query!r}?)")
+                             f"for {args.query!r}?){whose}")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
                                 create_query=args.add_query)
@@ -199,7 +201,7 @@ def _remove(args) -> int:
     if args.json:
         _print_json(event.as_dict())
     else:
-        whose = f"{credit(args.of_reviewer)}'s judgment " if args.of_reviewer else "your judgment "
+        whose = f"{args.of_reviewer}'s judgment " if args.of_reviewer else "your judgment "
         say(f"{args.query} {args.doc}: {whose}removed (was {event.before['grade']}; event #{event.id})")
     return EXIT_OK
 
@@ -236,7 +238,7 @@ def _list(args) -> int:
         how = f" ({j.how()})" if j.reached and j.reached != "single" else ""
         flag = " [needs review]" if j.needs_review else ""
         flag += f" [unsure: {j.unsure}]" if j.unsure else ""
-        say(f"{j.query} {j.doc} {j.grade}{extra} [{credit(j.reviewer)}, {j.updated}]{how}{flag}{gone}")
+        say(f"{j.query} {j.doc} {j.grade}{extra} [{j.reviewer}, {j.updated}]{how}{flag}{gone}")
     return EXIT_OK
 
 
@@ -572,7 +574,7 @@ def _disagreements(args) -> int:
             say_json({"query": j.query, "doc": j.doc, "grade": j.grade, "reviewer": j.reviewer, "reached": j.reached,
                       "unsure": j.unsure})
         else:
-            say(f"{j.query} {j.doc}: {credit(j.reviewer)} {j.grade} {_quote(j.reason)} -> unsure: {j.unsure}")
+            say(f"{j.query} {j.doc}: {j.reviewer} {j.grade} {_quote(j.reason)} -> unsure: {j.unsure}")
     return EXIT_OK
 
 

@@ -394,6 +394,18 @@ def check_grade(grade, db: str) -> int:
     return grade
 
 
+def check_cause(cause: str, undoes, next_event: int, db: str) -> dict:
+    """An edit's cause ("", "undo", "redo") and the event it undoes, checked: the fields its event gets."""
+    if cause not in CAUSES:
+        raise InputError(db, f"cause {cause!r}: expected one of undo, redo (or none)")
+    if undoes is not None:
+        if not cause:
+            raise InputError(db, "undoes=N needs cause='undo' or 'redo'")
+        if isinstance(undoes, bool) or not isinstance(undoes, int) or not 1 <= undoes < next_event:
+            raise InputError(db, f"undoes={undoes!r}: no such event in the history")
+    return {k: v for k, v in (("cause", cause), ("undoes", undoes)) if v}
+
+
 def check_on_conflict(value: str, db: str) -> None:
     if value not in ON_CONFLICT:
         raise InputError(db, f"--on-conflict {value!r}: expected one of {', '.join(ON_CONFLICT)}")

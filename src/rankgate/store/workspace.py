@@ -26,7 +26,7 @@ from typing import Iterable
 
 from rankgate.core.errors import InputError
 from rankgate.core.model import Query
-from rankgate.store import paths, recovery
+from rankgate.store import marks, paths, recovery
 from rankgate.store.durable import FOLD_EDITS, DurableIndex
 from rankgate.store.labels import (
     as_judgment,
@@ -42,7 +42,6 @@ from rankgate.store.labels import (
     standing,
 )
 from rankgate.store.records import (
-    CAUSES,
     REVIEW_KINDS,
     Diff,
     Disagreement,
@@ -53,10 +52,10 @@ from rankgate.store.records import (
     MergeReport,
     MigrationReport,
     Version,
+    check_cause,
     check_grade,
     check_id,
     check_version_name,
-    credit,
     query_fields,
     query_from_record,
     query_record,
@@ -379,15 +378,7 @@ class Workspace(DurableIndex):
 
     def _cause(self, cause: str, undoes: int | None) -> dict:
         """The fields an undo or a redo adds to its event (checked): {} for an ordinary edit."""
-        db = str(self.path)
-        if cause not in CAUSES:
-            raise InputError(db, f"cause {cause!r}: expected one of undo, redo (or none)")
-        if undoes is not None:
-            if not cause:
-                raise InputError(db, "undoes=N needs cause='undo' or 'redo'")
-            if isinstance(undoes, bool) or not isinstance(undoes, int) or not 1 <= undoes < self._next_event:
-                raise InputError(db, f"undoes={undoes!r}: no such event in the history")
-        return {k: v for k, v in (("cause", cause), ("undoes", undoes)) if v}
+        return check_cause(cause, undoes, self._next_event, str(self.path))
 
     def set_judgment(self, qid: str, doc: str, grade: int, reason: str | None = None,
                      collection_version: str | None = None, reviewer: str | None = None, *, why: str = "",
@@ -472,7 +463,7 @@ class Workspace(DurableIndex):
             if live is None:
                 others = [r["reviewer"] for r in revs.values() if standing(r)]
                 if of_reviewer is None and others and not self.blind:
-                    names = ", ".join(credit(n) for n in others)
+                    names = ", ".join(others)
                     raise InputError(str(self.path), f"document {doc!r} for query {qid!r} is judged by {names}, not "
                                      f"by you ({who}); removing never touches another reviewer's judgment: "
                                      "adjudicate instead")
@@ -568,41 +559,6 @@ class Workspace(DurableIndex):
 
     # ---------------------------------------------------------------- unsure marks
 
-    def _unsure_target(self, qid: str, doc: str, who: str, marked: bool) -> tuple[str, dict]:
-        """("review" | "adjudication", record) an unsure mark goes on (or, `marked`, is cleared from):
-        the reviewer's own judgment, else the record the pair's label comes from."""
-        revs = self._labels.get(qid, {}).get(doc, {})
-        adj = self._adj.get(qid, {}).get(doc)
-        own = revs.get(who)
-        if standing(own) and (not marked or own.get("unsure")):
-            return "review", own
-        if not self.blind:
-            live = [r for r in revs.values() if standing(r)]
-            candidates = ([("adjudication", adj)] if standing(adj) else []) + \
-                [("review", r) for r in reversed(live)]
-            for kind, rec in candidates:
-                if not marked or rec.get("unsure"):
-                    return kind, rec
-        if marked and self.judgment(qid, doc) is not None:
-            raise InputError(str(self.path), f"document {doc!r} for query {qid!r} is not marked unsure")
-        if qid not in self._queries:
-            raise self._unknown_query(qid)
-        raise InputError(str(self.path), f"no label to mark: document {doc!r} for query {qid!r} is not judged "
-                         "(grade it first)")
-
-    def _mark(self, qid: str, doc: str, note: str, reviewer: str | None, why: str, caused: dict) -> Event | None:
-        who, now = self._stamp(reviewer)
-        kind, rec = self._unsure_target(qid, doc, who, marked=not note)
-        if rec.get("unsure", "") == note:
-            return None
-        new = {k: v for k, v in rec.items() if k != "unsure"}
-        if note:
-            new["unsure"] = note
-        event = dict(self._event("unsure", qid, doc, label_state(rec), label_state(new), who, now, why, 0,
-                                 scope="reviewer" if kind == "review" else "adjudication"), **caused)
-        self._commit([[kind, new]], [event])
-        return Event.of(event)
-
     def mark_unsure(self, qid: str, doc: str, note: str, *, reviewer: str | None = None, why: str = "",
                     cause: str = "", undoes: int | None = None) -> Event | None:
         """Mark a pair's label unsure (needs discussion), with a note saying why; kept with history.
@@ -618,7 +574,7 @@ class Workspace(DurableIndex):
             if not isinstance(note, str) or not note.strip():
                 raise InputError(str(self.path), f"an unsure mark needs a note (what is unsure about {doc!r} for "
                                  f"{qid!r}?)")
-            return self._mark(qid, doc, note.strip(), reviewer, why, caused)
+            return marks.set_mark(self, qid, doc, note.strip(), reviewer, why, caused)
 
     def clear_unsure(self, qid: str, doc: str, *, reviewer: str | None = None, why: str = "",
                      cause: str = "", undoes: int | None = None) -> Event:
@@ -626,8 +582,8 @@ class Workspace(DurableIndex):
         with self._mutex:
             self._check_writable()
             caused = self._cause(cause, undoes)
-            event = self._mark(qid, doc, "", reviewer, why, caused)
-            assert event is not None  # _unsure_target found a marked record
+            event = marks.set_mark(self, qid, doc, "", reviewer, why, caused)
+            assert event is not None  # a marked record was found
             return event
 
     # ---------------------------------------------------------------- queries and versions
