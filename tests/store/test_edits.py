@@ -222,3 +222,17 @@ def test_editing_only_a_querys_notes_is_one_event_old_to_new(ws):
     assert u.describe().endswith(f"(undo of event #{e.id})") and ws.query("q1").notes == "restic, --include"
     with pytest.raises(InputError, match="unknown query"):
         ws.set_notes("q9", "x")
+
+
+def test_unsure_marks_travel_in_jsonl_exports_and_merges(db, tmp_path):
+    with Workspace.open(db, reviewer="ana") as ws:
+        ws.set_query(Query("q1"))
+        ws.set_judgment("q1", "d1", 2, reason="r")
+        ws.set_judgment("q1", "d2", 1, reason="r")
+        ws.mark_unsure("q1", "d1", "v2 or v3?")
+        text = ws.export("jsonl", judged_by="ana").text
+        assert '"unsure": "v2 or v3?"' in text and text.count('"unsure"') == 1
+        assert "unsure" not in ws.export("trec").text
+    with Workspace.open(tmp_path / "other.json", reviewer="lena") as other:
+        other.merge_files([write(tmp_path / "ana.jsonl", text)])
+        assert {j.doc: j.unsure for j in other.judgments("q1")} == {"d1": "v2 or v3?", "d2": ""}

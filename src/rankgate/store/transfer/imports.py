@@ -317,6 +317,8 @@ def _read_reviewer_jsonl(path: str, name: str | None) -> tuple[list, list[str], 
             state["needs_review"] = True
         if isinstance(obj.get("migrated_from"), list):
             state["migrated_from"] = [str(x) for x in obj["migrated_from"]]
+        if isinstance(obj.get("unsure"), str) and obj["unsure"].strip():
+            state["unsure"] = obj["unsure"].strip()
         rows.append((key, state, f"{path}:{lineno}"))
         qids[obj["query"]] = None
     if not rows:
