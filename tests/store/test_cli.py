@@ -26,7 +26,10 @@ def test_the_reviewer_story(cli, tmp_path, samples):
     assert out == "q-dns doc-dns-ttl: 0 -> -1 (regrade, event #15)\n"
     code, out, _ = cli("labels", "freeze", "--db", db, "v1", "--note", "first review")
     assert code == 0 and out.startswith("froze v1: 9 judgments over 5 queries, sha256:")
-    assert cli("labels", "remove", "--db", db, "q-gpu", "doc-kv-cache", "--why", "wrong chunk")[0] == 0
+    code, _, err = cli("labels", "remove", "--db", db, "q-gpu", "doc-kv-cache")
+    assert code == 2 and "is judged by file:qrels.json, not by you (tester)" in err  # the file's, not mine
+    assert cli("labels", "remove", "--db", db, "q-gpu", "doc-kv-cache", "--of-reviewer", "file:qrels.json",
+               "--why", "wrong chunk")[0] == 0
     code, out, _ = cli("labels", "history", "--db", db, "q-dns", "doc-dns-ttl")
     lines = out.splitlines()
     assert len(lines) == 2 and "tester set q-dns doc-dns-ttl: - -> 0 \"TTL, not caching\"" in lines[0]
@@ -56,13 +59,17 @@ def test_set_needs_a_reason_for_a_new_label_and_a_known_query(cli, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "unknown query 'q-dnz' (did you mean q-dns?)" in err
     code, out, _ = cli("labels", "set", "--db", db, "q-dnz", "doc-new", "1", "--reason", "x", "--add-query")
     assert code == 0
-    code, out, _ = cli("labels", "set", "--db", db, "q-dns", "doc-spam", "2")  # existing: reason kept
-    assert code == 0 and "regrade" in out
+    code, _, err = cli("labels", "set", "--db", db, "q-dns", "doc-spam", "2")  # the file's, not mine: my first
+    assert code == 2 and "a new label needs --reason" in err
+    code, out, _ = cli("labels", "set", "--db", db, "q-dns", "doc-spam", "2", "--reason", "not spam")
+    assert code == 0 and "set" in out
+    code, out, _ = cli("labels", "set", "--db", db, "q-dns", "doc-spam", "1")  # my own now: reason kept
+    assert code == 0 and "regrade" in out and "not spam" in cli("labels", "list", "--db", db, "q-dns")[1]
     code, _, err = cli("labels", "set", "--db", db, "q-dns", "doc-spam", "1.5")
     assert code == 2 and "not an integer" in err
     code, out, _ = cli("labels", "list", "--db", db, "q-dns", "--json")
     rows = [json.loads(line) for line in out.splitlines()]
-    assert {r["doc"]: r["grade"] for r in rows} == {"doc-dns-negative-cache": 3, "doc-spam": 2}
+    assert {r["doc"]: r["grade"] for r in rows} == {"doc-dns-negative-cache": 3, "doc-spam": 1}
 
 
 def test_import_conflicts_are_listed_and_nothing_is_imported(cli, tmp_path):

@@ -58,7 +58,7 @@ def test_a_bad_file_imports_nothing(ws, files, tmp_path):
 def test_conflicts_stop_by_default_and_are_listed(ws, files, tmp_path):
     ws.import_files([files["trec"]])
     ws.set_judgment("q-gpu", "doc-gpu-memory", 1, reason="mentions memory")
-    ws.remove_judgment("q-backup", "doc-billing")
+    ws.remove_judgment("q-backup", "doc-billing", of_reviewer="file:qrels.trec")  # the file's own judgment
     changed = write(tmp_path / "changed.trec", "q-backup 0 doc-backup-policy 1\nq-backup 0 doc-billing 0\n"
                     "q-backup 0 doc-new 2\nq-dns 0 doc-spam -1\n")
     before = (labels_of(ws), _journal_bytes(ws))
@@ -76,7 +76,7 @@ def test_conflicts_keep_or_overwrite(db, files, tmp_path):
     changed = write(tmp_path / "changed.trec", "q-backup 0 doc-backup-policy 1\nq-backup 0 doc-new 2\n")
     with Workspace.open(db) as ws:
         ws.import_files([files["trec"]])
-        ws.remove_judgment("q-dns", "doc-spam")
+        ws.remove_judgment("q-dns", "doc-spam", of_reviewer="file:qrels.trec")
         report = ws.import_files([changed], on_conflict="keep")
         assert (report.added, report.kept, report.changed, len(report.conflicts)) == (1, 1, 0, 1)
         assert ws.grades("q-backup")["doc-backup-policy"] == 2

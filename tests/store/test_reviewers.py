@@ -94,16 +94,28 @@ def test_disagreements_and_adjudication_end_to_end(two):
                      ("regrade", "reviewer"), ("remove", "adjudication")]
 
 
-def test_remove_takes_the_pair_or_one_reviewer(two):
+def test_remove_takes_the_reviewers_own_judgment_only(two):
     ws = two
-    e = ws.remove_judgment("q1", "d3", of_reviewer="bo")
+    before = [(j.doc, j.reviewer, j.grade) for j in ws.reviews("q1")]
+    with pytest.raises(InputError, match=r"'d1' for query 'q1' is judged by ana, bo, not by you \(tester\).*"
+                       "adjudicate instead"):
+        ws.remove_judgment("q1", "d1")  # tester has not judged it: nobody's judgment goes
+    assert [(j.doc, j.reviewer, j.grade) for j in ws.reviews("q1")] == before
+    e = ws.remove_judgment("q1", "d1", reviewer="ana")  # ana's own; bo's stays
+    assert (e.kind, e.scope, e.who, e.before["reviewer"], e.after) == ("remove", "reviewer", "ana", "ana", None)
+    label = ws.judgment("q1", "d1")
+    assert (label.grade, label.reviewer, label.reached) == (0, "bo", "single")
+    with pytest.raises(InputError, match="judged by bo, not by you"):
+        ws.remove_judgment("q1", "d1", reviewer="ana")  # hers is gone already
+    ws.remove_judgment("q1", "d2", reviewer="ana")
+    with pytest.raises(InputError, match="no judgment to remove: your judgment .* was removed already"):
+        ws.remove_judgment("q1", "d2", reviewer="ana")
+    ws.adjudicate("q1", "d3", 1, "both say partial", reviewer="cy")
+    with pytest.raises(InputError, match="judged by ana, bo, not by you \\(cy\\)"):
+        ws.remove_judgment("q1", "d3", reviewer="cy")  # the adjudicator withdraws, not removes
+    e = ws.remove_judgment("q1", "d3", of_reviewer="bo")  # explicit: bo's judgment
     assert (e.scope, e.before["reviewer"]) == ("reviewer", "bo")
-    assert ws.judgment("q1", "d3").reached == "single"
-    e = ws.remove_judgment("q1", "d1")  # the pair: every reviewer's judgment
-    assert e.before["reached"] == "latest" and set(e.before["judgments"]) == {"ana", "bo"}
-    assert ws.judgment("q1", "d1") is None and ws.reviews("q1", "d1") == []
-    [gone] = [j for j in ws.judgments("q1", include_removed=True) if j.doc == "d1"]
-    assert gone.removed is not None
+    assert ws.judgment("q1", "d3").reached == "adjudicated" and [j.reviewer for j in ws.reviews("q1", "d3")] == ["ana"]
 
 
 def test_exports_say_how_labels_were_reached_and_can_refuse_open_disagreements(two, tmp_path):
@@ -408,7 +420,7 @@ def test_every_version_rebuilds_the_labels_it_froze(tmp_path_factory, edits):
                 if kind == "set":
                     ws.set_judgment(q, d, g, reason=f"r{g}", reviewer=who)
                 elif kind == "remove":
-                    ws.remove_judgment(q, d)
+                    ws.remove_judgment(q, d, reviewer=who)
                 elif kind == "remove_own":
                     ws.remove_judgment(q, d, of_reviewer=who)
                 elif kind == "adjudicate":

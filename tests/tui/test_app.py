@@ -108,9 +108,9 @@ async def test_remove_add_and_history(tiny):
         screen = app.screen
         m = screen.model
         screen.set_doc("d-snap")
-        await pilot.press("x")
+        await pilot.press("x")  # seed's judgment: removing never touches another reviewer's
         await pilot.pause()
-        assert "d-snap" not in m.labels.labels("q-restore")
+        assert m.labels.labels("q-restore")["d-snap"].reviewer == "seed"
         await pilot.press("a")
         await pilot.pause()
         await pilot.press(*"d-elsewhere", "enter", "3", "enter", *"found by hand", "enter")
@@ -119,11 +119,15 @@ async def test_remove_add_and_history(tiny):
         assert (lab.grade, lab.reason) == (3, "found by hand")
         assert screen.doc == "d-elsewhere"
         assert "d-elsewhere" in screen.model.missing(screen.qi, "prf")
+        await pilot.press("x")  # my own: removed
+        await pilot.pause()
+        assert "d-elsewhere" not in m.labels.labels("q-restore")
         await pilot.press("h")
         await pilot.pause()
         history = app.screen.query_one("#history-list").changes
         kinds = [(c.doc, c.action) for c in history]
-        assert ("d-snap", "remove") in kinds and ("d-elsewhere", "set") in kinds
+        assert ("d-elsewhere", "remove") in kinds and ("d-elsewhere", "set") in kinds
+        assert ("d-snap", "remove") not in kinds
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen)

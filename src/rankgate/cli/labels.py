@@ -165,8 +165,11 @@ def _add_set(cmds, common) -> None:
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
         if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
+            label = None if ws.blind else ws.judgment(args.query, args.doc)
+            whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
+                "judgment goes beside theirs" if label is not None else ""
             raise InputError(str(ws.path), f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
-                             f"for {args.query!r}?)")
+                             f"for {args.query!r}?){whose}")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
                                 create_query=args.add_query)
@@ -182,12 +185,12 @@ def _set(args) -> int:
 
 
 def _add_remove(cmds, common) -> None:
-    p = cmds.add_parser("remove", parents=[common], help="remove a label (history keeps it)")
+    p = cmds.add_parser("remove", parents=[common], help="remove your judgment of a pair (history keeps it)")
     p.add_argument("query")
     p.add_argument("doc")
     p.add_argument("--why", default="", help="why, for the history")
-    p.add_argument("--of-reviewer", metavar="NAME", help="remove NAME's judgment only (default: the pair's label: "
-                   "every reviewer's judgment and the adjudication)")
+    p.add_argument("--of-reviewer", metavar="NAME", help="remove NAME's judgment instead of yours, explicitly "
+                   "(an imported file's: file:NAME). Without it, other reviewers' judgments are never touched")
     p.set_defaults(func=_remove)
 
 
@@ -198,7 +201,7 @@ def _remove(args) -> int:
     if args.json:
         _print_json(event.as_dict())
     else:
-        whose = f"{args.of_reviewer}'s judgment " if args.of_reviewer else ""
+        whose = f"{args.of_reviewer}'s judgment " if args.of_reviewer else "your judgment "
         say(f"{args.query} {args.doc}: {whose}removed (was {event.before['grade']}; event #{event.id})")
     return EXIT_OK
 
@@ -211,6 +214,7 @@ def _add_list(cmds, common) -> None:
     p.add_argument("--by-reviewer", action="store_true", help="every reviewer's own judgment (default: one label "
                    "a pair, saying how it was reached)")
     p.add_argument("--blind", action="store_true", help="blind review: your own judgments only (--reviewer)")
+    p.add_argument("--unsure", action="store_true", help="only labels marked unsure (`rankgate labels unsure`)")
     p.set_defaults(func=_list)
 
 
@@ -222,6 +226,8 @@ def _list(args) -> int:
             items = ws.judgments(args.query, include_removed=args.removed)
     if args.doc is not None:
         items = [j for j in items if j.doc == args.doc]
+    if args.unsure:
+        items = [j for j in items if j.unsure]
     if args.json:
         for j in items:
             say_json(j.as_dict())
@@ -231,6 +237,7 @@ def _list(args) -> int:
         gone = f" (removed {j.removed})" if j.removed else ""
         how = f" ({j.how()})" if j.reached and j.reached != "single" else ""
         flag = " [needs review]" if j.needs_review else ""
+        flag += f" [unsure: {j.unsure}]" if j.unsure else ""
         say(f"{j.query} {j.doc} {j.grade}{extra} [{j.reviewer}, {j.updated}]{how}{flag}{gone}")
     return EXIT_OK
 
@@ -555,8 +562,53 @@ def _add_disagreements(cmds, common) -> None:
 def _disagreements(args) -> int:
     with _open(args, readonly=True) as ws:
         found = ws.disagreements(args.query, include_adjudicated=args.all)
+        unsure = {(j.query, j.doc): j for j in ws.unsure(args.query)}
     for d in found:
-        say_json(d.as_dict()) if args.json else say(_describe_disagreement(d))
+        j = unsure.pop((d.query, d.doc), None)
+        if args.json:
+            say_json(dict(d.as_dict(), unsure=j.unsure if j else ""))
+        else:
+            say(_describe_disagreement(d) + (f" (unsure: {j.unsure})" if j else ""))
+    for j in unsure.values():  # labels marked unsure that no reviewers disagree about
+        if args.json:
+            say_json({"query": j.query, "doc": j.doc, "grade": j.grade, "reviewer": j.reviewer, "reached": j.reached,
+                      "unsure": j.unsure})
+        else:
+            say(f"{j.query} {j.doc}: {j.reviewer} {j.grade} {_quote(j.reason)} -> unsure: {j.unsure}")
+    return EXIT_OK
+
+
+def _add_unsure(cmds, common) -> None:
+    p = cmds.add_parser("unsure", parents=[common], help="mark a label unsure (needs discussion), with a note; "
+                        "or --clear the mark")
+    p.add_argument("query")
+    p.add_argument("doc")
+    p.add_argument("note", nargs="?", help="what is unsure (required unless --clear)")
+    p.add_argument("--clear", action="store_true", help="clear the pair's unsure mark")
+    p.add_argument("--why", default="", help="why, for the history")
+    p.set_defaults(func=_unsure)
+
+
+def _unsure(args) -> int:
+    if args.clear and args.note is not None:
+        raise InputError("labels unsure", "give a NOTE or --clear, not both")
+    if not args.clear and (args.note is None or not args.note.strip()):
+        raise InputError("labels unsure", f"give a NOTE saying what is unsure about {args.doc!r} for "
+                         f"{args.query!r} (or --clear)")
+    with _open(args, readonly=False) as ws:
+        if args.clear:
+            event = ws.clear_unsure(args.query, args.doc, why=args.why)
+        else:
+            event = ws.mark_unsure(args.query, args.doc, args.note, why=args.why)
+    _saved(ws)
+    if args.json:
+        _print_json(event.as_dict() if event else None)
+    elif event is None:
+        say(f"{args.query} {args.doc}: unchanged (marked unsure with this note already)")
+    elif args.clear:
+        say(f"{args.query} {args.doc}: unsure mark cleared (event #{event.id})")
+    else:
+        say(f"{args.query} {args.doc}: marked unsure: {event.after['unsure']} (event #{event.id})")
     return EXIT_OK
 
 
@@ -709,8 +761,11 @@ def _queue(args) -> int:
     if not args.runs and manifest is None:
         raise InputError("labels queue", "no runs: name a benchmark folder or --runs FILE")
 
+    unsure: dict[tuple[str, str], str] = {}  # labels marked unsure: they come first
+
     def from_workspace(catalog):
         with Workspace.open(db, readonly=True) as ws:
+            unsure.update(((j.query, j.doc), j.unsure) for j in ws.unsure())
             return ws.to_qrels(catalog), {q.id: q for q in ws.queries()}
 
     bundle = load_bundle(args.qrels, args.runs, benchmark=manifest, queries=args.queries,
@@ -718,13 +773,16 @@ def _queue(args) -> int:
     where = f"the workspace {db}" if db is not None else str(args.qrels or manifest.qrels)
     runs = bundle.runs
     policy = resolve(policy_overrides(args), bundle)
-    queue = build_queue(bundle.qrels, runs, policy, queries=bundle.queries, no_answer=bundle.no_answer)
+    queue = build_queue(bundle.qrels, runs, policy, queries=bundle.queries, no_answer=bundle.no_answer,
+                        unsure=unsure)
     limit = args.limit if args.limit is not None else (None if args.json else 50)
     if args.json:
         _print_json(dict(queue.as_dict(limit), labels=where))
         return EXIT_OK
     gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: {queue.decision}" if queue.gate else ""
-    say(f"{len(queue)} unjudged documents in the top {queue.k} of {', '.join(runs)} (labels: {where}{gate})")
+    marked = f" and {queue.unsure} labels marked unsure (first)" if queue.unsure else ""
+    say(f"{len(queue) - queue.unsure} unjudged documents{marked} in the top {queue.k} of {', '.join(runs)} "
+        f"(labels: {where}{gate})")
     shown = queue.items if limit is None else queue.items[:limit]
     for i, it in enumerate(shown, 1):
         ranks = ", ".join(f"{r} #{n}" for r, n in it.ranks.items())
@@ -738,6 +796,6 @@ def _queue(args) -> int:
 
 # each adds its parser (`cmds.add_parser`, with `parents=[common]` when it opens a workspace) and its handler;
 # this order is the order of `rankgate labels --help`
-SUBCOMMANDS = (_add_import, _add_set, _add_remove, _add_list, _add_queries, _add_history, _add_freeze,
+SUBCOMMANDS = (_add_import, _add_set, _add_remove, _add_unsure, _add_list, _add_queries, _add_history, _add_freeze,
                _add_versions, _add_diff, _add_merge, _add_agreement, _add_disagreements, _add_adjudicate,
                _add_confirm, _add_migrate, _add_queue, _add_export, _add_purge, _add_status, _add_recover)

@@ -14,6 +14,12 @@
     candidate = "candidate_bad"
     must_pass = ["q-recovery"]
     policy = "policy.toml"         # optional; or the rules inline in this table
+    guidelines = "GUIDELINES.md"   # optional: how to grade, shown to reviewers
+    [grades]                       # optional: the grade scale (default 0-3, below)
+    "0" = "not relevant"
+    "1" = "partly relevant"
+    "2" = "relevant"
+    "3" = "the answer"
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from pathlib import Path
 from rankgate.core.errors import InputError
 
 MANIFEST = "benchmark.toml"
+DEFAULT_GRADES: dict[int, str] = {0: "not relevant", 1: "partly relevant", 2: "relevant", 3: "the answer"}
+MAX_GRADES = 10  # one key each in the review app
 
 
 @dataclass
@@ -42,6 +50,8 @@ class Manifest:
     no_answer: list[str] = field(default_factory=list)
     gate: dict = field(default_factory=dict)
     description: str = ""
+    grades: dict[int, str] = field(default_factory=lambda: dict(DEFAULT_GRADES))  # grade -> name, by grade
+    guidelines: Path | None = None  # the labelling guidelines (Markdown), inside the folder
 
 
 def load_toml(path: str | Path) -> dict:
@@ -80,7 +90,44 @@ def _expect(data: dict, key: str, kind, path: Path, required: bool = True, where
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
-         "rel_level", "no_answer", "gate"}
+         "rel_level", "no_answer", "gate", "grades", "guidelines"}
+
+
+def parse_grades(table, path: Path) -> dict[int, str]:
+    """The `[grades]` table: {"-2": "junk", "0": "not relevant", ...} -> {-2: "junk", 0: ...}, by grade."""
+    if not isinstance(table, dict):
+        raise InputError(str(path), f"key 'grades' must be a table of grade = \"name\", found {type(table).__name__}")
+    if not table:
+        raise InputError(str(path), "grades: the table is empty (name at least one grade, e.g. "
+                         "\"0\" = \"not relevant\")")
+    if len(table) > MAX_GRADES:
+        raise InputError(str(path), f"grades: {len(table)} grades, at most {MAX_GRADES} (one key each)")
+    out: dict[int, str] = {}
+    for key, name in table.items():
+        text = key.strip()
+        if not text.lstrip("+-").isdigit() or text != key:
+            raise InputError(str(path), f"grades: key {key!r} is not an integer grade (e.g. \"-2\", \"0\", \"4\")")
+        grade = int(text)
+        if grade in out:
+            raise InputError(str(path), f"grades: grade {grade} is named twice (key {key!r})")
+        if not isinstance(name, str) or not name.strip() or any(ord(c) < 32 for c in name):
+            raise InputError(str(path), f"grades: grade {key!r} needs a name (non-empty text on one line)")
+        out[grade] = name.strip()
+    return dict(sorted(out.items()))
+
+
+def guidelines_path(value, folder: Path, path: Path) -> Path:
+    """`guidelines = "GUIDELINES.md"`: an existing file inside the benchmark folder."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(str(path), "guidelines: expected a file name in the benchmark folder, e.g. "
+                         "\"GUIDELINES.md\"")
+    target = (folder / value).resolve()
+    root = folder.resolve()
+    if Path(value).is_absolute() or (target != root and root not in target.parents):
+        raise InputError(str(path), f"guidelines: {value!r} is outside the benchmark folder")
+    if not target.is_file():
+        raise InputError(str(path), f"guidelines: {value!r} does not exist in {folder}")
+    return folder / value
 
 
 def load_manifest(path: str | Path) -> Manifest:
@@ -110,6 +157,8 @@ def load_manifest(path: str | Path) -> Manifest:
         v = _expect(data, key, str, mpath, required=False)
         return folder / v if v else None
 
+    grades = parse_grades(data["grades"], mpath) if "grades" in data else dict(DEFAULT_GRADES)
+    guidelines = guidelines_path(data["guidelines"], folder, mpath) if "guidelines" in data else None
     return Manifest(
         name=name, folder=folder, path=mpath, k=k, qrels=folder / _expect(data, "qrels", str, mpath), runs=resolved,
         collection_version=_expect(data, "collection_version", str, mpath, required=False) or "",
@@ -117,4 +166,5 @@ def load_manifest(path: str | Path) -> Manifest:
         rel_level=_level if (_level := _expect(data, "rel_level", int, mpath, required=False)) is not None else 1,
         no_answer=[str(x) for x in no_answer], gate=gate,
         description=_expect(data, "description", str, mpath, required=False) or "",
+        grades=grades, guidelines=guidelines,
     )

@@ -35,6 +35,12 @@ it: it is not in the labels), most decisive first:
 5. its best rank in any loaded run (1 first);
 6. then the queries' order in the labels, and the document ID.
 
+Labels marked unsure (`build_queue(..., unsure={(qid, doc): note})`, from the
+store's `Workspace.unsure()`) that are in any loaded run's top k come first,
+before every unjudged document, in the same order among themselves (best rank,
+queries' order, ID); their item's `unsure` is the note and `why()` says
+"unsure: NOTE". They are judged, so `next(judged=...)` does not skip them.
+
     queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer)
     item = queue.next(after=(qid, doc), judged=lambda q, d: d in book.grades(q))
 
@@ -418,6 +424,7 @@ class QueueItem:
     impact: float = 0.0  # the largest change of a gated macro delta (candidate - baseline)
     must_pass_runs: tuple[str, ...] = ()  # runs that miss this must-pass query today and would hit it
     effects: dict[str, float] = field(default_factory=dict)
+    unsure: str = ""  # a judged label marked unsure: its note (it comes first)
 
     @property
     def best_rank(self) -> int:
@@ -425,6 +432,8 @@ class QueueItem:
 
     def why(self) -> str:
         """One line: the reason this item is this high in the queue."""
+        if self.unsure:
+            return f"unsure: {self.unsure}"
         if self.changes_decision:
             return "could flip the gate's decision" + (f" ({', '.join(self.flips)})" if self.flips else "")
         if self.flips:
@@ -442,7 +451,7 @@ class QueueItem:
         return {"query": self.query, "doc": self.doc, "ranks": dict(self.ranks), "best_rank": self.best_rank,
                 "must_pass": self.must_pass, "changes_decision": self.changes_decision, "flips": list(self.flips),
                 "impact": self.impact, "must_pass_runs": list(self.must_pass_runs), "effects": dict(self.effects),
-                "why": self.why()}
+                "unsure": self.unsure, "why": self.why()}
 
 
 class ReviewQueue(Sequence):
@@ -465,17 +474,23 @@ class ReviewQueue(Sequence):
     def index(self, qid: str, doc: str) -> int | None:
         return self._pos.get((qid, doc))
 
+    @property
+    def unsure(self) -> int:
+        """How many items are labels marked unsure (they come first)."""
+        return sum(1 for it in self.items if it.unsure)
+
     def next(self, after: tuple[str, str] | None = None,
              judged: Callable[[str, str], bool] | Container | None = None) -> QueueItem | None:
         """The first item after `after` (from the start when None, or when `after` is not queued) that is
-        not `judged` (a container of (query, doc), or a function of query and doc); None at the end."""
+        not `judged` (a container of (query, doc), or a function of query and doc); None at the end.
+        A label marked unsure is judged, and never skipped as such."""
         start = 0
         if after is not None:
             pos = self._pos.get(tuple(after))
             start = 0 if pos is None else pos + 1
         test = judged if callable(judged) or judged is None else (lambda q, d: (q, d) in judged)
         for it in self.items[start:]:
-            if test is None or not test(it.query, it.doc):
+            if test is None or it.unsure or not test(it.query, it.doc):
                 return it
         return None
 
@@ -485,7 +500,7 @@ class ReviewQueue(Sequence):
     def as_dict(self, limit: int | None = None) -> dict:
         items = self.items if limit is None else self.items[:limit]
         return {"k": self.k, "gate": list(self.gate) if self.gate else None, "decision": self.decision,
-                "total": len(self.items), "items": [it.as_dict() for it in items]}
+                "total": len(self.items), "unsure": self.unsure, "items": [it.as_dict() for it in items]}
 
 
 def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -503,9 +518,11 @@ def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mapping[str, Query] | None = None,
-                no_answer=frozenset(), k: int | None = None, as_of: dt.date | None = None) -> ReviewQueue:
+                no_answer=frozenset(), k: int | None = None, as_of: dt.date | None = None,
+                unsure: Mapping[tuple[str, str], str] | None = None) -> ReviewQueue:
     """The review queue over every run in `runs` (see the module's doc). `policy`: the gate's policy (its k,
-    relevance level, must-pass queries, baseline and candidate); `k` overrides its k."""
+    relevance level, must-pass queries, baseline and candidate); `k` overrides its k. `unsure`:
+    {(query, doc): note} of labels marked unsure; those in a run's top k come first."""
     k = int(k or policy.k)
     level = policy.checks.rel_level
     cat = qrels.catalog
@@ -523,13 +540,19 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
     found: dict[tuple[int, int], dict[str, int]] = {}
     misses_must: dict[str, set[int]] = {}  # run -> must-pass query codes it misses in its top k
     must_codes = np.array([c for q in must if (c := cat.queries.get(q)) is not None], dtype=np.int64)
+    notes = {}  # key -> unsure note
+    for (qid, doc), note in (unsure or {}).items():
+        qc, dc = cat.queries.get(qid), cat.docs.get(doc)
+        if qc is not None and dc is not None and note:
+            notes[int(qc) * (1 << 32) + int(dc)] = note
+    unsure_keys = np.array(sorted(notes), dtype=np.int64)
     for name, run in runs.items():
         q, doc, rank = _top_k(run, k)
         rk = q * (1 << 32) + doc
         inside = np.isin(q, wanted_codes)
         hit_q = unique(q[np.isin(rk, relevant)])
         misses_must[name] = set(np.setdiff1d(must_codes, hit_q).tolist())
-        sel = inside & ~np.isin(rk, judged)
+        sel = inside & (~np.isin(rk, judged) | np.isin(rk, unsure_keys))
         for qc, dc, r in zip(q[sel].tolist(), doc[sel].tolist(), rank[sel].tolist()):
             per = found.setdefault((qc, dc), {})
             per[name] = min(r, per.get(name, r))
@@ -550,7 +573,7 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         mp_runs = tuple(r for r in runs if r in ranks and qc in misses_must[r])
         items.append(QueueItem(qid, doc, dict(sorted(ranks.items(), key=lambda kv: (kv[1], kv[0]))), qid in must,
                                changes, tuple(flips), float(impact), mp_runs,
-                               {m: float(v) for m, v in effects.items() if v}))
-    items.sort(key=lambda it: (not it.changes_decision, not it.flips, not it.must_pass_runs, -round(it.impact, 12),
+                               {m: float(v) for m, v in effects.items() if v}, notes.get(qc * (1 << 32) + dc, "")))
+    items.sort(key=lambda it: (not it.unsure, not it.changes_decision, not it.flips, not it.must_pass_runs, -round(it.impact, 12),
                                not it.must_pass, it.best_rank, order.get(it.query, len(order)), it.doc))
     return ReviewQueue(items, k, gate, decision)

@@ -27,7 +27,18 @@ def label_state(j: dict | None) -> dict | None:
         out["migrated_from"] = list(j["migrated_from"])
     if j.get("grades"):
         out["grades"] = dict(j["grades"])
+    if j.get("unsure"):
+        out["unsure"] = j["unsure"]
     return out
+
+
+def unsure_of(live: list[dict]) -> str:
+    """The unsure note a pair's label shows from its standing judgments: one mark's note, or each
+    marker's (`ana: note; tomas: note`)."""
+    marked = [r for r in live if r.get("unsure")]
+    if len(marked) <= 1:
+        return marked[0]["unsure"] if marked else ""
+    return "; ".join(f"{r['reviewer']}: {r['unsure']}" for r in marked)
 
 
 def standing(rec: dict | None) -> bool:
@@ -63,7 +74,7 @@ def pair_label(revs: dict[str, dict] | None, adj: dict | None) -> dict | None:
             "reviewer": chosen["reviewer"], "created": min(r.get("created", "") for r in live),
             "updated": max(r.get("updated", "") for r in live), "removed": None, "reached": reached,
             "reviewers": tuple(r["reviewer"] for r in live),
-            "needs_review": all(r.get("needs_review") for r in live)}
+            "needs_review": all(r.get("needs_review") for r in live), "unsure": unsure_of(live)}
 
 
 def is_edit(old: dict | None, new: dict | None) -> bool:
@@ -242,7 +253,7 @@ def _replay(events: Iterable[dict], history_id: int) -> tuple[dict[str, dict], d
                 del slot[0][name]  # as put_review: an edit goes last
             slot[0][name] = state
         elif scope == "adjudication":
-            if state is not None and kind == "confirm" and slot[1] is not None:
+            if state is not None and kind in ("confirm", "unsure") and slot[1] is not None:
                 state["updated"] = slot[1].get("updated", e["when"])
             slot[1] = state
         elif state is None:  # the pair removed: every judgment and the adjudication
@@ -277,7 +288,7 @@ def as_judgment(j: dict, label: bool = False) -> Judgment:
     reviewers = tuple(j.get("reviewers", (j["reviewer"],))) if label else ()
     return Judgment(j["query"], j["doc"], j["grade"], j["reason"], j["collection_version"], j["reviewer"],
                     j.get("created", ""), j.get("updated", ""), j.get("removed"), how, reviewers,
-                    bool(j.get("needs_review")), tuple(j.get("migrated_from") or ()))
+                    bool(j.get("needs_review")), tuple(j.get("migrated_from") or ()), j.get("unsure") or "")
 
 
 def describe_label(state: dict) -> str:

@@ -14,7 +14,9 @@ from rankgate.core.model import Query, grade_problem
 ON_CONFLICT = ("stop", "keep", "overwrite")
 EXPORT_FORMATS = ("trec", "json", "json-graded", "jsonl")
 LABEL_KINDS = ("set", "regrade", "reason", "import")
-REVIEW_KINDS = LABEL_KINDS + ("merge", "migrate", "confirm", "adjudicate")  # events that set a judgment
+REVIEW_KINDS = LABEL_KINDS + ("merge", "migrate", "confirm", "adjudicate", "unsure")  # events that set a judgment
+CAUSES = ("", "undo", "redo")  # why an edit was made: by hand, or undoing / redoing an earlier one
+FILE_SOURCE = "file:"  # an imported judgment whose file names no reviewer is credited to "file:NAME"
 REACHED = ("single", "unanimous", "latest", "adjudicated")  # how a pair's grade was reached
 UNRESOLVED = ("latest",)  # reviewers disagree and nobody adjudicated: the most recent judgment counts
 QUERY_FIELDS = ("text", "notes", "tags", "must_pass", "held_out", "weight", "no_answer")
@@ -32,7 +34,10 @@ class Judgment:
     `reviewers` who judged the pair, and `reviewer` whose grade (or
     adjudication) it is. One reviewer's own judgment (`reviews()`,
     `for_reviewer=`) has `reached` "". `needs_review`: carried by a migration
-    to a new document ID and not looked at since.
+    to a new document ID and not looked at since. `unsure`: "" or the note of
+    the reviewer who marked it unsure (needs discussion; `Workspace.mark_unsure`).
+    A judgment imported from a file that names no reviewer has reviewer
+    "file:NAME" (the file is its source; `credit()` says it for people).
     """
 
     query: str
@@ -48,9 +53,15 @@ class Judgment:
     reviewers: tuple[str, ...] = ()
     needs_review: bool = False
     migrated_from: tuple[str, ...] = ()
+    unsure: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def source(self) -> str:
+        """The file an imported judgment came from when that file named no reviewer; "" otherwise."""
+        return self.reviewer[len(FILE_SOURCE):] if self.reviewer.startswith(FILE_SOURCE) else ""
 
     @property
     def unresolved(self) -> bool:
@@ -70,9 +81,20 @@ class Judgment:
         return f"judged by {self.reviewer}"
 
 
+def credit(reviewer: str) -> str:
+    """Whose judgment it is, for people: `priya`, or `file qrels.trec` for a file that names no reviewer."""
+    return f"file {reviewer[len(FILE_SOURCE):]}" if reviewer.startswith(FILE_SOURCE) else reviewer
+
+
 @dataclass(frozen=True)
 class Event:
-    """One change, as history keeps it. `before`/`after` hold the state (None: absent)."""
+    """One change, as history keeps it. `before`/`after` hold the state (None: absent).
+
+    `who` made the change (for an import: who imported the file); whose judgment
+    it is is `reviewer` (the after- or before-state's). `cause`: "" (an edit),
+    "undo" or "redo" (undoing or redoing an earlier edit, `undoes` its event id
+    when known).
+    """
 
     id: int
     kind: str  # set, regrade, reason, remove, import, query, freeze, purge
@@ -84,12 +106,14 @@ class Event:
     when: str
     why: str = ""
     scope: str = ""  # "reviewer": one reviewer's judgment; "adjudication"; "pair" or "": the pair's label
+    cause: str = ""  # "", "undo", "redo"
+    undoes: int | None = None  # the event an undo undoes (a redo: the undo it reverses)
 
     @classmethod
     def of(cls, e: dict) -> "Event":
         """The Event of a history record."""
         return cls(e["id"], e["kind"], e["query"], e["doc"], e["before"], e["after"], e["who"], e["when"],
-                   e.get("why", ""), e.get("scope", ""))
+                   e.get("why", ""), e.get("scope", ""), e.get("cause", ""), e.get("undoes"))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -103,7 +127,12 @@ class Event:
         """One line for people: `#12 2025-06-01T12:00:00.000Z ana regrade q1 d7: 1 -> 2 "reason"`."""
         target = " ".join(x for x in (self.query, self.doc) if x)
         b, a = self.before or {}, self.after or {}
-        if self.kind in REVIEW_KINDS or self.kind == "remove":
+        if self.kind == "unsure":
+            change = f"unsure {_quoted(a['unsure'])}" if a.get("unsure") else \
+                f"unsure mark cleared (was {_quoted(b.get('unsure', ''))})"
+            if self.reviewer and self.reviewer != self.who:
+                change += f" [{credit(self.reviewer)}'s judgment]" if self.scope == "reviewer" else " [adjudication]"
+        elif self.kind in REVIEW_KINDS or self.kind == "remove":
             change = f"{b.get('grade', '-')} -> {a.get('grade', '-')}" if self.before or self.after else ""
             if a.get("reason") and (self.kind != "confirm"):
                 change += f" {json.dumps(a['reason'], ensure_ascii=False)}"
@@ -111,8 +140,10 @@ class Event:
                 change += " [adjudication]"
                 if a.get("grades"):
                     change += " (" + ", ".join(f"{r} {g}" for r, g in a["grades"].items()) + ")"
+            elif self.kind == "import" and self.reviewer:
+                change += f" (imported by {self.who}, judged by {credit(self.reviewer)})"
             elif self.scope == "reviewer" and self.reviewer and self.reviewer != self.who:
-                change += f" [{self.reviewer}'s judgment]"
+                change += f" [{credit(self.reviewer)}'s judgment]"
             if a.get("needs_review"):
                 change += " [needs review]"
             if a.get("migrated_from"):
@@ -120,14 +151,26 @@ class Event:
         elif self.kind == "freeze":
             change = f"version {a.get('version')} {a.get('content_hash', '')}"
         elif self.kind == "query":
-            keys = sorted(k for k in a if b.get(k, QUERY_DEFAULTS.get(k)) != a.get(k)) if self.before else ["new"]
-            change = ", ".join(keys)
+            if self.before:
+                keys = sorted(k for k in a if b.get(k, QUERY_DEFAULTS.get(k)) != a.get(k))
+                change = ", ".join(f"{k}: {_quoted(b.get(k, ''))} -> {_quoted(a[k])}" if k in ("text", "notes")
+                                   else k for k in keys)
+            else:
+                change = "new"
         elif self.kind == "purge":
             change = f"erased {b.get('judgments', 0)} judgments and {b.get('events', 0)} events ({a.get('target')})"
         else:
             change = ""
         why = f" (why: {self.why})" if self.why else ""
+        if self.cause:
+            why += f" ({self.cause} of event #{self.undoes})" if self.undoes is not None else f" ({self.cause})"
         return f"#{self.id} {self.when} {self.who} {self.kind} {target}{': ' if target and change else ''}{change}{why}"
+
+
+def _quoted(text: str, width: int = 80) -> str:
+    """Text in a history line: JSON-quoted, cut to `width` characters."""
+    text = text if len(text) <= width else text[:width - 1] + "…"
+    return json.dumps(text, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -348,6 +391,18 @@ def check_grade(grade, db: str) -> int:
     if (why := grade_problem(grade)) is not None:
         raise InputError(db, why)
     return grade
+
+
+def check_cause(cause: str, undoes, next_event: int, db: str) -> dict:
+    """An edit's cause ("", "undo", "redo") and the event it undoes, checked: the fields its event gets."""
+    if cause not in CAUSES:
+        raise InputError(db, f"cause {cause!r}: expected one of undo, redo (or none)")
+    if undoes is not None:
+        if not cause:
+            raise InputError(db, "undoes=N needs cause='undo' or 'redo'")
+        if isinstance(undoes, bool) or not isinstance(undoes, int) or not 1 <= undoes < next_event:
+            raise InputError(db, f"undoes={undoes!r}: no such event in the history")
+    return {k: v for k, v in (("cause", cause), ("undoes", undoes)) if v}
 
 
 def check_on_conflict(value: str, db: str) -> None:

@@ -26,7 +26,7 @@ from typing import Iterable
 
 from rankgate.core.errors import InputError
 from rankgate.core.model import Query
-from rankgate.store import paths, recovery
+from rankgate.store import marks, paths, recovery
 from rankgate.store.durable import FOLD_EDITS, DurableIndex
 from rankgate.store.labels import (
     as_judgment,
@@ -38,7 +38,6 @@ from rankgate.store.labels import (
     label_counts,
     label_state,
     pair_label,
-    pair_state,
     pair_view,
     standing,
 )
@@ -53,6 +52,7 @@ from rankgate.store.records import (
     MergeReport,
     MigrationReport,
     Version,
+    check_cause,
     check_grade,
     check_id,
     check_version_name,
@@ -267,6 +267,11 @@ class Workspace(DurableIndex):
             self._no_peeking("disagreements()")
             return disagreements_of(self._labels, self._adj, self._qids(qid), include_adjudicated)
 
+    def unsure(self, qid: str | None = None) -> list[Judgment]:
+        """Labels marked unsure (of one query, or all): `Judgment.unsure` is the note. In blind review, the
+        reviewer's own judgments only."""
+        return [j for j in self.judgments(qid) if j.unsure]
+
     def ratings(self, qid: str | None = None) -> dict[tuple[str, str], dict[str, int]]:
         """(query, doc) -> {reviewer: grade} of the standing judgments: what agreement is computed on."""
         with self._mutex:
@@ -371,9 +376,13 @@ class Workspace(DurableIndex):
 
     # ---------------------------------------------------------------- edits
 
+    def _cause(self, cause: str, undoes: int | None) -> dict:
+        """The fields an undo or a redo adds to its event (checked): {} for an ordinary edit."""
+        return check_cause(cause, undoes, self._next_event, str(self.path))
+
     def set_judgment(self, qid: str, doc: str, grade: int, reason: str | None = None,
                      collection_version: str | None = None, reviewer: str | None = None, *, why: str = "",
-                     create_query: bool = False) -> Event | None:
+                     create_query: bool = False, cause: str = "", undoes: int | None = None) -> Event | None:
         """Set the reviewer's judgment of a pair (new, regrade, or a new reason). None when nothing changed.
 
         A pair holds one judgment per reviewer: this sets `reviewer`'s (default:
@@ -384,11 +393,15 @@ class Workspace(DurableIndex):
         pair, empty / the workspace's collection version). Setting a judgment
         that a migration flagged as needing review clears the flag (kind
         "confirm" when the grade and reason stay). An unknown query is refused
-        unless `create_query`.
+        unless `create_query`. One edit is one history event, whatever it changes
+        (grade, reason and collection version together). An unsure mark stays.
+        `cause="undo"`/`"redo"` (with `undoes=` the event id): the edit undoes or
+        redoes an earlier one, and history says so.
         """
         with self._mutex:
             self._check_writable()
             db = str(self.path)
+            caused = self._cause(cause, undoes)
             check_id(qid, "query", db)
             check_id(doc, "document", db)
             grade = check_grade(grade, db)
@@ -420,43 +433,51 @@ class Workspace(DurableIndex):
                    "collection_version": collection_version, "reviewer": who,
                    "created": old["created"] if live else now, "updated": now if kind != "confirm" else old["updated"],
                    "removed": None}
+            if live and live.get("unsure"):
+                new["unsure"] = live["unsure"]
             ops.append(["review", new])
-            events.append(self._event(kind, qid, doc, live, label_state(new), who, now, why, len(events),
-                                      scope="reviewer"))
+            events.append(dict(self._event(kind, qid, doc, live, label_state(new), who, now, why, len(events),
+                                           scope="reviewer"), **caused))
             self._commit(ops, events)
             return Event.of(events[-1])
 
     def remove_judgment(self, qid: str, doc: str, *, why: str = "", reviewer: str | None = None,
-                        of_reviewer: str | None = None) -> Event:
-        """Remove a pair's label: every reviewer's judgment of it and its adjudication. History keeps them,
-        and the store keeps tombstones (until a purge). `of_reviewer=NAME`: NAME's judgment only."""
+                        of_reviewer: str | None = None, cause: str = "", undoes: int | None = None) -> Event:
+        """Remove the reviewer's own judgment of a pair (history keeps it, the store a tombstone until a purge).
+
+        Never another reviewer's: when only others have judged the pair, InputError (adjudicate instead).
+        `of_reviewer=NAME` removes NAME's judgment, explicitly (`labels remove --of-reviewer`). Other
+        reviewers' judgments and an adjudication stay; the pair's label follows from what stands.
+        `cause`/`undoes`: as `set_judgment`.
+        """
         with self._mutex:
             self._check_writable()
+            caused = self._cause(cause, undoes)
             revs = self._labels.get(qid, {}).get(doc, {})
-            adj = self._adj.get(qid, {}).get(doc)
             who, now = self._stamp(reviewer)
             if self.blind:  # in blind review, only the reviewer's own judgment
                 of_reviewer, _ = self._view(of_reviewer, True)
-            if of_reviewer is not None:
-                old = revs.get(of_reviewer)
-                live = label_state(old)
-                if live is None:
-                    what = "was removed already" if old is not None else "does not exist"
-                    raise InputError(str(self.path), f"no judgment to remove: {of_reviewer}'s judgment of document "
-                                     f"{doc!r} for query {qid!r} {what}")
-                event = self._event("remove", qid, doc, live, None, who, now, why, 0, scope="reviewer")
-                self._commit([["review", dict(old, updated=now, removed=now)]], [event])
-                return Event.of(event)
-            final = pair_label(revs, adj)
-            if final is None:
-                what = "was removed already" if revs or adj else "does not exist"
-                raise InputError(str(self.path), f"no label to remove: document {doc!r} for query {qid!r} {what}")
-            ops = [["review", dict(r, updated=now, removed=now)] for r in revs.values() if r.get("removed") is None]
-            if standing(adj):
-                ops.append(["adjudication", dict(adj, updated=now, removed=now)])
-            before = pair_state(revs, adj, final)
-            event = self._event("remove", qid, doc, before, None, who, now, why, 0)
-            self._commit(ops, [event])
+            whose = of_reviewer if of_reviewer is not None else who
+            old = revs.get(whose)
+            live = label_state(old)
+            if live is None:
+                others = [r["reviewer"] for r in revs.values() if standing(r)]
+                if of_reviewer is None and others and not self.blind:
+                    names = ", ".join(others)
+                    raise InputError(str(self.path), f"document {doc!r} for query {qid!r} is judged by {names}, not "
+                                     f"by you ({who}); removing never touches another reviewer's judgment: "
+                                     "adjudicate instead")
+                if of_reviewer is None and standing(self._adj.get(qid, {}).get(doc)):
+                    raise InputError(str(self.path), f"document {doc!r} for query {qid!r} has an adjudication and "
+                                     "no judgment of yours: withdraw the adjudication instead")
+                if of_reviewer is None and qid not in self._queries:
+                    raise self._unknown_query(qid)
+                what = "was removed already" if old is not None else "does not exist"
+                mine = "your" if of_reviewer is None else f"{of_reviewer}'s"
+                raise InputError(str(self.path), f"no judgment to remove: {mine} judgment of document {doc!r} for "
+                                 f"query {qid!r} {what}")
+            event = dict(self._event("remove", qid, doc, live, None, who, now, why, 0, scope="reviewer"), **caused)
+            self._commit([["review", dict(old, updated=now, removed=now)]], [event])
             return Event.of(event)
 
     def adjudicate(self, qid: str, doc: str, grade: int, reason: str, reviewer: str | None = None, *,
@@ -536,10 +557,43 @@ class Workspace(DurableIndex):
             self._commit(ops, events)
             return [Event.of(e) for e in events]
 
-    def set_query(self, query: Query, *, why: str = "", reviewer: str | None = None) -> Event | None:
-        """Add a query or change its description; None when nothing changed."""
+    # ---------------------------------------------------------------- unsure marks
+
+    def mark_unsure(self, qid: str, doc: str, note: str, *, reviewer: str | None = None, why: str = "",
+                    cause: str = "", undoes: int | None = None) -> Event | None:
+        """Mark a pair's label unsure (needs discussion), with a note saying why; kept with history.
+
+        The mark goes on the reviewer's own judgment of the pair, else on the
+        judgment the pair's label comes from (an imported one, say; grades stay).
+        `judgment().unsure` is the note; `labels disagreements` and the review
+        queue surface it. None when the same note stands already.
+        """
         with self._mutex:
             self._check_writable()
+            caused = self._cause(cause, undoes)
+            if not isinstance(note, str) or not note.strip():
+                raise InputError(str(self.path), f"an unsure mark needs a note (what is unsure about {doc!r} for "
+                                 f"{qid!r}?)")
+            return marks.set_mark(self, qid, doc, note.strip(), reviewer, why, caused)
+
+    def clear_unsure(self, qid: str, doc: str, *, reviewer: str | None = None, why: str = "",
+                     cause: str = "", undoes: int | None = None) -> Event:
+        """Clear a pair's unsure mark (the reviewer's own first, else the one its label shows)."""
+        with self._mutex:
+            self._check_writable()
+            caused = self._cause(cause, undoes)
+            event = marks.set_mark(self, qid, doc, "", reviewer, why, caused)
+            assert event is not None  # a marked record was found
+            return event
+
+    # ---------------------------------------------------------------- queries and versions
+
+    def set_query(self, query: Query, *, why: str = "", reviewer: str | None = None, cause: str = "",
+                  undoes: int | None = None) -> Event | None:
+        """Add a query or change its description (one event, old and new fields); None when nothing changed."""
+        with self._mutex:
+            self._check_writable()
+            caused = self._cause(cause, undoes)
             check_id(query.id, "query", str(self.path))
             who, now = self._stamp(reviewer)
             old = self._queries.get(query.id)
@@ -547,9 +601,23 @@ class Workspace(DurableIndex):
             if old is not None and query_state(old) == state:
                 return None
             rec = query_record(query.id, state, old["created"] if old else now, now)
-            event = self._event("query", query.id, None, query_state(old) if old else None, state, who, now, why, 0)
+            event = dict(self._event("query", query.id, None, query_state(old) if old else None, state, who, now, why,
+                                     0), **caused)
             self._commit([["query", rec]], [event])
             return Event.of(event)
+
+    def set_notes(self, qid: str, notes: str, *, why: str = "", reviewer: str | None = None, cause: str = "",
+                  undoes: int | None = None) -> Event | None:
+        """Change a query's notes only (one `query` event showing old -> new notes); None when the same."""
+        if not isinstance(notes, str):
+            raise InputError(str(self.path), "the notes must be text")
+        query = self.query(qid)
+        if query is None:
+            raise self._unknown_query(qid)
+        import dataclasses
+
+        return self.set_query(dataclasses.replace(query, notes=notes), why=why, reviewer=reviewer, cause=cause,
+                              undoes=undoes)
 
     def freeze(self, name: str, *, note: str = "", reviewer: str | None = None) -> Version:
         """Name the current labels as a version (name, time, content hash)."""

@@ -185,6 +185,8 @@ def _jsonl(states: list[tuple[str, str, dict, bool]], header: dict | None) -> st
             obj["needs_review"] = True
         if s.get("migrated_from"):
             obj["migrated_from"] = list(s["migrated_from"])
+        if s.get("unsure"):
+            obj["unsure"] = s["unsure"]
         lines.append(json.dumps(obj, ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
 

@@ -24,6 +24,7 @@ from rankgate.store.labels import (
 from rankgate.store.records import (
     QUERY_DEFAULTS,
     QUERY_FIELDS,
+    FILE_SOURCE,
     Conflict,
     ImportConflicts,
     ImportReport,
@@ -46,6 +47,10 @@ def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[st
     or collection version, or a label that was removed) are conflicts:
     `on_conflict="stop"` raises `ImportConflicts` listing them, "keep" keeps the
     store's, "overwrite" takes the file's. Import adds and changes; it never removes.
+
+    Provenance: an imported judgment is the reviewer's its line or the file's
+    header names, else the file's own (reviewer "file:NAME", NAME the file's name):
+    never the importer's. History records who imported it (`Event.who`) apart.
     """
     from rankgate.core.formats import detect_kind, read_qrels
     from rankgate.core.formats.corpus import read_queries
@@ -92,7 +97,7 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
         who, now = ws._stamp(reviewer)
         report = ImportReport(files=files, dry_run=dry_run)
         # 1. Everything the files say, checked against each other.
-        incoming, declared = _read_files(qrels_list, query_list, no_answer, collection_version, who, report)
+        incoming, declared = _read_files(qrels_list, query_list, no_answer, collection_version, report)
         # 2. Against the store.
         batch = Batch(ws, who, now)
         conflicts: list[Conflict] = []
@@ -113,7 +118,7 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
 
 
 def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], collection_version: str | None,
-                who: str, report: ImportReport) -> tuple[dict, dict]:
+                report: ImportReport) -> tuple[dict, dict]:
     """({(qid, doc): (state, source)}, {qid: (fields, source, explicit)}) of every file; two files that
     disagree about a label or a query's description are an error."""
     incoming: dict[tuple[str, str], tuple[dict, str]] = {}
@@ -126,7 +131,7 @@ def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], co
                              ((q, d, int(g)) for q, d, g, _ in qrels.judgments()))
         if note:
             report.notes.append(note)
-        file_reviewer = header_reviewer(qrels) or who
+        file_reviewer = header_reviewer(qrels) or file_source(qrels.path)
         for qid in qrels.query_ids:
             declared.setdefault(qid, (dict(QUERY_DEFAULTS), source, False))
         for qid, doc, grade, detail in qrels.judgments():
@@ -234,6 +239,11 @@ def _import_labels(ws, batch: Batch, incoming: dict, on_conflict: str, why: str 
 # --------------------------------------------------------------------------- reviewers' exports
 
 
+def file_source(path: str) -> str:
+    """Whose an imported judgment is when its file names no reviewer: the file's (`file:qrels.trec`)."""
+    return FILE_SOURCE + os.path.basename(str(path).rstrip("/\\")) if path else FILE_SOURCE + "unnamed"
+
+
 def header_reviewer(qrels) -> str:
     """The reviewer an export names in its header (`# reviewer: NAME`, `"meta": {"reviewer": NAME}`), if any."""
     name = qrels.meta.get("reviewer")
@@ -307,6 +317,8 @@ def _read_reviewer_jsonl(path: str, name: str | None) -> tuple[list, list[str], 
             state["needs_review"] = True
         if isinstance(obj.get("migrated_from"), list):
             state["migrated_from"] = [str(x) for x in obj["migrated_from"]]
+        if isinstance(obj.get("unsure"), str) and obj["unsure"].strip():
+            state["unsure"] = obj["unsure"].strip()
         rows.append((key, state, f"{path}:{lineno}"))
         qids[obj["query"]] = None
     if not rows:

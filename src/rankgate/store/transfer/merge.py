@@ -138,7 +138,7 @@ def _merge_judgments(ws, batch: Batch, incoming: dict, on_conflict: str, why: st
                "collection_version": state["collection_version"] or ws.collection_version,
                "reviewer": state["reviewer"], "created": old["created"] if live else now, "updated": now,
                "removed": None}
-        for flag in ("needs_review", "migrated_from"):
+        for flag in ("needs_review", "migrated_from", "unsure"):
             if state.get(flag):
                 rec[flag] = state[flag]
         kind = "review" if key is not None else "adjudication"
