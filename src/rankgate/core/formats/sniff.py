@@ -53,7 +53,7 @@ def detect_kind(path: str | os.PathLike) -> str:
         except Exception:
             return "qrels"  # let the qrels reader report the broken file
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
     if first.startswith("{"):
         try:
             obj = json.loads(first)
