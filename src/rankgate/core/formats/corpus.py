@@ -297,7 +297,7 @@ def _trec_docs(path: str, text: str) -> Iterator[Document]:
         title = _TITLE.search(body)
         texts = _TEXT.findall(body)
         rest = " ".join(texts) if texts else body[no.end():]
-        yield Document(no.group(1), _TAG.sub(" ", title.group(2)).strip(ASCII_SPACE) if title else "",
+        yield Document(no.group(1), " ".join(ascii_fields(_TAG.sub(" ", title.group(2)))) if title else "",
                        _TAG.sub("", rest).strip(ASCII_SPACE))
     if not found:
         raise InputError(path, "no documents found (expected <DOC> <DOCNO>...</DOCNO> ... </DOC>)", line=1)
