@@ -62,9 +62,9 @@ class ReviewApp(App[int]):
         self.post_message(LoadedMessage(loaded))
 
     @work(thread=True, exclusive=True, group="corpus")
-    def read_documents(self, path) -> None:
+    def read_documents(self, path, wanted=None) -> None:
         try:
-            corpus = load_corpus(path)
+            corpus = load_corpus(path, wanted)
         except Exception as e:
             self.post_message(CorpusLoaded({}, str(e)))
             return
@@ -96,7 +96,7 @@ class ReviewApp(App[int]):
         self.loaded = event.loaded
         self.review.bind(event.loaded)
         if self.read_corpus and event.loaded.corpus_path:
-            self.read_documents(event.loaded.corpus_path)
+            self.read_documents(event.loaded.corpus_path, event.loaded.wanted_docs)
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
@@ -121,7 +121,7 @@ class ReviewApp(App[int]):
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:
         if self.review is not None:
-            self.review.query_one(DocView).set_corpus(event.corpus, True)
+            self.review.query_one(DocView).set_corpus(event.corpus, True, error=event.error)
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
 
