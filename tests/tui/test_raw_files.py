@@ -100,3 +100,21 @@ async def test_an_unreadable_corpus_stays_said(tmp_path):
         await pilot.press("j")  # another document: still said
         await pilot.pause()
         assert "could not read the corpus" in doc_text(app)
+
+
+async def test_review_opens_a_folder_rankgate_init_made(tmp_path, capsys):
+    from rankgate.cli import main
+
+    d = raw_files(tmp_path)
+    folder = tmp_path / "bench"
+    assert main(["init", str(folder), "--qrels", str(d / "qrels.txt"), "--runs", str(d / "a.trec"), "--runs",
+                 str(d / "b.trec"), "--queries", str(d / "topics.tsv"), "--corpus", str(d / "passages.jsonl"),
+                 "--k", "2"]) == 0
+    app = ReviewApp(Inputs(str(folder), db=str(tmp_path / "l.db")), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.error is None
+        m = app.screen.model
+        assert m.policy.k == 2 and m.queries["101"].text == "what is a goldfish"
+        assert m.baseline == "a" and m.candidate == "b"
+        assert "text\\x85goes on" in doc_text(app)
