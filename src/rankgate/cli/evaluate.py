@@ -115,8 +115,10 @@ def positional_qrels(args) -> None:
     """`rankgate score QRELS --runs ...`: a positional file that is no benchmark folder is the qrels."""
     from rankgate.core.benchmark import is_benchmark
 
+    from rankgate.core.formats.irds import is_irds
+
     b = getattr(args, "benchmark", None)
-    if b and not args.qrels and os.path.isfile(b) and not is_benchmark(b):
+    if b and not args.qrels and (is_irds(b) or os.path.isfile(b) and not is_benchmark(b)):
         args.qrels, args.benchmark = b, None
 
 
@@ -130,7 +132,11 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader)
-    policy = resolve(policy_overrides(args), bundle)
+    overrides = policy_overrides(args)
+    level = bundle.qrels.meta.get("dataset_rel_level")  # an ir_datasets dataset's official level
+    if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
+        overrides["rel_level"] = level
+    policy = resolve(overrides, bundle)
     if deep:
         from rankgate.core.formats.trec_fast import watch_top_k
 

@@ -52,7 +52,7 @@ def cmd_init(args) -> int:
     if args.k < 1:
         raise InputError("--k", "k must be at least 1")
     for what, path in (("queries", args.queries), ("corpus", args.corpus)):
-        if path and not os.path.isfile(path):
+        if path and not os.path.isfile(path) and not path.startswith("irds:"):
             raise InputError(path, f"no such file (expected a {what} file)")
 
     # Read everything first: a bad file stops here, before anything is written.
@@ -99,6 +99,8 @@ def cmd_init(args) -> int:
 
 
 def _relative(path: str, folder: Path) -> str:
+    if path.startswith("irds:"):
+        return path
     try:
         return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(folder))).as_posix()
     except ValueError:  # another drive (Windows): the absolute path, then
@@ -111,6 +113,9 @@ def _place(folder: Path, args, run_names: list[str]) -> dict[str, str]:
     taken: dict[str, str] = {}
 
     def put(src: str, where: str) -> None:
+        if src.startswith("irds:"):  # an ir_datasets name: nothing to copy
+            placed[src] = src
+            return
         dest = f"{where}{Path(src).name}"
         if dest in taken and taken[dest] != os.path.abspath(src):
             raise InputError(src, f"a second file named {Path(src).name!r} (first {taken[dest]}); rename one")
@@ -124,6 +129,8 @@ def _place(folder: Path, args, run_names: list[str]) -> dict[str, str]:
     for spec in args.runs:
         put(split_run_spec(spec)[1], "runs/")
     for src, dest in placed.items():
+        if src.startswith("irds:"):
+            continue
         target = folder / dest
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or not os.path.samefile(src, target):

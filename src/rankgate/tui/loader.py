@@ -20,6 +20,7 @@ from rankgate.core.benchmark import Manifest, is_benchmark
 from rankgate.core.bundle import Bundle, find_manifest, read_run_files, run_specs
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels, split_run_spec
+from rankgate.core.formats.irds import is_irds
 from rankgate.core.formats.corpus import Document, read_corpus, read_queries
 from rankgate.core.model import Catalog, Query, Run
 from rankgate.core.policy import resolve
@@ -108,7 +109,7 @@ def load(inputs: Inputs, progress: Progress = _noop) -> Loaded:
 
 def check_inputs(inputs: Inputs) -> None:
     """The mistakes found without reading anything (InputError)."""
-    if inputs.path and not os.path.exists(inputs.path):
+    if inputs.path and not os.path.exists(inputs.path) and not is_irds(inputs.path):
         raise InputError(inputs.path, "no such file or folder (expected a benchmark folder or a qrels file)")
     if not inputs.path and not inputs.db:
         raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH)")
@@ -119,7 +120,7 @@ def check_inputs(inputs: Inputs) -> None:
         if not os.path.exists(path):
             raise InputError(path, "no such file (expected a run file)")
     for what, path in (("queries", inputs.queries), ("corpus", inputs.corpus), ("policy", inputs.policy)):
-        if path and not os.path.isfile(path):
+        if path and not os.path.isfile(path) and not is_irds(path):
             raise InputError(path, f"no such file (expected a {what} file)")
     if inputs.k is not None and inputs.k < 1:
         raise InputError("--k", "k must be at least 1")
@@ -200,6 +201,10 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     bundle = Bundle.of(book.qrels, runs, queries, manifest)
     no_answer = bundle.no_answer
     overrides = inputs.overrides()
+    if overrides["rel_level"] is None and manifest is None and is_irds(qrels_path):
+        from rankgate.core.formats.irds import rel_level
+
+        overrides["rel_level"] = rel_level(qrels_path)  # the dataset's official measures', if any
     try:
         policy = resolve(overrides, bundle)
     except InputError as e:

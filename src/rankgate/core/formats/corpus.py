@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Container, Iterator
 
 from rankgate.core.errors import InputError
+from rankgate.core.formats.irds import is_irds
 from rankgate.core.formats.jsonfmt import _no_duplicate_keys
 from rankgate.core.formats.textio import ASCII_SPACE, ascii_fields, iter_blocks, numbered_lines, read_text, shorten
 from rankgate.core.model import Query
@@ -96,6 +97,10 @@ def query_format(text: str) -> str:
 def read_queries(path: str | Path) -> dict[str, Query]:
     """Every query of a query file (JSONL, TSV or TREC topics; gzipped or not), by ID."""
     path = str(path)
+    if is_irds(path):
+        from rankgate.core.formats.irds import read_irds_queries
+
+        return read_irds_queries(path)
     text = read_text(path)
     kind = query_format(text)
     out: dict[str, Query] = {}
@@ -215,6 +220,10 @@ def read_corpus(path: str | Path, wanted: Container[str] | None = None,
     With `wanted`, only those documents are kept (the rest are read past); `progress(done, total)`
     reports the bytes of the file read so far."""
     path = str(path)
+    if is_irds(path):
+        from rankgate.core.formats.irds import read_irds_corpus
+
+        return {d: Document(*fields) for d, fields in read_irds_corpus(path, wanted, progress).items()}
     kind = corpus_format(path)
     out: dict[str, Document] = {}
     if kind == "trec":

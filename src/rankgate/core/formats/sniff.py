@@ -47,6 +47,8 @@ def detect_format(path: str) -> str:
 
 def detect_kind(path: str | os.PathLike) -> str:
     """'queries' for a query file (JSONL with id/text, or qid<TAB>text); 'qrels' otherwise."""
+    if str(path).startswith("irds:"):
+        return "qrels"
     with open_input(str(path)) as f:
         try:
             head = f.read(HEAD)
