@@ -118,3 +118,50 @@ async def test_review_opens_a_folder_rankgate_init_made(tmp_path, capsys):
         assert m.policy.k == 2 and m.queries["101"].text == "what is a goldfish"
         assert m.baseline == "a" and m.candidate == "b"
         assert "text\\x85goes on" in doc_text(app)
+
+
+async def test_label_from_scratch_walks_the_pool(tmp_path, monkeypatch):
+    """Queries, a corpus and runs, no labels yet: the workspace is made (named after the queries file)
+    and the review queue (u) walks the union of the runs' top k; a grade is stored."""
+    from rankgate.store.workspace import Workspace
+
+    d = raw_files(tmp_path)
+    inputs = Inputs(None, [str(d / "a.trec"), str(d / "b.trec")], queries=str(d / "topics.tsv"),
+                    corpus=str(d / "passages.jsonl"), k=2)
+    app = ReviewApp(inputs, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.error is None
+        screen = app.screen
+        m = screen.model
+        pool = {(q, doc) for q, docs in {"101": ["p2", "p1", "p1", "p5"], "102": ["p3", "p4", "p6", "p3"]}.items()
+                for doc in docs}
+        queue = m.review_queue()
+        assert {(i.query, i.doc) for i in queue.items} == pool
+        await pilot.press("u")
+        await pilot.pause()
+        first = (screen.qid, screen.doc)
+        assert first in pool
+        assert "goes on" in doc_text(app)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press(*"says so", "enter")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    db = inputs.db
+    assert db and "topics" in db
+    ws = Workspace.open(db, readonly=True)
+    try:
+        assert [(j.query, j.doc, j.grade) for j in ws.judgments(first[0])] == [(first[0], first[1], 2)]
+    finally:
+        ws.close()
+
+
+def test_review_without_labels_or_queries_names_both_ways(tmp_path):
+    import pytest
+
+    from rankgate.core.errors import InputError
+    from rankgate.tui.loader import check_inputs
+
+    with pytest.raises(InputError, match="--runs FILE --queries FILE"):
+        check_inputs(Inputs(None, [str(tmp_path / "a.trec")]))

@@ -111,8 +111,9 @@ def check_inputs(inputs: Inputs) -> None:
     """The mistakes found without reading anything (InputError)."""
     if inputs.path and not os.path.exists(inputs.path) and not is_irds(inputs.path):
         raise InputError(inputs.path, "no such file or folder (expected a benchmark folder or a qrels file)")
-    if not inputs.path and not inputs.db:
-        raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH)")
+    if not inputs.path and not inputs.db and not (inputs.runs and inputs.queries):
+        raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH), or label from "
+                         "scratch with --runs FILE --queries FILE [--corpus FILE]")
     if inputs.path and not is_benchmark(inputs.path) and not inputs.runs:
         raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
     for spec in inputs.runs:
@@ -131,6 +132,12 @@ def _load(inputs: Inputs, progress: Progress) -> Loaded:
     manifest, qrels_path = find_manifest(None, inputs.path)
     if manifest is not None:
         qrels_path = str(manifest.qrels)
+    elif not qrels_path and not inputs.db and not inputs.memory:
+        # Labelling from scratch (runs and queries, no labels yet): the workspace is named after the
+        # queries file, as a qrels file's is after it; the review queue walks the runs' pool.
+        from rankgate.store import paths
+
+        inputs.db = str(paths.workspace_path(os.path.abspath(inputs.queries)))
     specs = run_specs(inputs.runs, manifest)
     steps = len(specs) + 3
     step = 0
@@ -218,7 +225,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
 
     model = ReviewModel(queries=queries, runs=runs, labels=book, policy=policy, no_answer=no_answer,
                         baseline=policy.baseline, candidate=policy.candidate,
-                        name=manifest.name if manifest else Path(qrels_path or "labels").name,
+                        name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
                         progress=scoring)
     progress("deciding the gate", steps, steps)
