@@ -165,3 +165,19 @@ def test_review_without_labels_or_queries_names_both_ways(tmp_path):
 
     with pytest.raises(InputError, match="--runs FILE --queries FILE"):
         check_inputs(Inputs(None, [str(tmp_path / "a.trec")]))
+
+
+async def test_the_corpus_read_reports_its_progress(tmp_path):
+    from rankgate.tui.messages import CorpusProgress
+
+    d = raw_files(tmp_path)
+    seen: list[int] = []
+    app = app_for(d, corpus=str(d / "passages.jsonl"))
+    hook = lambda m: seen.append(m.percent) if isinstance(m, CorpusProgress) else None  # noqa: E731
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await ready(pilot)
+        assert seen and seen[-1] == 100 and seen == sorted(seen)
+        view = app.screen.query_one(DocView)
+        view.corpus = None  # as while it reads: the pane says how far
+        view.reading(42)
+        assert "reading the corpus… 42%" in doc_text(app)

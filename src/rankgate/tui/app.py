@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 from rankgate.tui.commands import ReviewCommands
 from rankgate.core.errors import InputError
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
-from rankgate.tui.messages import CorpusLoaded, LoadFailed, Loaded as LoadedMessage, LoadProgress
+from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.widgets.doc_view import DocView
 
@@ -63,8 +63,16 @@ class ReviewApp(App[int]):
 
     @work(thread=True, exclusive=True, group="corpus")
     def read_documents(self, path, wanted=None) -> None:
+        shown = [-1]
+
+        def reading(done: int, total: int) -> None:
+            pct = 100 * done // max(total, 1)
+            if pct != shown[0]:  # a message per percent, not per block
+                shown[0] = pct
+                self.post_message(CorpusProgress(pct))
+
         try:
-            corpus = load_corpus(path, wanted)
+            corpus = load_corpus(path, wanted, reading)
         except Exception as e:
             self.post_message(CorpusLoaded({}, str(e)))
             return
@@ -117,6 +125,11 @@ class ReviewApp(App[int]):
     def leave(self) -> None:
         """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input)."""
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
+
+    @on(CorpusProgress)
+    def _corpus_progress(self, event: CorpusProgress) -> None:
+        if self.review is not None:
+            self.review.query_one(DocView).reading(event.percent)
 
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:

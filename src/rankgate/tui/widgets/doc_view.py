@@ -45,6 +45,7 @@ class DocView(VerticalScroll):
         self.has_corpus = False
         self.missing = ""  # what to say when there is no corpus (the mode's words: manifest or flags)
         self.error = ""  # the corpus could not be read: said on every document, not only in a notification
+        self.percent: int | None = None  # how far the corpus is read, while it is
         self.doc: str | None = None
         self.terms: list[str] = []
 
@@ -62,6 +63,12 @@ class DocView(VerticalScroll):
         if missing is not None:
             self.missing = missing
         self._draw()
+
+    def reading(self, percent: int) -> None:
+        """The corpus is being read: say how far (on the highlighted document's pane)."""
+        self.percent = percent
+        if self.corpus is None and self.has_corpus:
+            self._draw()
 
     def show(self, doc: str | None, query_text: str) -> None:
         if doc == self.doc and query_terms(query_text) == self.terms:
@@ -84,7 +91,8 @@ class DocView(VerticalScroll):
             t.append_text(literal(f"could not read the corpus: {self.error}", style="bold red", one_line=False))
         elif self.corpus is None:
             t.append_text(literal(self.doc, style="bold"))
-            t.append("\n\nreading the corpus…", style="dim italic")
+            more = f" {self.percent}%" if self.percent is not None else ""
+            t.append(f"\n\nreading the corpus…{more}", style="dim italic")
         else:
             d = self.corpus.get(self.doc)
             t.append_text(literal(self.doc, style="bold"))
