@@ -116,3 +116,12 @@ def test_review_loads_the_dataset(dataset, tmp_path, monkeypatch):
         assert docs["d1"].text == f"first{NEL}passage"
     finally:
         loaded.model.labels.close()
+
+
+def test_a_receipt_needs_files(dataset, tmp_path, capsys):
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 d2 1 2 r\nq1 Q0 d1 2 1 r\nq2 Q0 d3 1 2 r\nq2 Q0 d2 2 1 r\n")
+    code = main(["gate", f"irds:{NAME}", "--runs", f"a={run}", "--runs", f"b={run}", "--baseline", "a",
+                 "--candidate", "b", "--k", "1", "--receipt", str(tmp_path / "receipt.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "ir_datasets export" in err and not (tmp_path / "receipt.json").exists()

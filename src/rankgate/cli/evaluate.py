@@ -307,6 +307,10 @@ def cmd_gate(args) -> int:
 
     as_of = _as_of(args.as_of)
     bundle, policy = load(args, fast=True, gate=True)
+    named = [p for _, p in bundle.files if p.startswith("irds:")]
+    if args.receipt and named:
+        raise InputError(named[0], "a receipt records the sha256 of every input file, and an ir_datasets name is "
+                         "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     check(bundle, policy)
     if args.validate_only:
         emit(_valid_json(bundle, policy))
