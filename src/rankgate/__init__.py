@@ -1,7 +1,14 @@
 """rankgate: score retrieval runs against reviewed labels and gate releases.
 
-The public Python API; names load on first use so that `import rankgate`
-(and every CLI start) stays cheap.
+The public Python API (docs/api.md); names load on first use so that
+`import rankgate` (and every CLI start) stays cheap, and pandas is imported
+only when a DataFrame is asked for.
+
+    import rankgate
+    qrels = rankgate.qrels({"q1": {"d1": 2, "d2": 0}})          # a file, a dict or a DataFrame
+    run = rankgate.run({"q1": {"d1": 1.5, "d2": 0.3}}, name="bm25")
+    scores = rankgate.evaluate(qrels, run, ["nDCG@10", "RR@10"])
+    scores.summary(); rankgate.to_frame(scores)
 """
 
 __version__ = "0.1.0"
@@ -11,14 +18,81 @@ _API = {
     "ValidationError": "rankgate.core.errors",
     "read_qrels": "rankgate.core.formats",
     "read_runs": "rankgate.core.formats",
-    "evaluate": "rankgate.core.engine",
+    "qrels_from_dict": "rankgate.core.formats.objects",
+    "run_from_dict": "rankgate.core.formats.objects",
+    "qrels_from_frame": "rankgate.core.formats.objects",
+    "run_from_frame": "rankgate.core.formats.objects",
+    "read_queries": "rankgate.core.formats.corpus",
+    "read_corpus": "rankgate.core.formats.corpus",
     "parse_measure": "rankgate.core.measures",
     "parse_measures": "rankgate.core.measures",
     "load_bundle": "rankgate.core.bundle",
     "run_gate": "rankgate.core.gate",
 }
 
-__all__ = [*_API, "__version__"]
+__all__ = [*_API, "qrels", "run", "evaluate", "to_frame", "__version__"]
+
+
+def qrels(source, *, format: str = "auto", catalog=None):
+    """Qrels from a file path (any format rankgate reads), a dict {qid: {docid: grade}}, a DataFrame
+    (columns query_id, doc_id, relevance), or Qrels (returned as they are)."""
+    from rankgate.core.formats import objects
+    from rankgate.core.model import Qrels
+
+    if isinstance(source, Qrels):
+        return source
+    if isinstance(source, dict):
+        return objects.qrels_from_dict(source, catalog)
+    if objects.is_frame(source):
+        return objects.qrels_from_frame(source, catalog)
+    from rankgate.core.formats import read_qrels
+
+    return read_qrels(source, format, catalog)
+
+
+def run(source, *, name: str | None = None, format: str = "auto", catalog=None):
+    """One run from a file path, a dict {qid: {docid: score}}, a DataFrame (columns query_id, doc_id,
+    score), or a Run (returned as it is)."""
+    from rankgate.core.errors import InputError
+    from rankgate.core.formats import objects
+    from rankgate.core.model import LeanRun, Run
+
+    if isinstance(source, (Run, LeanRun)):
+        return source
+    if isinstance(source, dict):
+        return objects.run_from_dict(source, name or "run", catalog)
+    if objects.is_frame(source):
+        return objects.run_from_frame(source, name, catalog)
+    from rankgate.core.formats import read_runs
+
+    runs = read_runs(f"{name}={source}" if name else source, format, catalog)
+    if len(runs) != 1:
+        raise InputError(str(source), f"holds {len(runs)} runs; rankgate.run reads one (rankgate.read_runs reads all)")
+    return runs[0]
+
+
+def evaluate(qrels, run, measures, *, rel_level: int = 1, missing: str = "error", **options):
+    """Score one run: `qrels` and `run` as rankgate.qrels and rankgate.run take them; `measures` one
+    name ("nDCG@10"), a comma-separated list, a list of names, or parsed measures. Returns Scores:
+    `.qids`, `.values` (measure -> per-query array), `.summary()`, `.of(qid)`; to_frame for a table.
+    `missing="zero"` scores queries without a ranking as 0 (trec_eval -c)."""
+    import rankgate as _self
+    from rankgate.core.engine import evaluate as _evaluate
+    from rankgate.core.measures import Measure, parse_measures
+
+    q = _self.qrels(qrels)
+    r = _self.run(run, catalog=q.catalog)
+    wanted = [measures] if isinstance(measures, (str, Measure)) else list(measures)
+    parsed = [m for x in wanted for m in ([x] if isinstance(x, Measure) else parse_measures(x))]
+    return _evaluate(q, r, list(dict.fromkeys(parsed)), rel_level=rel_level, missing=missing, **options)
+
+
+def to_frame(scores, *, per_query: bool = True):
+    """Scores (one, or a list) as a pandas DataFrame: per query (run, query_id, measure, value), or
+    with per_query=False one row per run and a column per measure. Needs pandas."""
+    from rankgate.core.formats.objects import scores_frame
+
+    return scores_frame(scores, per_query)
 
 
 def __getattr__(name: str):

@@ -18,13 +18,17 @@ from rankgate.core.validate import validate, validate_lean
 
 
 def _inputs(p) -> None:
-    p.add_argument("benchmark", nargs="?", help="a benchmark folder (with benchmark.toml); flags override it")
+    p.add_argument("benchmark", nargs="?", help="a benchmark folder (with benchmark.toml), or a qrels file; "
+                   "flags override the folder's parts")
     p.add_argument("--qrels", help="qrels file: TREC, release-gate JSON, graded JSON, JSONL judgments or BEIR TSV "
                    "(.gz ok)")
     p.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE",
                    help="run file (repeatable): TREC, the release-gate JSON, or JSONL; NAME= renames a one-run "
                    "file")
-    p.add_argument("--queries", help="queries file (JSONL with id, text, tags, must_pass, no_answer ...)")
+    p.add_argument("--queries", help="queries file: JSONL (id, text, tags, must_pass, no_answer ...), id<TAB>text "
+                   "TSV, TREC topics or BEIR queries.jsonl (.gz ok)")
+    p.add_argument("--corpus", help="document texts (read by review and validate): JSONL, TSV, TREC <DOC> or BEIR "
+                   "corpus.jsonl (.gz ok)")
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
     p.add_argument("--run-format", choices=RUN_FORMATS, default="auto")
     p.add_argument("--policy", help="policy file (TOML): rules, slices, significance, budgets, waivers (docs/policy.md)")
@@ -39,6 +43,8 @@ def _inputs(p) -> None:
 def register(sub) -> None:
     v = sub.add_parser("validate", help="check qrels and runs; exit 2 listing every problem")
     _inputs(v)
+    v.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
+                   help="measures to check the names of: nDCG@10, AP, P(rel=2)@10 ... (repeatable)")
     v.add_argument("--format", choices=("text", "json"), default="json")
     v.set_defaults(func=cmd_validate)
 
@@ -106,16 +112,32 @@ def _stats(p) -> None:
 
 # ---- shared ------------------------------------------------------------------------------------
 
+def positional_qrels(args) -> None:
+    """`rankgate score QRELS --runs ...`: a positional file that is no benchmark folder is the qrels."""
+    from rankgate.core.benchmark import is_benchmark
+
+    from rankgate.core.formats.irds import is_irds
+
+    b = getattr(args, "benchmark", None)
+    if b and not args.qrels and (is_irds(b) or os.path.isfile(b) and not is_benchmark(b)):
+        args.qrels, args.benchmark = b, None
+
+
 def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     """Read the inputs; `fast` lets large TREC runs take the compiled path (core/formats/trec_fast.py) when it
     can; `gate` keeps what the gate's review queue needs of them too."""
     from rankgate.cli.progress import terminal_progress
 
+    positional_qrels(args)
     reader, deep = _fast_reader(args, gate) if fast else (None, False)
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader)
-    policy = resolve(policy_overrides(args), bundle)
+    overrides = policy_overrides(args)
+    level = bundle.qrels.meta.get("dataset_rel_level")  # an ir_datasets dataset's official level
+    if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
+        overrides["rel_level"] = level
+    policy = resolve(overrides, bundle)
     if deep:
         from rankgate.core.formats.trec_fast import watch_top_k
 
@@ -149,6 +171,7 @@ def gate_depth(args) -> tuple[int | None, int]:
     from rankgate.core.decision import extra_measures, gate_measures
     from rankgate.core.queue import ranking_depth
 
+    positional_qrels(args)
     manifest, _ = find_manifest(args.benchmark, args.qrels)
     policy = resolve(policy_overrides(args), SimpleNamespace(manifest=manifest, queries={}, must_pass=[]))
     return ranking_depth(gate_measures(policy.k) + extra_measures(policy)), policy.k
@@ -173,15 +196,32 @@ def problems_of(bundle: Bundle, policy: Policy) -> list:
     return problems
 
 
-def _valid_json(bundle: Bundle, policy: Policy) -> str:
-    return json.dumps({"status": "valid", "queries": len(bundle.qrels.query_ids), "runs": sorted(bundle.runs),
-                       "k": policy.k})
+def _valid_json(bundle: Bundle, policy: Policy, corpus: dict | None = None) -> str:
+    out = {"status": "valid", "queries": len(bundle.qrels.query_ids), "runs": sorted(bundle.runs), "k": policy.k}
+    if corpus is not None:
+        out["corpus"] = corpus
+    return json.dumps(out)
+
+
+def corpus_report(bundle: Bundle, path: str | None) -> dict | None:
+    """The corpus named by --corpus (or the manifest), read for what the inputs name: how many of
+    the judged documents have a text. A corpus that cannot be read is an InputError."""
+    from rankgate.core.formats.corpus import read_corpus
+
+    path = path or (str(bundle.manifest.corpus) if bundle.manifest and bundle.manifest.corpus else None)
+    if not path:
+        return None
+    names = bundle.qrels.catalog.docs.names
+    judged = {names[c] for c in set(bundle.qrels.doc.tolist())}
+    docs = read_corpus(path, judged)
+    return {"path": path, "judged_documents": len(judged), "judged_with_text": len(docs)}
 
 
 # ---- commands ----------------------------------------------------------------------------------
 
 def cmd_validate(args) -> int:
     bundle, policy = load(args, fast=True)
+    corpus = corpus_report(bundle, args.corpus)
     problems = problems_of(bundle, policy)
     if problems:
         if args.format == "json":
@@ -189,8 +229,10 @@ def cmd_validate(args) -> int:
         for p in problems:
             say(f"error: {p}", err=True)
         return EXIT_INVALID
-    emit(_valid_json(bundle, policy) if args.format == "json" else
-         f"valid: {len(bundle.qrels.query_ids)} queries, runs {', '.join(sorted(bundle.runs))}, k={policy.k}")
+    texts = (f", texts for {corpus['judged_with_text']} of {corpus['judged_documents']} judged documents"
+             if corpus else "")
+    emit(_valid_json(bundle, policy, corpus) if args.format == "json" else
+         f"valid: {len(bundle.qrels.query_ids)} queries, runs {', '.join(sorted(bundle.runs))}, k={policy.k}{texts}")
     return EXIT_OK
 
 
@@ -266,6 +308,10 @@ def cmd_gate(args) -> int:
 
     as_of = _as_of(args.as_of)
     bundle, policy = load(args, fast=True, gate=True)
+    named = [p for _, p in bundle.files if p.startswith("irds:")]
+    if args.receipt and named:
+        raise InputError(named[0], "a receipt records the sha256 of every input file, and an ir_datasets name is "
+                         "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     check(bundle, policy)
     if args.validate_only:
         emit(_valid_json(bundle, policy))

@@ -6,7 +6,19 @@ from __future__ import annotations
 def register(sub) -> None:
     review = sub.add_parser("review", help="open the review app on a benchmark folder or on qrels and runs")
     review.add_argument("path", nargs="?", help="a benchmark folder (with benchmark.toml) or a qrels file")
-    review.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE")
+    review.add_argument("--qrels", help="the qrels file (instead of PATH)")
+    review.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE",
+                        help="run file (repeatable): TREC, the release-gate JSON, or JSONL")
+    review.add_argument("--queries", metavar="FILE",
+                        help="query texts: JSONL, id<TAB>text TSV, TREC topics or BEIR queries.jsonl (.gz ok)")
+    review.add_argument("--corpus", metavar="FILE",
+                        help="document texts: JSONL (docid/_id/id, title, text/contents), TSV, TREC <DOC> or "
+                        "BEIR corpus.jsonl (.gz ok)")
+    review.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
+    review.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default: manifest, else 1)")
+    review.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
+                        help="extra measures for the gate: nDCG@10, AP, RR@10, P(rel=2)@10 ... (repeatable)")
+    review.add_argument("--policy", metavar="FILE", help="policy file (TOML): docs/policy.md")
     review.add_argument("--db", help="the label workspace file (default: the user's data folder)")
     review.add_argument("--reviewer", help="your name in the label history")
     review.add_argument("--blind", action="store_true",

@@ -151,16 +151,20 @@ def load_manifest(path: str | Path) -> Manifest:
         resolved.append(f"{n}={folder / rel}" if sep and "/" not in n and not (folder / r).exists()
                         else str(folder / r))
     gate = _expect(data, "gate", dict, mpath, required=False) or {}
+
+    def _place(v: str) -> Path:  # a file beside the manifest; an ir_datasets name (irds:ID) as it is
+        return Path(v) if v.startswith("irds:") else folder / v
+
     no_answer = _expect(data, "no_answer", list, mpath, required=False) or []
 
     def opt_path(key):
         v = _expect(data, key, str, mpath, required=False)
-        return folder / v if v else None
+        return _place(v) if v else None
 
     grades = parse_grades(data["grades"], mpath) if "grades" in data else dict(DEFAULT_GRADES)
     guidelines = guidelines_path(data["guidelines"], folder, mpath) if "guidelines" in data else None
     return Manifest(
-        name=name, folder=folder, path=mpath, k=k, qrels=folder / _expect(data, "qrels", str, mpath), runs=resolved,
+        name=name, folder=folder, path=mpath, k=k, qrels=_place(_expect(data, "qrels", str, mpath)), runs=resolved,
         collection_version=_expect(data, "collection_version", str, mpath, required=False) or "",
         queries=opt_path("queries"), corpus=opt_path("corpus"),
         rel_level=_level if (_level := _expect(data, "rel_level", int, mpath, required=False)) is not None else 1,

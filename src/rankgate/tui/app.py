@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 from rankgate.tui.commands import ReviewCommands
 from rankgate.core.errors import InputError
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
-from rankgate.tui.messages import CorpusLoaded, LoadFailed, Loaded as LoadedMessage, LoadProgress
+from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.widgets.doc_view import DocView
 
@@ -62,9 +62,17 @@ class ReviewApp(App[int]):
         self.post_message(LoadedMessage(loaded))
 
     @work(thread=True, exclusive=True, group="corpus")
-    def read_documents(self, path) -> None:
+    def read_documents(self, path, wanted=None) -> None:
+        shown = [-1]
+
+        def reading(done: int, total: int) -> None:
+            pct = 100 * done // max(total, 1)
+            if pct != shown[0]:  # a message per percent, not per block
+                shown[0] = pct
+                self.post_message(CorpusProgress(pct))
+
         try:
-            corpus = load_corpus(path)
+            corpus = load_corpus(path, wanted, reading)
         except Exception as e:
             self.post_message(CorpusLoaded({}, str(e)))
             return
@@ -96,7 +104,7 @@ class ReviewApp(App[int]):
         self.loaded = event.loaded
         self.review.bind(event.loaded)
         if self.read_corpus and event.loaded.corpus_path:
-            self.read_documents(event.loaded.corpus_path)
+            self.read_documents(event.loaded.corpus_path, event.loaded.wanted_docs)
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
@@ -118,10 +126,15 @@ class ReviewApp(App[int]):
         """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input)."""
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
+    @on(CorpusProgress)
+    def _corpus_progress(self, event: CorpusProgress) -> None:
+        if self.review is not None:
+            self.review.query_one(DocView).reading(event.percent)
+
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:
         if self.review is not None:
-            self.review.query_one(DocView).set_corpus(event.corpus, True)
+            self.review.query_one(DocView).set_corpus(event.corpus, True, error=event.error)
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
 

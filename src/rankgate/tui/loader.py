@@ -14,12 +14,13 @@ import getpass
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Container
 
 from rankgate.core.benchmark import Manifest, is_benchmark
 from rankgate.core.bundle import Bundle, find_manifest, read_run_files, run_specs
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels, split_run_spec
+from rankgate.core.formats.irds import is_irds
 from rankgate.core.formats.corpus import Document, read_corpus, read_queries
 from rankgate.core.model import Catalog, Query, Run
 from rankgate.core.policy import resolve
@@ -44,13 +45,28 @@ class Inputs:
     reviewer: str | None = None
     memory: bool = False  # keep labels in memory only (tests of the views)
     blind: bool = False  # blind review: the store shows the reviewer's own judgments only (key B toggles)
+    # Every part of a benchmark as a flag (over the manifest's, when there is one):
+    queries: str | None = None
+    corpus: str | None = None
+    k: int | None = None
+    rel_level: int | None = None
+    measures: list[str] = field(default_factory=list)
+    policy: str | None = None
 
     @classmethod
     def from_args(cls, args) -> "Inputs":
-        inputs = cls(getattr(args, "path", None), list(getattr(args, "runs", None) or []),
+        path = getattr(args, "path", None) or getattr(args, "qrels", None)
+        inputs = cls(path, list(getattr(args, "runs", None) or []),
                      getattr(args, "db", None), getattr(args, "reviewer", None))
         inputs.blind = bool(getattr(args, "blind", False))
+        for key in ("queries", "corpus", "k", "rel_level", "policy"):
+            setattr(inputs, key, getattr(args, key, None))
+        inputs.measures = list(getattr(args, "measure", None) or [])
         return inputs
+
+    def overrides(self) -> dict:
+        """The policy settings the flags give (core.policy.resolve)."""
+        return {"k": self.k, "rel_level": self.rel_level, "measures": self.measures, "policy": self.policy}
 
 
 @dataclass
@@ -60,6 +76,8 @@ class Loaded:
     reviewer: str
     corpus_path: Path | None
     cache_hits: int = 0
+    corpus_missing: str = ""  # what the document pane says when there is no corpus, in the words of the mode
+    wanted_docs: Container[str] | None = None  # the documents the review can show: the rest of a corpus is skipped
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # inputs left out, each with file, line and why
 
@@ -91,16 +109,22 @@ def load(inputs: Inputs, progress: Progress = _noop) -> Loaded:
 
 def check_inputs(inputs: Inputs) -> None:
     """The mistakes found without reading anything (InputError)."""
-    if inputs.path and not os.path.exists(inputs.path):
+    if inputs.path and not os.path.exists(inputs.path) and not is_irds(inputs.path):
         raise InputError(inputs.path, "no such file or folder (expected a benchmark folder or a qrels file)")
-    if not inputs.path and not inputs.db:
-        raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH)")
+    if not inputs.path and not inputs.db and not (inputs.runs and inputs.queries):
+        raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH), or label from "
+                         "scratch with --runs FILE --queries FILE [--corpus FILE]")
     if inputs.path and not is_benchmark(inputs.path) and not inputs.runs:
         raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
     for spec in inputs.runs:
         _, path = split_run_spec(spec)
         if not os.path.exists(path):
             raise InputError(path, "no such file (expected a run file)")
+    for what, path in (("queries", inputs.queries), ("corpus", inputs.corpus), ("policy", inputs.policy)):
+        if path and not os.path.isfile(path) and not is_irds(path):
+            raise InputError(path, f"no such file (expected a {what} file)")
+    if inputs.k is not None and inputs.k < 1:
+        raise InputError("--k", "k must be at least 1")
 
 
 def _load(inputs: Inputs, progress: Progress) -> Loaded:
@@ -108,6 +132,12 @@ def _load(inputs: Inputs, progress: Progress) -> Loaded:
     manifest, qrels_path = find_manifest(None, inputs.path)
     if manifest is not None:
         qrels_path = str(manifest.qrels)
+    elif not qrels_path and not inputs.db and not inputs.memory:
+        # Labelling from scratch (runs and queries, no labels yet): the workspace is named after the
+        # queries file, as a qrels file's is after it; the review queue walks the runs' pool.
+        from rankgate.store import paths
+
+        inputs.db = str(paths.workspace_path(os.path.abspath(inputs.queries)))
     specs = run_specs(inputs.runs, manifest)
     steps = len(specs) + 3
     step = 0
@@ -166,8 +196,10 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                          getattr(e, "line", None), getattr(e, "where", None))
 
     progress("reading queries", step, steps)
-    queries: dict[str, Query] = store_queries or {}
-    if not queries and manifest and manifest.queries:
+    queries: dict[str, Query] = dict(store_queries or {})
+    if inputs.queries:  # named on the command line: its texts win, and a bad file stops the review
+        queries.update(read_queries(inputs.queries))
+    elif not queries and manifest and manifest.queries:
         try:
             queries = read_queries(manifest.queries)
         except (InputError, OSError) as e:
@@ -175,24 +207,42 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     step += 1
     bundle = Bundle.of(book.qrels, runs, queries, manifest)
     no_answer = bundle.no_answer
+    overrides = inputs.overrides()
+    if overrides["rel_level"] is None and manifest is None and is_irds(qrels_path):
+        from rankgate.core.formats.irds import rel_level
+
+        overrides["rel_level"] = rel_level(qrels_path)  # the dataset's official measures', if any
     try:
-        policy = resolve({}, bundle)
+        policy = resolve(overrides, bundle)
     except InputError as e:
+        if inputs.policy or inputs.measures:  # the flags' own mistake: say so and stop
+            raise
         problems.append(f"policy not applied, the gate uses the defaults: {e}")
-        policy = resolve({}, Bundle(book.qrels, runs, queries, None, no_answer))
+        policy = resolve(overrides, Bundle(book.qrels, runs, queries, None, no_answer))
 
     def scoring(what, done, total):
         progress(what, step, steps)
 
     model = ReviewModel(queries=queries, runs=runs, labels=book, policy=policy, no_answer=no_answer,
                         baseline=policy.baseline, candidate=policy.candidate,
-                        name=manifest.name if manifest else Path(qrels_path or "labels").name,
+                        name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
                         progress=scoring)
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
     progress("ready", steps, steps)
-    return Loaded(model, manifest, book.reviewer, manifest.corpus if manifest else None, hits, problems=problems)
+    corpus = Path(inputs.corpus) if inputs.corpus else manifest.corpus if manifest else None
+    return Loaded(model, manifest, book.reviewer, corpus, hits, problems=problems,
+                  corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes)
+
+
+def corpus_missing(manifest: Manifest | None) -> str:
+    """What the document pane says when no corpus is given, in the words of the mode: a benchmark
+    folder's manifest, or the command line."""
+    if manifest is not None:
+        return (f"this benchmark has no corpus: add corpus = \"FILE\" to {manifest.path.name} "
+                "or pass --corpus FILE")
+    return "no corpus given: --corpus FILE"
 
 
 def _describe(e: BaseException, path) -> str:
@@ -222,7 +272,8 @@ def open_labels(inputs: Inputs, manifest: Manifest | None, qrels_path: str | Non
     return LabelBook(MemoryBackend(qrels, cv, reviewer or default_reviewer()), qrels), None
 
 
-def load_corpus(path: str | Path | None) -> dict[str, Document]:
+def load_corpus(path: str | Path | None, wanted=None, progress=None) -> dict[str, Document]:
+    """The documents of the corpus file; with `wanted`, only those (a large corpus is read past)."""
     if not path:
         return {}
-    return read_corpus(path)
+    return read_corpus(path, wanted, progress)

@@ -42,6 +42,17 @@ class CorpusLoaded(Message):
         self.corpus, self.error = corpus, error
 
 
+class CorpusProgress(Message):
+    """How far the corpus is read: `percent` of the file (a burst collapses to the newest)."""
+
+    def __init__(self, percent: int) -> None:
+        super().__init__()
+        self.percent = percent
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CorpusProgress)
+
+
 class LabelsEdited(Message):
     """A label of query `qid` changed and every pane now shows it (for screens that follow edits)."""
 

@@ -13,6 +13,7 @@ from rankgate.core.formats.jsonfmt import (
     run_from_jsonl,
     runs_from_json,
 )
+from rankgate.core.formats.irds import is_irds
 from rankgate.core.formats.sniff import detect_format, detect_kind
 from rankgate.core.formats.textio import read_text
 from rankgate.core.formats.trec import read_trec_qrels, read_trec_run
@@ -52,6 +53,10 @@ RUN_FORMATS = ("auto", *RUN_READERS)
 
 def read_qrels(path: str | os.PathLike, fmt: str = "auto", catalog: Catalog | None = None) -> Qrels:
     path = str(path)
+    if is_irds(path):  # irds:DATASET-ID (the optional ir_datasets extra)
+        from rankgate.core.formats.irds import read_irds_qrels
+
+        return read_irds_qrels(path, catalog)
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "empty":
         raise InputError(path, "empty file, expected qrels")

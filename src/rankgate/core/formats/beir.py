@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import JudgmentRows, parse_grade, read_text
+from rankgate.core.formats.textio import JudgmentRows, numbered_lines, parse_grade, read_text
 from rankgate.core.model import Catalog, Qrels
 
 HEADER = ("query-id", "corpus-id", "score")
@@ -19,14 +19,15 @@ def read_beir_qrels(path: str | Path, catalog: Catalog | None = None, text: str 
     path = str(path)
     catalog = catalog or Catalog()
     text = read_text(path) if text is None else text
-    lines = text.splitlines()
-    if not lines or not looks_like_beir(lines[0]):
+    lines = numbered_lines(text)
+    _, head = next(lines)
+    if not looks_like_beir(head):
         raise InputError(path, "expected the header 'query-id<TAB>corpus-id<TAB>score'", line=1)
     rows = JudgmentRows(path, catalog)
-    for lineno, raw in enumerate(lines[1:], 2):
+    for lineno, raw in lines:
         if not raw.strip():
             continue
-        parts = raw.rstrip("\r").split("\t")
+        parts = raw.split("\t")
         if len(parts) != 3:
             raise InputError(path, f"{len(parts)} tab-separated columns, expected 3: query-id corpus-id score",
                              line=lineno)

@@ -22,7 +22,7 @@ from typing import Iterator
 import numpy as np
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import JudgmentRows, read_text, shorten
+from rankgate.core.formats.textio import JudgmentRows, numbered_lines, read_text, shorten
 from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Run, grade_problem
 from rankgate.core.errors import Problem
 
@@ -113,7 +113,7 @@ def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
 def _jsonl_objects(path: str, text: str, progress=None):
     """(line number, object) per non-blank line; `progress(chars done, chars)` every 4096 lines."""
     done, total = 0, len(text)
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in numbered_lines(text):
         if progress is not None:
             done += len(raw) + 1
             if not lineno % 4096:

@@ -47,13 +47,15 @@ def detect_format(path: str) -> str:
 
 def detect_kind(path: str | os.PathLike) -> str:
     """'queries' for a query file (JSONL with id/text, or qid<TAB>text); 'qrels' otherwise."""
+    if str(path).startswith("irds:"):
+        return "qrels"
     with open_input(str(path)) as f:
         try:
             head = f.read(HEAD)
         except Exception:
             return "qrels"  # let the qrels reader report the broken file
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
     if first.startswith("{"):
         try:
             obj = json.loads(first)

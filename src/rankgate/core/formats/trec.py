@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import JudgmentRows, iter_blocks, parse_grade, read_text, shorten
+from rankgate.core.formats.textio import (JudgmentRows, field_splitter, iter_blocks, numbered_lines, parse_grade,
+                                          plain_spaces, read_text, shorten)
 from rankgate.core.model import Catalog, Qrels, Run, unique
 from rankgate.core.text import visible
 
@@ -24,8 +25,10 @@ def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
     catalog = catalog or Catalog()
     rows = JudgmentRows(path, catalog)
     meta: dict = {}
-    for lineno, raw in enumerate(read_text(path).splitlines(), 1):
-        parts = raw.split()
+    text = read_text(path)
+    fields = field_splitter(text)
+    for lineno, raw in numbered_lines(text):
+        parts = fields(raw)
         if not parts:
             continue
         if parts[0].startswith("#"):
@@ -80,7 +83,7 @@ def _first_seen_order(q: np.ndarray, declared: dict) -> list[int]:
 
 def _fast_block(block: str, first_line: int, catalog: Catalog):
     """Column-wise parse when every line has exactly six fields and no comments; else None."""
-    if block.startswith("#") or "\n#" in block:
+    if block.startswith("#") or "\n#" in block or not plain_spaces(block):
         return None
     lines = block.count("\n") + (0 if block.endswith("\n") else 1)
     toks = block.split()
@@ -107,8 +110,9 @@ def _fast_block(block: str, first_line: int, catalog: Catalog):
 def _slow_block(block: str, first_line: int, catalog: Catalog, path: str):
     qcode, dcode = catalog.queries.code, catalog.docs.code
     qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
-    for lineno, raw in enumerate(block.splitlines(), first_line):
-        parts = raw.split()
+    fields = field_splitter(block)
+    for lineno, raw in numbered_lines(block, first_line):
+        parts = fields(raw)
         if not parts or parts[0].startswith("#"):
             continue
         if len(parts) < 6:

@@ -97,7 +97,7 @@ class ReviewScreen(Screen):
         with self.app.batch_update():
             self.query_one(LoadPanel).display = False
             self.query_one("#panes").display = True
-            self.query_one(DocView).set_corpus(None, bool(loaded.corpus_path))
+            self.query_one(DocView).set_corpus(None, bool(loaded.corpus_path), missing=loaded.corpus_missing)
             self.query_one(GatePanel).bind(m, loaded.problems)
             self.query_one(LabelEditor).bind(m)
             self.query_one(RankingPane).bind(m)

@@ -43,6 +43,9 @@ class DocView(VerticalScroll):
         super().__init__(**kwargs)
         self.corpus: dict[str, Document] | None = None  # None: still loading (or no corpus at all)
         self.has_corpus = False
+        self.missing = ""  # what to say when there is no corpus (the mode's words: manifest or flags)
+        self.error = ""  # the corpus could not be read: said on every document, not only in a notification
+        self.percent: int | None = None  # how far the corpus is read, while it is
         self.doc: str | None = None
         self.terms: list[str] = []
 
@@ -52,10 +55,20 @@ class DocView(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "Document"
 
-    def set_corpus(self, corpus: dict[str, Document] | None, has_corpus: bool) -> None:
+    def set_corpus(self, corpus: dict[str, Document] | None, has_corpus: bool, *, missing: str | None = None,
+                   error: str = "") -> None:
         self.corpus = corpus
         self.has_corpus = has_corpus
+        self.error = error
+        if missing is not None:
+            self.missing = missing
         self._draw()
+
+    def reading(self, percent: int) -> None:
+        """The corpus is being read: say how far (on the highlighted document's pane)."""
+        self.percent = percent
+        if self.corpus is None and self.has_corpus:
+            self._draw()
 
     def show(self, doc: str | None, query_text: str) -> None:
         if doc == self.doc and query_terms(query_text) == self.terms:
@@ -71,11 +84,15 @@ class DocView(VerticalScroll):
             t.append("no document highlighted", style="dim italic")
         elif not self.has_corpus:
             t.append_text(literal(self.doc, style="bold"))
-            t.append("\n\nthis benchmark has no corpus (benchmark.toml: corpus = \"corpus.jsonl\")",
-                     style="dim italic")
+            t.append("\n\n" + (self.missing or "no corpus given: --corpus FILE"), style="dim italic")
+        elif self.error:
+            t.append_text(literal(self.doc, style="bold"))
+            t.append("\n\n")
+            t.append_text(literal(f"could not read the corpus: {self.error}", style="bold red", one_line=False))
         elif self.corpus is None:
             t.append_text(literal(self.doc, style="bold"))
-            t.append("\n\nreading the corpus…", style="dim italic")
+            more = f" {self.percent}%" if self.percent is not None else ""
+            t.append(f"\n\nreading the corpus…{more}", style="dim italic")
         else:
             d = self.corpus.get(self.doc)
             t.append_text(literal(self.doc, style="bold"))

@@ -1,0 +1,183 @@
+"""`rankgate review QRELS --runs ... --queries ... --corpus ... --k ... --rel-level ...`: raw files, no manifest.
+
+The document pane names what is missing in the words of the mode (a flag without a manifest, the
+manifest's key with one), and a corpus that cannot be read stays said on every document."""
+
+from __future__ import annotations
+
+import json
+
+from rankgate.tui.app import ReviewApp
+from rankgate.tui.loader import Inputs
+from rankgate.tui.widgets.doc_view import DocView
+from tests.tui.conftest import SIZE, ready
+from tests.tui.factory import write_benchmark
+
+NEL = "\x85"
+
+
+def raw_files(tmp_path):
+    (tmp_path / "qrels.txt").write_text("101 0 p1 3\n101 0 p2 0\n102 0 p3 2\n102 0 p4 1\n", encoding="utf-8")
+    (tmp_path / "a.trec").write_text("101 Q0 p2 1 9 a\n101 Q0 p1 2 8 a\n101 Q0 p5 3 7 a\n"
+                                     "102 Q0 p3 1 9 a\n102 Q0 p4 2 8 a\n102 Q0 p6 3 7 a\n", encoding="utf-8")
+    (tmp_path / "b.trec").write_text("101 Q0 p1 1 9 b\n101 Q0 p5 2 8 b\n101 Q0 p2 3 7 b\n"
+                                     "102 Q0 p6 1 9 b\n102 Q0 p3 2 8 b\n102 Q0 p4 3 7 b\n", encoding="utf-8")
+    (tmp_path / "topics.tsv").write_text("101\twhat is a goldfish\n102\twifi vs bluetooth\n103\tunjudged\n",
+                                         encoding="utf-8")
+    with open(tmp_path / "passages.jsonl", "w", encoding="utf-8") as f:
+        for i in range(1, 7):
+            f.write(json.dumps({"docid": f"p{i}", "text": f"passage {i} text{NEL}goes on"}) + "\n")
+    return tmp_path
+
+
+def app_for(tmp_path, **flags) -> ReviewApp:
+    runs = [str(tmp_path / "a.trec"), str(tmp_path / "b.trec")]
+    inputs = Inputs(str(tmp_path / "qrels.txt"), runs, str(tmp_path / "labels.db"), None)
+    for key, value in flags.items():
+        setattr(inputs, key, value)
+    return ReviewApp(inputs, cursor_blink=False)
+
+
+def doc_text(app) -> str:
+    shown = app.screen.query_one(DocView).query_one("#doc-body")._shown
+    return shown.plain if shown is not None else ""
+
+
+async def test_raw_files_show_query_and_passage_texts(tmp_path):
+    d = raw_files(tmp_path)
+    app = app_for(d, queries=str(d / "topics.tsv"), corpus=str(d / "passages.jsonl"), k=2, rel_level=2,
+                  measures=["nDCG@10"])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert app.error is None
+        m = screen.model
+        assert m.policy.k == 2 and m.policy.checks.rel_level == 2
+        assert [x.name for x in m.policy.measures] == ["nDCG@10"]
+        assert m.queries["101"].text == "what is a goldfish"
+        doc = screen.doc
+        assert doc is not None
+        # the whole passage, its U+0085 shown as an escape (core.text.visible), not a line break
+        assert f"passage {doc[1:]} text\\x85goes on" in doc_text(app)
+        assert m.queries[screen.qid].text.replace(" ", "&#160;") in app.export_screenshot()  # the query pane
+
+
+async def test_no_corpus_flag_is_named_in_the_flags_words(tmp_path):
+    d = raw_files(tmp_path)
+    app = app_for(d, queries=str(d / "topics.tsv"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        text = doc_text(app)
+        assert "no corpus given: --corpus FILE" in text and "benchmark.toml" not in text
+
+
+async def test_a_benchmark_without_corpus_is_named_in_the_manifests_words(tmp_path):
+    folder = write_benchmark(tmp_path / "b")
+    manifest = folder / "benchmark.toml"
+    manifest.write_text(manifest.read_text().replace('corpus = "corpus.jsonl"\n', ""))
+    app = ReviewApp(Inputs(str(folder), db=str(tmp_path / "l.db")), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert 'this benchmark has no corpus: add corpus = "FILE" to benchmark.toml or pass --corpus FILE' \
+            in doc_text(app)
+    # --corpus gives one to a folder that has none
+    app = ReviewApp(Inputs(str(folder), db=str(tmp_path / "l.db"), corpus=str(folder / "corpus.jsonl")),
+                    cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert "no corpus" not in doc_text(app) and "reading the corpus" not in doc_text(app)
+
+
+async def test_an_unreadable_corpus_stays_said(tmp_path):
+    d = raw_files(tmp_path)
+    (d / "passages.jsonl").write_text('{"docid": "p1", "text": "fine"}\n{"docid": "p2", "text": "cut\n',
+                                      encoding="utf-8")
+    app = app_for(d, corpus=str(d / "passages.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        first = doc_text(app)
+        assert "could not read the corpus" in first and "passages.jsonl:2" in first
+        await pilot.press("j")  # another document: still said
+        await pilot.pause()
+        assert "could not read the corpus" in doc_text(app)
+
+
+async def test_review_opens_a_folder_rankgate_init_made(tmp_path, capsys):
+    from rankgate.cli import main
+
+    d = raw_files(tmp_path)
+    folder = tmp_path / "bench"
+    assert main(["init", str(folder), "--qrels", str(d / "qrels.txt"), "--runs", str(d / "a.trec"), "--runs",
+                 str(d / "b.trec"), "--queries", str(d / "topics.tsv"), "--corpus", str(d / "passages.jsonl"),
+                 "--k", "2"]) == 0
+    app = ReviewApp(Inputs(str(folder), db=str(tmp_path / "l.db")), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.error is None
+        m = app.screen.model
+        assert m.policy.k == 2 and m.queries["101"].text == "what is a goldfish"
+        assert m.baseline == "a" and m.candidate == "b"
+        assert "text\\x85goes on" in doc_text(app)
+
+
+async def test_label_from_scratch_walks_the_pool(tmp_path, monkeypatch):
+    """Queries, a corpus and runs, no labels yet: the workspace is made (named after the queries file)
+    and the review queue (u) walks the union of the runs' top k; a grade is stored."""
+    from rankgate.store.workspace import Workspace
+
+    d = raw_files(tmp_path)
+    inputs = Inputs(None, [str(d / "a.trec"), str(d / "b.trec")], queries=str(d / "topics.tsv"),
+                    corpus=str(d / "passages.jsonl"), k=2)
+    app = ReviewApp(inputs, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.error is None
+        screen = app.screen
+        m = screen.model
+        pool = {(q, doc) for q, docs in {"101": ["p2", "p1", "p1", "p5"], "102": ["p3", "p4", "p6", "p3"]}.items()
+                for doc in docs}
+        queue = m.review_queue()
+        assert {(i.query, i.doc) for i in queue.items} == pool
+        await pilot.press("u")
+        await pilot.pause()
+        first = (screen.qid, screen.doc)
+        assert first in pool
+        assert "goes on" in doc_text(app)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press(*"says so", "enter")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    db = inputs.db
+    assert db and "topics" in db
+    ws = Workspace.open(db, readonly=True)
+    try:
+        assert [(j.query, j.doc, j.grade) for j in ws.judgments(first[0])] == [(first[0], first[1], 2)]
+    finally:
+        ws.close()
+
+
+def test_review_without_labels_or_queries_names_both_ways(tmp_path):
+    import pytest
+
+    from rankgate.core.errors import InputError
+    from rankgate.tui.loader import check_inputs
+
+    with pytest.raises(InputError, match="--runs FILE --queries FILE"):
+        check_inputs(Inputs(None, [str(tmp_path / "a.trec")]))
+
+
+async def test_the_corpus_read_reports_its_progress(tmp_path):
+    from rankgate.tui.messages import CorpusProgress
+
+    d = raw_files(tmp_path)
+    seen: list[int] = []
+    app = app_for(d, corpus=str(d / "passages.jsonl"))
+    hook = lambda m: seen.append(m.percent) if isinstance(m, CorpusProgress) else None  # noqa: E731
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await ready(pilot)
+        assert seen and seen[-1] == 100 and seen == sorted(seen)
+        view = app.screen.query_one(DocView)
+        view.corpus = None  # as while it reads: the pane says how far
+        view.reading(42)
+        assert "reading the corpus… 42%" in doc_text(app)
