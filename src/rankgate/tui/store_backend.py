@@ -130,15 +130,20 @@ class StoreBackend(Backend):
             extra = {"why": e.why, "by": e.who, "id": e.id, "scope": getattr(e, "scope", ""),
                      "cause": getattr(e, "cause", "") or after.get("cause", ""),
                      "undoes": getattr(e, "undoes", None) or after.get("undoes"),
-                     "source": after.get("source", "") or before.get("source", "")}
+                     "source": after.get("source", "") or before.get("source", ""),
+                     "version": after.get("collection_version", ""), "version_before": before.get("collection_version")}
             if e.doc is None:  # query events: the notes are what the app edits
                 if e.kind == "query" and before and before.get("notes", "") != after.get("notes", ""):
                     out.append(Change(e.query, "", "notes", None, after.get("notes", ""), e.who, e.when, None, extra))
                 continue
             kind = "withdraw" if extra["scope"] == "adjudication" and e.kind == "remove" else e.kind
+            reason = after.get("reason", "")
+            if kind == "reason" and before.get("reason") == reason:  # only the collection version changed
+                kind, reason = "version", f"collection version {before.get('collection_version') or 'none'} → " \
+                    f"{after.get('collection_version') or 'none'}"
             whose = e.reviewer or extra["source"] or e.who
-            out.append(Change(e.query, e.doc, kind, after.get("grade"), after.get("reason", ""), whose, e.when,
-                              before.get("grade"), extra))
+            out.append(Change(e.query, e.doc, kind, after.get("grade"), reason, whose, e.when, before.get("grade"),
+                              extra))
         return out
 
     def export(self, path: Path, fmt: str) -> Exported:

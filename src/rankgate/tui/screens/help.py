@@ -49,6 +49,6 @@ class HelpScreen(ModalScreen[None]):
         legend.append(" unjudged documents in some run's top k")
         with VerticalScroll(classes="dialog wide"):
             yield Static(Text("Keys", style="bold"))
-            yield Static(keys)
+            yield Static(keys, id="help-keys")
             yield Static(Text("\nLegend", style="bold"))
             yield Static(legend)

@@ -28,7 +28,8 @@ def one_row_per_edit(changes: list[Change]) -> list[Change]:
         last = out[-1] if out else None
         if (last is not None and c.action == "reason" and last.action in ("set", "regrade")
                 and (last.query, last.doc, last.by, last.reviewer) == (c.query, c.doc, c.by, c.reviewer)
-                and last.grade == c.grade and not c.extra.get("cause")):
+                and last.grade == c.grade and not c.extra.get("cause")
+                and c.extra.get("version") == last.extra.get("version")):
             out[-1] = Change(last.query, last.doc, last.action, c.grade, c.reason, last.reviewer, c.time, last.before,
                              dict(last.extra, merged=True))
             continue

@@ -179,16 +179,16 @@ class ReviewScreen(Screen):
         t.append("rankgate review ", style="bold")
         t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
         t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
-        if m.collection_version:
-            t.append("collection ", style="dim")
-            t.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
-            t.append(" · ", style="dim")
+
         t.append("baseline ", style="dim")
         t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
         t.append(" · candidate ", style="dim")
         t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
         t.append("  ")
         t.append_text(decision_text(view))
+        if m.collection_version:
+            t.append(" · collection ", style="dim")
+            t.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
         t.append(" · reviewer ", style="dim")
         t.append_text(literal(excerpt(self.loaded.reviewer, 16)))
         if not m.labels.saved:
@@ -209,18 +209,18 @@ class ReviewScreen(Screen):
         t = Text(end="")
         t.append("judged ", style="dim")
         t.append(f"{len(book.judged_session())}", style="bold")
-        t.append(" this session · ", style="dim")
+        t.append(" this session, ", style="dim")
         t.append(f"{book.judged_today()}", style="bold")
         t.append(" today · ", style="dim")
         left = m.unjudged_in_pair()
         t.append(f"{left}", style="bold magenta" if left else "bold green")
-        t.append(f" unjudged in the top {m.k} of the gate's runs · ", style="dim")
+        t.append(f" unjudged in the gate's top {m.k} · ", style="dim")
         queued = m.queue_left()
-        t.append("review queue ", style="dim")
-        t.append("? (u builds it)" if queued is None else f"{queued}", style="bold")
+        t.append("queue ", style="dim")
+        t.append("? (u builds it)" if queued is None else f"{queued} left", style="bold")
         if book.done:
             e = book.done[-1]
-            t.append(" · ^z undoes ", style="dim")
+            t.append(" · ^z: ", style="dim")
             t.append_text(literal(excerpt(f"{e.what} {e.doc}", 40), style="dim italic"))
         self.query_one("#status-bar", TextStatic).show(t)
 
@@ -405,7 +405,9 @@ class ReviewScreen(Screen):
         if other.how:
             body.append("  ")
             body.append_text(literal(other.how, style="dim"))
-        body.append(f"\nYou ({self.model.labels.reviewer}) have no judgment of it. {what}:", style="")
+        body.append("\n")
+        body.append_text(literal(f"You ({self.model.labels.reviewer}) have not judged it. How should {what} be "
+                                 "recorded?"))
         options = [("mine", "Add my own judgment (theirs stays)")]
         if adjudicate is not None and other.disputed:
             options.append(("adjudicate", "Adjudicate: record the final grade, with a reason"))
@@ -493,7 +495,7 @@ class ReviewScreen(Screen):
             self._return_focus = self.focused
             self.query_one(ReasonBar).ask(qid, doc, (mine or lab).grade, mine.reason if mine else "")
 
-        self._whose("a reason", ask, lambda: self._adjudicate_pair(qid, doc, None))
+        self._whose("your reason", ask, lambda: self._adjudicate_pair(qid, doc, None))
 
     def action_remove_label(self) -> None:
         if not self._need_doc():
@@ -533,7 +535,7 @@ class ReviewScreen(Screen):
                 help="the benchmark's current version is filled in · Enter saves · Escape cancels", check=check,
                 id_="version-input"), done)
 
-        self._whose("a collection version", ask)
+        self._whose("your collection version", ask)
 
     def action_toggle_unsure(self) -> None:
         """Mark the highlighted label unsure, with a note (modal); on a label marked unsure, clear the mark."""

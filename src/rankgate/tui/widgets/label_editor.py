@@ -16,6 +16,18 @@ from rankgate.tui.widgets.marks import MUST
 from rankgate.tui.widgets.text_static import TextStatic
 
 
+def short_version(version: str, current: str, width: int = 12) -> str:
+    """A label's collection version beside the benchmark's current one, in at most `width` cells: whole when
+    it fits, else from the word where it differs ("…2026.12")."""
+    if not version:
+        return "no version"
+    if len(version) <= width:
+        return version
+    common = next((i for i, (a, b) in enumerate(zip(version, current)) if a != b), min(len(version), len(current)))
+    cut = max(version.rfind(sep, 0, common) for sep in "-_/ ")
+    return "…" + excerpt(version[cut + 1:] if cut >= 0 else version[common:], width - 1)
+
+
 class LabelList(LineList):
     CURSOR_WHEN_BLURRED = False
 
@@ -47,7 +59,7 @@ class LabelList(LineList):
         t.append_text(literal(excerpt(lab.doc, docw).ljust(docw)))
         t.append(" ")
         if not wide and lab.collection_version != self.version and self.version:
-            t.append_text(literal(f"@{excerpt(lab.collection_version or 'no version', 12)} ", style="yellow"))
+            t.append_text(literal(f"@{short_version(lab.collection_version, self.version)} ", style="yellow"))
         if wide:
             t.append_text(literal(excerpt(lab.collection_version, 20).ljust(20), style="dim"))
             t.append(" ")
