@@ -305,9 +305,11 @@ async def test_unsure_in_memory(tiny):
         assert lab.unsure == "is RPO [b]enough[/b]?"
         assert any("d-rpo" in row and " ! " in row for row in label_rows(screen))
         assert "unsure: is RPO [b]enough[/b]?" in plain(screen.query_one("#label-detail"))  # literal
+        assert [m.qids[i] for i in m.order("is:unsure")] == ["q-restore"]  # the filter surfaces it
         await pilot.press("exclamation_mark")  # again: cleared
         await pilot.pause()
         assert m.labels.labels("q-restore")["d-rpo"].unsure == ""
+        assert list(m.order("is:unsure")) == []
         await pilot.press("ctrl+z")
         await pilot.pause()
         assert m.labels.labels("q-restore")["d-rpo"].unsure == "is RPO [b]enough[/b]?"

@@ -42,6 +42,7 @@ FILTER_FLAGS = {
     "is:lost": "the baseline hits and the candidate misses",
     "is:changed": "hit, recall or RR differs between the runs",
     "is:labelled": "queries with at least one label",
+    "is:unsure": "queries with a label marked unsure (needs discussion)",
 }
 
 
@@ -216,14 +217,16 @@ class ReviewModel:
         self.num_rel = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
         self.num_labels = np.bincount(ok[keep], minlength=nq).astype(np.int64)
         self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
-        self.unjudged_pair = self._unjudged_of((self.baseline, self.candidate), qrels)
+        self.unjudged_pair = None  # per query: unjudged in the baseline's or the candidate's top k
         self._qcount = None  # the review queue's items per query and how many are left (queue_left)
+        self._unsure: np.ndarray | None = None  # per query: a label marked unsure (read on the first `is:unsure`)
         self.last_edit_s = 0.0
         self._haystack: list[str] | None = None
         self._tags: list[set[str]] | None = None
         self.version = 0  # bumped by every change the views must show
         self.qversion = np.zeros(nq, np.int64)  # per query: bumped when its labels change
         self.pair_version = 0  # bumped when the baseline or the candidate changes
+        self.unjudged_in_pair()  # counted here (the loader's thread), not at the first frame
 
     # ---- initial, vectorised -------------------------------------------------------------------
 
@@ -284,12 +287,11 @@ class ReviewModel:
         allk = unique(np.concatenate(parts))
         return np.bincount(allk // D, minlength=self.nq).astype(np.int64), jcount, rcount
 
-    def _unjudged_of(self, rnames, qrels: Qrels) -> np.ndarray:
-        """Per query: unjudged documents in the top k of these runs (each document once), vectorised."""
+    def _unjudged_of(self, rnames, qi: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """Per query: unjudged documents in the top k of these runs (each document once), vectorised;
+        `qi`, `doc`: the judged pairs (review index, document code)."""
         D = max(len(self.catalog.docs), 1)
-        ok = self._cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
-        keep = ok >= 0
-        judged = unique(ok[keep] * D + qrels.doc[keep]) if len(ok) else np.zeros(0, np.int64)
+        judged = unique(qi.astype(np.int64) * D + doc) if len(qi) else np.zeros(0, np.int64)
         parts = []
         for rname in dict.fromkeys(rnames):
             ri = self.runs.get(rname)
@@ -305,10 +307,28 @@ class ReviewModel:
             keys = keys[judged[idx] != keys]
         return np.bincount(keys // D, minlength=self.nq).astype(np.int64)
 
+    def _judged_pairs(self, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
+        """The judged pairs now, as (review index, document code): the labels read at open, with the queries
+        edited since (qversion > 0) read from the label book instead (no full read of the store)."""
+        qi = self._cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
+        keep = qi >= 0
+        edited = np.flatnonzero(self.qversion > 0)
+        if len(edited):
+            keep &= self.qversion[np.maximum(qi, 0)] == 0
+        qi, doc = qi[keep], qrels.doc[keep].astype(np.int64)
+        if len(edited):
+            code = self.catalog.docs.code
+            extra = [(i, code(d)) for i in edited.tolist() for d in self.labels.grades(self.qids[i])]
+            if extra:
+                e = np.array(extra, np.int64)
+                qi, doc = np.r_[qi, e[:, 0]], np.r_[doc, e[:, 1]]
+        return qi, doc
+
     def unjudged_in_pair(self) -> int:
         """Unjudged documents left in the top k of the baseline and the candidate (the gate's runs)."""
-        if self.unjudged_pair is None:  # the pair changed: counted again from the current labels
-            self.unjudged_pair = self._unjudged_of((self.baseline, self.candidate), self.labels.to_qrels())
+        if self.unjudged_pair is None:  # the pair changed: counted again
+            self.unjudged_pair = self._unjudged_of((self.baseline, self.candidate),
+                                                   *self._judged_pairs(self.labels.qrels))
         return int(self.unjudged_pair.sum())
 
     def queue_left(self) -> int | None:
@@ -326,6 +346,14 @@ class ReviewModel:
                 left = {q: self._left_in(q, docs) for q, docs in per.items()}
             self._qcount = [queue, per, left, sum(left.values())]
         return self._qcount[3]
+
+    def unsure_queries(self) -> np.ndarray:
+        """Per query: does a label of it carry an unsure mark? Read from the labels on the first ask (every
+        query's labels once), then kept up to date by `apply_edit`."""
+        if self._unsure is None:
+            self._unsure = np.fromiter((any(lab.unsure for lab in self.labels.labels(q).values())
+                                        for q in self.qids), bool, self.nq)
+        return self._unsure
 
     def _left_in(self, qid: str, docs: list[str]) -> int:
         grades = self.labels.grades(qid)
@@ -386,6 +414,8 @@ class ReviewModel:
             for rname in (self.baseline, self.candidate):
                 top.update(self.runs[rname].names(qi)[: self.k])
             self.unjudged_pair[qi] = len(top - grades.keys())
+        if self._unsure is not None:
+            self._unsure[qi] = any(lab.unsure for lab in self.labels.labels(qid).values())
         if self._qcount is not None and qid in self._qcount[1]:
             n = self._left_in(qid, self._qcount[1][qid])
             self._qcount[3] += n - self._qcount[2][qid]
@@ -417,6 +447,8 @@ class ReviewModel:
         if self.unjudged_pair is not None:
             self.unjudged_pair = grow(self.unjudged_pair)
         self.qversion = grow(self.qversion)
+        if self._unsure is not None:
+            self._unsure = grow(self._unsure, False)
         self.weights = grow(self.weights, 1.0)
         self.tags.append(())
         for per in (self.topk_judged, self.topk_ranked):
@@ -627,7 +659,7 @@ class ReviewModel:
         """Review indices of the queries that match the filter, in the chosen order.
 
         The filter's words must all match: `#slice` (a tag), `is:review`, `is:must`, `is:miss`,
-        `is:lost`, `is:changed`, `is:labelled`, else a case-insensitive part of the ID or text.
+        `is:lost`, `is:changed`, `is:labelled`, `is:unsure`, else a case-insensitive part of the ID or text.
         """
         nq = self.nq
         keep = np.ones(nq, bool)
@@ -651,6 +683,8 @@ class ReviewModel:
                 keep &= self.evaluated & (bhit > 0) & (chit == 0)
             elif w == "is:changed":
                 keep &= (dhit != 0) | (dr != 0) | (drr != 0)
+            elif w == "is:unsure":
+                keep &= self.unsure_queries()
             elif w == "is:labelled":
                 keep &= self.num_labels > 0
             else:
