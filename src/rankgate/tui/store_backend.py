@@ -138,7 +138,11 @@ class StoreBackend(Backend):
                 continue
             kind = "withdraw" if extra["scope"] == "adjudication" and e.kind == "remove" else e.kind
             reason = after.get("reason", "")
-            if kind == "reason" and before.get("reason") == reason:  # only the collection version changed
+            if before and after and before.get("unsure", "") != after.get("unsure", "") and \
+                    (before.get("grade"), before.get("reason")) == (after.get("grade"), reason):
+                kind = "unsure" if after.get("unsure") else "sure"  # the mark, set or cleared
+                reason = f"unsure: {after['unsure']}" if after.get("unsure") else "unsure mark cleared"
+            elif kind == "reason" and before.get("reason") == reason:  # only the collection version changed
                 kind, reason = "version", f"collection version {before.get('collection_version') or 'none'} → " \
                     f"{after.get('collection_version') or 'none'}"
             whose = e.reviewer or extra["source"] or e.who

@@ -142,6 +142,7 @@ class NotesEditor(ModalScreen[str | None]):
         area = self.query_one(TextArea)
         if not getattr(self.app, "cursor_blink", True):
             area.cursor_blink = False
+        area.move_cursor(area.document.end)  # go on writing after what is there
         area.focus()
 
     def action_save(self) -> None:

@@ -477,6 +477,7 @@ class ReviewScreen(Screen):
 
         def done(grade: int | None) -> None:
             if grade is not None and (self.qid, self.doc) == (qid, doc):
+                self._negative_until = 0.0  # the picked grade as it is
                 self.action_grade(grade)
 
         self.app.push_screen(GradePicker(self.grades, lab.grade if lab else None, doc), done)
