@@ -244,6 +244,11 @@ async def test_the_grade_keys_follow_the_benchmarks_scale(tiny):
         await pilot.press("up", "up", "enter", "escape")  # 4 -> 2
         await pilot.pause()
         assert m.labels.grades("q-restore")["d-rpo"] == 2
+        await pilot.press("minus", "g")  # a pending `-` does not turn a picked grade negative
+        await pilot.pause()
+        await pilot.press("down", "enter", "escape")  # 2 -> 3
+        await pilot.pause()
+        assert m.labels.grades("q-restore")["d-rpo"] == 3
         await pilot.press("question_mark")
         await pilot.pause()
         help_text = rendered(app.screen.query_one("#help-keys").content)
