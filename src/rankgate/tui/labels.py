@@ -39,6 +39,7 @@ class Label:
     how: str = ""  # how the grade was reached when several reviewers judged it ("adjudicated by lena" ...)
     unsure: str = ""  # "unsure / needs discussion": the note ("" when not marked)
     reviewers: tuple[str, ...] = ()  # who judged the pair (the label's own reviewer when empty)
+    reached: str = ""  # the store's word for how: "single", "unanimous", "latest" (open disagreement), "adjudicated"
 
     def judged_by(self, name: str) -> bool:
         return name == self.reviewer or name in self.reviewers
@@ -46,7 +47,7 @@ class Label:
     @property
     def disputed(self) -> bool:
         """Reviewers disagree about the pair and nobody has adjudicated it."""
-        return self.how.startswith("not adjudicated")
+        return self.reached == "latest"
 
 
 @dataclass
@@ -420,11 +421,11 @@ class MemoryBackend(Backend):
         latest = list(revs.values())[-1]
         names = tuple(revs)
         if len(revs) == 1:
-            return replace(latest, reviewers=names)
-        grades = {lab.grade for lab in revs.values()}
-        how = f"unanimous ({', '.join(names)})" if len(grades) == 1 else \
+            return replace(latest, reviewers=names, reached="single")
+        agreed = len({lab.grade for lab in revs.values()}) == 1
+        how = f"unanimous ({', '.join(names)})" if agreed else \
             f"not adjudicated: {', '.join(names)} disagree; the latest is {latest.reviewer}'s"
-        return replace(latest, how=how, reviewers=names)
+        return replace(latest, how=how, reviewers=names, reached="unanimous" if agreed else "latest")
 
     def labels(self, qid):
         out = {}

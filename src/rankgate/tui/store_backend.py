@@ -173,7 +173,7 @@ class StoreBackend(Backend):
 
 def _label(j, how: str) -> Label:
     return Label(j.query, j.doc, j.grade, j.reason, j.collection_version, j.reviewer, j.updated or j.created or None,
-                 how, getattr(j, "unsure", "") or "", tuple(getattr(j, "reviewers", ()) or ()))
+                 how, getattr(j, "unsure", "") or "", tuple(getattr(j, "reviewers", ()) or ()), j.reached)
 
 
 def _params(fn) -> frozenset[str]:
