@@ -154,6 +154,7 @@ async def edits(folder: Path, n: int, seed: int = 5) -> tuple[list[float], list[
         await pilot.pause()
         screen = app.screen
         screen.ask_reason = False
+        screen.ask_whose = False  # a grade is the bench reviewer's own judgment (no question about others')
         m = screen.model
         rng = random.Random(seed)
         pane = screen.query_one(QueryPane)

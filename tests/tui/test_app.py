@@ -106,28 +106,41 @@ async def test_remove_add_and_history(tiny):
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         screen = app.screen
+        notes = collect_notes(app)
         m = screen.model
+        # Another reviewer's label: remove refuses, with the reason, and nothing changes.
         screen.set_doc("d-snap")
-        await pilot.press("x")  # seed's judgment: removing never touches another reviewer's
+        await pilot.press("x")
         await pilot.pause()
-        assert m.labels.labels("q-restore")["d-snap"].reviewer == "seed"
+        assert "d-snap" in m.labels.labels("q-restore")
+        assert "judged by seed" in notes[-1] and "your own judgment" in notes[-1]
+        # My own label: removed, and the notice says what it removed.
+        screen.set_doc("d-rpo")
+        await pilot.press("2", "escape")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        assert "d-rpo" not in m.labels.labels("q-restore")
+        assert notes[-1] == "removed q-restore d-rpo: 2 (ctrl+z to undo)"
         await pilot.press("a")
         await pilot.pause()
-        await pilot.press(*"d-elsewhere", "enter", "3", "enter", *"found by hand", "enter")
+        form = app.screen
+        assert form.query_one("#form-version").value == "tiny-1"  # the benchmark's current version
+        await pilot.press(*"d-elsewhere", "enter", "3", "enter", "enter", *"found by hand", "enter")
+        await pilot.pause()
+        assert "in no run and not in the corpus" in plain(form.query_one("#form-help"))
+        assert "d-elsewhere" not in m.labels.labels("q-restore")
+        await pilot.press("enter")  # confirmed
         await pilot.pause()
         lab = m.labels.labels("q-restore")["d-elsewhere"]
-        assert (lab.grade, lab.reason) == (3, "found by hand")
+        assert (lab.grade, lab.reason, lab.collection_version) == (3, "found by hand", "tiny-1")
         assert screen.doc == "d-elsewhere"
         assert "d-elsewhere" in screen.model.missing(screen.qi, "prf")
-        await pilot.press("x")  # my own: removed
-        await pilot.pause()
-        assert "d-elsewhere" not in m.labels.labels("q-restore")
         await pilot.press("h")
         await pilot.pause()
         history = app.screen.query_one("#history-list").changes
         kinds = [(c.doc, c.action) for c in history]
-        assert ("d-elsewhere", "remove") in kinds and ("d-elsewhere", "set") in kinds
-        assert ("d-snap", "remove") not in kinds
+        assert ("d-rpo", "remove") in kinds and ("d-elsewhere", "set") in kinds
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen)

@@ -29,14 +29,24 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("grade(0)", "0", "Grade 0: not relevant", "Label the highlighted document 0 (judged, not relevant)"),
-    Command("grade(1)", "1", "Grade 1: partly relevant", "Label the highlighted document 1", "grade",
-            key_display="0-3"),
-    Command("grade(2)", "2", "Grade 2: relevant", "Label the highlighted document 2"),
-    Command("grade(3)", "3", "Grade 3: the answer", "Label the highlighted document 3"),
+    # The grade keys follow the benchmark's scale: grade_commands() below, bound by bindings().
+    Command("pick_grade", "g", "Pick a grade", "Choose the highlighted document's grade from the benchmark's scale",
+            "grade"),
+    Command("negative_grade", "minus", "Negative grade", "Then a digit: grade -1 to -9 (for scales such as -2..4)",
+            key_display="-"),
     Command("edit_reason", "r", "Edit reason", "Write or change the reason of the highlighted label", "reason"),
-    Command("remove_label", "x,delete", "Remove label", "Remove the highlighted document's label (kept in history)",
-            "remove", key_display="x"),
+    Command("remove_label", "x,delete", "Remove my judgment",
+            "Remove your own judgment of the highlighted document (kept in history; ctrl+z undoes)", "remove",
+            key_display="x"),
+    Command("undo", "ctrl+z", "Undo", "Undo this session's last edit (history records the undo)", "undo",
+            key_display="^z"),
+    Command("redo", "ctrl+y", "Redo", "Redo the edit undone last (history records the redo)", "redo",
+            key_display="^y"),
+    Command("set_version", "V", "Set collection version",
+            "The version of the collection you inspected for the highlighted label", "version"),
+    Command("toggle_unsure", "exclamation_mark", "Mark unsure / clear",
+            "Mark the highlighted label unsure (needs discussion) with a note; again to clear", "unsure",
+            key_display="!"),
     Command("add_label", "a", "Add label", "Label any document ID for this query", "add"),
     Command("next_review", "n", "Next query needing review",
             "Jump to the next query with unjudged documents in a run's top k", "next"),
@@ -66,6 +76,9 @@ COMMANDS: tuple[Command, ...] = (
             "Show only your own grades (the gate too) and hide the runs' ranks; again to show everything"),
     Command("export", "e", "Export reviewed qrels", "Write the reviewed labels for CI and say where", "export"),
     Command("history", "h", "Label history", "Every change to this query's labels", "hist"),
+    Command("edit_notes", "o", "Edit query notes", "Write or change the highlighted query's notes (kept in history)",
+            "notes"),
+    Command("guidelines", "G", "Labelling guidelines", "The benchmark's guidelines for graders", "guide"),
     Command("reload", "ctrl+r", "Open again", "Read the benchmark's files again (after fixing one)"),
     Command("zoom", "z", "Zoom pane", "Give the focused pane the whole screen (again to restore)", "zoom"),
     Command("help", "question_mark", "Keys and legend", "What each key does and what each mark means", "help",
@@ -74,9 +87,32 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+DIGITS = range(10)  # the keys 0-9: a grade of the scale (after `-`: its negative)
+
+
+def grade_key(grade: int) -> str | None:
+    """What to press for a grade: "2", "-2" (minus, then 2); None for grades only the picker (g) offers."""
+    if 0 <= grade <= 9:
+        return str(grade)
+    if -9 <= grade < 0:
+        return f"-{-grade}"
+    return None
+
+
+def grade_commands(scale: dict[int, str]) -> list[Command]:
+    """One command per grade of the benchmark's scale (`grades` in benchmark.toml), in order."""
+    out = []
+    for g in sorted(scale):
+        key = grade_key(g)
+        out.append(Command(f"grade({g})", key or "g", f"Grade {g}: {scale[g]}",
+                           f"Label the highlighted document {g} ({scale[g]})", key_display=key or "g"))
+    return out
+
+
 def bindings() -> list[Binding]:
-    return [Binding(c.key, c.action, c.footer or c.title, show=bool(c.footer), key_display=c.key_display)
-            for c in COMMANDS]
+    digits = [Binding(str(d), f"grade({d})", f"Grade {d}", show=False) for d in DIGITS]
+    return digits + [Binding(c.key, c.action, c.footer or c.title, show=bool(c.footer), key_display=c.key_display)
+                     for c in COMMANDS]
 
 
 def safe_prompt(matcher: Matcher | None, text: str) -> Content:
@@ -96,8 +132,9 @@ class ReviewCommands(Provider):
 
     def _entries(self) -> list[tuple[str, str, str]]:
         """(title, action, help) for everything the palette offers."""
-        out = [(c.title, c.action, c.help) for c in COMMANDS]
         screen = self.screen
+        out = [(c.title, c.action, c.help) for c in grade_commands(getattr(screen, "grades", None) or {})]
+        out += [(c.title, c.action, c.help) for c in COMMANDS]
         model = getattr(screen, "model", None)
         if model is not None:
             for name in model.run_names:

@@ -228,6 +228,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
                         progress=scoring)
+    book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
     progress("ready", steps, steps)

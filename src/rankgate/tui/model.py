@@ -42,6 +42,7 @@ FILTER_FLAGS = {
     "is:lost": "the baseline hits and the candidate misses",
     "is:changed": "hit, recall or RR differs between the runs",
     "is:labelled": "queries with at least one label",
+    "is:unsure": "queries with a label marked unsure (needs discussion)",
 }
 
 
@@ -216,12 +217,16 @@ class ReviewModel:
         self.num_rel = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
         self.num_labels = np.bincount(ok[keep], minlength=nq).astype(np.int64)
         self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
+        self.unjudged_pair = None  # per query: unjudged in the baseline's or the candidate's top k
+        self._qcount = None  # the review queue's items per query and how many are left (queue_left)
+        self._unsure: np.ndarray | None = None  # per query: a label marked unsure (read on the first `is:unsure`)
         self.last_edit_s = 0.0
         self._haystack: list[str] | None = None
         self._tags: list[set[str]] | None = None
         self.version = 0  # bumped by every change the views must show
         self.qversion = np.zeros(nq, np.int64)  # per query: bumped when its labels change
         self.pair_version = 0  # bumped when the baseline or the candidate changes
+        self.unjudged_in_pair()  # counted here (the loader's thread), not at the first frame
 
     # ---- initial, vectorised -------------------------------------------------------------------
 
@@ -282,6 +287,78 @@ class ReviewModel:
         allk = unique(np.concatenate(parts))
         return np.bincount(allk // D, minlength=self.nq).astype(np.int64), jcount, rcount
 
+    def _unjudged_of(self, rnames, qi: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """Per query: unjudged documents in the top k of these runs (each document once), vectorised;
+        `qi`, `doc`: the judged pairs (review index, document code)."""
+        D = max(len(self.catalog.docs), 1)
+        judged = unique(qi.astype(np.int64) * D + doc) if len(qi) else np.zeros(0, np.int64)
+        parts = []
+        for rname in dict.fromkeys(rnames):
+            ri = self.runs.get(rname)
+            if ri is None:
+                continue
+            top = (ri.rank < self.k) & (ri.row_q >= 0)
+            parts.append(ri.row_q[top] * D + ri.doc[top])
+        if not parts:
+            return np.zeros(self.nq, np.int64)
+        keys = unique(np.concatenate(parts))
+        if len(judged):
+            idx = np.minimum(np.searchsorted(judged, keys), len(judged) - 1)
+            keys = keys[judged[idx] != keys]
+        return np.bincount(keys // D, minlength=self.nq).astype(np.int64)
+
+    def _judged_pairs(self, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
+        """The judged pairs now, as (review index, document code): the labels read at open, with the queries
+        edited since (qversion > 0) read from the label book instead (no full read of the store)."""
+        qi = self._cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
+        keep = qi >= 0
+        edited = np.flatnonzero(self.qversion > 0)
+        if len(edited):
+            keep &= self.qversion[np.maximum(qi, 0)] == 0
+        qi, doc = qi[keep], qrels.doc[keep].astype(np.int64)
+        if len(edited):
+            code = self.catalog.docs.code
+            extra = [(i, code(d)) for i in edited.tolist() for d in self.labels.grades(self.qids[i])]
+            if extra:
+                e = np.array(extra, np.int64)
+                qi, doc = np.r_[qi, e[:, 0]], np.r_[doc, e[:, 1]]
+        return qi, doc
+
+    def unjudged_in_pair(self) -> int:
+        """Unjudged documents left in the top k of the baseline and the candidate (the gate's runs)."""
+        if self.unjudged_pair is None:  # the pair changed: counted again
+            self.unjudged_pair = self._unjudged_of((self.baseline, self.candidate),
+                                                   *self._judged_pairs(self.labels.qrels))
+        return int(self.unjudged_pair.sum())
+
+    def queue_left(self) -> int | None:
+        """Items of the review queue (built for the current pair) not judged since; None: not built."""
+        cached = getattr(self, "_queue", None)
+        if cached is None or cached[0] != self.pair_version:
+            return None
+        queue = cached[2]
+        if self._qcount is None or self._qcount[0] is not queue:
+            per: dict[str, list[str]] = {}
+            for it in queue.items:
+                per.setdefault(it.query, []).append(it.doc)
+            left = {q: len(docs) for q, docs in per.items()}
+            if self.version != cached[1]:  # edits since the queue was built: count those queries again
+                left = {q: self._left_in(q, docs) for q, docs in per.items()}
+            self._qcount = [queue, per, left, sum(left.values())]
+        return self._qcount[3]
+
+    def unsure_queries(self) -> np.ndarray:
+        """Per query: does a label of it carry an unsure mark? Read from the labels on the first ask (every
+        query's labels once), then kept up to date by `apply_edit`."""
+        if self._unsure is None:
+            self._unsure = np.fromiter((any(lab.unsure for lab in self.labels.labels(q).values())
+                                        for q in self.qids), bool, self.nq)
+        return self._unsure
+
+    def _left_in(self, qid: str, docs: list[str]) -> int:
+        grades = self.labels.grades(qid)
+        return sum(1 for d in docs if d not in grades)
+
     def _id_order(self) -> np.ndarray:
         """Review indices sorted by query ID, byte-wise: the order of the core's scores and Paired."""
         return np.array(sorted(range(self.nq), key=lambda i: self.qids[i].encode("utf-8")), dtype=np.int64)
@@ -332,6 +409,17 @@ class ReviewModel:
         self.unjudged[qi] = self._unjudged_one(qi, grades)
         for rname, ri in self.runs.items():
             self.topk_judged[rname][qi] = sum(1 for d in ri.names(qi)[: self.k] if d in grades)
+        if self.unjudged_pair is not None:
+            top = set()
+            for rname in (self.baseline, self.candidate):
+                top.update(self.runs[rname].names(qi)[: self.k])
+            self.unjudged_pair[qi] = len(top - grades.keys())
+        if self._unsure is not None:
+            self._unsure[qi] = any(lab.unsure for lab in self.labels.labels(qid).values())
+        if self._qcount is not None and qid in self._qcount[1]:
+            n = self._left_in(qid, self._qcount[1][qid])
+            self._qcount[3] += n - self._qcount[2][qid]
+            self._qcount[2][qid] = n
         self.qversion[qi] += 1
         self.version += 1
         self.last_edit_s = time.perf_counter() - t0
@@ -346,13 +434,21 @@ class ReviewModel:
         qi = self.nq
         self.qids.append(qid)
         self.qindex[qid] = qi
+        code = self.catalog.queries.code(qid)
+        if code >= len(self._cmap):
+            self._cmap = np.r_[self._cmap, np.full(code + 1 - len(self._cmap), -1, np.int64)]
+        self._cmap[code] = qi
         self.nq += 1
         grow = lambda a, v=0: np.r_[a, np.array([v], dtype=a.dtype)]  # noqa: E731
         self.must = grow(self.must, qid in self.policy.must_pass)
         self.answerable = grow(self.answerable, qid not in self.no_answer)
         self.evaluated = grow(self.evaluated, False)
         self.num_rel, self.num_labels, self.unjudged = grow(self.num_rel), grow(self.num_labels), grow(self.unjudged)
+        if self.unjudged_pair is not None:
+            self.unjudged_pair = grow(self.unjudged_pair)
         self.qversion = grow(self.qversion)
+        if self._unsure is not None:
+            self._unsure = grow(self._unsure, False)
         self.weights = grow(self.weights, 1.0)
         self.tags.append(())
         for per in (self.topk_judged, self.topk_ranked):
@@ -435,6 +531,7 @@ class ReviewModel:
             self.candidate = candidate
         self.pair_version += 1
         self.version += 1
+        self.unjudged_pair = None  # counted again when asked
 
     # ---- the review queue ------------------------------------------------------------------------------
 
@@ -562,7 +659,7 @@ class ReviewModel:
         """Review indices of the queries that match the filter, in the chosen order.
 
         The filter's words must all match: `#slice` (a tag), `is:review`, `is:must`, `is:miss`,
-        `is:lost`, `is:changed`, `is:labelled`, else a case-insensitive part of the ID or text.
+        `is:lost`, `is:changed`, `is:labelled`, `is:unsure`, else a case-insensitive part of the ID or text.
         """
         nq = self.nq
         keep = np.ones(nq, bool)
@@ -586,6 +683,8 @@ class ReviewModel:
                 keep &= self.evaluated & (bhit > 0) & (chit == 0)
             elif w == "is:changed":
                 keep &= (dhit != 0) | (dr != 0) | (drr != 0)
+            elif w == "is:unsure":
+                keep &= self.unsure_queries()
             elif w == "is:labelled":
                 keep &= self.num_labels > 0
             else:

@@ -9,7 +9,9 @@ fsynced by the store before the app shows it.
 
 from __future__ import annotations
 
+import inspect
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -68,30 +70,84 @@ class StoreBackend(Backend):
         return self.ws.reviewer
 
     def labels(self, qid: str) -> dict[str, Label]:
-        return {j.doc: Label(j.query, j.doc, j.grade, j.reason, j.collection_version, j.reviewer,
-                             j.updated or j.created or None, _how(j)) for j in self.ws.judgments(qid)}
+        return {j.doc: _label(j, _how(j)) for j in self.ws.judgments(qid)}
+
+    def mine(self, qid: str, doc: str) -> Label | None:
+        j = self.ws.judgment(qid, doc, for_reviewer=self.ws.reviewer, blind=True)
+        return _label(j, "") if j is not None else None
 
     def _writable(self) -> None:
         if self.read_only:
             raise InputError(self.where, "read-only: another process is writing these labels; close it, then "
                              "press ctrl+r to open them for writing")
 
-    def set(self, qid: str, doc: str, grade: int, reason: str | None) -> None:
+    def set(self, qid: str, doc: str, grade: int, reason: str | None, collection_version: str | None = None, *,
+            cause: str | None = None, undoes: int | None = None) -> int | None:
         self._writable()
-        self.ws.set_judgment(qid, doc, grade, reason=reason, create_query=True, why="rankgate review")
+        event = _call(self.ws.set_judgment, qid, doc, grade, reason=reason, collection_version=collection_version,
+                      create_query=True, why=_why(self.ws.set_judgment, cause, undoes), cause=cause, undoes=undoes)
+        return getattr(event, "id", None)
 
-    def remove(self, qid: str, doc: str) -> None:
+    def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
+        """The reviewer's own judgment only (another reviewer's judgment is never touched)."""
         self._writable()
-        self.ws.remove_judgment(qid, doc, why="rankgate review")
+        fn = self.ws.remove_judgment
+        mine = {"of_reviewer": self.ws.reviewer} if "of_reviewer" in _params(fn) else {}
+        event = _call(fn, qid, doc, why=_why(fn, cause, undoes), cause=cause, undoes=undoes, **mine)
+        return getattr(event, "id", None)
+
+    def mark_unsure(self, qid: str, doc: str, note: str) -> int | None:
+        self._writable()
+        if not hasattr(self.ws, "mark_unsure"):
+            raise InputError(self.where, "this label store cannot mark a label unsure yet")
+        return getattr(self.ws.mark_unsure(qid, doc, note), "id", None)
+
+    def clear_unsure(self, qid: str, doc: str) -> int | None:
+        self._writable()
+        if not hasattr(self.ws, "clear_unsure"):
+            raise InputError(self.where, "this label store cannot mark a label unsure yet")
+        return getattr(self.ws.clear_unsure(qid, doc), "id", None)
+
+    def set_notes(self, query: Query, notes: str) -> Query:
+        self._writable()
+        q = self.ws.query(query.id) or query
+        self.ws.set_query(replace(q, notes=notes), why="rankgate review")
+        return self.ws.query(query.id) or replace(q, notes=notes)
+
+    def judged_today(self) -> set[tuple[str, str]]:
+        import time
+
+        today = time.strftime("%Y-%m-%d", time.gmtime())
+        return {(j.query, j.doc) for j in self.ws.judgments(for_reviewer=self.ws.reviewer, blind=True)
+                if (j.updated or j.created or "").startswith(today)}
 
     def history(self, qid: str, doc: str | None) -> list[Change]:
+        """One row per event: whose judgment it is (the reviewer the file named, for an import) and, apart,
+        who made the change (`extra["by"]`: who imported it); query events as "notes" when the notes changed."""
         out = []
         for e in self.ws.history(qid, doc):
-            if e.doc is None:  # query events
-                continue
             after, before = e.after or {}, e.before or {}
-            out.append(Change(e.query, e.doc, e.kind, after.get("grade"), after.get("reason", ""), e.who, e.when,
-                              before.get("grade"), {"why": e.why}))
+            extra = {"why": e.why, "by": e.who, "id": e.id, "scope": getattr(e, "scope", ""),
+                     "cause": getattr(e, "cause", "") or after.get("cause", ""),
+                     "undoes": getattr(e, "undoes", None) or after.get("undoes"),
+                     "source": after.get("source", "") or before.get("source", ""),
+                     "version": after.get("collection_version", ""), "version_before": before.get("collection_version")}
+            if e.doc is None:  # query events: the notes are what the app edits
+                if e.kind == "query" and before and before.get("notes", "") != after.get("notes", ""):
+                    out.append(Change(e.query, "", "notes", None, after.get("notes", ""), e.who, e.when, None, extra))
+                continue
+            kind = "withdraw" if extra["scope"] == "adjudication" and e.kind == "remove" else e.kind
+            reason = after.get("reason", "")
+            if before and after and before.get("unsure", "") != after.get("unsure", "") and \
+                    (before.get("grade"), before.get("reason")) == (after.get("grade"), reason):
+                kind = "unsure" if after.get("unsure") else "sure"  # the mark, set or cleared
+                reason = f"unsure: {after['unsure']}" if after.get("unsure") else "unsure mark cleared"
+            elif kind == "reason" and before.get("reason") == reason:  # only the collection version changed
+                kind, reason = "version", f"collection version {before.get('collection_version') or 'none'} → " \
+                    f"{after.get('collection_version') or 'none'}"
+            whose = e.reviewer or extra["source"] or e.who
+            out.append(Change(e.query, e.doc, kind, after.get("grade"), reason, whose, e.when, before.get("grade"),
+                              extra))
         return out
 
     def export(self, path: Path, fmt: str) -> Exported:
@@ -113,6 +169,31 @@ class StoreBackend(Backend):
 
     def close(self) -> None:
         self.ws.close()
+
+
+def _label(j, how: str) -> Label:
+    return Label(j.query, j.doc, j.grade, j.reason, j.collection_version, j.reviewer, j.updated or j.created or None,
+                 how, getattr(j, "unsure", "") or "", tuple(getattr(j, "reviewers", ()) or ()), j.reached)
+
+
+def _params(fn) -> frozenset[str]:
+    try:
+        return frozenset(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def _call(fn, *args, **kwargs):
+    """Call a store method with the keyword arguments it takes (a None value is left out)."""
+    params = _params(fn)
+    return fn(*args, **{k: v for k, v in kwargs.items() if v is not None and k in params})
+
+
+def _why(fn, cause: str | None, undoes: int | None) -> str:
+    """The history's why; it names an undo or a redo when the store has no `cause` of its own."""
+    if cause and "cause" not in _params(fn):
+        return f"rankgate review: {cause}" + (f" of #{undoes}" if undoes is not None else "")
+    return "rankgate review"
 
 
 def _how(j) -> str:

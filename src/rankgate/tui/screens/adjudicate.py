@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from rankgate.core.text import visible
-from rankgate.tui.labels import LabelBook
+from rankgate.tui.labels import DEFAULT_GRADES, LabelBook
 from rankgate.tui.safe import literal
 from rankgate.tui.screens import apply_cursor_blink
 
@@ -31,14 +31,15 @@ from rankgate.tui.screens import apply_cursor_blink
 class AdjudicateScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Close"),
-        *(Binding(str(g), f"grade({g})", f"Grade {g}", show=False) for g in range(4)),
+        *(Binding(str(g), f"grade({g})", f"Grade {g}", show=False) for g in range(10)),
         Binding("n,right", "step(1)", "Next", show=False),
         Binding("p,left", "step(-1)", "Previous", show=False),
     ]
 
     def __init__(self, book: LabelBook, queries: dict, corpus: dict | None, has_corpus: bool,
-                 on_recorded: Callable[[str, str], None] | None = None) -> None:
+                 on_recorded: Callable[[str, str], None] | None = None, grades: dict[int, str] | None = None) -> None:
         super().__init__()
+        self.grades = grades or DEFAULT_GRADES  # the digit keys give the grades of this scale
         self.book = book
         self.queries = queries
         self.corpus = corpus
@@ -139,7 +140,13 @@ class AdjudicateScreen(Screen[None]):
         if self.grade is not None:
             return Text(f"final grade {self.grade}: type the reason, Enter records it · Escape cancels",
                         style="bold")
-        return Text("0-3: the final grade (then a reason) · n/p: next/previous · Escape closes", style="dim")
+        keys = "/".join(str(g) for g in sorted(self.grades) if 0 <= g <= 9)
+        return Text(f"{keys}: the final grade (then a reason) · n/p: next/previous · Escape closes", style="dim")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "grade" and parameters:
+            return int(parameters[0]) in self.grades
+        return True
 
     # ---- keys --------------------------------------------------------------------------------------------------
 

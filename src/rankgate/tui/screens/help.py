@@ -9,17 +9,26 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rankgate.tui.commands import COMMANDS
+from rankgate.tui.commands import COMMANDS, grade_commands
+from rankgate.tui.labels import DEFAULT_GRADES
+from rankgate.tui.safe import literal
 from rankgate.tui.widgets.marks import HIT, MISS, MUST, STATE, STATE_WORDS
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [("escape,question_mark,q", "dismiss(None)", "Close")]
 
+    def __init__(self, grades: dict[int, str] | None = None) -> None:
+        super().__init__()
+        self.grades = grades or DEFAULT_GRADES
+
     def compose(self) -> ComposeResult:
         keys = Table(box=None, show_header=False, padding=(0, 1))
         keys.add_column(style="bold")
         keys.add_column()
+        for c in grade_commands(self.grades):  # each grade of the benchmark's scale, with its key
+            how = "" if c.key_display == "g" else "  (- then the digit)" if c.key_display.startswith("-") else ""
+            keys.add_row(c.key_display, literal(c.title + how))
         for c in COMMANDS:
             keys.add_row(c.key_display or c.key.split(",")[0].replace("slash", "/"), c.title)
         keys.add_row("tab", "Next pane (shift+tab: previous)")
@@ -40,6 +49,6 @@ class HelpScreen(ModalScreen[None]):
         legend.append(" unjudged documents in some run's top k")
         with VerticalScroll(classes="dialog wide"):
             yield Static(Text("Keys", style="bold"))
-            yield Static(keys)
+            yield Static(keys, id="help-keys")
             yield Static(Text("\nLegend", style="bold"))
             yield Static(legend)

@@ -1,4 +1,10 @@
-"""A query's label history: every grade set and every label removed, newest first."""
+"""A query's label history: every change, newest first, with whose judgment it is and who made the change.
+
+A row names whose judgment changed (the reviewer; for an import, the reviewer
+the file names, or the file when it names none) and, apart, who made the change
+when that is someone else ("imported by ana", "by lena"). A reason typed right
+after a grade is shown with it, as one row (one edit); an undo or a redo says so.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,39 @@ from rankgate.tui.labels import Change
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 
+IMPORTS = ("import", "merge", "migrate")
+
+
+def one_row_per_edit(changes: list[Change]) -> list[Change]:
+    """A grade followed at once by its reason (same pair, same person, nothing between) as one row."""
+    out: list[Change] = []
+    for c in changes:
+        last = out[-1] if out else None
+        if (last is not None and c.action == "reason" and last.action in ("set", "regrade")
+                and (last.query, last.doc, last.by, last.reviewer) == (c.query, c.doc, c.by, c.reviewer)
+                and last.grade == c.grade and not c.extra.get("cause")
+                and c.extra.get("version") == last.extra.get("version")):
+            out[-1] = Change(last.query, last.doc, last.action, c.grade, c.reason, last.reviewer, c.time, last.before,
+                             dict(last.extra, merged=True))
+            continue
+        out.append(c)
+    return out
+
+
+def action_of(c: Change) -> str:
+    cause = c.extra.get("cause") or ""
+    if not cause and "rankgate review: " in (c.extra.get("why") or ""):
+        cause = c.extra["why"].split("rankgate review: ", 1)[1].split(" ", 1)[0]
+    return cause if cause in ("undo", "redo") else c.action
+
+
+def by_text(c: Change) -> str:
+    """Who made the change, when it is not whose judgment it is."""
+    by = c.by
+    if not by or by == c.reviewer:
+        return ""
+    return f"imported by {by}" if c.action in IMPORTS else f"by {by}"
+
 
 class ChangeList(LineList):
     def __init__(self, changes: list[Change], **kwargs) -> None:
@@ -19,20 +58,27 @@ class ChangeList(LineList):
         self.changes = changes
 
     def render_header(self, width: int) -> Text:
-        return Text(f"{'time':<24} {'action':<7} {'document':<24} g  {'reviewer':<10} reason", end="")
+        return Text(f"{'time':<24} {'action':<8} {'document':<22} {'grade':<6} {'judged by':<14} {'changed by':<18} "
+                    "reason / note", end="")
 
     def render_row(self, index: int, width: int) -> Text:
         c = self.changes[index]
         t = Text(end="")
         t.append_text(literal(excerpt(c.time or "", 24).ljust(24), style="dim"))
         t.append(" ")
-        t.append_text(literal(excerpt(c.action, 7).ljust(7), style="red" if c.action == "remove" else "green"))
+        action = action_of(c)
+        style = "red" if c.action == "remove" else "yellow" if action in ("undo", "redo", "unsure") else "green"
+        t.append_text(literal(excerpt(action, 8).ljust(8), style=style))
         t.append(" ")
-        t.append_text(literal(excerpt(c.doc, 24).ljust(24)))
+        t.append_text(literal(excerpt(c.doc or "(query)", 22).ljust(22)))
         t.append(" ")
-        t.append("-" if c.grade is None else str(c.grade))
-        t.append("  ")
-        t.append_text(literal(excerpt(c.reviewer, 10).ljust(10), style="cyan"))
+        grade = "" if c.action == "notes" else f"{'-' if c.before is None else c.before}→" \
+            f"{'-' if c.grade is None else c.grade}" if c.before != c.grade else str(c.grade)
+        t.append(excerpt(grade, 6).ljust(6), style="bold")
+        t.append(" ")
+        t.append_text(literal(excerpt(c.reviewer, 14).ljust(14), style="cyan"))
+        t.append(" ")
+        t.append_text(literal(excerpt(by_text(c), 18).ljust(18), style="magenta"))
         t.append(" ")
         t.append_text(literal(c.reason, style="dim"))
         return t
@@ -47,7 +93,7 @@ class HistoryScreen(ModalScreen[None]):
     def __init__(self, qid: str, changes: list[Change]) -> None:
         super().__init__()
         self.qid = qid
-        self.changes = changes
+        self.changes = one_row_per_edit(changes)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
@@ -56,7 +102,8 @@ class HistoryScreen(ModalScreen[None]):
             title.append(f"  ({len(self.changes)} changes)", style="dim")
             yield Static(title)
             yield ChangeList(list(reversed(self.changes)), id="history-list")
-            yield Static(Text("Escape closes", style="dim"))
+            yield Static(Text("judged by: whose judgment (an import: the reviewer the file names, else the file) · "
+                              "changed by: who made the change when someone else did · Escape closes", style="dim"))
 
     def on_mount(self) -> None:
         lst = self.query_one(ChangeList)

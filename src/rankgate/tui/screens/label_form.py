@@ -1,6 +1,13 @@
-"""Add a label for any document ID (one that no run retrieved, too)."""
+"""Add a label for any document ID (one that no run retrieved, too): grade, collection version, reason.
+
+The grade must be on the benchmark's scale (a number or a grade's name); the
+collection version must not be empty; a document ID that is in no run and not
+in the corpus is added only after a second Enter (the form asks first).
+"""
 
 from __future__ import annotations
+
+from typing import Callable
 
 from rich.text import Text
 from textual import on
@@ -9,25 +16,59 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from rankgate.tui.safe import literal
+from rankgate.tui.labels import DEFAULT_GRADES
+from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 
 
-class LabelForm(ModalScreen[tuple[str, int, str] | None]):
+def scale_text(scale: dict[int, str]) -> str:
+    """`0 not relevant, 1 partly relevant, ...` for messages."""
+    return ", ".join(f"{g} {scale[g]}" for g in sorted(scale))
+
+
+def parse_grade(value: str, scale: dict[int, str]) -> tuple[int | None, str]:
+    """(grade, "") or (None, why it is refused): a number on the scale, or a grade's name."""
+    value = value.strip()
+    if not value:
+        return None, f"a grade is needed ({scale_text(scale)})"
+    try:
+        g = int(value)
+    except ValueError:
+        by_name = {name.lower(): g for g, name in scale.items()}
+        if value.lower() in by_name:
+            return by_name[value.lower()], ""
+        return None, f"grade {excerpt(value, 20)!r} is not on this benchmark's scale ({scale_text(scale)})"
+    if g not in scale:
+        return None, f"grade {g} is not on this benchmark's scale ({scale_text(scale)})"
+    return g, ""
+
+
+class LabelForm(ModalScreen[tuple[str, int, str, str] | None]):
+    """Returns (document, grade, reason, collection version)."""
+
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, qid: str, doc: str = "", grade: int | None = None, reason: str = "") -> None:
+    def __init__(self, qid: str, doc: str = "", grade: int | None = None, reason: str = "", *,
+                 scale: dict[int, str] | None = None, version: str = "",
+                 known: Callable[[str], bool] | None = None) -> None:
         super().__init__()
         self.qid, self.doc, self.grade, self.reason = qid, doc, grade, reason
+        self.scale = scale or DEFAULT_GRADES
+        self.version = version
+        self.known = known
+        self.confirmed: str | None = None  # an unknown document ID the user confirmed (Enter twice)
 
     def compose(self) -> ComposeResult:
+        lo, hi = min(self.scale), max(self.scale)
         with Vertical(classes="dialog"):
             title = Text("Add a label to ", style="bold", end="")
             title.append_text(literal(self.qid, style="bold cyan"))
             yield Static(title)
             yield Input(self.doc, placeholder="document ID", id="form-doc")
-            yield Input("" if self.grade is None else str(self.grade), placeholder="grade (0-3)",
-                        restrict=r"-?[0-9]*", max_length=3, id="form-grade")
+            yield Input("" if self.grade is None else str(self.grade), placeholder=f"grade ({lo}..{hi} or a name)",
+                        max_length=40, id="form-grade")
+            yield Static(literal(f"scale: {scale_text(self.scale)}", style="dim"), id="form-scale")
+            yield Input(self.version, placeholder="collection version you inspected", id="form-version")
             yield Input(self.reason, placeholder="reason (optional)", id="form-reason")
             yield Static(Text("Enter moves on and saves from the last field · Escape cancels", style="dim"),
                          id="form-help")
@@ -35,8 +76,9 @@ class LabelForm(ModalScreen[tuple[str, int, str] | None]):
     def on_mount(self) -> None:
         apply_cursor_blink(self)
 
-    def _error(self, what: str) -> None:
-        self.query_one("#form-help", Static).update(Text(what, style="bold red"))
+    def _error(self, what: str, field: str) -> None:
+        self.query_one("#form-help", Static).update(literal(what, style="bold red"))
+        self.query_one(f"#{field}", Input).focus()
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -48,15 +90,21 @@ class LabelForm(ModalScreen[tuple[str, int, str] | None]):
 
     def save(self) -> None:
         doc = self.query_one("#form-doc", Input).value.strip()
-        grade = self.query_one("#form-grade", Input).value.strip()
         if not doc:
-            self._error("a document ID is needed")
-            self.query_one("#form-doc", Input).focus()
+            self._error("a document ID is needed", "form-doc")
             return
-        try:
-            g = int(grade)
-        except ValueError:
-            self._error("the grade must be a whole number, such as 0, 1, 2 or 3")
-            self.query_one("#form-grade", Input).focus()
+        g, why = parse_grade(self.query_one("#form-grade", Input).value, self.scale)
+        if g is None:
+            self._error(f"{why}: nothing saved", "form-grade")
             return
-        self.dismiss((doc, g, self.query_one("#form-reason", Input).value))
+        version = self.query_one("#form-version", Input).value.strip()
+        if not version:
+            self._error("the collection version cannot be empty (the version you inspected)", "form-version")
+            return
+        if self.known is not None and not self.known(doc) and self.confirmed != doc:
+            self.confirmed = doc
+            self.query_one("#form-help", Static).update(literal(
+                f"{excerpt(doc, 40)} is in no run and not in the corpus: Enter again to add it anyway, "
+                "or correct the ID", style="bold yellow"))
+            return
+        self.dismiss((doc, g, self.query_one("#form-reason", Input).value, version))

@@ -12,7 +12,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from rankgate.core.text import visible
 from rankgate.tui import commands
+from rankgate.tui.labels import DEFAULT_GRADES, Refused
 from rankgate.tui.loader import Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
@@ -21,9 +23,11 @@ from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
 from rankgate.tui.screens.compare import CompareScreen
 from rankgate.tui.screens.export import ExportDialog
+from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
-from rankgate.tui.screens.label_form import LabelForm
+from rankgate.tui.screens.label_form import LabelForm, scale_text
+from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.screens.run_picker import RunPicker
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
@@ -54,6 +58,9 @@ class ReviewScreen(Screen):
         self.qi: int | None = None
         self.doc: str | None = None
         self.ask_reason = True
+        self.ask_whose = True  # a grade on a label only others judged asks whether to add my own judgment
+        self.grades: dict[int, str] = dict(DEFAULT_GRADES)  # the benchmark's grade scale
+        self._negative_until = 0.0  # `-` was pressed: a digit until then is a negative grade
         self.last_edit_s = 0.0  # the last edit: from its key to every pane updated
         self.last_paint_s = 0.0  # ... and to the screen repainted with it
         self.last_store_s = 0.0  # ... of which the store's write
@@ -68,6 +75,7 @@ class ReviewScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield TextStatic(id="top-bar")
+        yield TextStatic(id="status-bar")
         with Vertical(id="panes"):
             with Horizontal(id="row-top"):
                 yield QueryPane(id="queries")
@@ -94,12 +102,13 @@ class ReviewScreen(Screen):
         """The benchmark is loaded: fill every pane, show them, focus the queries."""
         self.loaded = loaded
         m = self.model = loaded.model
+        self.grades = dict(getattr(loaded.manifest, "grades", None) or DEFAULT_GRADES)
         with self.app.batch_update():
             self.query_one(LoadPanel).display = False
             self.query_one("#panes").display = True
             self.query_one(DocView).set_corpus(None, bool(loaded.corpus_path), missing=loaded.corpus_missing)
             self.query_one(GatePanel).bind(m, loaded.problems)
-            self.query_one(LabelEditor).bind(m)
+            self.query_one(LabelEditor).bind(m, self.grade_keys())
             self.query_one(RankingPane).bind(m)
             self.query_one(QueryPane).bind(m)
             blind = bool(getattr(self.app, "inputs", None) and self.app.inputs.blind)
@@ -114,8 +123,14 @@ class ReviewScreen(Screen):
                     self.call_after_refresh(self.go_to, qid, doc)
         self.refresh_bindings()
         self.app.call_after_refresh(self._first_frame)
+        self._count_queue()
         for problem in loaded.problems:  # also listed under the gate until fixed (ctrl+r reloads)
             self.notify(problem, title="left out", severity="error", timeout=15, markup=False)
+
+    def grade_keys(self) -> str:
+        """The grade keys of the scale, for hints: "0-3", "-2..4" ..."""
+        lo, hi = min(self.grades), max(self.grades)
+        return f"{lo}-{hi}" if lo >= 0 else f"{lo}..{hi}"
 
     def unbind(self) -> None:
         """The model goes away (the benchmark is opened again): cover the panes with the load panel."""
@@ -137,6 +152,11 @@ class ReviewScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.model is None and action not in self.WHILE_LOADING:
             return False
+        if action == "grade" and parameters:  # a digit key: on the scale (after `-`, its negative)?
+            g = int(parameters[0])
+            if self._negative_until and time.monotonic() < self._negative_until and g >= 0:
+                g = -g
+            return g in self.grades
         return True
 
     def _first_frame(self) -> None:
@@ -159,12 +179,16 @@ class ReviewScreen(Screen):
         t.append("rankgate review ", style="bold")
         t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
         t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
+
         t.append("baseline ", style="dim")
         t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
         t.append(" · candidate ", style="dim")
         t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
         t.append("  ")
         t.append_text(decision_text(view))
+        if m.collection_version:
+            t.append(" · collection ", style="dim")
+            t.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
         t.append(" · reviewer ", style="dim")
         t.append_text(literal(excerpt(self.loaded.reviewer, 16)))
         if not m.labels.saved:
@@ -173,6 +197,32 @@ class ReviewScreen(Screen):
             t.append("  BLIND", style="bold reverse")
             t.append(" your labels only, ranks hidden", style="dim")
         self.query_one("#top-bar", TextStatic).show(t)
+        self.refresh_status()
+
+    def refresh_status(self) -> None:
+        """Progress: judged this session and today, unjudged left in the gate's runs' top k, the review
+        queue's length, and what ctrl+z would undo."""
+        m = self.model
+        if m is None:
+            return
+        book = m.labels
+        t = Text(end="")
+        t.append("judged ", style="dim")
+        t.append(f"{len(book.judged_session())}", style="bold")
+        t.append(" this session, ", style="dim")
+        t.append(f"{book.judged_today()}", style="bold")
+        t.append(" today · ", style="dim")
+        left = m.unjudged_in_pair()
+        t.append(f"{left}", style="bold magenta" if left else "bold green")
+        t.append(f" unjudged in the gate's top {m.k} · ", style="dim")
+        queued = m.queue_left()
+        t.append("queue ", style="dim")
+        t.append("? (u builds it)" if queued is None else f"{queued} left", style="bold")
+        if book.done:
+            e = book.done[-1]
+            t.append(" · ^z: ", style="dim")
+            t.append_text(literal(excerpt(f"{e.what} {e.doc}", 40), style="dim italic"))
+        self.query_one("#status-bar", TextStatic).show(t)
 
     def refresh_gate(self) -> None:
         """The gate now; when its significance tests are from before the last edit, a fresh one follows."""
@@ -272,10 +322,14 @@ class ReviewScreen(Screen):
 
     @on(ReasonBar.Submitted)
     def _reason(self, event: ReasonBar.Submitted) -> None:
-        self.edit(event.qid, event.doc, event.grade, event.reason)
+        """A reason typed after a grade joins that grade's edit (one undo step); typed after `r`, its own edit."""
+        self.edit(event.qid, event.doc, event.grade, event.reason, merge=True)
 
     @on(ReasonBar.Closed)
     def _reason_closed(self) -> None:
+        if self.model is not None:
+            self.model.labels.close_edit()
+            self.refresh_status()
         target = self._return_focus
         self._return_focus = None
         if target is not None and target.is_attached:
@@ -283,15 +337,15 @@ class ReviewScreen(Screen):
 
     # ---- editing ------------------------------------------------------------------------------------------
 
-    def edit(self, qid: str, doc: str, grade: int | None, reason: str | None = None) -> bool:
-        """Write one label (grade None: remove it) to the store, re-score its query, update every pane."""
+    def _write(self, qid: str, doc: str, write) -> bool:
+        """Run one edit of the store (`write()`), re-score its query, update every pane. A refused edit (the
+        app's own check, or the store's) says why and changes nothing."""
         t0 = time.perf_counter()
         try:
-            if grade is None:
-                if not self.model.labels.remove(qid, doc):
-                    return False
-            else:
-                self.model.labels.set(qid, doc, grade, reason)
+            write()
+        except Refused as e:
+            self.notify(str(e), severity="warning", markup=False, timeout=8)
+            return False
         except Exception as e:  # the store refused: nothing changed
             self.notify(f"label not saved: {e}", severity="error", markup=False, timeout=8)
             return False
@@ -303,6 +357,27 @@ class ReviewScreen(Screen):
         self.post_message(LabelsEdited(qid, doc, self.last_edit_s))
         return True
 
+    def edit(self, qid: str, doc: str, grade: int | None, reason: str | None = None, *,
+             version: str | None = None, merge: bool = False, open: bool = False) -> bool:
+        """Write the reviewer's judgment (grade None: remove it) to the store, re-score its query, update
+        every pane."""
+        book = self.model.labels
+        if grade is None:
+            removed: list = []
+
+            def remove():
+                removed.append(book.remove(qid, doc))
+                if removed[0] is None:
+                    raise Refused("this document has no label to remove")
+
+            if not self._write(qid, doc, remove):
+                return False
+            lab = removed[0]
+            where = visible(f"{qid} {doc}", lines="space")
+            self.notify(f"removed {where}: {lab.grade} (ctrl+z to undo)", title="removed", markup=False)
+            return True
+        return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, merge=merge, open=open))
+
     def _painted(self, t0: float) -> None:
         self.last_paint_s = time.perf_counter() - t0
 
@@ -312,43 +387,249 @@ class ReviewScreen(Screen):
             return False
         return True
 
+    def _whose(self, what: str, then, adjudicate=None) -> None:
+        """Editing a label only other reviewers judged is explicit: add my own judgment, adjudicate (when
+        they disagree and `adjudicate` is given), or cancel. Otherwise `then()` at once."""
+        qid, doc = self.qid, self.doc
+        other = self.model.labels.others(qid, doc) if self.ask_whose else None
+        if other is None:
+            then()
+            return
+        who = ", ".join(other.reviewers or (other.reviewer,))
+        title = Text(end="")
+        title.append_text(literal(f"{doc}", style="bold cyan"))
+        title.append(" is ", style="bold")
+        title.append_text(literal(who, style="bold"))
+        title.append("'s label", style="bold")
+        body = Text(f"grade {other.grade}", end="")
+        if other.how:
+            body.append("  ")
+            body.append_text(literal(other.how, style="dim"))
+        body.append("\n")
+        body.append_text(literal(f"You ({self.model.labels.reviewer}) have not judged it. How should {what} be "
+                                 "recorded?"))
+        options = [("mine", "Add my own judgment (theirs stays)")]
+        if adjudicate is not None and other.disputed:
+            options.append(("adjudicate", "Adjudicate: record the final grade, with a reason"))
+        options.append(("cancel", "Cancel"))
+
+        def chosen(answer: str | None) -> None:
+            if answer == "mine":
+                then()
+            elif answer == "adjudicate":
+                adjudicate()
+
+        self.app.push_screen(Choice(title, body, options), chosen)
+
     def action_grade(self, grade: int) -> None:
+        if self._negative_until and grade >= 0:
+            grade = -grade if time.monotonic() < self._negative_until else grade
+        self._negative_until = 0.0
+        if grade not in self.grades:
+            self.notify(f"grade {grade} is not on this benchmark's scale ({scale_text(self.grades)})",
+                        severity="warning", markup=False)
+            return
         if not self._need_doc():
             return
         qid, doc = self.qid, self.doc
-        if self.edit(qid, doc, grade) and self.ask_reason:
+        self._whose(f"grade {grade}", lambda: self._grade(qid, doc, grade),
+                    lambda: self._adjudicate_pair(qid, doc, grade))
+
+    def _grade(self, qid: str, doc: str, grade: int) -> None:
+        if self.edit(qid, doc, grade, open=True) and self.ask_reason:
             self._return_focus = self.focused
-            lab = self.model.labels.labels(qid).get(doc)
+            lab = self.model.labels.mine(qid, doc)
             self.query_one(ReasonBar).ask(qid, doc, grade, lab.reason if lab else "")
+
+    def _adjudicate_pair(self, qid: str, doc: str, grade: int | None) -> None:
+        """The final grade of a disputed pair, with a reason (required), by this reviewer."""
+        lab = self.model.labels.labels(qid).get(doc)
+        grade = lab.grade if grade is None and lab is not None else grade
+
+        def check(value: str) -> str:
+            return "" if value.strip() else "an adjudication needs a reason"
+
+        def done(reason: str | None) -> None:
+            if reason:
+                if self._write(qid, doc, lambda: self.model.labels.adjudicate(qid, doc, grade, reason.strip())):
+                    self.notify(f"{visible(qid + ' ' + doc, lines='space')}: final grade {grade}",
+                                title="adjudicated", markup=False)
+
+        title = Text(f"Adjudicate: final grade {grade} of ", style="bold", end="")
+        title.append_text(literal(doc, style="bold cyan"))
+        self.app.push_screen(TextPrompt(title, "", placeholder="reason for the final grade (required)",
+                                        check=check, id_="adjudicate-reason"), done)
+
+    def action_negative_grade(self) -> None:
+        """`-` then a digit: a negative grade (scales such as -2..4)."""
+        if not any(g < 0 for g in self.grades):
+            self.notify(f"this benchmark's scale has no negative grade ({scale_text(self.grades)})",
+                        severity="warning", markup=False)
+            return
+        self._negative_until = time.monotonic() + 3.0
+        self.notify("negative grade: press a digit", timeout=3)
+
+    def action_pick_grade(self) -> None:
+        if not self._need_doc():
+            return
+        qid, doc = self.qid, self.doc
+        lab = self.model.labels.labels(qid).get(doc)
+
+        def done(grade: int | None) -> None:
+            if grade is not None and (self.qid, self.doc) == (qid, doc):
+                self._negative_until = 0.0  # the picked grade as it is
+                self.action_grade(grade)
+
+        self.app.push_screen(GradePicker(self.grades, lab.grade if lab else None, doc), done)
 
     def action_edit_reason(self) -> None:
         if not self._need_doc():
             return
-        lab = self.model.labels.labels(self.qid).get(self.doc)
+        qid, doc = self.qid, self.doc
+        lab = self.model.labels.labels(qid).get(doc)
         if lab is None:
-            self.notify("this document has no label yet: grade it with 0-3 first", severity="warning")
+            self.notify("this document has no label yet: grade it first", severity="warning")
             return
-        self._return_focus = self.focused
-        self.query_one(ReasonBar).ask(self.qid, self.doc, lab.grade, lab.reason)
+
+        def ask() -> None:
+            mine = self.model.labels.mine(qid, doc)
+            self._return_focus = self.focused
+            self.query_one(ReasonBar).ask(qid, doc, (mine or lab).grade, mine.reason if mine else "")
+
+        self._whose("your reason", ask, lambda: self._adjudicate_pair(qid, doc, None))
 
     def action_remove_label(self) -> None:
         if not self._need_doc():
             return
-        if not self.edit(self.qid, self.doc, None):
-            self.notify("this document has no label to remove", severity="warning")
+        self.edit(self.qid, self.doc, None)
+
+    def action_set_version(self) -> None:
+        """The collection version the reviewer inspected, for the highlighted label (default: the benchmark's)."""
+        if not self._need_doc():
+            return
+        qid, doc = self.qid, self.doc
+        book = self.model.labels
+        lab = book.labels(qid).get(doc)
+        if lab is None:
+            self.notify("this document has no label yet: grade it first", severity="warning")
+            return
+        mine = book.mine(qid, doc)
+        current = self.model.collection_version or (mine.collection_version if mine else lab.collection_version)
+
+        def check(value: str) -> str:
+            return "" if value.strip() else "the collection version cannot be empty: nothing changed"
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                if self._write(qid, doc, lambda: book.set_version(qid, doc, value)):
+                    self.notify(f"collection version {visible(value.strip(), lines='space')} for "
+                                f"{visible(doc, lines='space')}", timeout=4, markup=False)
+
+        def ask() -> None:
+            title = Text("Collection version of ", style="bold", end="")
+            title.append_text(literal(doc, style="bold cyan"))
+            title.append("  (now: ", style="dim")
+            title.append_text(literal((mine or lab).collection_version or "none", style="dim"))
+            title.append(")", style="dim")
+            self.app.push_screen(TextPrompt(
+                title, current, placeholder="the collection version you inspected",
+                help="the benchmark's current version is filled in · Enter saves · Escape cancels", check=check,
+                id_="version-input"), done)
+
+        self._whose("your collection version", ask)
+
+    def action_toggle_unsure(self) -> None:
+        """Mark the highlighted label unsure, with a note (modal); on a label marked unsure, clear the mark."""
+        if not self._need_doc():
+            return
+        qid, doc = self.qid, self.doc
+        book = self.model.labels
+        lab = book.labels(qid).get(doc)
+        if lab is None:
+            self.notify("this document has no label yet: grade it first, then mark it unsure", severity="warning")
+            return
+        if lab.unsure:
+            if self._write(qid, doc, lambda: book.clear_unsure(qid, doc)):
+                self.notify("unsure mark cleared (ctrl+z to undo)", timeout=4)
+            return
+
+        def done(note: str | None) -> None:
+            if note is not None:
+                self._write(qid, doc, lambda: book.mark_unsure(qid, doc, note.strip() or "unsure"))
+
+        title = Text("Unsure about ", style="bold", end="")
+        title.append_text(literal(doc, style="bold cyan"))
+        self.app.push_screen(TextPrompt(title, "", placeholder="what needs discussion? (a note)",
+                                        help="Enter marks it unsure · Escape cancels · ! again clears the mark",
+                                        id_="unsure-note"), done)
+
+    def action_undo(self) -> None:
+        self._undo_redo("undo")
+
+    def action_redo(self) -> None:
+        self._undo_redo("redo")
+
+    def _undo_redo(self, which: str) -> None:
+        book = self.model.labels
+        if self.query_one(ReasonBar).is_open:
+            self.query_one(ReasonBar).close()
+        if not (book.done if which == "undo" else book.undone):
+            self.notify(f"nothing to {which} in this session", timeout=3)
+            return
+        got: list = []
+        edit = (book.done if which == "undo" else book.undone)[-1]
+        if not self._write(edit.qid, edit.doc, lambda: got.append(getattr(book, which)())):
+            return
+        where = visible(f"{edit.qid} {edit.doc}", lines="space")
+        self.notify(f"{which} {visible(edit.what, lines='space')}: {where}", title=which, markup=False, timeout=4)
+        if self.qid != edit.qid or self.doc != edit.doc:
+            self.go_to(edit.qid, edit.doc)
 
     def action_add_label(self) -> None:
         if self.qi is None:
             return
-        qid = self.qid
+        qid, qi = self.qid, self.qi
+        m = self.model
+        corpus = self.query_one(DocView).corpus
+
+        def known(doc: str) -> bool:
+            if doc in m.labels.labels(qid) or (corpus and doc in corpus):
+                return True
+            return any(doc in ri.names(qi) for ri in m.runs.values())
 
         def done(result) -> None:
             if result:
-                doc, grade, reason = result
-                if self.edit(qid, doc, grade, reason):
+                doc, grade, reason, version = result
+                if self.edit(qid, doc, grade, reason, version=version or None):
                     self.set_doc(doc)
 
-        self.app.push_screen(LabelForm(qid), done)
+        self.app.push_screen(LabelForm(qid, scale=self.grades, version=m.collection_version, known=known), done)
+
+    def action_edit_notes(self) -> None:
+        if self.qi is None:
+            return
+        m = self.model
+        q = m.query(self.qi)
+
+        def done(notes: str | None) -> None:
+            if notes is None or notes == q.notes:
+                return
+            try:
+                new = m.labels.set_notes(q, notes)
+            except Exception as e:
+                self.notify(f"notes not saved: {e}", severity="error", markup=False, timeout=8)
+                return
+            m.queries[q.id] = new
+            m.version += 1
+            if self.qid == q.id:
+                self.query_one(LabelEditor).show(self.qi, self.doc, keep_cursor=True)
+            self.notify("notes saved", timeout=3)
+
+        self.app.push_screen(NotesEditor(q.id, q.notes), done)
+
+    def action_guidelines(self) -> None:
+        manifest = self.loaded.manifest if self.loaded else None
+        self.app.push_screen(GuidelinesScreen(getattr(manifest, "guidelines", None)))
 
     # ---- moving -----------------------------------------------------------------------------------------------
 
@@ -480,7 +761,25 @@ class ReviewScreen(Screen):
         m.set_pair(baseline=m.candidate, candidate=m.baseline)
         self._runs_changed()
 
+    def _count_queue(self) -> None:
+        """Up to QUEUE_INLINE queries, the review queue is built aside at once, for its length in the status
+        line; above that `u` builds it (the status line says so)."""
+        m = self.model
+        if m is not None and m.nq <= self.QUEUE_INLINE and not m.queue_fresh():
+            self._build_queue_quiet(m.queue_job())
+
+    @work(thread=True, exclusive=True, group="queue")
+    def _build_queue_quiet(self, job) -> None:
+        model = self.model
+        try:
+            job()
+        except Exception:  # `u` says why when pressed
+            return
+        if model is self.model:
+            self.app.call_from_thread(self.refresh_status)
+
     def _runs_changed(self) -> None:
+        self._count_queue()
         self.queries.rebuild(keep=self.qi)
         self.queries.redraw()
         if self.qi is not None:
@@ -531,7 +830,7 @@ class ReviewScreen(Screen):
             self.post_message(LabelsEdited(qid, doc, 0.0))
 
         self.app.push_screen(AdjudicateScreen(self.model.labels, self.model.queries, doc_view.corpus,
-                                              doc_view.has_corpus, recorded))
+                                              doc_view.has_corpus, recorded, self.grades))
 
     def action_toggle_blind(self) -> None:
         """Blind review on or off: the benchmark is opened again with the store's blind view (every grade,
@@ -544,7 +843,12 @@ class ReviewScreen(Screen):
     def action_history(self) -> None:
         if self.qi is None:
             return
-        self.app.push_screen(HistoryScreen(self.qid, self.model.labels.history(self.qid)))
+        try:
+            changes = self.model.labels.history(self.qid)
+        except Exception as e:
+            self.notify(f"cannot read the history: {e}", severity="error", markup=False, timeout=8)
+            return
+        self.app.push_screen(HistoryScreen(self.qid, changes))
 
     def action_zoom(self) -> None:
         if self.maximized is not None:
@@ -553,7 +857,7 @@ class ReviewScreen(Screen):
             self.maximize(self.focused)
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.grades))
 
     def action_quit(self) -> None:
         self.app.leave()

@@ -16,6 +16,18 @@ from rankgate.tui.widgets.marks import MUST
 from rankgate.tui.widgets.text_static import TextStatic
 
 
+def short_version(version: str, current: str, width: int = 12) -> str:
+    """A label's collection version beside the benchmark's current one, in at most `width` cells: whole when
+    it fits, else from the word where it differs ("…2026.12")."""
+    if not version:
+        return "no version"
+    if len(version) <= width:
+        return version
+    common = next((i for i, (a, b) in enumerate(zip(version, current)) if a != b), min(len(version), len(current)))
+    cut = max(version.rfind(sep, 0, common) for sep in "-_/ ")
+    return "…" + excerpt(version[cut + 1:] if cut >= 0 else version[common:], width - 1)
+
+
 class LabelList(LineList):
     CURSOR_WHEN_BLURRED = False
 
@@ -24,24 +36,30 @@ class LabelList(LineList):
         self.rows: list[Label] = []
         self.current_doc: str | None = None
         self.level = 1
+        self.version = ""  # the benchmark's current collection version: a label of another one says so
+        self.keys = "0-3"  # the grade keys, for the hint of an empty list
 
     WIDE = 100  # from this width (a zoomed pane) the list shows version, reviewer and time too
 
     def render_header(self, width: int) -> Text:
         if width >= self.WIDE:
-            return Text(f"  g {'document':<24} {'version':<20} {'reviewer':<12} {'time':<24} reason", end="")
-        return Text(f"  g {'document':<20} reason", end="")
+            return Text(f"   g ! {'document':<24} {'version':<20} {'reviewer':<12} {'time':<24} reason", end="")
+        return Text(f"   g ! {'document':<18} reason", end="")
 
     def render_row(self, index: int, width: int) -> Text:
         lab = self.rows[index]
         wide = width >= self.WIDE
-        docw = 24 if wide else 20
+        docw = 24 if wide else 18
         t = Text(end="")
         t.append("▸ " if lab.doc == self.current_doc else "  ", style="bold")
-        t.append(f"{lab.grade}", style="bold green" if lab.grade >= self.level else "red")
+        t.append(f"{lab.grade:>2}", style="bold green" if lab.grade >= self.level else "red")
+        t.append(" ")
+        t.append("!" if lab.unsure else " ", style="bold yellow")  # unsure / needs discussion
         t.append(" ")
         t.append_text(literal(excerpt(lab.doc, docw).ljust(docw)))
         t.append(" ")
+        if not wide and lab.collection_version != self.version and self.version:
+            t.append_text(literal(f"@{short_version(lab.collection_version, self.version)} ", style="yellow"))
         if wide:
             t.append_text(literal(excerpt(lab.collection_version, 20).ljust(20), style="dim"))
             t.append(" ")
@@ -49,11 +67,14 @@ class LabelList(LineList):
             t.append(" ")
             t.append_text(literal(excerpt(lab.time or "", 24).ljust(24), style="dim"))
             t.append(" ")
+        if wide and lab.unsure:
+            t.append_text(literal(f"unsure: {lab.unsure} · ", style="yellow"))
         t.append_text(literal(excerpt(lab.reason, max(width - len(t), 0)), style="dim"))
         return t
 
     def empty_text(self) -> Text:
-        return Text("no labels yet: grade a document with 0-3, or add one with a", style="dim italic", end="")
+        return Text(f"no labels yet: grade a document with {self.keys} (g: by name), or add one with a",
+                    style="dim italic", end="")
 
 
 class LabelEditor(Vertical):
@@ -77,9 +98,11 @@ class LabelEditor(Vertical):
     def on_mount(self) -> None:
         self.border_title = "Query"
 
-    def bind(self, model: ReviewModel) -> None:
+    def bind(self, model: ReviewModel, keys: str = "0-3") -> None:
         self.model = model
-        self.query_one(LabelList).level = model.level
+        self.keys = keys
+        lst = self.query_one(LabelList)
+        lst.level, lst.version, lst.keys = model.level, model.collection_version, keys
 
     @property
     def list(self) -> LabelList:
@@ -129,13 +152,19 @@ class LabelEditor(Vertical):
             t.append_text(literal(doc, style="bold"))
             if lab is None:
                 t.append("  unjudged", style="bold magenta")
-                t.append(" · 0-3 grades it", style="dim")
+                t.append(f" · {self.keys} grades it", style="dim")
             else:
                 t.append(f"  grade {lab.grade}", style="bold green" if lab.grade >= m.level else "bold red")
-                meta = [x for x in (lab.how, lab.collection_version, lab.reviewer, lab.time or "") if x]
+                meta = [x for x in (lab.how or lab.reviewer, lab.time or "") if x]
                 if meta:
                     t.append("  ")
                     t.append_text(literal(" · ".join(meta), style="dim"))
+                t.append("\ncollection ", style="dim")
+                t.append_text(literal(lab.collection_version or "none",
+                                      style="yellow" if lab.collection_version != m.collection_version else ""))
+                if lab.unsure:
+                    t.append("  unsure: ", style="bold yellow")
+                    t.append_text(literal(lab.unsure, style="yellow"))
                 t.append("\n")
                 t.append_text(literal(lab.reason or "(no reason)", style="" if lab.reason else "dim italic"))
         self.query_one("#label-detail", TextStatic).show(t)
