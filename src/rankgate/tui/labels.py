@@ -21,10 +21,6 @@ import numpy as np
 from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Query
 
 
-DEFAULT_GRADES: dict[int, str] = {0: "not relevant", 1: "partly relevant", 2: "relevant", 3: "the answer"}
-# The scale when the benchmark names none (core.benchmark.DEFAULT_GRADES once the manifest carries `grades`).
-
-
 @dataclass(frozen=True)
 class Label:
     """One judgment as the label pane shows it."""

@@ -9,9 +9,7 @@ fsynced by the store before the app shows it.
 
 from __future__ import annotations
 
-import inspect
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -84,35 +82,30 @@ class StoreBackend(Backend):
     def set(self, qid: str, doc: str, grade: int, reason: str | None, collection_version: str | None = None, *,
             cause: str | None = None, undoes: int | None = None) -> int | None:
         self._writable()
-        event = _call(self.ws.set_judgment, qid, doc, grade, reason=reason, collection_version=collection_version,
-                      create_query=True, why=_why(self.ws.set_judgment, cause, undoes), cause=cause, undoes=undoes)
+        event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
+                                     create_query=True, why="rankgate review", cause=cause or "", undoes=undoes)
         return getattr(event, "id", None)
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
         """The reviewer's own judgment only (another reviewer's judgment is never touched)."""
         self._writable()
-        fn = self.ws.remove_judgment
-        mine = {"of_reviewer": self.ws.reviewer} if "of_reviewer" in _params(fn) else {}
-        event = _call(fn, qid, doc, why=_why(fn, cause, undoes), cause=cause, undoes=undoes, **mine)
+        event = self.ws.remove_judgment(qid, doc, why="rankgate review", cause=cause or "", undoes=undoes)
         return getattr(event, "id", None)
 
     def mark_unsure(self, qid: str, doc: str, note: str) -> int | None:
         self._writable()
-        if not hasattr(self.ws, "mark_unsure"):
-            raise InputError(self.where, "this label store cannot mark a label unsure yet")
-        return getattr(self.ws.mark_unsure(qid, doc, note), "id", None)
+        return getattr(self.ws.mark_unsure(qid, doc, note, why="rankgate review"), "id", None)
 
     def clear_unsure(self, qid: str, doc: str) -> int | None:
         self._writable()
-        if not hasattr(self.ws, "clear_unsure"):
-            raise InputError(self.where, "this label store cannot mark a label unsure yet")
-        return getattr(self.ws.clear_unsure(qid, doc), "id", None)
+        return getattr(self.ws.clear_unsure(qid, doc, why="rankgate review"), "id", None)
 
     def set_notes(self, query: Query, notes: str) -> Query:
         self._writable()
-        q = self.ws.query(query.id) or query
-        self.ws.set_query(replace(q, notes=notes), why="rankgate review")
-        return self.ws.query(query.id) or replace(q, notes=notes)
+        if self.ws.query(query.id) is None:
+            self.ws.set_query(query, why="rankgate review")
+        self.ws.set_notes(query.id, notes, why="rankgate review")
+        return self.ws.query(query.id)
 
     def judged_today(self) -> set[tuple[str, str]]:
         import time
@@ -127,9 +120,8 @@ class StoreBackend(Backend):
         out = []
         for e in self.ws.history(qid, doc):
             after, before = e.after or {}, e.before or {}
-            extra = {"why": e.why, "by": e.who, "id": e.id, "scope": getattr(e, "scope", ""),
-                     "cause": getattr(e, "cause", "") or after.get("cause", ""),
-                     "undoes": getattr(e, "undoes", None) or after.get("undoes"),
+            extra = {"why": e.why, "by": e.who, "id": e.id, "scope": e.scope,
+                     "cause": e.cause, "undoes": e.undoes,
                      "source": after.get("source", "") or before.get("source", ""),
                      "version": after.get("collection_version", ""), "version_before": before.get("collection_version")}
             if e.doc is None:  # query events: the notes are what the app edits
@@ -138,8 +130,7 @@ class StoreBackend(Backend):
                 continue
             kind = "withdraw" if extra["scope"] == "adjudication" and e.kind == "remove" else e.kind
             reason = after.get("reason", "")
-            if before and after and before.get("unsure", "") != after.get("unsure", "") and \
-                    (before.get("grade"), before.get("reason")) == (after.get("grade"), reason):
+            if kind == "unsure":
                 kind = "unsure" if after.get("unsure") else "sure"  # the mark, set or cleared
                 reason = f"unsure: {after['unsure']}" if after.get("unsure") else "unsure mark cleared"
             elif kind == "reason" and before.get("reason") == reason:  # only the collection version changed
@@ -173,29 +164,9 @@ class StoreBackend(Backend):
 
 def _label(j, how: str) -> Label:
     return Label(j.query, j.doc, j.grade, j.reason, j.collection_version, j.reviewer, j.updated or j.created or None,
-                 how, getattr(j, "unsure", "") or "", tuple(getattr(j, "reviewers", ()) or ()), j.reached)
-
-
-def _params(fn) -> frozenset[str]:
-    try:
-        return frozenset(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return frozenset()
-
-
-def _call(fn, *args, **kwargs):
-    """Call a store method with the keyword arguments it takes (a None value is left out)."""
-    params = _params(fn)
-    return fn(*args, **{k: v for k, v in kwargs.items() if v is not None and k in params})
-
-
-def _why(fn, cause: str | None, undoes: int | None) -> str:
-    """The history's why; it names an undo or a redo when the store has no `cause` of its own."""
-    if cause and "cause" not in _params(fn):
-        return f"rankgate review: {cause}" + (f" of #{undoes}" if undoes is not None else "")
-    return "rankgate review"
+                 how, j.unsure, tuple(j.reviewers), j.reached)
 
 
 def _how(j) -> str:
     """How a label was reached, when it was more than one reviewer's say ("" for a single reviewer)."""
-    return "" if getattr(j, "reached", "single") in ("single", "") else j.how()
+    return "" if j.reached in ("single", "") else j.how()

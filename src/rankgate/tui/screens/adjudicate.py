@@ -23,7 +23,8 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from rankgate.core.text import visible
-from rankgate.tui.labels import DEFAULT_GRADES, LabelBook
+from rankgate.core.benchmark import DEFAULT_GRADES
+from rankgate.tui.labels import LabelBook
 from rankgate.tui.safe import literal
 from rankgate.tui.screens import apply_cursor_blink
 

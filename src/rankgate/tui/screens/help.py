@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rankgate.tui.commands import COMMANDS, grade_commands
-from rankgate.tui.labels import DEFAULT_GRADES
+from rankgate.core.benchmark import DEFAULT_GRADES
 from rankgate.tui.safe import literal
 from rankgate.tui.widgets.marks import HIT, MISS, MUST, STATE, STATE_WORDS
 

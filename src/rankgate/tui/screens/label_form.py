@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from rankgate.tui.labels import DEFAULT_GRADES
+from rankgate.core.benchmark import DEFAULT_GRADES
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 

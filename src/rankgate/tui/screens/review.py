@@ -14,7 +14,8 @@ from textual.widgets import Footer, Input
 
 from rankgate.core.text import visible
 from rankgate.tui import commands
-from rankgate.tui.labels import DEFAULT_GRADES, Refused
+from rankgate.core.benchmark import DEFAULT_GRADES
+from rankgate.tui.labels import Refused
 from rankgate.tui.loader import Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
@@ -102,7 +103,7 @@ class ReviewScreen(Screen):
         """The benchmark is loaded: fill every pane, show them, focus the queries."""
         self.loaded = loaded
         m = self.model = loaded.model
-        self.grades = dict(getattr(loaded.manifest, "grades", None) or DEFAULT_GRADES)
+        self.grades = dict(loaded.manifest.grades if loaded.manifest else DEFAULT_GRADES)
         with self.app.batch_update():
             self.query_one(LoadPanel).display = False
             self.query_one("#panes").display = True
@@ -629,7 +630,7 @@ class ReviewScreen(Screen):
 
     def action_guidelines(self) -> None:
         manifest = self.loaded.manifest if self.loaded else None
-        self.app.push_screen(GuidelinesScreen(getattr(manifest, "guidelines", None)))
+        self.app.push_screen(GuidelinesScreen(manifest.guidelines if manifest else None))
 
     # ---- moving -----------------------------------------------------------------------------------------------
 
