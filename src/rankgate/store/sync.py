@@ -210,6 +210,14 @@ def workspace_grades(ws) -> dict[tuple[str, str], int]:
     return {(q, d): int(s["grade"]) for q, per in labels.items() for d, s in per.items()}
 
 
+def query_grades(ws, qid: str) -> dict[str, int]:
+    """{doc: grade} of one query's labels (every reviewer's, as exported)."""
+    from rankgate.store.labels import pair_labels
+
+    labels = pair_labels({qid: ws._labels.get(qid, {})}, {qid: ws._adj.get(qid, {})})
+    return {d: int(s["grade"]) for d, s in labels.get(qid, {}).items()}
+
+
 def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, version: str = "",
                 sha: str | None = None) -> None:
     """The folder's qrels file and the workspace agree on `grades` now (an import, an export, a merge)."""
@@ -306,6 +314,8 @@ class Comparison:
     workspace_labels: int = 0
     synced: dict | None = None  # the sync record's summary (None: none yet)
     file_details: dict = field(default_factory=dict)  # (query, doc) -> (reason, collection_version, reviewer)
+    file_grades: dict = field(default_factory=dict)  # (query, doc) -> grade, in the file
+    base: dict | None = None  # label_key -> grade at the last sync (None: no record)
 
     @property
     def in_sync(self) -> bool:
@@ -373,7 +383,8 @@ def compare(ws, manifest, file_grades: dict | None = None, details: dict | None 
     record = read_record(ws.path)
     summary, base = record if record is not None else (None, None)
     out = Comparison(Path(ws.path), Path(manifest.qrels), file_labels=len(file_grades),
-                     workspace_labels=len(grades), synced=summary, file_details=details or {})
+                     workspace_labels=len(grades), synced=summary, file_details=details or {},
+                     file_grades=file_grades, base=base)
     order = list(file_grades) + [k for k in grades if k not in file_grades]
     for key in order:
         f, w = file_grades.get(key), grades.get(key)
@@ -383,6 +394,39 @@ def compare(ws, manifest, file_grades: dict | None = None, details: dict | None 
         side = "file" if w == b else "workspace" if f == b else "both"
         out.differences.append(Difference(key[0], key[1], b, f, w, side))
     return out
+
+
+class Unexported:
+    """The number of unexported edits, kept current edit by edit (the app's header): a pair counts when
+    the workspace's label differs from the file's and from the last sync's."""
+
+    def __init__(self, comparison: Comparison) -> None:
+        self.file = comparison.file_grades
+        self.base = comparison.base
+        self.file_docs: dict[str, set[str]] = {}
+        for q, d in self.file:
+            self.file_docs.setdefault(q, set()).add(d)
+        self.dirty: dict[str, set[str]] = {}
+        for d in comparison.differences:
+            if d.side != "file":
+                self.dirty.setdefault(d.query, set()).add(d.doc)
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.dirty.values())
+
+    def touch(self, qid: str, grades: dict[str, int]) -> None:
+        """Query `qid`'s labels are now `grades` ({doc: grade})."""
+        out = set()
+        for doc in self.file_docs.get(qid, set()) | set(grades):
+            f, w = self.file.get((qid, doc)), grades.get(doc)
+            b = self.base.get(label_key(qid, doc)) if self.base is not None else f
+            if f != w and w != b:
+                out.add(doc)
+        if out:
+            self.dirty[qid] = out
+        else:
+            self.dirty.pop(qid, None)
 
 
 # --------------------------------------------------------------------------- CI's warning
@@ -456,6 +500,9 @@ def export_back(ws, manifest, fmt: str | None = None):
     version and hash header) and record the sync. A folder that cannot be written: InputError, nothing
     changed. Returns the store's Export, with `.path` and notes."""
     target = Path(manifest.qrels)
+    if ws.blind:
+        raise InputError(str(target), "blind review shows your own labels only; leave blind review to export the "
+                         "benchmark's labels")
     notes = []
     if fmt is None:
         fmt = file_format(target)

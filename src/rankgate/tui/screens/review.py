@@ -169,6 +169,9 @@ class ReviewScreen(Screen):
         t.append_text(literal(excerpt(self.loaded.reviewer, 16)))
         if not m.labels.saved:
             t.append(" · labels NOT saved (no store)", style="bold red")
+        unexported = getattr(self.app, "unexported", 0)  # not yet in the folder's qrels file (screens/sync.py)
+        if unexported:
+            t.append(f" · {unexported} unexported", style="bold yellow")
         if getattr(self.app, "inputs", None) is not None and self.app.inputs.blind:
             t.append("  BLIND", style="bold reverse")
             t.append(" your labels only, ranks hidden", style="dim")
@@ -251,6 +254,8 @@ class ReviewScreen(Screen):
             labels = self.query_one(LabelEditor)
             labels.show(qi, doc, keep_cursor=True)
             self.query_one(RankingPane).show(qi, doc, keep_cursor=True)
+        if hasattr(self.app, "edited"):
+            self.app.edited(qid)  # the header's count of unexported edits
         self.refresh_gate()
 
     # ---- events from the panes ------------------------------------------------------------------------
