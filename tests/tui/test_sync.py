@@ -182,3 +182,25 @@ async def test_a_qrels_file_that_no_longer_parses_is_named_and_the_workspace_kep
         assert isinstance(app.screen, ReviewScreen) and app.review.model is not None  # the workspace opens
         assert any("no longer reads" in n and "qrels.trec:6" in n for n in notes), notes
         assert app.review.model.labels.grades("q1") == {"d1": 1}
+
+
+async def test_the_export_key_writes_back_to_the_folder_by_default(tmp_path, capsys):
+    folder = tmp_path / "three"
+    shutil.copytree(SAMPLES / "three-questions", folder)
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert app.review.edit("q1", "d2", 1, "also answers it")
+        assert app.unexported == 1
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.screen.query_one("#export-path").value == str(folder / "qrels.trec")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.unexported == 0 and "unexported" not in plain(app.review.query_one("#top-bar"))
+        text = (folder / "qrels.trec").read_text()
+        assert text.startswith("# version: unfrozen\n") and "q1 0 d2 1\n" in text  # TREC stays TREC
+        await pilot.press("q")  # nothing unexported: quits at once
+        await pilot.pause()
+    assert app.return_code == 0
+    assert cli(capsys, "labels", "status", folder)[0] == 0

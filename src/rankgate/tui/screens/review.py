@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from rankgate.tui import commands
+from rankgate.tui.labels import Exported
 from rankgate.tui.loader import Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
@@ -496,6 +497,9 @@ class ReviewScreen(Screen):
     # ---- the rest --------------------------------------------------------------------------------------------------
 
     def default_export_path(self) -> str:
+        state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
+        if state is not None:
+            return str(state.manifest.qrels)
         name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
         return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
 
@@ -509,8 +513,14 @@ class ReviewScreen(Screen):
     def export_to(self, path: str):
         """Write the reviewed labels; returns what was written (tui.labels.Exported) or None."""
         fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
+        state = getattr(self.app, "sync", None)
         try:
-            done = self.model.labels.export(Path(path).expanduser(), fmt)
+            if state is not None and Path(path).expanduser().resolve() == Path(state.manifest.qrels).resolve():
+                out = state.export()  # back to the folder's qrels file, in its own format, for `rankgate gate`
+                done = Exported(Path(state.manifest.qrels).resolve(), out.labels, out.format, list(out.notes))
+                self.refresh_top()
+            else:
+                done = self.model.labels.export(Path(path).expanduser(), fmt)
         except Exception as e:
             self.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
             return None
