@@ -70,7 +70,7 @@ def test_the_old_name_only_workspace_is_adopted(cli, samples, tmp_path):
     with Workspace.open_benchmark(folder, path=legacy) as ws:  # what rankgate wrote before workspaces were keyed
         ws.set_judgment("q-gpu", "doc-gpu-memory", 2, reason="budget")
     code, out, err = cli("labels", "status", folder)
-    assert f"workspace seed-lab.json (this benchmark's, by name) now lives at " in err
+    assert "workspace seed-lab.json (this benchmark's, by name) now lives at " in err
     keyed = paths.benchmark_workspace_path("seed-lab", folder)
     assert f"path: {keyed}" in out and not legacy.exists()
     # its last import is rebuilt from its history: the edit is the workspace's, not yet exported

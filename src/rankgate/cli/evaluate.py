@@ -158,7 +158,7 @@ def warn_unexported(args, bundle: Bundle) -> None:
     (store/sync.py: reads one small file, creates and locks nothing); the decision and the JSON are unchanged."""
     if bundle.manifest is None or args.qrels is not None:
         return
-    from rankgate.store.sync import unexported_note
+    from rankgate.store.unexported import unexported_note
 
     note = unexported_note(bundle.manifest)
     if note:

@@ -773,7 +773,7 @@ def _queue(args) -> int:
     from rankgate.core.bundle import load_bundle
     from rankgate.core.policy import resolve
     from rankgate.core.queue import build_queue
-    from rankgate.store import Workspace, paths
+    from rankgate.store import Workspace
 
     manifest = None
     if args.benchmark:

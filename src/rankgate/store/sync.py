@@ -22,9 +22,9 @@ apart and explicit:
 * **Comparing.** `compare()` reads the file and the workspace and sorts every
   label that differs: changed in the file since the last sync, changed in the
   workspace since (an unexported edit), or changed on both sides (a conflict).
-* **CI.** `unexported_note()` is what `rankgate gate` prints: it reads line 1
-  of `<db>.sync` only (no TinyDB), and opens the workspace read-only only when
-  its files changed since the count was taken.
+* **CI.** `unexported_note()` (store/unexported.py) is what `rankgate gate`
+  prints: it reads line 1 of `<db>.sync` only (no TinyDB), and opens the
+  workspace read-only only when its files changed since the count was taken.
 
 Nothing here changes a label except `bring_in` (the file's changes, as edits
 with the file's reviewer); an export back is written atomically or not at all.
@@ -41,8 +41,9 @@ from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths
+from rankgate.store.unexported import SYNC_FORMAT, read_summary, stamp as _stamp, unexported_count, \
+    unexported_note  # noqa: F401 (the CI check lives apart: it must import next to nothing)
 
-SYNC_FORMAT = 1
 FILE_REVIEWER = "qrels-file"  # who a label brought in from the file is by, when the file names nobody
 
 
@@ -61,18 +62,6 @@ def file_sha256(path: str | os.PathLike) -> str | None:
             return "sha256:" + hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
         return None
-
-
-def _stamp(db: Path) -> list:
-    """What a workspace's files look like now: [size, mtime_ns] of the snapshot and of its journal."""
-    out = []
-    for p in (db, paths.sidecar(db, paths.JOURNAL)):
-        try:
-            st = os.stat(p)
-            out.append([st.st_size, st.st_mtime_ns])
-        except OSError:
-            out.append(None)
-    return out
 
 
 def _resolved(path) -> str:
@@ -171,17 +160,6 @@ def adopt(located: Located) -> None:
 
 
 # --------------------------------------------------------------------------- the sync record
-
-
-def read_summary(db: str | os.PathLike) -> dict | None:
-    """Line 1 of `<db>.sync` (cheap: the labels on line 2 are not read); None when there is none."""
-    try:
-        with open(paths.sidecar(db, paths.SYNC), "rb") as f:
-            line = f.readline()
-        summary = json.loads(line)
-        return summary if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT else None
-    except (OSError, ValueError):
-        return None
 
 
 def read_record(db: str | os.PathLike) -> tuple[dict, dict[str, int]] | None:
@@ -427,44 +405,6 @@ class Unexported:
             self.dirty[qid] = out
         else:
             self.dirty.pop(qid, None)
-
-
-# --------------------------------------------------------------------------- CI's warning
-
-
-def unexported_count(manifest) -> tuple[int, Path] | None:
-    """(unexported edits, workspace file) of this folder's workspace, or None when it has none (or no sync
-    record). Reads one line; opens the workspace read-only only when its files changed since the count."""
-    db = paths.benchmark_workspace_path(manifest.name, manifest.folder, create=False)
-    summary = read_summary(db)
-    if summary is None:
-        return None
-    if summary.get("stamp") == _stamp(db):
-        return int(summary.get("unexported") or 0), db
-    from rankgate.store.workspace import Workspace
-
-    try:
-        with Workspace.open(db, readonly=True) as ws:
-            record = read_record(db)
-            if record is None:
-                return None
-            return _count_unexported(record[1], workspace_grades(ws)), db
-    except (InputError, OSError):
-        return None
-
-
-def unexported_note(manifest) -> str | None:
-    """The one warning line of `rankgate gate|score|compare BENCH`, or None."""
-    try:
-        found = unexported_count(manifest)
-    except Exception:  # a warning must never break the gate
-        return None
-    if not found or not found[0]:
-        return None
-    n, db = found
-    return (f"warning: the workspace of this benchmark holds {n} unexported label edit{'s' if n != 1 else ''} "
-            f"(not in {Path(manifest.qrels).name}, so not in this decision); see `rankgate labels status "
-            f"{manifest.folder}`")
 
 
 # --------------------------------------------------------------------------- export back, merge
