@@ -298,3 +298,19 @@ def test_keep_the_workspace_makes_every_difference_the_workspaces(samples, tmp_p
         c = sync.compare(ws, ws.manifest)
         assert not c.file_changed and c.counts("workspace") == {"added": 0, "changed": 0, "removed": 1}
         assert ws.judgment("q2", "d8") is None
+
+
+def test_export_back_never_overwrites_changes_it_has_not_seen(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    (folder / "qrels.trec").write_text((folder / "qrels.trec").read_text() + "q2 0 d8 2\n")  # a pull, say
+    edited = (folder / "qrels.trec").read_bytes()
+    code, out, err = cli("labels", "export", folder)
+    assert code == 2 and "changed since the last import or export (1 label the workspace has not seen" in err
+    assert (folder / "qrels.trec").read_bytes() == edited
+    (folder / "qrels.trec").write_text("q1 0 d1 one\n")  # and one that no longer parses: named, kept
+    code, _, err = cli("labels", "export", folder)
+    assert code == 2 and "qrels.trec:1" in err and (folder / "qrels.trec").read_text() == "q1 0 d1 one\n"
+    code, out, _ = cli("labels", "export", folder, "--overwrite")
+    assert code == 0 and "q1 0 d2 1\n" in (folder / "qrels.trec").read_text()
+    assert cli("labels", "status", folder)[0] == 0

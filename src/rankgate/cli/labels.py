@@ -360,6 +360,8 @@ def _add_export(cmds, common) -> None:
                    "`labels merge`)")
     p.add_argument("--all-reviewers", action="store_true", help="jsonl: every reviewer's judgment and every "
                    "adjudication, one a line (for `labels merge`, not for the gate)")
+    p.add_argument("--overwrite", action="store_true", help="a benchmark's qrels file: replace it even when it "
+                   "holds changes the workspace has not seen (or no longer parses)")
     p.set_defaults(func=_export)
 
 
@@ -406,7 +408,7 @@ def _export_back(args) -> int:
             fmt = args.format
         if args.require_adjudication and ws.disagreements():
             ws.export("trec", None, require_adjudication=True)  # raises, naming the first disagreement
-        out = sync.export_back(ws, manifest, fmt)
+        out = sync.export_back(ws, manifest, fmt, overwrite=args.overwrite)
     for n in out.notes:
         _note(n)
     if args.json:

@@ -435,14 +435,23 @@ def file_format(path: str | os.PathLike) -> str:
     return "trec"
 
 
-def export_back(ws, manifest, fmt: str | None = None):
+def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False):
     """Write the workspace's labels to the benchmark's own qrels file (its own format, atomically, with the
-    version and hash header) and record the sync. A folder that cannot be written: InputError, nothing
-    changed. Returns the store's Export, with `.path` and notes."""
+    version and hash header) and record the sync. Refused, nothing changed: a folder that cannot be
+    written; a file with changes the workspace has not seen (or that no longer parses), unless
+    `overwrite`. Returns the store's Export."""
     target = Path(manifest.qrels)
     if ws.blind:
         raise InputError(str(target), "blind review shows your own labels only; leave blind review to export the "
                          "benchmark's labels")
+    if not overwrite and target.exists():
+        c = compare(ws, manifest)  # a file that no longer parses: its file:line, nothing written
+        if c.file_changed:
+            n = sum(1 for d in c.differences if d.side != "workspace")
+            raise InputError(str(target), f"changed since the last import or export ({n} label"
+                             f"{'s' if n != 1 else ''} the workspace has not seen; `rankgate labels status` "
+                             "lists them); nothing was written: bring them in first (`rankgate review` offers "
+                             "it), or overwrite them with --overwrite")
     notes = []
     if fmt is None:
         fmt = file_format(target)
