@@ -314,3 +314,34 @@ def test_export_back_never_overwrites_changes_it_has_not_seen(cli, samples, tmp_
     code, out, _ = cli("labels", "export", folder, "--overwrite")
     assert code == 0 and "q1 0 d2 1\n" in (folder / "qrels.trec").read_text()
     assert cli("labels", "status", folder)[0] == 0
+
+
+def test_the_count_on_close_follows_every_kind_of_edit(samples, tmp_path):
+    """The count a writer leaves for the gate (from the pairs it touched) equals a count from every label."""
+    import random
+
+    from rankgate.core.benchmark import load_manifest
+    from rankgate.store.unexported import read_summary
+
+    folder = _copy(samples, tmp_path, "three-questions")
+    manifest = load_manifest(folder)
+    Workspace.open_benchmark(folder).close()
+    rng = random.Random(7)
+    pairs = [(q, d) for q in ("q1", "q2", "q3") for d in ("d1", "d2", "d5", "d7")]
+    for session in range(12):
+        with Workspace.open_benchmark(folder, reviewer=rng.choice(["ana", "bo"])) as ws:
+            for _ in range(rng.randrange(0, 6)):
+                q, d = rng.choice(pairs)
+                if rng.random() < 0.3:
+                    if ws.judgment(q, d) is not None:
+                        ws.remove_judgment(q, d)
+                else:
+                    ws.set_judgment(q, d, rng.choice([0, 1, 2]), reason="r")
+            if session == 6:
+                sync.export_back(ws, manifest)  # a sync mid-session: the count starts again from there
+            db = ws.path
+        record = sync.read_record(db)
+        with Workspace.open(db, readonly=True) as ws:
+            full = sync._count_unexported(record[1], sync.workspace_grades(ws))
+        assert read_summary(db)["unexported"] == full
+        assert (sync.unexported_count(manifest) or (0,))[0] == full

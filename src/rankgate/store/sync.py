@@ -44,6 +44,7 @@ from rankgate.store import paths
 from rankgate.store.unexported import SYNC_FORMAT, read_summary, stamp as _stamp, unexported_count, \
     unexported_note  # noqa: F401 (the CI check lives apart: it must import next to nothing)
 
+RECOUNT_ABOVE = 20_000  # a writer that touched more pairs counts its unexported edits again from every label
 FILE_REVIEWER = "qrels-file"  # who a label brought in from the file is by, when the file names nobody
 
 
@@ -182,6 +183,17 @@ def _write_record(db: Path, summary: dict, base: dict[str, int]) -> None:
     atomic_write(paths.sidecar(db, paths.SYNC), data.encode("utf-8", "surrogatepass"))
 
 
+def _write_summary(db: Path, summary: dict) -> None:
+    """Line 1 again, line 2 as it is. Not fsynced: the count is advice; after a crash the gate finds it
+    stale (its stamp) and counts again."""
+    from rankgate.store.storage import atomic_write
+
+    path = paths.sidecar(db, paths.SYNC)
+    rest = path.read_bytes().partition(b"\n")[2]
+    atomic_write(path, json.dumps(summary, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n" + rest,
+                 sync=False)
+
+
 def workspace_grades(ws) -> dict[tuple[str, str], int]:
     """{(query, doc): grade} of the workspace's current labels (every reviewer's, as exported)."""
     _, labels = ws._label_set(None)
@@ -209,6 +221,36 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
     unexported = _count_unexported(base, workspace_grades(ws))
     summary.update(unexported=unexported, stamp=_stamp(ws.path))
     _write_record(ws.path, summary, base)
+    _start_session(ws, summary, True)
+
+
+# A writer's session: the pairs its edits touched (with their grade before), so that closing counts the
+# unexported edits again from those pairs only, not from every label (0.45 s at 100k labels).
+
+def _start_session(ws, summary: dict | None, valid: bool) -> None:
+    ws._sync_session = {"at": (summary or {}).get("at"), "valid": valid, "before": {}, "full": False}
+
+
+def before_commit(ws, ops: list) -> None:
+    """A writer is about to commit `ops`: note each touched pair's grade before its first edit."""
+    session = getattr(ws, "_sync_session", None)
+    if session is None:
+        return
+    before = session["before"]
+    grades: dict[str, dict[str, int]] = {}
+    for kind, value in ops:
+        if kind in ("judgment", "review", "adjudication"):
+            key = (value["query"], value["doc"])
+            if key not in before:
+                per = grades.get(key[0])
+                if per is None:
+                    per = grades[key[0]] = query_grades(ws, key[0])
+                before[key] = per.get(key[1])
+        elif kind == "purge":
+            session["full"] = True
+    if len(before) > RECOUNT_ABOVE:  # many pairs: counting every label again is as cheap
+        session["full"] = True
+        before.clear()
 
 
 def _count_unexported(base: dict[str, int], grades: dict[tuple[str, str], int]) -> int:
@@ -237,6 +279,8 @@ def after_open(ws, manifest) -> None:
         if summary.get("folder") != _resolved(manifest.folder):  # adopted: the folder moved
             summary.update(folder=_resolved(manifest.folder), qrels=_resolved(manifest.qrels))
             _write_record(ws.path, summary, base)
+        # the count on file holds for the labels as opened when the files are as it was counted at
+        _start_session(ws, summary, summary.get("stamp") == _stamp(ws.path))
         return
     from rankgate.store.labels import labels_at
 
@@ -251,13 +295,35 @@ def after_open(ws, manifest) -> None:
 
 
 def remember(ws) -> None:
-    """After a writer closed a benchmark's workspace: count its unexported edits again for `rankgate gate`."""
+    """After a writer closed a benchmark's workspace: count its unexported edits again for `rankgate gate`
+    (from the pairs this session touched when the count it opened with holds; else from every label)."""
+    session = getattr(ws, "_sync_session", None)
+    if session is not None and not session["before"] and not session["full"] and session["valid"]:
+        summary = read_summary(ws.path)
+        if summary is not None and summary.get("at") == session["at"]:
+            if summary.get("stamp") != _stamp(ws.path):  # a fold without edits: the count still holds
+                summary["stamp"] = _stamp(ws.path)
+                _write_summary(ws.path, summary)
+            return  # no edits: nothing to count
     record = read_record(ws.path)
     if record is None:
         return
     summary, base = record
-    summary.update(unexported=_count_unexported(base, workspace_grades(ws)), stamp=_stamp(ws.path))
-    _write_record(ws.path, summary, base)
+    quick = (session is not None and session["valid"] and not session["full"] and summary.get("at") == session["at"]
+             and isinstance(summary.get("unexported"), int))
+    if quick:
+        n = summary["unexported"]
+        grades: dict[str, dict[str, int]] = {}
+        for (q, d), was in session["before"].items():
+            b = base.get(label_key(q, d))
+            per = grades.get(q)
+            if per is None:
+                per = grades[q] = query_grades(ws, q)
+            n += (per.get(d) != b) - (was != b)
+    else:
+        n = _count_unexported(base, workspace_grades(ws))
+    summary.update(unexported=n, stamp=_stamp(ws.path))
+    _write_summary(ws.path, summary)
 
 
 # --------------------------------------------------------------------------- comparing

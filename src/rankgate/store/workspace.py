@@ -122,6 +122,10 @@ class Workspace(DurableIndex):
             except Exception:  # a count for a warning never fails a close
                 pass
 
+    def _commit(self, ops: list, events: list[dict]) -> None:
+        sync.before_commit(self, ops)  # the pairs this writer touched, for the count on close (store/sync.py)
+        super()._commit(ops, events)
+
     # ---------------------------------------------------------------- open
 
     @classmethod
