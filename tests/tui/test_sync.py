@@ -204,3 +204,21 @@ async def test_the_export_key_writes_back_to_the_folder_by_default(tmp_path, cap
         await pilot.pause()
     assert app.return_code == 0
     assert cli(capsys, "labels", "status", folder)[0] == 0
+
+
+async def test_ids_from_the_file_are_shown_escaped(tmp_path):
+    folder = tmp_path / "three"
+    shutil.copytree(SAMPLES / "three-questions", folder)
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+    with open(folder / "qrels.trec", "a") as f:
+        f.write("q2 0 d\x1b[2J[b]x[/b] 1\n")
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        await pilot.press("d")
+        await pilot.pause()
+        lines = plain(app.screen.query_one("#sync-lines"))
+        assert "[b]x[/b]" in lines and "\x1b" not in lines

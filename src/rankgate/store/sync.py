@@ -545,13 +545,12 @@ class Merged:
     conflicts: list[Difference] = field(default_factory=list)
 
 
-def bring_in(ws, manifest, comparison: Comparison | None = None) -> Merged:
+def bring_in(ws, manifest) -> Merged:
     """The file's changes since the last sync into the workspace, each label by the file's reviewer
     (its JSONL line's, its header's, else "qrels-file"); conflicts keep the workspace's label and are
     listed. Then the file is the last sync: what differs now is the workspace's own (unexported)."""
-    file_grades, details = read_file_labels(manifest)
-    comparison = comparison if comparison is not None and comparison.file_details else \
-        compare(ws, manifest, file_grades, details)
+    file_grades, details = read_file_labels(manifest)  # as it is now: it may have changed since `comparison`
+    comparison = compare(ws, manifest, file_grades, details)
     merged = Merged()
     known = {q.id for q in ws.queries()}
     for d in comparison.differences:

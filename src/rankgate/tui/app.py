@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 
 from rankgate.tui.commands import ReviewCommands
 from rankgate.core.errors import InputError
+from rankgate.core.text import visible
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
 from rankgate.tui.messages import CorpusLoaded, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.review import ReviewScreen
@@ -104,10 +105,10 @@ class ReviewApp(App[int]):
         check, self._sync_check = self._sync_check, None
         self.sync = check if isinstance(check, Sync) else None
         self.review.bind(event.loaded)
-        if self.sync is not None and self.sync.located:
-            self.notify(self.sync.located, title="workspace", timeout=15, markup=False)
+        if self.sync is not None and self.sync.located:  # paths and names: escaped (core.text.visible)
+            self.notify(visible(self.sync.located), title="workspace", timeout=15, markup=False)
         if isinstance(check, str):
-            self.notify(check, title="qrels file", severity="error", timeout=20, markup=False)
+            self.notify(visible(check), title="qrels file", severity="error", timeout=20, markup=False)
         elif self.sync is not None and self.sync.comparison.file_changed:  # said before anything else
             self.push_screen(SyncScreen(self.sync), self._sync_chosen)
         if self.read_corpus and event.loaded.corpus_path:
@@ -157,7 +158,7 @@ class ReviewApp(App[int]):
             return
         try:
             if choice == "merge":
-                merged = store_sync.bring_in(state.ws, state.manifest, state.comparison)
+                merged = store_sync.bring_in(state.ws, state.manifest)
                 lines = [f"brought in {merged.brought_in} label change{'s' if merged.brought_in != 1 else ''} "
                          f"from {state.manifest.qrels}"]
                 if merged.conflicts:
@@ -165,24 +166,26 @@ class ReviewApp(App[int]):
                                  "kept the workspace's label:")
                     lines += [f"  {c.query} {c.doc}: file {c.file}, workspace {c.workspace}"
                               for c in merged.conflicts[:10]]
-                self.notify("\n".join(lines), title="qrels file", timeout=15, markup=False)
+                self.notify("\n".join(visible(line) for line in lines), title="qrels file", timeout=15,
+                            markup=False)
                 self.reload()  # every pane from the merged labels
             elif choice == "keep":
                 store_sync.keep_workspace(state.ws, state.manifest)
                 state.again()
-                self.notify(f"kept the workspace: {state.unexported} label edits to export to "
-                            f"{state.manifest.qrels}", title="qrels file", timeout=10, markup=False)
+                self.notify(visible(f"kept the workspace: {state.unexported} label edits to export to "
+                                    f"{state.manifest.qrels}"), title="qrels file", timeout=10, markup=False)
                 if self.review is not None and self.review.model is not None:
                     self.review.refresh_top()
         except InputError as e:
-            self.notify(f"nothing changed: {e}", severity="error", timeout=15, markup=False)
+            self.notify(visible(f"nothing changed: {e}"), severity="error", timeout=15, markup=False)
 
     def _quit_chosen(self, choice: str | None) -> None:
         if choice == "export":
             try:
                 out = self.sync.export()
             except InputError as e:
-                self.notify(f"export failed, nothing changed: {e}", severity="error", timeout=15, markup=False)
+                self.notify(visible(f"export failed, nothing changed: {e}"), severity="error", timeout=15,
+                            markup=False)
                 return
             self.exit(return_code=0, message=f"wrote {out.labels} labels to {self.sync.manifest.qrels}")
         elif choice == "quit":
