@@ -485,6 +485,7 @@ def _status(args) -> int:
             if v is not None:
                 say(f"{k}: {v}")
         if comparison is not None:
+            say(f"workspace file: {comparison.workspace}")
             say(f"qrels file: {comparison.qrels}")
             for line in comparison.describe():
                 say(line)
