@@ -145,7 +145,7 @@ def test_recover_command(cli, tmp_path):
 
 def test_benchmark_flag(cli, samples):
     code, out, _ = cli("labels", "import", "-b", samples / "seed-lab")
-    assert code == 0 and "8 new judgments" in out and "seed-lab.json" in out
+    assert code == 0 and "8 new judgments" in out and "/seed-lab-" in out  # <name>-<folder key>.json
     code, out, _ = cli("labels", "import", "-b", samples / "seed-lab")
     assert code == 0 and "0 new judgments" in out  # later opens use the store
     lab = samples / "three-questions"

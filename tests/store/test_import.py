@@ -142,10 +142,11 @@ def _bench(tmp_path, samples, name="seed-lab"):
     return folder
 
 
-def test_a_benchmark_opens_its_workspace_by_name(tmp_path, samples, private_home):
+def test_a_benchmark_opens_its_workspace_by_name_and_folder(tmp_path, samples, private_home):
     folder = _bench(tmp_path, samples)
     with Workspace.open_benchmark(folder) as ws:
-        assert ws.path == paths.workspace_path("seed-lab")
+        assert ws.path == paths.benchmark_workspace_path("seed-lab", folder)
+        assert ws.path.name == f"seed-lab-{paths.folder_key(folder)}.json"
         assert ws.collection_version == "lab-1"
         assert ws.to_qrels().as_dict() == {q: dict.fromkeys(docs, 1) for q, docs in
                                            json.loads((folder / "qrels.json").read_text()).items()}

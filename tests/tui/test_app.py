@@ -206,7 +206,7 @@ async def test_export_from_the_app(tiny, tmp_path):
         target = tmp_path / "out" / "reviewed.jsonl"
         target.parent.mkdir()
         field = app.screen.query_one("#export-path")
-        assert field.value.endswith("tiny-lab-reviewed-qrels.jsonl")
+        assert field.value == str(tiny / "judgments.jsonl")  # the folder's own qrels by default; or elsewhere:
         field.value = str(target)
         await pilot.press("enter")
         await pilot.pause()

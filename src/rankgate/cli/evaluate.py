@@ -177,6 +177,18 @@ def gate_depth(args) -> tuple[int | None, int]:
     return ranking_depth(gate_measures(policy.k) + extra_measures(policy)), policy.k
 
 
+def warn_unexported(args, bundle: Bundle) -> None:
+    """One line on stderr when this benchmark folder's workspace holds label edits its qrels file does not
+    (store/sync.py: reads one small file, creates and locks nothing); the decision and the JSON are unchanged."""
+    if bundle.manifest is None or args.qrels is not None:
+        return
+    from rankgate.store.unexported import unexported_note
+
+    note = unexported_note(bundle.manifest)
+    if note:
+        say(note, err=True)
+
+
 def check(bundle: Bundle, policy: Policy) -> None:
     problems = problems_of(bundle, policy)
     if problems:
@@ -238,6 +250,7 @@ def cmd_validate(args) -> int:
 
 def cmd_score(args) -> int:
     bundle, policy = load(args, fast=True)
+    warn_unexported(args, bundle)
     check(bundle, policy)
     if args.validate_only:
         emit(_valid_json(bundle, policy))
@@ -312,6 +325,7 @@ def cmd_gate(args) -> int:
     if args.receipt and named:
         raise InputError(named[0], "a receipt records the sha256 of every input file, and an ir_datasets name is "
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
+    warn_unexported(args, bundle)
     check(bundle, policy)
     if args.validate_only:
         emit(_valid_json(bundle, policy))
@@ -338,6 +352,7 @@ def cmd_compare(args) -> int:
     from rankgate.core.compare import compare_bundle
 
     bundle, policy = load(args, fast=True)
+    warn_unexported(args, bundle)
     check(bundle, policy)
     baseline = args.baseline or policy.baseline or next(iter(bundle.runs))
     bundle.run(baseline)

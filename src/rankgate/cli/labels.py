@@ -51,20 +51,29 @@ def _workspace_flags() -> argparse.ArgumentParser:
 
 
 def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
-    from rankgate.store import Workspace, paths
+    from rankgate.store import Workspace, sync
 
     if args.benchmark:
         if readonly:
             from rankgate.core.benchmark import load_manifest
 
             manifest = load_manifest(args.benchmark)
-            db = args.db or paths.workspace_path(manifest.name)
-            if not _exists(db):  # the first open imports the benchmark's labels: that one writes
+            located = sync.locate(manifest, create=False) if not args.db else None
+            if args.db is None and (located.adopt_from is not None or not _exists(located.path)):
+                # the first open imports the benchmark's labels (or adopts a moved folder's): that one writes
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
-            return Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, path=args.db,
-                                            blind=blind)
-        return Workspace.open_benchmark(args.benchmark, reviewer=args.reviewer, path=args.db, on_conflict=on_conflict,
-                                        blind=blind)
+            elif args.db and not _exists(args.db):
+                Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
+            ws = Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, path=args.db,
+                                          blind=blind)
+            if located is not None and located.note:
+                ws.located = located.note
+        else:
+            ws = Workspace.open_benchmark(args.benchmark, reviewer=args.reviewer, path=args.db,
+                                          on_conflict=on_conflict, blind=blind)
+        if ws.located:
+            _note(ws.located)
+        return ws
     return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
 
 
@@ -343,10 +352,12 @@ def _diff(args) -> int:
 
 def _add_export(cmds, common) -> None:
     p = cmds.add_parser("export", parents=[common], help="write reviewed qrels that `rankgate gate` reads")
-    p.add_argument("--format", choices=("trec", "json", "json-graded", "jsonl"), default="trec",
-                   help="trec (default); json: binary, documents with grade >= 1; json-graded; jsonl: with "
-                   "reasons and collection versions")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: standard output)")
+    _bench_arg(p)
+    p.add_argument("--format", choices=("trec", "json", "json-graded", "jsonl"), default=None,
+                   help="trec (default; a benchmark's own qrels file: its own format); json: binary, documents "
+                   "with grade >= 1; json-graded; jsonl: with reasons and collection versions")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: a benchmark's own qrels "
+                   "file; else standard output; '-': standard output)")
     p.add_argument("--plain", action="store_true", help="no header (for tools that cannot read comments)")
     p.add_argument("--version", dest="label_version", metavar="V", help="a frozen version (default: the current "
                    "labels)")
@@ -356,12 +367,19 @@ def _add_export(cmds, common) -> None:
                    "`labels merge`)")
     p.add_argument("--all-reviewers", action="store_true", help="jsonl: every reviewer's judgment and every "
                    "adjudication, one a line (for `labels merge`, not for the gate)")
+    p.add_argument("--overwrite", action="store_true", help="a benchmark's qrels file: replace it even when it "
+                   "holds changes the workspace has not seen (or no longer parses)")
     p.set_defaults(func=_export)
 
 
 def _export(args) -> int:
+    _bench_positional(args)
+    if args.benchmark and args.output is None and args.db is None:
+        return _export_back(args)
+    if args.output == "-":
+        args.output = None
     with _open(args, readonly=True) as ws:
-        out = ws.export(args.format, args.output, plain=args.plain, version=args.label_version,
+        out = ws.export(args.format or "trec", args.output, plain=args.plain, version=args.label_version,
                         require_adjudication=args.require_adjudication, judged_by=args.judged_by,
                         all_reviewers=args.all_reviewers)
     for n in out.notes:
@@ -375,6 +393,50 @@ def _export(args) -> int:
         say(f"wrote {out.labels} judgments to {args.output} ({out.format}, version {out.version}, "
               f"{out.content_hash})")
     return EXIT_OK
+
+
+def _export_back(args) -> int:
+    """`labels export BENCH`: the workspace's labels to the benchmark's own qrels file (store/sync.py)."""
+    from rankgate.store import sync
+
+    for flag, given in (("--plain", args.plain), ("--version", args.label_version),
+                        ("--judged-by", args.judged_by), ("--all-reviewers", args.all_reviewers)):
+        if given:
+            raise InputError("labels export", f"{flag} does not write back to the benchmark's qrels file; export "
+                             "elsewhere with -o FILE")
+    with _open(args, readonly=True) as ws:
+        manifest = ws.manifest
+        fmt = None
+        if args.format:
+            own = sync.file_format(manifest.qrels)
+            if args.format != own and {args.format, own} != {"json", "json-graded"}:
+                raise InputError(str(manifest.qrels), f"is {own}; the benchmark's qrels file keeps its own format "
+                                 f"(export {args.format} elsewhere with -o FILE)")
+            fmt = args.format
+        if args.require_adjudication and ws.disagreements():
+            ws.export("trec", None, require_adjudication=True)  # raises, naming the first disagreement
+        out = sync.export_back(ws, manifest, fmt, overwrite=args.overwrite)
+    for n in out.notes:
+        _note(n)
+    if args.json:
+        _print_json({"path": str(manifest.qrels), "format": out.format, "version": out.version,
+                     "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out,
+                     "workspace": str(ws.path)})
+    else:
+        say(f"wrote {out.labels} judgments to {manifest.qrels} ({out.format}, version {out.version}, "
+            f"{out.content_hash}); `rankgate gate {manifest.folder}` now reads them")
+    return EXIT_OK
+
+
+def _bench_arg(p) -> None:
+    p.add_argument("bench", nargs="?", metavar="BENCH", help="a benchmark folder (as -b FOLDER)")
+
+
+def _bench_positional(args) -> None:
+    if getattr(args, "bench", None):
+        if args.benchmark and args.benchmark != args.bench:
+            raise InputError("labels", "name the benchmark folder once (BENCH or -b FOLDER)")
+        args.benchmark = args.bench
 
 
 def _add_purge(cmds, common) -> None:
@@ -402,14 +464,26 @@ def _purge(args) -> int:
 
 
 def _add_status(cmds, common) -> None:
-    p = cmds.add_parser("status", parents=[common], help="where the workspace is and what it holds")
+    p = cmds.add_parser("status", parents=[common], help="where the workspace is and what it holds; for a "
+                        "benchmark, how it differs from the folder's qrels file (exit 1 when it does)")
+    _bench_arg(p)
     p.set_defaults(func=_status)
 
 
 def _status(args) -> int:
+    from rankgate.store import sync
+
+    _bench_positional(args)
+    comparison = None
     with _open(args, readonly=True) as ws:
         stats = ws.stats()
+        if ws.manifest is not None and args.db is None:
+            comparison = sync.compare(ws, ws.manifest)  # a qrels file that no longer parses: error, exit 2
     if args.json:
+        if comparison is not None:
+            stats["sync"] = {"qrels": str(comparison.qrels), "in_sync": comparison.in_sync,
+                             "file": comparison.counts("file"), "workspace": comparison.counts("workspace"),
+                             "conflicts": len(comparison.conflicts), "last_sync": comparison.synced}
         _print_json(stats)
     else:
         for k, v in stats.items():
@@ -417,7 +491,15 @@ def _status(args) -> int:
                 v = ", ".join(map(str, v)) or "none"
             if v is not None:
                 say(f"{k}: {v}")
-    return EXIT_OK
+        if comparison is not None:
+            say(f"workspace file: {comparison.workspace}")
+            say(f"qrels file: {comparison.qrels}")
+            for line in comparison.describe():
+                say(line)
+            if not comparison.in_sync:
+                say(f"(`rankgate labels export {ws.manifest.folder}` writes the workspace to the file; "
+                    "`rankgate review` offers to bring the file's changes in)")
+    return EXIT_OK if comparison is None or comparison.in_sync else 1
 
 
 def _add_recover(cmds, common) -> None:
@@ -434,7 +516,9 @@ def _recover(args) -> int:
         if args.benchmark:
             from rankgate.core.benchmark import load_manifest
 
-            db = paths.workspace_path(load_manifest(args.benchmark).name)
+            from rankgate.store import sync
+
+            db = sync.locate(load_manifest(args.benchmark), create=False).path
         else:
             db = paths.workspace_path()
     report = Workspace.recover(db)
@@ -744,7 +828,7 @@ def _queue(args) -> int:
     from rankgate.core.bundle import load_bundle
     from rankgate.core.policy import resolve
     from rankgate.core.queue import build_queue
-    from rankgate.store import Workspace, paths
+    from rankgate.store import Workspace
 
     manifest = None
     if args.benchmark:
@@ -753,9 +837,12 @@ def _queue(args) -> int:
                              "and --runs")
         manifest = load_manifest(args.benchmark)
     db = args.db
-    if db is None and args.qrels is None and manifest is not None and paths.workspace_path(manifest.name,
-                                                                                            create=False).exists():
-        db = paths.workspace_path(manifest.name, create=False)
+    if db is None and args.qrels is None and manifest is not None:
+        from rankgate.store import sync
+
+        located = sync.locate(manifest, create=False)
+        found = located.adopt_from or located.path
+        db = found if found.exists() else None
     if db is None and not args.qrels and manifest is None:
         raise InputError("labels queue", "no labels: name a benchmark folder, --qrels FILE or --db FILE")
     if not args.runs and manifest is None:

@@ -40,6 +40,20 @@ def input_files(bundle: Bundle, policy) -> list[tuple[str, str]]:
     return files
 
 
+def _labels_source(inputs: list[dict], meta: dict) -> dict | None:
+    """The labels the decision read: the qrels file's path and sha256, and, when its header names them
+    (a `rankgate labels export`), the frozen version it was exported from and its labels' content hash."""
+    qrels = next((i for i in inputs if i["role"] == "qrels"), None)
+    if qrels is None:
+        return None
+    out = {"path": qrels["path"], "sha256": qrels["sha256"]}
+    if meta.get("version"):
+        out["exported_from"] = str(meta["version"])
+    if meta.get("content_hash"):
+        out["content_hash"] = str(meta["content_hash"])
+    return out
+
+
 def build_receipt(result: dict, bundle: Bundle, policy, exit_code: int, invocation: dict | None = None) -> dict:
     inputs = [{"role": role, "path": path, "sha256": sha256_file(path), "bytes": os.path.getsize(path)}
               for role, path in input_files(bundle, policy)]
@@ -65,6 +79,7 @@ def build_receipt(result: dict, bundle: Bundle, policy, exit_code: int, invocati
                         "context_tokens": len(run.context_tokens)}
                  for name, run in bundle.runs.items()},
         "qrels_metadata": bundle.qrels.meta,
+        "labels": _labels_source(inputs, bundle.qrels.meta),
         "binding": result.get("binding"),
         "waivers_used": [w for w in result.get("waivers", []) if w.get("used")],
         "significance": result.get("significance"),

@@ -9,7 +9,9 @@ Where things live: records.py (plain records and constants), labels.py (how a
 pair's label is reached), reviewers.py (several reviewers of a pair),
 durable.py (the snapshot, the journal, the fold), workspace.py (`Workspace`), marks.py (unsure marks),
 recovery.py, transfer/ (import, merge, export, migrate), storage.py (files,
-journal, lock), paths.py (where workspaces live).
+journal, lock), paths.py (where workspaces live), sync.py (a benchmark
+folder's qrels file and its workspace), unexported.py (CI's check for edits
+not yet exported).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ JOURNAL_PREV = ".journal.prev"  # the journal folded into the snapshot before th
 HISTORY = ".history"  # the history of changes (a TinyDB file of its own)
 LOCK = ".lock"  # the writer's lock; holds the holder's pid, host and user
 BACKUP = ".bak"  # the snapshot before the current one
+SYNC = ".sync"  # the last import or export to the benchmark's qrels file (store/sync.py)
 
 
 def data_dir(create: bool = True) -> Path:
@@ -61,6 +62,19 @@ def workspace_file_name(name: str) -> str:
 def workspace_path(name: str = DEFAULT_WORKSPACE, create: bool = True) -> Path:
     """The workspace file of a benchmark (by its name) or the default workspace."""
     return workspace_dir(create) / workspace_file_name(name)
+
+
+def folder_key(folder: str | os.PathLike) -> str:
+    """8 hex digits of the hash of a folder's resolved path: copies and clones of a benchmark differ."""
+    resolved = os.path.realpath(os.path.abspath(os.fspath(folder)))
+    return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def benchmark_workspace_path(name: str, folder: str | os.PathLike, create: bool = True) -> Path:
+    """The workspace file of a benchmark folder: `<name>-<folder_key>.json`, keyed by the benchmark's
+    name and the folder's resolved path (store/sync.py finds a workspace again after the folder moved)."""
+    stem = workspace_file_name(name)[: -len(".json")]
+    return workspace_dir(create) / f"{stem}-{folder_key(folder)}.json"
 
 
 def sidecar(db: str | os.PathLike, suffix: str) -> Path:

@@ -26,7 +26,7 @@ from typing import Iterable
 
 from rankgate.core.errors import InputError
 from rankgate.core.model import Query
-from rankgate.store import marks, paths, recovery
+from rankgate.store import marks, paths, recovery, sync
 from rankgate.store.durable import FOLD_EDITS, DurableIndex
 from rankgate.store.labels import (
     as_judgment,
@@ -109,6 +109,22 @@ class Workspace(DurableIndex):
         self._reviewer = reviewer
         self._resolved_reviewer: str | None = None
         self.benchmark_import: ImportReport | None = None  # what the first open of a benchmark imported
+        self.located = ""  # how a benchmark's workspace was found, when that needs saying (store/sync.py)
+        self.manifest = None  # the benchmark folder's Manifest, when opened with open_benchmark
+
+    def close(self) -> None:
+        """Close; a benchmark's writer then counts its unexported edits for `rankgate gate` (store/sync.py)."""
+        was_open = not self.closed
+        super().close()
+        if was_open and not self.readonly and self.manifest is not None:
+            try:
+                sync.remember(self)
+            except Exception:  # a count for a warning never fails a close
+                pass
+
+    def _commit(self, ops: list, events: list[dict]) -> None:
+        sync.before_commit(self, ops)  # the pairs this writer touched, for the count on close (store/sync.py)
+        super()._commit(ops, events)
 
     # ---------------------------------------------------------------- open
 
@@ -137,14 +153,22 @@ class Workspace(DurableIndex):
         from rankgate.core.benchmark import Manifest, load_manifest
 
         manifest = benchmark if isinstance(benchmark, Manifest) else load_manifest(benchmark)
-        db = Path(path) if path is not None else paths.workspace_path(manifest.name, create=not readonly)
+        # keyed by name and folder; a moved folder's workspace is found by name (store/sync.py)
+        located = sync.Located(Path(path)) if path is not None else sync.locate(manifest, create=not readonly)
+        db = located.adopt_from if readonly and located.adopt_from is not None else located.path
         if readonly and not db.exists():
             raise InputError(str(db), f"no workspace yet for benchmark {manifest.name!r}; open it for writing once "
                              "(e.g. `rankgate labels import -b FOLDER`) to import its labels")
+        if not readonly:
+            sync.adopt(located)
         ws = cls.open(db, readonly=readonly, reviewer=reviewer, fold_every=fold_every, blind=blind)
+        ws.located = located.note
+        ws.manifest = manifest
         try:
             if not readonly and not ws._meta.get("benchmark"):
                 ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict)
+            if not readonly and path is None:
+                sync.after_open(ws, manifest)
         except BaseException:
             ws.close()
             raise

@@ -16,9 +16,11 @@ from textual.worker import get_current_worker
 
 from rankgate.tui.commands import ReviewCommands
 from rankgate.core.errors import InputError
+from rankgate.core.text import visible
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.review import ReviewScreen
+from rankgate.tui.screens.sync import QuitScreen, Sync, SyncScreen
 from rankgate.tui.widgets.doc_view import DocView
 
 
@@ -35,6 +37,8 @@ class ReviewApp(App[int]):
         self.read_corpus = read_corpus
         self.loaded: Loaded | None = None
         self.error: BaseException | None = None
+        self.sync: Sync | None = None  # the benchmark's qrels file against its workspace (screens/sync.py)
+        self._sync_check: Sync | str | None = None
 
     def on_mount(self) -> None:
         self.push_screen(ReviewScreen(self.inputs.path or "labels"))  # composed while the load runs
@@ -59,6 +63,10 @@ class ReviewApp(App[int]):
         if worker.is_cancelled:
             loaded.model.labels.close()
             return
+        try:
+            self._sync_check = Sync.check(loaded)  # read here, off the main thread
+        except Exception as e:  # the comparison is advice: the review goes on without it
+            self._sync_check = f"could not compare the folder's qrels with the workspace: {e}"
         self.post_message(LoadedMessage(loaded))
 
     @work(thread=True, exclusive=True, group="corpus")
@@ -102,7 +110,15 @@ class ReviewApp(App[int]):
     @on(LoadedMessage)
     def _loaded(self, event: LoadedMessage) -> None:
         self.loaded = event.loaded
+        check, self._sync_check = self._sync_check, None
+        self.sync = check if isinstance(check, Sync) else None
         self.review.bind(event.loaded)
+        if self.sync is not None and self.sync.located:  # paths and names: escaped (core.text.visible)
+            self.notify(visible(self.sync.located), title="workspace", timeout=15, markup=False)
+        if isinstance(check, str):
+            self.notify(visible(check), title="qrels file", severity="error", timeout=20, markup=False)
+        elif self.sync is not None and self.sync.comparison.file_changed:  # said before anything else
+            self.push_screen(SyncScreen(self.sync), self._sync_chosen)
         if self.read_corpus and event.loaded.corpus_path:
             self.read_documents(event.loaded.corpus_path, event.loaded.wanted_docs)
 
@@ -123,13 +139,70 @@ class ReviewApp(App[int]):
             self.load()
 
     def leave(self) -> None:
-        """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input)."""
+        """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input); with label
+        edits not yet in the folder's qrels file, offer to export them first."""
+        if self.loaded is not None and self.unexported:
+            self.push_screen(QuitScreen(self.unexported, self.sync.manifest.qrels), self._quit_chosen)
+            return
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
     @on(CorpusProgress)
     def _corpus_progress(self, event: CorpusProgress) -> None:
         if self.review is not None:
             self.review.query_one(DocView).reading(event.percent)
+
+    # ---- the folder's qrels file and the workspace (screens/sync.py) ---------------------------------
+
+    @property
+    def unexported(self) -> int:
+        """Label edits in the workspace that the benchmark folder's qrels file does not hold (0: none, or
+        not a benchmark's store)."""
+        return self.sync.unexported if self.sync is not None else 0
+
+    def edited(self, qid: str) -> None:
+        if self.sync is not None:
+            self.sync.edited(qid)
+
+    def _sync_chosen(self, choice: str | None) -> None:
+        from rankgate.store import sync as store_sync
+
+        state = self.sync
+        if state is None or choice is None:
+            return
+        try:
+            if choice == "merge":
+                merged = store_sync.bring_in(state.ws, state.manifest)
+                lines = [f"brought in {merged.brought_in} label change{'s' if merged.brought_in != 1 else ''} "
+                         f"from {state.manifest.qrels}"]
+                if merged.conflicts:
+                    lines.append(f"{len(merged.conflicts)} conflict{'s' if len(merged.conflicts) != 1 else ''} "
+                                 "kept the workspace's label:")
+                    lines += [f"  {c.query} {c.doc}: file {c.file}, workspace {c.workspace}"
+                              for c in merged.conflicts[:10]]
+                self.notify("\n".join(visible(line) for line in lines), title="qrels file", timeout=15,
+                            markup=False)
+                self.reload()  # every pane from the merged labels
+            elif choice == "keep":
+                store_sync.keep_workspace(state.ws, state.manifest)
+                state.again()
+                self.notify(visible(f"kept the workspace: {state.unexported} label edits to export to "
+                                    f"{state.manifest.qrels}"), title="qrels file", timeout=10, markup=False)
+                if self.review is not None and self.review.model is not None:
+                    self.review.refresh_top()
+        except InputError as e:
+            self.notify(visible(f"nothing changed: {e}"), severity="error", timeout=15, markup=False)
+
+    def _quit_chosen(self, choice: str | None) -> None:
+        if choice == "export":
+            try:
+                out = self.sync.export()
+            except InputError as e:
+                self.notify(visible(f"export failed, nothing changed: {e}"), severity="error", timeout=15,
+                            markup=False)
+                return
+            self.exit(return_code=0, message=f"wrote {out.labels} labels to {self.sync.manifest.qrels}")
+        elif choice == "quit":
+            self.exit(return_code=0)
 
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:

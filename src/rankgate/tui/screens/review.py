@@ -15,7 +15,7 @@ from textual.widgets import Footer, Input
 from rankgate.core.text import visible
 from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
-from rankgate.tui.labels import Refused
+from rankgate.tui.labels import Exported, Refused
 from rankgate.tui.loader import Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
@@ -194,6 +194,9 @@ class ReviewScreen(Screen):
         t.append_text(literal(excerpt(self.loaded.reviewer, 16)))
         if not m.labels.saved:
             t.append(" · labels NOT saved (no store)", style="bold red")
+        unexported = getattr(self.app, "unexported", 0)  # not yet in the folder's qrels file (screens/sync.py)
+        if unexported:
+            t.append(f" · {unexported} unexported", style="bold yellow")
         if getattr(self.app, "inputs", None) is not None and self.app.inputs.blind:
             t.append("  BLIND", style="bold reverse")
             t.append(" your labels only, ranks hidden", style="dim")
@@ -302,6 +305,8 @@ class ReviewScreen(Screen):
             labels = self.query_one(LabelEditor)
             labels.show(qi, doc, keep_cursor=True)
             self.query_one(RankingPane).show(qi, doc, keep_cursor=True)
+        if hasattr(self.app, "edited"):
+            self.app.edited(qid)  # the header's count of unexported edits
         self.refresh_gate()
 
     # ---- events from the panes ------------------------------------------------------------------------
@@ -791,6 +796,9 @@ class ReviewScreen(Screen):
     # ---- the rest --------------------------------------------------------------------------------------------------
 
     def default_export_path(self) -> str:
+        state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
+        if state is not None:
+            return str(state.manifest.qrels)
         name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
         return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
 
@@ -804,8 +812,14 @@ class ReviewScreen(Screen):
     def export_to(self, path: str):
         """Write the reviewed labels; returns what was written (tui.labels.Exported) or None."""
         fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
+        state = getattr(self.app, "sync", None)
         try:
-            done = self.model.labels.export(Path(path).expanduser(), fmt)
+            if state is not None and Path(path).expanduser().resolve() == Path(state.manifest.qrels).resolve():
+                out = state.export()  # back to the folder's qrels file, in its own format, for `rankgate gate`
+                done = Exported(Path(state.manifest.qrels).resolve(), out.labels, out.format, list(out.notes))
+                self.refresh_top()
+            else:
+                done = self.model.labels.export(Path(path).expanduser(), fmt)
         except Exception as e:
             self.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
             return None

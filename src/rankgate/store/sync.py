@@ -1,0 +1,581 @@
+"""A benchmark's qrels file and its workspace: like a commit and a working tree.
+
+The benchmark folder's qrels file is what is committed and what CI reads; the
+workspace is the working copy the experts edit. This module keeps the two
+apart and explicit:
+
+* **Which workspace.** A benchmark folder's workspace is keyed by the
+  benchmark's name and the folder's resolved path
+  (`<data>/workspaces/<name>-<8 hex>.json`, store/paths.py), so copies and
+  clones never share one. When a folder has none yet, a workspace of the same
+  name whose folder no longer exists (the folder moved), or the old name-only
+  workspace of this very folder, is adopted: its files are renamed, and the
+  caller is told (`Located.note`). A workspace of the same name whose folder
+  still exists (a copy) is left to it.
+* **The last sync.** Every import of the folder's qrels and every export back
+  to it is recorded beside the workspace in `<db>.sync`: line 1 a small JSON
+  summary (the file's sha256, the labels' content hash, when, how, and the
+  number of unexported edits with the workspace files' size and time it was
+  counted at); line 2 the labels as they were at that point, keyed by a hash
+  of (query, document) rather than the IDs (a purge erases IDs; this file does
+  not hold them).
+* **Comparing.** `compare()` reads the file and the workspace and sorts every
+  label that differs: changed in the file since the last sync, changed in the
+  workspace since (an unexported edit), or changed on both sides (a conflict).
+* **CI.** `unexported_note()` (store/unexported.py) is what `rankgate gate`
+  prints: it reads line 1 of `<db>.sync` only (no TinyDB), and opens the
+  workspace read-only only when its files changed since the count was taken.
+
+Nothing here changes a label except `bring_in` (the file's changes, as edits
+with the file's reviewer); an export back is written atomically or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rankgate.core.errors import InputError
+from rankgate.store import paths
+from rankgate.store.unexported import SYNC_FORMAT, read_summary, stamp as _stamp, unexported_count, \
+    unexported_note  # noqa: F401 (the CI check lives apart: it must import next to nothing)
+
+RECOUNT_ABOVE = 20_000  # a writer that touched more pairs counts its unexported edits again from every label
+FILE_REVIEWER = "qrels-file"  # who a label brought in from the file is by, when the file names nobody
+
+
+# --------------------------------------------------------------------------- small pieces
+
+
+def label_key(qid: str, doc: str) -> str:
+    """The key of a (query, document) pair in the sync record: a hash, never the IDs."""
+    text = f"{len(qid)}:{qid} {len(doc)}:{doc}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def file_sha256(path: str | os.PathLike) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return "sha256:" + hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _resolved(path) -> str:
+    return os.path.realpath(os.path.abspath(os.fspath(path)))
+
+
+# --------------------------------------------------------------------------- which workspace
+
+
+@dataclass
+class Located:
+    """A benchmark folder's workspace file; `adopt_from`: a workspace to move there first (see `locate`)."""
+
+    path: Path
+    note: str = ""
+    adopt_from: Path | None = None
+
+
+def locate(manifest, *, create: bool) -> Located:
+    """The workspace of a benchmark folder: its own keyed file; else one to adopt (found by name), else a
+    new keyed file. Nothing is moved here: `adopt()` does that (for a writer)."""
+    keyed = paths.benchmark_workspace_path(manifest.name, manifest.folder, create=create)
+    if keyed.exists():
+        return Located(keyed)
+    folder = _resolved(manifest.folder)
+    wdir = keyed.parent
+    if not wdir.is_dir():
+        return Located(keyed)
+    stem = paths.workspace_file_name(manifest.name)[: -len(".json")]
+    pattern = re.compile(re.escape(stem) + r"(-[0-9a-f]{8})?\.json")
+    others = []
+    for name in sorted(os.listdir(wdir)):
+        if pattern.fullmatch(name) and name != keyed.name:
+            others.append(wdir / name)
+    keep_apart = []
+    for other in others:
+        was = recorded_folder(other)
+        legacy = other.name == stem + ".json"
+        if was == folder and legacy:
+            return Located(keyed, f"workspace {other.name} (this benchmark's, by name) now lives at {keyed.name}, "
+                           "keyed by the folder's path too", other)
+        if was is not None and was != folder and not os.path.exists(was):
+            return Located(keyed, f"the benchmark {manifest.name!r} was at {was}, which no longer exists: its "
+                           f"workspace ({other.name}) is adopted by this folder, as {keyed.name}", other)
+        if was is None and legacy:
+            return Located(keyed, f"workspace {other.name} (found by the benchmark's name, its folder unknown) "
+                           f"is adopted by this folder, as {keyed.name}", other)
+        keep_apart.append((other, was))
+    if keep_apart:
+        other, was = keep_apart[0]
+        where = f" at {was}" if was else ""
+        return Located(keyed, f"a new workspace for this folder ({keyed.name}); the benchmark {manifest.name!r}"
+                       f"{where} keeps its own ({other.name})")
+    return Located(keyed)
+
+
+def recorded_folder(db: Path) -> str | None:
+    """The benchmark folder a workspace was opened for: from its sync record, else its snapshot's meta."""
+    summary = read_summary(db)
+    if summary and summary.get("folder"):
+        return summary["folder"]
+    from rankgate.store.workspace import Workspace
+
+    try:
+        with Workspace.open(db, readonly=True) as ws:
+            bench = ws._meta.get("benchmark") or {}
+        return bench.get("folder") or None
+    except (InputError, OSError, AttributeError):
+        return None
+
+
+def adopt(located: Located) -> None:
+    """Move an adopted workspace's files to the keyed name, holding its lock (a writer elsewhere refuses)."""
+    from rankgate.store.storage import WriterLock, fsync_dir
+
+    old, new = located.adopt_from, located.path
+    if old is None:
+        return
+    lock = WriterLock(paths.sidecar(old, paths.LOCK), old)
+    lock.acquire()  # raises Locked (naming the holder) when it is open for writing
+    try:
+        prefix = old.name + "."
+        moved = [old] + [old.parent / n for n in sorted(os.listdir(old.parent))
+                         if n.startswith(prefix) and n != old.name + paths.LOCK]
+        for p in moved:
+            if p.exists():
+                os.replace(p, new.with_name(new.name + p.name[len(old.name):]))
+        fsync_dir(new.parent)
+    finally:
+        lock.release()
+    try:
+        os.unlink(paths.sidecar(old, paths.LOCK))
+    except OSError:
+        pass
+    located.adopt_from = None
+
+
+# --------------------------------------------------------------------------- the sync record
+
+
+def read_record(db: str | os.PathLike) -> tuple[dict, dict[str, int]] | None:
+    """(summary, {label_key: grade} at the last sync), or None."""
+    try:
+        with open(paths.sidecar(db, paths.SYNC), "rb") as f:
+            summary = json.loads(f.readline())
+            base = json.loads(f.readline() or b"{}")
+        if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict):
+            return summary, base
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _write_record(db: Path, summary: dict, base: dict[str, int]) -> None:
+    from rankgate.store.storage import atomic_write
+
+    data = (json.dumps(summary, ensure_ascii=False) + "\n" + json.dumps(base, separators=(",", ":")) + "\n")
+    atomic_write(paths.sidecar(db, paths.SYNC), data.encode("utf-8", "surrogatepass"))
+
+
+def _write_summary(db: Path, summary: dict) -> None:
+    """Line 1 again, line 2 as it is. Not fsynced: the count is advice; after a crash the gate finds it
+    stale (its stamp) and counts again."""
+    from rankgate.store.storage import atomic_write
+
+    path = paths.sidecar(db, paths.SYNC)
+    rest = path.read_bytes().partition(b"\n")[2]
+    atomic_write(path, json.dumps(summary, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n" + rest,
+                 sync=False)
+
+
+def workspace_grades(ws) -> dict[tuple[str, str], int]:
+    """{(query, doc): grade} of the workspace's current labels (every reviewer's, as exported)."""
+    _, labels = ws._label_set(None)
+    return {(q, d): int(s["grade"]) for q, per in labels.items() for d, s in per.items()}
+
+
+def query_grades(ws, qid: str) -> dict[str, int]:
+    """{doc: grade} of one query's labels (every reviewer's, as exported)."""
+    from rankgate.store.labels import pair_labels
+
+    labels = pair_labels({qid: ws._labels.get(qid, {})}, {qid: ws._adj.get(qid, {})})
+    return {d: int(s["grade"]) for d, s in labels.get(qid, {}).items()}
+
+
+def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, version: str = "",
+                sha: str | None = None) -> None:
+    """The folder's qrels file and the workspace agree on `grades` now (an import, an export, a merge)."""
+    base = {label_key(q, d): g for (q, d), g in grades.items()}
+    from rankgate.store.labels import content_hash
+
+    summary = {"format": SYNC_FORMAT, "benchmark": manifest.name, "folder": _resolved(manifest.folder),
+               "qrels": _resolved(manifest.qrels), "file_sha256": sha if sha is not None else
+               file_sha256(manifest.qrels), "labels_hash": content_hash((q, d, g) for (q, d), g in grades.items()),
+               "how": how, "at": ws._clock(), "version": version}
+    unexported = count_unexported(base, workspace_grades(ws))
+    summary.update(unexported=unexported, stamp=_stamp(ws.path))
+    _write_record(ws.path, summary, base)
+    _start_session(ws, summary, True)
+
+
+# A writer's session: the pairs its edits touched (with their grade before), so that closing counts the
+# unexported edits again from those pairs only, not from every label (0.45 s at 100k labels).
+
+def _start_session(ws, summary: dict | None, valid: bool) -> None:
+    ws._sync_session = {"at": (summary or {}).get("at"), "valid": valid, "before": {}, "full": False}
+
+
+def before_commit(ws, ops: list) -> None:
+    """A writer is about to commit `ops`: note each touched pair's grade before its first edit."""
+    session = getattr(ws, "_sync_session", None)
+    if session is None:
+        return
+    before = session["before"]
+    grades: dict[str, dict[str, int]] = {}
+    for kind, value in ops:
+        if kind in ("judgment", "review", "adjudication"):
+            key = (value["query"], value["doc"])
+            if key not in before:
+                per = grades.get(key[0])
+                if per is None:
+                    per = grades[key[0]] = query_grades(ws, key[0])
+                before[key] = per.get(key[1])
+        elif kind == "purge":
+            session["full"] = True
+    if len(before) > RECOUNT_ABOVE:  # many pairs: counting every label again is as cheap
+        session["full"] = True
+        before.clear()
+
+
+def count_unexported(base: dict[str, int], grades: dict[tuple[str, str], int]) -> int:
+    seen = 0
+    n = 0
+    for (q, d), g in grades.items():
+        b = base.get(label_key(q, d))
+        if b is None:
+            n += 1
+        else:
+            seen += 1
+            if b != g:
+                n += 1
+    return n + (len(base) - seen)  # labels removed from the workspace since
+
+
+def after_open(ws, manifest) -> None:
+    """A writer opened a benchmark's workspace: a first import is the first sync; a workspace from before
+    sync records gets one rebuilt from its history (its labels as the benchmark's import left them)."""
+    if ws.benchmark_import is not None:
+        record_sync(ws, manifest, "import", workspace_grades(ws))
+        return
+    record = read_record(ws.path)
+    if record is not None:
+        summary, base = record
+        if summary.get("folder") != _resolved(manifest.folder):  # adopted: the folder moved
+            summary.update(folder=_resolved(manifest.folder), qrels=_resolved(manifest.qrels))
+            _write_record(ws.path, summary, base)
+        # the count on file holds for the labels as opened when the files are as it was counted at
+        _start_session(ws, summary, summary.get("stamp") == _stamp(ws.path))
+        return
+    from rankgate.store.labels import labels_at
+
+    why = f"import benchmark {manifest.name}"
+    history = ws._load_history()
+    ids = [e["id"] for e in history if e.get("why") == why or e.get("kind") == "benchmark"]
+    if not ids:
+        return
+    _, labels = labels_at(history, max(ids) + 1)
+    grades = {(q, d): int(s["grade"]) for q, per in labels.items() for d, s in per.items()}
+    record_sync(ws, manifest, "import", grades, sha="")
+
+
+def remember(ws) -> None:
+    """After a writer closed a benchmark's workspace: count its unexported edits again for `rankgate gate`
+    (from the pairs this session touched when the count it opened with holds; else from every label)."""
+    session = getattr(ws, "_sync_session", None)
+    if session is not None and not session["before"] and not session["full"] and session["valid"]:
+        summary = read_summary(ws.path)
+        if summary is not None and summary.get("at") == session["at"]:
+            if summary.get("stamp") != _stamp(ws.path):  # a fold without edits: the count still holds
+                summary["stamp"] = _stamp(ws.path)
+                _write_summary(ws.path, summary)
+            return  # no edits: nothing to count
+    record = read_record(ws.path)
+    if record is None:
+        return
+    summary, base = record
+    quick = (session is not None and session["valid"] and not session["full"] and summary.get("at") == session["at"]
+             and isinstance(summary.get("unexported"), int))
+    if quick:
+        n = summary["unexported"]
+        grades: dict[str, dict[str, int]] = {}
+        for (q, d), was in session["before"].items():
+            b = base.get(label_key(q, d))
+            per = grades.get(q)
+            if per is None:
+                per = grades[q] = query_grades(ws, q)
+            n += (per.get(d) != b) - (was != b)
+    else:
+        n = count_unexported(base, workspace_grades(ws))
+    summary.update(unexported=n, stamp=_stamp(ws.path))
+    _write_summary(ws.path, summary)
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+@dataclass
+class Difference:
+    query: str
+    doc: str
+    base: int | None  # the grade at the last sync (None: no label)
+    file: int | None
+    workspace: int | None
+    side: str  # "file", "workspace" or "both" (a conflict)
+
+    @property
+    def kind(self) -> str:
+        """added / changed / removed, on its side, since the last sync (a conflict: against the base)."""
+        new = self.file if self.side == "file" else self.workspace
+        if self.base is None:
+            return "added"
+        if new is None:
+            return "removed"
+        return "changed"
+
+
+@dataclass
+class Comparison:
+    workspace: Path
+    qrels: Path
+    differences: list[Difference] = field(default_factory=list)
+    file_labels: int = 0
+    workspace_labels: int = 0
+    synced: dict | None = None  # the sync record's summary (None: none yet)
+    file_details: dict = field(default_factory=dict)  # (query, doc) -> (reason, collection_version, reviewer)
+    file_grades: dict = field(default_factory=dict)  # (query, doc) -> grade, in the file
+    base: dict | None = None  # label_key -> grade at the last sync (None: no record)
+
+    @property
+    def in_sync(self) -> bool:
+        return not self.differences
+
+    def counts(self, side: str) -> dict[str, int]:
+        out = {"added": 0, "changed": 0, "removed": 0}
+        for d in self.differences:
+            if d.side == side:
+                out[d.kind] += 1
+        return out
+
+    @property
+    def conflicts(self) -> list[Difference]:
+        return [d for d in self.differences if d.side == "both"]
+
+    @property
+    def file_changed(self) -> bool:
+        """The file holds changes the workspace has not seen (or conflicting ones)."""
+        return any(d.side != "workspace" for d in self.differences)
+
+    @property
+    def unexported(self) -> int:
+        return sum(1 for d in self.differences if d.side != "file")
+
+    def describe(self) -> list[str]:
+        """Lines for people: where, then the counts both ways."""
+        def fig(c: dict) -> str:
+            return f"{c['added']} added, {c['changed']} changed, {c['removed']} removed"
+
+        lines = []
+        if self.synced is None:
+            lines.append("no record of the last import or export: differences are counted as the workspace's")
+        elif self.synced.get("at"):
+            lines.append(f"last sync: {self.synced.get('how', '?')} at {self.synced['at']}")
+        if self.in_sync:
+            lines.append(f"in sync: the qrels file and the workspace hold the same {self.file_labels} labels")
+            return lines
+        lines.append(f"in the qrels file since then: {fig(self.counts('file'))}")
+        lines.append(f"in the workspace since then (not exported): {fig(self.counts('workspace'))}")
+        if self.conflicts:
+            lines.append(f"changed on both sides (conflicts): {len(self.conflicts)}")
+        return lines
+
+
+def read_file_labels(manifest) -> tuple[dict[tuple[str, str], int], dict]:
+    """{(query, doc): grade} of the folder's qrels file, and each label's details; a file that no longer
+    parses raises InputError with file:line."""
+    from rankgate.core.formats import read_qrels
+
+    qrels = read_qrels(manifest.qrels)
+    grades, details = {}, {}
+    reviewer = str(qrels.meta.get("reviewer", "") or "")
+    for q, d, g, detail in qrels.judgments():
+        grades[(q, d)] = int(g)
+        details[(q, d)] = (detail.reason or "", detail.collection_version or "", detail.reviewer or reviewer)
+    return grades, details
+
+
+def compare(ws, manifest, file_grades: dict | None = None, details: dict | None = None) -> Comparison:
+    """Every label that differs between the folder's qrels file and the workspace, by side."""
+    if file_grades is None:
+        file_grades, details = read_file_labels(manifest)
+    grades = workspace_grades(ws)
+    record = read_record(ws.path)
+    summary, base = record if record is not None else (None, None)
+    out = Comparison(Path(ws.path), Path(manifest.qrels), file_labels=len(file_grades),
+                     workspace_labels=len(grades), synced=summary, file_details=details or {},
+                     file_grades=file_grades, base=base)
+    order = list(file_grades) + [k for k in grades if k not in file_grades]
+    for key in order:
+        f, w = file_grades.get(key), grades.get(key)
+        if f == w:
+            continue
+        b = base.get(label_key(*key)) if base is not None else f
+        side = "file" if w == b else "workspace" if f == b else "both"
+        out.differences.append(Difference(key[0], key[1], b, f, w, side))
+    return out
+
+
+class Unexported:
+    """The number of unexported edits, kept current edit by edit (the app's header): a pair counts when
+    the workspace's label differs from the file's and from the last sync's."""
+
+    def __init__(self, comparison: Comparison) -> None:
+        self.file = comparison.file_grades
+        self.base = comparison.base
+        self.file_docs: dict[str, set[str]] = {}
+        for q, d in self.file:
+            self.file_docs.setdefault(q, set()).add(d)
+        self.dirty: dict[str, set[str]] = {}
+        for d in comparison.differences:
+            if d.side != "file":
+                self.dirty.setdefault(d.query, set()).add(d.doc)
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.dirty.values())
+
+    def touch(self, qid: str, grades: dict[str, int]) -> None:
+        """Query `qid`'s labels are now `grades` ({doc: grade})."""
+        out = set()
+        for doc in self.file_docs.get(qid, set()) | set(grades):
+            f, w = self.file.get((qid, doc)), grades.get(doc)
+            b = self.base.get(label_key(qid, doc)) if self.base is not None else f
+            if f != w and w != b:
+                out.add(doc)
+        if out:
+            self.dirty[qid] = out
+        else:
+            self.dirty.pop(qid, None)
+
+
+# --------------------------------------------------------------------------- export back, merge
+
+
+def file_format(path: str | os.PathLike) -> str:
+    """The export format that writes `path`'s own format: trec, json (binary), json-graded or jsonl."""
+    from rankgate.core.formats.sniff import detect_format
+
+    p = str(path)
+    if p.endswith(".gz"):
+        raise InputError(p, "a gzip-compressed qrels file cannot be written back; export elsewhere with -o FILE")
+    kind = detect_format(p)
+    if kind == "beir":
+        raise InputError(p, "BEIR TSV qrels cannot be written back (no export format); export elsewhere with "
+                         "-o FILE --format trec|jsonl")
+    if kind == "json":
+        try:
+            obj = json.loads(Path(p).read_bytes())
+        except (OSError, ValueError):
+            return "json-graded"
+        body = obj.get("qrels", obj) if isinstance(obj, dict) else {}
+        if isinstance(body, dict) and body and all(isinstance(v, list) for v in body.values()):
+            return "json"
+        return "json-graded"
+    if kind in ("trec", "jsonl"):
+        return kind
+    return "trec"
+
+
+def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False):
+    """Write the workspace's labels to the benchmark's own qrels file (its own format, atomically, with the
+    version and hash header) and record the sync. Refused, nothing changed: a folder that cannot be
+    written; a file with changes the workspace has not seen (or that no longer parses), unless
+    `overwrite`. Returns the store's Export."""
+    target = Path(manifest.qrels)
+    if ws.blind:
+        raise InputError(str(target), "blind review shows your own labels only; leave blind review to export the "
+                         "benchmark's labels")
+    if not overwrite and target.exists():
+        c = compare(ws, manifest)  # a file that no longer parses: its file:line, nothing written
+        if c.file_changed:
+            n = sum(1 for d in c.differences if d.side != "workspace")
+            raise InputError(str(target), f"changed since the last import or export ({n} label"
+                             f"{'s' if n != 1 else ''} the workspace has not seen; `rankgate labels status` "
+                             "lists them); nothing was written: bring them in first (`rankgate review` offers "
+                             "it), or overwrite them with --overwrite")
+    notes = []
+    if fmt is None:
+        fmt = file_format(target)
+        if fmt == "json":
+            grades = workspace_grades(ws)
+            off = sum(1 for g in grades.values() if g != 1)
+            if off:
+                fmt = "json-graded"
+                notes.append(f"{target.name} was binary JSON; written as graded JSON to keep {off} grade"
+                             f"{'s' if off != 1 else ''} other than 1")
+    folder = target.parent
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise InputError(str(target), "cannot write here (read-only); nothing was changed, neither the file nor "
+                         "the workspace (export elsewhere with -o FILE)")
+    grades = workspace_grades(ws)
+    out = ws.export(fmt, target)
+    out.notes[:0] = notes
+    record_sync(ws, manifest, "export", grades, version=out.version)
+    return out
+
+
+@dataclass
+class Merged:
+    brought_in: int = 0
+    conflicts: list[Difference] = field(default_factory=list)
+
+
+def bring_in(ws, manifest) -> Merged:
+    """The file's changes since the last sync into the workspace, each label by the file's reviewer
+    (its JSONL line's, its header's, else "qrels-file"); conflicts keep the workspace's label and are
+    listed. Then the file is the last sync: what differs now is the workspace's own (unexported)."""
+    file_grades, details = read_file_labels(manifest)  # as it is now: it may have changed since `comparison`
+    comparison = compare(ws, manifest, file_grades, details)
+    merged = Merged()
+    known = {q.id for q in ws.queries()}
+    for d in comparison.differences:
+        if d.side == "both":
+            merged.conflicts.append(d)
+            continue
+        if d.side != "file":
+            continue
+        if d.file is None:
+            if ws.judgment(d.query, d.doc) is not None:
+                ws.remove_judgment(d.query, d.doc, why=f"brought in from {Path(manifest.qrels).name}",
+                                   reviewer=FILE_REVIEWER)
+        else:
+            reason, cv, who = details.get((d.query, d.doc), ("", "", ""))
+            ws.set_judgment(d.query, d.doc, d.file, reason=reason or f"from {Path(manifest.qrels).name}",
+                            collection_version=cv or None, reviewer=who or FILE_REVIEWER,
+                            why=f"brought in from {Path(manifest.qrels).name}", create_query=d.query not in known)
+            known.add(d.query)
+        merged.brought_in += 1
+    record_sync(ws, manifest, "merge", file_grades)
+    return merged
+
+
+def keep_workspace(ws, manifest) -> None:
+    """The workspace stays as it is: the file as it is now becomes the last sync, so every difference is
+    the workspace's (an export writes it back)."""
+    file_grades, _ = read_file_labels(manifest)
+    record_sync(ws, manifest, "keep", file_grades)

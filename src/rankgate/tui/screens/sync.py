@@ -1,0 +1,170 @@
+"""The benchmark folder's qrels file and the workspace (store/sync.py), in the app.
+
+On open, when the folder's qrels changed since the last import or export,
+`SyncScreen` says so before anything else and offers: bring the file's changes
+in (a merge keeping each label's reviewer; conflicts keep the workspace's label
+and are listed), keep the workspace as it is, or show the differences. The
+header counts the edits not yet exported (`Sync.unexported`); quitting with
+some, `QuitScreen` offers to export them to the folder's qrels file first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from rankgate.core.errors import InputError
+from rankgate.store import sync
+from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.screens import apply_cursor_blink
+
+SHOW_AT_MOST = 500  # differences listed in the dialog
+
+
+@dataclass
+class Sync:
+    """A benchmark's workspace against its folder's qrels file, for the app."""
+
+    ws: object  # store.workspace.Workspace (open for writing, or read-only when another process writes)
+    manifest: object
+    comparison: sync.Comparison
+    tracker: sync.Unexported
+    writable: bool
+    located: str = ""  # how the workspace was found, when that needs saying (a moved folder's, a copy's)
+
+    @classmethod
+    def check(cls, loaded) -> "Sync | str | None":
+        """The comparison of a loaded benchmark (None: not a benchmark's store; a str: why the folder's
+        qrels could not be read, with file:line; the workspace is untouched)."""
+        backend = getattr(loaded.model.labels, "backend", None)
+        ws = getattr(backend, "ws", None)
+        manifest = getattr(ws, "manifest", None)
+        if manifest is None or ws.blind:  # blind review: other reviewers' labels stay out of sight
+            return None
+        try:
+            comparison = sync.compare(ws, manifest)
+        except InputError as e:
+            return f"the folder's qrels file no longer reads: {e}; the workspace is left as it is"
+        return cls(ws, manifest, comparison, sync.Unexported(comparison), not backend.read_only, ws.located)
+
+    @property
+    def unexported(self) -> int:
+        return self.tracker.count
+
+    def edited(self, qid: str) -> None:
+        """Query `qid`'s labels changed: count its unexported edits again."""
+        self.tracker.touch(qid, sync.query_grades(self.ws, qid))
+
+    def again(self) -> None:
+        """Compare again (after an export, a merge, or keeping the workspace)."""
+        self.comparison = sync.compare(self.ws, self.manifest)
+        self.tracker = sync.Unexported(self.comparison)
+
+    def export(self):
+        """The workspace's labels to the folder's qrels file (store.sync.export_back)."""
+        out = sync.export_back(self.ws, self.manifest)
+        self.again()
+        return out
+
+
+def difference_lines(comparison: sync.Comparison, limit: int = SHOW_AT_MOST) -> Text:
+    """One line a label: query, document, and its grade at the last sync, in the file, in the workspace."""
+    def g(x):
+        return "-" if x is None else str(x)
+
+    side_words = {"file": "file changed", "workspace": "not exported", "both": "CONFLICT"}
+    t = Text(end="")
+    t.append(f"{'':14}{'last sync':>10} {'file':>5} {'workspace':>10}\n", style="dim")
+    for d in comparison.differences[:limit]:
+        style = "bold red" if d.side == "both" else "yellow" if d.side == "file" else "cyan"
+        t.append_text(literal(f"{excerpt(d.query, 24)} {excerpt(d.doc, 32)}", style="bold"))
+        t.append(f"\n{side_words[d.side]:14}{g(d.base):>10} {g(d.file):>5} {g(d.workspace):>10}\n", style=style)
+    if len(comparison.differences) > limit:
+        t.append(f"... and {len(comparison.differences) - limit} more (rankgate labels status)\n", style="dim")
+    return t
+
+
+class SyncScreen(ModalScreen[str | None]):
+    """The folder's qrels file changed: bring its changes in (`merge`), keep the workspace (`keep`), or see
+    the differences; escape decides later (asked again on the next open)."""
+
+    BINDINGS = [("b", "choose('merge')", "Bring the file's changes in"), ("k", "choose('keep')", "Keep the workspace"),
+                ("d", "differences", "Show the differences"), ("escape", "dismiss(None)", "Later")]
+
+    def __init__(self, state: Sync) -> None:
+        super().__init__()
+        self.state = state
+
+    def compose(self) -> ComposeResult:
+        c = self.state.comparison
+        with Vertical(classes="dialog", id="sync-dialog"):
+            yield Static(Text("The benchmark's qrels file changed since the last import or export", style="bold"))
+            body = Text(end="")
+            body.append_text(literal(str(c.qrels)))
+            body.append("\n")
+            for line in c.describe():
+                body.append(line + "\n")
+            yield Static(body, id="sync-summary")
+            with VerticalScroll(id="sync-differences"):
+                yield Static(difference_lines(c), id="sync-lines")
+            keys = Text(end="", style="dim")
+            if self.state.writable:
+                keys.append("b", style="bold")
+                keys.append(": bring the file's changes in (each label keeps its reviewer; a conflict keeps "
+                            "the workspace's) · ")
+                keys.append("k", style="bold")
+                keys.append(": keep the workspace as it is (an export writes it to the file) · ")
+            else:
+                keys.append("read-only (another process writes these labels): nothing can be brought in now · ")
+            keys.append("d", style="bold")
+            keys.append(": show the differences · ")
+            keys.append("escape", style="bold")
+            keys.append(": later")
+            yield Static(keys)
+
+    def on_mount(self) -> None:
+        self.query_one("#sync-differences").display = False
+        apply_cursor_blink(self)
+
+    def action_choose(self, what: str) -> None:
+        if self.state.writable:
+            self.dismiss(what)
+
+    def action_differences(self) -> None:
+        box = self.query_one("#sync-differences")
+        box.display = not box.display
+
+
+class QuitScreen(ModalScreen[str | None]):
+    """Quitting with unexported edits: export them to the folder's qrels file and quit (`export`), quit
+    anyway (`quit`), or stay (escape)."""
+
+    BINDINGS = [("e", "dismiss('export')", "Export and quit"), ("q", "dismiss('quit')", "Quit without exporting"),
+                ("escape", "dismiss(None)", "Stay")]
+
+    def __init__(self, n: int, qrels) -> None:
+        super().__init__()
+        self.n, self.qrels = n, qrels
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="quit-dialog"):
+            head = Text(f"{self.n} label edit{'s' if self.n != 1 else ''} not exported", style="bold")
+            yield Static(head)
+            body = Text("`rankgate gate` reads ", end="")
+            body.append_text(literal(str(self.qrels)))
+            body.append(", which does not hold them yet.")
+            yield Static(body)
+            keys = Text(end="", style="dim")
+            for key, what in (("e", "export to that file and quit"), ("q", "quit without exporting (they stay "
+                              "in the workspace)"), ("escape", "stay")):
+                keys.append(key, style="bold")
+                keys.append(f": {what}   ")
+            yield Static(keys)
+
+    def on_mount(self) -> None:
+        apply_cursor_blink(self)

@@ -1,0 +1,347 @@
+"""A benchmark folder's qrels file and its workspace (store/sync.py): which workspace, `labels status BENCH`,
+`labels export BENCH` back to the folder, and the gate's warning about unexported edits."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from rankgate.store import paths, sync
+from rankgate.store.workspace import Workspace
+
+
+def _copy(samples, tmp_path, name="seed-lab", to=None):
+    folder = tmp_path / (to or name)
+    shutil.copytree(samples / name, folder)
+    return folder
+
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _workspace_files():
+    d = paths.workspace_dir(create=False)
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+# ---------------------------------------------------------------- 1. which workspace
+
+
+def test_copies_of_a_benchmark_never_share_a_workspace(cli, samples, tmp_path):
+    a = _copy(samples, tmp_path, to="a")
+    b = _copy(samples, tmp_path, to="b")
+    assert cli("labels", "set", "-b", a, "q-dns", "doc-x", "2", "--reason", "r", "--add-query")[0] == 0
+    code, out, err = cli("labels", "status", b)
+    assert code == 0, err  # b has its own workspace: in sync with its own file
+    assert f"path: {paths.benchmark_workspace_path('seed-lab', b)}" in out
+    assert "a new workspace for this folder" in err and f"at {a.resolve()} keeps its own" in err
+    code, out, _ = cli("labels", "status", a)
+    assert code == 1 and f"path: {paths.benchmark_workspace_path('seed-lab', a)}" in out
+    assert paths.benchmark_workspace_path("seed-lab", a) != paths.benchmark_workspace_path("seed-lab", b)
+
+
+def test_a_moved_folder_finds_its_workspace_by_name(cli, samples, tmp_path):
+    old = _copy(samples, tmp_path, to="old")
+    with Workspace.open_benchmark(old) as ws:
+        ws.set_judgment("q-dns", "doc-dns-negative-cache", 2, reason="explains the negative TTL")
+    new = tmp_path / "new"
+    old.rename(new)
+    code, out, err = cli("labels", "list", "-b", new, "q-dns", "doc-dns-negative-cache")
+    assert code == 0 and " 2 " in out
+    assert f"was at {old.resolve()}, which no longer exists" in err and "is adopted by this folder" in err
+    names = _workspace_files()
+    assert paths.benchmark_workspace_path("seed-lab", new).name in names
+    assert paths.benchmark_workspace_path("seed-lab", old).name not in names  # moved, not copied
+    code, out, err = cli("labels", "status", new)
+    assert code == 1 and err == ""  # adopted once; said once
+    assert "(not exported): 0 added, 1 changed, 0 removed" in out
+    copy = _copy(samples, tmp_path, to="copy")  # a copy made now does not take the moved folder's workspace
+    code, _, err = cli("labels", "status", copy)
+    assert code == 0 and f"at {new.resolve()} keeps its own" in err
+
+
+def test_the_old_name_only_workspace_is_adopted(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path)
+    legacy = paths.workspace_path("seed-lab")
+    with Workspace.open_benchmark(folder, path=legacy) as ws:  # what rankgate wrote before workspaces were keyed
+        ws.set_judgment("q-gpu", "doc-gpu-memory", 2, reason="budget")
+    code, out, err = cli("labels", "status", folder)
+    assert "workspace seed-lab.json (this benchmark's, by name) now lives at " in err
+    keyed = paths.benchmark_workspace_path("seed-lab", folder)
+    assert f"path: {keyed}" in out and not legacy.exists()
+    # its last import is rebuilt from its history: the edit is the workspace's, not yet exported
+    assert code == 1 and "(not exported): 0 added, 1 changed, 0 removed" in out
+
+
+def test_a_workspace_held_by_a_writer_is_not_moved(samples, tmp_path):
+    from rankgate.store.storage import Locked
+
+    old = _copy(samples, tmp_path, to="old")
+    holder = Workspace.open_benchmark(old)
+    try:
+        new = tmp_path / "new"
+        old.rename(new)
+        try:
+            Workspace.open_benchmark(new)
+        except Locked as e:
+            assert "is open for writing by" in str(e)
+        else:
+            raise AssertionError("adopted a workspace another writer holds")
+        assert holder.path.exists()
+    finally:
+        holder.close()
+
+
+# ---------------------------------------------------------------- 2. labels status BENCH
+
+
+def _write_json(path, obj):
+    path.write_text(json.dumps(obj, indent=2))
+
+
+def test_status_counts_both_ways(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path)
+    assert cli("labels", "status", folder)[0] == 0
+    assert cli("labels", "set", "-b", folder, "q-dns", "doc-dns-negative-cache", "2", "--reason", "r")[0] == 0
+    assert cli("labels", "set", "-b", folder, "q-gpu", "doc-new", "1", "--reason", "r")[0] == 0
+    qrels = json.loads((folder / "qrels.json").read_text())
+    qrels["q-backup"].remove("doc-restore-test")  # removed in the file
+    qrels["q-recovery"].append("doc-from-file")  # added in the file
+    qrels["q-gpu"].append("doc-new")  # added on both sides, with the same grade: no difference
+    _write_json(folder / "qrels.json", qrels)
+    code, out, _ = cli("labels", "status", folder)
+    assert code == 1
+    assert "in the qrels file since then: 1 added, 0 changed, 1 removed" in out
+    assert "in the workspace since then (not exported): 0 added, 1 changed, 0 removed" in out
+    code, out, _ = cli("labels", "status", folder, "--json")
+    s = json.loads(out)["sync"]
+    assert (s["in_sync"], s["file"], s["workspace"], s["conflicts"]) == (
+        False, {"added": 1, "changed": 0, "removed": 1}, {"added": 0, "changed": 1, "removed": 0}, 0)
+    assert s["last_sync"]["how"] == "import"
+    assert "doc-from-file" not in (paths.benchmark_workspace_path("seed-lab", folder).with_suffix(".json.sync")
+                                   .read_text())  # the record holds hashes of the pairs, not their IDs
+
+
+def test_a_label_changed_on_both_sides_is_a_conflict(samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    with Workspace.open_benchmark(folder) as ws:
+        ws.set_judgment("q1", "d1", 2, reason="fully")
+    text = (folder / "qrels.trec").read_text().replace("q1 0 d1 1", "q1 0 d1 0")
+    (folder / "qrels.trec").write_text(text)
+    with Workspace.open_benchmark(folder, readonly=True) as ws:
+        c = sync.compare(ws, ws.manifest)
+    assert [(d.query, d.doc, d.base, d.file, d.workspace, d.side) for d in c.differences] == [
+        ("q1", "d1", 1, 0, 2, "both")]
+    assert not c.in_sync and c.file_changed and c.unexported == 1
+
+
+def test_status_of_a_qrels_file_that_no_longer_parses(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    assert cli("labels", "status", folder)[0] == 0
+    db = paths.benchmark_workspace_path("three-questions", folder)
+    before = {p.name: p.read_bytes() for p in db.parent.iterdir() if not p.name.endswith(".lock")}
+    with open(folder / "qrels.trec", "a") as f:
+        f.write("q4 0 d9 high\n")
+    code, _, err = cli("labels", "status", folder)
+    assert code == 2 and f"{folder / 'qrels.trec'}:6" in err
+    assert {p.name: p.read_bytes() for p in db.parent.iterdir() if not p.name.endswith(".lock")} == before
+
+
+# ---------------------------------------------------------------- 3. the gate's warning
+
+
+def _gate(*argv, env):
+    return subprocess.run([sys.executable, "-m", "rankgate", *map(str, argv)], capture_output=True, text=True,
+                          env=env)
+
+
+def test_gate_warns_of_unexported_edits_and_decides_the_same(cli, samples, tmp_path, private_home):
+    folder = _copy(samples, tmp_path)
+    env = dict(os.environ, RANKGATE_HOME=str(private_home))
+    plain = _gate("gate", folder, env=env)
+    assert plain.stderr == "" and _workspace_files() == []  # no workspace: nothing read, nothing created
+    assert cli("labels", "status", folder)[0] == 0
+    assert _gate("gate", folder, env=env).stderr == ""  # a workspace in sync: silent
+    assert cli("labels", "set", "-b", folder, "q-recovery", "doc-new", "2", "--reason", "r")[0] == 0
+    assert cli("labels", "set", "-b", folder, "q-dns", "doc-dns-negative-cache", "2", "--reason", "r")[0] == 0
+    warned = _gate("gate", folder, env=env)
+    assert (warned.returncode, warned.stdout) == (plain.returncode, plain.stdout)  # same decision, same JSON
+    lines = warned.stderr.splitlines()
+    assert len(lines) == 1 and "holds 2 unexported label edits" in lines[0]
+    assert f"rankgate labels status {folder}" in lines[0]
+    for cmd in ("score", "compare"):
+        assert "2 unexported label edits" in _gate(cmd, folder, env=env).stderr
+    # with --qrels the gate does not read the folder's labels: nothing to warn about
+    assert _gate("gate", folder, "--qrels", folder / "qrels.json", env=env).stderr == ""
+
+
+def test_the_warning_sees_edits_of_a_writer_that_is_still_open(samples, tmp_path):
+    folder = _copy(samples, tmp_path)
+    Workspace.open_benchmark(folder).close()
+    from rankgate.core.benchmark import load_manifest
+
+    manifest = load_manifest(folder)
+    with Workspace.open_benchmark(folder) as ws:  # the app, say, has it open: the count on file is stale
+        ws.set_judgment("q-dns", "doc-new", 1, reason="r")
+        assert sync.unexported_count(manifest)[0] == 1
+    assert sync.unexported_count(manifest)[0] == 1
+
+
+def test_the_gate_path_never_imports_tinydb(samples, tmp_path, private_home):
+    folder = _copy(samples, tmp_path)
+    with Workspace.open_benchmark(folder) as ws:
+        ws.set_judgment("q-dns", "doc-new", 1, reason="r")
+    code = ("import sys; from rankgate.cli import main; rc = main(['gate', %r]); "
+            "print('tinydb' in sys.modules)" % str(folder))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, RANKGATE_HOME=str(private_home)))
+    assert out.stdout.strip().endswith("False") and "1 unexported label edit " in out.stderr
+
+
+# ---------------------------------------------------------------- 4. export back to the folder
+
+
+def test_export_writes_back_to_the_folders_qrels_in_its_own_format(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "also answers it")[0] == 0
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0, err
+    assert f"wrote 5 judgments to {folder / 'qrels.trec'} (trec" in out
+    text = (folder / "qrels.trec").read_text()
+    assert text.startswith("# version: unfrozen\n# content_hash: sha256:") and "q1 0 d2 1\n" in text
+    assert cli("labels", "status", folder)[0] == 0  # in sync
+    env = dict(os.environ)
+    gate = _gate("score", folder, env=env)
+    assert gate.returncode == 0 and gate.stderr == ""  # nothing unexported: no warning
+    # export elsewhere stays possible, and is not a sync with the folder
+    assert cli("labels", "set", "-b", folder, "q3", "d9", "1", "--reason", "r")[0] == 0
+    code, _, _ = cli("labels", "export", folder, "-o", tmp_path / "elsewhere.trec")
+    assert code == 0 and "q3 0 d9 1" in (tmp_path / "elsewhere.trec").read_text()
+    assert cli("labels", "status", folder)[0] == 1
+    code, out, _ = cli("labels", "export", folder, "-o", "-")
+    assert code == 0 and "q3 0 d9 1" in out
+
+
+def test_binary_json_stays_json_and_keeps_grades(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path)
+    assert cli("labels", "export", folder)[0] == 0
+    obj = json.loads((folder / "qrels.json").read_text())
+    assert obj["meta"]["content_hash"].startswith("sha256:") and obj["qrels"]["q-gpu"] == [
+        "doc-gpu-memory", "doc-kv-cache"]
+    assert cli("labels", "set", "-b", folder, "q-gpu", "doc-gpu-memory", "2", "--reason", "best")[0] == 0
+    code, _, err = cli("labels", "export", folder)
+    assert code == 0 and "written as graded JSON to keep 1 grade" in err
+    assert json.loads((folder / "qrels.json").read_text())["qrels"]["q-gpu"]["doc-gpu-memory"] == 2
+    assert cli("labels", "status", folder)[0] == 0
+    code, _, err = cli("labels", "export", folder, "--format", "trec")
+    assert code == 2 and "keeps its own format" in err
+
+
+def test_export_to_a_read_only_folder_changes_nothing(cli, samples, tmp_path, monkeypatch):
+    folder = _copy(samples, tmp_path, "three-questions")
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    db = paths.benchmark_workspace_path("three-questions", folder)
+    before_folder = _snapshot(folder)
+    before_store = {p.name: p.read_bytes() for p in db.parent.iterdir() if not p.name.endswith(".lock")}
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(folder) else real(p, mode, **kw))
+    code, out, err = cli("labels", "export", folder)
+    assert code == 2 and "cannot write here (read-only); nothing was changed" in err and out == ""
+    assert _snapshot(folder) == before_folder
+    assert {p.name: p.read_bytes() for p in db.parent.iterdir() if not p.name.endswith(".lock")} == before_store
+
+
+def test_the_receipt_names_the_version_the_labels_were_exported_from(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    assert cli("labels", "freeze", "-b", folder, "v1")[0] == 0
+    assert cli("labels", "export", folder)[0] == 0
+    receipt = tmp_path / "receipt.json"
+    code, _, _ = cli("gate", folder, "--receipt", receipt)
+    r = json.loads(receipt.read_text())
+    qrels = next(i for i in r["inputs"] if i["role"] == "qrels")
+    assert qrels["sha256"] == sync.file_sha256(folder / "qrels.trec").removeprefix("sha256:")
+    assert r["labels"] == {"path": qrels["path"], "sha256": qrels["sha256"], "exported_from": "v1",
+                           "content_hash": r["qrels_metadata"]["content_hash"]}
+
+
+# ---------------------------------------------------------------- bring the file's changes in, or keep
+
+
+def test_bring_in_keeps_each_labels_reviewer_and_reports_conflicts(samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    with Workspace.open_benchmark(folder, reviewer="ana") as ws:
+        ws.set_judgment("q1", "d1", 2, reason="fully")  # will conflict
+        ws.set_judgment("q3", "d4", 1, reason="ana's own")  # unexported, stays
+    text = (folder / "qrels.trec").read_text().replace("q1 0 d1 1", "q1 0 d1 0")
+    (folder / "qrels.trec").write_text("# reviewer: bo\n" + text + "q2 0 d8 2\n")
+    with Workspace.open_benchmark(folder, reviewer="ana") as ws:
+        merged = sync.bring_in(ws, ws.manifest)
+        assert merged.brought_in == 1 and [(c.query, c.doc) for c in merged.conflicts] == [("q1", "d1")]
+        j = ws.judgment("q2", "d8")
+        assert (j.grade, j.reviewer) == (2, "bo")
+        assert ws.judgment("q1", "d1").grade == 2  # a conflict keeps the workspace's label
+        c = sync.compare(ws, ws.manifest)
+    assert not c.file_changed and c.counts("workspace") == {"added": 1, "changed": 1, "removed": 0}
+
+
+def test_keep_the_workspace_makes_every_difference_the_workspaces(samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    Workspace.open_benchmark(folder).close()
+    (folder / "qrels.trec").write_text((folder / "qrels.trec").read_text() + "q2 0 d8 2\n")
+    with Workspace.open_benchmark(folder) as ws:
+        assert sync.compare(ws, ws.manifest).counts("file")["added"] == 1
+        sync.keep_workspace(ws, ws.manifest)
+        c = sync.compare(ws, ws.manifest)
+        assert not c.file_changed and c.counts("workspace") == {"added": 0, "changed": 0, "removed": 1}
+        assert ws.judgment("q2", "d8") is None
+
+
+def test_export_back_never_overwrites_changes_it_has_not_seen(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    (folder / "qrels.trec").write_text((folder / "qrels.trec").read_text() + "q2 0 d8 2\n")  # a pull, say
+    edited = (folder / "qrels.trec").read_bytes()
+    code, out, err = cli("labels", "export", folder)
+    assert code == 2 and "changed since the last import or export (1 label the workspace has not seen" in err
+    assert (folder / "qrels.trec").read_bytes() == edited
+    (folder / "qrels.trec").write_text("q1 0 d1 one\n")  # and one that no longer parses: named, kept
+    code, _, err = cli("labels", "export", folder)
+    assert code == 2 and "qrels.trec:1" in err and (folder / "qrels.trec").read_text() == "q1 0 d1 one\n"
+    code, out, _ = cli("labels", "export", folder, "--overwrite")
+    assert code == 0 and "q1 0 d2 1\n" in (folder / "qrels.trec").read_text()
+    assert cli("labels", "status", folder)[0] == 0
+
+
+def test_the_count_on_close_follows_every_kind_of_edit(samples, tmp_path):
+    """The count a writer leaves for the gate (from the pairs it touched) equals a count from every label."""
+    import random
+
+    from rankgate.core.benchmark import load_manifest
+    from rankgate.store.unexported import read_summary
+
+    folder = _copy(samples, tmp_path, "three-questions")
+    manifest = load_manifest(folder)
+    Workspace.open_benchmark(folder).close()
+    rng = random.Random(7)
+    pairs = [(q, d) for q in ("q1", "q2", "q3") for d in ("d1", "d2", "d5", "d7")]
+    for session in range(12):
+        with Workspace.open_benchmark(folder, reviewer=rng.choice(["ana", "bo"])) as ws:
+            for _ in range(rng.randrange(0, 6)):
+                q, d = rng.choice(pairs)
+                if rng.random() < 0.3:
+                    if ws.judgment(q, d) is not None:
+                        ws.remove_judgment(q, d)
+                else:
+                    ws.set_judgment(q, d, rng.choice([0, 1, 2]), reason="r")
+            if session == 6:
+                sync.export_back(ws, manifest)  # a sync mid-session: the count starts again from there
+            db = ws.path
+        record = sync.read_record(db)
+        with Workspace.open(db, readonly=True) as ws:
+            full = sync.count_unexported(record[1], sync.workspace_grades(ws))
+        assert read_summary(db)["unexported"] == full
+        assert (sync.unexported_count(manifest) or (0,))[0] == full
