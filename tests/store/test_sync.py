@@ -333,7 +333,7 @@ def test_the_count_on_close_follows_every_kind_of_edit(samples, tmp_path):
             for _ in range(rng.randrange(0, 6)):
                 q, d = rng.choice(pairs)
                 if rng.random() < 0.3:
-                    if ws.judgment(q, d) is not None:
+                    if ws.judgment(q, d, for_reviewer=ws.reviewer, blind=True) is not None:  # one's own only
                         ws.remove_judgment(q, d)
                 else:
                     ws.set_judgment(q, d, rng.choice([0, 1, 2]), reason="r")

@@ -41,11 +41,11 @@ from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths
+from rankgate.store.records import FILE_SOURCE
 from rankgate.store.unexported import SYNC_FORMAT, read_summary, stamp as _stamp, unexported_count, \
     unexported_note  # noqa: F401 (the CI check lives apart: it must import next to nothing)
 
 RECOUNT_ABOVE = 20_000  # a writer that touched more pairs counts its unexported edits again from every label
-FILE_REVIEWER = "qrels-file"  # who a label brought in from the file is by, when the file names nobody
 
 
 # --------------------------------------------------------------------------- small pieces
@@ -547,27 +547,28 @@ class Merged:
 
 def bring_in(ws, manifest) -> Merged:
     """The file's changes since the last sync into the workspace, each label by the file's reviewer
-    (its JSONL line's, its header's, else "qrels-file"); conflicts keep the workspace's label and are
+    (its JSONL line's, its header's, else the file itself: "file:NAME", as an import credits it); conflicts keep the workspace's label and are
     listed. Then the file is the last sync: what differs now is the workspace's own (unexported)."""
     file_grades, details = read_file_labels(manifest)  # as it is now: it may have changed since `comparison`
     comparison = compare(ws, manifest, file_grades, details)
     merged = Merged()
     known = {q.id for q in ws.queries()}
+    name = Path(manifest.qrels).name
+    source, why = FILE_SOURCE + name, f"brought in from {name}"  # a label the file names nobody for is the file's
     for d in comparison.differences:
         if d.side == "both":
             merged.conflicts.append(d)
             continue
         if d.side != "file":
             continue
-        if d.file is None:
-            if ws.judgment(d.query, d.doc) is not None:
-                ws.remove_judgment(d.query, d.doc, why=f"brought in from {Path(manifest.qrels).name}",
-                                   reviewer=FILE_REVIEWER)
+        if d.file is None:  # the file dropped the pair: every judgment that made its label goes
+            for j in ws.reviews(d.query, d.doc):
+                ws.remove_judgment(d.query, d.doc, why=why, reviewer=source, of_reviewer=j.reviewer)
         else:
             reason, cv, who = details.get((d.query, d.doc), ("", "", ""))
-            ws.set_judgment(d.query, d.doc, d.file, reason=reason or f"from {Path(manifest.qrels).name}",
-                            collection_version=cv or None, reviewer=who or FILE_REVIEWER,
-                            why=f"brought in from {Path(manifest.qrels).name}", create_query=d.query not in known)
+            ws.set_judgment(d.query, d.doc, d.file, reason=reason or f"from {name}",
+                            collection_version=cv or None, reviewer=who or source,
+                            why=why, create_query=d.query not in known)
             known.add(d.query)
         merged.brought_in += 1
     record_sync(ws, manifest, "merge", file_grades)
