@@ -324,12 +324,6 @@ async def test_unsure_in_memory(tiny):
 
 
 async def test_unsure_with_the_store(tiny):
-    import pytest
-
-    from rankgate.store.workspace import Workspace
-
-    if not hasattr(Workspace, "mark_unsure"):
-        pytest.skip("the label store has no unsure mark yet")
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
