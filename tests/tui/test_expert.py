@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from textual import events
+
 from rich.console import Console
 
 from rankgate.tui.commands import ReviewCommands
@@ -249,6 +251,11 @@ async def test_the_grade_keys_follow_the_benchmarks_scale(tiny):
         await pilot.press("down", "enter", "escape")  # 2 -> 3
         await pilot.pause()
         assert m.labels.grades("q-restore")["d-rpo"] == 3
+        await pilot.press("g", "1", "escape")  # a grade's key in the picker grades at once
+        await pilot.pause()
+        assert m.labels.grades("q-restore")["d-rpo"] == 1 and isinstance(app.screen, ReviewScreen)
+        await pilot.press("3", "escape")
+        await pilot.pause()
         await pilot.press("question_mark")
         await pilot.pause()
         help_text = rendered(app.screen.query_one("#help-keys").content)
@@ -477,3 +484,30 @@ async def test_history_says_whose_judgment_and_who_imported_it(tiny):
         assert "seed" in imported and "imported by tester" in imported  # whose judgment, and apart, who imported
         assert "imported by" not in rows[("d-rpo", "set")]
         await pilot.press("escape")
+
+
+async def test_fast_typing_grades_the_documents_the_keys_meant(tiny):
+    """`1 Esc Down 0 Esc Down 2 Esc` typed at once: three documents graded, each with its own key."""
+    from rankgate.tui.widgets.ranking import RankingPane
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        m = screen.model
+        screen.ask_whose = False  # seed's labels: add my own judgment without asking
+        screen.show_query(m.qindex["q-gpu"])
+        await pilot.pause()
+        cand = screen.query_one(RankingPane).lists()["candidate"]
+        cand.focus()
+        await pilot.pause()
+        docs = [r.doc for r in cand.rows[:3]]
+        before = {d: lab.grade for d, lab in m.labels.labels("q-gpu").items()}
+        cand.cursor = 0
+        await pilot.pause()
+        for key in ("1", "escape", "down", "0", "escape", "down", "2", "escape"):
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        for _ in range(20):
+            await pilot.pause()
+        after = {d: lab.grade for d, lab in m.labels.labels("q-gpu").items()}
+        assert [after.get(d) for d in docs] == [1, 0, 2], (docs, before, after)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -108,7 +108,7 @@ class GradePicker(ModalScreen[int | None]):
                     t.append("  (now)", style="dim")
                 options.append(Option(t, id=str(g)))
             yield OptionList(*options, id="grade-options")
-            yield Static(Text("Enter grades · Escape cancels", style="dim"))
+            yield Static(Text("a grade's key, or Enter, grades · Escape cancels", style="dim"))
 
     def on_mount(self) -> None:
         ol = self.query_one(OptionList)
@@ -119,6 +119,15 @@ class GradePicker(ModalScreen[int | None]):
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(int(event.option.id))
+
+    def on_key(self, event: events.Key) -> None:
+        """A grade's own key (as on the review screen) grades at once."""
+        from rankgate.tui.commands import grade_key
+
+        chosen = next((g for g in self.grades if event.character and grade_key(g) == event.character), None)
+        if chosen is not None:
+            event.stop()
+            self.dismiss(chosen)
 
 
 class NotesEditor(ModalScreen[str | None]):

@@ -32,10 +32,10 @@ from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextP
 from rankgate.tui.screens.run_picker import RunPicker
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
-from rankgate.tui.widgets.label_editor import LabelEditor
+from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
 from rankgate.tui.widgets.load_panel import LoadPanel
 from rankgate.tui.widgets.query_list import QueryPane
-from rankgate.tui.widgets.ranking import RankingPane
+from rankgate.tui.widgets.ranking import RankingList, RankingPane
 from rankgate.tui.widgets.reason_bar import ReasonBar
 from rankgate.tui.widgets.text_static import TextStatic
 
@@ -66,7 +66,6 @@ class ReviewScreen(Screen):
         self.last_paint_s = 0.0  # ... and to the screen repainted with it
         self.last_store_s = 0.0  # ... of which the store's write
         self.exported_to: Path | None = None
-        self._return_focus = None
         self.first_frame_at: float | None = None
         self._fresh_timer = None
         self.last_queued = None  # the review queue's item the `u` key went to last
@@ -336,10 +335,6 @@ class ReviewScreen(Screen):
         if self.model is not None:
             self.model.labels.close_edit()
             self.refresh_status()
-        target = self._return_focus
-        self._return_focus = None
-        if target is not None and target.is_attached:
-            target.focus()
 
     # ---- editing ------------------------------------------------------------------------------------------
 
@@ -387,7 +382,15 @@ class ReviewScreen(Screen):
     def _painted(self, t0: float) -> None:
         self.last_paint_s = time.perf_counter() - t0
 
+    def _follow_focus(self) -> None:
+        """The focused list's highlighted document is the current one, now: a key typed right after a
+        cursor move acts on the row it moved to (the highlight's own message may still be on its way)."""
+        focused = self.focused
+        if isinstance(focused, (RankingList, LabelList)) and 0 <= focused.cursor < len(focused.rows):
+            self.set_doc(focused.rows[focused.cursor].doc)
+
     def _need_doc(self) -> bool:
+        self._follow_focus()
         if self.qi is None or self.doc is None:
             self.notify("highlight a document first (in the rankings or the labels)", severity="warning")
             return False
@@ -443,9 +446,8 @@ class ReviewScreen(Screen):
 
     def _grade(self, qid: str, doc: str, grade: int) -> None:
         if self.edit(qid, doc, grade, open=True) and self.ask_reason:
-            self._return_focus = self.focused
             lab = self.model.labels.mine(qid, doc)
-            self.query_one(ReasonBar).ask(qid, doc, grade, lab.reason if lab else "")
+            self.query_one(ReasonBar).ask(qid, doc, grade, lab.reason if lab else "", return_to=self.focused)
 
     def _adjudicate_pair(self, qid: str, doc: str, grade: int | None) -> None:
         """The final grade of a disputed pair, with a reason (required), by this reviewer."""
@@ -499,8 +501,8 @@ class ReviewScreen(Screen):
 
         def ask() -> None:
             mine = self.model.labels.mine(qid, doc)
-            self._return_focus = self.focused
-            self.query_one(ReasonBar).ask(qid, doc, (mine or lab).grade, mine.reason if mine else "")
+            self.query_one(ReasonBar).ask(qid, doc, (mine or lab).grade, mine.reason if mine else "",
+                                          return_to=self.focused)
 
         self._whose("your reason", ask, lambda: self._adjudicate_pair(qid, doc, None))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -16,7 +15,10 @@ from rankgate.tui.safe import excerpt, literal
 class ReasonBar(Horizontal):
     """Shown after a grade key: Enter keeps the typed reason, Escape leaves the reason as it was."""
 
-    BINDINGS = [Binding("escape", "cancel", "Skip reason", show=True)]
+    # Enter and Escape act at once, in key order, and give the focus back before the next key is read:
+    # an expert typing `1 Esc Down 0 Esc` grades the two documents the keys meant.
+    BINDINGS = [Binding("escape", "cancel", "Skip reason", show=True),
+                Binding("enter", "save", "Save reason", show=False, priority=True)]
 
     class Submitted(Message):
         def __init__(self, qid: str, doc: str, grade: int, reason: str) -> None:
@@ -30,13 +32,15 @@ class ReasonBar(Horizontal):
         super().__init__(**kwargs)
         self.target: tuple[str, str, int] | None = None
         self.original = ""
+        self.return_to = None  # the widget that had the focus before the bar opened
 
     def compose(self) -> ComposeResult:
         yield Static(id="reason-label")
         yield Input(placeholder="why this grade? (Enter saves, Escape skips)", id="reason-input")
 
-    def ask(self, qid: str, doc: str, grade: int, reason: str) -> None:
+    def ask(self, qid: str, doc: str, grade: int, reason: str, return_to=None) -> None:
         self.target = (qid, doc, grade)
+        self.return_to = return_to
         self.original = reason
         label = Text(end="")
         label.append(f"reason for grade {grade} of ", style="bold")
@@ -46,7 +50,7 @@ class ReasonBar(Horizontal):
         inp = self.query_one(Input)
         inp.value = reason
         self.display = True
-        inp.focus()
+        self.screen.set_focus(inp)  # now: the keys typed next are the reason's
 
     @property
     def is_open(self) -> bool:
@@ -55,14 +59,16 @@ class ReasonBar(Horizontal):
     def close(self) -> None:
         self.display = False
         self.target = None
+        target, self.return_to = self.return_to, None
+        if target is not None and target.is_attached:
+            self.screen.set_focus(target)  # now, not after a message: the next key goes where it belongs
         self.post_message(self.Closed())
 
-    @on(Input.Submitted, "#reason-input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if self.target is not None and event.value != self.original:
+    def action_save(self) -> None:
+        value = self.query_one(Input).value
+        if self.target is not None and value != self.original:
             qid, doc, grade = self.target
-            self.post_message(self.Submitted(qid, doc, grade, event.value))
+            self.post_message(self.Submitted(qid, doc, grade, value))
         self.close()
 
     def action_cancel(self) -> None:
