@@ -40,6 +40,14 @@ def test_named_grades_sorted_by_grade(tmp_path):
     ('"1" = 3', "grade '1' needs a name"),
     ("\n".join(f'"{g}" = "g{g}"' for g in range(11)), "11 grades, at most 10"),
     ("", "the table is empty"),
+    ('"²" = "squared"', "key '²'"),
+    ('"١" = "arabic one"', "key '١'"),
+    ('"+-1" = "x"', "key '+-1'"),
+    ('"' + "9" * 5000 + '" = "x"', "is not an integer grade"),
+    ('"99999999999999999" = "huge"', "key '99999999999999999'"),
+    ('"9999999999999999" = "huge"', "out of range"),
+    ('"0" = "same"\n"1" = "same"', "given to two grades"),
+    ('"0" = "3"', "another grade's number"),
 ])
 def test_bad_grade_tables_name_the_file_and_key(tmp_path, table, what):
     with pytest.raises(InputError) as e:
@@ -64,9 +72,13 @@ def test_guidelines_resolved_against_the_folder(tmp_path):
     ("/etc/passwd", "outside the benchmark folder"),
     ("MISSING.md", "does not exist"),
     ("", "expected a file name"),
+    ("a\\u0000b", "cannot be read"),
+    ("x" * 300, "cannot be read"),
+    ("sub", "is not a regular file"),
 ])
 def test_bad_guidelines_path(tmp_path, value, what):
     write(tmp_path / "outside.md", "x")
+    (tmp_path / "b" / "sub").mkdir(parents=True)
     folder = tmp_path / "b"
     with pytest.raises(InputError) as e:
         load_manifest(bench(folder, f'guidelines = "{value}"\n'))
@@ -88,3 +100,30 @@ def test_ops_handbook_has_guidelines_and_the_default_scale():
     assert m.guidelines is not None and m.guidelines.name == "GUIDELINES.md"
     text = m.guidelines.read_text(encoding="utf-8")
     assert "unsure" in text and "reason" in text and all(f"| {g} |" in text for g in range(4))
+
+
+def test_guidelines_are_checked_again_when_the_app_opens_them(tmp_path):
+    """A file swapped for a pipe or a link out of the folder after loading is refused, never read."""
+    import os
+
+    from rankgate.tui.screens.guidelines import read_guidelines
+
+    folder = bench(tmp_path / "b", 'guidelines = "G.md"\n', **{"G.md": "# Grade\n"})
+    m = load_manifest(folder)
+    assert read_guidelines(m.guidelines, m.folder) == ("# Grade\n", "")
+    write(tmp_path / "secret.md", "secret")
+    os.remove(m.guidelines)
+    os.symlink(tmp_path / "secret.md", m.guidelines)
+    text, why = read_guidelines(m.guidelines, m.folder)
+    assert text is None and "outside the benchmark folder" in why
+    os.remove(m.guidelines)
+    os.mkfifo(m.guidelines)
+    text, why = read_guidelines(m.guidelines, m.folder)
+    assert text is None and "not a regular file" in why
+
+
+def test_a_policy_that_is_a_folder_is_one_line(tmp_path, capsys):
+    folder = bench(tmp_path)
+    code = main(["gate", str(folder), "--policy", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "is a folder, expected a TOML file" in err and "Traceback" not in err

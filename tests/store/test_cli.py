@@ -218,3 +218,15 @@ def test_an_exported_header_value_cannot_start_a_judgment_line(cli, tmp_path):
     lines = out_file.read_text(encoding="utf-8").splitlines()
     assert [line for line in lines if not line.startswith("#")] == ["q1 0 d1 1"]
     assert "# collection_version: cv\\x0aq1 0 FORGED 3" in lines
+
+
+def test_a_stray_byte_on_the_command_line_is_refused_before_it_is_stored(cli, tmp_path):
+    db = tmp_path / "w.json"
+    qrels = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    assert cli("labels", "import", "--db", db, qrels)[0] == 0
+    bad = b"d\xffx".decode("utf-8", "surrogateescape")
+    code, _, err = cli("labels", "set", "--db", db, "q1", bad, "1", "--reason", "ok")
+    assert code == 2 and "--doc" in err and "not UTF-8 text" in err
+    code, _, err = cli("labels", "set", "--db", db, "q1", "d1", "2", "--reason", "x\udcff")
+    assert code == 2 and "--reason" in err
+    assert cli("labels", "export", "--db", db, "--format", "jsonl", "-o", tmp_path / "out.jsonl")[0] == 0

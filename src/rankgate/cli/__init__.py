@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from rankgate import __version__
-from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError, say
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError, check_text, say
 from rankgate.core.errors import InputError, ValidationError
 
 __all__ = ["main", "build_parser"]
@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        check_text(args)
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_INVALID

@@ -20,6 +20,22 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+PATHS = {"qrels", "runs", "queries", "corpus", "policy", "db", "output", "receipt", "markdown", "junit", "benchmark",
+         "bench", "files", "map", "path", "dir", "folder"}
+
+
+def check_text(args) -> None:
+    """Every word of the command line is UTF-8 text: a stray byte (kept by Python as a lone surrogate)
+    would be stored in labels that no export could write afterwards."""
+    for key, value in vars(args).items():
+        if key in PATHS:
+            continue  # a file name may hold any bytes the file system allows
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and any("\udc80" <= c <= "\udcff" for c in item):
+                raise UsageError(f"--{key.replace('_', '-')}: {item!r} is not UTF-8 text (a byte the terminal "
+                                 "could not decode); type it again as text")
+
+
 def usage(parser: argparse.ArgumentParser) -> int:
     """A command group named without its subcommand: its help, exit 2."""
     parser.print_help()

@@ -24,11 +24,13 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankgate.core.errors import InputError
+from rankgate.core.model import grade_problem
 
 MANIFEST = "benchmark.toml"
 DEFAULT_GRADES: dict[int, str] = {0: "not relevant", 1: "partly relevant", 2: "relevant", 3: "the answer"}
@@ -61,6 +63,10 @@ def load_toml(path: str | Path) -> dict:
             return tomllib.load(f)
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise InputError(str(path), "is a folder, expected a TOML file") from None
+    except OSError as e:
+        raise InputError(str(path), f"cannot be read ({e.strerror or e})") from None
     except tomllib.TOMLDecodeError as e:
         import re
 
@@ -104,14 +110,19 @@ def parse_grades(table, path: Path) -> dict[int, str]:
         raise InputError(str(path), f"grades: {len(table)} grades, at most {MAX_GRADES} (one key each)")
     out: dict[int, str] = {}
     for key, name in table.items():
-        text = key.strip()
-        if not text.lstrip("+-").isdigit() or text != key:
+        if not re.fullmatch(r"[+-]?[0-9]{1,16}", key):
             raise InputError(str(path), f"grades: key {key!r} is not an integer grade (e.g. \"-2\", \"0\", \"4\")")
-        grade = int(text)
+        grade = int(key)
         if grade in out:
             raise InputError(str(path), f"grades: grade {grade} is named twice (key {key!r})")
+        if (why := grade_problem(grade)) is not None:
+            raise InputError(str(path), f"grades: {why}")
         if not isinstance(name, str) or not name.strip() or any(ord(c) < 32 for c in name):
             raise InputError(str(path), f"grades: grade {key!r} needs a name (non-empty text on one line)")
+        if name.strip() in out.values():
+            raise InputError(str(path), f"grades: the name {name.strip()!r} is given to two grades (one each)")
+        if re.fullmatch(r"[+-]?[0-9]+", name.strip()) and int(name.strip()) != grade:
+            raise InputError(str(path), f"grades: grade {key!r} is named {name.strip()!r}, another grade's number")
         out[grade] = name.strip()
     return dict(sorted(out.items()))
 
@@ -121,12 +132,17 @@ def guidelines_path(value, folder: Path, path: Path) -> Path:
     if not isinstance(value, str) or not value.strip():
         raise InputError(str(path), "guidelines: expected a file name in the benchmark folder, e.g. "
                          "\"GUIDELINES.md\"")
-    target = (folder / value).resolve()
-    root = folder.resolve()
-    if Path(value).is_absolute() or (target != root and root not in target.parents):
-        raise InputError(str(path), f"guidelines: {value!r} is outside the benchmark folder")
-    if not target.is_file():
-        raise InputError(str(path), f"guidelines: {value!r} does not exist in {folder}")
+    try:
+        target = (folder / value).resolve()
+        root = folder.resolve()
+        if Path(value).is_absolute() or (target != root and root not in target.parents):
+            raise InputError(str(path), f"guidelines: {value!r} is outside the benchmark folder")
+        if not target.exists():
+            raise InputError(str(path), f"guidelines: {value!r} does not exist in {folder}")
+        if not target.is_file():
+            raise InputError(str(path), f"guidelines: {value!r} is not a regular file")
+    except (OSError, ValueError, RuntimeError) as e:  # a NUL byte, a name too long, a symlink loop
+        raise InputError(str(path), f"guidelines: {value!r} cannot be read ({e})") from None
     return folder / value
 
 

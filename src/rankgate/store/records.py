@@ -6,6 +6,7 @@ Also the checks every stored ID and grade passes, and a query's stored form.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 from rankgate.core.errors import InputError
@@ -384,7 +385,7 @@ def check_id(value, what: str, db: str) -> str:
 
 def check_grade(grade, db: str) -> int:
     if isinstance(grade, bool) or not isinstance(grade, int):
-        if isinstance(grade, str) and grade.strip().lstrip("+-").isdigit():
+        if isinstance(grade, str) and re.fullmatch(r"[+-]?[0-9]{1,20}", grade.strip()):  # ASCII digits only
             grade = int(grade)
         else:
             raise InputError(db, f"grade {grade!r} is not an integer (expected a whole number such as 0, 1, 2 or -1)")

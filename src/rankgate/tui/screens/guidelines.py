@@ -7,6 +7,7 @@ Control characters in the file are shown as visible escapes (core.text.visible).
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from rich.text import Text
@@ -21,12 +22,20 @@ from rankgate.tui.safe import literal
 MAX_BYTES = 1_000_000  # more is not guidelines; the screen says so rather than render it
 
 
-def read_guidelines(path: Path | None) -> tuple[str | None, str]:
-    """(Markdown text, "") or (None, why there is nothing to show)."""
+def read_guidelines(path: Path | None, folder: Path | None = None) -> tuple[str | None, str]:
+    """(Markdown text, "") or (None, why there is nothing to show). Checked again at each opening, as
+    benchmark.toml's loading checked it: a regular file inside the benchmark's folder."""
     if path is None:
         return None, 'no guidelines: add guidelines = "GUIDELINES.md" to benchmark.toml (a Markdown file beside it)'
     try:
-        size = path.stat().st_size
+        if folder is not None and path.resolve() != folder.resolve() and folder.resolve() not in path.resolve().parents:
+            return None, f"cannot read the guidelines: {path} now leads outside the benchmark folder"
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(st.st_mode):  # a pipe would block the app while it waits for a writer
+            return None, f"cannot read the guidelines: {path} is not a regular file"
+        size = st.st_size
         if size > MAX_BYTES:
             return None, f"cannot show the guidelines: {path.name} is {size:,} bytes (at most {MAX_BYTES:,})"
         data = path.read_bytes()
@@ -37,17 +46,17 @@ def read_guidelines(path: Path | None) -> tuple[str | None, str]:
         return None, f"cannot read the guidelines: {path} is a folder, expected a Markdown file"
     except UnicodeDecodeError as e:
         return None, f"cannot read the guidelines: {path.name} is not UTF-8 text (byte {e.start})"
-    except OSError as e:
-        return None, f"cannot read the guidelines: {path}: {e.strerror or e}"
+    except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop, as pathlib says it
+        return None, f"cannot read the guidelines: {path}: {getattr(e, 'strerror', None) or e}"
 
 
 class GuidelinesScreen(ModalScreen[None]):
     BINDINGS = [("escape,G,q", "dismiss(None)", "Close")]
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, folder: Path | None = None) -> None:
         super().__init__()
         self.path = path
-        self.text, self.problem = read_guidelines(path)
+        self.text, self.problem = read_guidelines(path, folder)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide", id="guidelines"):

@@ -637,7 +637,8 @@ class ReviewScreen(Screen):
 
     def action_guidelines(self) -> None:
         manifest = self.loaded.manifest if self.loaded else None
-        self.app.push_screen(GuidelinesScreen(manifest.guidelines if manifest else None))
+        self.app.push_screen(GuidelinesScreen(manifest.guidelines if manifest else None,
+                                              manifest.folder if manifest else None))
 
     # ---- moving -----------------------------------------------------------------------------------------------
 
