@@ -487,8 +487,12 @@ def _status(args) -> int:
         _print_json(stats)
     else:
         for k, v in stats.items():
+            if k == "readonly":  # how this command opened it, not a fact about the labels
+                continue
             if isinstance(v, list):
                 v = ", ".join(map(str, v)) or "none"
+            elif isinstance(v, dict):
+                v = ", ".join(f"{key} {value}" for key, value in v.items())
             if v is not None:
                 say(f"{k}: {v}")
         if comparison is not None:
