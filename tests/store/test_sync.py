@@ -345,3 +345,35 @@ def test_the_count_on_close_follows_every_kind_of_edit(samples, tmp_path):
             full = sync.count_unexported(record[1], sync.workspace_grades(ws))
         assert read_summary(db)["unexported"] == full
         assert (sync.unexported_count(manifest) or (0,))[0] == full
+
+
+# ---------------------------------------------------------------- where an export goes
+
+
+def test_export_writes_through_a_symlink_keeps_the_mode_and_refuses_a_pipe(cli, samples, tmp_path):
+    import stat
+
+    folder = _copy(samples, tmp_path, "three-questions")
+    real = tmp_path / "shared" / "qrels.trec"
+    real.parent.mkdir()
+    shutil.move(folder / "qrels.trec", real)
+    (folder / "qrels.trec").symlink_to(real)
+    real.chmod(0o644)
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0, err
+    assert (folder / "qrels.trec").is_symlink() and "q1 0 d2 1\n" in real.read_text()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o644
+    assert cli("labels", "status", folder)[0] == 0
+    # -o: a path that exists and is not a regular file is never replaced (nor written to)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, out, err = cli("labels", "export", folder, "-o", fifo)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "pipe" in err and "Traceback" not in err, err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # and so for every output the gate writes
+    for flag in ("--receipt", "--junit", "--markdown"):
+        code, out, err = cli("gate", folder, flag, fifo)
+        assert code == 2 and "pipe" in err and len(err.strip().splitlines()) == 1, (flag, err)
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pipe")]  # no temp file left

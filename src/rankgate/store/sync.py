@@ -528,8 +528,9 @@ def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False
                 fmt = "json-graded"
                 notes.append(f"{target.name} was binary JSON; written as graded JSON to keep {off} grade"
                              f"{'s' if off != 1 else ''} other than 1")
-    folder = target.parent
-    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+    real = Path(os.path.realpath(target))  # a symlinked qrels file: its target is written, the link stays
+    folder = real.parent
+    if not os.access(folder, os.W_OK) or (real.exists() and not os.access(real, os.W_OK)):
         raise InputError(str(target), "cannot write here (read-only); nothing was changed, neither the file nor "
                          "the workspace (export elsewhere with -o FILE)")
     grades = workspace_grades(ws)
