@@ -89,3 +89,65 @@ def test_copy_makes_a_folder_that_stands_alone(tmp_path, capsys):
     code, out, err = cli(capsys, "validate", folder, "--format", "text")
     assert code == 0 and "texts for 2 of 4 judged documents" in out, err
 
+
+
+def _tree(d):
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*")) if d.exists() else None
+
+
+def test_copy_never_overwrites_a_file_in_the_folder(tmp_path, capsys):
+    src = raw_files(tmp_path)
+    folder = tmp_path / "bench"
+    write(folder / "qrels.txt", "mine\n")
+    before = _tree(folder)
+    code, out, err = cli(capsys, *init_args(src, folder, "--copy"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "qrels.txt" in err and "already exists" in err and "Traceback" not in err
+    assert (folder / "qrels.txt").read_text() == "mine\n" and _tree(folder) == before
+
+
+def test_copy_onto_a_file_named_runs_writes_nothing(tmp_path, capsys):
+    src = raw_files(tmp_path)
+    folder = tmp_path / "bench"
+    write(folder / "runs", "precious\n")
+    code, out, err = cli(capsys, *init_args(src, folder, "--copy"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "runs" in err, err
+    assert (folder / "runs").read_text() == "precious\n" and _tree(folder) == ["runs"]
+
+
+def test_a_folder_that_cannot_be_written_leaves_nothing(tmp_path, capsys, monkeypatch):
+    import os
+
+    src = raw_files(tmp_path)
+    # a path through a file: one line, exit 2, nothing made
+    write(tmp_path / "afile", "x\n")
+    code, out, err = cli(capsys, *init_args(src, tmp_path / "afile" / "sub", "--copy"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    # a failure in the middle of the copies (a full disk, a read-only folder): everything made is removed
+    folder = tmp_path / "deep" / "bench"
+    import rankgate.cli.init as init_mod
+
+    real = init_mod.shutil.copyfile
+    calls = []
+
+    def failing(a, b):
+        calls.append(a)
+        if len(calls) == 3:
+            raise PermissionError(13, "Permission denied", str(b))
+        return real(a, b)
+
+    monkeypatch.setattr(init_mod.shutil, "copyfile", failing)
+    code, out, err = cli(capsys, *init_args(src, folder, "--copy"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Permission denied" in err, err
+    assert not (tmp_path / "deep").exists()
+    monkeypatch.undo()
+    if os.geteuid() != 0:  # root writes anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        try:
+            code, out, err = cli(capsys, *init_args(src, ro, "--copy"))
+            assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+            assert _tree(ro) == []
+        finally:
+            ro.chmod(0o755)

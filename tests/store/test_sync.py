@@ -345,3 +345,81 @@ def test_the_count_on_close_follows_every_kind_of_edit(samples, tmp_path):
             full = sync.count_unexported(record[1], sync.workspace_grades(ws))
         assert read_summary(db)["unexported"] == full
         assert (sync.unexported_count(manifest) or (0,))[0] == full
+
+
+# ---------------------------------------------------------------- where an export goes
+
+
+def test_export_writes_through_a_symlink_keeps_the_mode_and_refuses_a_pipe(cli, samples, tmp_path):
+    import stat
+
+    folder = _copy(samples, tmp_path, "three-questions")
+    real = tmp_path / "shared" / "qrels.trec"
+    real.parent.mkdir()
+    shutil.move(folder / "qrels.trec", real)
+    (folder / "qrels.trec").symlink_to(real)
+    real.chmod(0o644)
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0, err
+    assert (folder / "qrels.trec").is_symlink() and "q1 0 d2 1\n" in real.read_text()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o644
+    assert cli("labels", "status", folder)[0] == 0
+    # -o: a path that exists and is not a regular file is never replaced (nor written to)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, out, err = cli("labels", "export", folder, "-o", fifo)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "pipe" in err and "Traceback" not in err, err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # and so for every output the gate writes
+    for flag in ("--receipt", "--junit", "--markdown"):
+        code, out, err = cli("gate", folder, flag, fifo)
+        assert code == 2 and "pipe" in err and len(err.strip().splitlines()) == 1, (flag, err)
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pipe")]  # no temp file left
+
+
+def test_with_no_usable_sync_record_export_back_refuses_unless_overwrite(cli, samples, tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    assert cli("labels", "status", folder)[0] == 0
+    db = paths.benchmark_workspace_path("three-questions", folder)
+    record = paths.sidecar(db, paths.SYNC)
+    good = record.read_bytes()
+    with open(folder / "qrels.trec", "a") as f:
+        f.write("q3 0 dNEW 2\n")  # a label the workspace has not seen
+    edited = (folder / "qrels.trec").read_bytes()
+    for damage in (None, b"", b"garbage\n", good.partition(b"\n")[0] + b"\n", good[:-5]):
+        if damage is None:
+            record.unlink()
+        else:
+            record.write_bytes(damage)
+        code, out, err = cli("labels", "status", folder)
+        assert code == 1 and "the last sync is unknown" in out and "1 label differs" in out, (damage, out)
+        assert "in the workspace since then" not in out
+        code, out, err = cli("labels", "status", folder, "--json")
+        assert json.loads(out)["sync"]["last_sync_unknown"] is True
+        code, out, err = cli("labels", "export", folder)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "last sync" in err and "--overwrite" in err, err
+        assert "Traceback" not in err and (folder / "qrels.trec").read_bytes() == edited  # dNEW kept
+    code, out, err = cli("labels", "export", folder, "--overwrite")
+    assert code == 0, err
+    assert "dNEW" not in (folder / "qrels.trec").read_text()  # asked for: the workspace over the file
+    assert cli("labels", "status", folder)[0] == 0  # and the sync is known again
+
+
+def test_bring_in_with_no_usable_sync_record_takes_the_files_new_labels_and_keeps_the_workspaces(samples,
+                                                                                                  tmp_path):
+    folder = _copy(samples, tmp_path, "three-questions")
+    with Workspace.open_benchmark(folder) as ws:
+        ws.set_judgment("q3", "d4", 1, reason="the workspace's own")
+        ws.set_judgment("q1", "d1", 2, reason="differs")
+    text = (folder / "qrels.trec").read_text().replace("q1 0 d1 1", "q1 0 d1 0")
+    (folder / "qrels.trec").write_text(text + "q3 0 dNEW 2\n")
+    with Workspace.open_benchmark(folder) as ws:
+        paths.sidecar(ws.path, paths.SYNC).unlink()
+        merged = sync.bring_in(ws, ws.manifest)
+        assert merged.brought_in == 1 and [(c.query, c.doc) for c in merged.conflicts] == [("q1", "d1")]
+        assert ws.judgment("q3", "dNEW").grade == 2 and ws.judgment("q3", "d4").grade == 1
+        assert ws.judgment("q1", "d1").grade == 2
+        c = sync.compare(ws, ws.manifest)
+    assert not c.last_sync_unknown and not c.file_changed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from rankgate.cli.base import EXIT_OK, say
@@ -63,8 +64,7 @@ def cmd_init(args) -> int:
     top = _top_k_docs(bundle, args.k)
     texts = read_corpus(args.corpus, judged | top) if args.corpus else None
 
-    files = _place(folder, args, list(bundle.runs)) if args.copy else None
-    folder.mkdir(parents=True, exist_ok=True)
+    files = _plan_copies(folder, args) if args.copy else None
     rel = (lambda p: files[p]) if files else (lambda p: _relative(p, folder))
     run_names = list(bundle.runs)
     lines = [f"name = {_toml_str(args.name or folder.resolve().name)}", f"k = {args.k}",
@@ -83,16 +83,7 @@ def cmd_init(args) -> int:
     if len(run_names) >= 2:
         lines += ["", "[gate]  # the run in production and the run to release: edit to taste",
                   f"baseline = {_toml_str(run_names[0])}", f"candidate = {_toml_str(run_names[1])}"]
-    tmp = manifest.with_name(MANIFEST + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    try:
-        os.link(tmp, manifest)  # fails when a benchmark.toml appeared meanwhile: never overwritten
-    except FileExistsError:
-        raise InputError(str(manifest), "already exists; rankgate init never overwrites it") from None
-    except OSError:
-        os.replace(tmp, manifest)
-    finally:
-        tmp.unlink(missing_ok=True)
+    _write_folder(folder, manifest, files or {}, "\n".join(lines) + "\n")
 
     _report(folder, manifest, bundle, judged, top, texts, args)
     return EXIT_OK
@@ -107,8 +98,11 @@ def _relative(path: str, folder: Path) -> str:
         return Path(os.path.abspath(path)).as_posix()
 
 
-def _place(folder: Path, args, run_names: list[str]) -> dict[str, str]:
-    """Copy every file into the folder (runs into runs/); their paths relative to it, by source path."""
+def _plan_copies(folder: Path, args) -> dict[str, str]:
+    """Where --copy puts every file (runs into runs/), relative to the folder, by source path.
+
+    Nothing is written here; a target that already exists (and is not the source itself) stops
+    with one line, so nothing in the folder is ever overwritten."""
     placed: dict[str, str] = {}
     taken: dict[str, str] = {}
 
@@ -128,14 +122,105 @@ def _place(folder: Path, args, run_names: list[str]) -> dict[str, str]:
             put(p, "")
     for spec in args.runs:
         put(split_run_spec(spec)[1], "runs/")
-    for src, dest in placed.items():
-        if src.startswith("irds:"):
-            continue
+    runs_dir = folder / "runs"
+    if any(d.startswith("runs/") for d in taken) and (runs_dir.exists() or runs_dir.is_symlink()) \
+            and not runs_dir.is_dir():
+        raise InputError(str(runs_dir), "already exists and is not a folder; rankgate init --copy puts the runs "
+                         "there (move it, or choose another folder)")
+    for dest, src in taken.items():
         target = folder / dest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not target.exists() or not os.path.samefile(src, target):
-            shutil.copyfile(src, target)
+        if not (target.exists() or target.is_symlink()):
+            continue
+        try:
+            same = os.path.samefile(src, target)
+        except OSError:
+            same = False
+        if not same:
+            raise InputError(str(target), "already exists; rankgate init --copy never overwrites a file (remove "
+                             "it, or choose another folder)")
     return placed
+
+
+def _write_folder(folder: Path, manifest: Path, files: dict[str, str], text: str) -> None:
+    """Make the folder, copy the files in and write benchmark.toml: all of it, or nothing.
+
+    Every copy goes to a temporary name first; only when all are written are they linked to their
+    names (never over an existing file), benchmark.toml last. Any failure removes what was made and
+    stops with one line."""
+    made_dirs: list[Path] = []
+    temps: list[Path] = []
+    placed: list[Path] = []
+
+    def mkdirs(d: Path) -> None:
+        missing = []
+        while not (d.exists() or d.is_symlink()):
+            missing.append(d)
+            if d.parent == d:
+                break
+            d = d.parent
+        for m in reversed(missing):
+            m.mkdir()
+            made_dirs.append(m)
+
+    def temp_in(d: Path, name: str) -> Path:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d)
+        os.close(fd)
+        temps.append(Path(tmp))
+        return Path(tmp)
+
+    def put(tmp: Path, target: Path) -> None:
+        try:
+            os.link(tmp, target)  # fails when the name appeared meanwhile: never overwritten
+        except FileExistsError:
+            raise InputError(str(target), "already exists; rankgate init never overwrites it") from None
+        except OSError:  # no hard links here: check, then rename
+            if target.exists() or target.is_symlink():
+                raise InputError(str(target), "already exists; rankgate init never overwrites it") from None
+            os.replace(tmp, target)
+        placed.append(target)
+
+    try:
+        mkdirs(folder)
+        pending: list[tuple[Path, Path]] = []
+        seen: set[Path] = set()
+        for src, dest in files.items():
+            target = folder / dest
+            if src.startswith("irds:") or target in seen:
+                continue
+            seen.add(target)
+            if (target.exists() or target.is_symlink()) and os.path.samefile(src, target):
+                continue  # already in the folder
+            mkdirs(target.parent)
+            tmp = temp_in(target.parent, target.name)
+            shutil.copyfile(src, tmp)
+            pending.append((tmp, target))
+        tmp = temp_in(folder, MANIFEST)
+        tmp.write_text(text, encoding="utf-8")
+        pending.append((tmp, manifest))
+        for tmp, target in pending:
+            put(tmp, target)
+    except BaseException as e:
+        for p in placed:
+            _quietly(p.unlink)
+        for p in temps:
+            _quietly(lambda: p.unlink(missing_ok=True))
+        for d in reversed(made_dirs):
+            _quietly(d.rmdir)
+        if isinstance(e, OSError):
+            where = e.filename or str(folder)
+            raise InputError(str(where), f"cannot write the benchmark folder: {e.strerror or e}; nothing was "
+                             "written") from None
+        raise
+    finally:
+        for p in temps:
+            _quietly(lambda: p.unlink(missing_ok=True))
+
+
+def _quietly(fn) -> None:
+    try:
+        fn()
+    except OSError:
+        pass
 
 
 def _top_k_docs(bundle, k: int) -> set[str]:

@@ -483,7 +483,8 @@ def _status(args) -> int:
         if comparison is not None:
             stats["sync"] = {"qrels": str(comparison.qrels), "in_sync": comparison.in_sync,
                              "file": comparison.counts("file"), "workspace": comparison.counts("workspace"),
-                             "conflicts": len(comparison.conflicts), "last_sync": comparison.synced}
+                             "conflicts": len(comparison.conflicts), "last_sync": comparison.synced,
+                             "last_sync_unknown": comparison.last_sync_unknown}
         _print_json(stats)
     else:
         for k, v in stats.items():

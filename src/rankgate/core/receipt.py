@@ -95,8 +95,15 @@ def invocation_of(args, command: str = "gate") -> dict:
 
 
 def write_atomic(path: str | Path, text: str, mode: int = 0o644) -> None:
-    """Write a whole file or nothing: a temp file beside it, fsync, then rename over."""
-    path = Path(path)
+    """Write a whole file or nothing: a temp file beside it, fsync, then rename over.
+
+    A symlink's target is written (the link stays); an existing file keeps its mode (`mode` is for a new
+    one); a path that exists and is not a regular file (a pipe, a device) is refused."""
+    from rankgate.core.outfile import output_target
+
+    path, kept = output_target(path)
+    if kept is not None:
+        mode = kept
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
@@ -124,6 +131,8 @@ def write_output(path: str | Path, text: str, what: str = "the receipt") -> None
         raise InputError(str(path), f"cannot write {what}: permission denied") from None
     except IsADirectoryError:
         raise InputError(str(path), f"cannot write {what}: it is a folder") from None
+    except OSError as e:
+        raise InputError(str(path), f"cannot write {what}: {e.strerror or e}") from None
 
 
 def write_receipt(path: str | Path, receipt: dict) -> None:

@@ -138,21 +138,34 @@ def _io_error(path: Path, action: str, e: OSError) -> InputError:
     return InputError(str(path), f"cannot {action} ({reason})")
 
 
-def atomic_write(path: str | os.PathLike, chunks: bytes | Iterable[bytes], *, sync: bool = True) -> int:
+def atomic_write(path: str | os.PathLike, chunks: bytes | Iterable[bytes], *, sync: bool = True,
+                 output: bool = False) -> int:
     """Replace `path` with new contents, all or nothing; returns the size written.
 
     The new file is written beside the old one (owner-only permissions), fsynced,
     renamed over it, and the folder is fsynced so the rename survives a crash.
+    A path that exists and is not a regular file (a pipe, a device) is refused.
+    `output`: a file for the user (an export): a symlink's target is written (the link
+    stays), an existing file keeps its mode, a new one gets the usual (umask) mode.
     """
-    path = Path(path)
+    from rankgate.core.outfile import output_target, refuse_special
+
+    mode: int | None = None
+    if output:
+        path, mode = output_target(path)
+    else:
+        path = Path(path)
+        refuse_special(path)
     tmp = _tmp_name(path)
     size = 0
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if output else FILE_MODE)
     except OSError as e:
         raise _io_error(path, "write", e) from None
     try:
         try:
+            if mode is not None:
+                os.fchmod(fd, mode)
             for chunk in [chunks] if isinstance(chunks, (bytes, bytearray)) else chunks:
                 _write_all(fd, chunk)
                 size += len(chunk)

@@ -164,12 +164,17 @@ def adopt(located: Located) -> None:
 
 
 def read_record(db: str | os.PathLike) -> tuple[dict, dict[str, int]] | None:
-    """(summary, {label_key: grade} at the last sync), or None."""
+    """(summary, {label_key: grade} at the last sync), or None: no record, or one that cannot be used (empty,
+    cut short, not JSON), so the last sync is unknown."""
     try:
         with open(paths.sidecar(db, paths.SYNC), "rb") as f:
             summary = json.loads(f.readline())
-            base = json.loads(f.readline() or b"{}")
-        if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict):
+            line2 = f.readline()
+            if not line2.endswith(b"\n"):  # cut short: the labels at the last sync are not all there
+                return None
+            base = json.loads(line2)
+        if (isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict)
+                and all(isinstance(g, int) and not isinstance(g, bool) for g in base.values())):
             return summary, base
     except (OSError, ValueError):
         pass
@@ -362,6 +367,11 @@ class Comparison:
     base: dict | None = None  # label_key -> grade at the last sync (None: no record)
 
     @property
+    def last_sync_unknown(self) -> bool:
+        """No usable sync record: every difference may be the file's (each is listed as a conflict)."""
+        return self.base is None
+
+    @property
     def in_sync(self) -> bool:
         return not self.differences
 
@@ -391,9 +401,17 @@ class Comparison:
             return f"{c['added']} added, {c['changed']} changed, {c['removed']} removed"
 
         lines = []
-        if self.synced is None:
-            lines.append("no record of the last import or export: differences are counted as the workspace's")
-        elif self.synced.get("at"):
+        if self.last_sync_unknown:
+            lines.append("the last sync is unknown (no usable record of the last import or export)")
+            if self.in_sync:
+                lines.append(f"in sync: the qrels file and the workspace hold the same {self.file_labels} labels")
+            else:
+                n = len(self.differences)
+                lines.append(f"{n} label{'s differ' if n != 1 else ' differs'} between the qrels file and the "
+                             "workspace, and which side changed them cannot be told: the file may hold labels "
+                             "the workspace has not seen (an export back needs --overwrite)")
+            return lines
+        if self.synced is not None and self.synced.get("at"):
             lines.append(f"last sync: {self.synced.get('how', '?')} at {self.synced['at']}")
         if self.in_sync:
             lines.append(f"in sync: the qrels file and the workspace hold the same {self.file_labels} labels")
@@ -434,7 +452,10 @@ def compare(ws, manifest, file_grades: dict | None = None, details: dict | None 
         f, w = file_grades.get(key), grades.get(key)
         if f == w:
             continue
-        b = base.get(label_key(*key)) if base is not None else f
+        if base is None:  # the last sync is unknown: which side changed the label cannot be told
+            out.differences.append(Difference(key[0], key[1], None, f, w, "both"))
+            continue
+        b = base.get(label_key(*key))
         side = "file" if w == b else "workspace" if f == b else "both"
         out.differences.append(Difference(key[0], key[1], b, f, w, side))
     return out
@@ -512,6 +533,12 @@ def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False
                          "benchmark's labels")
     if not overwrite and target.exists():
         c = compare(ws, manifest)  # a file that no longer parses: its file:line, nothing written
+        if c.last_sync_unknown and not c.in_sync:
+            n = len(c.differences)
+            raise InputError(str(target), f"the last sync with the workspace is unknown (no usable sync record) "
+                             f"and {n} label{'s differ' if n != 1 else ' differs'}: the file may hold labels the "
+                             "workspace has not seen; nothing was written (`rankgate labels status` lists them; "
+                             "bring them in with `rankgate review`, or overwrite the file with --overwrite)")
         if c.file_changed:
             n = sum(1 for d in c.differences if d.side != "workspace")
             raise InputError(str(target), f"changed since the last import or export ({n} label"
@@ -528,8 +555,9 @@ def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False
                 fmt = "json-graded"
                 notes.append(f"{target.name} was binary JSON; written as graded JSON to keep {off} grade"
                              f"{'s' if off != 1 else ''} other than 1")
-    folder = target.parent
-    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+    real = Path(os.path.realpath(target))  # a symlinked qrels file: its target is written, the link stays
+    folder = real.parent
+    if not os.access(folder, os.W_OK) or (real.exists() and not os.access(real, os.W_OK)):
         raise InputError(str(target), "cannot write here (read-only); nothing was changed, neither the file nor "
                          "the workspace (export elsewhere with -o FILE)")
     grades = workspace_grades(ws)
@@ -548,18 +576,22 @@ class Merged:
 def bring_in(ws, manifest) -> Merged:
     """The file's changes since the last sync into the workspace, each label by the file's reviewer
     (its JSONL line's, its header's, else the file itself: "file:NAME", as an import credits it); conflicts keep the workspace's label and are
-    listed. Then the file is the last sync: what differs now is the workspace's own (unexported)."""
+    listed. Then the file is the last sync: what differs now is the workspace's own (unexported). With no
+    usable sync record, the file's labels the workspace lacks come in and differing grades are conflicts."""
     file_grades, details = read_file_labels(manifest)  # as it is now: it may have changed since `comparison`
     comparison = compare(ws, manifest, file_grades, details)
     merged = Merged()
     known = {q.id for q in ws.queries()}
     name = Path(manifest.qrels).name
     source, why = FILE_SOURCE + name, f"brought in from {name}"  # a label the file names nobody for is the file's
-    for d in comparison.differences:
-        if d.side == "both":
+    unknown = comparison.last_sync_unknown  # then: the file's labels the workspace lacks come in; labels only
+    for d in comparison.differences:        # the workspace holds stay its own; differing grades are conflicts
+        if unknown and d.file is None:
+            continue
+        if d.side == "both" and not (unknown and d.workspace is None):
             merged.conflicts.append(d)
             continue
-        if d.side != "file":
+        if d.side != "file" and not unknown:
             continue
         if d.file is None:  # the file dropped the pair: every judgment that made its label goes
             for j in ws.reviews(d.query, d.doc):

@@ -89,7 +89,7 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
             raise InputError(where, "an ID or reason is not valid Unicode text (a lone surrogate); cannot write it "
                              "as UTF-8") from None
         if path is not None:
-            atomic_write(path, data)
+            atomic_write(path, data, output=True)
         return Export(text, fmt, name, digest, len(rows) - left_out, left_out, notes, len(unresolved), *counts)
 
 

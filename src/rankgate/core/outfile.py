@@ -1,0 +1,48 @@
+"""Where an output file really goes: a symlink's target, with the mode the file has now.
+
+Every atomic writer (receipts, reports, label exports, the workspace's own files) asks here first, so
+a path that exists and is not a regular file (a pipe, a device, a socket, a folder) is refused with
+one line instead of being replaced by a new file."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from rankgate.core.errors import InputError
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def refuse_special(path: str | os.PathLike) -> os.stat_result | None:
+    """The stat of `path` (following links) when it is a regular file, None when it does not exist;
+    an InputError when it exists and is anything else."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:  # cannot look (permission): the write itself says why
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(str(path), f"is {_kind(st.st_mode)}, expected a regular file to write; nothing was written "
+                         "(choose a file path)")
+    return st
+
+
+def output_target(path: str | os.PathLike) -> tuple[Path, int | None]:
+    """The file to replace for `path` (symlinks resolved, so the link stays a link and its target gets the
+    new contents) and that file's permission bits when it exists (None for a new file)."""
+    st = refuse_special(path)
+    real = Path(os.path.realpath(path)) if os.path.islink(path) or st is not None else Path(path)
+    return real, (stat.S_IMODE(st.st_mode) if st is not None else None)
