@@ -45,6 +45,7 @@ def qrels(source, *, format: str = "auto", catalog=None):
         return objects.qrels_from_dict(source, catalog)
     if objects.is_frame(source):
         return objects.qrels_from_frame(source, catalog)
+    _check_path(source, "qrels")
     from rankgate.core.formats import read_qrels
 
     return read_qrels(source, format, catalog)
@@ -63,6 +64,7 @@ def run(source, *, name: str | None = None, format: str = "auto", catalog=None):
         return objects.run_from_dict(source, name or "run", catalog)
     if objects.is_frame(source):
         return objects.run_from_frame(source, name, catalog)
+    _check_path(source, "a run")
     from rankgate.core.formats import read_runs
 
     runs = read_runs(f"{name}={source}" if name else source, format, catalog)
@@ -80,11 +82,32 @@ def evaluate(qrels, run, measures, *, rel_level: int = 1, missing: str = "error"
     from rankgate.core.engine import evaluate as _evaluate
     from rankgate.core.measures import Measure, parse_measures
 
+    from rankgate.core.errors import InputError
+
+    if isinstance(rel_level, bool) or not isinstance(rel_level, int):
+        raise InputError("rel_level", f"expected a whole number (trec_eval's -l), found {rel_level!r}")
+    if missing not in ("error", "zero"):
+        raise InputError("missing", f"expected 'error' or 'zero', found {missing!r}")
+    if not isinstance(measures, (str, Measure, list, tuple)):
+        raise InputError("measures", f"expected a measure name such as 'nDCG@10', or a list of them, "
+                         f"found {type(measures).__name__}")
     q = _self.qrels(qrels)
     r = _self.run(run, catalog=q.catalog)
     wanted = [measures] if isinstance(measures, (str, Measure)) else list(measures)
+    if not all(isinstance(x, (str, Measure)) for x in wanted):
+        raise InputError("measures", "expected measure names such as 'nDCG@10' or parsed measures")
     parsed = [m for x in wanted for m in ([x] if isinstance(x, Measure) else parse_measures(x))]
     return _evaluate(q, r, list(dict.fromkeys(parsed)), rel_level=rel_level, missing=missing, **options)
+
+
+def _check_path(source, what: str) -> None:
+    import os
+
+    from rankgate.core.errors import InputError
+
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(f"<{type(source).__name__}>", f"expected {what} as a file path, a dict, a DataFrame or "
+                         f"rankgate's own object, found {type(source).__name__}")
 
 
 def to_frame(scores, *, per_query: bool = True):

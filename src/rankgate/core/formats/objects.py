@@ -22,8 +22,9 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from rankgate.core.errors import InputError
+from rankgate.core.formats.textio import shorten
 from rankgate.core.formats.jsonfmt import jpath
-from rankgate.core.model import Catalog, Qrels, Run
+from rankgate.core.model import Catalog, Qrels, Run, grade_problem
 
 QUERY_COLUMNS = ("query_id", "qid")
 DOC_COLUMNS = ("doc_id", "docid", "docno")
@@ -39,17 +40,30 @@ def _id(value, what: str, source: str, where: str) -> str:
     raise InputError(source, f"{what} must be a non-empty string (or an integer), found {value!r}", where=where)
 
 
+def _once(qid: str, seen: set[str], source: str) -> str:
+    """A query ID the dict has not given already (1 and "1" are the same ID)."""
+    if qid in seen:
+        raise InputError(source, f"query ID {qid!r} appears twice (as an integer and as a string?)", where=jpath(qid))
+    seen.add(qid)
+    return qid
+
+
 def _grade(value, source: str, where: str) -> int:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if (why := grade_problem(int(value))) is not None:
+            raise InputError(source, why, where=where)
         return int(value)
     raise InputError(source, f"grade {value!r} is not an integer (expected a whole number such as 0, 1, 2 or -1)",
                      where=where)
 
 
 def _score(value, source: str, where: str) -> float:
-    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    raise InputError(source, f"score {value!r} is not a finite number", where=where)
+    try:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    except OverflowError:  # an integer too large for a float
+        pass
+    raise InputError(source, f"score {shorten(value)} is not a finite number", where=where)
 
 
 def qrels_from_dict(data: Mapping[Any, Mapping[Any, int]], catalog: Catalog | None = None,
@@ -60,8 +74,9 @@ def qrels_from_dict(data: Mapping[Any, Mapping[Any, int]], catalog: Catalog | No
     catalog = catalog or Catalog()
     qs, ds, gs = array("i"), array("i"), array("q")
     declared: list[int] = []
+    seen: set[str] = set()
     for qid, judged in data.items():
-        qid = _id(qid, "a query ID", source, jpath())
+        qid = _once(_id(qid, "a query ID", source, jpath()), seen, source)
         if not isinstance(judged, Mapping):
             raise InputError(source, f"expected a dict of document grades, found {type(judged).__name__}",
                              where=jpath(qid))
@@ -85,8 +100,9 @@ def run_from_dict(data: Mapping[Any, Mapping[Any, float]], name: str = "run", ca
     catalog = catalog or Catalog()
     qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
     codes: list[int] = []
+    seen: set[str] = set()
     for qid, ranked in data.items():
-        qid = _id(qid, "a query ID", source, jpath())
+        qid = _once(_id(qid, "a query ID", source, jpath()), seen, source)
         if not isinstance(ranked, Mapping):
             raise InputError(source, f"expected a dict of document scores, found {type(ranked).__name__}",
                              where=jpath(qid))
@@ -168,7 +184,11 @@ def scores_frame(scores, per_query: bool = True):
         import pandas as pd
     except ImportError:
         raise ImportError("scores as a DataFrame need pandas: pip install pandas") from None
+    from rankgate.core.engine import Scores
+
     many = list(scores) if isinstance(scores, (list, tuple)) else [scores]
+    if not many or not all(isinstance(s, Scores) for s in many):
+        raise InputError("scores", "expected what rankgate.evaluate returns (one, or a list of them)")
     if not per_query:
         rows = [{"run": s.run, **{m.name: float(v) for m, v in s.summary().items()}} for s in many]
         return pd.DataFrame(rows)
