@@ -185,7 +185,7 @@ class LineList(ScrollView, can_focus=True):
             style = base
         strip = self._strip(text, width, style)
         if key is not None:
-            if len(self._strips) > 4096:
+            if len(self._strips) > 256:  # a few screens' worth: each Strip holds caches a full collection scans
                 self._strips.clear()
             self._strips[key] = strip
         return strip
