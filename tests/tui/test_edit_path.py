@@ -10,6 +10,7 @@ from rich.text import Text
 
 from rankgate.tui.loader import load_corpus
 from rankgate.tui.messages import GateDecided
+from rankgate.tui.model import ReviewModel
 from rankgate.tui.widgets.gate_panel import STALE, GatePanel
 from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.text_static import TextStatic
@@ -29,7 +30,8 @@ def line_text(lst, y: int) -> str:
     return "".join(seg.text for seg in lst.render_line(y))
 
 
-async def test_the_gate_says_updating_on_its_border_until_significance_is_decided_afresh(tiny):
+async def test_the_gate_says_updating_on_its_border_until_significance_is_decided_afresh(tiny, monkeypatch):
+    monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 0.0)  # as on a large benchmark: tests in a worker
     app = make_app(with_policy(tiny))
     decided = []
     async with app.run_test(size=SIZE, message_hook=lambda m: decided.append(m.view)
@@ -60,7 +62,8 @@ async def test_the_gate_says_updating_on_its_border_until_significance_is_decide
         assert not screen._fresh_busy
 
 
-async def test_edits_while_the_gate_is_decided_afresh_are_taken_up_by_the_next_decision(tiny):
+async def test_edits_while_the_gate_is_decided_afresh_are_taken_up_by_the_next_decision(tiny, monkeypatch):
+    monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 0.0)
     app = make_app(with_policy(tiny))
     decided = []
     async with app.run_test(size=SIZE, message_hook=lambda m: decided.append(m.view)
@@ -87,6 +90,29 @@ async def test_edits_while_the_gate_is_decided_afresh_are_taken_up_by_the_next_d
         assert versions == sorted(versions)
         fresh = m.gate(fresh=True)
         assert (fresh.checks, fresh.accepted) == (view.checks, view.accepted)
+
+
+async def test_cheap_significance_tests_are_decided_on_the_key(tiny, monkeypatch):
+    """On a small benchmark (tests that took at most FRESH_INLINE_S last time) the key's own frame shows
+    the gate decided afresh: never 'updating', no worker."""
+    monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 60.0)
+    app = make_app(with_policy(tiny))
+    decided = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: decided.append(m)
+                            if isinstance(m, GateDecided) else None) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        panel = screen.query_one(GatePanel)
+        m = screen.model
+        assert m.fresh_is_cheap()
+        await pilot.press("2", "escape")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        assert not decided and not screen._fresh_busy
+        view = panel.view
+        assert not view.stale and view.version == m.version and not panel.border_subtitle
+        fresh = m.gate(fresh=True)
+        assert (fresh.checks, fresh.check_details) == (view.checks, view.check_details)
 
 
 async def test_the_label_list_after_a_label_is_added_and_removed(tiny):

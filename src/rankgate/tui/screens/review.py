@@ -184,7 +184,8 @@ class ReviewScreen(Screen):
 
     def refresh_gate(self) -> None:
         """The gate now; when its significance tests are from before the last edit, a fresh one follows."""
-        self._gate = self.model.gate()
+        m = self.model
+        self._gate = m.gate(fresh=m.fresh_is_cheap())
         self.query_one(GatePanel).show(self._gate)
         self.refresh_top()
         if self._gate.stale:
