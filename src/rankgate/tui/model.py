@@ -225,7 +225,7 @@ class ReviewModel:
         self.budgets = {rname: budget_values(ri.run) for rname, ri in self.runs.items()}
         self._memo: dict = {}  # significance results, reused after an edit until a fresh gate
         self._memo_version = -1  # the version they were computed at
-        self.fresh_s: float | None = None  # how long the last fresh decision took (seconds)
+        self.fresh_s: float | None = None  # CPU seconds the last fresh decision took
         self._evaluated_cache = None  # (review indices by ID, their IDs, their tags, slice masks) of the evaluated
 
         # Per query: relevant labels, and unjudged documents in any run's top k.
@@ -417,10 +417,10 @@ class ReviewModel:
     def decide(self, inputs: tuple) -> GateView:
         """The core's decision on gate_inputs(); safe in a worker thread (reads only the inputs)."""
         p, failed, version, memo_version = inputs
-        t0 = time.perf_counter()
+        t0 = time.thread_time()  # CPU, not wall: a busy machine must not move cheap tests into a worker
         dec = decide(self.policy, p)
         if not p.defer:
-            self.fresh_s = time.perf_counter() - t0
+            self.fresh_s = time.thread_time() - t0
         keys = macro_keys(self.k, self.extra)
         stale = p.used_memo and memo_version != version
         return GateView(p.baseline_name, p.candidate_name, self.k,
@@ -432,7 +432,7 @@ class ReviewModel:
     def fresh_is_cheap(self) -> bool:
         """Whether significance tests are cheap enough to run on the key (ops-handbook's 40 queries with
         10,000 resamples: about 12 ms) rather than in a worker after the frame (about a second each at
-        10,000 queries). Measured, so a loaded machine moves them off the key."""
+        10,000 queries). Measured in CPU time of the thread that decided."""
         return self.fresh_s is not None and self.fresh_s <= self.FRESH_INLINE_S
 
     def adopt(self, view: GateView) -> None:
