@@ -1,8 +1,9 @@
-"""Benchmark of the review app on 10,000 queries x 3 runs x 100 documents.
+"""Benchmark of the review app on 10,000 queries x 3 runs x 100 documents, and on a sample with its policy.
 
     python bench/bench_app.py                  # make bench/data/review-10k/ if missing, then measure
     python bench/bench_app.py --edits 300 --starts 7
     python bench/bench_app.py --queries 1000   # a smaller variant, for trying things
+    python bench/bench_app.py --starts 0 --busy 2 --edits 100   # the grade keys only, quiet and under load
 
 Prints:
 
@@ -11,13 +12,23 @@ Prints:
   until the review screen shows every pane consistent;
 - cold start, re-open: the same in new processes once the store and the
   parsed-run cache exist (p50 and p95 over --starts processes);
-- an edit, key to consistent panes (p50 and p95 over --edits grades of a
-  document on random queries): "handler" is the app's own time from the key's
-  action to every pane updated (store write, re-score of that query, macros,
-  gate, panes); "repainted" adds the screen's next frame; "round trip" is what
-  a Pilot sees from sending the key until the whole process is idle again
-  (Textual's wait_for_idle polls in 20 ms steps, so it overstates); the store's
-  write and the re-score are shown apart.
+- the grade keys, key to consistent panes: --edits presses of `0` and as many
+  of `1`, each on a random document of the candidate's top k (on a random
+  query) whose grade it changes, p50 and p95 per grade; first with the machine
+  as it is ("quiet"), then beside --busy CPU-busy processes (`python -c "while 1:
+  pass"`, started and killed by the bench). "Key to consistent panes" runs from
+  the moment the key is sent to the app until the first frame drawn after the
+  key's handler has updated every pane (store write and fsync, re-score of the
+  query, macros, gate, panes). When the policy has significance rules, that
+  frame marks the gate pane "significance tests updating…" and a worker
+  decides them afresh: "settled" runs until the frame that shows its result.
+  "handler" is the key's action alone, the store's write and the re-score of
+  one query are shown apart;
+- the same grade keys on sample_benchmarks/ops-handbook, whose policy has a
+  randomization test and bootstrap intervals with 10,000 resamples (--sample).
+
+The machine the figures come from is shared: the load average before and
+after each run is printed beside it.
 
 The data folder and the store (RANKGATE_HOME) live under bench/data/ and
 bench/.cache/ (both ignored by git). Inputs are generated deterministically
@@ -29,8 +40,10 @@ marks, and a corpus of the judged documents.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -137,44 +150,115 @@ def cold_start(folder: Path, env: dict) -> tuple[float, float]:
     return wall, inside
 
 
-async def edits(folder: Path, n: int, seed: int = 5) -> tuple[list[float], list[float], list[float]]:
-    import random
+class Busy:
+    """`n` CPU-busy processes beside the app while the block runs (started and killed here)."""
 
+    def __init__(self, n: int) -> None:
+        self.n, self.procs = n, []
+
+    def __enter__(self) -> "Busy":
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(self.n)]
+        time.sleep(0.5 if self.n else 0)  # let them reach the CPU
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+        self.procs = []
+
+
+def load_average() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+async def grade_keys(pilot, n: int, grades: tuple[int, ...], rng) -> dict:
+    """`n` presses of each grade key, alternating, each on a random top-k document of the candidate on a
+    random query whose grade it changes. Per grade: key to the first frame after the handler ("panes"),
+    key to the frame with the gate decided afresh ("settled"), the handler, the store, the re-score."""
+    from textual import events
+
+    from rankgate.tui.widgets.query_list import QueryPane
+
+    app = pilot.app
+    screen = app.screen
+    m = screen.model
+    pane = screen.query_one(QueryPane)
+    out = {g: {"panes": [], "settled": [], "handler": [], "store": [], "model": []} for g in grades}
+    stamped = asyncio.Event()
+    fresh = [0]  # workers started to decide the gate afresh
+    started = screen.fresh_gate
+
+    def counted(*args):
+        fresh[0] += 1
+        return started(*args)
+
+    screen.fresh_gate = counted
+    for _ in range(n):
+        for g in grades:
+            for _ in range(100):
+                qi = rng.randrange(m.nq)
+                have = m.labels.grades(m.qids[qi])
+                docs = [d for d in m.runs[m.candidate].names(qi)[:m.k] if have.get(d) != g]
+                if docs:
+                    break
+            pane.select(qi)
+            await pilot.pause()
+            screen.set_doc(docs[rng.randrange(len(docs))])
+            await pilot.pause()
+            await asyncio.sleep(0.02)  # the key arrives at an idle app, as a person's does
+            before, workers = screen.last_painted_at, fresh[0]
+            key = events.Key(str(g), str(g))
+            key.set_sender(app)
+            t = time.perf_counter()
+            app._driver.send_message(key)  # as the terminal driver sends it (Pilot.press would poll meanwhile)
+            while screen.last_painted_at == before:  # the first frame after the handler
+                await asyncio.sleep(0.001)
+            panes = screen.last_painted_at - t
+            settled = panes
+            if fresh[0] != workers or screen._fresh_busy or screen._gate.stale:
+                while screen._gate.stale or screen._fresh_busy:  # significance decided afresh, shown ...
+                    await asyncio.sleep(0.001)
+                stamped.clear()
+                screen.call_after_refresh(stamped.set)  # ... in a frame
+                await stamped.wait()
+                settled = time.perf_counter() - t
+            r = out[g]
+            r["panes"].append(panes)
+            r["settled"].append(settled)
+            r["handler"].append(screen.last_edit_s)
+            r["store"].append(screen.last_store_s)
+            r["model"].append(m.last_edit_s)
+    return out
+
+
+async def session(folder: Path, n: int, busy: int, seed: int = 5) -> list[tuple[str, str, dict]]:
+    """One app on the benchmark: the grade keys quiet, then beside `busy` CPU-busy processes.
+    Returns (what, load averages before/after, results) per run."""
     from rankgate.tui.app import ReviewApp
     from rankgate.tui.loader import Inputs
     from rankgate.tui.screens.review import ReviewScreen
-    from rankgate.tui.widgets.query_list import QueryPane
 
     app = ReviewApp(Inputs(str(folder)), cursor_blink=False)
-    handler, painted, round_trip, model_only, store = [], [], [], [], []
+    runs = []
     async with app.run_test(size=(160, 48)) as pilot:
         while not isinstance(app.screen, ReviewScreen) or app.screen.model is None:
+            if app.error is not None:
+                raise SystemExit(f"error: {app.error}")
             await pilot.pause(0.01)
         await app.workers.wait_for_complete()  # the corpus too
         await pilot.pause()
-        screen = app.screen
-        screen.ask_reason = False
-        screen.ask_whose = False  # a grade is the bench reviewer's own judgment (no question about others')
-        m = screen.model
+        app.screen.ask_reason = False
+        app.screen.ask_whose = False  # a grade is the bench reviewer's own judgment (no question about others')
         rng = random.Random(seed)
-        pane = screen.query_one(QueryPane)
-        for i in range(n):
-            qi = rng.randrange(m.nq)
-            pane.select(qi)
-            await pilot.pause()
-            names = m.runs[m.candidate].names(qi)
-            screen.set_doc(names[rng.randrange(min(m.k, len(names)))])
-            grade = (m.labels.grades(m.qids[qi]).get(screen.doc, -1) + 1) % 4  # always a change
-            t = time.perf_counter()
-            await pilot.press(str(grade))
-            await pilot.pause()
-            round_trip.append(time.perf_counter() - t)
-            handler.append(screen.last_edit_s)
-            painted.append(screen.last_paint_s)
-            model_only.append(m.last_edit_s)
-            store.append(screen.last_store_s)
+        for k in (0, busy) if busy else (0,):
+            before = load_average()
+            with Busy(k):
+                got = await grade_keys(pilot, n, (0, 1), rng)
+            runs.append(("quiet" if not k else f"{k} busy processes", f"{before} -> {load_average()}", got))
         app.exit()
-    return handler, painted, round_trip, model_only, store
+    return runs
 
 
 def pct(values: list[float], p: float) -> float:
@@ -188,7 +272,10 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--docs", type=int, default=200_000, help="size of the document ID space")
-    ap.add_argument("--edits", type=int, default=200)
+    ap.add_argument("--edits", type=int, default=100, help="presses of each grade key, per run")
+    ap.add_argument("--busy", type=int, default=2, help="CPU-busy processes for the run under load (0: none)")
+    ap.add_argument("--sample", default=str(HERE.parent / "sample_benchmarks" / "ops-handbook"),
+                    help="a benchmark folder measured the same way with its own policy ('' to skip)")
     ap.add_argument("--starts", type=int, default=5, help="re-open processes to time")
     ap.add_argument("--keep-store", action="store_true", help="skip the first-open measurement")
     args = ap.parse_args()
@@ -208,21 +295,34 @@ def main() -> int:
         wall, inside = cold_start(folder, env)
         walls.append(wall)
         insides.append(inside)
-    print(f"cold start, re-open: p50 {pct(walls, 50):.2f} s, p95 {pct(walls, 95):.2f} s to consistent panes "
-          f"(process start included; inside the process p50 {pct(insides, 50):.2f} s)")
-
-    import asyncio
+    if walls:
+        print(f"cold start, re-open: p50 {pct(walls, 50):.2f} s, p95 {pct(walls, 95):.2f} s to consistent panes "
+              f"(process start included; inside the process p50 {pct(insides, 50):.2f} s)")
 
     os.environ.update(RANKGATE_HOME=str(home), RANKGATE_REVIEWER="bench")
-    handler, painted, trip, model, store = asyncio.run(edits(folder, args.edits))
-    ms = lambda xs, p: pct(xs, p) * 1000  # noqa: E731
-    print(f"edit (grade a document), {len(handler)} edits on random queries:")
-    print(f"  key to consistent panes (handler): p50 {ms(handler, 50):.1f} ms, p95 {ms(handler, 95):.1f} ms")
-    print(f"  key to the screen repainted:       p50 {ms(painted, 50):.1f} ms, p95 {ms(painted, 95):.1f} ms")
-    print(f"  Pilot round trip (waits for idle): p50 {ms(trip, 50):.1f} ms, p95 {ms(trip, 95):.1f} ms")
-    print(f"  of which the store's write (fsync): p50 {ms(store, 50):.2f} ms, p95 {ms(store, 95):.2f} ms")
-    print(f"  of which the re-score of one query: p50 {ms(model, 50):.2f} ms, p95 {ms(model, 95):.2f} ms")
+    report(folder.name, asyncio.run(session(folder, args.edits, args.busy)))
+    if args.sample:
+        sample = Path(args.sample)
+        sample_home = CACHE / f"home-{sample.name}"
+        shutil.rmtree(sample_home, ignore_errors=True)  # a fresh store: the sample's own labels
+        os.environ.update(RANKGATE_HOME=str(sample_home))
+        report(f"{sample.name} (its policy)", asyncio.run(session(sample, args.edits, args.busy)))
     return 0
+
+
+def report(name: str, runs: list) -> None:
+    ms = lambda xs, p: pct(xs, p) * 1000  # noqa: E731
+    for what, loads, got in runs:
+        n = len(got[0]["panes"])
+        print(f"{name}, {what} (load average 1/5/15 min {loads}), {n} presses of each grade key:")
+        for g, r in got.items():
+            print(f"  grade {g}: key to consistent panes p50 {ms(r['panes'], 50):6.1f} ms, "
+                  f"p95 {ms(r['panes'], 95):6.1f} ms; settled (significance decided afresh, shown) "
+                  f"p50 {ms(r['settled'], 50):.1f}, p95 {ms(r['settled'], 95):.1f}")
+        allr = {k: [x for r in got.values() for x in r[k]] for k in ("handler", "store", "model")}
+        print(f"    of which the handler: p50 {ms(allr['handler'], 50):.1f} ms, p95 {ms(allr['handler'], 95):.1f}; "
+              f"the store's write (fsync) p50 {ms(allr['store'], 50):.2f}, p95 {ms(allr['store'], 95):.2f}; "
+              f"the re-score of one query p50 {ms(allr['model'], 50):.2f}, p95 {ms(allr['model'], 95):.2f}")
 
 
 if __name__ == "__main__":

@@ -373,9 +373,12 @@ async def test_an_edit_does_not_pull_the_query_out_from_under_the_cursor(tiny):
         assert screen.qid != "q-restore" and screen.model.unjudged[screen.qi] > 0
 
 
-async def test_a_significance_rule_is_brought_up_to_date_after_an_edit(tiny):
+async def test_a_significance_rule_is_brought_up_to_date_after_an_edit(tiny, monkeypatch):
     from rankgate.tui.messages import GateDecided
+    from rankgate.tui.model import ReviewModel
     from tests.tui.test_model import POLICY
+
+    monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 0.0)  # as on a large benchmark: tests in a worker
 
     manifest = tiny / "benchmark.toml"
     manifest.write_text(manifest.read_text().replace('[gate]\n', '[gate]\npolicy = "policy.toml"\n'))

@@ -84,6 +84,13 @@ class Paired:
     def slice_names(self) -> list[str]:
         return sorted({t for ts in self.tags for t in ts})
 
+    def position(self) -> dict[str, int]:
+        """Query ID -> its index in `qids` (kept)."""
+        got = self._cache.get("position")
+        if got is None:
+            got = self._cache["position"] = {q: i for i, q in enumerate(self.qids)}
+        return got
+
     def mask(self, slice_name: str | None = None) -> np.ndarray:
         if slice_name is None:
             return np.ones(self.n, bool)

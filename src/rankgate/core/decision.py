@@ -107,7 +107,7 @@ def decide(policy: Policy, p: Paired, *, as_of: dt.date | None = None) -> Decisi
         for d in _corrected(details, policy.correction):
             checks[d["name"]] = d["passed"]
 
-    index = {q: i for i, q in enumerate(p.qids)}
+    index = p.position()
     hit = p.hits("candidate")
     must = list(policy.must_pass)
     missed_all = [q for q in must if q in index and not hit[index[q]]]

@@ -132,9 +132,24 @@ class LivePaired(Paired):
     `used_memo` says one was used.
     """
 
-    def setup(self, memo: dict, defer: bool) -> "LivePaired":
+    def setup(self, memo: dict, defer: bool, shared: dict) -> "LivePaired":
         self.memo, self.defer, self.used_memo = memo, defer, False
+        self.shared = shared  # slice masks and positions, kept while the evaluated queries stay the same
         return self
+
+    def position(self) -> dict[str, int]:
+        got = self.shared.get("position")
+        if got is None:
+            got = self.shared["position"] = super().position()
+        return got
+
+    def mask(self, slice_name=None):
+        if slice_name is None:
+            return super().mask(None)
+        got = self.shared.get(("mask", slice_name))
+        if got is None:  # a loop over every query's tags: once, not on every edit
+            got = self.shared[("mask", slice_name)] = super().mask(slice_name)
+        return got
 
     def significance(self, m, *, mask=None, weighted=False, resamples=10000, seed=0, confidence=0.95):
         settings = (self.baseline_name, self.candidate_name, m, weighted, resamples, seed, confidence)
@@ -153,6 +168,8 @@ class LivePaired(Paired):
 
 class ReviewModel:
     """Queries, rankings, per-query values, macros and the gate, for every loaded run."""
+
+    FRESH_INLINE_S = 0.02  # a fresh decision that last took at most this long is made on the key itself
 
     def __init__(self, *, queries: dict[str, Query], runs: dict[str, Run], labels, policy: Policy,
                  no_answer: set[str] = frozenset(), baseline: str | None = None, candidate: str | None = None,
@@ -209,7 +226,8 @@ class ReviewModel:
         self.budgets = {rname: budget_values(ri.run) for rname, ri in self.runs.items()}
         self._memo: dict = {}  # significance results, reused after an edit until a fresh gate
         self._memo_version = -1  # the version they were computed at
-        self._evaluated_cache = None  # (review indices by ID, their IDs, their tags) of the evaluated queries
+        self.fresh_s: float | None = None  # CPU seconds the last fresh decision took
+        self._evaluated_cache = None  # (review indices by ID, their IDs, their tags, slice masks) of the evaluated
 
         # Per query: relevant labels, and unjudged documents in any run's top k.
         ok = cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
@@ -471,8 +489,9 @@ class ReviewModel:
         The arrays are copies: a worker may decide on them while edits go on."""
         if self._evaluated_cache is None:  # the evaluated queries change rarely: keep their lists
             idx = self._by_id[self.evaluated[self._by_id]]
-            self._evaluated_cache = (idx, [self.qids[i] for i in idx.tolist()], [self.tags[i] for i in idx.tolist()])
-        idx, qids, tags = self._evaluated_cache
+            self._evaluated_cache = (idx, [self.qids[i] for i in idx.tolist()], [self.tags[i] for i in idx.tolist()],
+                                     {})
+        idx, qids, tags, shared = self._evaluated_cache
         b, c = self.baseline, self.candidate
         p = LivePaired(
             baseline_name=b, candidate_name=c, k=self.k, rel_level=self.level,
@@ -483,7 +502,7 @@ class ReviewModel:
             judged={"baseline": self.topk_judged[b][idx], "candidate": self.topk_judged[c][idx]},
             ranked={"baseline": self.topk_ranked[b][idx], "candidate": self.topk_ranked[c][idx]},
             budgets={"baseline": self.budgets[b], "candidate": self.budgets[c]})
-        return p.setup({} if fresh else self._memo, defer=not fresh)
+        return p.setup({} if fresh else self._memo, defer=not fresh, shared=shared)
 
     def gate_inputs(self, *, fresh: bool = False) -> tuple:
         """What a decision reads, taken now (on the thread that edits)."""
@@ -494,7 +513,10 @@ class ReviewModel:
     def decide(self, inputs: tuple) -> GateView:
         """The core's decision on gate_inputs(); safe in a worker thread (reads only the inputs)."""
         p, failed, version, memo_version = inputs
+        t0 = time.thread_time()  # CPU, not wall: a busy machine must not move cheap tests into a worker
         dec = decide(self.policy, p)
+        if not p.defer:
+            self.fresh_s = time.thread_time() - t0
         keys = macro_keys(self.k, self.extra)
         stale = p.used_memo and memo_version != version
         return GateView(p.baseline_name, p.candidate_name, self.k,
@@ -502,6 +524,12 @@ class ReviewModel:
                         {key: p.macro("candidate", m) for key, m in keys},
                         dec.checks, dec.details, failed, list(self.policy.must_pass), dec.accepted, p.n,
                         self.unknown_must_pass, stale, version, p.memo if not p.used_memo else None)
+
+    def fresh_is_cheap(self) -> bool:
+        """Whether significance tests are cheap enough to run on the key (ops-handbook's 40 queries with
+        10,000 resamples: about 12 ms) rather than in a worker after the frame (about a second each at
+        10,000 queries). Measured in CPU time of the thread that decided."""
+        return self.fresh_s is not None and self.fresh_s <= self.FRESH_INLINE_S
 
     def adopt(self, view: GateView) -> None:
         """Keep a fresh decision's significance results for the deferred decisions that follow."""

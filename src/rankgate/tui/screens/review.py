@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 
@@ -40,7 +41,15 @@ from rankgate.tui.widgets.reason_bar import ReasonBar
 from rankgate.tui.widgets.text_static import TextStatic
 
 
-FRESH_GATE_AFTER = 0.3  # seconds without an edit before significance tests are run again
+GC_DUE = 6  # young collections (of Python's 10) after which an edit's frame is followed by a full one
+
+
+def collect_if_due() -> None:
+    """A full collection now, after an edit's frame, when Python's own is near. Each frame leaves cyclic
+    garbage (Textual's strips cache themselves) that only a full collection frees; done by Python it fell
+    on a key every few edits and cost 50-150 ms there. Here it costs the same, while the person reads."""
+    if gc.isenabled() and gc.get_count()[2] >= GC_DUE:
+        gc.collect()
 
 
 class ReviewScreen(Screen):
@@ -65,9 +74,10 @@ class ReviewScreen(Screen):
         self.last_edit_s = 0.0  # the last edit: from its key to every pane updated
         self.last_paint_s = 0.0  # ... and to the screen repainted with it
         self.last_store_s = 0.0  # ... of which the store's write
+        self.last_painted_at = 0.0  # when (perf_counter) the screen was last repainted after an edit
         self.exported_to: Path | None = None
         self.first_frame_at: float | None = None
-        self._fresh_timer = None
+        self._fresh_busy = False  # a worker is deciding the gate afresh (significance tests)
         self.last_queued = None  # the review queue's item the `u` key went to last
         self.restore: tuple[str | None, str | None] | None = None  # (query, doc) to show after a re-open
 
@@ -135,9 +145,7 @@ class ReviewScreen(Screen):
     def unbind(self) -> None:
         """The model goes away (the benchmark is opened again): cover the panes with the load panel."""
         self.restore = (self.qid, self.doc) if self.model is not None and self.qi is not None else None
-        if self._fresh_timer is not None:
-            self._fresh_timer.stop()
-            self._fresh_timer = None
+        self._fresh_busy = False  # a worker still deciding does not post for the old model
         self.model = None
         self.loaded = None
         self.qi = self.doc = None
@@ -229,22 +237,29 @@ class ReviewScreen(Screen):
 
     def refresh_gate(self) -> None:
         """The gate now; when its significance tests are from before the last edit, a fresh one follows."""
-        self._gate = self.model.gate()
+        m = self.model
+        self._gate = m.gate(fresh=m.fresh_is_cheap())
         self.query_one(GatePanel).show(self._gate)
         self.refresh_top()
         if self._gate.stale:
-            if self._fresh_timer is not None:
-                self._fresh_timer.stop()
-            self._fresh_timer = self.set_timer(FRESH_GATE_AFTER, self._start_fresh_gate)
+            self._want_fresh_gate()
 
-    def _start_fresh_gate(self) -> None:
-        self._fresh_timer = None
-        self.fresh_gate(self.model.gate_inputs(fresh=True))
+    def _want_fresh_gate(self) -> None:
+        """Significance tests afresh, in a worker, started once the frame with the edit is drawn; one at a
+        time: edits made while one runs are taken up by the next, as soon as it is done (`_decided`)."""
+        if self._fresh_busy:
+            return
+        self._fresh_busy = True
+        self.call_after_refresh(self._start_fresh_gate, self.model)
+
+    def _start_fresh_gate(self, model: ReviewModel) -> None:
+        if model is not self.model:  # re-opened meanwhile
+            return
+        self.fresh_gate(model, model.gate_inputs(fresh=True))
 
     @work(thread=True, exclusive=True, group="gate")
-    def fresh_gate(self, inputs) -> None:
-        model = self.model
-        view = model.decide(inputs)
+    def fresh_gate(self, model: ReviewModel, inputs) -> None:
+        view = model.decide(inputs)  # reads only the inputs, taken on the main thread
         if model is self.model:  # not re-opened meanwhile
             self.post_message(GateDecided(view))
 
@@ -253,12 +268,14 @@ class ReviewScreen(Screen):
         view, m = event.view, self.model
         if m is None:
             return
+        self._fresh_busy = False
         m.adopt(view)
         if view.version == m.version and (view.baseline, view.candidate) == (m.baseline, m.candidate):
             self._gate = view
             self.query_one(GatePanel).show(view)
             self.refresh_top()
-        else:  # edited meanwhile: decide again with these newer results
+            self.call_after_refresh(collect_if_due)
+        else:  # edited meanwhile: decide again with these newer results (and afresh once more if need be)
             self.refresh_gate()
 
     def show_query(self, qi: int | None, doc: str | None = None) -> None:
@@ -380,7 +397,10 @@ class ReviewScreen(Screen):
         return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, merge=merge, open=open))
 
     def _painted(self, t0: float) -> None:
-        self.last_paint_s = time.perf_counter() - t0
+        self.last_painted_at = time.perf_counter()
+        self.last_paint_s = self.last_painted_at - t0
+        if not self._fresh_busy:  # else once the fresh gate is shown (_decided)
+            collect_if_due()
 
     def _follow_focus(self) -> None:
         """The focused list's highlighted document is the current one, now: a key typed right after a

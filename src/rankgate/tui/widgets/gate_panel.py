@@ -13,6 +13,7 @@ from rankgate.tui.widgets.marks import MUST, delta_text
 from rankgate.tui.widgets.text_static import TextStatic
 
 MAX_FAILED = 12
+STALE = "significance tests updating…"  # shown while they are from before the last edit
 MACRO_LABELS = {"hit_rate_at_k": "Hit@{k}", "precision_at_k": "P@{k}", "recall_at_k": "R@{k}", "mrr_at_k": "MRR@{k}"}
 
 
@@ -32,7 +33,7 @@ class GatePanel(VerticalScroll):
         self.problems: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield TextStatic(id="gate-body")
+        yield TextStatic(id="gate-body", keep_height=True)  # redrawn on every edit: no layout for a line less
 
     def on_mount(self) -> None:
         self.border_title = "Gate"
@@ -44,6 +45,11 @@ class GatePanel(VerticalScroll):
     def show(self, view: GateView) -> None:
         self.view = view
         m = self.model
+        # On the border, not in the text: a line that comes and goes would change the pane's height, and
+        # each height change costs the whole screen a new layout (twice per edit, 20-50 ms each).
+        subtitle = STALE if view.stale else None
+        if self.border_subtitle != subtitle:  # setting it repaints the whole pane, even to the same text
+            self.border_subtitle = subtitle
         head = Text(end="")
         head.append_text(decision_text(view))
         head.append("  ")
@@ -51,8 +57,6 @@ class GatePanel(VerticalScroll):
         head.append(" vs ", style="dim")
         head.append_text(literal(excerpt(view.baseline, 22), style="bold"))
         head.append(f" · k={view.k} · {view.evaluated} judged", style="dim")
-        if view.stale:
-            head.append("\nsignificance tests: from before the last edit, updating…", style="italic yellow")
         for problem in self.problems:  # a file left out at load: the decision is on what remains
             head.append("\n! ", style="bold red")
             head.append_text(literal(problem, style="red"))

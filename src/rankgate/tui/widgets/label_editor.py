@@ -46,6 +46,10 @@ class LabelList(LineList):
             return Text(f"   g ! {'document':<24} {'version':<20} {'reviewer':<12} {'time':<24} reason", end="")
         return Text(f"   g ! {'document':<18} reason", end="")
 
+    def row_key(self, index: int):
+        lab = self.rows[index]
+        return lab, lab.doc == self.current_doc, self.level
+
     def render_row(self, index: int, width: int) -> Text:
         lab = self.rows[index]
         wide = width >= self.WIDE
@@ -137,8 +141,11 @@ class LabelEditor(Vertical):
             lst.rows = sorted(labels, key=lambda lab: (-lab.grade, lab.doc))
         self.query_one("#query-head", TextStatic).show(head)
         cursor = next((i for i, lab in enumerate(lst.rows) if lab.doc == current_doc), None if keep_cursor else 0)
-        if keep_cursor and len(old) == len(lst.rows) and lst.current_doc == current_doc and cursor == lst.cursor:
-            lst.refresh_rows(*[i for i, (a, b) in enumerate(zip(old, lst.rows)) if a != b])
+        if keep_cursor and lst.current_doc == current_doc and (cursor is not None or len(old) == len(lst.rows)):
+            # After an edit: only the rows from the first change on are drawn again (a label added or
+            # removed shifts the rows after it); a full repaint of the list doubled an edit's frame.
+            first = next((i for i, (a, b) in enumerate(zip(old, lst.rows)) if a != b), min(len(old), len(lst.rows)))
+            lst.update_rows(len(lst.rows), first, lst.cursor if cursor is None else cursor)
         else:
             lst.current_doc = current_doc
             lst.set_count(len(lst.rows), cursor, notify=False)

@@ -124,6 +124,21 @@ class LineList(ScrollView, can_focus=True):
         if notify and count:
             self.post_message(self.Highlighted(self, target))
 
+    def update_rows(self, count: int, first: int, cursor: int) -> None:
+        """Rows from `first` on changed (some were added or removed there, or edited): draw only those
+        again, keep the view unless the cursor leaves it. What `set_count` does, without repainting the
+        whole list and without a Highlighted message (an edit, not a move)."""
+        old = self.count
+        self.count = count
+        self._set_virtual_size()
+        cursor = max(0, min(cursor, count - 1)) if count else 0
+        moved = cursor != self.cursor
+        if moved:
+            self.refresh_rows(self.cursor)
+            self.set_reactive(LineList.cursor, cursor)
+        self.refresh_rows(*range(first, max(old, count)), *((cursor,) if moved else ()))
+        self._scroll_to_cursor()
+
     def _set_virtual_size(self) -> None:
         rows = self.count + (1 if self.header else 0)
         size = Size(self.size.width, max(rows, self.scrollable_content_region.height))
@@ -170,7 +185,7 @@ class LineList(ScrollView, can_focus=True):
             style = base
         strip = self._strip(text, width, style)
         if key is not None:
-            if len(self._strips) > 4096:
+            if len(self._strips) > 256:  # a few screens' worth: each Strip holds caches a full collection scans
                 self._strips.clear()
             self._strips[key] = strip
         return strip

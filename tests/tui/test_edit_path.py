@@ -1,0 +1,169 @@
+"""Pilot tests of what keeps a grade key fast: the gate's "updating" mark, significance decided afresh
+without a timer, the label list drawn again from the first changed row, the gate body's height, and the
+corpus out of the garbage collector's view. (No timing is asserted: bench/bench_app.py measures.)"""
+
+from __future__ import annotations
+
+import gc
+
+from rich.text import Text
+
+from rankgate.tui.loader import load_corpus
+from rankgate.tui.messages import GateDecided
+from rankgate.tui.model import ReviewModel
+from rankgate.tui.widgets.gate_panel import STALE, GatePanel
+from rankgate.tui.widgets.label_editor import LabelEditor
+from rankgate.tui.widgets.text_static import TextStatic
+from tests.tui.conftest import SIZE, make_app, ready
+
+
+def with_policy(tiny):
+    from tests.tui.test_model import POLICY
+
+    manifest = tiny / "benchmark.toml"
+    manifest.write_text(manifest.read_text().replace('[gate]\n', '[gate]\npolicy = "policy.toml"\n'))
+    (tiny / "policy.toml").write_text(POLICY)
+    return tiny
+
+
+def line_text(lst, y: int) -> str:
+    return "".join(seg.text for seg in lst.render_line(y))
+
+
+async def test_the_gate_says_updating_on_its_border_until_significance_is_decided_afresh(tiny, monkeypatch):
+    monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 0.0)  # as on a large benchmark: tests in a worker
+    app = make_app(with_policy(tiny))
+    decided = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: decided.append(m.view)
+                            if isinstance(m, GateDecided) else None) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        panel = screen.query_one(GatePanel)
+        body = screen.query_one("#gate-body", TextStatic)
+        seen = []  # (view, the border's subtitle, the body's text) at each show
+        original = panel.show
+
+        def show(view):
+            original(view)
+            seen.append((view, panel.border_subtitle, body._shown.plain))
+
+        panel.show = show
+        await pilot.press("2", "escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        first_view, first_subtitle, first_body = seen[0]
+        assert first_view.stale and STALE in str(first_subtitle)  # at once, on the border ...
+        assert "updating" not in first_body  # ... not as a line of the body (its height stays)
+        last_view, last_subtitle, _ = seen[-1]
+        assert decided and last_view is decided[-1] and not last_view.stale
+        assert not last_subtitle and last_view.version == screen.model.version
+        assert not screen._fresh_busy
+
+
+async def test_edits_while_the_gate_is_decided_afresh_are_taken_up_by_the_next_decision(tiny, monkeypatch):
+    monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 0.0)
+    app = make_app(with_policy(tiny))
+    decided = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: decided.append(m.view)
+                            if isinstance(m, GateDecided) else None) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        screen.ask_reason = False
+        m = screen.model
+        qid = screen.qid
+        docs = m.runs[m.candidate].names(screen.qi)[: m.k]
+        for grade, doc in zip((1, 0, 2, 3, 0), docs * 2):  # no pause between the edits
+            screen.set_doc(doc)
+            assert screen.edit(qid, doc, grade)
+        for _ in range(20):  # each decision afresh may find newer edits and start one more
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if not screen._fresh_busy:
+                break
+        assert not screen._fresh_busy
+        view = screen.query_one(GatePanel).view
+        assert not view.stale and view.version == m.version
+        assert len(decided) <= 5  # one at a time, never one per edit piled up
+        versions = [v.version for v in decided]
+        assert versions == sorted(versions)
+        fresh = m.gate(fresh=True)
+        assert (fresh.checks, fresh.accepted) == (view.checks, view.accepted)
+
+
+async def test_cheap_significance_tests_are_decided_on_the_key(tiny, monkeypatch):
+    """On a small benchmark (tests that took at most FRESH_INLINE_S last time) the key's own frame shows
+    the gate decided afresh: never 'updating', no worker."""
+    monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 60.0)
+    app = make_app(with_policy(tiny))
+    decided = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: decided.append(m)
+                            if isinstance(m, GateDecided) else None) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        panel = screen.query_one(GatePanel)
+        m = screen.model
+        assert m.fresh_is_cheap()
+        await pilot.press("2", "escape")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        assert not decided and not screen._fresh_busy
+        view = panel.view
+        assert not view.stale and view.version == m.version and not panel.border_subtitle
+        fresh = m.gate(fresh=True)
+        assert (fresh.checks, fresh.check_details) == (view.checks, view.check_details)
+
+
+async def test_the_label_list_after_a_label_is_added_and_removed(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        screen.ask_reason = False
+        editor = screen.query_one(LabelEditor)
+        lst = editor.list
+        assert screen.qid == "q-restore" and screen.doc == "d-rpo"  # unjudged
+        before = [lab.doc for lab in lst.rows]
+        await pilot.press("3")
+        await pilot.pause()
+        docs = [lab.doc for lab in lst.rows]
+        assert sorted(docs) == sorted(before + ["d-rpo"]) and lst.count == len(docs)
+        at = docs.index("d-rpo")
+        assert at < len(docs) - 1  # grade 3 sorts near the top: the rows after it moved down
+        assert lst.cursor == at
+        for i, doc in enumerate(docs):  # row i is line i + 1 (the header is line 0)
+            assert doc in line_text(lst, i + 1)
+        assert "▸" in line_text(lst, at + 1)  # the current document's mark
+        await pilot.press("x")
+        await pilot.pause()
+        assert [lab.doc for lab in lst.rows] == before and lst.count == len(before)
+        assert 0 <= lst.cursor < max(lst.count, 1)
+        for i, doc in enumerate(before):
+            assert doc in line_text(lst, i + 1)
+        assert line_text(lst, len(before) + 1).strip() == ""  # the removed row's line is empty again
+
+
+async def test_the_gate_body_keeps_its_height_when_its_text_shrinks(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        body = app.screen.query_one("#gate-body", TextStatic)
+        assert body.keep_height
+        body.show(Text("one\ntwo\nthree\nfour", end=""))
+        await pilot.pause()
+        lines = body._lines
+        body.show(Text("one\ntwo", end=""))
+        assert body._lines == lines  # padded: no new layout for a line less
+        assert body._shown.plain == "one\ntwo"  # what it shows, as compared next time
+        assert str(body.content).startswith("one\ntwo")
+        other = app.screen.query_one("#label-detail", TextStatic)
+        assert not other.keep_height
+
+
+def test_the_corpus_is_read_out_of_the_collectors_view(tiny):
+    enabled = gc.isenabled()
+    frozen = gc.get_freeze_count()
+    docs = load_corpus(tiny / "corpus.jsonl")
+    assert docs and gc.isenabled() == enabled
+    assert gc.get_freeze_count() >= frozen + len(docs)  # each document is an object the collector no longer scans
