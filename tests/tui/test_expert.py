@@ -511,3 +511,24 @@ async def test_fast_typing_grades_the_documents_the_keys_meant(tiny):
             await pilot.pause()
         after = {d: lab.grade for d, lab in m.labels.labels("q-gpu").items()}
         assert [after.get(d) for d in docs] == [1, 0, 2], (docs, before, after)
+
+
+async def test_a_grade_and_its_reason_are_one_history_row_in_the_store_too(tiny):
+    """Grade, then the reason typed right after it: one row in `labels history` and in the app's history."""
+    from rankgate.store.workspace import Workspace
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        screen.set_doc("d-rpo")
+        await pilot.pause()
+        await pilot.press("2", *"states the RPO", "enter")
+        await pilot.pause()
+        rows = [c for c in screen.model.labels.history("q-restore", "d-rpo") if c.reviewer == "tester"]
+        assert [(c.action, c.grade, c.reason) for c in rows] == [("set", 2, "states the RPO")]
+        db = screen.model.labels.backend.ws.path
+    with Workspace.open(db, readonly=True) as ws:
+        mine = [e for e in ws.history("q-restore", "d-rpo") if e.who == "tester"]
+    assert len(mine) == 1 and mine[0].kind == "set" and mine[0].after["reason"] == "states the RPO"
+    assert mine[0].before is None and mine[0].amends is not None  # the journal keeps both events

@@ -109,12 +109,13 @@ class Event:
     scope: str = ""  # "reviewer": one reviewer's judgment; "adjudication"; "pair" or "": the pair's label
     cause: str = ""  # "", "undo", "redo"
     undoes: int | None = None  # the event an undo undoes (a redo: the undo it reverses)
+    amends: int | None = None  # folded in: the last event this row's edit wrote (a reason after its grade)
 
     @classmethod
     def of(cls, e: dict) -> "Event":
         """The Event of a history record."""
         return cls(e["id"], e["kind"], e["query"], e["doc"], e["before"], e["after"], e["who"], e["when"],
-                   e.get("why", ""), e.get("scope", ""), e.get("cause", ""), e.get("undoes"))
+                   e.get("why", ""), e.get("scope", ""), e.get("cause", ""), e.get("undoes"), e.get("amends"))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -404,6 +405,24 @@ def check_cause(cause: str, undoes, next_event: int, db: str) -> dict:
         if isinstance(undoes, bool) or not isinstance(undoes, int) or not 1 <= undoes < next_event:
             raise InputError(db, f"undoes={undoes!r}: no such event in the history")
     return {k: v for k, v in (("cause", cause), ("undoes", undoes)) if v}
+
+
+def fold_amended(events: list[dict]) -> list[dict]:
+    """History as people read it: an event that amends an earlier one of the same pair and reviewer (a reason
+    typed right after its grade) is folded into it, one row per edit: the first one's kind, before and time, the
+    amending one's after and id (`amends` names it). The journal keeps both."""
+    out: list[dict] = []
+    at: dict[int, int] = {}  # event id -> its position in out
+    for e in events:
+        i = at.get(e.get("amends"))
+        if i is not None and (out[i]["query"], out[i]["doc"], out[i]["who"]) == (e["query"], e["doc"], e["who"]):
+            first = out[i]
+            out[i] = dict(first, after=e["after"], id=e["id"], amends=first["id"])
+            at[e["id"]] = i
+            continue
+        at[e["id"]] = len(out)
+        out.append(e)
+    return out
 
 
 def check_on_conflict(value: str, db: str) -> None:

@@ -43,6 +43,7 @@ from rankgate.store.labels import (
 )
 from rankgate.store.records import (
     REVIEW_KINDS,
+    fold_amended,
     Diff,
     Disagreement,
     Event,
@@ -329,7 +330,7 @@ class Workspace(DurableIndex):
         In blind review, changes of other reviewers' judgments and adjudications are left out."""
         with self._mutex:
             self._check_open()
-            events = self._load_history()
+            events = fold_amended(self._load_history())
             if qid is not None:
                 events = [e for e in events if e["query"] == qid and (doc is None or e["doc"] == doc)]
             if self.blind:
@@ -406,7 +407,8 @@ class Workspace(DurableIndex):
 
     def set_judgment(self, qid: str, doc: str, grade: int, reason: str | None = None,
                      collection_version: str | None = None, reviewer: str | None = None, *, why: str = "",
-                     create_query: bool = False, cause: str = "", undoes: int | None = None) -> Event | None:
+                     create_query: bool = False, cause: str = "", undoes: int | None = None,
+                     amends: int | None = None) -> Event | None:
         """Set the reviewer's judgment of a pair (new, regrade, or a new reason). None when nothing changed.
 
         A pair holds one judgment per reviewer: this sets `reviewer`'s (default:
@@ -420,7 +422,9 @@ class Workspace(DurableIndex):
         unless `create_query`. One edit is one history event, whatever it changes
         (grade, reason and collection version together). An unsure mark stays.
         `cause="undo"`/`"redo"` (with `undoes=` the event id): the edit undoes or
-        redoes an earlier one, and history says so.
+        redoes an earlier one, and history says so. `amends=N`: the same edit as
+        event N, finished (a reason typed right after its grade): history shows
+        the two as one row.
         """
         with self._mutex:
             self._check_writable()
@@ -460,6 +464,10 @@ class Workspace(DurableIndex):
             if live and live.get("unsure"):
                 new["unsure"] = live["unsure"]
             ops.append(["review", new])
+            if amends is not None:
+                if isinstance(amends, bool) or not isinstance(amends, int) or not 1 <= amends < self._next_event:
+                    raise InputError(db, f"amends={amends!r}: no such event in the history")
+                caused["amends"] = amends
             events.append(dict(self._event(kind, qid, doc, live, label_state(new), who, now, why, len(events),
                                            scope="reviewer"), **caused))
             self._commit(ops, events)

@@ -93,7 +93,8 @@ class Backend:
         raise NotImplementedError
 
     def set(self, qid: str, doc: str, grade: int, reason: str | None, collection_version: str | None = None, *,
-            cause: str | None = None, undoes: int | None = None) -> int | None:
+            cause: str | None = None, undoes: int | None = None, amends: int | None = None) -> int | None:
+        """`amends`: the event this finishes (a reason typed right after its grade: one history row)."""
         raise NotImplementedError
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
@@ -229,8 +230,11 @@ class LabelBook:
             *, what: str | None = None, merge: bool = False, open: bool = False) -> Label:
         """Write the reviewer's grade (reason / collection version None keep the stored ones) to the store, now.
         `merge`: a reason typed after a grade joins that grade's edit (one undo step). `open`: a reason may follow."""
+        top = self.done[-1] if self.done else None
+        amends = top.event if merge and top is not None and top.open and (top.qid, top.doc) == (qid, doc) else None
         edit = self._edit(what or f"grade {grade}", qid, doc,
-                          lambda: self.backend.set(qid, doc, int(grade), reason, collection_version), merge)
+                          lambda: self.backend.set(qid, doc, int(grade), reason, collection_version, amends=amends),
+                          merge)
         edit.open = open and edit is (self.done[-1] if self.done else None)
         return self.labels(qid)[doc]
 
@@ -439,7 +443,7 @@ class MemoryBackend(Backend):
         revs.pop(lab.reviewer, None)
         revs[lab.reviewer] = lab  # the latest last
 
-    def set(self, qid, doc, grade, reason, collection_version=None, *, cause=None, undoes=None):
+    def set(self, qid, doc, grade, reason, collection_version=None, *, cause=None, undoes=None, amends=None):
         old = self.mine(qid, doc)
         if reason is None:
             reason = old.reason if old else ""
@@ -451,6 +455,11 @@ class MemoryBackend(Backend):
                     unsure=old.unsure if old else "")
         self._put(lab)
         kind = "set" if old is None else "regrade" if old.grade != grade else "reason"
+        last = self.log[-1] if self.log else None
+        if amends is not None and last is not None and last.extra.get("id") == amends and \
+                (last.query, last.doc) == (qid, doc):  # one row per edit, as the store's history folds it
+            last.grade, last.reason = grade, reason
+            return amends
         return self._log(Change(qid, doc, kind, grade, reason, self.reviewer, lab.time, old.grade if old else None,
                                 {"cause": cause or "", "undoes": undoes}))
 

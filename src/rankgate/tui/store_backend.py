@@ -80,10 +80,11 @@ class StoreBackend(Backend):
                              "press ctrl+r to open them for writing")
 
     def set(self, qid: str, doc: str, grade: int, reason: str | None, collection_version: str | None = None, *,
-            cause: str | None = None, undoes: int | None = None) -> int | None:
+            cause: str | None = None, undoes: int | None = None, amends: int | None = None) -> int | None:
         self._writable()
         event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
-                                     create_query=True, why="rankgate review", cause=cause or "", undoes=undoes)
+                                     create_query=True, why="rankgate review", cause=cause or "", undoes=undoes,
+                                     amends=amends)
         return getattr(event, "id", None)
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
