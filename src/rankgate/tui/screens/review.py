@@ -32,6 +32,7 @@ from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextP
 from rankgate.tui.screens.run_picker import RunPicker
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
+from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
 from rankgate.tui.widgets.load_panel import LoadPanel
 from rankgate.tui.widgets.query_list import QueryPane
@@ -176,7 +177,10 @@ class ReviewScreen(Screen):
         m = self.model
         view = self._gate
         t = Text(end="")
-        t.append("rankgate review ", style="bold")
+        t.append_text(decision_text(view))  # the decision and its one-line reason lead, on any width
+        t.append(" ")
+        t.append_text(literal(one_line_reason(view.check_details, view.k), style="bold"))
+        t.append(" · ", style="dim")
         t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
         t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
 
@@ -184,8 +188,6 @@ class ReviewScreen(Screen):
         t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
         t.append(" · candidate ", style="dim")
         t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
-        t.append("  ")
-        t.append_text(decision_text(view))
         if m.collection_version:
             t.append(" · collection ", style="dim")
             t.append_text(literal(excerpt(m.collection_version, 24), style="bold"))

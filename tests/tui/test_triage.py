@@ -1,0 +1,79 @@
+"""Triage at a glance (issue 16): the gate's reasons first, one name per measure, the run picker's refusal,
+each run's top k in view, long ID lists cut."""
+
+from __future__ import annotations
+
+from rankgate.tui.widgets.gate_panel import GatePanel
+from rankgate.tui.widgets.gate_reasons import failing_lines, one_line_reason, pass_summary
+from tests.tui.conftest import SIZE, make_app, ready
+
+
+def plain(widget) -> str:
+    content = widget.content
+    return content.plain if hasattr(content, "plain") else str(content)
+
+
+DETAILS = [
+    {"name": "RR@5_no_significant_regression", "passed": True, "kind": "no_significant_regression",
+     "measure": "RR@5", "why": "fine"},
+    {"name": "slice_hit_floor[dns]", "passed": False, "kind": "floor", "slice": "dns", "measure": "Success@5",
+     "candidate": 0.5, "baseline": 0.9, "floor": 0.75, "why": "slice dns (8 queries): Success@5 0.5000, floor 0.75"},
+    {"name": "judged_share", "passed": True, "kind": "judged", "why": "ok"},
+    {"name": "must_pass_queries_hit", "passed": False, "kind": "must_pass", "queries": ["q-a", "q-b"],
+     "failed": ["q-b"], "why": "no relevant document in the top 5 for q-b"},
+]
+
+
+def test_failing_checks_in_users_words_passing_counted():
+    assert failing_lines(DETAILS, 5) == [  # must-pass misses first
+        "must-pass q-b: no relevant document in the candidate's top 5",
+        "slice dns: Success@5 0.5000 is below the floor 0.75",
+    ]
+    assert pass_summary(DETAILS) == "2 checks pass"
+    assert one_line_reason(DETAILS, 5) == "must-pass q-b: no relevant document in the candidate's top 5 (+1 more)"
+    passing = [d for d in DETAILS if d["passed"]]
+    assert failing_lines(passing, 5) == []
+    assert one_line_reason(passing, 5) == "all 2 checks pass"
+
+
+async def test_gate_pane_leads_with_the_decision_and_its_reason(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        reason = "must-pass q-restore: no relevant document in the candidate's top 3"
+        lines = str(screen.query_one("#gate-body").render()).splitlines()
+        assert lines[0].lstrip().startswith("REJECT")
+        assert lines[2] == "✗ " + reason  # right under the decision, before the measures
+        assert lines[3:5] == ["✗ R@3 0.8000 is lower than the baseline's 0.9000",
+                              "✗ RR@3 0.7000 is lower than the baseline's 0.8000"]
+        assert lines[5].startswith("✔ no check passes")
+        assert "must_pass_queries_hit" not in "\n".join(lines)  # no check names, no passing list
+        top = plain(screen.query_one("#top-bar"))
+        assert top.startswith(" REJECT  " + reason + " (+2 more)")
+        gate = screen.query_one(GatePanel)
+        gate.focus()
+        await pilot.press("enter")  # lists the passing checks under their count
+        await pilot.pause()
+        body = str(screen.query_one("#gate-body").render())
+        assert gate.show_passing and "(enter: fold)" in body
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "(enter lists them)" in str(screen.query_one("#gate-body").render())
+
+
+async def test_passing_checks_are_counted_and_listed_on_enter(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        await pilot.press("2", *"states the RPO", "enter")
+        await pilot.pause()
+        body = str(screen.query_one("#gate-body").render())
+        assert "✔ all 3 checks pass" in body and "must_pass_queries_hit" not in body
+        assert plain(screen.query_one("#top-bar")).startswith(" ACCEPT  all 3 checks pass")
+        screen.query_one(GatePanel).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "✔ must_pass_queries_hit  all 1 must-pass queries hit at 3" in str(
+            screen.query_one("#gate-body").render())
