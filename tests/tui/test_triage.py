@@ -77,3 +77,30 @@ async def test_passing_checks_are_counted_and_listed_on_enter(tiny):
         await pilot.pause()
         assert "✔ must_pass_queries_hit  all 1 must-pass queries hit at 3" in str(
             screen.query_one("#gate-body").render())
+
+
+async def test_run_picker_refuses_the_same_run_on_both_sides(tiny):
+    from rankgate.tui.screens.run_picker import RunPicker
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        before = (screen.model.baseline, screen.model.candidate, screen.model.version)
+        assert before[:2] == ("plain", "prf")
+        await pilot.press("c")  # the candidate picker opens on prf; plain (the baseline) is first
+        await pilot.pause()
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RunPicker)  # still open: nothing chosen
+        notes = [n.message for n in app._notifications]
+        assert any("plain is already the baseline: a run cannot be both baseline and candidate" in n
+                   for n in notes)
+        assert (screen.model.baseline, screen.model.candidate, screen.model.version) == before
+        await pilot.press("escape")
+        await pilot.pause()
+        screen.action_set_run("baseline", "prf")  # from the command palette, by name: refused the same way
+        await pilot.pause()
+        assert (screen.model.baseline, screen.model.candidate, screen.model.version) == before
+        assert any("prf is already the candidate" in n.message for n in app._notifications)
+        assert "plain vs plain" not in app.export_screenshot()

@@ -29,7 +29,7 @@ from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
-from rankgate.tui.screens.run_picker import RunPicker
+from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
 from rankgate.tui.widgets.gate_reasons import one_line_reason
@@ -761,6 +761,9 @@ class ReviewScreen(Screen):
 
     def action_set_run(self, role: str, name: str) -> None:
         m = self.model
+        if name == (m.candidate if role == "baseline" else m.baseline):  # the palette's way in: refused too
+            self.notify(same_run_refusal(role, name), severity="warning", timeout=4)
+            return
         if role == "baseline":
             m.set_pair(baseline=name)
         else:
