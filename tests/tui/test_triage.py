@@ -104,3 +104,18 @@ async def test_run_picker_refuses_the_same_run_on_both_sides(tiny):
         assert (screen.model.baseline, screen.model.candidate, screen.model.version) == before
         assert any("prf is already the candidate" in n.message for n in app._notifications)
         assert "plain vs plain" not in app.export_screenshot()
+
+
+async def test_one_name_per_measure_in_the_gate_pane(tiny):
+    """The gate table names the measures as its checks and docs/measures.md do: Success@k, RR@k."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        gate = screen.query_one(GatePanel)
+        gate.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        body = str(screen.query_one("#gate-body").render())
+        assert "Success@3" in body and "RR@3" in body
+        assert "Hit@" not in body and "MRR@" not in body

@@ -16,7 +16,7 @@ def score_table(results: list[dict]) -> str:
     for res in results:
         k = res["k"]
         extra = list(res["queries"][0].get("measures", {})) if res["queries"] else []
-        header = ["query", f"hit@{k}", f"P@{k}", f"R@{k}", f"RR@{k}", *extra, "missing"]
+        header = ["query", f"Success@{k}", f"P@{k}", f"R@{k}", f"RR@{k}", *extra, "missing"]
         rows = [[visible(r["query"]), "yes" if r["hit_at_k"] else "NO", f"{r['precision_at_k']:.4f}",
                  f"{r['recall_at_k']:.4f}", f"{r['reciprocal_rank']:.4f}",
                  *(f"{r['measures'][m]:.4f}" for m in extra), visible(", ".join(r["missing"]))]
