@@ -119,3 +119,32 @@ async def test_one_name_per_measure_in_the_gate_pane(tiny):
         body = str(screen.query_one("#gate-body").render())
         assert "Success@3" in body and "RR@3" in body
         assert "Hit@" not in body and "MRR@" not in body
+
+
+OPS = __import__("pathlib").Path(__file__).resolve().parents[2] / "sample_benchmarks" / "ops-handbook"
+
+
+async def test_rankings_open_on_each_runs_top_k(tmp_path):
+    """ops-handbook opens on a query whose highlighted document sits at candidate rank 19: both lists still
+    start at rank 1 with their top 5 in view; in the list, the cursor's rank is reachable."""
+    from rankgate.tui.widgets.ranking import RankingPane
+
+    app = make_app(OPS)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        lists = screen.query_one(RankingPane).lists()
+        cand = lists["candidate"]
+        assert cand.rows[cand.cursor].rank > 10  # the highlighted document is far below k
+        for lst in lists.values():
+            assert int(lst.scroll_offset.y) == 0
+            assert lst.scrollable_content_region.height - 1 >= screen.model.k  # all of the top k shows
+        cand.focus()
+        await pilot.pause()
+        top = int(cand.scroll_offset.y)
+        assert top <= cand.cursor < top + cand.scrollable_content_region.height - 1
+        await pilot.press("end")
+        await pilot.pause()
+        assert cand.cursor == len(cand.rows) - 1  # below k stays reachable
+        assert int(cand.scroll_offset.y) > 0
+        assert int(lists["baseline"].scroll_offset.y) == 0  # the other list follows, its top k stays in view

@@ -30,6 +30,30 @@ class RankingList(LineList):
         self.current_doc: str | None = None
         self.blind = False  # blind review: the top k by document ID, no ranks, no movement
 
+    def _scroll_to_cursor(self) -> None:
+        """Keep the run's top k in view: a cursor the program sets (a query opened, the other list followed)
+        scrolls this list no further than its top k allows; once the reader is in the list, it follows the
+        cursor anywhere (ranks below k stay reachable)."""
+        if self.has_focus or not self.count:
+            super()._scroll_to_cursor()
+            return
+        height = self.scrollable_content_region.height - (1 if self.header else 0)
+        if height <= 0:
+            return
+        top = int(self.scroll_offset.y)
+        want = top
+        if self.cursor < top:
+            want = self.cursor
+        elif self.cursor >= top + height:
+            want = self.cursor - height + 1
+        k = sum(1 for r in self.rows if r.in_top_k)
+        want = max(0, min(want, k - height))
+        if want != top:
+            self.scroll_to(y=want, animate=False, immediate=True)
+
+    def on_focus(self) -> None:  # (LineList.on_focus runs too; has_focus is not yet set) the reader is here
+        LineList._scroll_to_cursor(self)
+
     def render_header(self, width: int) -> Text:
         if self.blind:
             return Text(f"  {'':>3} {'g':<2} {'document (top k, by ID)':<{max(width - 14, 8)}}", end="")
