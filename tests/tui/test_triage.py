@@ -148,3 +148,32 @@ async def test_rankings_open_on_each_runs_top_k(tmp_path):
         assert cand.cursor == len(cand.rows) - 1  # below k stays reachable
         assert int(cand.scroll_offset.y) > 0
         assert int(lists["baseline"].scroll_offset.y) == 0  # the other list follows, its top k stays in view
+
+
+def test_cut_list_keeps_what_fits_and_counts_the_rest():
+    from rankgate.core.text import cut_list, more_tail
+
+    assert cut_list(["a", "b"], 10) == (["a", "b"], 0)
+    ids = [f"doc-{i:03d}" for i in range(100)]
+    shown, more = cut_list(ids, 40)
+    assert more == 100 - len(shown) and len(shown) >= 1
+    assert len(", ".join(shown) + more_tail(more)) <= 40
+    assert more_tail(3) == " ... and 3 more" and more_tail(0) == ""
+
+
+async def test_long_missing_list_is_cut(tiny):
+    import json
+
+    with open(tiny / "judgments.jsonl", "a", encoding="utf-8") as f:
+        for i in range(300):
+            f.write(json.dumps({"query": "q-restore", "doc": f"d-extra-{i:03d}", "grade": 2,
+                                "collection_version": "tiny-1", "reviewer": "seed"}) + "\n")
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        text = plain(app.screen.query_one("#column-candidate .ranking-missing"))
+        assert text.startswith("misses 301 in top 3: d-extra-000, d-extra-001")
+        assert " ... and " in text and text.endswith(" more")
+        shown = text.split(": ", 1)[1].split(" ... and ")[0].split(", ")
+        assert int(text.rsplit(" ... and ", 1)[1].split()[0]) == 301 - len(shown)
+        assert len(text) < 3 * 60

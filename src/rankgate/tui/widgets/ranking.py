@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 
+from rankgate.core.text import cut_list, more_tail, visible
 from rankgate.tui.model import RankRow, ReviewModel
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
@@ -165,11 +166,17 @@ class RankingPane(Horizontal):
             missing = m.missing(qi, rname) if qi is not None else []
             miss = Text(end="")
             if missing:
-                miss.append(f"misses {len(missing)} in top {m.k}: ", style="bold red")
-                for i, d in enumerate(missing):
-                    if i:
-                        miss.append(", ")
-                    miss.append_text(literal(d))
+                head = f"misses {len(missing)} in top {m.k}: "
+                miss.append(head, style="bold red")
+                # Two of the three lines' worth (words wrap), then "... and N more": a list of thousands of
+                # IDs is never drawn whole.
+                width = col.size.width - 2
+                room = max(2 * width - len(head), 20) if width > 0 else 60
+                shown, _ = cut_list([visible(d, lines="space") for d in missing[:room]], room)
+                more = len(missing) - len(shown)  # (only the first `room` IDs can fit: no more are escaped)
+                miss.append_text(literal(", ".join(shown)))
+                if more:
+                    miss.append(more_tail(more), style="dim")
             elif qi is not None and m.num_rel[qi]:
                 miss.append(f"finds every relevant label in top {m.k}", style="green")
             elif qi is not None:
