@@ -177,3 +177,39 @@ async def test_long_missing_list_is_cut(tiny):
         shown = text.split(": ", 1)[1].split(" ... and ")[0].split(", ")
         assert int(text.rsplit(" ... and ", 1)[1].split()[0]) == 301 - len(shown)
         assert len(text) < 3 * 60
+
+
+async def test_narrow_screens_show_one_bottom_pane_and_zoom_widens_any(tiny):
+    """Below 120 columns the bottom row shows Rankings, Document or Query at full width (p switches);
+    zoom (z) gives the focused pane the whole width; at 160 columns all three show side by side."""
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        shown = lambda: [w.id for w in screen.query_one("#row-bottom").children if w.display]  # noqa: E731
+        assert screen.has_class("-narrow") and shown() == ["rankings"]
+        assert screen.query_one("#rankings").outer_size.width == 80
+        assert screen.query_one("#gate").outer_size.width >= 39  # the top row in halves, not a fixed 62
+        await pilot.press("p")
+        await pilot.pause()
+        assert shown() == ["doc"] and screen.focused is screen.query_one("#doc")
+        await pilot.press("p")
+        await pilot.pause()
+        assert shown() == ["labels"] and screen.focused.id == "label-list"
+        await pilot.press("p")
+        await pilot.pause()
+        assert shown() == ["rankings"]
+        screen.query_one("#gate").focus()
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one("#gate") and screen.query_one("#gate").outer_size.width == 80
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        footer = app.export_screenshot()
+        assert "palettev" not in footer
+    async with make_app(tiny).run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        screen = pilot.app.screen
+        assert not screen.has_class("-narrow")
+        assert [w.id for w in screen.query_one("#row-bottom").children if w.display] == ["labels", "rankings", "doc"]

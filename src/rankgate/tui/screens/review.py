@@ -48,6 +48,8 @@ class ReviewScreen(Screen):
     """Composed as the app starts (the load panel covers the panes); `bind()` gives it the model."""
 
     BINDINGS = commands.bindings()
+    # Below 120 columns the bottom row shows one pane at a time (p switches; app.tcss `.-narrow`).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
     WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
     QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
@@ -83,7 +85,7 @@ class ReviewScreen(Screen):
                 yield GatePanel(id="gate")
             with Horizontal(id="row-bottom"):
                 yield LabelEditor(id="labels")
-                yield RankingPane(id="rankings")
+                yield RankingPane(id="rankings", classes="-shown")
                 yield DocView(id="doc")
         yield LoadPanel(self.what, id="loading")
         yield ReasonBar(id="reason")
@@ -872,6 +874,23 @@ class ReviewScreen(Screen):
             self.notify(f"cannot read the history: {e}", severity="error", markup=False, timeout=8)
             return
         self.app.push_screen(HistoryScreen(self.qid, changes))
+
+    def action_next_pane(self) -> None:
+        """The next of Query, Rankings, Document: shown in the bottom row on a narrow screen, and focused."""
+        panes = list(self.query_one("#row-bottom").children)
+        now = next((i for i, w in enumerate(panes) if w.has_class("-shown")), 0)
+        pane = panes[(now + 1) % len(panes)]
+        for w in panes:
+            w.set_class(w is pane, "-shown")
+        if self.maximized is not None:
+            self.minimize()
+
+        def focus() -> None:
+            target = pane if pane.focusable else next((w for w in pane.query("*") if w.focusable), None)
+            if target is not None:
+                target.focus()
+
+        self.call_after_refresh(focus)
 
     def action_zoom(self) -> None:
         if self.maximized is not None:
