@@ -144,3 +144,23 @@ def test_trec_format_and_table(capsys):
     assert "P_3                   \tall\t0.5333" in out and "recip_rank" in out
     code, out, _ = cli(capsys, "score", LAB, "--run", "candidate_bad", "--format", "table")
     assert "q-recovery" in out and "NO" in out and "doc-restore-test" in out
+
+
+def test_score_table_cuts_long_missing_lists_the_json_keeps_them(tmp_path, capsys, monkeypatch):
+    """A run that misses hundreds of relevant IDs: the table fits 100 columns (piped), the JSON lists all."""
+    import json as _json
+
+    monkeypatch.setenv("COLUMNS", "100")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q1 0 doc-{i:04d} 1\n" for i in range(500)), encoding="utf-8")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 doc-0000 1 1.0 r\nq1 Q0 other 2 0.5 r\n", encoding="utf-8")
+    code, out, _ = cli(capsys, "score", "--qrels", str(qrels), "--runs", str(run), "--k", "2", "--format", "table")
+    assert code == 0
+    assert "Success@2" in out and "hit@" not in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert "doc-0001, doc-0002" in out and " more" in out and "doc-0499" not in out
+    code, out, _ = cli(capsys, "score", "--qrels", str(qrels), "--runs", str(run), "--k", "2")
+    data = _json.loads(out)
+    text = _json.dumps(data)
+    assert "doc-0499" in text

@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
-from rankgate.core.text import visible
+import shutil
+
+from rankgate.core.text import cut_list, more_tail, visible
+
+MIN_LIST_WIDTH = 24  # a cut list keeps at least this many columns, however wide the rest of its table
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def table_width() -> int:
+    """The terminal's width; 100 columns when the output is piped (COLUMNS overrides both)."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def cut_ids(ids: list[str], width: int) -> str:
+    """IDs, escaped, joined with ", " and cut to `width` with " ... and N more" (the JSON keeps every ID)."""
+    shown, more = cut_list([visible(x) for x in ids], width)
+    text = ", ".join(shown)
+    over = len(text) + len(more_tail(more)) - width
+    if over > 0 and more:  # one ID alone is too long: it is cut too
+        text = text[: max(len(text) - over - 1, 1)] + "…"
+    return text + more_tail(more)
+
+
+def _table(header: list[str], rows: list[list[str]], left_last: bool = False) -> str:
+    """Columns padded to their content: the first (and, with left_last, a trailing list) left-aligned."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    last = len(header) - 1
+
+    def line(cells):
+        out = "  ".join(c.ljust(w) if i == 0 or (left_last and i == last) else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(cells, widths)))
+        return out.rstrip() if left_last else out
+
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
@@ -16,15 +42,21 @@ def score_table(results: list[dict]) -> str:
     for res in results:
         k = res["k"]
         extra = list(res["queries"][0].get("measures", {})) if res["queries"] else []
-        header = ["query", f"hit@{k}", f"P@{k}", f"R@{k}", f"RR@{k}", *extra, "missing"]
+        header = ["query", f"Success@{k}", f"P@{k}", f"R@{k}", f"RR@{k}", *extra, "missing"]
         rows = [[visible(r["query"]), "yes" if r["hit_at_k"] else "NO", f"{r['precision_at_k']:.4f}",
                  f"{r['recall_at_k']:.4f}", f"{r['reciprocal_rank']:.4f}",
-                 *(f"{r['measures'][m]:.4f}" for m in extra), visible(", ".join(r["missing"]))]
+                 *(f"{r['measures'][m]:.4f}" for m in extra)]
                 for r in res["queries"]]
         mac = res["macro"]
         rows.append(["(mean)", f"{mac['hit_rate_at_k']:.4f}", f"{mac['precision_at_k']:.4f}",
-                     f"{mac['recall_at_k']:.4f}", f"{mac['mrr_at_k']:.4f}", *(f"{mac[m]:.4f}" for m in extra), ""])
-        out.append(f"run {visible(res['run'])}\n" + _table(header, rows))
+                     f"{mac['recall_at_k']:.4f}", f"{mac['mrr_at_k']:.4f}", *(f"{mac[m]:.4f}" for m in extra)])
+        # The missing IDs take what the other columns leave of the terminal, cut with "... and N more".
+        used = sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(header[:-1]))
+        room = max(table_width() - used, MIN_LIST_WIDTH)
+        for row, r in zip(rows, res["queries"]):
+            row.append(cut_ids(r["missing"], room))
+        rows[-1].append("")
+        out.append(f"run {visible(res['run'])}\n" + _table(header, rows, left_last=True))
     return "\n\n".join(out)
 
 

@@ -46,8 +46,8 @@ def _f(x, digits: int = 4, sign: bool = False) -> str:
 
 
 def _label(key: str, k: int) -> str:
-    return {"hit_rate_at_k": f"hit@{k}", "precision_at_k": f"P@{k}", "recall_at_k": f"R@{k}",
-            "mrr_at_k": f"MRR@{k}"}.get(key, key)
+    return {"hit_rate_at_k": f"Success@{k}", "precision_at_k": f"P@{k}", "recall_at_k": f"R@{k}",
+            "mrr_at_k": f"RR@{k}"}.get(key, key)  # the names of docs/measures.md, as in the checks
 
 
 def _row(cells) -> str:

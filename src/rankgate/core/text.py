@@ -61,3 +61,28 @@ def _json_escape(m: re.Match) -> str:
 def visible_json(text: str) -> str:
     """JSON text (json.dumps with ensure_ascii=False) with the same characters as \\u escapes: still the same JSON."""
     return _UNSAFE_KEEP_LINES.sub(_json_escape, text)
+
+
+def cut_list(items: list[str], width: int, sep: str = ", ") -> tuple[list[str], int]:
+    """The leading items that fit in `width` cells joined by `sep`, and how many are left out.
+
+    When some are left out, room is kept for the tail that says so (`more_tail`); at least one item is kept.
+    The items are shown as given: pass them through `visible()` first.
+    """
+    items = list(items)
+    if sum(len(x) for x in items) + len(sep) * max(len(items) - 1, 0) <= width:
+        return items, 0
+    shown: list[str] = []
+    used = 0
+    for x in items:
+        add = len(x) + (len(sep) if shown else 0)
+        if shown and used + add + len(more_tail(len(items) - len(shown) - 1)) > width:
+            break
+        shown.append(x)
+        used += add
+    return shown, len(items) - len(shown)
+
+
+def more_tail(n: int) -> str:
+    """What a cut list ends with: " ... and N more" ("" when nothing was cut)."""
+    return f" ... and {n} more" if n > 0 else ""

@@ -81,6 +81,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("guidelines", "G", "Labelling guidelines", "The benchmark's guidelines for graders", "guide"),
     Command("reload", "ctrl+r", "Open again", "Read the benchmark's files again (after fixing one)"),
     Command("zoom", "z", "Zoom pane", "Give the focused pane the whole screen (again to restore)", "zoom"),
+    Command("next_pane", "p", "Next pane", "Go to the next of Query, Rankings, Document (below 120 columns the "
+            "bottom row shows one of them)", "pane"),
     Command("help", "question_mark", "Keys and legend", "What each key does and what each mark means", "help",
             key_display="?"),
     Command("quit", "q", "Quit", "Leave the review (every edit is already saved)", "quit"),

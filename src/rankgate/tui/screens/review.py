@@ -30,9 +30,10 @@ from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
-from rankgate.tui.screens.run_picker import RunPicker
+from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
+from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
 from rankgate.tui.widgets.load_panel import LoadPanel
 from rankgate.tui.widgets.query_list import QueryPane
@@ -56,6 +57,8 @@ class ReviewScreen(Screen):
     """Composed as the app starts (the load panel covers the panes); `bind()` gives it the model."""
 
     BINDINGS = commands.bindings()
+    # Below 120 columns the bottom row shows one pane at a time (p switches; app.tcss `.-narrow`).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
     WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
     QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
@@ -92,7 +95,7 @@ class ReviewScreen(Screen):
                 yield GatePanel(id="gate")
             with Horizontal(id="row-bottom"):
                 yield LabelEditor(id="labels")
-                yield RankingPane(id="rankings")
+                yield RankingPane(id="rankings", classes="-shown")
                 yield DocView(id="doc")
         yield LoadPanel(self.what, id="loading")
         yield ReasonBar(id="reason")
@@ -184,7 +187,10 @@ class ReviewScreen(Screen):
         m = self.model
         view = self._gate
         t = Text(end="")
-        t.append("rankgate review ", style="bold")
+        t.append_text(decision_text(view))  # the decision and its one-line reason lead, on any width
+        t.append(" ")
+        t.append_text(literal(one_line_reason(view.check_details, view.k), style="bold"))
+        t.append(" · ", style="dim")
         t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
         t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
 
@@ -192,8 +198,6 @@ class ReviewScreen(Screen):
         t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
         t.append(" · candidate ", style="dim")
         t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
-        t.append("  ")
-        t.append_text(decision_text(view))
         if m.collection_version:
             t.append(" · collection ", style="dim")
             t.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
@@ -779,6 +783,9 @@ class ReviewScreen(Screen):
 
     def action_set_run(self, role: str, name: str) -> None:
         m = self.model
+        if name == (m.candidate if role == "baseline" else m.baseline):  # the palette's way in: refused too
+            self.notify(same_run_refusal(role, name), severity="warning", timeout=4)
+            return
         if role == "baseline":
             m.set_pair(baseline=name)
         else:
@@ -887,6 +894,23 @@ class ReviewScreen(Screen):
             self.notify(f"cannot read the history: {e}", severity="error", markup=False, timeout=8)
             return
         self.app.push_screen(HistoryScreen(self.qid, changes))
+
+    def action_next_pane(self) -> None:
+        """The next of Query, Rankings, Document: shown in the bottom row on a narrow screen, and focused."""
+        panes = list(self.query_one("#row-bottom").children)
+        now = next((i for i, w in enumerate(panes) if w.has_class("-shown")), 0)
+        pane = panes[(now + 1) % len(panes)]
+        for w in panes:
+            w.set_class(w is pane, "-shown")
+        if self.maximized is not None:
+            self.minimize()
+
+        def focus() -> None:
+            target = pane if pane.focusable else next((w for w in pane.query("*") if w.focusable), None)
+            if target is not None:
+                target.focus()
+
+        self.call_after_refresh(focus)
 
     def action_zoom(self) -> None:
         if self.maximized is not None:

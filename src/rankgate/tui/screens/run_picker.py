@@ -1,4 +1,4 @@
-"""Choose the baseline or the candidate among every loaded run."""
+"""Choose the baseline or the candidate among every loaded run (never the run already on the other side)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from rankgate.tui.safe import literal
+from rankgate.tui.safe import excerpt, literal
+
+
+def same_run_refusal(role: str, name: str) -> str:
+    """Why a run cannot take `role`: it is already the other side (a run compared with itself gates nothing)."""
+    other = "candidate" if role == "baseline" else "baseline"
+    return (f"{excerpt(name, 40)} is already the {other}: a run cannot be both baseline and candidate "
+            "(w swaps them)")
 
 
 class RunPicker(ModalScreen[str | None]):
@@ -29,7 +36,7 @@ class RunPicker(ModalScreen[str | None]):
                 if name == self.current:
                     t.append(f"  (the {self.role} now)", style="dim")
                 elif name == self.other:
-                    t.append(f"  ({'candidate' if self.role == 'baseline' else 'baseline'} now)", style="dim")
+                    t.append(f"  ({'candidate' if self.role == 'baseline' else 'baseline'} now: w swaps)", style="dim")
                 options.append(Option(t, id=str(i)))
             yield OptionList(*options, id="run-options")
             yield Static(Text("Enter chooses · Escape cancels", style="dim"))
@@ -41,4 +48,8 @@ class RunPicker(ModalScreen[str | None]):
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.runs[int(event.option.id)])
+        name = self.runs[int(event.option.id)]
+        if name == self.other:  # refused with the reason; the dialog stays open, nothing changes
+            self.app.notify(same_run_refusal(self.role, name), severity="warning", timeout=4)
+            return
+        self.dismiss(name)

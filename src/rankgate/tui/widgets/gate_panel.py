@@ -1,20 +1,25 @@
-"""The gate pane: macro measures of both runs with deltas, each check and why, failed queries, decision."""
+"""The gate pane: the decision and its reasons first (failing checks, one line each; passing checks counted,
+listed on enter), then macro measures of both runs with deltas and the failed queries."""
 
 from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 
 from rankgate.tui.model import GateView, ReviewModel
 from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.widgets.gate_reasons import failing_lines, pass_summary
 from rankgate.tui.widgets.marks import MUST, delta_text
 from rankgate.tui.widgets.text_static import TextStatic
 
 MAX_FAILED = 12
 STALE = "significance tests updating…"  # shown while they are from before the last edit
-MACRO_LABELS = {"hit_rate_at_k": "Hit@{k}", "precision_at_k": "P@{k}", "recall_at_k": "R@{k}", "mrr_at_k": "MRR@{k}"}
+# The names of docs/measures.md, as in the gate's checks (Success@k, RR@k), never a second name.
+MACRO_LABELS = {"hit_rate_at_k": "Success@{k}", "precision_at_k": "P@{k}", "recall_at_k": "R@{k}",
+                "mrr_at_k": "RR@{k}"}
 
 
 def decision_text(view: GateView) -> Text:
@@ -25,12 +30,20 @@ def decision_text(view: GateView) -> Text:
 
 class GatePanel(VerticalScroll):
     ALLOW_MAXIMIZE = True
+    BINDINGS = [Binding("enter", "toggle_passing", "Passing checks", show=False)]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.model: ReviewModel | None = None
         self.view: GateView | None = None
         self.problems: list[str] = []
+        self.show_passing = False
+
+    def action_toggle_passing(self) -> None:
+        """List the passing checks under their count, or fold them again."""
+        self.show_passing = not self.show_passing
+        if self.view is not None:
+            self.show(self.view)
 
     def compose(self) -> ComposeResult:
         yield TextStatic(id="gate-body", keep_height=True)  # redrawn on every edit: no layout for a line less
@@ -63,6 +76,30 @@ class GatePanel(VerticalScroll):
         if self.problems:
             head.append("\n  fix the file and press ctrl+r to read it again", style="dim")
 
+        reasons = Text(end="")
+        for i, line in enumerate(failing_lines(view.check_details, view.k)):
+            if i:
+                reasons.append("\n")
+            reasons.append("✗ ", style="bold red")
+            reasons.append_text(literal(line))
+        for q in view.unknown_must_pass:
+            reasons.append("\n! ", style="bold yellow")
+            reasons.append_text(literal(f"must-pass query {q} is in no file of this benchmark", style="yellow"))
+        if reasons.plain.startswith("\n"):
+            reasons = reasons[1:]
+        passing = Text(end="")
+        passing.append("✔ ", style="bold green")
+        passing.append(pass_summary(view.check_details), style="green")
+        passing.append("  (enter: fold)" if self.show_passing else "  (enter lists them)", style="dim")
+        if self.show_passing:
+            for d in view.check_details:
+                if d["passed"]:
+                    passing.append("\n  ✔ ", style="green")
+                    passing.append_text(literal(d["name"], style="bold"))
+                    passing.append("  ")
+                    passing.append_text(literal(d["why"], style="dim"))
+        checks = Text("\n", end="").join([t for t in (reasons, passing) if t.plain])
+
         table = Text(end="")
         table.append(f"{'measure':<12}{'baseline':>10}{'candidate':>11}{'Δ':>10}", style="bold dim")
         for key, bv in view.baseline_macro.items():
@@ -72,18 +109,6 @@ class GatePanel(VerticalScroll):
             table.append_text(literal(excerpt(name, 11).ljust(12)))
             table.append(f"{bv:>10.4f}{cv:>11.4f}  ")
             table.append_text(delta_text(cv - bv, "{:>+8.4f}"))
-
-        checks = Text(end="")
-        for i, d in enumerate(view.check_details):
-            if i:
-                checks.append("\n")
-            checks.append("✔ " if d["passed"] else "✗ ", style="bold green" if d["passed"] else "bold red")
-            checks.append_text(literal(d["name"], style="bold"))
-            checks.append("  ")
-            checks.append_text(literal(d["why"], style="dim" if d["passed"] else ""))
-        for q in view.unknown_must_pass:
-            checks.append("\n! ", style="bold yellow")
-            checks.append_text(literal(f"must-pass query {q} is in no file of this benchmark", style="yellow"))
 
         failed = Text(end="")
         n = len(view.failed)
@@ -98,5 +123,5 @@ class GatePanel(VerticalScroll):
                 failed.append("  lost (baseline hits)", style="red")
         if n > MAX_FAILED:
             failed.append(f"\n  … and {n - MAX_FAILED} more (filter is:miss)", style="dim")
-        body = Text("\n\n", end="").join([head, table, checks, failed])
+        body = Text("\n\n", end="").join([head, checks, table, failed])
         self.query_one("#gate-body", TextStatic).show(body)

@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 
+from rankgate.core.text import cut_list, more_tail, visible
 from rankgate.tui.model import RankRow, ReviewModel
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
@@ -29,6 +30,30 @@ class RankingList(LineList):
         self.rows: list[RankRow] = []
         self.current_doc: str | None = None
         self.blind = False  # blind review: the top k by document ID, no ranks, no movement
+
+    def _scroll_to_cursor(self) -> None:
+        """Keep the run's top k in view: a cursor the program sets (a query opened, the other list followed)
+        scrolls this list no further than its top k allows; once the reader is in the list, it follows the
+        cursor anywhere (ranks below k stay reachable)."""
+        if self.has_focus or not self.count:
+            super()._scroll_to_cursor()
+            return
+        height = self.scrollable_content_region.height - (1 if self.header else 0)
+        if height <= 0:
+            return
+        top = int(self.scroll_offset.y)
+        want = top
+        if self.cursor < top:
+            want = self.cursor
+        elif self.cursor >= top + height:
+            want = self.cursor - height + 1
+        k = sum(1 for r in self.rows if r.in_top_k)
+        want = max(0, min(want, k - height))
+        if want != top:
+            self.scroll_to(y=want, animate=False, immediate=True)
+
+    def on_focus(self) -> None:  # (LineList.on_focus runs too; has_focus is not yet set) the reader is here
+        LineList._scroll_to_cursor(self)
 
     def render_header(self, width: int) -> Text:
         if self.blind:
@@ -141,11 +166,17 @@ class RankingPane(Horizontal):
             missing = m.missing(qi, rname) if qi is not None else []
             miss = Text(end="")
             if missing:
-                miss.append(f"misses {len(missing)} in top {m.k}: ", style="bold red")
-                for i, d in enumerate(missing):
-                    if i:
-                        miss.append(", ")
-                    miss.append_text(literal(d))
+                head = f"misses {len(missing)} in top {m.k}: "
+                miss.append(head, style="bold red")
+                # Two of the three lines' worth (words wrap), then "... and N more": a list of thousands of
+                # IDs is never drawn whole.
+                width = col.size.width - 2
+                room = max(2 * width - len(head), 20) if width > 0 else 60
+                shown, _ = cut_list([visible(d, lines="space") for d in missing[:room]], room)
+                more = len(missing) - len(shown)  # (only the first `room` IDs can fit: no more are escaped)
+                miss.append_text(literal(", ".join(shown)))
+                if more:
+                    miss.append(more_tail(more), style="dim")
             elif qi is not None and m.num_rel[qi]:
                 miss.append(f"finds every relevant label in top {m.k}", style="green")
             elif qi is not None:

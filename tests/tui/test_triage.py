@@ -1,0 +1,215 @@
+"""Triage at a glance (issue 16): the gate's reasons first, one name per measure, the run picker's refusal,
+each run's top k in view, long ID lists cut."""
+
+from __future__ import annotations
+
+from rankgate.tui.widgets.gate_panel import GatePanel
+from rankgate.tui.widgets.gate_reasons import failing_lines, one_line_reason, pass_summary
+from tests.tui.conftest import SIZE, make_app, ready
+
+
+def plain(widget) -> str:
+    content = widget.content
+    return content.plain if hasattr(content, "plain") else str(content)
+
+
+DETAILS = [
+    {"name": "RR@5_no_significant_regression", "passed": True, "kind": "no_significant_regression",
+     "measure": "RR@5", "why": "fine"},
+    {"name": "slice_hit_floor[dns]", "passed": False, "kind": "floor", "slice": "dns", "measure": "Success@5",
+     "candidate": 0.5, "baseline": 0.9, "floor": 0.75, "why": "slice dns (8 queries): Success@5 0.5000, floor 0.75"},
+    {"name": "judged_share", "passed": True, "kind": "judged", "why": "ok"},
+    {"name": "must_pass_queries_hit", "passed": False, "kind": "must_pass", "queries": ["q-a", "q-b"],
+     "failed": ["q-b"], "why": "no relevant document in the top 5 for q-b"},
+]
+
+
+def test_failing_checks_in_users_words_passing_counted():
+    assert failing_lines(DETAILS, 5) == [  # must-pass misses first
+        "must-pass q-b: no relevant document in the candidate's top 5",
+        "slice dns: Success@5 0.5000 is below the floor 0.75",
+    ]
+    assert pass_summary(DETAILS) == "2 checks pass"
+    assert one_line_reason(DETAILS, 5) == "must-pass q-b: no relevant document in the candidate's top 5 (+1 more)"
+    passing = [d for d in DETAILS if d["passed"]]
+    assert failing_lines(passing, 5) == []
+    assert one_line_reason(passing, 5) == "all 2 checks pass"
+
+
+async def test_gate_pane_leads_with_the_decision_and_its_reason(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        reason = "must-pass q-restore: no relevant document in the candidate's top 3"
+        lines = str(screen.query_one("#gate-body").render()).splitlines()
+        assert lines[0].lstrip().startswith("REJECT")
+        assert lines[2] == "✗ " + reason  # right under the decision, before the measures
+        assert lines[3:5] == ["✗ R@3 0.8000 is lower than the baseline's 0.9000",
+                              "✗ RR@3 0.7000 is lower than the baseline's 0.8000"]
+        assert lines[5].startswith("✔ no check passes")
+        assert "must_pass_queries_hit" not in "\n".join(lines)  # no check names, no passing list
+        top = plain(screen.query_one("#top-bar"))
+        assert top.startswith(" REJECT  " + reason + " (+2 more)")
+        gate = screen.query_one(GatePanel)
+        gate.focus()
+        await pilot.press("enter")  # lists the passing checks under their count
+        await pilot.pause()
+        body = str(screen.query_one("#gate-body").render())
+        assert gate.show_passing and "(enter: fold)" in body
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "(enter lists them)" in str(screen.query_one("#gate-body").render())
+
+
+async def test_passing_checks_are_counted_and_listed_on_enter(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        await pilot.press("2", *"states the RPO", "enter")
+        await pilot.pause()
+        body = str(screen.query_one("#gate-body").render())
+        assert "✔ all 3 checks pass" in body and "must_pass_queries_hit" not in body
+        assert plain(screen.query_one("#top-bar")).startswith(" ACCEPT  all 3 checks pass")
+        screen.query_one(GatePanel).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "✔ must_pass_queries_hit  all 1 must-pass queries hit at 3" in str(
+            screen.query_one("#gate-body").render())
+
+
+async def test_run_picker_refuses_the_same_run_on_both_sides(tiny):
+    from rankgate.tui.screens.run_picker import RunPicker
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        before = (screen.model.baseline, screen.model.candidate, screen.model.version)
+        assert before[:2] == ("plain", "prf")
+        await pilot.press("c")  # the candidate picker opens on prf; plain (the baseline) is first
+        await pilot.pause()
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RunPicker)  # still open: nothing chosen
+        notes = [n.message for n in app._notifications]
+        assert any("plain is already the baseline: a run cannot be both baseline and candidate" in n
+                   for n in notes)
+        assert (screen.model.baseline, screen.model.candidate, screen.model.version) == before
+        await pilot.press("escape")
+        await pilot.pause()
+        screen.action_set_run("baseline", "prf")  # from the command palette, by name: refused the same way
+        await pilot.pause()
+        assert (screen.model.baseline, screen.model.candidate, screen.model.version) == before
+        assert any("prf is already the candidate" in n.message for n in app._notifications)
+        assert "plain vs plain" not in app.export_screenshot()
+
+
+async def test_one_name_per_measure_in_the_gate_pane(tiny):
+    """The gate table names the measures as its checks and docs/measures.md do: Success@k, RR@k."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        gate = screen.query_one(GatePanel)
+        gate.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        body = str(screen.query_one("#gate-body").render())
+        assert "Success@3" in body and "RR@3" in body
+        assert "Hit@" not in body and "MRR@" not in body
+
+
+OPS = __import__("pathlib").Path(__file__).resolve().parents[2] / "sample_benchmarks" / "ops-handbook"
+
+
+async def test_rankings_open_on_each_runs_top_k(tmp_path):
+    """ops-handbook opens on a query whose highlighted document sits at candidate rank 19: both lists still
+    start at rank 1 with their top 5 in view; in the list, the cursor's rank is reachable."""
+    from rankgate.tui.widgets.ranking import RankingPane
+
+    app = make_app(OPS)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        lists = screen.query_one(RankingPane).lists()
+        cand = lists["candidate"]
+        assert cand.rows[cand.cursor].rank > 10  # the highlighted document is far below k
+        for lst in lists.values():
+            assert int(lst.scroll_offset.y) == 0
+            assert lst.scrollable_content_region.height - 1 >= screen.model.k  # all of the top k shows
+        cand.focus()
+        await pilot.pause()
+        top = int(cand.scroll_offset.y)
+        assert top <= cand.cursor < top + cand.scrollable_content_region.height - 1
+        await pilot.press("end")
+        await pilot.pause()
+        assert cand.cursor == len(cand.rows) - 1  # below k stays reachable
+        assert int(cand.scroll_offset.y) > 0
+        assert int(lists["baseline"].scroll_offset.y) == 0  # the other list follows, its top k stays in view
+
+
+def test_cut_list_keeps_what_fits_and_counts_the_rest():
+    from rankgate.core.text import cut_list, more_tail
+
+    assert cut_list(["a", "b"], 10) == (["a", "b"], 0)
+    ids = [f"doc-{i:03d}" for i in range(100)]
+    shown, more = cut_list(ids, 40)
+    assert more == 100 - len(shown) and len(shown) >= 1
+    assert len(", ".join(shown) + more_tail(more)) <= 40
+    assert more_tail(3) == " ... and 3 more" and more_tail(0) == ""
+
+
+async def test_long_missing_list_is_cut(tiny):
+    import json
+
+    with open(tiny / "judgments.jsonl", "a", encoding="utf-8") as f:
+        for i in range(300):
+            f.write(json.dumps({"query": "q-restore", "doc": f"d-extra-{i:03d}", "grade": 2,
+                                "collection_version": "tiny-1", "reviewer": "seed"}) + "\n")
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        text = plain(app.screen.query_one("#column-candidate .ranking-missing"))
+        assert text.startswith("misses 301 in top 3: d-extra-000, d-extra-001")
+        assert " ... and " in text and text.endswith(" more")
+        shown = text.split(": ", 1)[1].split(" ... and ")[0].split(", ")
+        assert int(text.rsplit(" ... and ", 1)[1].split()[0]) == 301 - len(shown)
+        assert len(text) < 3 * 60
+
+
+async def test_narrow_screens_show_one_bottom_pane_and_zoom_widens_any(tiny):
+    """Below 120 columns the bottom row shows Rankings, Document or Query at full width (p switches);
+    zoom (z) gives the focused pane the whole width; at 160 columns all three show side by side."""
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        shown = lambda: [w.id for w in screen.query_one("#row-bottom").children if w.display]  # noqa: E731
+        assert screen.has_class("-narrow") and shown() == ["rankings"]
+        assert screen.query_one("#rankings").outer_size.width == 80
+        assert screen.query_one("#gate").outer_size.width >= 39  # the top row in halves, not a fixed 62
+        await pilot.press("p")
+        await pilot.pause()
+        assert shown() == ["doc"] and screen.focused is screen.query_one("#doc")
+        await pilot.press("p")
+        await pilot.pause()
+        assert shown() == ["labels"] and screen.focused.id == "label-list"
+        await pilot.press("p")
+        await pilot.pause()
+        assert shown() == ["rankings"]
+        screen.query_one("#gate").focus()
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one("#gate") and screen.query_one("#gate").outer_size.width == 80
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        footer = app.export_screenshot()
+        assert "palettev" not in footer
+    async with make_app(tiny).run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        screen = pilot.app.screen
+        assert not screen.has_class("-narrow")
+        assert [w.id for w in screen.query_one("#row-bottom").children if w.display] == ["labels", "rankings", "doc"]
