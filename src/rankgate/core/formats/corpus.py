@@ -85,7 +85,7 @@ def _pick(obj: dict, keys: tuple[str, ...], skip: str | None = None):
 # ---- queries ------------------------------------------------------------------------------------
 
 def query_format(text: str) -> str:
-    """'jsonl', 'trec' (topics) or 'tsv', from the first character that is not a space."""
+    """'jsonl', 'trec' (topics, or <DOC> for a corpus) or 'tsv', from the first character that is not a space."""
     first = _first(text)
     if first == "{":
         return "jsonl"
@@ -204,13 +204,7 @@ def corpus_format(path: str) -> str:
             head = f.read(4096)
         except Exception as e:  # a broken gzip stream
             raise InputError(path, f"cannot read compressed data ({e})") from None
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    first = _first(text)
-    if first == "{":
-        return "jsonl"
-    if first == "<":
-        return "trec"
-    return "tsv"
+    return query_format(head.decode("utf-8", errors="replace").lstrip("\ufeff"))  # the same first-character rule
 
 
 def read_corpus(path: str | Path, wanted: Container[str] | None = None,
