@@ -213,3 +213,42 @@ async def test_narrow_screens_show_one_bottom_pane_and_zoom_widens_any(tiny):
         screen = pilot.app.screen
         assert not screen.has_class("-narrow")
         assert [w.id for w in screen.query_one("#row-bottom").children if w.display] == ["labels", "rankings", "doc"]
+
+
+async def test_blind_review_hides_run_names_decision_and_measures(tiny):
+    from rankgate.tui.widgets.query_list import QueryList
+    from rankgate.tui.widgets.ranking import RankingPane
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        await pilot.press("B")
+        await ready(pilot)
+        assert app.inputs.blind
+        top = plain(review.query_one("#top-bar"))
+        assert "BLIND" in top and "B shows them" in top
+        gate = str(review.query_one("#gate-body").render())
+        assert "BLIND REVIEW" in gate
+        for shown in (top, gate):
+            for hidden in ("REJECT", "ACCEPT", "plain", "prf", "must-pass", "R@3"):
+                assert hidden not in shown
+        pane = review.query_one(RankingPane)
+        titles = [plain(t) for t in pane.query(".ranking-title")]
+        misses = [plain(t) for t in pane.query(".ranking-missing")]
+        assert [t.split()[:2] for t in titles] == [["run", "1"], ["run", "2"]]
+        assert not any("plain" in t or "prf" in t or "RR" in t for t in titles)
+        assert all("in top" not in t and "hidden" in t for t in misses)
+        ql = review.query_one(QueryList)
+        assert "RR" not in ql.render_header(100).plain and "measures hidden" in ql.render_header(100).plain
+        assert "→" not in ql.render_row(0, 100).plain
+        await pilot.press("C")  # compare: refused while blind
+        await pilot.pause()
+        assert app.screen is review
+        # Off again: names, decision and measures are back.
+        await pilot.press("B")
+        await ready(pilot)
+        assert not app.inputs.blind
+        assert plain(review.query_one("#top-bar")).startswith(" REJECT")
+        assert "prf" in plain(review.query_one(RankingPane).query_one("#column-candidate .ranking-title"))
+        assert "RR" in review.query_one(QueryList).render_header(100).plain

@@ -154,18 +154,22 @@ class RankingPane(Horizontal):
                     cursor = next((i for i, r in enumerate(lst.rows) if r.doc == current_doc), 0)
                 lst.set_count(len(lst.rows), cursor, notify=False)
             title = Text(end="")
-            title.append("B " if role == "baseline" else "C ", style="bold reverse")
-            title.append(" ")
-            title.append_text(literal(excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
-            if self.blind:
-                title.append("  blind: ranks hidden", style="dim")
-            elif qi is not None and m.evaluated[qi]:
-                title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
-                             style="dim")
+            if self.blind:  # neither the run's name nor which side it is on
+                title.append(f"run {1 if role == 'baseline' else 2}", style="bold")
+                title.append("  blind: names, ranks hidden", style="dim")
+            else:
+                title.append("B " if role == "baseline" else "C ", style="bold reverse")
+                title.append(" ")
+                title.append_text(literal(excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
+                if qi is not None and m.evaluated[qi]:
+                    title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
+                                 style="dim")
             col.query_one(".ranking-title", TextStatic).show(title)
-            missing = m.missing(qi, rname) if qi is not None else []
+            missing = m.missing(qi, rname) if qi is not None and not self.blind else []
             miss = Text(end="")
-            if missing:
+            if self.blind:
+                miss.append("blind: what this run misses is hidden", style="dim")
+            elif missing:
                 head = f"misses {len(missing)} in top {m.k}: "
                 miss.append(head, style="bold red")
                 # Two of the three lines' worth (words wrap), then "... and N more": a list of thousands of
