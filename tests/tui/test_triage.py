@@ -252,3 +252,59 @@ async def test_blind_review_hides_run_names_decision_and_measures(tiny):
         assert plain(review.query_one("#top-bar")).startswith(" REJECT")
         assert "prf" in plain(review.query_one(RankingPane).query_one("#column-candidate .ranking-title"))
         assert "RR" in review.query_one(QueryList).render_header(100).plain
+
+
+def _help_rows(screen) -> dict[str, str]:
+    """The help screen's keys table as drawn: key column -> description."""
+    import re
+
+    from rich.console import Console
+
+    console = Console(width=160, record=True, color_system=None, file=open("/dev/null", "w"))
+    console.print(screen.query_one("#help-keys").content)
+    rows = {}
+    for line in console.export_text().splitlines():
+        cells = re.split(r"\s{2,}", line.strip(), maxsplit=1)
+        if len(cells) == 2:
+            rows[cells[0]] = cells[1]
+    return rows
+
+
+async def test_help_lists_every_key_as_pressed_and_agrees_with_the_docs(tiny):
+    from pathlib import Path
+
+    from rankgate.tui.commands import COMMANDS, grade_commands, keys_pressed, pressed
+    from rankgate.tui.screens.help import HelpScreen
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = _help_rows(app.screen)
+        for c in grade_commands(review.grades):  # "1" is listed as "1", never "0-3"
+            assert c.key_display in rows, c.key_display
+            assert rows[c.key_display].startswith(f"Grade {c.key_display}")
+        assert "0-3" not in rows
+        for c in COMMANDS:  # every key of every binding, as it is typed
+            assert keys_pressed(c) in rows, keys_pressed(c)
+            assert rows[keys_pressed(c)] == c.title
+        assert rows["x / delete"] == "Remove my judgment" and rows["?"] == "Keys and legend"
+        assert rows["n"] == "Next unjudged document"
+
+    # docs/review.md's keys table names every key of COMMANDS, as pressed.
+    import re
+    docs = Path(__file__).resolve().parents[2] / "docs" / "review.md"
+    text = docs.read_text(encoding="utf-8")
+    table = text.split("## Keys", 1)[1].split("\n\n", 2)[1]
+    named = set()
+    for line in table.splitlines()[2:]:
+        named.update(re.findall(r"`([^`]+)`", line.split(" | ")[0]))
+    for c in COMMANDS:
+        for k in c.key.split(","):
+            assert pressed(k) in named, f"docs/review.md's keys table lacks {pressed(k)!r} ({c.title})"
+    for d in "0123":
+        assert d in named
+    assert "next unjudged document" in table  # n, in the same words as help
