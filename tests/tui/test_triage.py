@@ -308,3 +308,43 @@ async def test_help_lists_every_key_as_pressed_and_agrees_with_the_docs(tiny):
     for d in "0123":
         assert d in named
     assert "next unjudged document" in table  # n, in the same words as help
+
+
+async def test_compare_screen_candidate_first_moves_shown_columns_fit(tiny):
+    from rich.console import Console
+
+    from rankgate.tui.screens.compare import CompareScreen, QueryChangeList
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        review.action_set_run("candidate", "stemmed")  # the gate's candidate is now the last loaded run
+        await ready(pilot)
+        assert review.model.candidate == "stemmed"
+        await pilot.press("C")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        c = screen.comparison
+        assert [r.candidate for r in c.candidates] == ["stemmed", "prf"]  # the gate's candidate first
+        lst = screen.query_one(QueryChangeList)
+        assert lst.report.candidate == "stemmed"
+        # The relevant-documents line is there before any cursor move, for the first row.
+        first = lst.report.rows[0].query
+        moves = str(screen.query_one("#compare-moves").render())
+        assert moves.startswith("relevant documents of " + first)
+        # Columns sized to their content: the query column is the longest ID, a measure column its values.
+        longest = max(len(r.query) for r in lst.report.rows)
+        head = lst.render_header(200).plain
+        assert head.startswith("query".ljust(longest) + " status")
+        assert len(lst.render_row(0, 200).plain) == len(head)
+        console = Console(width=300, record=True, file=open("/dev/null", "w"))
+        console.print(screen.macro_table())
+        lines = console.export_text().splitlines()
+        names = [m.name for m in c.measures]
+        measure_col = lines[0].index("baseline") - lines[0].index("measure")
+        assert measure_col <= max(len(n) for n in names) + 3  # not as wide as a list of query IDs
+        assert all("newly" not in line for line in lines)
