@@ -173,7 +173,7 @@ async def test_long_missing_list_is_cut(tiny):
         await ready(pilot)
         text = plain(app.screen.query_one("#column-candidate .ranking-missing"))
         assert text.startswith("misses 301 in top 3: d-extra-000, d-extra-001")
-        assert " ... and " in text and text.endswith(" more")
+        assert " ... and " in text and text.endswith(" more (M lists them)")
         shown = text.split(": ", 1)[1].split(" ... and ")[0].split(", ")
         assert int(text.rsplit(" ... and ", 1)[1].split()[0]) == 301 - len(shown)
         assert len(text) < 3 * 60
@@ -242,9 +242,10 @@ async def test_blind_review_hides_run_names_decision_and_measures(tiny):
         ql = review.query_one(QueryList)
         assert "RR" not in ql.render_header(100).plain and "measures hidden" in ql.render_header(100).plain
         assert "→" not in ql.render_row(0, 100).plain
-        await pilot.press("C")  # compare: refused while blind
-        await pilot.pause()
-        assert app.screen is review
+        for key in ("C", "M"):  # compare, the missed documents: refused while blind
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is review
         # Off again: names, decision and measures are back.
         await pilot.press("B")
         await ready(pilot)
@@ -348,3 +349,49 @@ async def test_compare_screen_candidate_first_moves_shown_columns_fit(tiny):
         measure_col = lines[0].index("baseline") - lines[0].index("measure")
         assert measure_col <= max(len(n) for n in names) + 3  # not as wide as a list of query IDs
         assert all("newly" not in line for line in lines)
+
+
+async def test_full_missing_list_one_key_away(tiny):
+    import json
+
+    from rankgate.tui.screens.missing import MissingList, MissingScreen
+
+    odd = "d-[b]odd[/b]\x1b[31m"
+    with open(tiny / "judgments.jsonl", "a", encoding="utf-8") as f:
+        for doc in [f"d-extra-{i:03d}" for i in range(300)] + [odd]:
+            f.write(json.dumps({"query": "q-restore", "doc": doc, "grade": 2,
+                                "collection_version": "tiny-1", "reviewer": "seed"}) + "\n")
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        review.go_to("q-restore")
+        await pilot.pause()
+        review.query_one("#query-list").focus()
+        m = review.model
+        cand_missing = m.missing(m.qindex["q-restore"], m.candidate)
+        assert len(cand_missing) == 302 and odd in cand_missing
+        await pilot.press("M")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MissingScreen)
+        lst = screen.query_one(MissingList)
+        heads = [v for kind, v in lst.rows if kind == "head"]
+        assert heads[1] == "candidate misses 302 in its top 3"
+        docs = [v for kind, v in lst.rows if kind == "doc"]
+        assert docs[-302:] == cand_missing  # the whole list, none cut
+        i = lst.rows.index(("doc", odd))
+        row = lst.render_row(i, 80).plain
+        assert "\x1b" not in row and "[b]odd[/b]" in row  # escaped, shown literally
+        # Enter on an ID: back on the review, that document highlighted.
+        target = next(j for j, (kind, v) in enumerate(lst.rows) if v == "d-extra-007")
+        lst.cursor = target
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is review and (review.qid, review.doc) == ("q-restore", "d-extra-007")
+        await pilot.press("M")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is review

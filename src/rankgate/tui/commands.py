@@ -75,6 +75,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("toggle_blind", "B", "Blind review on/off",
             "Show only your own grades (the gate too) and hide the runs' ranks; again to show everything"),
     Command("export", "e", "Export reviewed qrels", "Write the reviewed labels for CI and say where", "export"),
+    Command("show_missing", "M", "Missed relevant documents",
+            "Every relevant document the baseline and the candidate miss in their top k, for this query"),
     Command("history", "h", "Label history", "Every change to this query's labels", "hist"),
     Command("edit_notes", "o", "Edit query notes", "Write or change the highlighted query's notes (kept in history)",
             "notes"),

@@ -28,6 +28,7 @@ from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
+from rankgate.tui.screens.missing import MissingScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
@@ -901,6 +902,24 @@ class ReviewScreen(Screen):
             self.notify("blind review needs the label store (these labels are in memory only)", severity="warning")
             return
         self.app.reopen(blind=not self.app.inputs.blind)
+
+    def action_show_missing(self) -> None:
+        """The full lists the rankings' "misses N in top k" lines cut: every relevant document each run
+        misses in its top k, one a line; Enter goes to the document."""
+        if self.qi is None:
+            return
+        if self.blind:  # what a run misses would reveal it
+            self.notify("blind review hides what each run misses: B turns it off", severity="warning")
+            return
+        m, qid = self.model, self.qid
+        missing = [(role, run, m.missing(self.qi, run)) for role, run in (("baseline", m.baseline),
+                                                                        ("candidate", m.candidate))]
+
+        def done(doc: str | None) -> None:
+            if doc:
+                self.go_to(qid, doc)
+
+        self.app.push_screen(MissingScreen(qid, m.k, missing), done)
 
     def action_history(self) -> None:
         if self.qi is None:

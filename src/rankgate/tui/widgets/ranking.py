@@ -175,12 +175,12 @@ class RankingPane(Horizontal):
                 # Two of the three lines' worth (words wrap), then "... and N more": a list of thousands of
                 # IDs is never drawn whole.
                 width = col.size.width - 2
-                room = max(2 * width - len(head), 20) if width > 0 else 60
+                room = max(2 * width - len(head) - 15, 20) if width > 0 else 60  # 15: " (M lists them)"
                 shown, _ = cut_list([visible(d, lines="space") for d in missing[:room]], room)
                 more = len(missing) - len(shown)  # (only the first `room` IDs can fit: no more are escaped)
                 miss.append_text(literal(", ".join(shown)))
                 if more:
-                    miss.append(more_tail(more), style="dim")
+                    miss.append(more_tail(more) + " (M lists them)", style="dim")
             elif qi is not None and m.num_rel[qi]:
                 miss.append(f"finds every relevant label in top {m.k}", style="green")
             elif qi is not None:
