@@ -505,6 +505,8 @@ async def test_compare_screen_and_back_to_a_query(tiny):
 
         console = Console(width=200, record=True, file=open("/dev/null", "w"))
         console.print(screen.macro_table())
+        for part in screen.changed():  # under the table, not in a column of it
+            console.print(part)
         text = console.export_text()
         assert "newly failed (1): q-restore" in text and "95% CI" in text and "wins/losses/ties" in text
         for part in screen.details():

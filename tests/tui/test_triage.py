@@ -173,7 +173,7 @@ async def test_long_missing_list_is_cut(tiny):
         await ready(pilot)
         text = plain(app.screen.query_one("#column-candidate .ranking-missing"))
         assert text.startswith("misses 301 in top 3: d-extra-000, d-extra-001")
-        assert " ... and " in text and text.endswith(" more")
+        assert " ... and " in text and text.endswith(" more (M lists them)")
         shown = text.split(": ", 1)[1].split(" ... and ")[0].split(", ")
         assert int(text.rsplit(" ... and ", 1)[1].split()[0]) == 301 - len(shown)
         assert len(text) < 3 * 60
@@ -213,3 +213,185 @@ async def test_narrow_screens_show_one_bottom_pane_and_zoom_widens_any(tiny):
         screen = pilot.app.screen
         assert not screen.has_class("-narrow")
         assert [w.id for w in screen.query_one("#row-bottom").children if w.display] == ["labels", "rankings", "doc"]
+
+
+async def test_blind_review_hides_run_names_decision_and_measures(tiny):
+    from rankgate.tui.widgets.query_list import QueryList
+    from rankgate.tui.widgets.ranking import RankingPane
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        await pilot.press("B")
+        await ready(pilot)
+        assert app.inputs.blind
+        top = plain(review.query_one("#top-bar"))
+        assert "BLIND" in top and "B shows them" in top
+        gate = str(review.query_one("#gate-body").render())
+        assert "BLIND REVIEW" in gate
+        for shown in (top, gate):
+            for hidden in ("REJECT", "ACCEPT", "plain", "prf", "must-pass", "R@3"):
+                assert hidden not in shown
+        pane = review.query_one(RankingPane)
+        titles = [plain(t) for t in pane.query(".ranking-title")]
+        misses = [plain(t) for t in pane.query(".ranking-missing")]
+        assert [t.split()[:2] for t in titles] == [["run", "1"], ["run", "2"]]
+        assert not any("plain" in t or "prf" in t or "RR" in t for t in titles)
+        assert all("in top" not in t and "hidden" in t for t in misses)
+        ql = review.query_one(QueryList)
+        assert "RR" not in ql.render_header(100).plain and "measures hidden" in ql.render_header(100).plain
+        assert "→" not in ql.render_row(0, 100).plain
+        for key in ("C", "M"):  # compare, the missed documents: refused while blind
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is review
+        # Off again: names, decision and measures are back.
+        await pilot.press("B")
+        await ready(pilot)
+        assert not app.inputs.blind
+        assert plain(review.query_one("#top-bar")).startswith(" REJECT")
+        assert "prf" in plain(review.query_one(RankingPane).query_one("#column-candidate .ranking-title"))
+        assert "RR" in review.query_one(QueryList).render_header(100).plain
+
+
+def _help_rows(screen) -> dict[str, str]:
+    """The help screen's keys table as drawn: key column -> description."""
+    import re
+
+    from rich.console import Console
+
+    console = Console(width=160, record=True, color_system=None, file=open("/dev/null", "w"))
+    console.print(screen.query_one("#help-keys").content)
+    rows = {}
+    for line in console.export_text().splitlines():
+        cells = re.split(r"\s{2,}", line.strip(), maxsplit=1)
+        if len(cells) == 2:
+            rows[cells[0]] = cells[1]
+    return rows
+
+
+async def test_help_lists_every_key_as_pressed_and_agrees_with_the_docs(tiny):
+    from pathlib import Path
+
+    from rankgate.tui.commands import COMMANDS, grade_commands, keys_pressed, pressed
+    from rankgate.tui.screens.help import HelpScreen
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = _help_rows(app.screen)
+        for c in grade_commands(review.grades):  # "1" is listed as "1", never "0-3"
+            assert c.key_display in rows, c.key_display
+            assert rows[c.key_display].startswith(f"Grade {c.key_display}")
+        assert "0-3" not in rows
+        for c in COMMANDS:  # every key of every binding, as it is typed
+            assert keys_pressed(c) in rows, keys_pressed(c)
+            assert rows[keys_pressed(c)] == c.title
+        assert rows["x / delete"] == "Remove my judgment" and rows["?"] == "Keys and legend"
+        assert rows["n"] == "Next unjudged document"
+
+    # docs/review.md's keys table names every key of COMMANDS, as pressed.
+    import re
+    docs = Path(__file__).resolve().parents[2] / "docs" / "review.md"
+    text = docs.read_text(encoding="utf-8")
+    table = text.split("## Keys", 1)[1].split("\n\n", 2)[1]
+    named = set()
+    for line in table.splitlines()[2:]:
+        named.update(re.findall(r"`([^`]+)`", line.split(" | ")[0]))
+    for c in COMMANDS:
+        for k in c.key.split(","):
+            assert pressed(k) in named, f"docs/review.md's keys table lacks {pressed(k)!r} ({c.title})"
+    for d in "0123":
+        assert d in named
+    assert "next unjudged document" in table  # n, in the same words as help
+
+
+async def test_compare_screen_candidate_first_moves_shown_columns_fit(tiny):
+    from rich.console import Console
+
+    from rankgate.tui.screens.compare import CompareScreen, QueryChangeList
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        review.action_set_run("candidate", "stemmed")  # the gate's candidate is now the last loaded run
+        await ready(pilot)
+        assert review.model.candidate == "stemmed"
+        await pilot.press("C")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        c = screen.comparison
+        assert [r.candidate for r in c.candidates] == ["stemmed", "prf"]  # the gate's candidate first
+        lst = screen.query_one(QueryChangeList)
+        assert lst.report.candidate == "stemmed"
+        # The relevant-documents line is there before any cursor move, for the first row.
+        first = lst.report.rows[0].query
+        moves = str(screen.query_one("#compare-moves").render())
+        assert moves.startswith("relevant documents of " + first)
+        # Columns sized to their content: the query column is the longest ID, a measure column its values.
+        longest = max(len(r.query) for r in lst.report.rows)
+        head = lst.render_header(200).plain
+        assert head.startswith("query".ljust(longest) + " status")
+        assert len(lst.render_row(0, 200).plain) == len(head)
+        console = Console(width=300, record=True, file=open("/dev/null", "w"))
+        console.print(screen.macro_table())
+        lines = console.export_text().splitlines()
+        names = [m.name for m in c.measures]
+        measure_col = lines[0].index("baseline") - lines[0].index("measure")
+        assert measure_col <= max(len(n) for n in names) + 3  # not as wide as a list of query IDs
+        assert all("newly" not in line for line in lines)
+
+
+async def test_full_missing_list_one_key_away(tiny):
+    import json
+
+    from rankgate.tui.screens.missing import MissingList, MissingScreen
+
+    odd = "d-[b]odd[/b]\x1b[31m"
+    with open(tiny / "judgments.jsonl", "a", encoding="utf-8") as f:
+        for doc in [f"d-extra-{i:03d}" for i in range(300)] + [odd]:
+            f.write(json.dumps({"query": "q-restore", "doc": doc, "grade": 2,
+                                "collection_version": "tiny-1", "reviewer": "seed"}) + "\n")
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        review = app.screen
+        review.go_to("q-restore")
+        await pilot.pause()
+        review.query_one("#query-list").focus()
+        m = review.model
+        cand_missing = m.missing(m.qindex["q-restore"], m.candidate)
+        assert len(cand_missing) == 302 and odd in cand_missing
+        await pilot.press("M")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MissingScreen)
+        lst = screen.query_one(MissingList)
+        heads = [v for kind, v in lst.rows if kind == "head"]
+        assert heads[1] == "candidate misses 302 in its top 3"
+        docs = [v for kind, v in lst.rows if kind == "doc"]
+        assert docs[-302:] == cand_missing  # the whole list, none cut
+        i = lst.rows.index(("doc", odd))
+        row = lst.render_row(i, 80).plain
+        assert "\x1b" not in row and "[b]odd[/b]" in row  # escaped, shown literally
+        # Enter on an ID: back on the review, that document highlighted.
+        target = next(j for j, (kind, v) in enumerate(lst.rows) if v == "d-extra-007")
+        lst.cursor = target
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is review and (review.qid, review.doc) == ("q-restore", "d-extra-007")
+        await pilot.press("M")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is review

@@ -48,8 +48,8 @@ COMMANDS: tuple[Command, ...] = (
             "Mark the highlighted label unsure (needs discussion) with a note; again to clear", "unsure",
             key_display="!"),
     Command("add_label", "a", "Add label", "Label any document ID for this query", "add"),
-    Command("next_review", "n", "Next query needing review",
-            "Jump to the next query with unjudged documents in a run's top k", "next"),
+    Command("next_review", "n", "Next unjudged document",
+            "The next unjudged document in a top k: in this query, then in the next query needing review", "next"),
     Command("prev_review", "N", "Previous query needing review", "Jump back to the previous query needing review",
             "prev"),
     Command("next_queued", "u", "Next in the review queue",
@@ -75,6 +75,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("toggle_blind", "B", "Blind review on/off",
             "Show only your own grades (the gate too) and hide the runs' ranks; again to show everything"),
     Command("export", "e", "Export reviewed qrels", "Write the reviewed labels for CI and say where", "export"),
+    Command("show_missing", "M", "Missed relevant documents",
+            "Every relevant document the baseline and the candidate miss in their top k, for this query"),
     Command("history", "h", "Label history", "Every change to this query's labels", "hist"),
     Command("edit_notes", "o", "Edit query notes", "Write or change the highlighted query's notes (kept in history)",
             "notes"),
@@ -87,6 +89,20 @@ COMMANDS: tuple[Command, ...] = (
             key_display="?"),
     Command("quit", "q", "Quit", "Leave the review (every edit is already saved)", "quit"),
 )
+
+
+# Textual's key names for what is typed, as the help screen and docs/review.md show them.
+PRESSED = {"minus": "-", "slash": "/", "question_mark": "?", "exclamation_mark": "!", "escape": "esc"}
+
+
+def pressed(key: str) -> str:
+    """A Textual key name as it is pressed: "question_mark" -> "?", "ctrl+z" stays "ctrl+z"."""
+    return PRESSED.get(key, key)
+
+
+def keys_pressed(command: Command) -> str:
+    """Every key of a command as pressed, e.g. "x / delete" (the footer's `key_display` shows only one)."""
+    return " / ".join(pressed(k.strip()) for k in command.key.split(","))
 
 
 DIGITS = range(10)  # the keys 0-9: a grade of the scale (after `-`: its negative)

@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from rankgate.core.compare import CandidateReport, Comparison, compare
+from rankgate.core.text import cut_list, more_tail, visible
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 
@@ -45,6 +46,9 @@ def _f(x, digits: int = 3, sign: bool = False) -> str:
     return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
 
 
+IDS_WIDTH = 160  # a newly failed / fixed list longer than this is cut with "... and N more"
+
+
 def _delta_style(d: float) -> str:
     return "green" if d > 1e-9 else "red" if d < -1e-9 else "dim"
 
@@ -56,9 +60,13 @@ class QueryChangeList(LineList):
         super().__init__(header=True, **kwargs)
         self.report: CandidateReport | None = None
         self.names: list[str] = []
+        self.qw = 5  # the query column: its longest ID (at most 28)
+        self.mw: list[int] = []  # each measure's column: its name or "0.00→0.00 +0.00", whichever is wider
 
     def show(self, report: CandidateReport, names: list[str]) -> None:
         self.report, self.names = report, names
+        self.qw = min(max([5] + [len(visible(r.query, lines="space")) for r in report.rows[:5000]]), 28)
+        self.mw = [min(max(len(visible(n, lines="space")), 16), 24) for n in names]
         self.set_count(len(report.rows), 0, notify=False)
         self.refresh()
 
@@ -66,24 +74,24 @@ class QueryChangeList(LineList):
         return (id(self.report), index)
 
     def render_header(self, width: int) -> Text:
-        t = Text(f"{'query':<28} {'status':<13} {'change':>7}", end="")
-        for name in self.names:
+        t = Text(f"{'query':<{self.qw}} {'status':<13} {'change':>7}", end="")
+        for name, w in zip(self.names, self.mw):
             t.append(" ")
-            t.append_text(literal(excerpt(name, 16).rjust(16)))
+            t.append_text(literal(excerpt(name, w).rjust(w)))
         return t
 
     def render_row(self, index: int, width: int) -> Text:
         r = self.report.rows[index]
         t = Text(end="")
-        t.append_text(literal(excerpt(r.query, 28).ljust(28)))
+        t.append_text(literal(excerpt(r.query, self.qw).ljust(self.qw)))
         shown, style = STATUS.get(r.status, (r.status, ""))
         t.append(" ")
         t.append(shown.ljust(13), style=style)
         t.append(f" {r.change:7.3f}")
-        for name in self.names:
+        for name, w in zip(self.names, self.mw):
             b, c = r.baseline[name], r.candidate[name]
             t.append(" ")
-            t.append(f"{b:.2f}→{c:.2f} {c - b:+.2f}".rjust(16), style=_delta_style(c - b))
+            t.append(f"{b:.2f}→{c:.2f} {c - b:+.2f}".rjust(w), style=_delta_style(c - b))
         return t
 
     def empty_text(self) -> Text:
@@ -124,7 +132,9 @@ class CompareScreen(Screen[str | None]):
         title.append(f" · k={m.k} · {len(m.run_names) - 1} other runs · resamples {m.policy.resamples}",
                      style="dim")
         self.query_one("#compare-title", Static).update(title)
-        others = [n for n in m.run_names if n != m.baseline]
+        # The gate's candidate first, then the other runs in the benchmark's order.
+        others = [m.candidate] if m.candidate != m.baseline else []
+        others += [n for n in m.run_names if n not in (m.baseline, m.candidate)]
         qrels = m.labels.to_qrels()  # the labels now, read on this thread (the store is not shared)
         self.run_compare(qrels, others)
         self.query_one(QueryChangeList).focus()
@@ -149,7 +159,7 @@ class CompareScreen(Screen[str | None]):
                 literal(f"could not compare: {event.error}", style="bold red", one_line=False))
             return
         self.comparison = event.comparison
-        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.details()))
+        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *self.details()))
         self.show_run(0)
 
     def macro_table(self) -> Table:
@@ -169,9 +179,20 @@ class CompareScreen(Screen[str | None]):
                               Text(_f(s["delta"], sign=True), style=_delta_style(s["delta"])),
                               Text(_f(s.get("p_value"))), Text(f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]"),
                               Text(_f(s.get("effect_size"), 2, True)), Text(f"{s['wins']}/{s['losses']}/{s['ties']}"))
-            table.add_row(Text(""), self._ids("newly failed", rep.newly_failed, "bold red"))
-            table.add_row(Text(""), self._ids("newly fixed", rep.newly_fixed, "bold green"))
         return table
+
+    def changed(self) -> list[Text]:
+        """Per run, the queries newly failed and newly fixed: under the table, not in a column of it (a
+        list of IDs would size the column), cut with "... and N more"."""
+        out = []
+        for rep in self.comparison.candidates:
+            t = literal(excerpt(rep.candidate, 30), style="bold cyan")
+            t.append("\n  ")
+            t.append_text(self._ids("newly failed", rep.newly_failed, "bold red"))
+            t.append("\n  ")
+            t.append_text(self._ids("newly fixed", rep.newly_fixed, "bold green"))
+            out.append(t)
+        return out
 
     def details(self) -> list:
         """Per run: judged coverage, budgets, then a table of its slices."""
@@ -212,7 +233,11 @@ class CompareScreen(Screen[str | None]):
     @staticmethod
     def _ids(label: str, ids: list[str], style: str) -> Text:
         t = Text(f"{label} ({len(ids)}): ", style=style, end="")
-        t.append_text(literal(", ".join(sorted(ids)) or "none"))
+        shown, more = cut_list([visible(i, lines="space") for i in sorted(ids)[:IDS_WIDTH]], IDS_WIDTH)
+        more = len(ids) - len(shown)
+        t.append_text(literal(", ".join(shown) or "none"))
+        if more:
+            t.append(more_tail(more), style="dim")
         return t
 
     def show_run(self, index: int) -> None:
@@ -229,7 +254,9 @@ class CompareScreen(Screen[str | None]):
         if len(c.candidates) > 1:
             t.append(f" · run {self.shown + 1} of {len(c.candidates)} (c: next)", style="dim")
         self.query_one("#compare-run", Static).update(t)
-        self.query_one(QueryChangeList).show(rep, [m.name for m in c.measures])
+        lst = self.query_one(QueryChangeList)
+        lst.show(rep, [m.name for m in c.measures])
+        self.show_moves(lst.cursor if lst.cursor is not None else 0)  # from the start, not on the first move
 
     def action_next_run(self) -> None:
         self.show_run(self.shown + 1)
@@ -237,10 +264,14 @@ class CompareScreen(Screen[str | None]):
     @on(LineList.Highlighted, "#compare-rows")
     def _highlighted(self, event: LineList.Highlighted) -> None:
         """Under the list: where the highlighted query's relevant documents sit in both runs."""
+        self.show_moves(event.index)
+
+    def show_moves(self, index: int) -> None:
         lst = self.query_one(QueryChangeList)
-        if lst.report is None or not 0 <= event.index < len(lst.report.rows):
+        if lst.report is None or not 0 <= index < len(lst.report.rows):
+            self.query_one("#compare-moves", Static).update("")
             return
-        qid = lst.report.rows[event.index].query
+        qid = lst.report.rows[index].query
         moves = lst.report.movement(qid)
         t = Text("relevant documents of ", style="dim", end="")
         t.append_text(literal(excerpt(qid, 30), style="bold"))

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rankgate.tui.commands import COMMANDS, grade_commands
+from rankgate.tui.commands import COMMANDS, grade_commands, keys_pressed
 from rankgate.core.benchmark import DEFAULT_GRADES
 from rankgate.tui.safe import literal
 from rankgate.tui.widgets.marks import HIT, MISS, MUST, STATE, STATE_WORDS
@@ -30,7 +30,7 @@ class HelpScreen(ModalScreen[None]):
             how = "" if c.key_display == "g" else "  (- then the digit)" if c.key_display.startswith("-") else ""
             keys.add_row(c.key_display, literal(c.title + how))
         for c in COMMANDS:
-            keys.add_row(c.key_display or c.key.split(",")[0].replace("slash", "/"), c.title)
+            keys.add_row(keys_pressed(c), c.title)
         keys.add_row("tab", "Next pane (shift+tab: previous)")
         keys.add_row("ctrl+p", "Command palette: every command by name")
         legend = Text(end="")

@@ -28,6 +28,7 @@ from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
+from rankgate.tui.screens.missing import MissingScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
@@ -124,8 +125,10 @@ class ReviewScreen(Screen):
             self.query_one(LabelEditor).bind(m, self.grade_keys())
             self.query_one(RankingPane).bind(m)
             self.query_one(QueryPane).bind(m)
-            blind = bool(getattr(self.app, "inputs", None) and self.app.inputs.blind)
+            blind = self.blind
             self.query_one(RankingPane).blind = blind
+            self.query_one(GatePanel).blind = blind
+            self.queries.list.blind = blind
             self.show_query(self.queries.current)  # now, not when its QueryHighlighted arrives
             self.refresh_gate()
             self.query_one("#query-list").focus()
@@ -174,6 +177,11 @@ class ReviewScreen(Screen):
         self.first_frame_at = time.perf_counter()  # the panes are on screen (cold start ends here)
 
     @property
+    def blind(self) -> bool:
+        """Blind review: run names, the decision and the measures that would reveal them are hidden."""
+        return bool(getattr(self.app, "inputs", None) is not None and self.app.inputs.blind)
+
+    @property
     def queries(self) -> QueryPane:
         return self.query_one(QueryPane)
 
@@ -187,17 +195,23 @@ class ReviewScreen(Screen):
         m = self.model
         view = self._gate
         t = Text(end="")
-        t.append_text(decision_text(view))  # the decision and its one-line reason lead, on any width
-        t.append(" ")
-        t.append_text(literal(one_line_reason(view.check_details, view.k), style="bold"))
-        t.append(" · ", style="dim")
-        t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
-        t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
-
-        t.append("baseline ", style="dim")
-        t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
-        t.append(" · candidate ", style="dim")
-        t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
+        if self.blind:  # no decision, no run names: B shows them again
+            t.append(" BLIND ", style="bold reverse")
+            t.append(" runs, decision and measures hidden (B shows them)", style="bold")
+            t.append(" · ", style="dim")
+            t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
+            t.append(f" · {m.nq} queries · k={m.k}", style="dim")
+        else:
+            t.append_text(decision_text(view))  # the decision and its one-line reason lead, on any width
+            t.append(" ")
+            t.append_text(literal(one_line_reason(view.check_details, view.k), style="bold"))
+            t.append(" · ", style="dim")
+            t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
+            t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
+            t.append("baseline ", style="dim")
+            t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
+            t.append(" · candidate ", style="dim")
+            t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
         if m.collection_version:
             t.append(" · collection ", style="dim")
             t.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
@@ -208,9 +222,8 @@ class ReviewScreen(Screen):
         unexported = getattr(self.app, "unexported", 0)  # not yet in the folder's qrels file (screens/sync.py)
         if unexported:
             t.append(f" · {unexported} unexported", style="bold yellow")
-        if getattr(self.app, "inputs", None) is not None and self.app.inputs.blind:
-            t.append("  BLIND", style="bold reverse")
-            t.append(" your labels only, ranks hidden", style="dim")
+        if self.blind:
+            t.append(" · your labels only, ranks hidden", style="dim")
         self.query_one("#top-bar", TextStatic).show(t)
         self.refresh_status()
 
@@ -860,6 +873,11 @@ class ReviewScreen(Screen):
         return done
 
     def action_compare(self) -> None:
+        if self.blind:  # the compare screen is run names and measures
+            self.notify("blind review hides the runs and their measures: B turns it off, then compare",
+                        severity="warning")
+            return
+
         def done(qid: str | None) -> None:
             if qid:
                 self.go_to(qid)
@@ -884,6 +902,24 @@ class ReviewScreen(Screen):
             self.notify("blind review needs the label store (these labels are in memory only)", severity="warning")
             return
         self.app.reopen(blind=not self.app.inputs.blind)
+
+    def action_show_missing(self) -> None:
+        """The full lists the rankings' "misses N in top k" lines cut: every relevant document each run
+        misses in its top k, one a line; Enter goes to the document."""
+        if self.qi is None:
+            return
+        if self.blind:  # what a run misses would reveal it
+            self.notify("blind review hides what each run misses: B turns it off", severity="warning")
+            return
+        m, qid = self.model, self.qid
+        missing = [(role, run, m.missing(self.qi, run)) for role, run in (("baseline", m.baseline),
+                                                                        ("candidate", m.candidate))]
+
+        def done(doc: str | None) -> None:
+            if doc:
+                self.go_to(qid, doc)
+
+        self.app.push_screen(MissingScreen(qid, m.k, missing), done)
 
     def action_history(self) -> None:
         if self.qi is None:

@@ -38,6 +38,7 @@ class GatePanel(VerticalScroll):
         self.view: GateView | None = None
         self.problems: list[str] = []
         self.show_passing = False
+        self.blind = False  # blind review: no decision, no run names, no measures
 
     def action_toggle_passing(self) -> None:
         """List the passing checks under their count, or fold them again."""
@@ -58,6 +59,12 @@ class GatePanel(VerticalScroll):
     def show(self, view: GateView) -> None:
         self.view = view
         m = self.model
+        if self.blind:
+            t = Text("BLIND REVIEW", style="bold reverse", end="")
+            t.append("\n\nthe decision, the runs' names and their measures are hidden while you judge"
+                     "\n(B shows them again)", style="dim")
+            self.query_one("#gate-body", TextStatic).show(t)
+            return
         # On the border, not in the text: a line that comes and goes would change the pane's height, and
         # each height change costs the whole screen a new layout (twice per edit, 20-50 ms each).
         subtitle = STALE if view.stale else None

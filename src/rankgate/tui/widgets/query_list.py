@@ -26,6 +26,7 @@ class QueryList(LineList):
         super().__init__(header=True, **kwargs)
         self.model: ReviewModel | None = None
         self.order = np.zeros(0, np.int64)
+        self.blind = False  # blind review: the runs' figures (hits, RR, R, their change) are hidden
 
     # What follows the text and slice columns, as render_row draws it.
     HEAD_TAIL = f"{'rel':>3} B C  {'RR b→c':<9}  {'R b→c':<9}  {'ΔR+RR':>5} {'?':>2}"
@@ -49,12 +50,12 @@ class QueryList(LineList):
             t.append(f"{'text':<{textw}} ")
         if slicew:
             t.append(f"{'slice':<{slicew}} ")
-        t.append(self.HEAD_TAIL)
+        t.append(f"{'rel':>3} {'(blind: measures hidden)':<{self.TAIL - 7}} {'?':>2}" if self.blind else self.HEAD_TAIL)
         return t
 
     def row_key(self, index: int):
         qi = int(self.order[index])
-        return qi, int(self.model.qversion[qi]), self.model.pair_version
+        return qi, int(self.model.qversion[qi]), self.model.pair_version, self.blind
 
     def render_row(self, index: int, width: int) -> Text:
         m = self.model
@@ -75,6 +76,11 @@ class QueryList(LineList):
             t.append_text(literal(excerpt(",".join(q.tags), slicew).ljust(slicew), style="cyan"))
             t.append(" ")
         t.append(f"{int(m.num_rel[qi]):>3} ")
+        if self.blind:
+            t.append(" " * (self.TAIL - 6))
+            n = int(m.unjudged[qi])
+            t.append(f"{n:>2}" if n else "  ", style="bold magenta")
+            return t
         t.append_text(hit_cell(ev, b[m.hit_m][qi]))
         t.append(" ")
         t.append_text(hit_cell(ev, c[m.hit_m][qi]))

@@ -154,29 +154,33 @@ class RankingPane(Horizontal):
                     cursor = next((i for i, r in enumerate(lst.rows) if r.doc == current_doc), 0)
                 lst.set_count(len(lst.rows), cursor, notify=False)
             title = Text(end="")
-            title.append("B " if role == "baseline" else "C ", style="bold reverse")
-            title.append(" ")
-            title.append_text(literal(excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
-            if self.blind:
-                title.append("  blind: ranks hidden", style="dim")
-            elif qi is not None and m.evaluated[qi]:
-                title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
-                             style="dim")
+            if self.blind:  # neither the run's name nor which side it is on
+                title.append(f"run {1 if role == 'baseline' else 2}", style="bold")
+                title.append("  blind: names, ranks hidden", style="dim")
+            else:
+                title.append("B " if role == "baseline" else "C ", style="bold reverse")
+                title.append(" ")
+                title.append_text(literal(excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
+                if qi is not None and m.evaluated[qi]:
+                    title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
+                                 style="dim")
             col.query_one(".ranking-title", TextStatic).show(title)
-            missing = m.missing(qi, rname) if qi is not None else []
+            missing = m.missing(qi, rname) if qi is not None and not self.blind else []
             miss = Text(end="")
-            if missing:
+            if self.blind:
+                miss.append("blind: what this run misses is hidden", style="dim")
+            elif missing:
                 head = f"misses {len(missing)} in top {m.k}: "
                 miss.append(head, style="bold red")
                 # Two of the three lines' worth (words wrap), then "... and N more": a list of thousands of
                 # IDs is never drawn whole.
                 width = col.size.width - 2
-                room = max(2 * width - len(head), 20) if width > 0 else 60
+                room = max(2 * width - len(head) - 15, 20) if width > 0 else 60  # 15: " (M lists them)"
                 shown, _ = cut_list([visible(d, lines="space") for d in missing[:room]], room)
                 more = len(missing) - len(shown)  # (only the first `room` IDs can fit: no more are escaped)
                 miss.append_text(literal(", ".join(shown)))
                 if more:
-                    miss.append(more_tail(more), style="dim")
+                    miss.append(more_tail(more) + " (M lists them)", style="dim")
             elif qi is not None and m.num_rel[qi]:
                 miss.append(f"finds every relevant label in top {m.k}", style="green")
             elif qi is not None:
