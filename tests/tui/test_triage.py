@@ -246,6 +246,19 @@ async def test_blind_review_hides_run_names_decision_and_measures(tiny):
             await pilot.press(key)
             await pilot.pause()
             assert app.screen is review
+        pair, sort = (review.model.baseline, review.model.candidate), review.queries.sort
+        await pilot.press("b", "s")  # the run picker (names) and sorting by change: refused while blind
+        await pilot.pause()
+        assert app.screen is review and (review.model.baseline, review.model.candidate) == pair
+        assert review.queries.sort == sort
+        review.action_filter("is:miss")
+        review.action_set_run("baseline", "prf")
+        await pilot.pause()
+        assert (review.model.baseline, review.model.candidate) == pair
+        from rankgate.tui.commands import ReviewCommands
+
+        titles = [t for t, _, _ in ReviewCommands(review)._entries()]
+        assert titles and not any(t.startswith(("Baseline:", "Candidate:")) for t in titles)  # the palette too
         # Off again: names, decision and measures are back.
         await pilot.press("B")
         await ready(pilot)

@@ -154,10 +154,11 @@ class ReviewCommands(Provider):
         out = [(c.title, c.action, c.help) for c in grade_commands(getattr(screen, "grades", None) or {})]
         out += [(c.title, c.action, c.help) for c in COMMANDS]
         model = getattr(screen, "model", None)
-        if model is not None:
+        if model is not None and not getattr(screen, "blind", False):  # blind review: no run names
             for name in model.run_names:
                 out.append((f"Baseline: {name}", f"set_run('baseline', {name!r})", "Compare against this run"))
                 out.append((f"Candidate: {name}", f"set_run('candidate', {name!r})", "Gate this run"))
+        if model is not None:
             for tag in model.slices():
                 out.append((f"Slice: #{tag}", f"filter({'#' + tag!r})", "Show the queries of this slice"))
         return out

@@ -773,18 +773,30 @@ class ReviewScreen(Screen):
     def action_focus_filter(self) -> None:
         self.query_one("#query-filter", Input).focus()
 
+    def _blind_refuses(self, what: str) -> bool:
+        """In blind review, what would show a run's name or how it does is refused, with the way out."""
+        if self.blind:
+            self.notify(f"blind review hides {what}: B turns it off", severity="warning", timeout=4)
+        return self.blind
+
     def action_filter(self, text: str) -> None:
+        if any(w in text for w in ("is:miss", "is:lost", "is:changed")) and self._blind_refuses("how the runs do"):
+            return
         self.queries.set_filter(text)
         if not text and isinstance(self.focused, Input) and self.focused.id == "query-filter":
             self.query_one("#query-list").focus()
 
     def action_cycle_sort(self) -> None:
+        if self._blind_refuses("the runs' changes (sorting by change would show them)"):
+            return
         sort = self.queries.cycle_sort()
         self.notify(f"sorted by {sort}", timeout=2)
 
     # ---- runs ---------------------------------------------------------------------------------------------------
 
     def action_pick_run(self, role: str) -> None:
+        if self._blind_refuses("the runs' names"):
+            return
         m = self.model
         current, other = (m.baseline, m.candidate) if role == "baseline" else (m.candidate, m.baseline)
 
@@ -795,6 +807,8 @@ class ReviewScreen(Screen):
         self.app.push_screen(RunPicker(role, m.run_names, current, other), done)
 
     def action_set_run(self, role: str, name: str) -> None:
+        if self._blind_refuses("the runs' names"):
+            return
         m = self.model
         if name == (m.candidate if role == "baseline" else m.baseline):  # the palette's way in: refused too
             self.notify(same_run_refusal(role, name), severity="warning", timeout=4)
