@@ -362,6 +362,16 @@ async def test_compare_screen_candidate_first_moves_shown_columns_fit(tiny):
         measure_col = lines[0].index("baseline") - lines[0].index("measure")
         assert measure_col <= max(len(n) for n in names) + 3  # not as wide as a list of query IDs
         assert all("newly" not in line for line in lines)
+        # A slice's newly failed queries are cut too, with how many more.
+        rep = c.candidates[0]
+        assert rep.slices  # the tiny lab's queries carry slice tags
+        name = next(iter(rep.slices))
+        rep.slices[name]["newly_failed"] = [f"q-lost-{i:03d}" for i in range(300)]
+        console = Console(width=300, record=True, file=open("/dev/null", "w"))
+        for part in screen.details():
+            console.print(part)
+        text = console.export_text()
+        assert "q-lost-000" in text and "q-lost-299" not in text and "more" in text
 
 
 async def test_full_missing_list_one_key_away(tiny):

@@ -224,8 +224,9 @@ class CompareScreen(Screen[str | None]):
                     for m in c.measures:
                         d = row["measures"][m.name]["delta"]
                         cells.append(Text(_f(d, sign=True), style=_delta_style(d)))
-                    failed = row["newly_failed"]
-                    cells.append(literal(", ".join(failed) or "·", style="red" if failed else "dim"))
+                    shown, left = cut_list([visible(q, lines="space") for q in row["newly_failed"]], 48)
+                    cells.append(Text(", ".join(shown) + more_tail(left) or "·",
+                                      style="red" if shown else "dim", end=""))
                     table.add_row(*cells)
                 out.append(table)
         return out
