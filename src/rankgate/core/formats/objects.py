@@ -40,12 +40,19 @@ def _id(value, what: str, source: str, where: str) -> str:
     raise InputError(source, f"{what} must be a non-empty string (or an integer), found {value!r}", where=where)
 
 
-def _once(qid: str, seen: set[str], source: str) -> str:
-    """A query ID the dict has not given already (1 and "1" are the same ID)."""
-    if qid in seen:
-        raise InputError(source, f"query ID {qid!r} appears twice (as an integer and as a string?)", where=jpath(qid))
-    seen.add(qid)
-    return qid
+def _queries(data: Mapping, what: str, catalog: Catalog, source: str):
+    """(query code, query ID, its inner dict) for each query of {qid: {docid: value}}, checked: IDs are text
+    or integers, each once (1 and "1" are the same ID), and each value is a dict of `what`."""
+    seen: set[str] = set()
+    for qid, inner in data.items():
+        qid = _id(qid, "a query ID", source, jpath())
+        if qid in seen:
+            raise InputError(source, f"query ID {qid!r} appears twice (as an integer and as a string?)",
+                             where=jpath(qid))
+        seen.add(qid)
+        if not isinstance(inner, Mapping):
+            raise InputError(source, f"expected a dict of {what}, found {type(inner).__name__}", where=jpath(qid))
+        yield catalog.queries.code(qid), qid, inner
 
 
 def _grade(value, source: str, where: str) -> int:
@@ -74,15 +81,9 @@ def qrels_from_dict(data: Mapping[Any, Mapping[Any, int]], catalog: Catalog | No
     catalog = catalog or Catalog()
     qs, ds, gs = array("i"), array("i"), array("q")
     declared: list[int] = []
-    seen: set[str] = set()
-    for qid, judged in data.items():
-        qid = _once(_id(qid, "a query ID", source, jpath()), seen, source)
-        if not isinstance(judged, Mapping):
-            raise InputError(source, f"expected a dict of document grades, found {type(judged).__name__}",
-                             where=jpath(qid))
-        q = catalog.queries.code(qid)
+    for q, qid, inner in _queries(data, "document grades", catalog, source):
         declared.append(q)
-        for doc, grade in judged.items():
+        for doc, grade in inner.items():
             doc = _id(doc, "a document ID", source, jpath(qid))
             qs.append(q)
             ds.append(catalog.docs.code(doc))
@@ -100,13 +101,7 @@ def run_from_dict(data: Mapping[Any, Mapping[Any, float]], name: str = "run", ca
     catalog = catalog or Catalog()
     qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
     codes: list[int] = []
-    seen: set[str] = set()
-    for qid, ranked in data.items():
-        qid = _once(_id(qid, "a query ID", source, jpath()), seen, source)
-        if not isinstance(ranked, Mapping):
-            raise InputError(source, f"expected a dict of document scores, found {type(ranked).__name__}",
-                             where=jpath(qid))
-        q = catalog.queries.code(qid)
+    for q, qid, ranked in _queries(data, "document scores", catalog, source):
         codes.append(q)
         for i, (doc, score) in enumerate(ranked.items()):
             doc = _id(doc, "a document ID", source, jpath(qid))

@@ -548,16 +548,24 @@ class ReviewScreen(Screen):
             return
         self.edit(self.qid, self.doc, None)
 
-    def action_set_version(self) -> None:
-        """The collection version the reviewer inspected, for the highlighted label (default: the benchmark's)."""
+    def _labelled(self, hint: str):
+        """(query, document, the label book, its label) of the highlighted document; None, saying so, when it
+        has no label yet."""
         if not self._need_doc():
-            return
-        qid, doc = self.qid, self.doc
-        book = self.model.labels
+            return None
+        qid, doc, book = self.qid, self.doc, self.model.labels
         lab = book.labels(qid).get(doc)
         if lab is None:
-            self.notify("this document has no label yet: grade it first", severity="warning")
+            self.notify(f"this document has no label yet: {hint}", severity="warning")
+            return None
+        return qid, doc, book, lab
+
+    def action_set_version(self) -> None:
+        """The collection version the reviewer inspected, for the highlighted label (default: the benchmark's)."""
+        found = self._labelled("grade it first")
+        if found is None:
             return
+        qid, doc, book, lab = found
         mine = book.mine(qid, doc)
         current = self.model.collection_version or (mine.collection_version if mine else lab.collection_version)
 
@@ -585,14 +593,10 @@ class ReviewScreen(Screen):
 
     def action_toggle_unsure(self) -> None:
         """Mark the highlighted label unsure, with a note (modal); on a label marked unsure, clear the mark."""
-        if not self._need_doc():
+        found = self._labelled("grade it first, then mark it unsure")
+        if found is None:
             return
-        qid, doc = self.qid, self.doc
-        book = self.model.labels
-        lab = book.labels(qid).get(doc)
-        if lab is None:
-            self.notify("this document has no label yet: grade it first, then mark it unsure", severity="warning")
-            return
+        qid, doc, book, lab = found
         if lab.unsure:
             if self._write(qid, doc, lambda: book.clear_unsure(qid, doc)):
                 self.notify("unsure mark cleared (ctrl+z to undo)", timeout=4)
