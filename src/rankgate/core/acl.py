@@ -304,3 +304,15 @@ def apply_access(access: Access, qrels: Qrels, runs: list[Run], rel_level: int, 
     report = Permissions(access, {r.name: leaks(access, r, queries) for r in runs}, taken, restricted_relevant,
                          unanswerable)
     return vq, [visible_run(access, r) for r in runs], report, set(no_answer) | set(unanswerable)
+
+
+def visible_bundle(bundle, rel_level: int):
+    """The bundle as its users may see it (qrels, every run, no-answer queries) and the permissions report;
+    the bundle itself, and None, when it has no ACL."""
+    access = getattr(bundle, "access", None)
+    if access is None:
+        return bundle, None
+    names = list(bundle.runs)
+    qrels, runs, report, no_answer = apply_access(access, bundle.qrels, [bundle.runs[n] for n in names], rel_level,
+                                                  bundle.no_answer)
+    return replace(bundle, qrels=qrels, runs=dict(zip(names, runs)), no_answer=no_answer), report
