@@ -152,3 +152,24 @@ def test_ops_handbook_permissions_sample(capsys):
     assert r["permissions"]["restricted_relevant"] == {"q-ssh-prod": ["netsec-ssh-bastion-02"]}
     code, out, _ = run(capsys, "gate", SAMPLES / "ops-handbook" / "permissions", "--candidate", "bm25-stemmed")
     assert code == 0
+
+
+def test_a_query_whose_every_answer_is_restricted_has_no_visible_answer(tmp_path, capsys):
+    b = bench(tmp_path)
+    write(tmp_path / "judgments.jsonl", _jsonl({"query": q, "doc": d, "grade": g} for q, d, g in
+                                               [("q1", "s", 2), ("q1", "a", 0), ("q2", "b", 1)]))
+    code, out, _ = run(capsys, "gate", b)
+    r = json.loads(out)
+    assert r["permissions"]["no_visible_answer"] == ["q1"]
+    assert "q1" in r["no_answer_queries"] and r["queries"] == 1  # reported apart, never averaged
+
+
+def test_receipt_hashes_the_acl_and_verifies(tmp_path, capsys):
+    b = bench(tmp_path)
+    receipt = tmp_path / "r.json"
+    assert run(capsys, "gate", b, "--receipt", receipt)[0] == 3
+    assert "acl" in {i["role"] for i in json.loads(receipt.read_text())["inputs"]}
+    assert run(capsys, "receipt", "verify", receipt)[0] == 0
+    write(tmp_path / "acl.jsonl", '{"doc": "s", "groups": ["staff"]}\n')
+    code, out, _ = run(capsys, "receipt", "verify", receipt)
+    assert code == 3 and "acl" in out

@@ -217,6 +217,7 @@ class Funnel:
     added: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # stage -> query -> docs not in the stage before
     leaks: dict[str, int] = field(default_factory=dict)  # stage -> documents ranked that their user may not see
     restricted: dict[str, list[str]] = field(default_factory=dict)  # query -> relevant docs its user may not see
+    sources: list[str] = field(default_factory=list)  # the stage files read, in order (a receipt hashes them)
 
     def query_recall(self, qid: str) -> list[float]:
         ps = self.paths.get(qid, [])
@@ -311,7 +312,8 @@ def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None)
             if new:
                 got[q] = new
         added[names[i]] = got
-    return Funnel(pipeline.name, names, [s.depth for s in pipeline.stages], paths, added, leaks, restricted)
+    return Funnel(pipeline.name, names, [s.depth for s in pipeline.stages], paths, added, leaks, restricted,
+                  list(dict.fromkeys(s.source for s in pipeline.stages)))
 
 
 def relevant_of(qrels, rel_level: int, queries: list[str]) -> dict[str, dict[str, int]]:

@@ -189,6 +189,10 @@ def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review:
 
         found = bundle_funnels(bundle, policy.checks.rel_level, [base.name, cand.name])
         funnels = {role: found[n] for role, n in (("baseline", base.name), ("candidate", cand.name)) if n in found}
+        for f in funnels.values():  # the stage files are inputs of the decision: a receipt hashes them
+            for path in f.sources:
+                if ("stage", path) not in bundle.files and ("run", path) not in bundle.files:
+                    bundle.files.append(("stage", path))
     return run_gate(qrels, base, cand, policy, no_answer, queries=bundle.queries, as_of=as_of,
                     manifest_version=bundle.manifest.collection_version if bundle.manifest else "", review=review,
                     permissions=permissions, funnels=funnels)
