@@ -171,3 +171,14 @@ def test_ops_handbook_funnel_and_stage_rules(capsys, samples):
     lost = next(c for c in r["check_details"] if c["name"] == "no_stage_loss")["lost"]
     assert [(x["query"], x["doc"], x["stage"]) for x in lost] == [
         ("q-leaked-key", "ir-security-incident-01", "rerank"), ("q-origin-exposed", "netsec-origin-isolation-02", "context")]
+
+
+def test_receipt_hashes_stage_files_when_a_stage_rule_decides(capsys, samples, tmp_path):
+    receipt = tmp_path / "r.json"
+    _gate(capsys, "gate", samples / "ops-handbook", "--policy", samples / "ops-handbook" / "stages.toml",
+          "--resamples", "200", "--receipt", receipt)
+    stages = [i["path"] for i in json.loads(receipt.read_text())["inputs"] if i["role"] == "stage"]
+    assert [p.rsplit("/", 1)[1] for p in stages] == ["bm25-plain-rerank.jsonl", "bm25-plain-context.jsonl",
+                                                     "bm25-prf-stages.jsonl"]
+    code, out = _gate(capsys, "receipt", "verify", receipt)
+    assert code == 0, out.out

@@ -189,7 +189,8 @@ def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review:
 
         found = bundle_funnels(bundle, policy.checks.rel_level, [base.name, cand.name])
         funnels = {role: found[n] for role, n in (("baseline", base.name), ("candidate", cand.name)) if n in found}
-        for f in funnels.values():  # the stage files are inputs of the decision: a receipt hashes them
+        staged = any(r.kind in ("stage_recall_floor", "no_stage_loss") for r in policy.effective_rules())
+        for f in funnels.values() if staged else ():  # then the stage files decide too: a receipt hashes them
             for path in f.sources:
                 if ("stage", path) not in bundle.files and ("run", path) not in bundle.files:
                     bundle.files.append(("stage", path))
