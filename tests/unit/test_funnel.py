@@ -182,3 +182,18 @@ def test_receipt_hashes_stage_files_when_a_stage_rule_decides(capsys, samples, t
                                                      "bm25-prf-stages.jsonl"]
     code, out = _gate(capsys, "receipt", "verify", receipt)
     assert code == 0, out.out
+
+
+def test_funnel_command_reads_a_staged_jsonl_run_and_prints_a_table(tmp_path, capsys):
+    bench(tmp_path, staged=True)
+    code, out = _gate(capsys, "funnel", tmp_path, "--stages", f"mine={tmp_path / 'stages.jsonl'}", "--pipeline", "mine",
+                      "--format", "table")
+    assert code == 0, out.err
+    lines = out.out.splitlines()
+    assert lines[0] == "pipeline mine: 5 relevant documents over 2 queries, 1 reach context"
+    # uncut stages: n2 stays in retrieve, so c (rank 4) is still there; recall as in the hand-worked example
+    assert lines[2].split() == ["retrieve", "all", "0.875", "4", "1", "-"]
+    assert lines[3].split() == ["rerank", "all", "0.750", "3", "1", "1", "docs", "in", "1", "queries"]
+    assert "    c (grade 2): retrieve 4 -> rerank - -> context -: lost at rerank" in lines
+    code, out = _gate(capsys, "funnel", tmp_path, "--stages", tmp_path / "retrieve.jsonl")
+    assert code == 2 and "retrieve.jsonl:1: field 'stage' must name the stage" in out.err

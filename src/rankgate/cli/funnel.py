@@ -17,6 +17,9 @@ def register(sub) -> None:
                    help="show only this pipeline (repeatable; default: every pipeline)")
     f.add_argument("--query", action="append", default=[], metavar="QUERY",
                    help="per-query paths only for this query (repeatable; default: every query)")
+    f.add_argument("--stages", action="append", default=[], metavar="[NAME=]FILE",
+                   help="a JSONL run whose rankings carry a 'stage' (repeatable): one pipeline each, its stages "
+                   "in the order they first appear, uncut (beside the manifest's [[pipeline]] tables)")
     f.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default: the manifest's, else 1)")
     f.add_argument("--acl", metavar="FILE", help="who may see which document (default: the manifest's acl)")
     f.add_argument("--format", choices=("json", "table"), default="json")
@@ -29,16 +32,26 @@ def funnel_data(args) -> dict:
 
     bundle = load_bundle(benchmark=args.benchmark, acl=args.acl)
     m = bundle.manifest
-    if m is None or not m.pipelines:
+    extra = _staged(args.stages)
+    if m is None or not (m.pipelines or extra):
         raise InputError(str(m.path if m else args.benchmark), "no [[pipeline]] declared: name a system's "
                          "stages in order (see docs/formats.md, \"Pipelines\")")
     level = args.rel_level if args.rel_level is not None else m.rel_level
     wanted = list(dict.fromkeys(args.pipeline)) or None
-    funnels = bundle_funnels(bundle, level, wanted)
+    funnels = bundle_funnels(bundle, level, wanted) if m.pipelines else {}
+    if extra:
+        from rankgate.core.funnel import funnel, relevant_of
+
+        rel = relevant_of(bundle.qrels, level, [q for q in bundle.qrels.query_ids if q not in bundle.no_answer])
+        for p in extra:
+            if p.name in funnels:
+                raise InputError("--stages", f"a pipeline named {p.name!r} is declared already: name it NAME=FILE")
+            if wanted is None or p.name in wanted:
+                funnels[p.name] = funnel(p, rel, bundle.access)
     for name in wanted or []:
         if name not in funnels:
             raise InputError("--pipeline", f"no pipeline named {name!r} (declared: "
-                             f"{', '.join(p.get('name', '?') for p in m.pipelines)})")
+                             f"{', '.join([p.get('name', '?') for p in m.pipelines] + [p.name for p in extra])})")
     unknown = [q for q in args.query if q not in bundle.qrels.query_ids]
     if unknown:
         raise InputError("--query", f"query {unknown[0]!r} is not in the qrels")
@@ -50,6 +63,23 @@ def funnel_data(args) -> dict:
         out["pipelines"][name] = d
     if bundle.access is not None:
         out["permissions"] = bundle.access.summary()
+    return out
+
+
+def _staged(specs: list[str]) -> list:
+    """--stages [NAME=]FILE: a pipeline per staged JSONL run, named NAME or by the file's stem."""
+    from rankgate.core.formats import split_run_spec
+    from rankgate.core.formats.trec import run_name_from_path
+    from rankgate.core.funnel import Pipeline, Stage, read_stage_file
+
+    out = []
+    for spec in specs:
+        name, path = split_run_spec(spec)
+        stages = read_stage_file(path)
+        if not stages:
+            raise InputError(path, "no ranking: expected {\"query\", \"stage\", \"ranking\"} lines")
+        out.append(Pipeline(name or run_name_from_path(path), [Stage(s, None, r, path) for s, r in stages.items()],
+                            path))
     return out
 
 

@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rankgate.core.text import visible
 from rankgate.tui.safe import literal
 from rankgate.tui.widgets.line_list import LineList
 
@@ -46,18 +47,18 @@ def funnel_rows(funnels: dict, qid: str, k: int) -> list[Row]:
             rows.append(("dim", "  this query is not scored (no relevant document, or no answer)"))
             continue
         title = Text("  this query: recall ", style="bold", end="")
-        title.append(" · ".join(f"{s} {r:.2f}" for s, r in zip(f.stages, f.query_recall(qid))))
+        title.append(" · ".join(f"{visible(s)} {r:.2f}" for s, r in zip(f.stages, f.query_recall(qid))))
         rows.append(("text", title))
-        rows.append(("dim", "  rank at " + " → ".join(f.stages)))
+        rows.append(("dim", "  rank at " + " → ".join(visible(s) for s in f.stages)))
         for p in paths:
             t = Text("    ", end="")
             t.append_text(literal(p.doc))
             t.append(f" g{p.grade}  ", style="dim")
             t.append(" → ".join(str(r) if r else "–" for r in p.ranks))
             if p.reached:
-                t.append(f"  reached {f.stages[-1]}", style="green")
+                t.append(f"  reached {visible(f.stages[-1])}", style="green")
             else:
-                t.append(f"  lost at {p.dropped_at}", style="bold red")
+                t.append(f"  lost at {visible(p.dropped_at)}", style="bold red")
             rows.append(("doc", (p.doc, t)))
         for d in f.restricted.get(qid, []):
             t = Text("    ", end="")
