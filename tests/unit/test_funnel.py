@@ -197,3 +197,17 @@ def test_funnel_command_reads_a_staged_jsonl_run_and_prints_a_table(tmp_path, ca
     assert "    c (grade 2): retrieve 4 -> rerank - -> context -: lost at rerank" in lines
     code, out = _gate(capsys, "funnel", tmp_path, "--stages", tmp_path / "retrieve.jsonl")
     assert code == 2 and "retrieve.jsonl:1: field 'stage' must name the stage" in out.err
+
+
+def test_compare_shows_the_funnels_side_by_side(capsys, samples):
+    code, out = _gate(capsys, "compare", samples / "ops-handbook", "--candidate", "bm25-prf", "--resamples", "200")
+    f = json.loads(out.out)["funnel"]["bm25-prf"]
+    assert f["baseline"]["pipeline"] == "bm25-plain" and f["candidate"]["pipeline"] == "bm25-prf"
+    assert f["baseline"]["lost"]["context"] == 38 and f["candidate"]["lost"]["context"] == 47
+    assert {"query": "q-origin-exposed", "doc": "netsec-origin-isolation-02", "stage": "context",
+            "baseline_rank": 2} in f["lost_where_baseline_kept"]
+    code, out = _gate(capsys, "compare", samples / "ops-handbook", "--candidate", "bm25-prf", "--resamples", "200",
+                      "--format", "table")
+    table = out.out.split("funnel: bm25-plain -> bm25-prf", 1)[1].splitlines()
+    assert table[2].split() == ["retrieve", "0.875", "0.984", "16", "3"]
+    assert table[4].split() == ["context", "0.509", "0.546", "38", "47"]

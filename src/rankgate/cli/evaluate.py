@@ -378,12 +378,13 @@ def cmd_compare(args) -> int:
     data = cmp.as_dict(args.top)
     from rankgate.cli.funnel import compare_extras
 
-    data.update(compare_extras(original, policy, baseline, candidates, perm))
+    extras = compare_extras(original, policy, baseline, candidates, perm)
+    data.update(extras)
     if args.markdown:
         from rankgate.core.outputs import compare_markdown
         from rankgate.core.receipt import write_output
 
-        write_output(args.markdown, compare_markdown(cmp.as_dict()), "the Markdown comparison")
+        write_output(args.markdown, compare_markdown(cmp.as_dict() | extras), "the Markdown comparison")
     if args.format == "table":
         from rankgate.cli.tables import compare_table
 

@@ -408,4 +408,11 @@ def compare_markdown(data: dict, *, top: int = 15) -> str:
                 out.append(_row([md(s), str(v["queries"]),
                                  *(f"{x['baseline']:.3f} → {x['candidate']:.3f}" for x in v["measures"].values()),
                                  md_list(v["newly_failed"])]))
+        funnel = (data.get("funnel") or {}).get(c["candidate"])
+        if funnel and (funnel.get("baseline") or funnel.get("candidate")):
+            out += ["", "Funnel:"] + _md_funnel({"funnel": funnel})[2:]
+    perm = data.get("permissions")
+    if perm:
+        out += ["", "Permission leaks (documents returned to users who may not see them): "
+                + ", ".join(f"{md(run)} {x['count']}" for run, x in perm["leaks"].items()) + "."]
     return "\n".join(out) + "\n"
