@@ -36,6 +36,10 @@ def delta_bars(deltas: list[QueryDelta], width: int, height: int = 8) -> Text:
     if not len(v):
         return Text("no queries", style="dim")
     cols, spans = _buckets(v, width)
+    if len(cols) * 2 <= width:  # few queries: each gets a wider column (at most 4 cells)
+        rep = min(4, width // len(cols))
+        cols = np.repeat(cols, rep)
+        spans = [s for s in spans for _ in range(rep)]
     top = float(np.abs(cols).max()) or 1.0
     levels = np.round(np.abs(cols) / top * half * 8).astype(int)  # in eighths of a row
     out = Text(no_wrap=True, overflow="crop")
@@ -99,4 +103,29 @@ def recall_lines(depth: int, curves: dict[str, np.ndarray], width: int, height: 
         out.append_text(literal(key))
         out.append(f"  R@{depth} {float(curves[key][depth - 1]):.3f}\n", style="dim")
     out.rstrip()
+    return out
+
+
+def comparison_charts(comparison, must_pass, width: int) -> list[Text]:
+    """The compare screen's pictures: per candidate its per-query delta columns (nDCG@k when compared,
+    else RR@k), then one Recall@k chart with every run."""
+    from rankgate.core.charts import curve_depth, query_deltas, recall_curve
+    from rankgate.core.outputs import chart_measure
+
+    out: list[Text] = []
+    preps: dict = {}
+    width = max(20, width)
+    for rep in comparison.candidates:
+        p = rep.paired
+        m = chart_measure(p.measures, p.k)
+        head = Text("\n")
+        head.append_text(literal(rep.candidate, style="bold cyan"))
+        head.append(f": {m.name} delta per query", style="bold")
+        out += [head, delta_bars(query_deltas(p, m, must_pass), width - 8, 8)]
+        preps.setdefault(p.baseline_name, p.prepared["baseline"])
+        preps.setdefault(p.candidate_name, p.prepared["candidate"])
+    if preps:
+        depth = curve_depth(*preps.values())
+        curves = {name: recall_curve(prep, depth, comparison.rel_level) for name, prep in preps.items()}
+        out += [Text(f"\nRecall@k, k = 1..{depth}", style="bold"), recall_lines(depth, curves, width, 8)]
     return out
