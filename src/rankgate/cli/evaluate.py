@@ -72,7 +72,11 @@ def register(sub) -> None:
                    help="measures to compare (default: Success, P, R, RR and nDCG at k)")
     c.add_argument("--format", choices=("json", "table", "markdown"), default="json")
     c.add_argument("--top", type=int, metavar="N", help="list only the N most changed queries per candidate")
-    c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown here")
+    c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown here (with charts)")
+    c.add_argument("--plot", metavar="FILE.svg",
+                   help="also write the charts as an SVG: per-query deltas per candidate and Recall@k per run")
+    c.add_argument("--plot-measure", metavar="MEASURE",
+                   help="the measure of the per-query delta charts (default: nDCG@k if compared, else RR@k)")
     _stats(c)
     c.set_defaults(func=cmd_compare)
 
@@ -356,7 +360,7 @@ def cmd_gate(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from rankgate.core.compare import compare_bundle
+    from rankgate.core.compare import compare_bundle, default_measures
 
     bundle, policy = load(args, fast=True)
     warn_unexported(args, bundle)
@@ -370,6 +374,13 @@ def cmd_compare(args) -> int:
     if args.top is not None and args.top < 0:
         raise InputError("--top", "N must be 0 or more")
     measures = [m for t in args.measure for m in parse_measures(t)] or None
+    plot_measure = None
+    if args.plot_measure:
+        plot_measure = parse_measures(args.plot_measure)
+        if len(plot_measure) != 1:
+            raise InputError("--plot-measure", "name one measure, e.g. nDCG@10")
+        plot_measure = plot_measure[0]
+        measures = list(dict.fromkeys((measures or default_measures(policy.k)) + [plot_measure]))
     from rankgate.core.acl import visible_bundle
 
     original = bundle
@@ -380,11 +391,21 @@ def cmd_compare(args) -> int:
 
     extras = compare_extras(original, policy, baseline, candidates, perm)
     data.update(extras)
+    charts = None
+    if args.markdown or args.format == "markdown":
+        from rankgate.core.outputs import paired_charts
+
+        charts = {c.candidate: paired_charts(c.paired, policy.must_pass, plot_measure) for c in cmp.candidates}
     if args.markdown:
         from rankgate.core.outputs import compare_markdown
         from rankgate.core.receipt import write_output
 
-        write_output(args.markdown, compare_markdown(cmp.as_dict() | extras), "the Markdown comparison")
+        write_output(args.markdown, compare_markdown(cmp.as_dict() | extras, charts=charts),
+                     "the Markdown comparison")
+    if args.plot:
+        from rankgate.core.receipt import write_output
+
+        write_output(args.plot, comparison_plot(cmp, policy.must_pass, plot_measure), "the SVG charts")
     if args.format == "table":
         from rankgate.cli.tables import compare_table
 
@@ -394,10 +415,28 @@ def cmd_compare(args) -> int:
     elif args.format == "markdown":
         from rankgate.core.outputs import compare_markdown
 
-        emit(compare_markdown(data))
+        emit(compare_markdown(data, charts=charts))
     else:
         emit(json.dumps(data, indent=2))
     return EXIT_OK
+
+
+def comparison_plot(cmp, must_pass, measure=None) -> str:
+    """The SVG of `compare --plot`: a delta panel per candidate, one Recall@k panel for every run."""
+    from rankgate.core.charts import curve_depth, query_deltas, recall_curve
+    from rankgate.core.outputs import chart_measure
+    from rankgate.core.svgplot import comparison_svg
+
+    panels, preps = [], {}
+    for c in cmp.candidates:
+        p = c.paired
+        m = measure or chart_measure(p.measures, p.k)
+        panels.append((f"{c.candidate} vs {cmp.baseline}: {m.name} delta per query", query_deltas(p, m, must_pass)))
+        preps.setdefault(p.baseline_name, p.prepared["baseline"])
+        preps.setdefault(p.candidate_name, p.prepared["candidate"])
+    depth = curve_depth(*preps.values())
+    curves = {name: recall_curve(prep, depth, cmp.rel_level) for name, prep in preps.items()}
+    return comparison_svg(f"rankgate compare: baseline {cmp.baseline}, k = {cmp.k}", panels, depth, curves)
 
 
 def cmd_receipt_verify(args) -> int:

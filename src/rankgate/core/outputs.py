@@ -60,9 +60,33 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
     d = result.data
     k = d["k"]
     out = _md_head(d, k) + _md_measures(d, k) + _md_failed(d, k) + _md_slices(d, k)
-    out += _md_coverage(d, k, queue_rows) + _md_budgets(d) + _md_binding(d) + _md_waivers(d)
+    out += _md_charts(result) + _md_coverage(d, k, queue_rows) + _md_budgets(d) + _md_binding(d) + _md_waivers(d)
     out += _md_permissions(d) + _md_funnel(d)
     return "\n".join(out) + "\n"
+
+
+def chart_measure(measures: list[Measure], k: int) -> Measure:
+    """The measure the per-query delta chart shows: nDCG@k when scored, else RR@k."""
+    for m in (Measure("nDCG", k), Measure("RR", k)):
+        if m in measures:
+            return m
+    return measures[0]
+
+
+def paired_charts(p, must_pass=(), measure: Measure | None = None) -> list[str]:
+    """Markdown lines: the per-query delta chart and the Recall@k curve of a paired baseline and candidate."""
+    from rankgate.core.charts import paired_curves, query_deltas
+    from rankgate.core.mermaid import delta_chart, recall_chart
+
+    m = measure or chart_measure(p.measures, p.k)
+    depth, curves = paired_curves(p)
+    return [*delta_chart(query_deltas(p, m, must_pass), m.name), "", *recall_chart(depth, curves)]
+
+
+def _md_charts(result: GateResult) -> list[str]:
+    if result.paired is None:
+        return []
+    return ["", "### Charts", "", *paired_charts(result.paired, result.data.get("must_pass", ()))]
 
 
 def _md_permissions(d: dict) -> list[str]:
@@ -368,8 +392,9 @@ def gate_junit(result: GateResult) -> str:
 
 # ---- compare: Markdown --------------------------------------------------------------------------
 
-def compare_markdown(data: dict, *, top: int = 15) -> str:
-    """A comparison (Comparison.as_dict()) as Markdown: per candidate, measures, queries, slices."""
+def compare_markdown(data: dict, *, top: int = 15, charts: dict[str, list[str]] | None = None) -> str:
+    """A comparison (Comparison.as_dict()) as Markdown: per candidate, measures, charts (Markdown lines per
+    candidate name, from `paired_charts`), queries, slices."""
     k = data["k"]
     out = [f"## rankgate compare: {len(data['candidates'])} candidate(s) against **{md(data['baseline'])}**", "",
            f"k = {k}, {data['queries']} queries; p from a {md(data['significance']['test'])} test, "
@@ -387,6 +412,8 @@ def compare_markdown(data: dict, *, top: int = 15) -> str:
                              _f(s.get("effect_size"), 2, True), f"{s['wins']} / {s['losses']} / {s['ties']}",
                              _f(s["weighted_delta"], sign=True)]))
         out += ["", f"Newly failed: {md_list(c['newly_failed'], 20)}. Newly fixed: {md_list(c['newly_fixed'], 20)}."]
+        if charts and c["candidate"] in charts:
+            out += ["", *charts[c["candidate"]]]
         rows = [r for r in c["queries"] if r["change"] > 0][:top]
         if rows:
             names = list(rows[0]["measures"])

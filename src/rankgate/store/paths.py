@@ -77,6 +77,13 @@ def benchmark_workspace_path(name: str, folder: str | os.PathLike, create: bool 
     return workspace_dir(create) / f"{stem}-{folder_key(folder)}.json"
 
 
+def reviewer_workspace_path(source: str | os.PathLike, reviewer: str, create: bool = True) -> Path:
+    """A reviewer's own workspace for a benchmark folder or qrels file (the browser face: one per reviewer,
+    so experts label at once; `rankgate labels merge` brings them together)."""
+    stem = workspace_file_name(f"web-{reviewer}")[: -len(".json")]
+    return workspace_dir(create) / f"{stem}-{folder_key(source)}.json"
+
+
 def sidecar(db: str | os.PathLike, suffix: str) -> Path:
     """A file beside the workspace file: `<db><suffix>`."""
     db = Path(db)
