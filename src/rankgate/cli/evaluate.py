@@ -29,6 +29,8 @@ def _inputs(p) -> None:
                    "TSV, TREC topics or BEIR queries.jsonl (.gz ok)")
     p.add_argument("--corpus", help="document texts (read by review and validate): JSONL, TSV, TREC <DOC> or BEIR "
                    "corpus.jsonl (.gz ok)")
+    p.add_argument("--acl", metavar="FILE", help="who may see which document: JSONL {\"doc\", \"groups\"} or "
+                   "doc<TAB>group,group (or \"corpus\": the corpus's acl fields); queries carry \"groups\"")
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
     p.add_argument("--run-format", choices=RUN_FORMATS, default="auto")
     p.add_argument("--policy", help="policy file (TOML): rules, slices, significance, budgets, waivers (docs/policy.md)")
@@ -136,7 +138,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     reader, deep = _fast_reader(args, gate) if fast else (None, False)
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
-                         run_reader=reader)
+                         run_reader=reader, acl=getattr(args, "acl", None))
     overrides = policy_overrides(args)
     level = bundle.qrels.meta.get("dataset_rel_level")  # an ir_datasets dataset's official level
     if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
@@ -259,6 +261,9 @@ def cmd_score(args) -> int:
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
+    from rankgate.core.acl import visible_bundle
+
+    bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
     runs = [bundle.run(args.run)] if args.run else list(bundle.runs.values())
     if args.format == "trec":
         return _score_trec(bundle, policy, runs, args)
@@ -271,6 +276,8 @@ def cmd_score(args) -> int:
                         "macro": macro(s, k, extra)})
         if bundle.no_answer:
             results[-1]["no_answer_queries"] = sorted(bundle.no_answer)
+        if perm is not None:
+            results[-1]["permission_leaks"] = perm.leaks[run.name]
     if args.format == "table":
         from rankgate.cli.tables import score_table
 
@@ -374,8 +381,16 @@ def cmd_compare(args) -> int:
             raise InputError("--plot-measure", "name one measure, e.g. nDCG@10")
         plot_measure = plot_measure[0]
         measures = list(dict.fromkeys((measures or default_measures(policy.k)) + [plot_measure]))
+    from rankgate.core.acl import visible_bundle
+
+    original = bundle
+    bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
     cmp = compare_bundle(bundle, policy, baseline, candidates, measures)
     data = cmp.as_dict(args.top)
+    from rankgate.cli.funnel import compare_extras
+
+    extras = compare_extras(original, policy, baseline, candidates, perm)
+    data.update(extras)
     charts = None
     if args.markdown or args.format == "markdown":
         from rankgate.core.outputs import paired_charts
@@ -385,7 +400,8 @@ def cmd_compare(args) -> int:
         from rankgate.core.outputs import compare_markdown
         from rankgate.core.receipt import write_output
 
-        write_output(args.markdown, compare_markdown(cmp.as_dict(), charts=charts), "the Markdown comparison")
+        write_output(args.markdown, compare_markdown(cmp.as_dict() | extras, charts=charts),
+                     "the Markdown comparison")
     if args.plot:
         from rankgate.core.receipt import write_output
 
@@ -393,7 +409,9 @@ def cmd_compare(args) -> int:
     if args.format == "table":
         from rankgate.cli.tables import compare_table
 
-        emit(compare_table(data, top=args.top if args.top is not None else 10))
+        from rankgate.cli.funnel import compare_extras_table
+
+        emit(compare_table(data, top=args.top if args.top is not None else 10) + compare_extras_table(data))
     elif args.format == "markdown":
         from rankgate.core.outputs import compare_markdown
 

@@ -15,6 +15,10 @@
     must_pass = ["q-recovery"]
     policy = "policy.toml"         # optional; or the rules inline in this table
     guidelines = "GUIDELINES.md"   # optional: how to grade, shown to reviewers
+    acl = "acl.jsonl"              # optional: who may see which document (or "corpus": its `acl` fields)
+    [[pipeline]]                   # optional: one system's stages in order (core/funnel.py)
+    name = "bm25-rerank"
+    stages = [{name = "retrieve", run = "runs/bm25.jsonl", depth = 20}, ...]
     [grades]                       # optional: the grade scale (default 0-3, below)
     "0" = "not relevant"
     "1" = "partly relevant"
@@ -54,6 +58,8 @@ class Manifest:
     description: str = ""
     grades: dict[int, str] = field(default_factory=lambda: dict(DEFAULT_GRADES))  # grade -> name, by grade
     guidelines: Path | None = None  # the labelling guidelines (Markdown), inside the folder
+    acl: str | None = None  # the ACL file (resolved against the folder), or "corpus"
+    pipelines: list = field(default_factory=list)  # the [[pipeline]] tables as written (core/funnel.py reads them)
 
 
 def load_toml(path: str | Path) -> dict:
@@ -96,7 +102,7 @@ def _expect(data: dict, key: str, kind, path: Path, required: bool = True, where
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
-         "rel_level", "no_answer", "gate", "grades", "guidelines"}
+         "rel_level", "no_answer", "gate", "grades", "guidelines", "acl", "pipeline"}
 
 
 def parse_grades(table, path: Path) -> dict[int, str]:
@@ -179,6 +185,8 @@ def load_manifest(path: str | Path) -> Manifest:
 
     grades = parse_grades(data["grades"], mpath) if "grades" in data else dict(DEFAULT_GRADES)
     guidelines = guidelines_path(data["guidelines"], folder, mpath) if "guidelines" in data else None
+    acl = _expect(data, "acl", str, mpath, required=False)
+    pipelines = _expect(data, "pipeline", list, mpath, required=False) or []
     return Manifest(
         name=name, folder=folder, path=mpath, k=k, qrels=_place(_expect(data, "qrels", str, mpath)), runs=resolved,
         collection_version=_expect(data, "collection_version", str, mpath, required=False) or "",
@@ -187,4 +195,5 @@ def load_manifest(path: str | Path) -> Manifest:
         no_answer=[str(x) for x in no_answer], gate=gate,
         description=_expect(data, "description", str, mpath, required=False) or "",
         grades=grades, guidelines=guidelines,
+        acl=None if not acl else acl if acl == "corpus" else str(folder / acl), pipelines=pipelines,
     )

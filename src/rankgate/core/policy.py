@@ -19,13 +19,15 @@ from rankgate.core.measures import Measure, parse_measure
 from rankgate.core.validate import Checks
 
 CORRECTIONS = ("none", "holm", "bonferroni")  # for the family of randomization tests of one gate
-CHECK_KINDS = ("not_lower", "floor", "no_significant_regression", "no_newly_failed", "judged", "budget")
+CHECK_KINDS = ("not_lower", "floor", "no_significant_regression", "no_newly_failed", "judged", "budget",
+               "stage_recall_floor", "no_stage_loss")
 TESTS = ("randomization", "bootstrap")
 BUDGET_FIELDS = ("latency_ms", "context_tokens")
 BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
-               "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers"}
+               "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers",
+               "no_permission_leaks"}
 SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence", "correction"}
 WAIVER_KEYS = {"query", "owner", "reason", "expires"}
 RULE_COMMON = {"name", "check"}
@@ -36,6 +38,8 @@ RULE_KEYS = {  # per check kind, besides name and check
     "no_newly_failed": {"max", "slice", "min_queries"},
     "judged": {"min", "slice", "min_queries"},
     "budget": {"field", "stat", "max", "max_ratio"},
+    "stage_recall_floor": {"stage", "min"},  # core/funnel.py: the candidate's recall at one stage
+    "no_stage_loss": {"stage"},  # must-pass queries: no relevant document lost where the baseline kept it
 }
 ALL_RULE_KEYS = RULE_COMMON.union(*RULE_KEYS.values())
 
@@ -70,6 +74,7 @@ class Rule:
     stat: str = "p95"
     max: float | None = None
     max_ratio: float | None = None
+    stage: str | None = None  # stage_recall_floor, no_stage_loss: a stage of the runs' pipelines
 
     def as_dict(self) -> dict:
         out: dict = {"name": self.name, "check": self.kind}
@@ -90,6 +95,8 @@ class Rule:
             out.update(field=self.field, stat=self.stat, max=self.max, max_ratio=self.max_ratio)
         if self.kind == "no_newly_failed":
             out["max"] = int(self.max or 0)
+        if "stage" in keys:
+            out["stage"] = self.stage
         return out
 
 
@@ -126,6 +133,7 @@ class Policy:
     confidence: float = 0.95
     correction: str = "none"  # multiple comparisons: "holm" or "bonferroni" over the gate's randomization tests
     waivers: list[Waiver] = field(default_factory=list)
+    no_permission_leaks: bool = True  # with an ACL, a run that returns a document its user may not see fails
 
     def effective_rules(self) -> list[Rule]:
         if self.rules is not None:
@@ -138,7 +146,7 @@ class Policy:
 
     def as_dict(self) -> dict:
         """Everything the decision depends on, as plain data (the receipt records it)."""
-        return {
+        out = {
             "k": self.k, "rel_level": self.checks.rel_level, "missing_queries": self.checks.missing_queries,
             "short_rankings": self.checks.short_rankings, "measures": [m.name for m in self.measures],
             "must_pass": list(self.must_pass), "baseline": self.baseline, "candidate": self.candidate,
@@ -148,6 +156,9 @@ class Policy:
             "rules": [r.as_dict() for r in self.effective_rules()],
             "waivers": [w.as_dict() for w in self.waivers],
         }
+        if not self.no_permission_leaks:  # only when turned off: receipts written before it stay the same
+            out["no_permission_leaks"] = False
+        return out
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -220,6 +231,8 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
         if dup:
             raise InputError(path, f"two rules are named {dup!r}; give one of them another 'name'")
         p.rules = rules
+    if "no_permission_leaks" in data:
+        p.no_permission_leaks = get("no_permission_leaks", bool)
     if "waivers" in data:
         p.waivers = [_waiver(w, path, i) for i, w in enumerate(get("waivers", list))]
         queries = [w.query for w in p.waivers]
@@ -301,10 +314,10 @@ def _rule(r, path, i) -> Rule:
         m = _measure(r["measure"], path, f"{where}.measure")
     tol = num("tolerance", 0.0, low=0.0)
     floor = None
-    if kind in ("floor", "judged"):
+    if kind in ("floor", "judged", "stage_recall_floor"):
         if "min" not in r:
             raise InputError(path, f"{where}: check {kind!r} needs 'min', a number")
-        floor = num("min", low=0.0, high=1.0) if kind == "judged" else num("min")
+        floor = num("min", low=0.0, high=1.0) if kind in ("judged", "stage_recall_floor") else num("min")
     alpha = num("alpha", 0.05, low=0.0, high=0.5, low_open=True)
     test = r.get("test", "randomization")
     if test not in TESTS:
@@ -338,11 +351,20 @@ def _rule(r, path, i) -> Rule:
         mx = float(_typed(r.get("max", 0), int, path, f"{where}.max"))
         if mx < 0:
             raise InputError(path, f"{where}: 'max' must be 0 or more")
+    stage = None
+    if "stage" in RULE_KEYS[kind]:
+        stage = r.get("stage")
+        if stage is not None and (not isinstance(stage, str) or not stage):
+            raise InputError(path, f"{where}: 'stage' must be a stage name of the pipelines, e.g. \"rerank\"")
+        if stage is None and kind == "stage_recall_floor":
+            raise InputError(path, f"{where}: check 'stage_recall_floor' needs 'stage', e.g. stage = \"rerank\"")
     name = r.get("name") or _default_name(kind, m, fld, stat, weighted)
+    if stage and not r.get("name"):
+        name = f"{stage}_{name}"
     if not isinstance(name, str):
         raise InputError(path, f"{where}: 'name' must be a string")
     return Rule(name, m, kind, float(tol), floor, float(alpha), test, weighted, slices, min_queries, fld, stat, mx,
-                ratio)
+                ratio, stage)
 
 
 def _default_name(kind: str, m: Measure | None, fld: str | None, stat: str, weighted: bool) -> str:
@@ -357,6 +379,8 @@ def _default_name(kind: str, m: Measure | None, fld: str | None, stat: str, weig
         return "judged_share"
     if kind == "budget":
         return f"{fld}_{stat}_budget"
+    if kind in ("stage_recall_floor", "no_stage_loss"):
+        return {"stage_recall_floor": "recall_floor", "no_stage_loss": "no_stage_loss"}[kind]
     return "no_newly_failed_queries"
 
 
