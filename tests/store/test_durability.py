@@ -157,11 +157,7 @@ def test_a_torn_last_record_is_ignored(db):
     with Workspace.open(db) as ws:
         assert labels_of(ws) == {("q1", "d1"): 1}
     assert journal.read_bytes() == whole
-    lines = whole.split(b"\n")
-    journal.write_bytes(b"\n".join(lines[:-2] + [lines[-2][:-5] + b"xxxxx", b""]))  # last line: bad checksum
-    assert read_journal(journal).torn and not read_journal(journal).damage
-    with Workspace.open(db, readonly=True) as ws:
-        assert labels_of(ws) == {}  # the record never counted
+    # a complete last line whose checksum fails is damage, not a torn record: tests/store/test_trust.py
 
 
 def test_a_damaged_history_is_found_when_read_and_recovered_from_its_backup(db):
