@@ -29,6 +29,7 @@ from typing import Callable, Self
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths
+from rankgate.store.columns import LazyLabels, check_columns, to_columns
 from rankgate.store.labels import labels_at, pair_labels, put_review, standing
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK, sidecar
 from rankgate.store.storage import (
@@ -49,7 +50,9 @@ from rankgate.store.storage import (
 )
 
 FORMAT = "rankgate-labels"
-FORMAT_VERSION = 2  # 2: one judgment per reviewer per (query, document), adjudications (reads 1 as is)
+FORMAT_VERSION = 3  # 3: judgments as columns, one document per query (store/columns.py); 2: one judgment per
+# reviewer per (query, document), adjudications; 1: one judgment a pair. Older formats are read as they are
+# and written as 3 by the next fold.
 FOLD_EDITS = 1000  # fold the journal into the snapshot after this many edits ...
 FOLD_BYTES = 8 << 20  # ... or this many journal bytes (a large import folds at once)
 FOLD_ON_CLOSE = 100  # on close, fold when the journal holds at least this many edits
@@ -321,7 +324,18 @@ class DurableIndex:
             queries[doc["id"]] = doc
         labels: dict[str, dict[str, dict[str, dict]]] = {}
         adjudications: dict[str, dict[str, dict]] = {}
+        columnar = meta["format_version"] >= 3
+        if columnar:  # one columns document per query, built on first read
+            raw = {}
+            for doc in tables.get("judgments", {}).values():
+                q = check_columns(path, doc)
+                if q not in queries:
+                    raise DamagedFile(path, f"judgments of an unknown query {q!r}")
+                raw[q] = doc
+            labels = LazyLabels(path, raw)
         for table, many in (("judgments", True), ("adjudications", False)):
+            if many and columnar:
+                continue
             for doc in tables.get(table, {}).values():
                 try:
                     q, d, g = doc["query"], doc["doc"], doc["grade"]
@@ -341,13 +355,15 @@ class DurableIndex:
                 else:
                     adjudications.setdefault(q, {})[d] = doc
                     labels.setdefault(q, {}).setdefault(d, {})
-        live = 0
-        for q, per in labels.items():
-            adjq = adjudications.get(q)
-            for d, revs in per.items():
-                if any(r.get("removed") is None for r in revs.values()) or \
-                        (adjq is not None and standing(adjq.get(d))):
-                    live += 1
+        live = meta.get("live") if columnar else None  # format 3 keeps the count: no loop over the labels
+        if not isinstance(live, int):
+            live = 0
+            for q, per in labels.items():
+                adjq = adjudications.get(q)
+                for d, revs in per.items():
+                    if any(r.get("removed") is None for r in revs.values()) or \
+                            (adjq is not None and standing(adjq.get(d))):
+                        live += 1
         versions = {}
         for doc in tables.get("versions", {}).values():
             if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
@@ -578,15 +594,19 @@ class DurableIndex:
     def _tables(self, meta: dict) -> dict:
         judgments, n = {}, 0
         adjudications, m = {}, 0
+        lazy = self._labels if isinstance(self._labels, LazyLabels) else None
         for q in self._queries:
-            for revs in self._labels.get(q, {}).values():
-                for j in revs.values():
-                    n += 1
-                    judgments[str(n)] = j
+            cols = lazy.columns_of(q) if lazy is not None else None
+            if cols is None:
+                per = dict.get(self._labels, q)
+                cols = to_columns(q, per) if per else None
+            if cols is not None:  # untouched queries are written back as they were read
+                n += 1
+                judgments[str(n)] = cols
             for a in self._adj.get(q, {}).values():
                 m += 1
                 adjudications[str(m)] = a
-        tables = {"meta": {"1": dict(meta, format_version=FORMAT_VERSION)},
+        tables = {"meta": {"1": dict(meta, format_version=FORMAT_VERSION, live=self._live)},
                   "queries": {str(i): q for i, q in enumerate(self._queries.values(), 1)},
                   "judgments": judgments, "versions": {str(i): v for i, v in enumerate(self._versions.values(), 1)}}
         if adjudications:  # the table exists only once someone adjudicates
