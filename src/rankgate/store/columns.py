@@ -1,7 +1,8 @@
 """The snapshot's judgments, one TinyDB document per query holding its judgments as columns.
 
-Store format 3 writes `{"judgments": {"1": {"query": "q1", "doc": [...], "grade": [...], ...}, ...}}`:
-one JSON array per field instead of one object per judgment, so that a snapshot of 100k judgments parses
+Store format 3 writes `{"judgments": {"1": {"query": "q1", "n": 2, "doc": [...], "grade": [...],
+"reviewer": {"all": "ana"}, ...}, ...}}`: one JSON array per field instead of one object per judgment (a
+field with one value for every row is written once), so that a snapshot of 100k judgments parses
 in a few C calls. `LazyLabels` keeps each query's columns as parsed and builds that query's judgment
 records the first time something reads them; a fold writes untouched queries' columns back as they were.
 Opening a store, and an edit of one query, therefore cost no Python loop over every judgment.
@@ -13,6 +14,7 @@ from rankgate.store.storage import DamagedFile
 
 # a judgment record's fields, in the order records have always had; `query` is the document's own
 FIELDS = ("doc", "grade", "reason", "collection_version", "reviewer", "created", "updated", "removed")
+SAME = "all"  # a column whose rows all hold one value: {"all": value}
 MORE = "more"  # per row: null, or the record's other fields (unsure, needs_review ...)
 _CORE = frozenset(("query",) + FIELDS)
 
@@ -20,18 +22,27 @@ _CORE = frozenset(("query",) + FIELDS)
 def to_columns(q: str, per: dict[str, dict[str, dict]]) -> dict:
     """One query's judgments ({doc: {reviewer: record}}) as a columns document."""
     rows = [r for revs in per.values() for r in revs.values()]
-    doc: dict = {"query": q}
+    doc: dict = {"query": q, "n": len(rows)}
     for f in FIELDS:
-        doc[f] = [r.get(f, "") if f != "removed" else r.get("removed") for r in rows]
+        col = [r.get(f, "") if f != "removed" else r.get("removed") for r in rows]
+        first = col[0] if col else None
+        # a column of one value (one reviewer, one import time ...) is written once: {"all": value}
+        doc[f] = {SAME: first} if col and f != "doc" and col.count(first) == len(col) and \
+            all(type(v) is type(first) for v in col) else col
     more = [{k: v for k, v in r.items() if k not in _CORE} or None for r in rows]
     if any(m is not None for m in more):
         doc[MORE] = more
     return doc
 
 
+def _column(doc: dict, f: str) -> list:
+    col = doc[f]
+    return [col[SAME]] * doc["n"] if isinstance(col, dict) else col
+
+
 def _records(path: str, doc: dict) -> dict[str, dict[str, dict]]:
     q = doc["query"]
-    cols = [doc[f] for f in FIELDS]
+    cols = [_column(doc, f) for f in FIELDS]
     more = doc.get(MORE)
     per: dict[str, dict[str, dict]] = {}
     for i, (d, g, reason, cv, who, created, updated, removed) in enumerate(zip(*cols)):
@@ -50,10 +61,11 @@ def _records(path: str, doc: dict) -> dict[str, dict[str, dict]]:
 
 def check_columns(path: str, doc) -> str:
     """The query of a well-formed columns document (same-length arrays), else DamagedFile."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("query"), str):
-        raise DamagedFile(path, "a judgments document without a query")
-    lists = [doc.get(f) for f in FIELDS] + ([doc[MORE]] if MORE in doc else [])
-    if not all(isinstance(c, list) for c in lists) or len({len(c) for c in lists}) != 1:
+    if not isinstance(doc, dict) or not isinstance(doc.get("query"), str) or type(doc.get("n")) is not int:
+        raise DamagedFile(path, "a judgments document without a query or a count")
+    n = doc["n"]
+    cols = [doc.get(f) for f in FIELDS] + ([doc[MORE]] if MORE in doc else [])
+    if not all(len(c) == n if isinstance(c, list) else isinstance(c, dict) and SAME in c for c in cols):
         raise DamagedFile(path, f"the judgments of query {doc['query']!r} are not columns of equal length")
     return doc["query"]
 
