@@ -304,3 +304,66 @@ def test_a_kill_during_purge_leaves_the_purged_text_in_no_backup(tmp_path, point
     with Workspace.open(db, readonly=True) as ws:
         ids = [e.id for e in ws.history()]
         assert ids == sorted(set(ids))
+
+
+# --------------------------------------------------------------------------- format 3: columns, built on demand
+
+
+def test_columns_round_trip_every_field_and_are_built_per_query(tmp_path):
+    from rankgate.store.columns import LazyLabels
+
+    db = tmp_path / "w.json"
+    with Workspace.open(db) as ws:
+        for i in range(6):
+            ws.set_judgment(f"q{i % 3}", f"d{i}", i - 1, reason=f"reason {i}", create_query=True,
+                            reviewer="ana" if i % 2 else "bo")
+        ws.mark_unsure("q1", "d1", "not sure")  # a field outside the columns
+        ws.remove_judgment("q2", "d2", reviewer="bo")
+        ws.set_judgment("q0", "d0", 3, reason="second reviewer", reviewer="cy")
+        ws.adjudicate("q0", "d0", 2, "final")
+        want = [(j.query, j.doc, j.grade, j.reason, j.reviewer, j.unsure, j.removed)
+                for j in ws.reviews(include_removed=True)]
+        labels = [j.as_dict() for j in ws.judgments()]
+        ws.checkpoint()
+    snap = json.loads(db.read_bytes())
+    assert snap["meta"]["1"]["format_version"] == 3 and len(snap["judgments"]) == 3  # one document a query
+    with Workspace.open(db, readonly=True) as ws:
+        assert isinstance(ws._labels, LazyLabels)
+        assert set(ws._labels.raw) == {"q1", "q2"}  # nothing built on open (but q0, for its adjudication)
+        assert ws.judgment("q1", "d1").unsure == "not sure"
+        assert set(ws._labels.raw) == {"q2"}  # reading one query built that query only
+        assert [(j.query, j.doc, j.grade, j.reason, j.reviewer, j.unsure, j.removed)
+                for j in ws.reviews(include_removed=True)] == want
+        assert [j.as_dict() for j in ws.judgments()] == labels
+        assert len(ws) == 5
+
+
+def test_a_fold_writes_untouched_queries_back_as_they_were(tmp_path):
+    db = tmp_path / "w.json"
+    with Workspace.open(db) as ws:
+        for i in range(4):
+            ws.set_judgment(f"q{i}", "d", 1, reason=f"r{i}", create_query=True)
+        ws.checkpoint()
+    before = json.loads(db.read_bytes())["judgments"]
+    with Workspace.open(db) as ws:
+        ws.set_judgment("q3", "d", 2, reason="changed")
+        ws.checkpoint()
+        assert set(ws._labels.raw) == {"q0", "q1", "q2"}  # the fold built none of them
+    after = json.loads(db.read_bytes())["judgments"]
+    assert [d for d in after.values() if d["query"] != "q3"] == [d for d in before.values() if d["query"] != "q3"]
+    with Workspace.open(db, readonly=True) as ws:
+        assert {j.query: j.grade for j in ws.judgments()} == {"q0": 1, "q1": 1, "q2": 1, "q3": 2}
+
+
+def test_a_purge_of_a_query_never_read_erases_it(tmp_path):
+    db = tmp_path / "w.json"
+    with Workspace.open(db) as ws:
+        ws.set_judgment("q-secret", "d", 1, reason=SECRET, create_query=True)
+        ws.set_judgment("q-keep", "d", 1, reason="kept", create_query=True)
+    with Workspace.open(db) as ws:
+        ws.purge("q-secret")
+        assert len(ws) == 1
+    with Workspace.open(db, readonly=True) as ws:
+        assert [j.query for j in ws.judgments()] == ["q-keep"]
+    for p in tmp_path.iterdir():
+        assert SECRET.encode() not in p.read_bytes(), p.name

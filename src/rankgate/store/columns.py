@@ -10,6 +10,8 @@ Opening a store, and an edit of one query, therefore cost no Python loop over ev
 
 from __future__ import annotations
 
+import threading
+
 from rankgate.store.storage import DamagedFile
 
 # a judgment record's fields, in the order records have always had; `query` is the document's own
@@ -78,11 +80,18 @@ class LazyLabels(dict):
         super().__init__(dict.fromkeys(raw))
         self.path = path
         self.raw = raw  # query -> columns document, for the queries not built yet
+        self._lock = threading.Lock()  # the app reads from worker threads: one builds, the others wait
 
     def _build(self, q: str) -> dict:
-        per = _records(self.path, self.raw.pop(q))
-        dict.__setitem__(self, q, per)
-        return per
+        with self._lock:
+            per = dict.get(self, q)
+            if per is not None:
+                return per
+            doc = self.raw.get(q)
+            per = _records(self.path, doc) if doc is not None else {}
+            dict.__setitem__(self, q, per)
+            self.raw.pop(q, None)
+            return per
 
     def build_all(self) -> None:
         for q in list(self.raw):
@@ -90,11 +99,11 @@ class LazyLabels(dict):
 
     def get(self, q, default=None):
         v = dict.get(self, q, default)
-        return self._build(q) if v is None and q in self.raw else v
+        return self._build(q) if v is None and dict.__contains__(self, q) else v
 
     def __getitem__(self, q):
         v = dict.__getitem__(self, q)
-        return self._build(q) if v is None and q in self.raw else v
+        return self._build(q) if v is None else v
 
     def setdefault(self, q, default=None):
         if q in self:
@@ -103,9 +112,9 @@ class LazyLabels(dict):
         return default
 
     def pop(self, q, *default):
-        self.raw.pop(q, None)
-        v = dict.pop(self, q, *default)
-        return {} if v is None else v
+        if dict.__contains__(self, q):
+            self.get(q)  # built first: what is popped is the query's judgments
+        return dict.pop(self, q, *default)
 
     def __setitem__(self, q, value) -> None:
         self.raw.pop(q, None)

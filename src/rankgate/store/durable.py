@@ -291,7 +291,7 @@ class DurableIndex:
         """A new, empty store in memory; its files are written by its first edit (`_materialize`)."""
         self._meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "workspace_id": uuid.uuid4().hex,
                       "created": self._clock(), "journal_seq": 0, "history_seq": 0,
-                      "history_bytes": len(EMPTY_HISTORY), "next_event": 1, "collection_version": "",
+                      "history_bytes": len(EMPTY_HISTORY), "next_event": 1, "live": 0, "collection_version": "",
                       "benchmark": None}
         self._unborn = True
 
