@@ -182,8 +182,10 @@ def test_a_store_of_format_1_reads_and_replays_as_before(db):
         ws.checkpoint()
     snap = json.loads(db.read_text())
     snap["meta"]["1"]["format_version"] = 1
+    from rankgate.store.columns import FIELDS, SAME
     cols = snap["judgments"]["1"]  # format 1: one document per judgment
-    snap["judgments"] = {"1": {"query": cols["query"], **{k: v[0] for k, v in cols.items() if k != "query"}}}
+    snap["judgments"] = {"1": {"query": cols["query"], **{
+        f: cols[f][SAME] if isinstance(cols[f], dict) else cols[f][0] for f in FIELDS}}}
     db.write_text(json.dumps(snap))
     from rankgate.store.storage import encode_record
     journal = db.with_name(db.name + ".journal")
