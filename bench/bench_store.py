@@ -206,6 +206,29 @@ def open_in_process(db: Path, rounds: int) -> list[float]:
                                  check=True).stdout) for _ in range(rounds)]
 
 
+def as_format_2(db: Path, folder: Path) -> Path:
+    """A copy of a store with its snapshot in format 2 (one TinyDB document per judgment), to time the open
+    this release replaces on the same machine in the same run."""
+    import shutil
+
+    from rankgate.store.columns import FIELDS, SAME
+
+    out = folder / f"format2-{db.parent.name}"
+    shutil.copytree(db.parent, out)
+    tables = json.loads((out / db.name).read_bytes())
+    rows, n = {}, 0
+    for cols in tables["judgments"].values():
+        full = {f: [cols[f][SAME]] * cols["n"] if isinstance(cols[f], dict) else cols[f] for f in FIELDS}
+        for i in range(cols["n"]):
+            n += 1
+            rows[str(n)] = {"query": cols["query"], **{f: full[f][i] for f in FIELDS}}
+    tables["judgments"] = rows
+    tables["meta"]["1"]["format_version"] = 2
+    tables["meta"]["1"].pop("live", None)
+    (out / db.name).write_text(json.dumps(tables, separators=(",", ":")))
+    return out / db.name
+
+
 def process_figures(folder: Path, sizes: list[int], rounds: int) -> dict:
     """`labels import`, `labels set`, `labels list` and opening, as a user runs them, sizes alternating."""
     out: dict = {n: {"import": [], "set": [], "list": []} for n in sizes}
@@ -223,15 +246,22 @@ def process_figures(folder: Path, sizes: list[int], rounds: int) -> dict:
             out[n]["set"].append(run_cli(["labels", "set", "--db", str(dbs[n]), q, d, str(r % 4 + 10), "--reason",
                                           reason]))
             out[n]["list"].append(run_cli(["labels", "list", "--db", str(dbs[n]), "q00000"]))
+    floor = [run_cli(["--help"]) for _ in range(rounds)]
     for n in sizes:
         out[n]["open"] = open_in_process(dbs[n], rounds)
         out[n]["snapshot_mb"] = dbs[n].stat().st_size / 1e6
-    print(f"\nwhole processes (medians of {rounds}; `python -m rankgate ...`, start to exit)")
+        old = as_format_2(dbs[n], folder)
+        out[n]["open_format2"] = open_in_process(old, rounds)
+        out[n]["format2_mb"] = old.stat().st_size / 1e6
+    print(f"\nwhole processes (medians of {rounds}; `python -m rankgate ...`, start to exit); "
+          f"`rankgate --help` on this machine now: {statistics.median(floor):.3f} s")
     for n in sizes:
         f = out[n]
         print(f"  {n:>7} judgments: labels import {statistics.median(f['import']):6.2f} s   labels set "
-              f"{statistics.median(f['set']):6.3f} s   labels list QUERY {statistics.median(f['list']):6.3f} s   "
-              f"open (in process) {statistics.median(f['open']) * 1e3:6.1f} ms   snapshot {f['snapshot_mb']:.1f} MB")
+              f"{statistics.median(f['set']):6.3f} s   labels list QUERY {statistics.median(f['list']):6.3f} s")
+        print(f"  {'':>7}            open (in process) {statistics.median(f['open']) * 1e3:6.1f} ms, snapshot "
+              f"{f['snapshot_mb']:.1f} MB;  the same labels in store format 2: "
+              f"{statistics.median(f['open_format2']) * 1e3:6.1f} ms, {f['format2_mb']:.1f} MB")
     if len(sizes) >= 2:
         small, large = out[sizes[0]], out[sizes[-1]]
         ratio = statistics.median(large["set"]) / statistics.median(small["set"])

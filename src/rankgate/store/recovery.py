@@ -62,6 +62,10 @@ def _recover(ix: DurableIndex) -> dict:
         report["lost"] = (f"the labels are recovered up to edit {seq} and the history up to edit {hseq}; "
                           "later edits could not be read")
     lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
+    if lost_id:
+        report["lost"] = (report["lost"] or "a damaged journal record could not be read") + \
+            f" (the damaged record is kept in the file moved aside; its event numbers, up to #{lost_id}, are not " \
+            "given again)"
     ix._seq = max(seq, hseq, lost_seq)  # a damaged record's edit and event ids are never given again
     ix._next_event = max([ix._next_event, lost_id + 1] + [e["id"] + 1 for e in events])
     for p in aside:
