@@ -2,8 +2,9 @@
 
 Files, all beside the workspace file `<db>` and readable by their owner only:
 
-    <db>                TinyDB snapshot: tables meta, queries, judgments (one per reviewer per pair),
-                        versions, and adjudications once there is one
+    <db>                TinyDB snapshot: tables meta, queries, judgments (one document of columns per query:
+                        store/columns.py), versions, and adjudications once there is one; it names the
+                        journal's generation
     <db>.history        TinyDB file: table history, the append-only events (read on demand)
     <db>.journal        the edits since the snapshot, one checksummed line each, fsynced per edit
     <db>.bak            the snapshot before the current one (and <db>.history.bak)
@@ -13,9 +14,11 @@ Files, all beside the workspace file `<db>` and readable by their owner only:
 An edit is validated, appended to the journal and fsynced, then applied to the
 in-memory index (`_commit`): its cost does not depend on the size of the store.
 Every `fold_every` edits (and on close, past `FOLD_ON_CLOSE`) the journal is
-folded: new events are appended to the history file, the snapshot is rewritten
-by atomic replace, the previous files are kept as backups, and the journal
-starts afresh. On open: read the snapshot, replay the journal. See docs/labels.md.
+folded: new events are appended to the history file, a new journal (a new
+generation) replaces the old one, kept as `.journal.prev`, and the snapshot is
+rewritten by atomic replace, naming that generation. On open: read the
+snapshot, check the journal is the one it names, replay it. A new store's files
+are written by its first edit. See docs/labels.md.
 """
 
 from __future__ import annotations

@@ -7,9 +7,14 @@ an unreadable file) and re-serialises everything on every write. Here:
   writes it by atomic replace: temporary file, fsync, `os.replace`, fsync of
   the folder. A reader sees the old file or the new one, never half of one.
 - `Journal` is an append-only file of edits, one checksummed line each,
-  fsynced before the edit is acknowledged. A torn last line (the process died
-  while writing it, so it was never acknowledged) is detected and ignored.
-- `WriterLock` is an exclusive `flock` on `<db>.lock` that names its holder.
+  fsynced before the edit is acknowledged. A torn last record (no newline: the
+  process died while writing it, so it was never acknowledged) is ignored; a
+  complete line whose checksum fails is damage, reported. Its header names its
+  generation, which the snapshot records.
+- `WriterLock` is an exclusive `flock` on `<db>.lock` that names its holder,
+  opened with O_NOFOLLOW (a symlinked lock is refused, its target untouched).
+- `resolve_db` and `read_regular`: the store's files are regular files, found
+  through symlinks to the real one; devices, FIFOs and sockets are refused.
 
 Nothing here knows what a judgment is; `workspace.py` does.
 """
