@@ -90,6 +90,24 @@ def sidecar(db: str | os.PathLike, suffix: str) -> Path:
     return db.with_name(db.name + suffix)
 
 
+STORE_SUFFIXES = (JOURNAL, HISTORY, LOCK, BACKUP, SYNC)  # every sidecar name starts with one of these
+
+
+def is_store_file(db: str | os.PathLike, target: str | os.PathLike) -> bool:
+    """Whether writing `target` would replace the store `db` itself or one of its own files (its journal,
+    history, lock, backups, sync record, or a file set aside by a recovery). Both paths resolved."""
+    real_db = Path(os.path.realpath(db))
+    real = Path(os.path.realpath(target))
+    if real == real_db:
+        return True
+    if real.parent != real_db.parent:
+        return False
+    if real.name.startswith(f".{real_db.name}") and ".tmp-" in real.name:  # a writer's temporary files
+        return True
+    return real.name.startswith(real_db.name) and any(real.name[len(real_db.name):].startswith(s)
+                                                      for s in STORE_SUFFIXES)
+
+
 def make_private_dir(path: Path) -> None:
     """Create a folder (and its parents) readable by its owner only; leave existing folders alone."""
     if path.is_dir():
