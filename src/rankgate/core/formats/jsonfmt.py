@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from array import array
 from typing import Iterator
 
@@ -46,13 +47,47 @@ def _no_duplicate_keys(path: str):
 
 
 def load_json(path: str, text: str | None = None):
-    text = read_text(path) if text is None else text
+    """One JSON document (at most textio.MAX_DOCUMENT bytes), every string valid Unicode."""
+    text = read_text(path, what="one JSON document; use JSON lines or TREC for more") if text is None else text
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys(path))
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys(path))
     except json.JSONDecodeError as e:
         raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno) from None
     except RecursionError:
         raise InputError(path, "JSON nested too deeply") from None
+    if _MAY_HOLD_SURROGATE.search(text):
+        refuse_surrogates(data, path)
+    return data
+
+
+# A \uD800-\uDFFF escape: JSON can spell a lone UTF-16 surrogate, which is not a character (no UTF-8 file
+# holds one, and writing it anywhere fails). Looked for in the text first, so ordinary files cost nothing.
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def refuse_surrogates(value, path: str, line: int | None = None, at: tuple = ()) -> None:
+    """An InputError naming the first string (key or value) of a parsed JSON value that holds a lone
+    surrogate (\\ud800 ...): IDs and texts must be valid Unicode to be scored, sorted and written."""
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            raise InputError(path, "a string holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without "
+                             "its pair), which is not a character; expected valid Unicode text",
+                             line=line, where=jpath(*at) if at else None)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            refuse_surrogates(k, path, line, at)
+            refuse_surrogates(v, path, line, (*at, k if not _has_surrogate(k) else "?"))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            refuse_surrogates(v, path, line, (*at, i))
 
 
 def _is_grade(v) -> bool:
@@ -110,14 +145,26 @@ def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
                  np.frombuffer(gs, np.int64).copy(), declared, format=kind or "json", problems=problems, meta=meta)
 
 
-def _jsonl_objects(path: str, text: str, progress=None):
-    """(line number, object) per non-blank line; `progress(chars done, chars)` every 4096 lines."""
+def _lines(text, progress=None):
+    """(line number, line) of `text`: a whole text (`progress(chars done, chars)` every 4096 lines), or
+    lines already numbered (textio.iter_lines, which streams a file and reports its own progress)."""
+    if not isinstance(text, str):
+        yield from text
+        return
     done, total = 0, len(text)
     for lineno, raw in numbered_lines(text):
         if progress is not None:
             done += len(raw) + 1
             if not lineno % 4096:
                 progress(min(done, total), total)
+        yield lineno, raw
+    if progress is not None:
+        progress(total, total)
+
+
+def _jsonl_objects(path: str, text, progress=None):
+    """(line number, object) per non-blank line of `text` (a whole text, or numbered lines)."""
+    for lineno, raw in _lines(text, progress):
         if not raw.strip():
             continue
         try:
@@ -128,9 +175,9 @@ def _jsonl_objects(path: str, text: str, progress=None):
             raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict):
             raise InputError(path, f"expected a JSON object on each line, found {type(obj).__name__}", line=lineno)
+        if _MAY_HOLD_SURROGATE.search(raw):
+            refuse_surrogates(obj, path, line=lineno)
         yield lineno, obj
-    if progress is not None:
-        progress(total, total)
 
 
 def _str_field(obj, key, path, lineno, required=True) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.textio import (JudgmentRows, field_splitter, iter_blocks, numbered_lines, parse_grade,
-                                          plain_spaces, read_text, shorten)
+                                          plain_spaces, shorten)
 from rankgate.core.model import Catalog, Qrels, Run, unique
 from rankgate.core.text import visible
 
@@ -25,18 +25,19 @@ def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
     catalog = catalog or Catalog()
     rows = JudgmentRows(path, catalog)
     meta: dict = {}
-    text = read_text(path)
-    fields = field_splitter(text)
-    for lineno, raw in numbered_lines(text):
-        parts = fields(raw)
-        if not parts:
-            continue
-        if parts[0].startswith("#"):
-            _comment_meta(raw, meta)
-            continue
-        if len(parts) != 4:
-            raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade", line=lineno)
-        rows.add(parts[0], parts[2], parse_grade(parts[3], path, lineno), lineno)
+    for first, block in iter_blocks(path):  # streamed: memory holds one block and what is kept
+        fields = field_splitter(block)
+        for lineno, raw in numbered_lines(block, first):
+            parts = fields(raw)
+            if not parts:
+                continue
+            if parts[0].startswith("#"):
+                _comment_meta(raw, meta)
+                continue
+            if len(parts) != 4:
+                raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade",
+                                 line=lineno)
+            rows.add(parts[0], parts[2], parse_grade(parts[3], path, lineno), lineno)
     return rows.qrels("trec", meta=meta)
 
 
