@@ -9,11 +9,12 @@ the key: an unknown key, a wrong type, a value out of range.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from rankgate.core.benchmark import load_toml
+from rankgate.core.benchmark import MAX_K, load_toml
 from rankgate.core.errors import InputError
 from rankgate.core.measures import Measure, parse_measure
 from rankgate.core.validate import Checks
@@ -38,6 +39,7 @@ RULE_KEYS = {  # per check kind, besides name and check
     "budget": {"field", "stat", "max", "max_ratio"},
 }
 ALL_RULE_KEYS = RULE_COMMON.union(*RULE_KEYS.values())
+MAX_COUNT = 1_000_000_000  # the largest count (min_queries, max newly failed) or relevance level
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,12 @@ def _typed(v, kind, path: str, what: str):
     """v checked against kind; bools are never numbers; ints are accepted as numbers."""
     if kind is float:
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
-        v = float(v) if ok else v
+        try:
+            v = float(v) if ok else v
+        except OverflowError:  # an integer beyond any float
+            ok = False
+        if ok and not math.isfinite(v):  # nan and inf would make a check always pass or always fail
+            raise InputError(path, f"{what} must be a finite number, found {v}")
     elif kind is int:
         ok = isinstance(v, int) and not isinstance(v, bool)
     else:
@@ -191,10 +198,12 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
     checks = p.checks
     if "k" in data:
         p.k = get("k", int)
-        if p.k < 1:
-            raise InputError(path, "policy key 'k' must be at least 1")
+        if not 1 <= p.k <= MAX_K:
+            raise InputError(path, f"policy key 'k' must be between 1 and {MAX_K}")
     if "rel_level" in data:
         checks = replace(checks, rel_level=get("rel_level", int))
+        if abs(checks.rel_level) > MAX_COUNT:
+            raise InputError(path, f"policy key 'rel_level' must be between -{MAX_COUNT} and {MAX_COUNT}")
     for key, allowed in (("missing_queries", ("error", "zero")), ("short_rankings", ("error", "allow"))):
         if key in data:
             v = get(key, str)
@@ -246,8 +255,8 @@ def _significance(t: dict, path: str, p: Policy) -> None:
             raise InputError(path, "significance.resamples must be between 100 and 10000000")
     if "seed" in t:
         p.seed = _typed(t["seed"], int, path, "significance.seed")
-        if p.seed < 0:
-            raise InputError(path, "significance.seed must be 0 or more")
+        if not 0 <= p.seed < 2**63:
+            raise InputError(path, "significance.seed must be between 0 and 2**63-1")
     if "confidence" in t:
         p.confidence = _typed(t["confidence"], float, path, "significance.confidence")
         if not 0 < p.confidence < 1:
@@ -319,8 +328,11 @@ def _rule(r, path, i) -> Rule:
             raise InputError(path, f"{where}: 'slice' must be a tag, a list of tags, or \"*\" for every slice")
         slices = tuple(dict.fromkeys(s))
     min_queries = _typed(r.get("min_queries", 1), int, path, f"{where}.min_queries")
-    if min_queries < 1:
-        raise InputError(path, f"{where}: 'min_queries' must be at least 1")
+    if not 1 <= min_queries <= MAX_COUNT:
+        raise InputError(path, f"{where}: 'min_queries' must be between 1 and {MAX_COUNT}")
+    if "min_queries" in r and not slices:
+        raise InputError(path, f"{where}: 'min_queries' applies to a slice's queries, and this rule has no 'slice' "
+                         "(add slice = \"TAG\" or \"*\", or leave min_queries out)")
     fld, stat, mx, ratio = None, "p95", None, None
     if kind == "budget":
         fld = r.get("field")
@@ -335,9 +347,10 @@ def _rule(r, path, i) -> Rule:
         if mx is None and ratio is None:
             raise InputError(path, f"{where}: a budget needs 'max' (absolute) or 'max_ratio' (x the baseline's)")
     if kind == "no_newly_failed":
-        mx = float(_typed(r.get("max", 0), int, path, f"{where}.max"))
-        if mx < 0:
-            raise InputError(path, f"{where}: 'max' must be 0 or more")
+        mx = _typed(r.get("max", 0), int, path, f"{where}.max")
+        if not 0 <= mx <= MAX_COUNT:
+            raise InputError(path, f"{where}: 'max' must be between 0 and {MAX_COUNT}")
+        mx = float(mx)
     name = r.get("name") or _default_name(kind, m, fld, stat, weighted)
     if not isinstance(name, str):
         raise InputError(path, f"{where}: 'name' must be a string")
@@ -392,6 +405,10 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
     """A policy file: its top level, or its [gate] table when it has one."""
     data = load_toml(path)
     table = data["gate"] if isinstance(data.get("gate"), dict) else data
+    if "policy" in table:  # only benchmark.toml's [gate] names a policy file; one level, never a chain
+        where = "[gate] policy" if table is not data else "policy"
+        raise InputError(str(path), f"{where}: a policy file cannot name another policy file (only "
+                         "benchmark.toml's [gate] table can); copy its rules here or pass it with --policy")
     p = policy_from_table(table, str(path), base)
     p.source = str(path)
     p.sources.append(str(path))
@@ -430,8 +447,8 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
     if bundle.queries and not policy.must_pass:
         policy.must_pass = bundle.must_pass
     if get("k") is not None:
-        if get("k") < 1:
-            raise InputError("--k", "k must be at least 1")
+        if not 1 <= get("k") <= MAX_K:
+            raise InputError("--k", f"k must be between 1 and {MAX_K}")
         policy.k = get("k")
     checks = policy.checks
     if get("rel_level") is not None:
