@@ -158,8 +158,10 @@ def load_manifest(path: str | Path) -> Manifest:
         raise InputError(str(mpath), f"unknown key {unknown[0]!r} (expected one of {', '.join(sorted(KNOWN))})")
     name = _expect(data, "name", str, mpath)
     k = _expect(data, "k", int, mpath)
-    if not 1 <= k <= MAX_K:
-        raise InputError(str(mpath), f"key 'k' must be between 1 and {MAX_K}")
+    if k < 1:
+        raise InputError(str(mpath), "key 'k' must be at least 1")
+    if k > MAX_K:
+        raise InputError(str(mpath), f"key 'k' must be at most {MAX_K}")
     runs = _expect(data, "runs", list, mpath)
     if not runs or not all(isinstance(r, str) for r in runs):
         raise InputError(str(mpath), "key 'runs' must be a non-empty list of file names")

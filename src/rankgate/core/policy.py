@@ -198,8 +198,10 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
     checks = p.checks
     if "k" in data:
         p.k = get("k", int)
-        if not 1 <= p.k <= MAX_K:
-            raise InputError(path, f"policy key 'k' must be between 1 and {MAX_K}")
+        if p.k < 1:
+            raise InputError(path, "policy key 'k' must be at least 1")
+        if p.k > MAX_K:
+            raise InputError(path, f"policy key 'k' must be at most {MAX_K}")
     if "rel_level" in data:
         checks = replace(checks, rel_level=get("rel_level", int))
         if abs(checks.rel_level) > MAX_COUNT:
@@ -255,8 +257,10 @@ def _significance(t: dict, path: str, p: Policy) -> None:
             raise InputError(path, "significance.resamples must be between 100 and 10000000")
     if "seed" in t:
         p.seed = _typed(t["seed"], int, path, "significance.seed")
-        if not 0 <= p.seed < 2**63:
-            raise InputError(path, "significance.seed must be between 0 and 2**63-1")
+        if p.seed < 0:
+            raise InputError(path, "significance.seed must be 0 or more")
+        if p.seed >= 2**63:
+            raise InputError(path, "significance.seed must be below 2**63")
     if "confidence" in t:
         p.confidence = _typed(t["confidence"], float, path, "significance.confidence")
         if not 0 < p.confidence < 1:
@@ -328,8 +332,10 @@ def _rule(r, path, i) -> Rule:
             raise InputError(path, f"{where}: 'slice' must be a tag, a list of tags, or \"*\" for every slice")
         slices = tuple(dict.fromkeys(s))
     min_queries = _typed(r.get("min_queries", 1), int, path, f"{where}.min_queries")
-    if not 1 <= min_queries <= MAX_COUNT:
-        raise InputError(path, f"{where}: 'min_queries' must be between 1 and {MAX_COUNT}")
+    if min_queries < 1:
+        raise InputError(path, f"{where}: 'min_queries' must be at least 1")
+    if min_queries > MAX_COUNT:
+        raise InputError(path, f"{where}: 'min_queries' must be at most {MAX_COUNT}")
     if "min_queries" in r and not slices:
         raise InputError(path, f"{where}: 'min_queries' applies to a slice's queries, and this rule has no 'slice' "
                          "(add slice = \"TAG\" or \"*\", or leave min_queries out)")
@@ -348,8 +354,10 @@ def _rule(r, path, i) -> Rule:
             raise InputError(path, f"{where}: a budget needs 'max' (absolute) or 'max_ratio' (x the baseline's)")
     if kind == "no_newly_failed":
         mx = _typed(r.get("max", 0), int, path, f"{where}.max")
-        if not 0 <= mx <= MAX_COUNT:
-            raise InputError(path, f"{where}: 'max' must be between 0 and {MAX_COUNT}")
+        if mx < 0:
+            raise InputError(path, f"{where}: 'max' must be 0 or more")
+        if mx > MAX_COUNT:
+            raise InputError(path, f"{where}: 'max' must be at most {MAX_COUNT}")
         mx = float(mx)
     name = r.get("name") or _default_name(kind, m, fld, stat, weighted)
     if not isinstance(name, str):
@@ -447,8 +455,10 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
     if bundle.queries and not policy.must_pass:
         policy.must_pass = bundle.must_pass
     if get("k") is not None:
-        if not 1 <= get("k") <= MAX_K:
-            raise InputError("--k", f"k must be between 1 and {MAX_K}")
+        if get("k") < 1:
+            raise InputError("--k", "k must be at least 1")
+        if get("k") > MAX_K:
+            raise InputError("--k", f"k must be at most {MAX_K}")
         policy.k = get("k")
     checks = policy.checks
     if get("rel_level") is not None:

@@ -253,7 +253,7 @@ def read_corpus(path: str | Path, wanted: Container[str] | None = None,
     kind = corpus_format(path)
     out: dict[str, Document] = {}
     if kind == "trec":
-        docs = _trec_docs(path, read_text(path))
+        docs = _trec_doc_stream(path, progress)
     else:
         docs = _line_docs(path, kind, wanted, progress)
     for doc in docs:
@@ -321,18 +321,42 @@ _TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S | re.I)
 _TAG = re.compile(r"<[^>]*>")
 
 
-def _trec_docs(path: str, text: str) -> Iterator[Document]:
+def _trec_doc_stream(path: str, progress=None) -> Iterator[Document]:
+    """The <DOC>s of a TREC corpus, read block by block: memory holds a block and one unfinished <DOC>."""
+    from rankgate.core.formats.textio import MAX_DOCUMENT
+
+    rest, rest_line, found = "", 1, False
+    for first, block in iter_blocks(path, progress):
+        text = rest + block if rest else block
+        start = rest_line if rest else first
+        end = text.lower().rfind("</doc>")
+        if end < 0:
+            rest, rest_line = text, start
+            if len(rest) > MAX_DOCUMENT:
+                raise InputError(path, f"a <DOC> longer than {MAX_DOCUMENT >> 20} MiB (no </DOC> after it)",
+                                 line=start)
+            continue
+        end += len("</doc>")
+        for doc in _trec_docs(path, text[:end], start, need=False):
+            found = True
+            yield doc
+        rest, rest_line = text[end:], start + text.count("\n", 0, end)
+    if not found:
+        raise InputError(path, "no documents found (expected <DOC> <DOCNO>...</DOCNO> ... </DOC>)", line=1)
+
+
+def _trec_docs(path: str, text: str, first_line: int = 1, need: bool = True) -> Iterator[Document]:
     found = False
     for m in _DOC.finditer(text):
         found = True
         body = m.group(1)
         no = _DOCNO.search(body)
         if no is None or not no.group(1):
-            raise InputError(path, "a <DOC> without a <DOCNO>", line=_line_of(text, m.start()))
+            raise InputError(path, "a <DOC> without a <DOCNO>", line=first_line - 1 + _line_of(text, m.start()))
         title = _TITLE.search(body)
         texts = _TEXT.findall(body)
         rest = " ".join(texts) if texts else body[no.end():]
         yield Document(no.group(1), " ".join(ascii_fields(_TAG.sub(" ", title.group(2)))) if title else "",
                        _TAG.sub("", rest).strip(ASCII_SPACE))
-    if not found:
+    if need and not found:
         raise InputError(path, "no documents found (expected <DOC> <DOCNO>...</DOCNO> ... </DOC>)", line=1)

@@ -31,7 +31,8 @@ from rankgate.core.errors import Problem
 def jpath(*keys) -> str:
     out = "$"
     for k in keys:
-        out += f"[{k}]" if isinstance(k, int) else f"[{json.dumps(k, ensure_ascii=False)}]"
+        key = str(k) if isinstance(k, int) else json.dumps(k, ensure_ascii=False)
+        out += f"[{key if len(key) <= 80 else key[:60] + '...' + key[-10:]}]"  # a 1 MB key stays short
     return out
 
 
@@ -119,7 +120,7 @@ def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
                     raise InputError(path, "expected a document ID (a non-empty string)", where=jpath(*prefix, qid, i))
                 if doc in seen:
                     problems.append(Problem(f"{path}: {jpath(*prefix, qid, i)}",
-                                            f"query {qid!r} lists relevant document {doc!r} twice", "duplicate-relevant"))
+                                            f"query {shorten(qid)} lists relevant document {shorten(doc)} twice", "duplicate-relevant"))
                     continue
                 seen.add(doc)
                 qs.append(q)

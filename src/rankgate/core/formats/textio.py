@@ -205,7 +205,7 @@ def field_splitter(text: str):
 def parse_grade(token: str, path: str, line: int | None, where: str | None = None) -> int:
     """An integer grade; 1.5, 0x37, 1e+8 and 1.1.11 are refused, never truncated."""
     if not INTEGER.match(token):
-        raise InputError(path, f"grade {token!r} is not an integer (expected a whole number such as 0, 1, 2 or -1)",
+        raise InputError(path, f"grade {shorten(token)} is not an integer (expected a whole number such as 0, 1, 2 or -1)",
                          line=line, where=where)
     return int(token)
 

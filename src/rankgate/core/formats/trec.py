@@ -141,7 +141,7 @@ def _slow_block(block: str, first_line: int, catalog: Catalog, path: str):
             raise InputError(path, f"score {shorten(parts[4])} is not a number (column 5; expected a plain decimal "
                              "number such as 12.5, -3 or 1e-05)", line=lineno) from None
         if not math.isfinite(score):
-            raise InputError(path, f"score {parts[4]!r} is not a finite number (column 5)", line=lineno)
+            raise InputError(path, f"score {shorten(parts[4])} is not a finite number (column 5)", line=lineno)
         qs.append(qcode(parts[0]))
         ds.append(dcode(parts[2]))
         ss.append(score)
