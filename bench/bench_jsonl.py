@@ -43,8 +43,8 @@ def build(mb: int) -> tuple[Path, Path]:
             line = json.dumps({"query": f"q{i}", "ranking": ranking, "latency_ms": 12.5}) + "\n"
             r.write(line)
             size += len(line)
-            for d in docs[:2] + [rng.randrange(8_841_823)]:
-                q.write(f"q{i} 0 {d} {rng.randint(0, 3)}\n")
+            for n, d in enumerate(docs[:2] + [rng.randrange(8_841_823)]):
+                q.write(f"q{i} 0 {d} {rng.randint(1 if n == 0 else 0, 3)}\n")
             i += 1
     return qrels, run
 

@@ -400,3 +400,23 @@ def test_the_import_path_stays_free_of_special_file_modes():
     for mode, said in ((stat.S_IFIFO, "pipe"), (stat.S_IFSOCK, "pipe"), (stat.S_IFCHR, "device"),
                        (stat.S_IFBLK, "device"), (stat.S_IFDIR, "folder")):
         assert said in _special(mode | 0o644)
+
+
+def test_labels_listings_escape_reasons_reviewers_and_names(tmp_path, capsys):
+    db = str(tmp_path / "w.json")
+    assert main(["labels", "set", "--db", db, "q1", "d1", "2", "--add-query", "--reason", "r\x1b[31mred\u202e",
+                 "--reviewer", "rv\x1b]0;T\x07"]) == 0
+    for sub in ("list", "history", "status"):
+        capsys.readouterr()
+        assert main(["labels", sub, "--db", db]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, (sub, out)
+        assert "rv\\x1b]0;T\\x07" in out, (sub, out)
+
+
+def test_a_surrogate_in_a_python_dict_is_refused_as_in_a_file():
+    import rankgate
+    from rankgate.core.errors import InputError
+
+    with pytest.raises(InputError, match="lone UTF-16 surrogate"):
+        rankgate.evaluate({"q\ud800": {"d": 1}}, {"q\ud800": {"d": 1.0}}, ["P@1"])

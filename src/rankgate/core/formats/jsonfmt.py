@@ -307,6 +307,7 @@ def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | No
     from rankgate.core.formats.trec import run_name_from_path
 
     name = name or meta.get("name") or run_name_from_path(path)
-    return Run(str(name), path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
-               np.frombuffer(ss, np.float64).copy(), np.frombuffer(ws, np.int64).copy(), format="jsonl",
+    # The arrays share the collected buffers (no copy): a large run is never held twice.
+    return Run(str(name), path, catalog, np.frombuffer(qs, np.int32), np.frombuffer(ds, np.int32),
+               np.frombuffer(ss, np.float64), np.frombuffer(ws, np.int64), format="jsonl",
                meta=meta, latency_ms=latency, context_tokens=tokens, query_codes=codes)
