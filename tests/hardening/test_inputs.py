@@ -420,3 +420,16 @@ def test_a_surrogate_in_a_python_dict_is_refused_as_in_a_file():
 
     with pytest.raises(InputError, match="lone UTF-16 surrogate"):
         rankgate.evaluate({"q\ud800": {"d": 1}}, {"q\ud800": {"d": 1.0}}, ["P@1"])
+
+
+def test_a_weighted_rule_on_a_slice_that_weighs_nothing_fails(tmp_path, capsys):
+    """0/0 made the weighted macro 0 for both runs: the rule passed whatever the candidate did."""
+    f = inputs(tmp_path)
+    queries = write(tmp_path / "queries.jsonl", '{"id": "q1", "weight": 0, "tags": ["s"]}\n{"id": "q2", "weight": 1}\n')
+    policy = write(tmp_path / "p.toml", '[[rules]]\nmeasure = "R@1"\nweighted = true\nslice = "s"\n')
+    code = main(["gate", "--qrels", str(f["qrels"]), "--runs", str(f["A"]), "--runs", str(f["B"]), "--baseline", "A",
+                 "--candidate", "B", "--k", "1", "--queries", str(queries), "--policy", str(policy)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 3 and data["checks"]["R@1_weighted_not_lower[s]"] is False
+    [detail] = [d for d in data["check_details"] if d["name"] == "R@1_weighted_not_lower[s]"]
+    assert "weighs 0" in detail["why"]
