@@ -433,3 +433,24 @@ def test_a_weighted_rule_on_a_slice_that_weighs_nothing_fails(tmp_path, capsys):
     assert code == 3 and data["checks"]["R@1_weighted_not_lower[s]"] is False
     [detail] = [d for d in data["check_details"] if d["name"] == "R@1_weighted_not_lower[s]"]
     assert "weighs 0" in detail["why"]
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+def test_a_trec_corpus_streams_across_blocks(tmp_path, monkeypatch, block):
+    """<DOC>s straddling the reader's blocks are read as from a whole file (line numbers too)."""
+    from rankgate.core.errors import InputError
+    from rankgate.core.formats import textio
+    from rankgate.core.formats.corpus import read_corpus
+
+    docs = "".join(f"<DOC>\n<DOCNO> d{i} </DOCNO>\n<HEADLINE>title {i}</HEADLINE>\n<TEXT>\nbody {i}\nmore\n</TEXT>\n"
+                   f"</doc>\n" for i in range(40))
+    path = write(tmp_path / "corpus.trec", docs)
+    monkeypatch.setattr(textio, "BLOCK", block)
+    got = read_corpus(path)
+    assert list(got) == [f"d{i}" for i in range(40)]
+    assert got["d7"].title == "title 7" and got["d7"].text == "body 7\nmore"
+    assert set(read_corpus(path, wanted={"d3", "d39"})) == {"d3", "d39"}
+    write(path, docs + "<DOC>\n<TEXT>no number</TEXT>\n</DOC>\n")
+    with pytest.raises(InputError) as e:
+        read_corpus(path)
+    assert e.value.line == 40 * 8 + 1 and "without a <DOCNO>" in e.value.what
