@@ -11,6 +11,7 @@ from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
 from rankgate.core.gate import macro, query_rows, score_run, answerable_queries
 from rankgate.core.policy import Policy, resolve
+from rankgate.core.outfile import refuse_inputs
 from rankgate.core.measures import parse_measures
 from rankgate.core.model import LeanRun
 from rankgate.core.text import visible
@@ -338,6 +339,7 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
+    refuse_inputs(args.receipt, args.markdown, args.junit, inputs=[p for _, p in bundle.files] + policy.sources)
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
@@ -365,6 +367,7 @@ def cmd_compare(args) -> int:
     bundle, policy = load(args, fast=True)
     warn_unexported(args, bundle)
     check(bundle, policy)
+    refuse_inputs(args.markdown, inputs=[p for _, p in bundle.files] + policy.sources)
     baseline = args.baseline or policy.baseline or next(iter(bundle.runs))
     bundle.run(baseline)
     candidates = list(dict.fromkeys(args.candidate)) or [n for n in bundle.runs if n != baseline]

@@ -39,6 +39,7 @@ from rankgate.core.model import grade_problem
 MANIFEST = "benchmark.toml"
 DEFAULT_GRADES: dict[int, str] = {0: "not relevant", 1: "partly relevant", 2: "relevant", 3: "the answer"}
 MAX_GRADES = 10  # one key each in the review app
+MAX_K = 1_000_000  # the largest cutoff k (a benchmark's, a policy's, --k)
 
 
 @dataclass
@@ -63,25 +64,26 @@ class Manifest:
 
 
 def load_toml(path: str | Path) -> dict:
+    """A TOML file (benchmark.toml, a policy): a regular file of at most textio.MAX_TOML bytes, UTF-8,
+    a byte-order mark accepted."""
+    from rankgate.core.formats.textio import MAX_TOML, read_text
+
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a folder, expected a TOML file") from None
-    except OSError as e:
-        raise InputError(str(path), f"cannot be read ({e.strerror or e})") from None
+        text = read_text(path, limit=MAX_TOML, what="a TOML file")
+    except InputError as e:
+        if e.what.startswith("is a folder"):
+            raise InputError(str(path), "is a folder, expected a TOML file") from None
+        raise
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        import re
-
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         line = int(m.group(1)) if m else None
         msg = str(e).split(" (at line")[0]
         raise InputError(str(path), f"invalid TOML: {msg}", line=line) from None
-    except UnicodeDecodeError:
-        raise InputError(str(path), "invalid UTF-8 text (expected a TOML file)") from None
+    except RecursionError:
+        raise InputError(str(path), "invalid TOML: nested too deeply") from None
 
 
 def is_benchmark(path: str | Path) -> bool:
@@ -164,6 +166,8 @@ def load_manifest(path: str | Path) -> Manifest:
     k = _expect(data, "k", int, mpath)
     if k < 1:
         raise InputError(str(mpath), "key 'k' must be at least 1")
+    if k > MAX_K:
+        raise InputError(str(mpath), f"key 'k' must be at most {MAX_K}")
     runs = _expect(data, "runs", list, mpath)
     if not runs or not all(isinstance(r, str) for r in runs):
         raise InputError(str(mpath), "key 'runs' must be a non-empty list of file names")
@@ -178,6 +182,11 @@ def load_manifest(path: str | Path) -> Manifest:
         return Path(v) if v.startswith("irds:") else folder / v
 
     no_answer = _expect(data, "no_answer", list, mpath, required=False) or []
+    if not all(isinstance(x, str) and x for x in no_answer):
+        raise InputError(str(mpath), "key 'no_answer' must be a list of query IDs (non-empty strings)")
+    level = _expect(data, "rel_level", int, mpath, required=False)
+    if level is not None and (why := grade_problem(level)) is not None:
+        raise InputError(str(mpath), f"key 'rel_level': {why}")
 
     def opt_path(key):
         v = _expect(data, key, str, mpath, required=False)

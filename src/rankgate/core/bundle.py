@@ -44,6 +44,13 @@ class Bundle:
         """A bundle whose no-answer queries are the queries' and the manifest's."""
         no_answer = {qid for qid, query in queries.items() if query.no_answer}
         if manifest is not None:
+            known = set(qrels.query_ids) | set(queries)
+            stray = [qid for qid in manifest.no_answer if qid not in known]
+            if stray:  # a typo would leave a query with no relevant document scored as a failure
+                from rankgate.core.formats.textio import shorten
+
+                raise InputError(str(manifest.path), f"no_answer: query {shorten(stray[0])} is neither in the qrels nor "
+                                 "in the queries file (expected the IDs of queries that have no relevant document)")
             no_answer |= set(manifest.no_answer)
         return cls(qrels, runs, queries, manifest, no_answer, files or [])
 

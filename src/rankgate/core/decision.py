@@ -192,6 +192,12 @@ def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: s
             if rule.measure is not None:
                 d["measure"] = rule.measure.name
             return d
+    if rule.weighted and n and not float((p.weights if mask is None else p.weights[mask]).sum()) > 0:
+        d.update(kind=rule.kind, weighted=True, why=head + "every query here weighs 0: a weighted rule has nothing "
+                 "to weigh (give one a weight above 0)")  # 0/0 would pass silently
+        if rule.measure is not None:
+            d["measure"] = rule.measure.name
+        return d
     check = RULE_CHECKS.get(rule.kind)
     if check is None:  # pragma: no cover - parsing refuses other kinds
         raise ValueError(f"unknown check {rule.kind!r}")

@@ -9,11 +9,12 @@ the key: an unknown key, a wrong type, a value out of range.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from rankgate.core.benchmark import load_toml
+from rankgate.core.benchmark import MAX_K, load_toml
 from rankgate.core.errors import InputError
 from rankgate.core.measures import Measure, parse_measure
 from rankgate.core.validate import Checks
@@ -42,6 +43,7 @@ RULE_KEYS = {  # per check kind, besides name and check
     "no_stage_loss": {"stage"},  # must-pass queries: no relevant document lost where the baseline kept it
 }
 ALL_RULE_KEYS = RULE_COMMON.union(*RULE_KEYS.values())
+MAX_COUNT = 1_000_000_000  # the largest count (min_queries, max newly failed) or relevance level
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,12 @@ def _typed(v, kind, path: str, what: str):
     """v checked against kind; bools are never numbers; ints are accepted as numbers."""
     if kind is float:
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
-        v = float(v) if ok else v
+        try:
+            v = float(v) if ok else v
+        except OverflowError:  # an integer beyond any float
+            ok = False
+        if ok and not math.isfinite(v):  # nan and inf would make a check always pass or always fail
+            raise InputError(path, f"{what} must be a finite number, found {v}")
     elif kind is int:
         ok = isinstance(v, int) and not isinstance(v, bool)
     else:
@@ -204,8 +211,12 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
         p.k = get("k", int)
         if p.k < 1:
             raise InputError(path, "policy key 'k' must be at least 1")
+        if p.k > MAX_K:
+            raise InputError(path, f"policy key 'k' must be at most {MAX_K}")
     if "rel_level" in data:
         checks = replace(checks, rel_level=get("rel_level", int))
+        if abs(checks.rel_level) > MAX_COUNT:
+            raise InputError(path, f"policy key 'rel_level' must be between -{MAX_COUNT} and {MAX_COUNT}")
     for key, allowed in (("missing_queries", ("error", "zero")), ("short_rankings", ("error", "allow"))):
         if key in data:
             v = get(key, str)
@@ -261,6 +272,8 @@ def _significance(t: dict, path: str, p: Policy) -> None:
         p.seed = _typed(t["seed"], int, path, "significance.seed")
         if p.seed < 0:
             raise InputError(path, "significance.seed must be 0 or more")
+        if p.seed >= 2**63:
+            raise InputError(path, "significance.seed must be below 2**63")
     if "confidence" in t:
         p.confidence = _typed(t["confidence"], float, path, "significance.confidence")
         if not 0 < p.confidence < 1:
@@ -334,6 +347,11 @@ def _rule(r, path, i) -> Rule:
     min_queries = _typed(r.get("min_queries", 1), int, path, f"{where}.min_queries")
     if min_queries < 1:
         raise InputError(path, f"{where}: 'min_queries' must be at least 1")
+    if min_queries > MAX_COUNT:
+        raise InputError(path, f"{where}: 'min_queries' must be at most {MAX_COUNT}")
+    if "min_queries" in r and not slices:
+        raise InputError(path, f"{where}: 'min_queries' applies to a slice's queries, and this rule has no 'slice' "
+                         "(add slice = \"TAG\" or \"*\", or leave min_queries out)")
     fld, stat, mx, ratio = None, "p95", None, None
     if kind == "budget":
         fld = r.get("field")
@@ -348,9 +366,12 @@ def _rule(r, path, i) -> Rule:
         if mx is None and ratio is None:
             raise InputError(path, f"{where}: a budget needs 'max' (absolute) or 'max_ratio' (x the baseline's)")
     if kind == "no_newly_failed":
-        mx = float(_typed(r.get("max", 0), int, path, f"{where}.max"))
+        mx = _typed(r.get("max", 0), int, path, f"{where}.max")
         if mx < 0:
             raise InputError(path, f"{where}: 'max' must be 0 or more")
+        if mx > MAX_COUNT:
+            raise InputError(path, f"{where}: 'max' must be at most {MAX_COUNT}")
+        mx = float(mx)
     stage = None
     if "stage" in RULE_KEYS[kind]:
         stage = r.get("stage")
@@ -416,6 +437,10 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
     """A policy file: its top level, or its [gate] table when it has one."""
     data = load_toml(path)
     table = data["gate"] if isinstance(data.get("gate"), dict) else data
+    if "policy" in table:  # only benchmark.toml's [gate] names a policy file; one level, never a chain
+        where = "[gate] policy" if table is not data else "policy"
+        raise InputError(str(path), f"{where}: a policy file cannot name another policy file (only "
+                         "benchmark.toml's [gate] table can); copy its rules here or pass it with --policy")
     p = policy_from_table(table, str(path), base)
     p.source = str(path)
     p.sources.append(str(path))
@@ -456,6 +481,8 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
     if get("k") is not None:
         if get("k") < 1:
             raise InputError("--k", "k must be at least 1")
+        if get("k") > MAX_K:
+            raise InputError("--k", f"k must be at most {MAX_K}")
         policy.k = get("k")
     checks = policy.checks
     if get("rel_level") is not None:

@@ -142,7 +142,7 @@ class ReviewScreen(Screen):
         self.app.call_after_refresh(self._first_frame)
         self._count_queue()
         for problem in loaded.problems:  # also listed under the gate until fixed (ctrl+r reloads)
-            self.notify(problem, title="left out", severity="error", timeout=15, markup=False)
+            self.notify(visible(str(problem)), title="left out", severity="error", timeout=15, markup=False)
 
     def grade_keys(self) -> str:
         """The grade keys of the scale, for hints: "0-3", "-2..4" ..."""
