@@ -21,7 +21,7 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from rankgate.cli import evaluate, init, labels, review
+    from rankgate.cli import evaluate, init, labels, review, trec_eval
 
     parser = Parser(prog="rankgate", description="Score retrieval runs against reviewed labels; gate releases.")
     parser.add_argument("--version", action="version", version=f"rankgate {__version__}")
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.register(sub)
     labels.register(sub)
     review.register(sub)
+    trec_eval.register(sub)
     return parser
 
 
