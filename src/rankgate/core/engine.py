@@ -397,21 +397,8 @@ def _pool_unjudged(p: Prepared) -> np.ndarray:
     return (p.grade != UNJUDGED) & (p.grade < 0)
 
 
-def _unjudged_rows(p: Prepared) -> np.ndarray:
-    return (p.grade == UNJUDGED) | (p.grade < 0)
-
-
 def _judged_nonrel(p: Prepared, level: int) -> np.ndarray:
     return (p.grade != UNJUDGED) & (p.grade >= 0) & (p.grade < level)
-
-
-def _starts(p: Prepared) -> np.ndarray:
-    """Per query: index of its first row (0 when it has none; rows are grouped, not sorted, by query)."""
-    out = np.zeros(p.nq, np.int64)
-    if len(p.qp):
-        first = np.flatnonzero(np.r_[True, p.qp[1:] != p.qp[:-1]])
-        out[p.qp[first]] = first
-    return out
 
 
 def _gains(m: Measure) -> dict[int, float]:
@@ -578,7 +565,7 @@ def _ndcg_rel(p: Prepared, m: Measure, level: int) -> np.ndarray:
     gain, dcg = _dcg_rows(p, m)
     hit = gain > 0
     idcg_at = _prefix_at(*ideal, p.qp[hit], p.rank[hit] + 1)
-    total = np.bincount(p.qp[hit], weights=_safe_div(dcg[hit], idcg_at), minlength=p.nq)
+    total = np.bincount(p.qp[hit], weights=_safe_div(dcg[hit], idcg_at), minlength=p.nq).astype(np.float64)
     final = _final_per_query(p, dcg)
     idcg_full = _prefix_at(*ideal, np.arange(p.nq), ideal[2])
     total += (npos - np.bincount(p.qp[hit], minlength=p.nq)) * _safe_div(final, idcg_full)
@@ -611,15 +598,32 @@ def _rndcg(p: Prepared, m: Measure, level: int) -> np.ndarray:
     bq = np.r_[bq, extra].astype(np.int64)
     b = np.r_[b, num_ret[extra]].astype(np.int64)
     gain, dcg = _dcg_rows(p, m)
-    starts = _starts(p)
-    k = np.minimum(b, num_ret[bq])
-    got = np.where(k > 0, dcg[np.minimum(starts[bq] + k - 1, max(len(dcg) - 1, 0))] if len(dcg) else 0.0, 0.0)
+    got = _at_rank(p, dcg, bq, np.minimum(b, num_ret[bq]))
     idcg = _prefix_at(*ideal, bq, b)
     ok = idcg > 0
     total = np.bincount(bq[ok], weights=got[ok] / idcg[ok], minlength=p.nq)
     count = np.bincount(bq[ok], minlength=p.nq)
     out = _safe_div(total, count)
     out[p.num_rel(level) == 0] = 0.0
+    return out
+
+
+def _at_rank(p: Prepared, cum: np.ndarray, q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """A running per-row sum `cum` read at query q's cutoff k: its value at the last row ranked above k
+    (0 when none). Rows need not cover every rank (a lean run holds the judged ones)."""
+    out = np.zeros(len(q))
+    if not len(cum) or not len(q):
+        return out
+    blk = np.cumsum(np.r_[0, p.qp[1:] != p.qp[:-1]])  # block number per row: increasing in row order
+    blk_of = np.full(p.nq, -1, np.int64)
+    blk_of[p.qp] = blk
+    big = int(p.rank.max()) + 2 if len(p.rank) else 2
+    key = blk * big + p.rank
+    b = blk_of[q]
+    at = np.searchsorted(key, b * big + np.minimum(k, big - 1), side="left") - 1
+    ok = (b >= 0) & (at >= 0)
+    ok[ok] &= blk[at[ok]] == b[ok]
+    out[ok] = cum[at[ok]]
     return out
 
 
@@ -684,17 +688,20 @@ def _rbp(p: Prepared, m: Measure, level: int) -> np.ndarray:
 
 @kernel("RBPResid")
 def _rbp_resid(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    """p^num_ret + (1 - p) x the sum of p^rank over the unjudged retrieved documents (when there is one).
+    Counted from the judged rows (a lean run holds no others): every rank's weight less theirs."""
     persist = 0.9
-    unj = _unjudged_rows(p)
-    w = persist ** p.rank[unj].astype(np.float64)
-    total = np.bincount(p.qp[unj], weights=w, minlength=p.nq)
-    out = persist ** p.num_ret + (1.0 - persist) * total
-    return np.where(p.count(unj) > 0, out, 0.0)
+    judged = (p.grade != UNJUDGED) & (p.grade >= 0)
+    seen = np.bincount(p.qp[judged], weights=persist ** p.rank[judged].astype(np.float64), minlength=p.nq)
+    every = (1.0 - persist ** p.num_ret) / (1.0 - persist)
+    out = persist ** p.num_ret + (1.0 - persist) * (every - seen)
+    return np.where(p.num_ret - p.count(judged) > 0, out, 0.0)
 
 
 @kernel("Unjudged")
 def _unjudged(p: Prepared, m: Measure, level: int) -> np.ndarray:
-    return p.count(_unjudged_rows(p) & (p.rank < m.cutoff)) / float(m.cutoff)
+    judged = (p.grade != UNJUDGED) & (p.grade >= 0) & (p.rank < m.cutoff)
+    return (np.minimum(p.num_ret, m.cutoff) - p.count(judged)) / float(m.cutoff)
 
 
 def per_query(p: Prepared, m: Measure) -> np.ndarray:
