@@ -220,3 +220,14 @@ def test_a_malformed_line_names_the_file_and_line(tmp_path):
     run = write(tmp_path / "run", "q1 Q0 a 1 1 r\n")
     r = trec_eval(qrels, run)
     assert r.returncode == 2 and "qrels:2:" in r.stderr and "expected 4" in r.stderr
+
+
+@needs_dl19
+@pytest.mark.parametrize("options", [["-c"], ["-c", "-l2", "-M50"], ["-J", "-mrelstring.30"]])
+def test_the_compiled_reader_and_the_byte_reader_print_the_same(options, monkeypatch):
+    """REP_LLAMA (1.4 MB) takes the compiled reader (trec_fast, judged rows only); RANKGATE_FAST=0 the
+    byte reader that keeps every row."""
+    args = ["-q", *options, "-m", "all_trec", DL19 / "qrels.dl19-passage.txt", DL19 / "runs" / "REP_LLAMA.dl19.trec"]
+    fast = ok(*args)
+    monkeypatch.setenv("RANKGATE_FAST", "0")
+    assert ok(*args) == fast

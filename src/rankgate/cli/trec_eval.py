@@ -73,18 +73,24 @@ def cmd_trec_eval(args) -> int:
     notes: list[str] = []
     catalog = Catalog()
     qrels = te.read_qrels(args.qrels, catalog, notes)
-    run, runid = te.read_run(args.runs, catalog, notes)
+    fast = te.read_run_fast(args.runs, qrels, qrels.meta["ascii"]) if args.trec_eval_version == "10" else None
+    if fast is not None:
+        run, runid = fast
+        ranked = {q for q, n in zip(run.qnames, run.num_ret.tolist()) if n > 0}
+    else:
+        run, runid = te.read_run(args.runs, catalog, notes)
+        ranked = {catalog.queries.names[c] for c in run.query_codes}
     for note in notes:
         say(note, err=True)
-    judged, ranked = set(qrels.query_codes), set(run.query_codes)
+    judged = set(qrels.query_ids)
     both = judged & ranked
     if not args.complete:
-        missing = sorted(judged - ranked, key=lambda c: catalog.queries.names[c])
+        missing = sorted(judged - ranked, key=lambda q: q.encode("latin-1"))
         if not both:
             raise InputError(args.runs, "no query has both a ranking and judgments (trec_eval: No queries with "
                              "both results and relevance info)")
         if missing:
-            names = ", ".join(te.shown(catalog.queries.names[c]) for c in missing[:5])
+            names = ", ".join(te.shown(q) for q in missing[:5])
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             say(f"warning: {len(missing)} qrels queries have no ranking in the run ({names}{more}): scored the "
                 f"{len(both)} it ranks, as trec_eval 9 did (trec_eval 10 stops here; -c scores them 0)", err=True)
@@ -96,7 +102,7 @@ def cmd_trec_eval(args) -> int:
         num_rel_all = float((qrels.grade >= 1).sum())
     quiet = frozenset()
     if args.complete and args.trec_eval_version == "9":  # 9.0.7 prints no lines for the queries -c adds
-        quiet = frozenset(catalog.queries.names[c] for c in judged - ranked)
+        quiet = frozenset(judged - ranked)
     lines = te.format_lines(request, scores, runid, per_query=args.per_query, summary=not args.no_summary,
                             num_rel_all=num_rel_all, quiet=quiet)
     if lines:

@@ -70,6 +70,7 @@ def _splitter(text: str):
 
 
 def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
+    """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
     text = _read_bytes(path)
     split = _splitter(text)
     qs, ds, gs, where = [], [], [], []
@@ -104,7 +105,7 @@ def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
     grade = np.array(gs, np.int64)
     _no_duplicates(path, q, d, np.array(where, np.int64), catalog, "judged twice")
     codes = list(dict.fromkeys(q.tolist()))
-    return Qrels(path, catalog, q, d, grade, codes, format="trec")
+    return Qrels(path, catalog, q, d, grade, codes, format="trec", meta={"ascii": text.isascii()})
 
 
 def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
@@ -142,6 +143,40 @@ def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
     _no_duplicates(path, q, d, where, catalog, "ranked twice for the same query")
     codes = list(dict.fromkeys(q.tolist()))
     return Run(runid, path, catalog, q, d, scores, where, format="trec", query_codes=codes), runid
+
+
+def read_run_fast(path: str, qrels: Qrels, qrels_ascii: bool):
+    """A large, plain run through the compiled reader (core/formats/trec_fast.py: pyarrow, only the judged
+    rows kept), with its runid; None when that reader does not apply (no pyarrow, RANKGATE_FAST=0, a small,
+    gzipped, tabbed or non-UTF-8 file, a score such as inf): then `read_run` reads it. Its IDs are UTF-8
+    text, so it is used only when the qrels IDs are ASCII (then both readers see the same names)."""
+    import os
+
+    from rankgate.core.formats import trec_fast
+
+    if not qrels_ascii or os.environ.get("RANKGATE_FAST", "1") == "0" or not trec_fast.available():
+        return None
+    try:
+        if os.path.getsize(path) < trec_fast.MIN_BYTES:
+            return None
+        with open(path, "rb") as f:
+            if f.read(2) == b"\x1f\x8b":
+                return None
+            f.seek(max(os.path.getsize(path) - 65536, 0))
+            tail = f.read().split(b"\n")
+    except OSError:
+        return None
+    last = next((ln.split() for ln in reversed(tail) if ln.strip()), [])
+    if len(last) != 6:
+        return None
+    run = trec_fast.read_lean_run(path, path, qrels)
+    if run is None:
+        return None
+    if run.n_duplicates:
+        line, q, d = run.duplicates[0]
+        raise InputError(path, f"document {_shown(d)} is ranked twice for the same query (query {_shown(q)}); "
+                         "trec_eval stops here too", line=line)
+    return run, last[5].decode("latin-1")
 
 
 def _regular(text: str):
@@ -394,10 +429,10 @@ def relstrings(p, length: int) -> list[str]:
     unjudged (a grade below 0), '>' above 9."""
     from rankgate.core.engine import UNJUDGED
 
-    out = [[] for _ in range(p.nq)]
+    out = [["-"] * int(min(length, n)) for n in p.num_ret.tolist()]  # a lean run holds only judged rows
     rows = np.flatnonzero(p.rank < length)
-    for q, g in zip(p.qp[rows].tolist(), p.grade[rows].tolist()):
-        out[q].append("-" if g == UNJUDGED else "." if g < 0 else ">" if g > 9 else str(g))
+    for q, r, g in zip(p.qp[rows].tolist(), p.rank[rows].tolist(), p.grade[rows].tolist()):
+        out[q][r] = "-" if g == UNJUDGED else "." if g < 0 else ">" if g > 9 else str(g)
     return ["".join(x) for x in out]
 
 
