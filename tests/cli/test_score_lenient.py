@@ -79,3 +79,12 @@ def test_depth_and_judged_only_in_score(tmp_path, capsys):
     assert rr("-M", "3") == (0.0, 3)
     code, _, err = cli(capsys, "score", qrels, "--runs", run, "-M", "0")
     assert code == 2 and "--depth" in err
+
+
+def test_trec_eval_version_9_ties_scores_equal_as_floats_in_score(tmp_path, capsys):
+    qrels = write(tmp_path / "qrels.txt", "q1 0 b 1\n")  # tied, b ranks first (document IDs descending)
+    run = write(tmp_path / "run.trec", "q1 Q0 a 1 36.000012 r\nq1 Q0 b 2 36.000011 r\n")
+    for version, rr in (("10", 0.5), ("9", 1.0)):
+        code, out, err = cli(capsys, "score", qrels, "--runs", run, "-m", "RR", "--trec-eval-version", version)
+        assert code == 0, err
+        assert json.loads(out)["macro"]["RR"] == rr

@@ -257,7 +257,8 @@ def cmd_score(args) -> int:
 
     if args.depth is not None and args.depth < 1:
         raise InputError("--depth", f"expected a number of documents of 1 or more, found {args.depth}")
-    bundle, policy = load(args, fast=True)
+    # trec_eval 9's single-precision scores rank rows again: the compiled reader ranks them as it reads
+    bundle, policy = load(args, fast=args.trec_eval_version != "9")
     warn_unexported(args, bundle)
     # score refuses only what would make a number wrong; the rest is one warning line each (core/leniency.py)
     warnings, problems = lenient_check(bundle, policy, problems_of, refuse_short=args.short_rankings == "error")
@@ -265,7 +266,7 @@ def cmd_score(args) -> int:
         raise ValidationError(problems)
     for line in warnings:
         say(line, err=True)
-    options = {"depth": args.depth, "judged_only": args.judged_only}
+    options = {"depth": args.depth, "judged_only": args.judged_only, "compat": args.trec_eval_version}
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
@@ -301,7 +302,7 @@ def _score_trec(bundle: Bundle, policy: Policy, runs, args, options: dict) -> in
     out = []
     for run in runs:
         s = evaluate(bundle.qrels, run, measures, rel_level=policy.checks.rel_level,
-                     missing=policy.checks.missing_queries, compat=args.trec_eval_version, **options)
+                     missing=policy.checks.missing_queries, **options)
         if args.per_query:  # grouped by query, as trec_eval -q; no per-query line for a geometric mean
             for i, qid in enumerate(s.qids):
                 out.extend(_trec_line(m, qid, float(s.values[m][i])) for m in measures if not m.geometric)
