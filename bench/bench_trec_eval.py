@@ -81,13 +81,17 @@ def main(argv=None) -> int:
                 times[name].append((wall, cpu, rss))
         print(f"round {r} done (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
     ref = summary(texts["rankgate"])
+    # pytrec_eval is trec_eval 9.0.7: its figures are compared with rankgate's --trec-eval-version 9 too
+    ref9 = summary(run_once(rankgate(args.python)[:3] + ["--trec-eval-version", "9", "-m", "all_trec", str(qrels),
+                                                         str(run)])[3])
     print(f"{args.data.name}: {qrels.name} x {run.name}, {args.rounds} rounds, load {os.getloadavg()[0]:.1f}")
-    print("| tool | median wall s | median CPU s | peak MB | summary values alike / compared |")
+    print("| tool | median wall s | median CPU s | peak MB | summary values alike (rankgate 10 / 9) |")
     print("|---|---:|---:|---:|---|")
     for name, ts in times.items():
         same, n = agree(ref, summary(texts[name]))
+        same9, n9 = agree(ref9, summary(texts[name]))
         print(f"| {name} | {statistics.median(t[0] for t in ts):.2f} | {statistics.median(t[1] for t in ts):.2f} "
-              f"| {max(t[2] for t in ts):.0f} | {same} / {n} |")
+              f"| {max(t[2] for t in ts):.0f} | {same} of {n} / {same9} of {n9} |")
     return 0
 
 

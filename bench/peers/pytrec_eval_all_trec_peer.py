@@ -5,6 +5,7 @@
 Input parsed in Python (`line.split()`, dicts), as its users do.
 """
 
+import math
 import sys
 from collections import defaultdict
 
@@ -24,8 +25,14 @@ def main(qrels_path, run_path):
             run[q][d] = float(s)
     per_q = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures).evaluate(run)
     names = sorted(next(iter(per_q.values())))
-    for name in names:
-        print(f"{name:<22}\tall\t{sum(v[name] for v in per_q.values()) / len(per_q):.4f}")
+    for name in names:  # summarised as trec_eval does: counts summed, gm_* (logs here) as geometric means
+        total = sum(v[name] for v in per_q.values())
+        if name.startswith("num_"):
+            print(f"{name:<22}\tall\t{int(total)}")
+        elif name.startswith("gm_"):
+            print(f"{name:<22}\tall\t{math.exp(total / len(per_q)):.4f}")
+        else:
+            print(f"{name:<22}\tall\t{total / len(per_q):.4f}")
 
 
 if __name__ == "__main__":
