@@ -98,7 +98,7 @@ def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
         raise InputError(path, "no judgments (trec_eval cannot read an empty qrels file)")
     if odd:
         line, g = odd[0]
-        notes.append(f"{_shown(path)}: {len(odd)} grade(s) are not whole numbers (first at line {line}: "
+        notes.append(f"warning: {visible(path)}: {len(odd)} grade(s) are not whole numbers (first at line {line}: "
                      f"{_shown(g)}); read as trec_eval reads them, by their leading digits")
     q = catalog.queries.extend(qs)
     d = catalog.docs.extend(ds)
@@ -214,7 +214,7 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> n
             count += 1
             odd = odd or (int(where[i]), t)
     if odd:
-        notes.append(f"{_shown(path)}: {count} score(s) are not plain numbers (first at line {odd[0]}: "
+        notes.append(f"warning: {visible(path)}: {count} score(s) are not plain numbers (first at line {odd[0]}: "
                      f"{_shown(odd[1])}); read as trec_eval reads them (C's atof: the leading number, else 0)")
     return out
 
