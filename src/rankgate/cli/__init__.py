@@ -22,12 +22,12 @@ __all__ = ["main", "build_parser"]
 
 def build_parser() -> argparse.ArgumentParser:
     from rankgate.cli import evaluate, init, labels, review
-    from rankgate.cli import trec_eval
 
     parser = Parser(prog="rankgate", description="Score retrieval runs against reviewed labels; gate releases.")
     parser.add_argument("--version", action="version", version=f"rankgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     evaluate.register(sub)
+    from rankgate.cli import trec_eval  # the trec_eval drop-in, beside the evaluation commands
     trec_eval.register(sub)
     init.register(sub)
     labels.register(sub)
