@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from rankgate.core.errors import InputError
-from rankgate.core.measures import FAMILIES, Measure
+from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Run
 from rankgate.core.text import visible
 
@@ -480,6 +480,3 @@ def format_lines(request: Request, scores, runid: str, *, per_query: bool, summa
                     out.append(line(name, "all", value_text(root.kind, v)))
     return out
 
-
-def family_names() -> list[str]:
-    return sorted(FAMILIES)
