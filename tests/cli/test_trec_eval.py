@@ -223,7 +223,7 @@ def test_a_malformed_line_names_the_file_and_line(tmp_path):
 
 
 @needs_dl19
-@pytest.mark.parametrize("options", [["-c"], ["-c", "-l2", "-M50"], ["-J", "-mrelstring.30"]])
+@pytest.mark.parametrize("options", [["-c", "-l2", "-M50"], ["-J", "-mrelstring.30"]])
 def test_the_compiled_reader_and_the_byte_reader_print_the_same(options, monkeypatch):
     """REP_LLAMA (1.4 MB) takes the compiled reader (trec_fast, judged rows only); RANKGATE_FAST=0 the
     byte reader that keeps every row."""
