@@ -198,7 +198,9 @@ def _regular(text: str):
 
 def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> np.ndarray:
     try:
-        return np.fromiter(map(float, raw), np.float64, count=len(raw))
+        out = np.fromiter(map(float, raw), np.float64, count=len(raw))
+        if not any("_" in t for t in raw):  # Python reads 1_0 as 10, C's atof as 1
+            return out
     except ValueError:
         pass
     out = np.empty(len(raw), np.float64)
