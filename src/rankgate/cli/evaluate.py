@@ -194,9 +194,11 @@ def warn_unexported(args, bundle: Bundle) -> None:
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
+    from rankgate.core.leniency import with_how_to_accept
+
     problems = problems_of(bundle, policy)
     if problems:
-        raise ValidationError(problems)
+        raise ValidationError(with_how_to_accept(problems))
 
 
 def problems_of(bundle: Bundle, policy: Policy) -> list:

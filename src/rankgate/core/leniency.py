@@ -82,3 +82,16 @@ def lenient_check(bundle, policy, problems_of, *, refuse_short: bool) -> tuple[l
                             f"{'' if len(short) == 1 else 's'} shorter than {depth}: {_first(listed)}; scored as "
                             "trec_eval scores them (the missing ranks count as not relevant)")
     return warnings, problems
+
+
+# What `gate` (and `compare`) add to the refusals `score` turns into warnings: how to accept each.
+HOW_TO_ACCEPT = {
+    "empty-relevant": ' (a no-answer query: "no_answer": true in the --queries file; `rankgate score` scores it '
+                      "as trec_eval does)",
+    "extra-queries": " (to accept them: --missing-queries zero; `rankgate score` ignores them as trec_eval does)",
+}
+
+
+def with_how_to_accept(problems: list[Problem]) -> list[Problem]:
+    return [replace(p, what=p.what + HOW_TO_ACCEPT[p.rule]) if p.rule in HOW_TO_ACCEPT and not
+            p.what.startswith("...") else p for p in problems]

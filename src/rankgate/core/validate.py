@@ -53,9 +53,7 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
     empty = [qid for qid in declared if qrels.catalog.queries.codes[qid] not in with_rel and qid not in no_answer]
     _capped(problems, [Problem(f"{qrels.path}: {jpath(q)}" if qrels.format.startswith("json") else qrels.path,
                                f"query {q!r} has no relevant document (grade >= {checks.rel_level}); "
-                               "to accept it, declare it a no-answer query (a --queries JSONL line with "
-                               '"no_answer": true) or label its evidence; `rankgate score` scores it as trec_eval does',
-                               "empty-relevant")
+                               "declare it a no-answer query or label its evidence", "empty-relevant")
                        for q in empty], qrels.path, "empty-relevant")
 
     seen_names: set[str] = set()
@@ -109,8 +107,7 @@ def query_set_problems(name: str, path: str, present: set[str], declared: set[st
                            "(use --missing-queries zero to score them as 0)", "missing-queries"))
     if extra:
         out.append(Problem(path, f"run {name!r} ranks {len(extra)} "
-                           f"quer{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_list(extra)} "
-                           "(to accept them, --missing-queries zero; `rankgate score` ignores them as trec_eval does)",
+                           f"quer{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_list(extra)}",
                            "extra-queries"))
     return out
 
