@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rankgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     evaluate.register(sub)
+    from rankgate.cli import trec_eval  # the trec_eval drop-in, beside the evaluation commands
+    trec_eval.register(sub)
     init.register(sub)
     labels.register(sub)
     review.register(sub)

@@ -59,7 +59,11 @@ def register(sub) -> None:
     s.add_argument("--format", choices=("json", "trec", "table"), default="json")
     s.add_argument("-q", "--per-query", action="store_true", help="with --format trec: per-query lines too")
     s.add_argument("--trec-eval-version", choices=("10", "9"), default="10",
-                   help="whose iprec_at_recall rounding to follow (they differ only there)")
+                   help="10 (default), or 9: trec_eval 9.0.7's iprec_at_recall and 11pt_avg rule and its "
+                   "single-precision scores (scores equal as C floats tie), as pytrec_eval computes them")
+    s.add_argument("-M", "--depth", type=int, metavar="N", help="score only each ranking's top N (trec_eval -M)")
+    s.add_argument("-J", "--judged-only", action="store_true",
+                   help="drop the documents nobody judged and rank the rest again (trec_eval -J)")
     s.add_argument("--validate-only", action="store_true")
     s.set_defaults(func=cmd_score)
 
@@ -197,9 +201,11 @@ def warn_unexported(args, bundle: Bundle) -> None:
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
+    from rankgate.core.leniency import with_how_to_accept
+
     problems = problems_of(bundle, policy)
     if problems:
-        raise ValidationError(problems)
+        raise ValidationError(with_how_to_accept(problems))
 
 
 def problems_of(bundle: Bundle, policy: Policy) -> list:
@@ -256,9 +262,20 @@ def cmd_validate(args) -> int:
 
 
 def cmd_score(args) -> int:
-    bundle, policy = load(args, fast=True)
+    from rankgate.core.leniency import lenient_check
+
+    if args.depth is not None and args.depth < 1:
+        raise InputError("--depth", f"expected a number of documents of 1 or more, found {args.depth}")
+    # trec_eval 9's single-precision scores rank rows again: the compiled reader ranks them as it reads
+    bundle, policy = load(args, fast=args.trec_eval_version != "9")
     warn_unexported(args, bundle)
-    check(bundle, policy)
+    # score refuses only what would make a number wrong; the rest is one warning line each (core/leniency.py)
+    warnings, problems = lenient_check(bundle, policy, problems_of, refuse_short=args.short_rankings == "error")
+    if problems:
+        raise ValidationError(problems)
+    for line in warnings:
+        say(line, err=True)
+    options = {"depth": args.depth, "judged_only": args.judged_only, "compat": args.trec_eval_version}
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
@@ -267,12 +284,12 @@ def cmd_score(args) -> int:
     bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
     runs = [bundle.run(args.run)] if args.run else list(bundle.runs.values())
     if args.format == "trec":
-        return _score_trec(bundle, policy, runs, args)
+        return _score_trec(bundle, policy, runs, args, options)
     k, extra = policy.k, policy.measures
     answerable = answerable_queries(bundle.qrels, bundle.no_answer)
     results = []
     for run in runs:
-        s = score_run(bundle.qrels, run, k, policy.checks, extra, answerable)
+        s = score_run(bundle.qrels, run, k, policy.checks, extra, answerable, **options)
         results.append({"run": run.name, "k": k, "queries": query_rows(s, bundle.qrels, k, policy.checks.rel_level, extra),
                         "macro": macro(s, k, extra)})
         if bundle.no_answer:
@@ -290,7 +307,7 @@ def cmd_score(args) -> int:
     return EXIT_OK
 
 
-def _score_trec(bundle: Bundle, policy: Policy, runs, args) -> int:
+def _score_trec(bundle: Bundle, policy: Policy, runs, args, options: dict) -> int:
     """trec_eval's output: `measure<TAB>qid<TAB>value`, `all` for the summary."""
     from rankgate.core.engine import evaluate, summarise
     from rankgate.core.measures import ALL_TREC
@@ -299,11 +316,10 @@ def _score_trec(bundle: Bundle, policy: Policy, runs, args) -> int:
     out = []
     for run in runs:
         s = evaluate(bundle.qrels, run, measures, rel_level=policy.checks.rel_level,
-                     missing=policy.checks.missing_queries, compat=args.trec_eval_version)
-        if args.per_query:
-            for m in measures:
-                for i, qid in enumerate(s.qids):
-                    out.append(_trec_line(m, qid, float(s.values[m][i])))
+                     missing=policy.checks.missing_queries, **options)
+        if args.per_query:  # grouped by query, as trec_eval -q; no per-query line for a geometric mean
+            for i, qid in enumerate(s.qids):
+                out.extend(_trec_line(m, qid, float(s.values[m][i])) for m in measures if not m.geometric)
         out.append(f"{'runid':<22}\tall\t{visible(run.name)}")
         out.append(f"{'num_q':<22}\tall\t{len(s.qids)}")
         for m in measures:

@@ -69,8 +69,11 @@ class Prepared:
 
 
 def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error",
-            queries: list[str] | None = None) -> Prepared:
-    """Join a run to the qrels. `missing="zero"` evaluates every qrels query (trec_eval -c)."""
+            queries: list[str] | None = None, depth: int | None = None, judged_only: bool = False,
+            compat: str = "10") -> Prepared:
+    """Join a run to the qrels. `missing="zero"` evaluates every qrels query (trec_eval -c); `depth`
+    keeps each ranking's top N (trec_eval -M); `judged_only` drops the documents nobody judged and ranks
+    the rest again (trec_eval -J); `compat="9"` reads scores as trec_eval 9.0.7 did, in single precision."""
     run = _remap(run, qrels.catalog)
     cat = qrels.catalog
     judged_codes = unique(qrels.q)
@@ -89,17 +92,12 @@ def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error
 
     keep = pos[run.q] >= 0 if len(run.q) else np.zeros(0, bool)
     qp_rows = pos[run.q[keep]]
-    sub = Run(run.name, run.path, cat, run.q[keep], run.doc[keep], run.score[keep], run.where[keep])
+    score = run.score[keep]
+    if compat == "9":  # 9.0.7 kept each score as a C float: 36.000012 and 36.000011 tie there
+        score = score.astype(np.float32).astype(np.float64)
+    sub = Run(run.name, run.path, cat, run.q[keep], run.doc[keep], score, run.where[keep])
     qp, doc, _ = sort_run(sub, qp_rows)
-
-    n = len(qp)
-    if n:
-        starts = np.flatnonzero(np.r_[True, qp[1:] != qp[:-1]])
-        lengths = np.diff(np.r_[starts, n])
-        rank = np.arange(n) - np.repeat(starts, lengths)
-    else:
-        rank = np.zeros(0, np.int64)
-    num_ret = np.bincount(qp, minlength=nq).astype(np.float64)
+    rank = _ranks(qp)
 
     # Join rows to grades on (query position, document).
     D = max(len(cat.docs), 1)
@@ -114,12 +112,37 @@ def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error
         found = jkeys[idx_c] == rkeys
         grade = np.where(found, jgrades[idx_c], UNJUDGED)
     else:
-        grade = np.full(n, UNJUDGED, dtype=np.int64)
-    return Prepared([names[c] for c in codes], nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level)
+        grade = np.full(len(qp), UNJUDGED, dtype=np.int64)
+    qp, rank, grade, doc = _cut(qp, rank, grade, doc, depth, judged_only)
+    num_ret = np.bincount(qp, minlength=nq).astype(np.float64)
+    return Prepared([names[c] for c in codes], nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level,
+                    compat)
+
+
+def _ranks(qp: np.ndarray) -> np.ndarray:
+    """0-based rank of each row within its query (rows grouped by query, in rank order)."""
+    n = len(qp)
+    if not n:
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, qp[1:] != qp[:-1]])
+    return np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+
+
+def _cut(qp, rank, grade, doc, depth, judged_only):
+    """trec_eval's -M (each ranking's top `depth` rows) and -J (only judged rows, ranked again)."""
+    if depth is not None:
+        keep = rank < depth
+        qp, rank, grade, doc = qp[keep], rank[keep], grade[keep], doc[keep]
+    if judged_only:
+        keep = (grade != UNJUDGED) & (grade >= 0)
+        qp, grade, doc = qp[keep], grade[keep], doc[keep]
+        rank = _ranks(qp)
+    return qp, rank, grade, doc
 
 
 def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
-                 queries: list[str] | None = None) -> Prepared:
+                 queries: list[str] | None = None, depth: int | None = None, judged_only: bool = False,
+                 compat: str = "10") -> Prepared:
     """The same Prepared as `prepare` builds, from a lean run: only rows judged for their query
     matter to any measure (num_ret counts the rest), so those are all it holds."""
     cat = qrels.catalog
@@ -167,7 +190,14 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
         grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
     o = np.lexsort((rank, qp))  # grouped by query, in rank order
-    return Prepared(qids, nq, qp[o], rank[o], grade[o], doc[o], num_ret, qqp, qrels.grade, rel_level)
+    qp, rank, grade, doc = qp[o], rank[o], grade[o], doc[o]
+    if depth is not None:
+        num_ret = np.minimum(num_ret, depth)
+    if depth is not None or judged_only:
+        qp, rank, grade, doc = _cut(qp, rank, grade, doc, depth, judged_only)
+        if judged_only:
+            num_ret = np.bincount(qp, minlength=nq).astype(np.float64)
+    return Prepared(qids, nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level, compat)
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -258,6 +288,9 @@ def _ndcg(p: Prepared, m: Measure, level: int) -> np.ndarray:
     if m.rel is not None:  # a level makes nDCG binary at that level
         gain = p.rel(m.rel).astype(np.float64)
         ideal = _binary_ideal(p, m.rel, m.cutoff)
+    elif m.params:  # trec_eval's gains per grade: ndcg.1=3,2=9
+        gain = np.maximum(_row_gain(p, m), 0.0)
+        ideal = _ideal_from(p, _ideal_seq(p, m), m.cutoff)
     else:
         ideal = _ideal_dcg(p, m.cutoff)
     w = _within(p, m.cutoff)
@@ -354,6 +387,323 @@ def _num_rel_ret(p: Prepared, m: Measure, level: int) -> np.ndarray:
     return p.count(p.rel(level) & _within(p, m.cutoff))
 
 
+# ---- trec_eval's further measures (all_trec) ----------------------------------------------------
+
+INFAP_EPSILON = 0.00001
+
+
+def _pool_unjudged(p: Prepared) -> np.ndarray:
+    """Rows whose document the qrels list with a grade below 0 (pooled, left unjudged)."""
+    return (p.grade != UNJUDGED) & (p.grade < 0)
+
+
+def _judged_nonrel(p: Prepared, level: int) -> np.ndarray:
+    return (p.grade != UNJUDGED) & (p.grade >= 0) & (p.grade < level)
+
+
+def _gains(m: Measure) -> dict[int, float]:
+    """trec_eval's `level=gain` parameters (ndcg.1=3,2=9): the gain of each grade named."""
+    out = {}
+    for part in filter(None, m.params.split(",")):
+        level, _, gain = part.partition("=")
+        try:
+            out[int(level)] = float(gain)
+        except ValueError:
+            continue  # trec_eval skips a pair whose level is not a whole number
+    return out
+
+
+def _gain_of(grades: np.ndarray, m: Measure) -> np.ndarray:
+    """The gain of each grade: the grade itself, or the one the parameters give; 0 below grade 0."""
+    g = np.where(grades >= 0, grades, 0).astype(np.float64)
+    for level, gain in _gains(m).items():
+        g[grades == level] = gain
+    g[(grades < 0) & ~np.isin(grades, list(_gains(m)))] = 0.0
+    return g
+
+
+def _row_gain(p: Prepared, m: Measure) -> np.ndarray:
+    g = _gain_of(np.where(p.grade == UNJUDGED, -1, p.grade), m)
+    g[p.grade == UNJUDGED] = 0.0
+    return g
+
+
+def _ideal_seq(p: Prepared, m: Measure):
+    """The ideal ranking's positive gains, per query, highest first: (query, gain, position) per entry."""
+    ok = (p.qrels_qp >= 0) & (p.qrels_grade >= 0)
+    qq, gg = p.qrels_qp[ok], _gain_of(p.qrels_grade[ok], m)
+    pos_ = gg > 0
+    qq, gg = qq[pos_], gg[pos_]
+    order = np.lexsort((-gg, qq))
+    qq, gg = qq[order], gg[order]
+    return qq, gg, _ranks(qq)
+
+
+def _ideal_from(p: Prepared, seq, k) -> np.ndarray:
+    qq, gg, pos = seq
+    keep = np.ones(len(qq), bool) if k is None else pos < k
+    return np.bincount(qq[keep], weights=gg[keep] / np.log2(pos[keep] + 2.0), minlength=p.nq)
+
+
+def _ideal_prefix(p: Prepared, seq, values: np.ndarray):
+    """Per query, the running sum of `values` over its ideal positions, and how to look it up:
+    returns (cumulative, first entry per query, entries per query)."""
+    qq = seq[0]
+    cum = np.cumsum(values)
+    counts = np.bincount(qq, minlength=p.nq)
+    first = np.r_[0, np.cumsum(counts)[:-1]] if p.nq else np.zeros(0, np.int64)
+    base = np.r_[0.0, cum][first] if p.nq else np.zeros(0)
+    return cum, first, counts, base
+
+
+def _prefix_at(cum, first, counts, base, q: np.ndarray, upto: np.ndarray) -> np.ndarray:
+    """Sum of the first `upto` ideal entries of query q (upto capped at the query's entries)."""
+    n = np.minimum(upto, counts[q])
+    out = np.zeros(len(q))
+    has = n > 0
+    out[has] = cum[first[q[has]] + n[has] - 1] - base[q[has]]
+    return out
+
+
+@kernel("infAP")
+def _infap(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    nonrel = _judged_nonrel(p, level)
+    rel = (p.grade != UNJUDGED) & (p.grade >= 0) & ~nonrel
+    pool = _pool_unjudged(p)
+    r = _cum_rel(p, rel)[rel].astype(np.float64)
+    n = (_cum_rel(p, nonrel) - nonrel)[rel].astype(np.float64)
+    u = (_cum_rel(p, pool) - pool)[rel].astype(np.float64)
+    j = p.rank[rel].astype(np.float64)
+    safe_j = np.where(j > 0, j, 1.0)
+    later = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r - 1 + n + u) / safe_j)
+             * ((r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON)))
+    contrib = np.where(j == 0, 1.0, later)
+    return _safe_div(np.bincount(p.qp[rel], weights=contrib, minlength=p.nq), p.num_rel(level))
+
+
+@kernel("gmBpref")
+def _gm_bpref(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return _bpref(p, m, level)
+
+
+@kernel("RprecMult")
+def _rprec_mult(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    cut = np.floor(float(m.cutoff) * p.num_rel(level) + 0.9)  # trec_eval: (long)(x * R + 0.9)
+    got = p.count(p.rel(level) & (p.rank < cut[p.qp]))
+    return _safe_div(got, cut)
+
+
+def _utility_params(m: Measure) -> tuple[float, float, float, float]:
+    vals = [1.0, -1.0, 0.0, 0.0]
+    for i, part in enumerate(m.params.split(",")[:4] if m.params else []):
+        vals[i] = float(part)
+    return tuple(vals)
+
+
+@kernel("Utility")
+def _utility(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    a, b, c, d = _utility_params(m)
+    relret = p.count(p.rel(level))
+    nonrelret = p.num_ret - relret
+    return a * relret + b * nonrelret + c * (p.num_rel(level) - relret)
+
+
+@kernel("IPrecAvg")
+def _iprec_avg(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    levels = [float(x) for x in m.params.split(",")] if m.params else TREC_LEVELS
+    return np.mean([_iprec(p, Measure("IPrec", round(x, 4)), level) for x in levels], axis=0)
+
+
+TREC_LEVELS = tuple(i / 10 for i in range(11))
+
+
+@kernel("binG")
+def _bin_g(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    rel = p.rel(level)
+    so_far = _cum_rel(p, rel)[rel]
+    contrib = 1.0 / np.log2(3.0 + p.rank[rel] - so_far)
+    return _safe_div(np.bincount(p.qp[rel], weights=contrib, minlength=p.nq), p.num_rel(level))
+
+
+@kernel("G")
+def _g(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    """Each retrieved gain over log2(2 + ideal cost so far - gain so far); the cost of an ideal
+    position is its gain, at least 1; divided by the ideal gains' sum."""
+    seq = _ideal_seq(p, m)
+    cost = _ideal_prefix(p, seq, np.maximum(seq[1], 1.0))
+    ideal_sum = np.bincount(seq[0], weights=seq[1], minlength=p.nq)
+    gain = _row_gain(p, m)
+    so_far = _cum_rows(p, gain)
+    i = p.rank.astype(np.int64)
+    npos = cost[2][p.qp]
+    sum_cost = _prefix_at(*cost, p.qp, i + 1) + np.maximum(i + 1 - npos, 0)
+    hit = gain != 0
+    contrib = gain[hit] / np.log2(2.0 + sum_cost[hit] - so_far[hit])
+    return _safe_div(np.bincount(p.qp[hit], weights=contrib, minlength=p.nq), ideal_sum)
+
+
+def _cum_rows(p: Prepared, values: np.ndarray) -> np.ndarray:
+    """Per row: the running sum of values within its query, this row included."""
+    c = np.cumsum(values)
+    if not len(c):
+        return c
+    starts = np.flatnonzero(np.r_[True, p.qp[1:] != p.qp[:-1]])
+    base = np.r_[0.0, c][starts]
+    return c - np.repeat(base, np.diff(np.r_[starts, len(c)]))
+
+
+def _dcg_rows(p: Prepared, m: Measure):
+    gain = _row_gain(p, m)
+    return gain, _cum_rows(p, gain / np.log2(p.rank + 2.0))
+
+
+@kernel("nDCGRel")
+def _ndcg_rel(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    seq = _ideal_seq(p, m)
+    ideal = _ideal_prefix(p, seq, seq[1] / np.log2(seq[2] + 2.0))
+    npos = ideal[2].astype(np.float64)
+    gain, dcg = _dcg_rows(p, m)
+    hit = gain > 0
+    idcg_at = _prefix_at(*ideal, p.qp[hit], p.rank[hit] + 1)
+    total = np.bincount(p.qp[hit], weights=_safe_div(dcg[hit], idcg_at), minlength=p.nq).astype(np.float64)
+    final = _final_per_query(p, dcg)
+    idcg_full = _prefix_at(*ideal, np.arange(p.nq), ideal[2])
+    total += (npos - np.bincount(p.qp[hit], minlength=p.nq)) * _safe_div(final, idcg_full)
+    return np.where(total > 0, _safe_div(total, npos), 0.0)
+
+
+def _final_per_query(p: Prepared, per_row: np.ndarray) -> np.ndarray:
+    """Per query: the value at its last row (0 when it has none)."""
+    out = np.zeros(p.nq)
+    if len(per_row):
+        last = np.flatnonzero(np.r_[p.qp[1:] != p.qp[:-1], True])
+        out[p.qp[last]] = per_row[last]
+    return out
+
+
+@kernel("Rndcg")
+def _rndcg(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    """nDCG averaged at each point where the ideal ranking's gain changes (and at the ranking's end
+    when it is longer than the ideal's positive part)."""
+    seq = _ideal_seq(p, m)
+    qq, gg, pos = seq
+    ideal = _ideal_prefix(p, seq, gg / np.log2(pos + 2.0))
+    npos = ideal[2]
+    # boundaries: after ideal position i when the next position's gain differs or the query ends
+    last = np.r_[qq[1:] != qq[:-1], True] if len(qq) else np.zeros(0, bool)
+    change = last | np.r_[gg[1:] != gg[:-1], True] if len(qq) else last
+    bq, b = qq[change], pos[change] + 1
+    num_ret = p.num_ret.astype(np.int64)
+    extra = np.flatnonzero(num_ret > npos)
+    bq = np.r_[bq, extra].astype(np.int64)
+    b = np.r_[b, num_ret[extra]].astype(np.int64)
+    gain, dcg = _dcg_rows(p, m)
+    got = _at_rank(p, dcg, bq, np.minimum(b, num_ret[bq]))
+    idcg = _prefix_at(*ideal, bq, b)
+    ok = idcg > 0
+    total = np.bincount(bq[ok], weights=got[ok] / idcg[ok], minlength=p.nq)
+    count = np.bincount(bq[ok], minlength=p.nq)
+    out = _safe_div(total, count)
+    out[p.num_rel(level) == 0] = 0.0
+    return out
+
+
+def _at_rank(p: Prepared, cum: np.ndarray, q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """A running per-row sum `cum` read at query q's cutoff k: its value at the last row ranked above k
+    (0 when none). Rows need not cover every rank (a lean run holds the judged ones)."""
+    out = np.zeros(len(q))
+    if not len(cum) or not len(q):
+        return out
+    blk = np.cumsum(np.r_[0, p.qp[1:] != p.qp[:-1]])  # block number per row: increasing in row order
+    blk_of = np.full(p.nq, -1, np.int64)
+    blk_of[p.qp] = blk
+    big = int(p.rank.max()) + 2 if len(p.rank) else 2
+    key = blk * big + p.rank
+    b = blk_of[q]
+    at = np.searchsorted(key, b * big + np.minimum(k, big - 1), side="left") - 1
+    ok = (b >= 0) & (at >= 0)
+    ok[ok] &= blk[at[ok]] == b[ok]
+    out[ok] = cum[at[ok]]
+    return out
+
+
+@kernel("RelP")
+def _relative_p(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return _safe_div(p.count(p.rel(level) & (p.rank < m.cutoff)), np.minimum(p.num_rel(level), m.cutoff))
+
+
+@kernel("SetP")
+def _set_p(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return _safe_div(p.count(p.rel(level)), p.num_ret)
+
+
+@kernel("SetRelP")
+def _set_rel_p(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return _safe_div(p.count(p.rel(level)), np.minimum(p.num_ret, p.num_rel(level)))
+
+
+@kernel("SetR")
+def _set_recall(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return _safe_div(p.count(p.rel(level)), p.num_rel(level))
+
+
+@kernel("SetAP")
+def _set_map(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    relret = p.count(p.rel(level))  # as trec_eval: one division, so 14*14/(100*32) prints 0.0612
+    return _safe_div(relret * relret, p.num_ret * p.num_rel(level))
+
+
+@kernel("SetF")
+def _set_f(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    beta = float(m.params) if m.params else 1.0
+    prec, rec = _set_p(p, m, level), _set_recall(p, m, level)
+    return _safe_div((1 + beta * beta) * prec * rec, beta * beta * prec + rec)
+
+
+@kernel("NumNonrelJudgedRet")
+def _num_nonrel_judged_ret(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    return p.count(_judged_nonrel(p, level))
+
+
+def _rbp_p(m: Measure) -> float:
+    for part in filter(None, m.params.split(",")):
+        key, _, value = part.partition("=")
+        if key == "p":
+            return float(value)
+    return 0.9
+
+
+@kernel("RBP")
+def _rbp(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    persist = _rbp_p(m)
+    gain = _row_gain(p, m)
+    ok = (p.qrels_qp >= 0) & (p.qrels_grade >= 0)
+    top = np.zeros(p.nq)
+    if ok.any():
+        np.maximum.at(top, p.qrels_qp[ok], _gain_of(p.qrels_grade[ok], m))
+    scale = np.where(top > 1, top, 1.0)  # gains above 1 are scaled to 0..1 by the query's highest
+    w = gain / scale[p.qp] * persist ** p.rank.astype(np.float64)
+    return (1.0 - persist) * np.bincount(p.qp, weights=w, minlength=p.nq)
+
+
+@kernel("RBPResid")
+def _rbp_resid(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    """p^num_ret + (1 - p) x the sum of p^rank over the unjudged retrieved documents (when there is one).
+    Counted from the judged rows (a lean run holds no others): every rank's weight less theirs."""
+    persist = 0.9
+    judged = (p.grade != UNJUDGED) & (p.grade >= 0)
+    seen = np.bincount(p.qp[judged], weights=persist ** p.rank[judged].astype(np.float64), minlength=p.nq)
+    every = (1.0 - persist ** p.num_ret) / (1.0 - persist)
+    out = persist ** p.num_ret + (1.0 - persist) * (every - seen)
+    return np.where(p.num_ret - p.count(judged) > 0, out, 0.0)
+
+
+@kernel("Unjudged")
+def _unjudged(p: Prepared, m: Measure, level: int) -> np.ndarray:
+    judged = (p.grade != UNJUDGED) & (p.grade >= 0) & (p.rank < m.cutoff)
+    return (np.minimum(p.num_ret, m.cutoff) - p.count(judged)) / float(m.cutoff)
+
+
 def per_query(p: Prepared, m: Measure) -> np.ndarray:
     """One measure's value for every evaluated query."""
     compute = KERNELS.get(m.family)
@@ -391,14 +741,15 @@ class Scores:
 
 
 def evaluate(qrels: Qrels, run: Run | LeanRun, measures: list[Measure], *, rel_level: int = 1,
-             missing: str = "error", queries: list[str] | None = None, compat: str = "10") -> Scores:
+             missing: str = "error", queries: list[str] | None = None, compat: str = "10",
+             depth: int | None = None, judged_only: bool = False) -> Scores:
     """Score one run. `missing="zero"` scores queries absent from the run as 0 (trec_eval -c).
 
-    `compat="9"` follows trec_eval 9.0.7's interpolated precision (the only measure that differs).
+    `compat="9"` follows trec_eval 9.0.7: its interpolated precision (iprec_at_recall, 11pt_avg) and its
+    single-precision scores (a full run's ties; a lean run was ranked when read). `depth` is trec_eval's
+    -M, `judged_only` its -J.
     """
-    if isinstance(run, LeanRun):
-        p = prepare_lean(qrels, run, rel_level=rel_level, missing=missing, queries=queries)
-    else:
-        p = prepare(qrels, run, rel_level=rel_level, missing=missing, queries=queries)
-    p.compat = compat
+    opts = dict(rel_level=rel_level, missing=missing, queries=queries, depth=depth, judged_only=judged_only,
+                compat=compat)
+    p = prepare_lean(qrels, run, **opts) if isinstance(run, LeanRun) else prepare(qrels, run, **opts)
     return Scores(run.name, p.qids, {m: per_query(p, m) for m in measures}, p)

@@ -36,9 +36,11 @@ QUEUE_IN_REPORT = 20  # review-queue entries the gate's JSON lists (the app gets
 
 # ---- per-query rows and macros in the release-gate JSON's shape ------------------------------
 
-def score_run(qrels: Qrels, run: Run, k: int, checks: Checks, extra: list[Measure], answerable: list[str]) -> Scores:
+def score_run(qrels: Qrels, run: Run, k: int, checks: Checks, extra: list[Measure], answerable: list[str],
+              **options) -> Scores:
+    """`options`: the engine's depth (trec_eval -M) and judged_only (-J), for `rankgate score`."""
     ms = list(dict.fromkeys(gate_measures(k) + list(extra)))
-    return evaluate(qrels, run, ms, rel_level=checks.rel_level, missing="zero", queries=answerable)
+    return evaluate(qrels, run, ms, rel_level=checks.rel_level, missing="zero", queries=answerable, **options)
 
 
 def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Measure]) -> list[dict]:

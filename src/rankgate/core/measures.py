@@ -40,6 +40,8 @@ class Family:
     trec_group: tuple = ()  # the cutoffs the bare `trec_cut` name expands to (trec_eval's defaults)
     summary: str = "mean"  # over queries: "mean", "sum" or "geometric" (as trec_eval summarises it)
     top_k_only: bool = False  # with a cutoff k, each ranking's top k is all it needs
+    level_max: float = 1.0  # the largest level a `level` cutoff may take (Rprec_mult: any multiple of R)
+    params: str = ""  # trec_eval parameters it takes after a dot (`utility.2,-1,0,0`), and what they mean
 
 
 FAMILIES = {f.name: f for f in (
@@ -67,12 +69,53 @@ FAMILIES = {f.name: f for f in (
     Family("NumRelRet", "relevant documents retrieved", trec="num_rel_ret", summary="sum", top_k_only=True),
     Family("gmAP", "average precision; the summary is the geometric mean (trec_eval gm_map)",
            cutoff="none", trec="gm_map", summary="geometric"),
+    Family("infAP", "inferred AP (Yilmaz and Aslam): AP estimated from a judged sample of the pool; a qrels "
+           "grade below 0 marks a pooled document left unjudged", cutoff="none", trec="infAP"),
+    Family("gmBpref", "bpref; the summary is the geometric mean (trec_eval gm_bpref)",
+           cutoff="none", trec="gm_bpref", summary="geometric"),
+    Family("RprecMult", "precision at x times R (R = relevant documents; x given as the cutoff, e.g. @0.5)",
+           cutoff="required", level=True, level_max=float("inf"), trec_cut="Rprec_mult",
+           trec_group=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    Family("Utility", "set utility: a x relevant retrieved + b x other retrieved + c x relevant not retrieved "
+           "(default a,b,c = 1,-1,0)", cutoff="none", trec="utility", params="a,b,c,d"),
+    Family("IPrecAvg", "mean interpolated precision at recall 0.0, 0.1 ... 1.0 (trec_eval 11pt_avg)",
+           cutoff="none", trec="11pt_avg", params="recall levels"),
+    Family("binG", "binary gain G: each relevant document at rank i earns 1/log2(2 + i - relevant so far), "
+           "divided by R", cutoff="none", trec="binG"),
+    Family("G", "normalised gain G (trec_eval's experimental measure between AP and nDCG)", cutoff="none",
+           trec="G", params="level=gain"),
+    Family("nDCGRel", "nDCG averaged over the relevant documents' positions (trec_eval ndcg_rel)",
+           cutoff="none", trec="ndcg_rel", params="level=gain"),
+    Family("Rndcg", "nDCG averaged at the R levels of each grade (trec_eval Rndcg)", cutoff="none",
+           trec="Rndcg", params="level=gain"),
+    Family("RelP", "relative precision at k: relevant documents in the top k divided by min(k, R)",
+           cutoff="required", trec_cut="relative_P", trec_group=TREC_CUTOFFS, top_k_only=True),
+    Family("SetP", "precision of the whole ranking: relevant retrieved / retrieved", cutoff="none", trec="set_P"),
+    Family("SetRelP", "relevant retrieved / min(retrieved, R)", cutoff="none", trec="set_relative_P"),
+    Family("SetR", "recall of the whole ranking: relevant retrieved / R", cutoff="none", trec="set_recall"),
+    Family("SetAP", "set precision times set recall (trec_eval set_map)", cutoff="none", trec="set_map"),
+    Family("SetF", "F-measure of the whole ranking (beta = 1 unless given)", cutoff="none", trec="set_F",
+           params="beta"),
+    Family("NumNonrelJudgedRet", "judged non-relevant documents retrieved", cutoff="none",
+           trec="num_nonrel_judged_ret", summary="sum"),
+    Family("RBP", "rank-biased precision, persistence p = 0.9; grades above 1 scaled to 0..1 by the "
+           "query's highest grade", cutoff="none", trec="rbp", params="p=persistence"),
+    Family("RBPResid", "the residual of RBP: what the unjudged retrieved documents could add",
+           cutoff="none", trec="rbp_resid"),
+    Family("Unjudged", "share of the top k with no judgment (trec_eval unj; a grade below 0 counts as unjudged)",
+           cutoff="required", trec_cut="unj", trec_group=(5, 10, 20), top_k_only=True),
 )}
 DESCRIPTIONS = {f.name: f.description for f in FAMILIES.values()}
 DEPTH_FAMILIES = frozenset(f.name for f in FAMILIES.values() if f.top_k_only)
 # trec_eval's `-m all_trec`, in its order, limited to the families rankgate computes.
 ALL_TREC_NAMES = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                  "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+                  "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+                  "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+                  "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
+                  "rbp_resid", "unj")
+# trec_eval's `official` nickname (its default), limited the same way (runid and num_q are printed apart).
+OFFICIAL_NAMES = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                  "iprec_at_recall", "P")
 
 
 @dataclass(frozen=True)
@@ -80,6 +123,7 @@ class Measure:
     family: str
     cutoff: int | float | None = None  # k, or the recall level for IPrec
     rel: int | None = None  # relevance level; None = the evaluation's level
+    params: str = ""  # trec_eval's parameter text for the families that take one (utility, G, ndcg gains ...)
 
     @property
     def name(self) -> str:
@@ -88,13 +132,16 @@ class Measure:
             out += f"(rel={self.rel})"
         if self.cutoff is not None:
             out += f"@{self.cutoff:g}" if isinstance(self.cutoff, float) else f"@{self.cutoff}"
+        if self.params:
+            out += f"({self.params})"
         return out
 
     @property
     def trec_name(self) -> str:
         f, k = FAMILIES[self.family], self.cutoff
         if k is None or f.trec_cut is None:
-            return f.trec or f.trec_cut
+            base = f.trec or f.trec_cut
+            return f"{base}_{self.params}" if self.params else base
         return f"{f.trec_cut}_{k:.2f}" if f.level else f"{f.trec_cut}_{k}"
 
     @property
@@ -147,6 +194,8 @@ def _parse_one(text: str) -> list[Measure]:
     low = text.lower()
     if low == "all_trec":
         return list(ALL_TREC)
+    if low == "official":
+        return list(OFFICIAL)
     if low in _TREC_FIXED:
         return [_TREC_FIXED[low]]
     if text in _TREC_GROUPS:
@@ -160,7 +209,7 @@ def _parse_one(text: str) -> list[Measure]:
                 level = float(text[len(prefix):])
             except ValueError:
                 raise _bad(text, "the recall level is not a number") from None
-            return [Measure(fam, _level(level, text))]
+            return [Measure(fam, _level(level, text, FAMILIES[fam].level_max))]
     m = _IR.match(text)
     if not m:
         raise _bad(text, "unknown measure")
@@ -173,7 +222,7 @@ def _parse_one(text: str) -> list[Measure]:
     cutoff: int | float | None = None
     if cut_text is not None:
         if spec.level:
-            cutoff = _level(float(cut_text), text)
+            cutoff = _level(float(cut_text), text, spec.level_max)
         elif "." in cut_text:
             raise _bad(text, "the cutoff must be a whole number")
         else:
@@ -191,10 +240,11 @@ def _positive(k: int, text: str) -> int:
     return k
 
 
-def _level(x: float, text: str) -> float:
-    if not 0.0 <= x <= 1.0:
-        raise _bad(text, "the recall level must be between 0 and 1")
+def _level(x: float, text: str, top: float = 1.0) -> float:
+    if not 0.0 <= x <= top:
+        raise _bad(text, "the recall level must be between 0 and 1" if top == 1.0 else "the level must be 0 or more")
     return round(x, 4)
 
 
 ALL_TREC = [m for name in ALL_TREC_NAMES for m in _parse_one(name)]
+OFFICIAL = [m for name in OFFICIAL_NAMES for m in _parse_one(name)]
