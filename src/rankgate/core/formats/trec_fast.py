@@ -26,6 +26,7 @@ import os
 
 import numpy as np
 
+from rankgate.core.errors import InputError
 from rankgate.core.model import Catalog, LeanRun, Qrels, Run, unique
 
 BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
@@ -62,7 +63,7 @@ class _Reader:
         self.qnames: list[str] = []
         names = qrels.catalog.docs.names
         self.judged_codes = unique(qrels.doc)
-        self.value_set = pa.array([names[c] for c in self.judged_codes.tolist()], pa.string())
+        self.judged = _JudgedLookup([names[c] for c in self.judged_codes.tolist()], self.judged_codes)
         self.dict_t = pa.dictionary(pa.int32(), pa.string())
 
     def blocks(self):
@@ -70,17 +71,27 @@ class _Reader:
         total = os.path.getsize(self.path)
         buf = bytearray(BLOCK)
         view = memoryview(buf)
-        carry, row0, done = 0, 0, 0
-        with open(self.path, "rb") as f:
-            head = f.read(3)
-            if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
+        carry, row0 = 0, 0
+        with open(self.path, "rb") as raw:
+            head = raw.read(3)
+            raw.seek(0)
+            if head == b"\xef\xbb\xbf":
                 raise NotPlain
-            f.seek(0)
+            f = raw
+            if head[:2] == b"\x1f\x8b":  # gzip: decompressed as it streams, block by block
+                import gzip
+
+                f = gzip.GzipFile(fileobj=raw, mode="rb")
             while True:
                 if carry == len(buf):  # one line longer than a block: a buffer twice the size
+                    if len(buf) >= MAX_LINE:
+                        raise LineTooLong(row0 + 1)
                     buf = bytearray(buf) + bytes(len(buf))  # (a new one: pyarrow may still hold the old)
                     view = memoryview(buf)
-                got = f.readinto(view[carry:])
+                try:
+                    got = f.readinto(view[carry:])
+                except (EOFError, OSError, zlib_error()):
+                    raise NotPlain from None  # a damaged gzip stream: the general reader says so
                 end = carry + got
                 if not got:
                     if carry:
@@ -95,46 +106,37 @@ class _Reader:
                 if any(buf.find(c, 0, cut) >= 0 for c in _NOT_PLAIN):  # memchr per byte
                     raise NotPlain
                 parsed = self._parse(view[:cut])  # the columns are copies: buf can be reused
-                done += cut
                 yield (row0, *parsed)
                 row0 += len(parsed[0])
                 buf[: end - cut] = buf[cut:end]
                 carry = end - cut
                 if self.progress:
-                    self.progress(done, total)
+                    self.progress(raw.tell(), total)
 
     def _parse(self, block):
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.csv as pcsv
 
-        opts = dict(read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
-                    parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
-                                                    ignore_empty_lines=False))
-        types = {"q": self.dict_t, "i": self.dict_t, "d": pa.string(), "r": pa.int64(), "s": pa.float64(),
-                 "t": self.dict_t}
+        # Q0, rank and tag are read as bytes, only to see that none is empty (a line of five
+        # fields and a stray space must not pass as six); the rank need not be a number.
         try:
-            tbl = pcsv.read_csv(pa.py_buffer(block), **opts,
-                                convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False))
+            tbl = pcsv.read_csv(pa.py_buffer(block), read_options=_csv_options()[0], parse_options=_csv_options()[1],
+                                convert_options=pcsv.ConvertOptions(column_types={
+                                    "q": self.dict_t, "i": pa.binary(), "d": pa.string(), "r": pa.binary(),
+                                    "s": pa.float64(), "t": pa.binary()}, strings_can_be_null=False))
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-            types["r"] = pa.string()  # the rank column is ignored, and need not be a number
-            try:
-                tbl = pcsv.read_csv(pa.py_buffer(block), **opts,
-                                    convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False))
-            except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-                raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
-        # An empty field (two spaces, a leading or trailing one) must never let a five-field
-        # line pass as six: no column may hold an empty value.
-        for col in ("i", "t"):
-            c = tbl[col].unify_dictionaries()
-            if c.num_chunks and pc.min(pc.binary_length(c.chunk(0).dictionary)).as_py() == 0:
-                raise NotPlain
-        for col in ("d", "r"):
-            c = tbl[col]
-            if c.null_count or (pa.types.is_string(c.type) and pc.min(pc.binary_length(c)).as_py() == 0):
-                raise NotPlain
-        if tbl["s"].null_count:
+            raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
+        if tbl["s"].null_count or not len(tbl):
             raise NotPlain
+        for col in ("i", "d", "r", "t"):
+            if pc.min(pc.binary_length(tbl[col])).as_py() == 0:
+                raise NotPlain  # an empty field
+        if not _ascii(block):  # query and document are checked UTF-8 by pyarrow; Q0, rank and tag are bytes
+            try:
+                str(block, "utf-8")
+            except UnicodeDecodeError:
+                raise NotPlain from None
         q = tbl["q"].unify_dictionaries()
         names = q.chunk(0).dictionary.to_pylist()
         if any(not n or n.startswith("#") for n in names):
@@ -147,19 +149,123 @@ class _Reader:
                 code = index[n] = len(qnames)
                 qnames.append(n)
             local[i] = code
-        qcode = local[np.concatenate([ch.indices.to_numpy() for ch in q.chunks])]
-        score = tbl["s"].to_numpy()
+        qcode = local[_np([ch.indices for ch in q.chunks])]
+        score = _np(tbl["s"])
         if not np.isfinite(score).all():
             raise NotPlain
-        d = tbl["d"].combine_chunks()
-        if len(self.judged_codes):
-            idx = pc.index_in(d, value_set=self.value_set).fill_null(-1).to_numpy()
-            judged = np.where(idx >= 0, self.judged_codes[np.maximum(idx, 0)], -1)
-        else:  # nothing judged at all
-            judged = np.full(len(d), -1, np.int64)
+        d = tbl["d"]
         key = hash_strings(d)
+        judged = self.judged.codes(d, key)
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
+
+
+def _csv_options():
+    import pyarrow.csv as pcsv
+
+    return (pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
+            pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, ignore_empty_lines=False))
+
+
+def zlib_error():
+    import zlib
+
+    return zlib.error
+
+
+def _ascii(block) -> bool:
+    """Every byte of the block is below 0x80."""
+    a = np.frombuffer(block, np.uint8)
+    return not len(a) or int(a.max()) < 0x80
+
+
+MAX_LINE = 1 << 20  # bytes: a longer line is refused (no TREC run line comes near it)
+
+
+class LineTooLong(Exception):
+    def __init__(self, line: int):
+        self.line = line
+
+
+class _JudgedLookup:
+    """Which rows hold a judged document, by the documents' 64-bit hashes (hash_strings): a bitmap
+    on the hash's top bits rules most rows out, a sorted search finds the rest, and every hit is
+    confirmed byte for byte, so a collision never makes an unjudged document judged."""
+
+    def __init__(self, names: list[str], codes: np.ndarray):
+        self.names = _strings(names)
+        self.codes_ = codes
+        h = hash_strings(self.names) if names else np.zeros(0, np.uint64)
+        self.order = np.argsort(h, kind="stable")
+        self.sorted = h[self.order]
+        self.bits = max(16, min(24, int(len(names) * 8).bit_length()))
+        self.shift = np.uint64(64 - self.bits)
+        self.present = np.zeros(1 << self.bits, bool)
+        self.present[(h >> self.shift).astype(np.int64)] = True
+
+    def codes(self, docs, h: np.ndarray) -> np.ndarray:
+        """The judged document's code of every row (-1: nobody judged it)."""
+        import pyarrow.compute as pc
+
+        out = np.full(len(h), -1, np.int64)
+        if not len(self.sorted):
+            return out
+        rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
+        if not len(rows):
+            return out
+        hr = h[rows]
+        lo = np.searchsorted(self.sorted, hr, "left")
+        hi = np.searchsorted(self.sorted, hr, "right")
+        found = hi > lo
+        rows, lo, hi = rows[found], lo[found], hi[found]
+        for extra in range(int((hi - lo).max(initial=1))):  # judged documents with one hash: each in turn
+            at = lo + extra
+            ok = at < hi
+            r, j = rows[ok], self.order[at[ok]]
+            same = np.array([a == b for a, b in zip(docs.take(_ints(r)).to_pylist(), self.names.take(_ints(j)).to_pylist())],
+                            bool)
+            out[r[same]] = self.codes_[j[same]]
+        return out
+
+
+def _ints(a: np.ndarray):
+    """A numpy int or float array as an Arrow array, without pyarrow's conversion (which imports pandas
+    whenever pandas is installed: 0.2 s)."""
+    import pyarrow as pa
+
+    a = np.ascontiguousarray(a)
+    t = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(), np.dtype(np.uint64): pa.uint64(),
+         np.dtype(np.float64): pa.float64()}[a.dtype]
+    return pa.Array.from_buffers(t, len(a), [None, pa.py_buffer(a)])
+
+
+_NUMPY = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint64": np.uint64,
+          "uint32": np.uint32,
+          "double": np.float64}
+
+
+def _np(arr) -> np.ndarray:
+    """The values of a numeric Arrow array (or chunked array, or list of arrays) without nulls, as numpy
+    (Array.to_numpy imports pandas when it is installed)."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.chunks
+    if isinstance(arr, list):
+        return np.concatenate([_np(a) for a in arr]) if arr else np.zeros(0, np.int64)
+    dtype = _NUMPY[str(arr.type)]
+    return np.frombuffer(arr.buffers()[1], dtype)[arr.offset:arr.offset + len(arr)]
+
+
+def _strings(values: list[str]):
+    """Python strings as an Arrow string array (no pandas import, see _ints)."""
+    import pyarrow as pa
+
+    data = [v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(data) + 1, np.int64)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+                                 ).cast(pa.string())
 
 
 class _Tally:
@@ -243,6 +349,9 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
             return _read(path, name, qrels, progress, keep_top, grouped=False)
     except NotPlain:
         return None
+    except LineTooLong as e:
+        raise InputError(path, f"a line longer than {MAX_LINE >> 20} MB (expected TREC run lines: query Q0 document "
+                         "rank score tag)", line=e.line) from None
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
@@ -322,8 +431,8 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
                 b = q % buckets
                 order = np.argsort(b, kind="stable")
                 bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
-                tbl = pa.table({"row": np.arange(row0, lines)[order], "q": q[order], "s": s[order], "j": j[order],
-                                "k": k[order], "d": d.take(pa.array(order))}, schema=schema)
+                tbl = pa.Table.from_arrays([_ints(np.arange(row0, lines)[order]), _ints(q[order]), _ints(s[order]),
+                                            _ints(j[order]), _ints(k[order]), d.take(_ints(order))], schema=schema)
                 for i in range(buckets):
                     if bounds[i + 1] > bounds[i]:
                         if i not in writers:
@@ -336,8 +445,8 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
             where = os.path.join(tmp, f"{i}.arrow")
             with pa.ipc.open_stream(where) as f:
                 t = f.read_all()
-            _settle_parts([(t["row"].to_numpy(), t["q"].to_numpy(), t["s"].to_numpy(), t["j"].to_numpy(),
-                            t["k"].to_numpy(), t["d"])], tally, reader.qnames)
+            _settle_parts([(_np(t["row"]), _np(t["q"]), _np(t["s"]), _np(t["j"]), _np(t["k"]), t["d"])], tally,
+                          reader.qnames)
             del t
             os.remove(where)
     return lines
@@ -369,7 +478,7 @@ class _Docs:
     def take(self, rows: np.ndarray):
         import pyarrow as pa
 
-        return self.docs.take(pa.array(rows if self.src is None else self.src[rows]))
+        return self.docs.take(_ints(rows if self.src is None else self.src[rows]))
 
 
 class _Rows:
@@ -462,8 +571,8 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
         group = np.cumsum(np.r_[True, ~tie])[rows]
         src = rows if perm is None else perm[rows]
         tied_docs = docs.take(src)
-        o = pc.sort_indices(pa.table({"g": group, "d": tied_docs}),
-                            sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+        o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(group), tied_docs], names=["g", "d"]),
+                                sort_keys=[("g", "ascending"), ("d", "descending")]))
         if perm is None:
             perm = np.arange(n)
         perm[rows] = src[o]
