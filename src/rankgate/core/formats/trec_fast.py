@@ -67,11 +67,38 @@ class _Reader:
         self.dict_t = pa.dictionary(pa.int32(), pa.string())
 
     def blocks(self):
-        """(row of the first line, qcode, score, judged, key, docs) per block, in file order."""
-        total = os.path.getsize(self.path)
-        buf = bytearray(BLOCK)
-        view = memoryview(buf)
-        carry, row0 = 0, 0
+        """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
+        block is read and parsed by pyarrow in a second thread while this one's columns are worked on
+        (both release the GIL), so reading and the rest overlap."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        raw = self._raw_blocks()
+
+        def step():
+            block = next(raw, None)
+            return None if block is None else self._table(block)
+
+        total, row0 = os.path.getsize(self.path), 0
+        with ThreadPoolExecutor(1, thread_name_prefix="rankgate-read") as pool:
+            ahead = pool.submit(step)
+            try:
+                while (tbl := _result(ahead, row0)) is not None:
+                    ahead = pool.submit(step)
+                    parsed = self._columns(tbl)
+                    yield (row0, *parsed)
+                    row0 += len(parsed[0])
+                    if self.progress:
+                        self.progress(self.done, total)
+            finally:
+                ahead.cancel()
+        if not row0:
+            raise NotPlain  # an empty file: the general reader says so
+
+    def _raw_blocks(self):
+        """The file's bytes in blocks of about BLOCK that end on a line break (gzip decompressed as it
+        streams); each block is a fresh buffer, so a block can be parsed while the next is read."""
+        carry = b""
+        self.done = 0
         with open(self.path, "rb") as raw:
             head = raw.read(3)
             raw.seek(0)
@@ -82,38 +109,35 @@ class _Reader:
                 import gzip
 
                 f = gzip.GzipFile(fileobj=raw, mode="rb")
+            size = BLOCK
             while True:
-                if carry == len(buf):  # one line longer than a block: a buffer twice the size
-                    if len(buf) >= MAX_LINE:
-                        raise LineTooLong(row0 + 1)
-                    buf = bytearray(buf) + bytes(len(buf))  # (a new one: pyarrow may still hold the old)
-                    view = memoryview(buf)
+                buf = bytearray(max(size, len(carry) + BLOCK))
+                buf[:len(carry)] = carry
                 try:
-                    got = f.readinto(view[carry:])
+                    got = f.readinto(memoryview(buf)[len(carry):])
                 except (EOFError, OSError, zlib_error()):
                     raise NotPlain from None  # a damaged gzip stream: the general reader says so
-                end = carry + got
+                end = len(carry) + got
                 if not got:
                     if carry:
                         raise NotPlain  # no line break at the end
-                    if not row0:
-                        raise NotPlain  # an empty file: the general reader says so
-                    break
+                    return
                 cut = buf.rfind(b"\n", 0, end) + 1
-                if not cut:
-                    carry = end
+                if not cut:  # one line longer than a block: read on, up to MAX_LINE
+                    if end > MAX_LINE:
+                        raise LineTooLong(0)  # blocks() knows the line
+                    carry = memoryview(buf)[:end]
+                    size = 2 * len(buf)
                     continue
                 if any(buf.find(c, 0, cut) >= 0 for c in _NOT_PLAIN):  # memchr per byte
                     raise NotPlain
-                parsed = self._parse(view[:cut])  # the columns are copies: buf can be reused
-                yield (row0, *parsed)
-                row0 += len(parsed[0])
-                buf[: end - cut] = buf[cut:end]
-                carry = end - cut
-                if self.progress:
-                    self.progress(raw.tell(), total)
+                carry = bytes(memoryview(buf)[cut:end])
+                size = BLOCK
+                self.done = raw.tell()
+                yield memoryview(buf)[:cut]
 
-    def _parse(self, block):
+    def _table(self, block):
+        """The block's six columns (pyarrow's CSV reader), checked to be plain."""
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.csv as pcsv
@@ -137,6 +161,10 @@ class _Reader:
                 str(block, "utf-8")
             except UnicodeDecodeError:
                 raise NotPlain from None
+        return tbl
+
+    def _columns(self, tbl):
+        """(qcode, score, judged, key, docs) of a block's table."""
         q = tbl["q"].unify_dictionaries()
         names = q.chunk(0).dictionary.to_pylist()
         if any(not n or n.startswith("#") for n in names):
@@ -179,7 +207,14 @@ def _ascii(block) -> bool:
     return not len(a) or int(a.max()) < 0x80
 
 
-MAX_LINE = 1 << 20  # bytes: a longer line is refused (no TREC run line comes near it)
+MAX_LINE = 16 << 20  # bytes: a longer line is refused (no TREC run line comes near it)
+
+
+def _result(future, row0: int):
+    try:
+        return future.result()
+    except LineTooLong:
+        raise LineTooLong(row0 + 1) from None
 
 
 class LineTooLong(Exception):
@@ -198,7 +233,8 @@ class _JudgedLookup:
         h = hash_strings(self.names) if names else np.zeros(0, np.uint64)
         self.order = np.argsort(h, kind="stable")
         self.sorted = h[self.order]
-        self.bits = max(16, min(24, int(len(names) * 8).bit_length()))
+        self.one_each = not (self.sorted[1:] == self.sorted[:-1]).any()
+        self.bits = max(16, min(24, int(len(names) * 64).bit_length()))  # about 1 row in 64 looked up in vain
         self.shift = np.uint64(64 - self.bits)
         self.present = np.zeros(1 << self.bits, bool)
         self.present[(h >> self.shift).astype(np.int64)] = True
@@ -215,15 +251,19 @@ class _JudgedLookup:
             return out
         hr = h[rows]
         lo = np.searchsorted(self.sorted, hr, "left")
-        hi = np.searchsorted(self.sorted, hr, "right")
-        found = hi > lo
+        if self.one_each:  # no two judged documents share a hash (the usual case): one search
+            lo = np.minimum(lo, len(self.sorted) - 1)
+            found = self.sorted[lo] == hr
+            hi = lo + found
+        else:
+            hi = np.searchsorted(self.sorted, hr, "right")
+            found = hi > lo
         rows, lo, hi = rows[found], lo[found], hi[found]
         for extra in range(int((hi - lo).max(initial=1))):  # judged documents with one hash: each in turn
             at = lo + extra
             ok = at < hi
             r, j = rows[ok], self.order[at[ok]]
-            same = np.array([a == b for a, b in zip(docs.take(_ints(r)).to_pylist(), self.names.take(_ints(j)).to_pylist())],
-                            bool)
+            same = _bools(pc.equal(_one(docs.take(_ints(r))), self.names.take(_ints(j))))
             out[r[same]] = self.codes_[j[same]]
         return out
 
@@ -255,6 +295,19 @@ def _np(arr) -> np.ndarray:
         return np.concatenate([_np(a) for a in arr]) if arr else np.zeros(0, np.int64)
     dtype = _NUMPY[str(arr.type)]
     return np.frombuffer(arr.buffers()[1], dtype)[arr.offset:arr.offset + len(arr)]
+
+
+def _bools(arr) -> np.ndarray:
+    """A boolean Arrow array without nulls as numpy (see _np)."""
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
+    return bits[arr.offset:arr.offset + len(arr)].astype(bool)
+
+
+def _one(arr):
+    """One Arrow array of a chunked one."""
+    import pyarrow as pa
+
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
 def _strings(values: list[str]):
@@ -495,6 +548,9 @@ def _take(docs: _Docs, rows: np.ndarray) -> list[str]:
     return docs.take(rows).to_pylist()
 
 
+_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
+
+
 def hash_strings(d) -> np.ndarray:
     """A 64-bit hash of every string of a pyarrow string array, eight bytes a step: (h ^ word) x an
     odd prime per 8-byte word (zero-padded), the length mixed in first, then a final bit mix. A
@@ -510,24 +566,31 @@ def hash_strings(d) -> np.ndarray:
     offs = np.frombuffer(d.buffers()[1], np.int32)[d.offset:d.offset + n + 1].astype(np.int64)
     lens = offs[1:] - offs[:-1]
     first, last = int(offs[0]), int(offs[-1])
-    padded = np.zeros(last - first + 8, np.uint8)  # the bytes of these strings, and 8 zeros to read past the end
-    if last > first:
-        padded[:last - first] = np.frombuffer(d.buffers()[2], np.uint8)[first:last]
-    words = np.lib.stride_tricks.as_strided(padded, shape=(len(padded) - 7, 8), strides=(1, 1))
-    start = offs[:-1] - first
+    shortest, longest = int(lens.min()), int(lens.max())
+    data = np.frombuffer(d.buffers()[2], np.uint8)[first:last] if last > first else np.zeros(0, np.uint8)
     prime = np.uint64(0x100000001B3)
     h = (np.uint64(0xCBF29CE484222325) ^ lens.astype(np.uint64)) * prime
-    for j in range(0, int(lens.max()), 8):
-        rows = np.flatnonzero(lens > j) if j >= lens.min() else None  # None: every string is that long
-        w = words[start + j if rows is None else start[rows] + j].view("<u8").ravel()
-        left = (lens if rows is None else lens[rows]) - j
-        if (left < 8).any():  # keep only each string's own bytes of the last word
-            w &= np.where(left < 8, (np.uint64(1) << (np.minimum(left, 7) * 8).astype(np.uint64)) - np.uint64(1),
-                          np.uint64(0xFFFFFFFFFFFFFFFF))
-        if rows is None:
-            h = (h ^ w) * prime
-        else:
-            h[rows] = (h[rows] ^ w) * prime
+    if shortest == longest and shortest:  # one length (long IDs usually are): whole columns of words
+        width = -(-shortest // 8)
+        table = np.zeros((n, width * 8), np.uint8)
+        table[:, :shortest] = data.reshape(n, shortest)
+        words = table.view("<u8")
+        for j in range(width):
+            h = (h ^ words[:, j]) * prime
+    else:
+        padded = np.zeros(last - first + 8, np.uint8)  # the strings' bytes, and 8 zeros to read past the end
+        padded[:last - first] = data
+        words = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # the 8 bytes from every position
+        start = offs[:-1] - first
+        for j in range(0, longest, 8):
+            rows = np.flatnonzero(lens > j) if j >= shortest else None  # None: every string is that long
+            w = words[start + j if rows is None else start[rows] + j]
+            if j + 8 > shortest:  # keep only each string's own bytes of its last word
+                w &= _MASKS[np.minimum(lens if rows is None else lens[rows], j + 8) - j]
+            if rows is None:
+                h = (h ^ w) * prime
+            else:
+                h[rows] = (h[rows] ^ w) * prime
     h ^= h >> np.uint64(29)
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(32)
@@ -537,11 +600,14 @@ def hash_strings(d) -> np.ndarray:
 def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarray:
     """Rows whose (query, document) came earlier in the file (rows grouped by query, `key` their
     hash, `rows[i]` row i's line - 1)."""
-    srt = np.sort(key)
-    if not (srt[1:] == srt[:-1]).any():  # the usual case: no candidate at all
+    top = (key >> np.uint64(32)).astype(np.uint32)  # half the bytes to sort: the usual case has no candidate
+    srt = np.sort(top)
+    same = srt[1:] == srt[:-1]
+    if not same.any():
         return np.zeros(0, np.int64)
-    del srt
-    order = np.lexsort((rows[np.arange(len(key))], key))  # equal keys in file order
+    maybe = np.flatnonzero(np.isin(top, np.unique(srt[1:][same])))
+    del srt, same, top
+    order = maybe[np.lexsort((rows[maybe], key[maybe]))]  # equal keys in file order
     k = key[order]
     cand = np.flatnonzero(k[1:] == k[:-1])
     a, b = order[cand], order[cand + 1]
