@@ -481,11 +481,12 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
         try:
             for row0, q, s, j, k, d in reader.blocks():
                 lines = row0 + len(q)
-                b = q % buckets
-                order = np.argsort(b, kind="stable")
+                b = (q % buckets).astype(np.uint16)
+                order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
                 bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
                 tbl = pa.Table.from_arrays([_ints(np.arange(row0, lines)[order]), _ints(q[order]), _ints(s[order]),
-                                            _ints(j[order]), _ints(k[order]), d.take(_ints(order))], schema=schema)
+                                            _ints(j[order]), _ints(k[order]), _one(d).take(_ints(order))],
+                                           schema=schema)
                 for i in range(buckets):
                     if bounds[i + 1] > bounds[i]:
                         if i not in writers:
@@ -514,12 +515,22 @@ def _settle_parts(parts: list, tally: _Tally, qnames: list[str]) -> None:
         return
     rows, qcode, score = (np.concatenate([p[i] for p in parts]) for i in (0, 1, 2))
     by_score = np.argsort(-score)  # equal scores in any order: ties are settled by document later
-    order = by_score[np.argsort(qcode[by_score], kind="stable")]
+    order = by_score[np.argsort(_dense(qcode)[by_score], kind="stable")]  # a radix sort up to 65,536 queries
     del by_score
     judged, key = (np.concatenate([p[i] for p in parts])[order] for i in (3, 4))
     chunks = [c for p in parts for c in (p[5].chunks if isinstance(p[5], pa.ChunkedArray) else [p[5]])]
     docs = _Docs(pa.chunked_array(chunks, pa.string()), order)
     tally.settle(qcode[order], score[order], judged, key, docs, rows[order], qnames, False)
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """The codes renumbered 0, 1, ... in their order, in the smallest unsigned type (numpy's stable
+    sort is a radix sort up to 16 bits)."""
+    present = np.flatnonzero(np.bincount(codes))
+    remap = np.zeros(int(present[-1]) + 1 if len(present) else 1, np.uint32)
+    remap[present] = np.arange(len(present), dtype=np.uint32)
+    out = remap[codes]
+    return out.astype(np.uint16) if len(present) <= 1 << 16 else out
 
 
 class _Docs:
