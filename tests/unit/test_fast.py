@@ -315,3 +315,98 @@ def test_hash_strings_is_exact_for_short_ids_and_ignores_where_the_strings_sit()
     assert (hash_strings(both.slice(4000, 3000)) == h[4000:7000]).all()
     assert (hash_strings(pa.chunked_array([both.slice(0, 10), both.slice(10)])) == h).all()
     assert (hash_strings(pa.array(both.to_pylist()[::-1])) == h[::-1]).all()
+
+
+def test_one_length_ids_hash_as_they_do_among_others():
+    """IDs all of one length take a quicker way through the hash; their hashes must be the same as
+    when they sit among IDs of other lengths (a run's blocks differ in that)."""
+    import pyarrow as pa
+
+    from rankgate.core.formats.trec_fast import hash_strings
+
+    same = ["msmarco_passage_0_%07d" % i for i in range(2000)] + ["é" * 12]  # 25 and 24 bytes
+    mixed = hash_strings(pa.array(same + ["1", "22", "x" * 40]))
+    assert (hash_strings(pa.array(same[:2000])) == mixed[:2000]).all()
+    assert len(set(mixed.tolist())) == len(same) + 3
+
+
+def spy_lean_reads(monkeypatch) -> list:
+    from rankgate.core.formats import trec_fast as fast
+
+    read, used = fast.read_lean_run, []
+    monkeypatch.setattr(fast, "read_lean_run", lambda *a, **kw: used.append(read(*a, **kw)) or used[-1])
+    return used
+
+
+def test_a_gzipped_run_goes_through_the_fast_path(tmp_path, capsys, monkeypatch):
+    import gzip
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 200)  # lines and queries across blocks of the decompressed stream
+    text = "".join(f"q{i % 5} Q0 d{i // 5} 1 {i % 11}.5 t\n" for i in range(300))
+    text = "".join(sorted(text.splitlines(True), key=lambda line: line.split()[0]))
+    run = write(tmp_path / "run.trec.gz", gzip.compress(text.encode()))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d4 2\nq3 0 d36 1\nq4 0 d59 1\n")
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-q", "-m", "AP,nDCG@5,P@10",
+            "--missing-queries", "zero", "--short-rankings", "allow"]
+    used = spy_lean_reads(monkeypatch)
+    fast_ = score(capsys, monkeypatch, True, *argv)
+    assert used and used[0] is not None, "the fast path read it"
+    assert fast_ == score(capsys, monkeypatch, False, *argv) and fast_[0] == 0
+
+
+def test_one_endless_line_is_refused_without_reading_it_all(tmp_path, capsys, monkeypatch):
+    """A small .gz that holds one huge line: refused once the line passes MAX_LINE, its line named;
+    no block grows past about twice that."""
+    import gzip
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 4096)
+    monkeypatch.setattr(fast, "MAX_LINE", 100_000)
+    body = "".join(f"q1 Q0 d{i} 1 {100 - i} t\n" for i in range(50))
+    run = write(tmp_path / "run.trec.gz", gzip.compress((body + "x" * 5_000_000 + "\n").encode()))
+    sizes = []
+    real = bytearray
+    monkeypatch.setitem(fast.__dict__, "bytearray", lambda n: sizes.append(n) or real(n))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    code, out, err = score(capsys, monkeypatch, True, "score", "--qrels", q, "--runs", run, "--short-rankings",
+                           "allow")
+    assert code == 2 and "run.trec.gz:51: a line longer than 100000 bytes" in err and "Traceback" not in err
+    assert max(sizes) <= 4 * 100_000
+
+
+def test_without_pyarrow_the_general_reader_scores_the_same(tmp_path, capsys, monkeypatch):
+    """pyarrow is a dependency, but the general reader remains the way when it cannot be imported."""
+    from rankgate.core.formats import trec_fast as fast
+
+    run = write(tmp_path / "run.trec", "".join(f"q{i % 4} Q0 d{i // 4} 1 {i % 7}.25 t\n" for i in range(60)))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d5 2\n")
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-q", "-m", "AP,RR,P@3",
+            "--missing-queries", "zero", "--short-rankings", "allow"]
+    with_fast = score(capsys, monkeypatch, True, *argv)
+    monkeypatch.setattr(fast, "available", lambda: False)
+    used = spy_lean_reads(monkeypatch)
+    assert score(capsys, monkeypatch, True, *argv) == with_fast and not used
+
+
+def test_score_on_the_fast_path_does_not_import_pandas(tmp_path):
+    """pyarrow imports pandas (0.2 s) when an array is built from Python objects and pandas is installed;
+    the fast path builds its arrays from buffers instead. Fresh interpreter, pandas installed or not."""
+    import subprocess
+    import sys
+
+    run = write(tmp_path / "run.trec", "".join(f"q{i % 3} Q0 d{i // 3} 1 {i % 5}.5 t\n" for i in range(90)))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d5 2\n")
+    code = ("import sys, contextlib, io\nimport rankgate.cli\nfrom rankgate.core.formats import trec_fast\n"
+            "trec_fast.MIN_BYTES = 0\nseen = []\nreal = trec_fast.read_lean_run\n"
+            "trec_fast.read_lean_run = lambda *a, **k: seen.append(real(*a, **k)) or seen[-1]\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = rankgate.cli.main(['score', '--qrels', {str(q)!r}, '--runs', {str(run)!r}, '-m', 'AP',"
+            " '--short-rankings', 'allow', '--missing-queries', 'zero'])\n"
+            "assert rc == 0 and seen and seen[0] is not None, (rc, seen)\n"
+            "print('pandas' in sys.modules, 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]

@@ -403,8 +403,9 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
     except NotPlain:
         return None
     except LineTooLong as e:
-        raise InputError(path, f"a line longer than {MAX_LINE >> 20} MB (expected TREC run lines: query Q0 document "
-                         "rank score tag)", line=e.line) from None
+        limit = f"{MAX_LINE >> 20} MB" if MAX_LINE >= 1 << 20 else f"{MAX_LINE} bytes"
+        raise InputError(path, f"a line longer than {limit} (expected TREC run lines: query Q0 document rank "
+                         "score tag)", line=e.line) from None
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
