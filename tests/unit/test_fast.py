@@ -410,3 +410,25 @@ def test_score_on_the_fast_path_does_not_import_pandas(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_long_scattered_rankings_sort_as_the_general_path(tmp_path, capsys, monkeypatch, spill):
+    """Rankings of hundreds of rows, their lines shuffled, with tied scores: each query's rows are
+    sorted on their own (the way taken for long rankings) and must give what the general path gives."""
+    import random
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 4096)
+    monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    lines = [f"q{q} Q0 d{d} 1 {(d * 7919) % 97 / 4} t\n" for q in range(3) for d in range(400)]
+    random.Random(3).shuffle(lines)
+    run = write(tmp_path / "run.trec", "".join(lines))
+    q = write(tmp_path / "q.trec", "".join(f"q{q} 0 d{d} {1 + d % 2}\n" for q in range(3) for d in range(0, 400, 9)))
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-q", "-m", "AP,nDCG@10,RR,P@20,R@100",
+            "--missing-queries", "zero", "--short-rankings", "allow"]
+    used = spy_lean_reads(monkeypatch)
+    fast_ = score(capsys, monkeypatch, True, *argv)
+    assert used and used[0] is not None and fast_[0] == 0
+    assert fast_ == score(capsys, monkeypatch, False, *argv)
