@@ -432,3 +432,27 @@ def test_long_scattered_rankings_sort_as_the_general_path(tmp_path, capsys, monk
     fast_ = score(capsys, monkeypatch, True, *argv)
     assert used and used[0] is not None and fast_[0] == 0
     assert fast_ == score(capsys, monkeypatch, False, *argv)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_the_apps_full_reader_gives_the_general_readers_run(tmp_path, monkeypatch, gz):
+    """read_full_run (the review app's cold cache) keeps every row: the same Run as read_trec_run,
+    codes, rows, line numbers and query order included; a file that is not plain gives None."""
+    import gzip
+
+    import numpy as np
+
+    from rankgate.core.formats import read_runs
+    from rankgate.core.formats import trec_fast as fast
+    from rankgate.core.model import Catalog
+
+    monkeypatch.setattr(fast, "BLOCK", 128)
+    text = "".join(f"q{(i * 7) % 5} Q0 d{i % 23}-{i} {i} {(i * 13) % 7}.5 t\n" for i in range(200))
+    run = write(tmp_path / ("run.trec.gz" if gz else "run.trec"), gzip.compress(text.encode()) if gz else text)
+    a = read_runs(str(run), "auto", Catalog())[0]
+    b = fast.read_full_run(str(run), None, Catalog())
+    for f in ("q", "doc", "score", "where"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert (a.query_codes, a.name, a.catalog.docs.names, a.catalog.queries.names) == \
+        (b.query_codes, b.name, b.catalog.docs.names, b.catalog.queries.names)
+    assert fast.read_full_run(str(write(tmp_path / "tab.trec", "q1\tQ0 d1 1 2 t\n")), None, Catalog()) is None
