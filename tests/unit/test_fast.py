@@ -456,3 +456,36 @@ def test_the_apps_full_reader_gives_the_general_readers_run(tmp_path, monkeypatc
     assert (a.query_codes, a.name, a.catalog.docs.names, a.catalog.queries.names) == \
         (b.query_codes, b.name, b.catalog.docs.names, b.catalog.queries.names)
     assert fast.read_full_run(str(write(tmp_path / "tab.trec", "q1\tQ0 d1 1 2 t\n")), None, Catalog()) is None
+
+
+@pytest.mark.parametrize("text", [
+    "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 -1\nq10 0 é 2\n",
+    "q1 0 d1 +1\nq2 Q0 d2 3\n",
+    "q1 0 d1 1\n# a comment\nq2 0 d2 1\n",  # comments: the general reader (it keeps their meta)
+    "q1 0 d1 1.5\n",  # not a whole number
+    "q1 0 d1 1\nq1 0 d1 2\n",  # judged twice
+    "q1 0 d1 99999999999999999999\n",  # out of range
+    "q1 0  d1 1\n",  # an empty field
+    "q1\t0 d1 1\n",
+    "q1 0 d1 1",  # no line break at the end
+])
+def test_large_qrels_through_pyarrow_equal_the_general_reader(tmp_path, monkeypatch, text):
+    """Plain qrels of 1 MB or more are read through pyarrow; the result is the general reader's, and
+    anything else (comments, odd grades, pairs judged twice, empty fields) is left to it."""
+    import numpy as np
+
+    from rankgate.core.errors import InputError
+    from rankgate.core.formats.trec import read_trec_qrels
+
+    path = write(tmp_path / "q.trec", text)
+
+    def read(fast: bool):
+        monkeypatch.setenv("RANKGATE_FAST", "1" if fast else "0")
+        try:
+            got = read_trec_qrels(path)
+        except InputError as e:
+            return str(e)
+        return ([got.catalog.queries.names[c] for c in got.q], [got.catalog.docs.names[c] for c in got.doc],
+                got.grade.tolist(), got.query_ids, got.meta, got.q.dtype == np.int32, got.doc.dtype == np.int32)
+
+    assert read(True) == read(False)

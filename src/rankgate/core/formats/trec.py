@@ -8,6 +8,7 @@ the rank column is read for shape only and otherwise ignored.
 from __future__ import annotations
 
 import math
+import os
 from array import array
 from pathlib import Path
 
@@ -23,6 +24,11 @@ from rankgate.core.text import visible
 def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
     path = str(path)
     catalog = catalog or Catalog()
+    if os.environ.get("RANKGATE_FAST", "1") != "0":  # large plain qrels: pyarrow (core/formats/trec_fast.py)
+        from rankgate.core.formats.trec_fast import read_trec_qrels_fast
+
+        if (fast := read_trec_qrels_fast(path, catalog)) is not None:
+            return fast
     rows = JudgmentRows(path, catalog)
     meta: dict = {}
     text = read_text(path)
