@@ -475,14 +475,14 @@ def test_large_qrels_through_pyarrow_equal_the_general_reader(tmp_path, monkeypa
     import numpy as np
 
     from rankgate.core.errors import InputError
-    from rankgate.core.formats.trec import read_trec_qrels
+    from rankgate.core.formats import read_qrels
 
     path = write(tmp_path / "q.trec", text)
 
     def read(fast: bool):
         monkeypatch.setenv("RANKGATE_FAST", "1" if fast else "0")
         try:
-            got = read_trec_qrels(path)
+            got = read_qrels(path, "trec")
         except InputError as e:
             return str(e)
         return ([got.catalog.queries.names[c] for c in got.q], [got.catalog.docs.names[c] for c in got.doc],

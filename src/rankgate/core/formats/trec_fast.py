@@ -836,7 +836,7 @@ def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_t
                 ) -> list[LeanRun] | None:
     """For load_bundle: a TREC run through the fast path, or None for the usual reader. `keep_top`
     keeps each ranking's top rows that nobody judged too (for the gate's review queue)."""
-    from rankgate.core.formats import detect_format
+    from rankgate.core.formats.sniff import detect_format
     from rankgate.core.formats.trec import run_name_from_path
 
     try:
