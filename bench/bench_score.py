@@ -1,18 +1,23 @@
 """Whole-process timings of `rankgate score` against trec_eval's heirs, side by side.
 
     python bench/gen_data.py                      # inputs, once (bench/data/)
-    python bench/bench_score.py                   # both benchmarks, 5 rounds
-    python bench/bench_score.py --bench msmarco --rounds 3 --tools rankgate,pytrec_eval
+    python bench/bench_score.py                   # every benchmark, 5 rounds
+    python bench/bench_score.py --bench msmarco --rounds 3 --tools rankgate,floor,pytrec_eval
 
 Every tool reads the same TREC qrels and run from disk and computes AP, nDCG@10,
 RR@10, R@100 and P@10 over all queries; each round runs every tool once, in
 turn, as a fresh process (after one untimed warm-up round that fills the page
 cache and numba's cache). Reported: the median wall time, the median CPU time
 (user + system, which other load on the machine disturbs less), and the peak
-resident memory of that process (ru_maxrss from wait4). The peers run under
---peer-python (a separate venv, see bench/README.md); a peer that is not
-installed there is skipped with a note. Each peer's means are checked against
-rankgate's to 1e-4 and every disagreement is printed with its known cause.
+resident memory of that process (ru_maxrss from wait4), each tool's ratio to
+rankgate, and rankgate's to the read floor: `floor` is pyarrow reading the run's
+query, document and score columns and doing nothing else (peers/read_floor.py,
+under this python), measured in the same rounds. The peers run under
+--peer-python (default: a separate venv if present, else this python); a peer
+that is not installed there is skipped with a note. The load average before and
+after each benchmark and the environment (versions, pandas installed or not) are
+printed with the figures. Each peer's means are checked against rankgate's to
+1e-4 and every disagreement is printed with its known cause.
 """
 
 from __future__ import annotations
@@ -39,9 +44,12 @@ BENCHES = {  # name: (folder, run file)
     "msmarco": ("msmarco", "run.txt"),
     "wide": ("wide", "run.txt"),
     "shuffled": ("msmarco", "run.shuffled.txt"),
+    "long": ("long", "run.txt"),  # 25-byte document IDs
+    "long-shuffled": ("long", "run.shuffled.txt"),
 }
 PEER_MODULES = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures",
                 "prototype": "pyarrow"}
+OWN_TOOLS = ("rankgate", "rankgate-general", "floor")  # run under this python, not --peer-python
 # "prototype" is not a peer: bench/experiments/fast_score.py, the lean read path this
 # harness recommends (pyarrow reader, no document interning, rankgate's own measures),
 # run under --peer-python, to show what the whole process can take.
@@ -61,6 +69,8 @@ def rankgate_cmd(args, qrels: Path, run: Path) -> list[str]:
 
 
 def peer_cmd(args, tool: str, qrels: Path, run: Path) -> list[str]:
+    if tool == "floor":
+        return [sys.executable, str(PEERS / "read_floor.py"), str(qrels), str(run)]
     if tool == "prototype":
         return [str(args.peer_python), str(HERE / "experiments" / "fast_score.py"), str(qrels), str(run), "--compact"]
     return [str(args.peer_python), str(PEERS / f"{tool}_peer.py"), str(qrels), str(run)]
@@ -105,7 +115,7 @@ def installed_peers(args) -> list[str]:
         return []
     found = []
     for tool in args.tools:
-        if tool.startswith("rankgate"):
+        if tool in OWN_TOOLS:
             continue
         mod = PEER_MODULES[tool]
         ok = subprocess.run([str(args.peer_python), "-c", f"import {mod}"], capture_output=True).returncode == 0
@@ -139,15 +149,18 @@ def bench(args, name: str, peers: list[str]) -> dict:
         sys.exit(f"{run} missing: run `python bench/gen_data.py` first")
     lines = sum(1 for _ in open(run, "rb"))
     cmds = {t: rankgate_cmd(args, qrels, run) for t in ("rankgate", "rankgate-general") if t in args.tools}
+    if "floor" in args.tools:
+        cmds["floor"] = peer_cmd(args, "floor", qrels, run)
     cmds.update({p: peer_cmd(args, p, qrels, run) for p in peers})
     samples: dict[str, list[tuple[float, float, float]]] = {t: [] for t in cmds}
     means: dict[str, dict[str, float]] = {}
+    load_before = os.getloadavg()
     print(f"\n== {name}: {run.relative_to(HERE)} ({lines:,} lines, {run.stat().st_size / 1e6:.0f} MB), "
-          f"{args.rounds} rounds + {args.warmup} warm-up", flush=True)
+          f"{args.rounds} rounds + {args.warmup} warm-up, load average {load_before[0]:.1f}", flush=True)
     for r in range(-args.warmup, args.rounds):
         for tool, cmd in cmds.items():
             wall, cpu, peak, out = run_once(cmd, GENERAL_ENV if tool == "rankgate-general" else None)
-            if tool not in means:
+            if tool not in means and tool != "floor":
                 means[tool] = parse_rankgate(out) if tool in ("rankgate", "rankgate-general", "prototype") \
                     else parse_peer(out)
             if r >= 0:
@@ -159,7 +172,7 @@ def bench(args, name: str, peers: list[str]) -> dict:
         rows.append(dict(tool=tool, wall=statistics.median(x[0] for x in s), wall_min=min(x[0] for x in s),
                          cpu=statistics.median(x[1] for x in s), peak_mb=max(x[2] for x in s)))
     return dict(bench=name, run=str(run.relative_to(HERE)), lines=lines, rows=rows, means=means,
-                disagreements=check(means))
+                disagreements=check(means), load=[load_before[0], os.getloadavg()[0]])
 
 
 def check(means: dict[str, dict[str, float]]) -> list[dict]:
@@ -183,25 +196,33 @@ def table(result: dict) -> str:
     rows = result["rows"]
     base = next((r["wall"] for r in rows if r["tool"] == "rankgate"), None)
     base_cpu = next((r["cpu"] for r in rows if r["tool"] == "rankgate"), None)
-    out = [f"| {result['bench']} ({result['lines']:,} lines) | median s | x rankgate | cpu s | "
-           f"cpu x rankgate | peak MB |", "|---|---:|---:|---:|---:|---:|"]
+    load = result.get("load") or [float("nan")] * 2
+    out = [f"| {result['bench']} ({result['lines']:,} lines; load {load[0]:.1f}-{load[1]:.1f}) | median s | "
+           f"x rankgate | cpu s | cpu x rankgate | peak MB |", "|---|---:|---:|---:|---:|---:|"]
     for r in sorted(rows, key=lambda r: r["wall"]):
         ratio = f"{r['wall'] / base:.2f}" if base else "-"
         cratio = f"{r['cpu'] / base_cpu:.2f}" if base_cpu else "-"
         out.append(f"| {r['tool']} | {r['wall']:.2f} | {ratio} | {r['cpu']:.2f} | {cratio} | {r['peak_mb']:.0f} |")
+    floor = next((r for r in rows if r["tool"] == "floor"), None)
+    if floor and base:
+        out.append(f"\nrankgate / read floor: {base / floor['wall']:.2f}x wall, {base_cpu / floor['cpu']:.2f}x cpu "
+                   "(target: at most 2x)")
     return "\n".join(out)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", default="msmarco,wide", help=f"comma list of {', '.join(BENCHES)} (default msmarco,wide)")
+    ap.add_argument("--bench", default=",".join(BENCHES), help=f"comma list of {', '.join(BENCHES)} (default: all)")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per tool (default 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
-    ap.add_argument("--tools", default="rankgate,rankgate-general,pytrec_eval,ranx,ir_measures,prototype",
-                    help="comma list of tools (rankgate-general: RANKGATE_FAST=0, the reader without pyarrow; "
+    ap.add_argument("--tools", default="rankgate,floor,pytrec_eval,ranx,ir_measures",
+                    help="comma list of tools (floor: pyarrow reading three columns, peers/read_floor.py; "
+                         "rankgate-general: RANKGATE_FAST=0, the reader without pyarrow; "
                          "prototype: bench/experiments/fast_score.py, not a peer)")
-    ap.add_argument("--peer-python", type=Path, default=DEFAULT_PEER_PYTHON,
-                    help=f"python of the venv with the peers installed (default {DEFAULT_PEER_PYTHON})")
+    ap.add_argument("--peer-python", type=Path,
+                    default=DEFAULT_PEER_PYTHON if DEFAULT_PEER_PYTHON.exists() else Path(sys.executable),
+                    help=f"python of the venv with the peers installed (default {DEFAULT_PEER_PYTHON} if present, "
+                         "else this python)")
     ap.add_argument("--rankgate", default=None,
                     help="rankgate command (default: the rankgate script beside this python, else python -m rankgate)")
     ap.add_argument("--queries", type=int, help="use the smaller inputs of `gen_data.py --queries N`")
@@ -209,7 +230,7 @@ def main(argv=None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="print every round")
     args = ap.parse_args(argv)
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    unknown = set(args.tools) - {"rankgate", "rankgate-general", *PEER_MODULES}
+    unknown = set(args.tools) - {*OWN_TOOLS, *PEER_MODULES}
     if unknown:
         ap.error(f"unknown tools: {', '.join(sorted(unknown))}")
     if args.rankgate:
@@ -226,6 +247,8 @@ def main(argv=None) -> int:
     vers = versions(args, peers)
     print("tools: " + ", ".join(f"{t} {v}" if t != "prototype" else f"prototype (pyarrow {v})"
                                 for t, v in vers.items()))
+    env = environment(args)
+    print("environment: " + ", ".join(f"{k} {v}" for k, v in env.items()))
     results = []
     for b in benches:
         res = bench(args, b, peers)
@@ -241,8 +264,25 @@ def main(argv=None) -> int:
         print(table(res))
         print()
     if args.json:
-        args.json.write_text(json.dumps(dict(versions=vers, machine=machine(), results=results), indent=2))
+        args.json.write_text(json.dumps(dict(versions=vers, environment=env, machine=machine(), results=results),
+                                        indent=2))
     return 0
+
+
+def environment(args) -> dict:
+    """rankgate's python: its version and the versions of what the fast path uses; pandas installed or not
+    (pyarrow imports it when it is, unless the arrays are built as rankgate builds them)."""
+    code = ("import sys, importlib.metadata as m\nfor n in ('numpy', 'pyarrow', 'pandas'):\n"
+            " try: print(n, m.version(n))\n except m.PackageNotFoundError: print(n, 'not installed')")
+    python = args.rankgate[0] if args.rankgate[0].endswith("python") else sys.executable
+    script = Path(args.rankgate[0])
+    if script.name == "rankgate":  # the venv's script: its python is beside it
+        python = str(script.parent / "python")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.split("\n")
+    env = {"python": python}
+    env.update(line.split(" ", 1) for line in out if " " in line)
+    env["nproc"] = str(os.cpu_count())
+    return env
 
 
 def machine() -> dict:

@@ -9,6 +9,8 @@ Benchmarks (each a folder under bench/data/ with qrels.txt, run.txt, params.json
 - msmarco: MS MARCO dev sized, 7,000 queries x 1,000 documents (7M run lines),
   plus run.shuffled.txt, the same lines in random order (the sort path).
 - wide: 100,000 queries x 100 documents (10M run lines).
+- long: msmarco's shape with 25-byte document IDs (`msmarco_passage_0_0012345`),
+  grouped (run.txt) and shuffled (run.shuffled.txt): the hash and lookup cost of long IDs.
 
 Runs are `qid Q0 docid rank score tag`, one block per query in a random query
 order, scores descending with some exact ties (broken by trec_eval on the doc id).
@@ -37,6 +39,7 @@ TAG = "bench"
 BENCHMARKS = {
     "msmarco": dict(queries=7_000, depth=1_000, seed=7, shuffled=True),
     "wide": dict(queries=100_000, depth=100, seed=100, shuffled=False),
+    "long": dict(queries=7_000, depth=1_000, seed=25, shuffled=True, doc_prefix="msmarco_passage_0_"),
 }
 
 
@@ -101,19 +104,26 @@ def make(queries: int, depth: int, seed: int):
     return qids, docs, scores, qrels
 
 
-def _run_lines(qids, docs, scores, lo: int, hi: int) -> list[str]:
+def _doc(prefix: str):
+    return str if not prefix else (lambda d: f"{prefix}{d:07d}")
+
+
+def _run_lines(qids, docs, scores, lo: int, hi: int, prefix: str = "") -> list[str]:
     depth = docs.shape[1]
     out = []
     ranks = range(1, depth + 1)
+    name = _doc(prefix)
     for qi in range(lo, hi):
         q = str(qids[qi])
-        out.extend(f"{q} Q0 {d} {r} {s // 10000}.{s % 10000:04d} {TAG}\n"
+        out.extend(f"{q} Q0 {name(d)} {r} {s // 10000}.{s % 10000:04d} {TAG}\n"
                    for d, r, s in zip(docs[qi].tolist(), ranks, scores[qi].tolist()))
     return out
 
 
-def write(folder: Path, queries: int, depth: int, seed: int, shuffled: bool) -> None:
+def write(folder: Path, queries: int, depth: int, seed: int, shuffled: bool, doc_prefix: str = "") -> None:
     params = dict(queries=queries, depth=depth, seed=seed, shuffled=shuffled, version=1)
+    if doc_prefix:
+        params["doc_prefix"] = doc_prefix
     stamp = folder / "params.json"
     if stamp.exists() and json.loads(stamp.read_text()) == params:
         print(f"{folder}: up to date")
@@ -122,13 +132,14 @@ def write(folder: Path, queries: int, depth: int, seed: int, shuffled: bool) -> 
     stamp.unlink(missing_ok=True)
     qids, docs, scores, (qq, qd, qg) = make(queries, depth, seed)
     with open(folder / "qrels.txt", "w") as f:
-        f.writelines(f"{q} 0 {d} {g}\n" for q, d, g in zip(qq.tolist(), qd.tolist(), qg.tolist()))
+        name = _doc(doc_prefix)
+        f.writelines(f"{q} 0 {name(d)} {g}\n" for q, d, g in zip(qq.tolist(), qd.tolist(), qg.tolist()))
     step = max(1, 200_000 // depth)
     with open(folder / "run.txt", "w") as f:
         for lo in range(0, queries, step):
-            f.writelines(_run_lines(qids, docs, scores, lo, min(lo + step, queries)))
+            f.writelines(_run_lines(qids, docs, scores, lo, min(lo + step, queries), doc_prefix))
     if shuffled:
-        lines = _run_lines(qids, docs, scores, 0, queries)
+        lines = _run_lines(qids, docs, scores, 0, queries, doc_prefix)
         perm = np.random.default_rng(seed + 1).permutation(len(lines))
         with open(folder / "run.shuffled.txt", "w") as f:
             f.writelines(lines[i] for i in perm.tolist())

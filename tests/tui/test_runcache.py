@@ -39,3 +39,20 @@ def test_cache_hit_equals_reader(tmp_path):
     os.utime(run, ns=(1, 1))
     third = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
     assert len(hits) == 1 and third.query_ids == ["q1"]
+
+
+def test_ids_with_a_line_break_survive_the_cache(tmp_path):
+    """IDs are stored as one text split on line breaks; a JSONL run's IDs may hold one: those are
+    stored as JSON instead, and come back the same."""
+    import json
+
+    run = tmp_path / "run.jsonl"
+    rows = [{"query": "q1", "ranking": [{"doc": "a\nb", "score": 2.0}, {"doc": "c", "score": 1.0}]},
+            {"query": "q\n2", "ranking": [{"doc": "a\nb", "score": 3.0}, {"doc": "é", "score": 1.5}]}]
+    run.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    expected = read_runs(str(run), "auto", Catalog())[0]
+    read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path)
+    hits = []
+    again = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert hits and again.catalog.docs.names[again.doc[0]] in ("a\nb", "c", "é")
+    _same(again, expected)

@@ -315,3 +315,177 @@ def test_hash_strings_is_exact_for_short_ids_and_ignores_where_the_strings_sit()
     assert (hash_strings(both.slice(4000, 3000)) == h[4000:7000]).all()
     assert (hash_strings(pa.chunked_array([both.slice(0, 10), both.slice(10)])) == h).all()
     assert (hash_strings(pa.array(both.to_pylist()[::-1])) == h[::-1]).all()
+
+
+def test_one_length_ids_hash_as_they_do_among_others():
+    """IDs all of one length take a quicker way through the hash; their hashes must be the same as
+    when they sit among IDs of other lengths (a run's blocks differ in that)."""
+    import pyarrow as pa
+
+    from rankgate.core.formats.trec_fast import hash_strings
+
+    same = ["msmarco_passage_0_%07d" % i for i in range(2000)] + ["é" * 12]  # 25 and 24 bytes
+    mixed = hash_strings(pa.array(same + ["1", "22", "x" * 40]))
+    assert (hash_strings(pa.array(same[:2000])) == mixed[:2000]).all()
+    assert len(set(mixed.tolist())) == len(same) + 3
+
+
+def spy_lean_reads(monkeypatch) -> list:
+    from rankgate.core.formats import trec_fast as fast
+
+    read, used = fast.read_lean_run, []
+    monkeypatch.setattr(fast, "read_lean_run", lambda *a, **kw: used.append(read(*a, **kw)) or used[-1])
+    return used
+
+
+def test_a_gzipped_run_goes_through_the_fast_path(tmp_path, capsys, monkeypatch):
+    import gzip
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 200)  # lines and queries across blocks of the decompressed stream
+    text = "".join(f"q{i % 5} Q0 d{i // 5} 1 {i % 11}.5 t\n" for i in range(300))
+    text = "".join(sorted(text.splitlines(True), key=lambda line: line.split()[0]))
+    run = write(tmp_path / "run.trec.gz", gzip.compress(text.encode()))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d4 2\nq3 0 d36 1\nq4 0 d59 1\n")
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-q", "-m", "AP,nDCG@5,P@10",
+            "--missing-queries", "zero", "--short-rankings", "allow"]
+    used = spy_lean_reads(monkeypatch)
+    fast_ = score(capsys, monkeypatch, True, *argv)
+    assert used and used[0] is not None, "the fast path read it"
+    assert fast_ == score(capsys, monkeypatch, False, *argv) and fast_[0] == 0
+
+
+def test_one_endless_line_is_refused_without_reading_it_all(tmp_path, capsys, monkeypatch):
+    """A small .gz that holds one huge line: refused once the line passes MAX_LINE, its line named;
+    no block grows past about twice that."""
+    import gzip
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 4096)
+    monkeypatch.setattr(fast, "MAX_LINE", 100_000)
+    body = "".join(f"q1 Q0 d{i} 1 {100 - i} t\n" for i in range(50))
+    run = write(tmp_path / "run.trec.gz", gzip.compress((body + "x" * 5_000_000 + "\n").encode()))
+    sizes = []
+    real = bytearray
+    monkeypatch.setitem(fast.__dict__, "bytearray", lambda n: sizes.append(n) or real(n))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    code, out, err = score(capsys, monkeypatch, True, "score", "--qrels", q, "--runs", run, "--short-rankings",
+                           "allow")
+    assert code == 2 and "run.trec.gz:51: a line longer than 100000 bytes" in err and "Traceback" not in err
+    assert max(sizes) <= 4 * 100_000
+
+
+def test_without_pyarrow_the_general_reader_scores_the_same(tmp_path, capsys, monkeypatch):
+    """pyarrow is a dependency, but the general reader remains the way when it cannot be imported."""
+    from rankgate.core.formats import trec_fast as fast
+
+    run = write(tmp_path / "run.trec", "".join(f"q{i % 4} Q0 d{i // 4} 1 {i % 7}.25 t\n" for i in range(60)))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d5 2\n")
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-q", "-m", "AP,RR,P@3",
+            "--missing-queries", "zero", "--short-rankings", "allow"]
+    with_fast = score(capsys, monkeypatch, True, *argv)
+    monkeypatch.setattr(fast, "available", lambda: False)
+    used = spy_lean_reads(monkeypatch)
+    assert score(capsys, monkeypatch, True, *argv) == with_fast and not used
+
+
+def test_score_on_the_fast_path_does_not_import_pandas(tmp_path):
+    """pyarrow imports pandas (0.2 s) when an array is built from Python objects and pandas is installed;
+    the fast path builds its arrays from buffers instead. Fresh interpreter, pandas installed or not."""
+    import subprocess
+    import sys
+
+    run = write(tmp_path / "run.trec", "".join(f"q{i % 3} Q0 d{i // 3} 1 {i % 5}.5 t\n" for i in range(90)))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d5 2\n")
+    code = ("import sys, contextlib, io\nimport rankgate.cli\nfrom rankgate.core.formats import trec_fast\n"
+            "trec_fast.MIN_BYTES = 0\nseen = []\nreal = trec_fast.read_lean_run\n"
+            "trec_fast.read_lean_run = lambda *a, **k: seen.append(real(*a, **k)) or seen[-1]\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = rankgate.cli.main(['score', '--qrels', {str(q)!r}, '--runs', {str(run)!r}, '-m', 'AP',"
+            " '--short-rankings', 'allow', '--missing-queries', 'zero'])\n"
+            "assert rc == 0 and seen and seen[0] is not None, (rc, seen)\n"
+            "print('pandas' in sys.modules, 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_long_scattered_rankings_sort_as_the_general_path(tmp_path, capsys, monkeypatch, spill):
+    """Rankings of hundreds of rows, their lines shuffled, with tied scores: each query's rows are
+    sorted on their own (the way taken for long rankings) and must give what the general path gives."""
+    import random
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 4096)
+    monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    lines = [f"q{q} Q0 d{d} 1 {(d * 7919) % 97 / 4} t\n" for q in range(3) for d in range(400)]
+    random.Random(3).shuffle(lines)
+    run = write(tmp_path / "run.trec", "".join(lines))
+    q = write(tmp_path / "q.trec", "".join(f"q{q} 0 d{d} {1 + d % 2}\n" for q in range(3) for d in range(0, 400, 9)))
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "trec", "-q", "-m", "AP,nDCG@10,RR,P@20,R@100",
+            "--missing-queries", "zero", "--short-rankings", "allow"]
+    used = spy_lean_reads(monkeypatch)
+    fast_ = score(capsys, monkeypatch, True, *argv)
+    assert used and used[0] is not None and fast_[0] == 0
+    assert fast_ == score(capsys, monkeypatch, False, *argv)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_the_apps_full_reader_gives_the_general_readers_run(tmp_path, monkeypatch, gz):
+    """read_full_run (the review app's cold cache) keeps every row: the same Run as read_trec_run,
+    codes, rows, line numbers and query order included; a file that is not plain gives None."""
+    import gzip
+
+    import numpy as np
+
+    from rankgate.core.formats import read_runs
+    from rankgate.core.formats import trec_fast as fast
+    from rankgate.core.model import Catalog
+
+    monkeypatch.setattr(fast, "BLOCK", 128)
+    text = "".join(f"q{(i * 7) % 5} Q0 d{i % 23}-{i} {i} {(i * 13) % 7}.5 t\n" for i in range(200))
+    run = write(tmp_path / ("run.trec.gz" if gz else "run.trec"), gzip.compress(text.encode()) if gz else text)
+    a = read_runs(str(run), "auto", Catalog())[0]
+    b = fast.read_full_run(str(run), None, Catalog())
+    for f in ("q", "doc", "score", "where"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert (a.query_codes, a.name, a.catalog.docs.names, a.catalog.queries.names) == \
+        (b.query_codes, b.name, b.catalog.docs.names, b.catalog.queries.names)
+    assert fast.read_full_run(str(write(tmp_path / "tab.trec", "q1\tQ0 d1 1 2 t\n")), None, Catalog()) is None
+
+
+@pytest.mark.parametrize("text", [
+    "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 -1\nq10 0 é 2\n",
+    "q1 0 d1 +1\nq2 Q0 d2 3\n",
+    "q1 0 d1 1\n# a comment\nq2 0 d2 1\n",  # comments: the general reader (it keeps their meta)
+    "q1 0 d1 1.5\n",  # not a whole number
+    "q1 0 d1 1\nq1 0 d1 2\n",  # judged twice
+    "q1 0 d1 99999999999999999999\n",  # out of range
+    "q1 0  d1 1\n",  # an empty field
+    "q1\t0 d1 1\n",
+    "q1 0 d1 1",  # no line break at the end
+])
+def test_large_qrels_through_pyarrow_equal_the_general_reader(tmp_path, monkeypatch, text):
+    """Plain qrels of 1 MB or more are read through pyarrow; the result is the general reader's, and
+    anything else (comments, odd grades, pairs judged twice, empty fields) is left to it."""
+    import numpy as np
+
+    from rankgate.core.errors import InputError
+    from rankgate.core.formats import read_qrels
+
+    path = write(tmp_path / "q.trec", text)
+
+    def read(fast: bool):
+        monkeypatch.setenv("RANKGATE_FAST", "1" if fast else "0")
+        try:
+            got = read_qrels(path, "trec")
+        except InputError as e:
+            return str(e)
+        return ([got.catalog.queries.names[c] for c in got.q], [got.catalog.docs.names[c] for c in got.doc],
+                got.grade.tolist(), got.query_ids, got.meta, got.q.dtype == np.int32, got.doc.dtype == np.int32)
+
+    assert read(True) == read(False)

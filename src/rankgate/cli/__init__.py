@@ -20,27 +20,65 @@ from rankgate.core.errors import InputError, ValidationError
 __all__ = ["main", "build_parser"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from rankgate.cli import evaluate, funnel, init, labels, review
+# Which module registers each command (its `register(sub)`), and the command's one line in
+# `rankgate --help`. A command's flags are defined once, in its module; a run of one command imports
+# only that module (and `rankgate --help` none of them: numpy is not loaded for it).
+# tests/cli/test_startup.py checks this table against the modules.
+COMMANDS = {
+    "validate": ("evaluate", "check qrels and runs; exit 2 listing every problem"),
+    "score": ("evaluate", "score runs: the release-gate JSON, trec_eval's lines, or a table"),
+    "compare": ("evaluate", "per-query deltas, wins/losses, newly failed/fixed, slices, significance, rank movement: "
+                "candidates against one baseline"),
+    "gate": ("evaluate", "accept (exit 0) or reject (exit 3) a candidate run against a baseline"),
+    "receipt": ("evaluate", "check a gate's receipt"),
+    "trec_eval": ("trec_eval", "trec_eval 10's command line and output, line for line"),
+    "init": ("init", "make a benchmark folder (benchmark.toml) from qrels, runs, queries and a corpus"),
+    "labels": ("labels", "import, edit, freeze and export reviewed labels"),
+    "review": ("review", "open the review app on a benchmark folder or on qrels and runs"),
+    "funnel": ("funnel", "each relevant document's path through a pipeline's stages"),
+}
+MODULES = ("evaluate", "trec_eval", "init", "labels", "review", "funnel")  # in the order `rankgate --help` lists their commands
 
+
+def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = Parser(prog="rankgate", description="Score retrieval runs against reviewed labels; gate releases.")
     parser.add_argument("--version", action="version", version=f"rankgate {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    evaluate.register(sub)
-    from rankgate.cli import trec_eval  # the trec_eval drop-in, beside the evaluation commands
-    trec_eval.register(sub)
-    init.register(sub)
-    labels.register(sub)
-    review.register(sub)
-    funnel.register(sub)
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+
+def build_parser(modules: tuple[str, ...] = MODULES) -> argparse.ArgumentParser:
+    """The parser with every command of `modules` (default: all of them)."""
+    from importlib import import_module
+
+    parser, sub = _parser()
+    for name in modules:
+        import_module(f"rankgate.cli.{name}").register(sub)
     return parser
+
+
+def _overview() -> argparse.ArgumentParser:
+    """`rankgate` and `rankgate --help`: the commands and their one lines, no module imported."""
+    parser, sub = _parser()
+    for name, (_, line) in COMMANDS.items():
+        sub.add_parser(name, help=line)
+    return parser
+
+
+def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command in COMMANDS:
+        return build_parser((COMMANDS[command][0],))
+    if command is None:
+        return _overview()
+    return build_parser()  # an unknown word: argparse names the choices
 
 
 def main(argv: list[str] | None = None) -> int:
     from rankgate.core.outfile import forget_inputs
 
     forget_inputs()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser_for(argv)
     try:
         args = parser.parse_args(argv)
         check_text(args)

@@ -44,8 +44,18 @@ def _jsonl_runs(path: str, name: str | None, catalog: Catalog | None, progress) 
     return [run_from_jsonl(path, iter_lines(path, progress), name, catalog)]
 
 
+def _trec_qrels(path: str, catalog: Catalog | None) -> Qrels:
+    """Large plain TREC qrels through pyarrow (trec_fast), any other file through the general reader."""
+    if os.environ.get("RANKGATE_FAST", "1") != "0":
+        from rankgate.core.formats.trec_fast import read_trec_qrels_fast
+
+        if (fast := read_trec_qrels_fast(path, catalog)) is not None:
+            return fast
+    return read_trec_qrels(path, catalog)
+
+
 # A format is one entry here (its reader) and, to be detected, a rule in sniff.detect_format.
-QRELS_READERS = {"trec": read_trec_qrels, "json": _json_qrels, "jsonl": _jsonl_qrels, "beir": read_beir_qrels}
+QRELS_READERS = {"trec": _trec_qrels, "json": _json_qrels, "jsonl": _jsonl_qrels, "beir": read_beir_qrels}
 RUN_READERS = {"trec": _trec_runs, "json": _json_runs, "jsonl": _jsonl_runs}
 QRELS_FORMATS = ("auto", *QRELS_READERS)
 RUN_FORMATS = ("auto", *RUN_READERS)

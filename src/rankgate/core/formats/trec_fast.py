@@ -23,9 +23,11 @@ core.validate checks (`validate_lean`).
 from __future__ import annotations
 
 import os
+from itertools import repeat
 
 import numpy as np
 
+from rankgate.core.errors import InputError
 from rankgate.core.model import Catalog, LeanRun, Qrels, Run, unique
 
 BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
@@ -54,112 +56,301 @@ class _Ungrouped(Exception):
 class _Reader:
     """Parses a plain TREC file block by block (pyarrow's CSV reader on each block)."""
 
-    def __init__(self, path: str, qrels: Qrels, progress=None):
+    def __init__(self, path: str, qrels: Qrels | None, progress=None):
         import pyarrow as pa
 
         self.path, self.progress = path, progress
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
+        self.dict_t = pa.dictionary(pa.int32(), pa.string())
+        if qrels is None:  # read_full_run: every document is kept
+            return
         names = qrels.catalog.docs.names
         self.judged_codes = unique(qrels.doc)
-        self.value_set = pa.array([names[c] for c in self.judged_codes.tolist()], pa.string())
-        self.dict_t = pa.dictionary(pa.int32(), pa.string())
+        self.judged = _JudgedLookup([names[c] for c in self.judged_codes.tolist()], self.judged_codes)
 
     def blocks(self):
-        """(row of the first line, qcode, score, judged, key, docs) per block, in file order."""
-        total = os.path.getsize(self.path)
-        buf = bytearray(BLOCK)
-        view = memoryview(buf)
-        carry, row0, done = 0, 0, 0
-        with open(self.path, "rb") as f:
-            head = f.read(3)
-            if head[:2] == b"\x1f\x8b" or head == b"\xef\xbb\xbf":
+        """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
+        block is read and parsed by pyarrow in a second thread while this one's columns are worked on
+        (both release the GIL), so reading and the rest overlap."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        raw = self._raw_blocks()
+
+        def step():
+            block = next(raw, None)
+            return None if block is None else self._table(block)
+
+        total, row0 = os.path.getsize(self.path), 0
+        with ThreadPoolExecutor(1, thread_name_prefix="rankgate-read") as pool:
+            ahead = pool.submit(step)
+            try:
+                while (tbl := _result(ahead, row0)) is not None:
+                    ahead = pool.submit(step)
+                    parsed = self._columns(tbl)
+                    yield (row0, *parsed)
+                    row0 += len(parsed[0])
+                    if self.progress:
+                        self.progress(self.done, total)
+            finally:
+                ahead.cancel()
+        if not row0:
+            raise NotPlain  # an empty file: the general reader says so
+
+    def _raw_blocks(self):
+        """The file's bytes in blocks of about BLOCK that end on a line break (gzip decompressed as it
+        streams); each block is a fresh buffer, so a block can be parsed while the next is read."""
+        carry = b""
+        self.done = 0
+        with open(self.path, "rb") as raw:
+            head = raw.read(3)
+            raw.seek(0)
+            if head == b"\xef\xbb\xbf":
                 raise NotPlain
-            f.seek(0)
+            f = raw
+            if head[:2] == b"\x1f\x8b":  # gzip: decompressed as it streams, block by block
+                import gzip
+
+                f = gzip.GzipFile(fileobj=raw, mode="rb")
+            size = BLOCK
             while True:
-                if carry == len(buf):  # one line longer than a block: a buffer twice the size
-                    buf = bytearray(buf) + bytes(len(buf))  # (a new one: pyarrow may still hold the old)
-                    view = memoryview(buf)
-                got = f.readinto(view[carry:])
-                end = carry + got
+                buf = bytearray(max(size, len(carry) + BLOCK))
+                buf[:len(carry)] = carry
+                try:
+                    got = f.readinto(memoryview(buf)[len(carry):])
+                except (EOFError, OSError, zlib_error()):
+                    raise NotPlain from None  # a damaged gzip stream: the general reader says so
+                end = len(carry) + got
                 if not got:
                     if carry:
                         raise NotPlain  # no line break at the end
-                    if not row0:
-                        raise NotPlain  # an empty file: the general reader says so
-                    break
+                    return
                 cut = buf.rfind(b"\n", 0, end) + 1
-                if not cut:
-                    carry = end
+                if not cut:  # one line longer than a block: read on, up to MAX_LINE
+                    if end > MAX_LINE:
+                        raise LineTooLong(0)  # blocks() knows the line
+                    carry = memoryview(buf)[:end]
+                    size = 2 * len(buf)
                     continue
                 if any(buf.find(c, 0, cut) >= 0 for c in _NOT_PLAIN):  # memchr per byte
                     raise NotPlain
-                parsed = self._parse(view[:cut])  # the columns are copies: buf can be reused
-                done += cut
-                yield (row0, *parsed)
-                row0 += len(parsed[0])
-                buf[: end - cut] = buf[cut:end]
-                carry = end - cut
-                if self.progress:
-                    self.progress(done, total)
+                carry = bytes(memoryview(buf)[cut:end])
+                size = BLOCK
+                self.done = raw.tell()
+                yield memoryview(buf)[:cut]
 
-    def _parse(self, block):
+    def _table(self, block):
+        """The block's six columns (pyarrow's CSV reader), checked to be plain."""
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.csv as pcsv
 
-        opts = dict(read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
-                    parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
-                                                    ignore_empty_lines=False))
-        types = {"q": self.dict_t, "i": self.dict_t, "d": pa.string(), "r": pa.int64(), "s": pa.float64(),
-                 "t": self.dict_t}
+        # Q0, rank and tag are read as bytes, only to see that none is empty (a line of five
+        # fields and a stray space must not pass as six); the rank need not be a number.
         try:
-            tbl = pcsv.read_csv(pa.py_buffer(block), **opts,
-                                convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False))
+            tbl = pcsv.read_csv(pa.py_buffer(block), read_options=_csv_options()[0], parse_options=_csv_options()[1],
+                                convert_options=pcsv.ConvertOptions(column_types={
+                                    "q": self.dict_t, "i": pa.binary(), "d": pa.string(), "r": pa.binary(),
+                                    "s": pa.float64(), "t": pa.binary()}, strings_can_be_null=False))
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-            types["r"] = pa.string()  # the rank column is ignored, and need not be a number
-            try:
-                tbl = pcsv.read_csv(pa.py_buffer(block), **opts,
-                                    convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False))
-            except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-                raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
-        # An empty field (two spaces, a leading or trailing one) must never let a five-field
-        # line pass as six: no column may hold an empty value.
-        for col in ("i", "t"):
-            c = tbl[col].unify_dictionaries()
-            if c.num_chunks and pc.min(pc.binary_length(c.chunk(0).dictionary)).as_py() == 0:
-                raise NotPlain
-        for col in ("d", "r"):
-            c = tbl[col]
-            if c.null_count or (pa.types.is_string(c.type) and pc.min(pc.binary_length(c)).as_py() == 0):
-                raise NotPlain
-        if tbl["s"].null_count:
+            raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
+        if tbl["s"].null_count or not len(tbl):
             raise NotPlain
+        for col in ("i", "d", "r", "t"):
+            if pc.min(pc.binary_length(tbl[col])).as_py() == 0:
+                raise NotPlain  # an empty field
+        if not _ascii(block):  # query and document are checked UTF-8 by pyarrow; Q0, rank and tag are bytes
+            try:
+                str(block, "utf-8")
+            except UnicodeDecodeError:
+                raise NotPlain from None
+        return tbl
+
+    def full_columns(self, catalog: Catalog):
+        """(query codes, document codes, scores) of every block, in the catalog (read_full_run)."""
+        self._columns = lambda tbl: self._full(tbl, catalog)  # noqa: E731
+        return self.blocks()
+
+    def _full(self, tbl, catalog: Catalog):
+        import pyarrow.compute as pc
+
         q = tbl["q"].unify_dictionaries()
         names = q.chunk(0).dictionary.to_pylist()
         if any(not n or n.startswith("#") for n in names):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
-        index, qnames = self.qindex, self.qnames
-        local = np.empty(len(names), np.int64)
-        for i, n in enumerate(names):
-            code = index.get(n)
-            if code is None:
-                code = index[n] = len(qnames)
-                qnames.append(n)
-            local[i] = code
-        qcode = local[np.concatenate([ch.indices.to_numpy() for ch in q.chunks])]
-        score = tbl["s"].to_numpy()
+        qmap = catalog.queries.extend(names)
+        qcode = qmap[_np([ch.indices for ch in q.chunks])]
+        score = _np(tbl["s"])
         if not np.isfinite(score).all():
             raise NotPlain
-        d = tbl["d"].combine_chunks()
-        if len(self.judged_codes):
-            idx = pc.index_in(d, value_set=self.value_set).fill_null(-1).to_numpy()
-            judged = np.where(idx >= 0, self.judged_codes[np.maximum(idx, 0)], -1)
-        else:  # nothing judged at all
-            judged = np.full(len(d), -1, np.int64)
+        d = pc.dictionary_encode(_one(tbl["d"]))
+        dcode = catalog.docs.extend(d.dictionary.to_pylist())[_np(d.indices)]
+        return qcode, dcode, score
+
+    def _columns(self, tbl):
+        """(qcode, score, judged, key, docs) of a block's table."""
+        q = tbl["q"].unify_dictionaries()
+        qdict = q.chunk(0).dictionary
+        if _empty_or_comment(qdict):
+            raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
+        names = qdict.to_pylist()
+        local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))  # known: C speed
+        for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block
+            local[i] = self.qindex[names[i]] = len(self.qnames)
+            self.qnames.append(names[i])
+        qcode = local[_np([ch.indices for ch in q.chunks])]
+        score = _np(tbl["s"])
+        if not np.isfinite(score).all():
+            raise NotPlain
+        d = tbl["d"]
         key = hash_strings(d)
+        judged = self.judged.codes(d, key)
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
+
+
+def _empty_or_comment(strings) -> bool:
+    """Some string of the Arrow array is empty or starts with '#' (from its buffers, no Python loop)."""
+    offs = np.frombuffer(strings.buffers()[1], np.int32)[strings.offset:strings.offset + len(strings) + 1]
+    if not len(strings):
+        return False
+    if (offs[1:] == offs[:-1]).any():
+        return True
+    data = np.frombuffer(strings.buffers()[2], np.uint8)
+    return bool((data[offs[:-1]] == ord("#")).any())
+
+
+def _csv_options():
+    import pyarrow.csv as pcsv
+
+    return (pcsv.ReadOptions(column_names=["q", "i", "d", "r", "s", "t"]),
+            pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, ignore_empty_lines=False))
+
+
+def zlib_error():
+    import zlib
+
+    return zlib.error
+
+
+def _ascii(block) -> bool:
+    """Every byte of the block is below 0x80."""
+    a = np.frombuffer(block, np.uint8)
+    return not len(a) or int(a.max()) < 0x80
+
+
+MAX_LINE = 16 << 20  # bytes: a longer line is refused (no TREC run line comes near it)
+
+
+def _result(future, row0: int):
+    try:
+        return future.result()
+    except LineTooLong:
+        raise LineTooLong(row0 + 1) from None
+
+
+class LineTooLong(Exception):
+    def __init__(self, line: int):
+        self.line = line
+
+
+class _JudgedLookup:
+    """Which rows hold a judged document, by the documents' 64-bit hashes (hash_strings): a bitmap
+    on the hash's top bits rules most rows out, a sorted search finds the rest, and every hit is
+    confirmed byte for byte, so a collision never makes an unjudged document judged."""
+
+    def __init__(self, names: list[str], codes: np.ndarray):
+        self.names = _strings(names)
+        self.codes_ = codes
+        h = hash_strings(self.names) if names else np.zeros(0, np.uint64)
+        self.order = np.argsort(h, kind="stable")
+        self.sorted = h[self.order]
+        self.one_each = not (self.sorted[1:] == self.sorted[:-1]).any()
+        self.bits = max(16, min(24, int(len(names) * 64).bit_length()))  # about 1 row in 64 looked up in vain
+        self.shift = np.uint64(64 - self.bits)
+        self.present = np.zeros(1 << self.bits, bool)
+        self.present[(h >> self.shift).astype(np.int64)] = True
+
+    def codes(self, docs, h: np.ndarray) -> np.ndarray:
+        """The judged document's code of every row (-1: nobody judged it)."""
+        import pyarrow.compute as pc
+
+        out = np.full(len(h), -1, np.int64)
+        if not len(self.sorted):
+            return out
+        rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
+        if not len(rows):
+            return out
+        hr = h[rows]
+        lo = np.searchsorted(self.sorted, hr, "left")
+        if self.one_each:  # no two judged documents share a hash (the usual case): one search
+            lo = np.minimum(lo, len(self.sorted) - 1)
+            found = self.sorted[lo] == hr
+            hi = lo + found
+        else:
+            hi = np.searchsorted(self.sorted, hr, "right")
+            found = hi > lo
+        rows, lo, hi = rows[found], lo[found], hi[found]
+        for extra in range(int((hi - lo).max(initial=1))):  # judged documents with one hash: each in turn
+            at = lo + extra
+            ok = at < hi
+            r, j = rows[ok], self.order[at[ok]]
+            same = _bools(pc.equal(_one(docs.take(_ints(r))), self.names.take(_ints(j))))
+            out[r[same]] = self.codes_[j[same]]
+        return out
+
+
+def _ints(a: np.ndarray):
+    """A numpy int or float array as an Arrow array, without pyarrow's conversion (which imports pandas
+    whenever pandas is installed: 0.2 s)."""
+    import pyarrow as pa
+
+    a = np.ascontiguousarray(a)
+    t = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(), np.dtype(np.uint64): pa.uint64(),
+         np.dtype(np.float64): pa.float64()}[a.dtype]
+    return pa.Array.from_buffers(t, len(a), [None, pa.py_buffer(a)])
+
+
+_NUMPY = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint64": np.uint64,
+          "uint32": np.uint32,
+          "double": np.float64}
+
+
+def _np(arr) -> np.ndarray:
+    """The values of a numeric Arrow array (or chunked array, or list of arrays) without nulls, as numpy
+    (Array.to_numpy imports pandas when it is installed)."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.chunks
+    if isinstance(arr, list):
+        return np.concatenate([_np(a) for a in arr]) if arr else np.zeros(0, np.int64)
+    dtype = _NUMPY[str(arr.type)]
+    return np.frombuffer(arr.buffers()[1], dtype)[arr.offset:arr.offset + len(arr)]
+
+
+def _bools(arr) -> np.ndarray:
+    """A boolean Arrow array without nulls as numpy (see _np)."""
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
+    return bits[arr.offset:arr.offset + len(arr)].astype(bool)
+
+
+def _one(arr):
+    """One Arrow array of a chunked one."""
+    import pyarrow as pa
+
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _strings(values: list[str]):
+    """Python strings as an Arrow string array (no pandas import, see _ints)."""
+    import pyarrow as pa
+
+    data = [v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(data) + 1, np.int64)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+                                 ).cast(pa.string())
 
 
 class _Tally:
@@ -243,6 +434,10 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
             return _read(path, name, qrels, progress, keep_top, grouped=False)
     except NotPlain:
         return None
+    except LineTooLong as e:
+        limit = f"{MAX_LINE >> 20} MB" if MAX_LINE >= 1 << 20 else f"{MAX_LINE} bytes"
+        raise InputError(path, f"a line longer than {limit} (expected TREC run lines: query Q0 document rank "
+                         "score tag)", line=e.line) from None
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
@@ -319,11 +514,12 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
         try:
             for row0, q, s, j, k, d in reader.blocks():
                 lines = row0 + len(q)
-                b = q % buckets
-                order = np.argsort(b, kind="stable")
+                b = (q % buckets).astype(np.uint16)
+                order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
                 bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
-                tbl = pa.table({"row": np.arange(row0, lines)[order], "q": q[order], "s": s[order], "j": j[order],
-                                "k": k[order], "d": d.take(pa.array(order))}, schema=schema)
+                tbl = pa.Table.from_arrays([_ints(np.arange(row0, lines)[order]), _ints(q[order]), _ints(s[order]),
+                                            _ints(j[order]), _ints(k[order]), _one(d).take(_ints(order))],
+                                           schema=schema)
                 for i in range(buckets):
                     if bounds[i + 1] > bounds[i]:
                         if i not in writers:
@@ -336,8 +532,8 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
             where = os.path.join(tmp, f"{i}.arrow")
             with pa.ipc.open_stream(where) as f:
                 t = f.read_all()
-            _settle_parts([(t["row"].to_numpy(), t["q"].to_numpy(), t["s"].to_numpy(), t["j"].to_numpy(),
-                            t["k"].to_numpy(), t["d"])], tally, reader.qnames)
+            _settle_parts([(_np(t["row"]), _np(t["q"]), _np(t["s"]), _np(t["j"]), _np(t["k"]), t["d"])], tally,
+                          reader.qnames)
             del t
             os.remove(where)
     return lines
@@ -351,13 +547,39 @@ def _settle_parts(parts: list, tally: _Tally, qnames: list[str]) -> None:
     if not parts:
         return
     rows, qcode, score = (np.concatenate([p[i] for p in parts]) for i in (0, 1, 2))
-    by_score = np.argsort(-score)  # equal scores in any order: ties are settled by document later
-    order = by_score[np.argsort(qcode[by_score], kind="stable")]
-    del by_score
+    order = _by_query_then_score(qcode, score)
     judged, key = (np.concatenate([p[i] for p in parts])[order] for i in (3, 4))
     chunks = [c for p in parts for c in (p[5].chunks if isinstance(p[5], pa.ChunkedArray) else [p[5]])]
     docs = _Docs(pa.chunked_array(chunks, pa.string()), order)
     tally.settle(qcode[order], score[order], judged, key, docs, rows[order], qnames, False)
+
+
+def _by_query_then_score(qcode: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The rows by query, then score descending (equal scores in any order: ties are settled by
+    document later). Long rankings: grouped by query (a radix sort), then each one sorted on its own
+    (2.4x faster than one sort of all rows for 1,000 rows a query); short ones: one sort of all."""
+    dense = _dense(qcode)
+    n = len(qcode)
+    groups = int(dense.max()) + 1 if n else 0
+    if n < 128 * groups:
+        by_score = np.argsort(-score)
+        return by_score[np.argsort(dense[by_score], kind="stable")]  # a radix sort up to 65,536 queries
+    order = np.argsort(dense, kind="stable")
+    bounds = np.searchsorted(dense[order], np.arange(groups + 1)).tolist()
+    neg = -score[order]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        order[lo:hi] = order[lo:hi][np.argsort(neg[lo:hi])]
+    return order
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """The codes renumbered 0, 1, ... in their order, in the smallest unsigned type (numpy's stable
+    sort is a radix sort up to 16 bits)."""
+    present = np.flatnonzero(np.bincount(codes))
+    remap = np.zeros(int(present[-1]) + 1 if len(present) else 1, np.uint32)
+    remap[present] = np.arange(len(present), dtype=np.uint32)
+    out = remap[codes]
+    return out.astype(np.uint16) if len(present) <= 1 << 16 else out
 
 
 class _Docs:
@@ -369,7 +591,7 @@ class _Docs:
     def take(self, rows: np.ndarray):
         import pyarrow as pa
 
-        return self.docs.take(pa.array(rows if self.src is None else self.src[rows]))
+        return self.docs.take(_ints(rows if self.src is None else self.src[rows]))
 
 
 class _Rows:
@@ -384,6 +606,9 @@ class _Rows:
 
 def _take(docs: _Docs, rows: np.ndarray) -> list[str]:
     return docs.take(rows).to_pylist()
+
+
+_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
 
 
 def hash_strings(d) -> np.ndarray:
@@ -401,24 +626,31 @@ def hash_strings(d) -> np.ndarray:
     offs = np.frombuffer(d.buffers()[1], np.int32)[d.offset:d.offset + n + 1].astype(np.int64)
     lens = offs[1:] - offs[:-1]
     first, last = int(offs[0]), int(offs[-1])
-    padded = np.zeros(last - first + 8, np.uint8)  # the bytes of these strings, and 8 zeros to read past the end
-    if last > first:
-        padded[:last - first] = np.frombuffer(d.buffers()[2], np.uint8)[first:last]
-    words = np.lib.stride_tricks.as_strided(padded, shape=(len(padded) - 7, 8), strides=(1, 1))
-    start = offs[:-1] - first
+    shortest, longest = int(lens.min()), int(lens.max())
+    data = np.frombuffer(d.buffers()[2], np.uint8)[first:last] if last > first else np.zeros(0, np.uint8)
     prime = np.uint64(0x100000001B3)
     h = (np.uint64(0xCBF29CE484222325) ^ lens.astype(np.uint64)) * prime
-    for j in range(0, int(lens.max()), 8):
-        rows = np.flatnonzero(lens > j) if j >= lens.min() else None  # None: every string is that long
-        w = words[start + j if rows is None else start[rows] + j].view("<u8").ravel()
-        left = (lens if rows is None else lens[rows]) - j
-        if (left < 8).any():  # keep only each string's own bytes of the last word
-            w &= np.where(left < 8, (np.uint64(1) << (np.minimum(left, 7) * 8).astype(np.uint64)) - np.uint64(1),
-                          np.uint64(0xFFFFFFFFFFFFFFFF))
-        if rows is None:
-            h = (h ^ w) * prime
-        else:
-            h[rows] = (h[rows] ^ w) * prime
+    if shortest == longest and shortest:  # one length (long IDs usually are): whole columns of words
+        width = -(-shortest // 8)
+        table = np.zeros((n, width * 8), np.uint8)
+        table[:, :shortest] = data.reshape(n, shortest)
+        words = table.view("<u8")
+        for j in range(width):
+            h = (h ^ words[:, j]) * prime
+    else:
+        padded = np.zeros(last - first + 8, np.uint8)  # the strings' bytes, and 8 zeros to read past the end
+        padded[:last - first] = data
+        words = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # the 8 bytes from every position
+        start = offs[:-1] - first
+        for j in range(0, longest, 8):
+            rows = np.flatnonzero(lens > j) if j >= shortest else None  # None: every string is that long
+            w = words[start + j if rows is None else start[rows] + j]
+            if j + 8 > shortest:  # keep only each string's own bytes of its last word
+                w &= _MASKS[np.minimum(lens if rows is None else lens[rows], j + 8) - j]
+            if rows is None:
+                h = (h ^ w) * prime
+            else:
+                h[rows] = (h[rows] ^ w) * prime
     h ^= h >> np.uint64(29)
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(32)
@@ -428,11 +660,16 @@ def hash_strings(d) -> np.ndarray:
 def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarray:
     """Rows whose (query, document) came earlier in the file (rows grouped by query, `key` their
     hash, `rows[i]` row i's line - 1)."""
-    srt = np.sort(key)
-    if not (srt[1:] == srt[:-1]).any():  # the usual case: no candidate at all
+    top = (key >> np.uint64(32)).astype(np.uint32)  # half the bytes to sort: the usual case has no candidate
+    srt = np.sort(top)
+    same = srt[1:] == srt[:-1]
+    if not same.any():
         return np.zeros(0, np.int64)
-    del srt
-    order = np.lexsort((rows[np.arange(len(key))], key))  # equal keys in file order
+    twice = srt[1:][same]  # sorted (np.isin and np.unique would import numpy.ma: 50 ms)
+    at = np.minimum(np.searchsorted(twice, top), len(twice) - 1)
+    maybe = np.flatnonzero(twice[at] == top)
+    del srt, same, top
+    order = maybe[np.lexsort((rows[maybe], key[maybe]))]  # equal keys in file order
     k = key[order]
     cand = np.flatnonzero(k[1:] == k[:-1])
     a, b = order[cand], order[cand + 1]
@@ -462,8 +699,8 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
         group = np.cumsum(np.r_[True, ~tie])[rows]
         src = rows if perm is None else perm[rows]
         tied_docs = docs.take(src)
-        o = pc.sort_indices(pa.table({"g": group, "d": tied_docs}),
-                            sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+        o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(group), tied_docs], names=["g", "d"]),
+                                sort_keys=[("g", "ascending"), ("d", "descending")]))
         if perm is None:
             perm = np.arange(n)
         perm[rows] = src[o]
@@ -511,11 +748,95 @@ def watch_top_k(runs: list[Run | LeanRun], qrels: Qrels, k: int, progress=None) 
         run.top_rank = np.r_[run.top_rank, w.jrank[deep]]
 
 
+def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | None:
+    """Plain TREC qrels (`query iteration document grade`, single spaces, integer grades, no comments,
+    one grade per pair) through pyarrow: the Qrels the general reader gives, or None for it to read
+    the file (and name any fault). For files of MIN_BYTES or more when pyarrow is there (100k
+    judgments: about 10x faster than a Python loop per line)."""
+    try:
+        if os.path.getsize(path) < MIN_BYTES or not available():
+            return None
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if data[:2] == b"\x1f\x8b" or data[:3] == b"\xef\xbb\xbf" or not data.endswith(b"\n"):
+        return None
+    if any(data.find(c) >= 0 for c in _NOT_PLAIN) or data.startswith((b"#", b" ")) or b"\n#" in data:
+        return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    from rankgate.core.model import grade_problem
+
+    dict_t = pa.dictionary(pa.int32(), pa.string())
+    try:
+        tbl = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "g"]),
+                            parse_options=_csv_options()[1], convert_options=pcsv.ConvertOptions(
+                                column_types={"q": dict_t, "i": pa.binary(), "d": dict_t, "g": pa.string()},
+                                strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if not len(tbl) or pc.min(pc.binary_length(tbl["i"])).as_py() == 0:
+        return None
+    grades = tbl["g"].combine_chunks()
+    if not pc.all(pc.match_substring_regex(grades, r"^[+-]?[0-9]{1,15}$")).as_py():
+        return None  # not a whole number, or one too long for a float to hold: the general reader says
+    try:
+        grade = _np(pc.replace_substring_regex(grades, r"^\+", "").cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if any(grade_problem(int(g)) for g in unique(grade).tolist()):
+        return None
+    q, d = tbl["q"].unify_dictionaries(), tbl["d"].unify_dictionaries()
+    qdict, ddict = q.chunk(0).dictionary, d.chunk(0).dictionary
+    if _empty_or_comment(qdict) or _empty_or_comment(ddict):
+        return None
+    catalog = catalog or Catalog()
+    qcode = catalog.queries.extend(qdict.to_pylist())[_np([c.indices for c in q.chunks])]
+    dcode = catalog.docs.extend(ddict.to_pylist())[_np([c.indices for c in d.chunks])]
+    pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
+    if (pair[1:] == pair[:-1]).any():
+        return None  # a pair judged twice: the general reader names both lines
+    first = np.sort(np.unique(qcode, return_index=True)[1])
+    return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
+                 qcode[first].tolist(), format="trec", meta={})
+
+
+def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) -> Run | None:
+    """Every row of a plain TREC run, as the general reader gives it (`read_trec_run`), or None when the
+    file is not plain. For the review app, which shows whole rankings: the documents are interned per
+    block from pyarrow's dictionary of the block (a run of 1M lines: about 5x faster)."""
+    from rankgate.core.formats.trec import run_name_from_path
+
+    reader = _Reader(path, None, progress)
+    parts = []
+    try:
+        for row0, q, d, s in reader.full_columns(catalog):
+            parts.append((q, d, s, np.arange(row0 + 1, row0 + 1 + len(q), dtype=np.int64)))
+    except NotPlain:
+        return None
+    except LineTooLong as e:
+        raise InputError(path, f"a line longer than {MAX_LINE >> 20} MB (expected TREC run lines: query Q0 "
+                         "document rank score tag)", line=e.line) from None
+    q, d, s, w = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    first = np.unique(q, return_index=True)[1]
+    order = q[np.sort(first)].tolist()  # queries in the order the file first names them
+    return Run(name or run_name_from_path(path), path, catalog, q.astype(np.int32), d.astype(np.int32), s, w,
+               format="trec", query_codes=order)
+
+
 def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0
                 ) -> list[LeanRun] | None:
     """For load_bundle: a TREC run through the fast path, or None for the usual reader. `keep_top`
     keeps each ranking's top rows that nobody judged too (for the gate's review queue)."""
-    from rankgate.core.formats import detect_format
+    from rankgate.core.formats.sniff import detect_format
     from rankgate.core.formats.trec import run_name_from_path
 
     try:
