@@ -76,6 +76,12 @@ def _order(items: list, path: str, lineno: int) -> list[str]:
         else:
             raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
                              line=lineno)
+    seen: set[str] = set()
+    for _, d in rows:
+        if d in seen:
+            raise InputError(path, f"document {shorten(d)} appears twice in this ranking (expected each document "
+                             "once per query and stage)", line=lineno)
+        seen.add(d)
     rows.sort(key=lambda r: (r[0], r[1].encode()), reverse=True)
     return [d for _, d in rows]
 
@@ -92,6 +98,8 @@ def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
             obj = json.loads(raw)
         except json.JSONDecodeError as e:
             raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict):
             raise InputError(path, "expected a JSON object on each line", line=lineno)
         if "meta" in obj:

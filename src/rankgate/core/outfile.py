@@ -46,3 +46,20 @@ def output_target(path: str | os.PathLike) -> tuple[Path, int | None]:
     st = refuse_special(path)
     real = Path(os.path.realpath(path)) if os.path.islink(path) or st is not None else Path(path)
     return real, (stat.S_IMODE(st.st_mode) if st is not None else None)
+
+
+def refuse_inputs(outputs, inputs) -> None:
+    """An InputError when an output path (a flag and its path; None when not given) is one of the files the
+    command reads (role, path), through a symlink or another name too: writing it would replace an input
+    (the qrels, a run, the ACL) with a report. Checked before anything is written."""
+    for flag, out in outputs:
+        if not out or not os.path.exists(out):
+            continue
+        for role, path in inputs:
+            try:
+                same = os.path.samefile(out, path)
+            except OSError:
+                continue
+            if same:
+                raise InputError(str(out), f"is the {role} file this command reads ({path}); {flag} would "
+                                 "replace it: nothing was written (choose another path)")

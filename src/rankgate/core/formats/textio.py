@@ -22,6 +22,8 @@ def open_input(path: str | Path):
     try:
         if stat.S_ISFIFO(os.stat(p).st_mode) or stat.S_ISSOCK(os.stat(p).st_mode):  # opening one would wait
             raise InputError(str(path), "is a pipe, which cannot be read twice; expected a regular file")
+        if stat.S_ISCHR(os.stat(p).st_mode) or stat.S_ISBLK(os.stat(p).st_mode):  # /dev/zero never ends
+            raise InputError(str(path), "is a device, expected a regular file")
         f = open(p, "rb")
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
