@@ -105,16 +105,16 @@ def serve(args) -> int:
         raise InputError("--serve", "name a benchmark folder or a qrels file to serve")
     if not 0 < args.port < 65536:
         raise InputError("--port", f"{args.port} is not a port (1-65535)")
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        raise InputError("--serve", "the browser face needs textual-serve: pip install 'rankgate[web]'") from None
     for flag, path in (("benchmark", args.path), ("--qrels", args.qrels), ("--queries", args.queries),
                        ("--corpus", args.corpus), ("--policy", args.policy),
                        *(("--runs", split_run_spec(r)[1]) for r in args.runs)):
         if path and not os.path.exists(path):  # else every browser session would fail on it
             raise InputError(path, f"no such file or folder ({flag})")
     check_address(args.host, args.port)
-    try:
-        from textual_serve.server import Server
-    except ImportError:
-        raise InputError("--serve", "the browser face needs textual-serve: pip install 'rankgate[web]'") from None
     if not is_loopback(args.host):
         print(f"warning: serving on {visible(args.host)}:{args.port}: anyone who can reach this address can "
               "open the app and label under any name (the app has no login of its own)", file=sys.stderr)
