@@ -143,3 +143,16 @@ def test_serve_refuses_an_unknown_host_a_port_in_use_and_a_missing_benchmark(tmp
         one_error(capsys, "--port", f"127.0.0.1:{port}")
     assert main(["review", str(tmp_path / "nothing"), "--serve", "--port", "8123"]) == 2
     one_error(capsys, "nothing", "no such file or folder")
+
+
+def test_a_stage_file_lacking_a_query_says_so(tmp_path, capsys):
+    """A stage with no ranking for a query is counted as retrieving nothing, and the funnel says which."""
+    b = bench(tmp_path)
+    write(tmp_path / "gap.jsonl", "".join(json.dumps({"query": q, "stage": s, "ranking": DOCS}) + "\n"
+                                          for q, s in (("q1", "retrieve"), ("q2", "retrieve"), ("q1", "rerank"))))
+    assert main(["funnel", str(b), "--stages", f"gap={tmp_path / 'gap.jsonl'}"]) == 0
+    f = json.loads(capsys.readouterr().out)["pipelines"]["gap"]
+    assert f["no_ranking"] == {"rerank": 1} and f["no_ranking_detail"] == {"rerank": ["q2"]}
+    assert "no_ranking" not in json.loads(json.dumps(f["per_query"]))  # per stage, not per query
+    assert main(["funnel", str(b), "--stages", f"gap={tmp_path / 'gap.jsonl'}", "--format", "table"]) == 0
+    assert "no ranking at rerank for 1 queries (counted as retrieving nothing): q2" in capsys.readouterr().out
