@@ -156,3 +156,12 @@ def test_a_stage_file_lacking_a_query_says_so(tmp_path, capsys):
     assert "no_ranking" not in json.loads(json.dumps(f["per_query"]))  # per stage, not per query
     assert main(["funnel", str(b), "--stages", f"gap={tmp_path / 'gap.jsonl'}", "--format", "table"]) == 0
     assert "no ranking at rerank for 1 queries (counted as retrieving nothing): q2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("measure, said", [("", "no measure named"), ("garbage", "unknown measure"),
+                                           ("nDCG@10,P@5", "name one measure")])
+def test_plot_measure_garbage_is_one_line(tmp_path, capsys, measure, said):
+    b = bench(tmp_path)
+    assert main(["compare", str(b), "--plot", str(tmp_path / "c.svg"), "--plot-measure", measure]) == 2
+    one_error(capsys, said)
+    assert not (tmp_path / "c.svg").exists()

@@ -392,7 +392,7 @@ def cmd_compare(args) -> int:
         raise InputError("--top", "N must be 0 or more")
     measures = [m for t in args.measure for m in parse_measures(t)] or None
     plot_measure = None
-    if args.plot_measure:
+    if args.plot_measure is not None:  # "" too: a typo is said, not ignored
         plot_measure = parse_measures(args.plot_measure)
         if len(plot_measure) != 1:
             raise InputError("--plot-measure", "name one measure, e.g. nDCG@10")
