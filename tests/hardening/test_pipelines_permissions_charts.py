@@ -165,3 +165,22 @@ def test_plot_measure_garbage_is_one_line(tmp_path, capsys, measure, said):
     assert main(["compare", str(b), "--plot", str(tmp_path / "c.svg"), "--plot-measure", measure]) == 2
     one_error(capsys, said)
     assert not (tmp_path / "c.svg").exists()
+
+
+def test_no_stage_loss_on_a_stage_no_pipeline_has_fails_instead_of_passing_empty(tmp_path, capsys):
+    b = bench(tmp_path, extra="")
+    text = (b / "benchmark.toml").read_text() + """
+[[pipeline]]
+name = "cand"
+file = "staged.jsonl"
+stages = [{ name = "retrieve" }, { name = "rerank" }]
+"""
+    (b / "benchmark.toml").write_text(text)
+    write(tmp_path / "typo.toml", '[[rules]]\ncheck = "no_stage_loss"\nstage = "rerannk"\n')
+    assert main(["gate", str(b), "--policy", str(tmp_path / "typo.toml")]) == 3
+    check = next(c for c in json.loads(capsys.readouterr().out)["check_details"] if c["kind"] == "no_stage_loss")
+    assert check["passed"] is False and "no stage 'rerannk' in both pipelines" in check["why"]
+    write(tmp_path / "right.toml", '[[rules]]\ncheck = "no_stage_loss"\nstage = "rerank"\n')
+    main(["gate", str(b), "--policy", str(tmp_path / "right.toml")])
+    check = next(c for c in json.loads(capsys.readouterr().out)["check_details"] if c["kind"] == "no_stage_loss")
+    assert check["passed"] is True
