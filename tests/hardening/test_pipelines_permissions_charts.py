@@ -184,3 +184,15 @@ stages = [{ name = "retrieve" }, { name = "rerank" }]
     main(["gate", str(b), "--policy", str(tmp_path / "right.toml")])
     check = next(c for c in json.loads(capsys.readouterr().out)["check_details"] if c["kind"] == "no_stage_loss")
     assert check["passed"] is True
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "{b}", "--markdown", "{t}/first.md", "--plot", "/dev/full"],
+    ["gate", "{b}", "--receipt", "{t}/first.json", "--junit", "{t}"],
+    ["gate", "{b}", "--markdown", "{t}/first.md", "--junit", "{t}/no/such/folder/j.xml"],
+])
+def test_one_bad_output_path_leaves_no_other_output_written(tmp_path, capsys, argv):
+    b = bench(tmp_path / "b")
+    assert main([a.format(b=b, t=tmp_path) for a in argv]) == 2
+    one_error(capsys, "nothing was written")
+    assert not list(tmp_path.glob("first.*"))
