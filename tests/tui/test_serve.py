@@ -117,3 +117,29 @@ async def test_a_served_session_asks_the_reviewer_first_and_opens_their_own_work
         await pilot.press("enter")
         await ready(pilot)
         assert other.inputs.db != db and os.path.basename(other.inputs.db).startswith("web-tomas-")
+
+
+async def test_a_second_session_under_a_name_in_use_is_asked_for_another_name(tiny):
+    """Two browser sessions typing the same name: the second is told so at the prompt, not opened read-only."""
+    first = make_app(tiny, ask_reviewer=True)
+    async with first.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for ch in "ana":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await ready(pilot)
+        second = make_app(tiny, ask_reviewer=True)
+        async with second.run_test(size=SIZE) as pilot2:
+            await pilot2.pause()
+            for ch in "ana":
+                await pilot2.press(ch)
+            await pilot2.press("enter")
+            await pilot2.pause()
+            assert isinstance(second.screen, TextPrompt) and second.inputs.reviewer is None
+            help_text = str(second.screen.query_one("#prompt-help").render())
+            assert "ana is labelling this benchmark in another session" in help_text
+            for ch in "2":
+                await pilot2.press(ch)
+            await pilot2.press("enter")
+            await ready(pilot2)
+            assert second.inputs.reviewer == "ana2" and second.inputs.db != first.inputs.db

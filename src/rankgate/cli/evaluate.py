@@ -361,6 +361,8 @@ def cmd_gate(args) -> int:
         return EXIT_OK
     result = gate_bundle(bundle, policy, as_of=as_of)
     code = EXIT_OK if result.accepted else EXIT_REJECTED
+    _refuse_inputs(bundle, policy, (("--receipt", args.receipt), ("--markdown", args.markdown),
+                                    ("--junit", args.junit)))
     from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
 
     if args.receipt:
@@ -375,6 +377,21 @@ def cmd_gate(args) -> int:
         write_output(args.junit, gate_junit(result), "the JUnit report")
     emit(json.dumps(result.data, indent=2))
     return code
+
+
+def _refuse_inputs(bundle: Bundle, policy: Policy, outputs) -> None:
+    """No output flag may name a file the command reads (the bundle's, the policy's, a pipeline's stage runs)."""
+    from rankgate.core.outfile import refuse_outputs
+    from rankgate.core.receipt import input_files
+
+    files = input_files(bundle, policy)
+    manifest = bundle.manifest
+    for t in getattr(manifest, "pipelines", None) or []:
+        if not isinstance(t, dict):
+            continue
+        named = [t.get("file")] + [s.get("run") for s in t.get("stages") or [] if isinstance(s, dict)]
+        files += [("stage", str(manifest.folder / p)) for p in named if isinstance(p, str) and p]
+    refuse_outputs(outputs, files)
 
 
 def cmd_compare(args) -> int:
@@ -394,7 +411,7 @@ def cmd_compare(args) -> int:
         raise InputError("--top", "N must be 0 or more")
     measures = [m for t in args.measure for m in parse_measures(t)] or None
     plot_measure = None
-    if args.plot_measure:
+    if args.plot_measure is not None:  # "" too: a typo is said, not ignored
         plot_measure = parse_measures(args.plot_measure)
         if len(plot_measure) != 1:
             raise InputError("--plot-measure", "name one measure, e.g. nDCG@10")
@@ -410,6 +427,7 @@ def cmd_compare(args) -> int:
 
     extras = compare_extras(original, policy, baseline, candidates, perm)
     data.update(extras)
+    _refuse_inputs(original, policy, (("--markdown", args.markdown), ("--plot", args.plot)))
     charts = None
     if args.markdown or args.format == "markdown":
         from rankgate.core.outputs import paired_charts

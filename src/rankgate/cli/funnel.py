@@ -6,7 +6,7 @@ import json
 
 from rankgate.cli.base import EXIT_OK, emit
 from rankgate.core.errors import InputError
-from rankgate.core.text import visible
+from rankgate.core.text import cut_list, more_tail, visible
 
 
 def register(sub) -> None:
@@ -105,6 +105,10 @@ def funnel_table(data: dict, width: int = 100) -> str:
         for r in rows:
             lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
                                           enumerate(zip(r, widths))).rstrip())
+        for n, qs in (f.get("no_ranking_detail") or {}).items():
+            shown, more = cut_list([visible(q) for q in qs], max(width - 40, 20))
+            lines.append(f"  no ranking at {visible(n)} for {len(qs)} queries (counted as retrieving nothing): "
+                         + ", ".join(shown) + more_tail(more))
         lines.append("")
         for q in f["per_query"]:
             docs = q["documents"]

@@ -71,6 +71,8 @@ def read_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[str, int
                 obj = json.loads(text)
             except json.JSONDecodeError as e:
                 raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
+            except RecursionError:
+                raise InputError(path, "JSON nested too deeply", line=lineno) from None
             doc = obj.get("doc", obj.get("docid", obj.get("id")))
             if not isinstance(doc, str) or not doc:
                 raise InputError(path, "expected {\"doc\": ID, \"groups\": [...]}", line=lineno)
@@ -105,6 +107,8 @@ def read_corpus_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[s
             obj = json.loads(raw)
         except json.JSONDecodeError as e:
             raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict) or "acl" not in obj:
             continue
         doc = next((obj[k] for k in DOC_ID_KEYS if isinstance(obj.get(k), str)), None)
@@ -134,6 +138,8 @@ def read_query_groups(path: str | Path) -> dict[str, tuple[frozenset[str] | None
             obj = json.loads(raw)
         except json.JSONDecodeError:
             continue  # read_queries says so with its own message
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict):
             continue
         qid = next((obj[k] for k in QUERY_ID_KEYS if k in obj), None)
@@ -194,7 +200,9 @@ def load_access(manifest, flag: str | None, queries_path: str | None, corpus_pat
 def check_known(access: Access, known_docs, corpus_path: str | None = None) -> None:
     """Every document the ACL names exists: in the corpus when there is one, else in the qrels or a run."""
     names = list(access.acl)
-    if corpus_path and access.source != corpus_path:
+    if corpus_path and access.source == corpus_path:
+        return  # `acl = "corpus"`: each document it restricts is a corpus document, retrieved or not
+    if corpus_path:
         from rankgate.core.formats.corpus import read_corpus
 
         known = set(read_corpus(corpus_path, set(names)))

@@ -146,8 +146,7 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
         bundle.access = load_access(manifest, acl, qpath, corpus)
         if bundle.access is not None:
             check_known(bundle.access, catalog.docs.codes, corpus)
-            if bundle.access.source != corpus:
-                bundle.files.append(("acl", bundle.access.source))
+            bundle.files.append(("acl", bundle.access.source))  # with `acl = "corpus"` the corpus: a receipt hashes it
     return bundle
 
 

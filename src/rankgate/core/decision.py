@@ -332,6 +332,11 @@ def _stage_loss_check(rule: Rule, p: Paired, mask, policy: Policy, current: set[
         missing = [n for n, f in ((p.baseline_name, b), (p.candidate_name, c)) if f is None]
         d["why"] = f"no pipeline for {', '.join(missing)}: stages cannot be compared"
         return None
+    common = [s for s in c.stages if s in b.stages]
+    if (rule.stage and rule.stage not in common) or not common:  # a typo'd stage would pass with nothing compared
+        d["why"] = (f"no stage {rule.stage!r} in both pipelines" if rule.stage else "the pipelines share no stage")
+        d["why"] += f" (baseline {b.pipeline}: {', '.join(b.stages)}; candidate {c.pipeline}: {', '.join(c.stages)})"
+        return None
     must = [q for q in policy.must_pass if q in set(p.qids)]
     losses = stage_losses(b, c, must, rule.stage)
     waived = sorted({x["query"] for x in losses if x["query"] in current})

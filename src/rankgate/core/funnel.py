@@ -76,6 +76,12 @@ def _order(items: list, path: str, lineno: int) -> list[str]:
         else:
             raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
                              line=lineno)
+    seen: set[str] = set()
+    for _, d in rows:
+        if d in seen:
+            raise InputError(path, f"document {shorten(d)} appears twice in this ranking (expected each document "
+                             "once per query and stage)", line=lineno)
+        seen.add(d)
     rows.sort(key=lambda r: (r[0], r[1].encode()), reverse=True)
     return [d for _, d in rows]
 
@@ -92,6 +98,8 @@ def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
             obj = json.loads(raw)
         except json.JSONDecodeError as e:
             raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict):
             raise InputError(path, "expected a JSON object on each line", line=lineno)
         if "meta" in obj:
@@ -218,6 +226,7 @@ class Funnel:
     leaks: dict[str, int] = field(default_factory=dict)  # stage -> documents ranked that their user may not see
     restricted: dict[str, list[str]] = field(default_factory=dict)  # query -> relevant docs its user may not see
     sources: list[str] = field(default_factory=list)  # the stage files read, in order (a receipt hashes them)
+    no_ranking: dict[str, list[str]] = field(default_factory=dict)  # stage -> queries it has no ranking for
 
     def query_recall(self, qid: str) -> list[float]:
         ps = self.paths.get(qid, [])
@@ -257,6 +266,8 @@ class Funnel:
                               for s, x in self.added.items() if x}}
         if self.leaks:
             out["leaks"] = self.leaks
+        if any(self.no_ranking.values()):  # a stage file that lacks a query: said, not silently "lost"
+            out["no_ranking"] = {s: len(qs) for s, qs in self.no_ranking.items() if qs}
         return out
 
     def as_dict(self) -> dict:
@@ -266,6 +277,8 @@ class Funnel:
                              **({"restricted": self.restricted[q]} if q in self.restricted else {})}
                             for q, ps in self.paths.items()]
         out["not_subset_detail"] = {s: x for s, x in self.added.items() if x}
+        if any(self.no_ranking.values()):
+            out["no_ranking_detail"] = {s: qs for s, qs in self.no_ranking.items() if qs}
         return out
 
 
@@ -312,8 +325,9 @@ def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None)
             if new:
                 got[q] = new
         added[names[i]] = got
+    no_ranking = {n: [q for q in relevant if q not in r] for n, r in zip(names, rankings)}
     return Funnel(pipeline.name, names, [s.depth for s in pipeline.stages], paths, added, leaks, restricted,
-                  list(dict.fromkeys(s.source for s in pipeline.stages)))
+                  list(dict.fromkeys(s.source for s in pipeline.stages)), no_ranking)
 
 
 def relevant_of(qrels, rel_level: int, queries: list[str]) -> dict[str, dict[str, int]]:

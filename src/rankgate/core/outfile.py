@@ -83,3 +83,27 @@ def refuse_inputs(*paths, inputs=()) -> None:
         if (st.st_dev, st.st_ino) in known:
             raise InputError(str(path), "is one of this command's input files; writing there would replace it "
                              "(nothing was written; choose another file)")
+
+
+def refuse_outputs(outputs, inputs) -> None:
+    """An InputError when an output path (a flag and its path; None when not given) is one of the files the
+    command reads (role, path), through a symlink or another name too: writing it would replace an input
+    (the qrels, a run, the ACL) with a report. Also refuses, for every output, what write_atomic would (a pipe,
+a device, a folder, a missing folder), so that one bad path leaves none of the others written. Checked before
+anything is written."""
+    outputs = [(flag, out) for flag, out in outputs if out]
+    for flag, out in outputs:  # every output's place first: one bad path must not leave the others written
+        refuse_special(out)
+        if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+            raise InputError(str(out), f"cannot write {flag}: the folder does not exist; nothing was written")
+    for flag, out in outputs:
+        if not os.path.exists(out):
+            continue
+        for role, path in inputs:
+            try:
+                same = os.path.samefile(out, path)
+            except OSError:
+                continue
+            if same:
+                raise InputError(str(out), f"is the {role} file this command reads ({path}); {flag} would "
+                                 "replace it: nothing was written (choose another path)")

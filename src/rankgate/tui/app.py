@@ -55,23 +55,51 @@ class ReviewApp(App[int]):
         from rankgate.tui.screens.prompts import TextPrompt
 
         self.push_screen(TextPrompt(Text("Your name, as the label history should show it", style="bold"),
-                                    placeholder="e.g. ana", check=reviewer_problem, id_="reviewer-name",
+                                    placeholder="e.g. ana", check=self._reviewer_check, id_="reviewer-name",
                                     help="Enter opens the benchmark with a workspace of your own"),
                          self._reviewer_chosen)
+
+    def _reviewer_db(self, name: str) -> str | None:
+        """The reviewer's own workspace (None when the inputs name one or keep labels in memory)."""
+        import os
+
+        from rankgate.store import paths
+
+        if self.inputs.db or self.inputs.memory:
+            return None
+        source = os.path.abspath(self.inputs.path or self.inputs.queries or ".")
+        return str(paths.reviewer_workspace_path(source, name.strip()))
+
+    def _reviewer_check(self, name: str) -> str:
+        """reviewer_problem, and a name another browser session labels under right now (its workspace is
+        locked: this session would open it read-only)."""
+        why = reviewer_problem(name)
+        db = None if why else self._reviewer_db(name)
+        if db is None:
+            return why
+        from pathlib import Path
+
+        from rankgate.store.paths import sidecar
+        from rankgate.store.storage import Locked, WriterLock
+
+        lock = WriterLock(sidecar(db, ".lock"), Path(db))
+        try:
+            lock.acquire()
+        except Locked:
+            return (f"{visible(name.strip())} is labelling this benchmark in another session now: type another "
+                    "name, or close that session first")
+        except InputError:
+            return ""  # the load says what is wrong with the workspace
+        lock.release()
+        return ""
 
     def _reviewer_chosen(self, name: str | None) -> None:
         if not name or reviewer_problem(name):
             self._ask_reviewer()  # no way around it: every label needs its reviewer
             return
-        import os
-
-        from rankgate.store import paths
-
         name = name.strip()
         self.inputs.reviewer = name
-        if not self.inputs.db and not self.inputs.memory:
-            source = os.path.abspath(self.inputs.path or self.inputs.queries or ".")
-            self.inputs.db = str(paths.reviewer_workspace_path(source, name))
+        self.inputs.db = self._reviewer_db(name) or self.inputs.db
         self.ask_reviewer = False
         self.on_mount()
 

@@ -78,6 +78,25 @@ def offline_server(Server):
     return OfflineServer
 
 
+def check_address(host: str, port: int) -> None:
+    """An InputError when the server could not listen on host:port (an unknown name, a port in use)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError, ValueError):
+        raise InputError("--host", f"{visible(host)} is not an address or a known host name "
+                         "(e.g. 127.0.0.1)") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(address)
+        except OSError as e:
+            raise InputError("--port", f"cannot listen on {visible(host)}:{port}: {e.strerror or e} "
+                             "(another program may use it: choose another --port)") from None
+
+
 def serve(args) -> int:
     if args.db or args.reviewer:
         raise InputError("--serve", "each browser session names its reviewer and gets a workspace of its own: "
@@ -90,11 +109,20 @@ def serve(args) -> int:
         from textual_serve.server import Server
     except ImportError:
         raise InputError("--serve", "the browser face needs textual-serve: pip install 'rankgate[web]'") from None
+    for flag, path in (("benchmark", args.path), ("--qrels", args.qrels), ("--queries", args.queries),
+                       ("--corpus", args.corpus), ("--policy", args.policy),
+                       *(("--runs", split_run_spec(r)[1]) for r in args.runs)):
+        if path and not os.path.exists(path):  # else every browser session would fail on it
+            raise InputError(path, f"no such file or folder ({flag})")
+    check_address(args.host, args.port)
     if not is_loopback(args.host):
         print(f"warning: serving on {visible(args.host)}:{args.port}: anyone who can reach this address can "
               "open the app and label under any name (the app has no login of its own)", file=sys.stderr)
     server_class = offline_server(Server)
     title = f"rankgate review {os.path.basename(os.path.abspath(args.path or args.qrels or args.queries))}"
     server = server_class(shlex.join(session_command(args)), host=args.host, port=args.port, title=visible(title))
-    server.serve()
+    try:
+        server.serve()
+    except OSError as e:  # lost the port between the check and the start
+        raise InputError("--port", f"cannot listen on {visible(args.host)}:{args.port}: {e.strerror or e}") from None
     return 0
