@@ -159,8 +159,10 @@ def _fast_reader(args, gate: bool):
         return fastpath.lean_reader, False
     from functools import partial
 
-    depth, k = gate_depth(args)
-    return partial(fastpath.lean_reader, keep_top=depth or k), depth is None
+    from rankgate.core.bounds import UNCUT_DEPTH
+
+    depth, k = gate_depth(args)  # no cut-off: keep the unjudged documents as deep as the bounds look
+    return partial(fastpath.lean_reader, keep_top=depth or max(k, UNCUT_DEPTH)), depth is None
 
 
 def gate_depth(args) -> tuple[int | None, int]:

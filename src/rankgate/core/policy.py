@@ -25,7 +25,8 @@ BUDGET_FIELDS = ("latency_ms", "context_tokens")
 BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
-               "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers"}
+               "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers",
+               "require_stable"}
 SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence", "correction"}
 WAIVER_KEYS = {"query", "owner", "reason", "expires"}
 RULE_COMMON = {"name", "check"}
@@ -126,6 +127,7 @@ class Policy:
     confidence: float = 0.95
     correction: str = "none"  # multiple comparisons: "holm" or "bonferroni" over the gate's randomization tests
     waivers: list[Waiver] = field(default_factory=list)
+    require_stable: bool = False  # reject a decision the unjudged documents could flip (core/bounds.py)
 
     def effective_rules(self) -> list[Rule]:
         if self.rules is not None:
@@ -147,7 +149,7 @@ class Policy:
                              "correction": self.correction},
             "rules": [r.as_dict() for r in self.effective_rules()],
             "waivers": [w.as_dict() for w in self.waivers],
-        }
+        } | ({"require_stable": True} if self.require_stable else {})
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -211,6 +213,8 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
             setattr(p, key, get(key, str))
     if "allow_snapshot_mismatch" in data:
         p.allow_snapshot_mismatch = get("allow_snapshot_mismatch", bool)
+    if "require_stable" in data:
+        p.require_stable = get("require_stable", bool)
     if "significance" in data:
         _significance(get("significance", dict), path, p)
     if "rules" in data:
