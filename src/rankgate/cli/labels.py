@@ -17,6 +17,7 @@ import json
 import sys
 
 from rankgate.cli.base import EXIT_OK, policy_overrides, say, say_json, usage
+from rankgate.cli.suggest import add_suggest, judge_agreement_lines, judge_agreement_of
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 
@@ -609,11 +610,14 @@ def _agreement(args) -> int:
     with _open(args, readonly=True) as ws:
         overall, groups = ws.agreement(args.by)
         found = ws.disagreements(include_adjudicated=True)
+        judges = judge_agreement_of(ws)  # suggested grades (labels suggest) against each reviewer
     if args.json:
         _print_json({"overall": overall.as_dict(), "by": args.by,
                      "groups": {name: a.as_dict() for name, a in groups.items()},
-                     "disagreements": [d.as_dict() for d in found]})
+                     "disagreements": [d.as_dict() for d in found], "judges": [a.as_dict() for a in judges]})
         return EXIT_OK
+    for line in judge_agreement_lines(judges):
+        say(line)
     if not overall.units:
         say(f"no pair is judged by two reviewers yet ({overall.single} judged by one): nothing to agree about "
               "(`rankgate labels merge` brings other reviewers' exports in)")
@@ -890,4 +894,4 @@ def _queue(args) -> int:
 # this order is the order of `rankgate labels --help`
 SUBCOMMANDS = (_add_import, _add_set, _add_remove, _add_unsure, _add_list, _add_queries, _add_history, _add_freeze,
                _add_versions, _add_diff, _add_merge, _add_agreement, _add_disagreements, _add_adjudicate,
-               _add_confirm, _add_migrate, _add_queue, _add_export, _add_purge, _add_status, _add_recover)
+               _add_confirm, _add_migrate, _add_queue, add_suggest, _add_export, _add_purge, _add_status, _add_recover)

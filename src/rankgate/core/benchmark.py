@@ -54,6 +54,7 @@ class Manifest:
     description: str = ""
     grades: dict[int, str] = field(default_factory=lambda: dict(DEFAULT_GRADES))  # grade -> name, by grade
     guidelines: Path | None = None  # the labelling guidelines (Markdown), inside the folder
+    judge: dict = field(default_factory=dict)  # the [judge] table: who suggests grades (core/judge.py)
 
 
 def load_toml(path: str | Path) -> dict:
@@ -96,7 +97,7 @@ def _expect(data: dict, key: str, kind, path: Path, required: bool = True, where
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
-         "rel_level", "no_answer", "gate", "grades", "guidelines"}
+         "rel_level", "no_answer", "gate", "grades", "guidelines", "judge"}
 
 
 def parse_grades(table, path: Path) -> dict[int, str]:
@@ -187,4 +188,5 @@ def load_manifest(path: str | Path) -> Manifest:
         no_answer=[str(x) for x in no_answer], gate=gate,
         description=_expect(data, "description", str, mpath, required=False) or "",
         grades=grades, guidelines=guidelines,
+        judge=_expect(data, "judge", dict, mpath, required=False) or {},
     )
