@@ -194,8 +194,8 @@ def relabel(p: Paired, keys: np.ndarray, grades: np.ndarray) -> Paired:
 
 # ---- which checks look how deep -------------------------------------------------------------------
 
-def _check_scopes(p: Paired, policy, dec) -> dict[str, tuple[int | None, bool, np.ndarray | None]]:
-    """Check name -> (depth, moved by labels, query mask or None)."""
+def _check_scopes(p: Paired, policy, dec) -> dict[str, tuple[int | None, bool, np.ndarray | None, str]]:
+    """Check name -> (depth, moved by labels, query mask or None, the measure it checks or "")."""
     runs_depth = runs_depth_of(p)
     out = {}
     for rule in policy.effective_rules():
@@ -204,14 +204,15 @@ def _check_scopes(p: Paired, policy, dec) -> dict[str, tuple[int | None, bool, n
             if name not in dec.checks:
                 continue
             if rule.kind in LABEL_FREE or s == "*":
-                out[name] = (None, False, None)
+                out[name] = (None, False, None, "")
                 continue
             d = measure_depth(rule.measure) if rule.measure is not None else p.k
-            out[name] = (runs_depth if d is None else d, True, None if s is None else p.mask(s))
+            out[name] = (runs_depth if d is None else d, True, None if s is None else p.mask(s),
+                         rule.measure.name if rule.measure is not None else p.hit.name)
     if "must_pass_queries_hit" in dec.checks:
-        out["must_pass_queries_hit"] = (p.k, True, None)
+        out["must_pass_queries_hit"] = (p.k, True, None, p.hit.name)
     for name in dec.checks:
-        out.setdefault(name, (None, False, None))
+        out.setdefault(name, (None, False, None, ""))
     return out
 
 
@@ -252,10 +253,9 @@ def stability(p: Paired, policy, dec, docnames: list[str], *, order=None) -> Sta
             keys_at[depth] = unjudged_keys(p, depth)
         return keys_at[depth]
 
-    rank_of = _decisive_order(p, policy, order)
     checks: list[CheckStability] = []
     for name, now in dec.checks.items():
-        depth, moved, mask = scopes[name]
+        depth, moved, mask, measure = scopes[name]
         if not moved:
             checks.append(CheckStability(name, now, True, None, 0, {sc: now for sc in SCENARIOS}))
             continue
@@ -266,7 +266,8 @@ def stability(p: Paired, policy, dec, docnames: list[str], *, order=None) -> Sta
         stable = all(v == now for v in per.values())
         c = CheckStability(name, now, stable, depth, len(mine), per)
         if not stable:
-            c.to_judge = _to_judge(p, policy, dec, name, now, keys, mine, rank_of, cache, depth, docnames)
+            c.to_judge = _to_judge(p, policy, dec, name, now, keys, mine, _order_for(order, name, measure, now),
+                                   cache, depth, docnames)
         checks.append(c)
     failing = [c for c in checks if not c.passed]
     if dec.accepted:
@@ -278,11 +279,21 @@ def stability(p: Paired, policy, dec, docnames: list[str], *, order=None) -> Sta
                      runs_depth, to_judge)
 
 
-def _decisive_order(p: Paired, policy, order) -> dict[tuple[str, str], int]:
-    """(query, doc) -> its place in the review queue (unqueued documents come after, by best rank)."""
+def _order_for(order, name: str, measure: str, passed: bool) -> dict[tuple[str, str], int]:
+    """(query, doc) -> its place among the review queue's documents for one check: those whose own what-if
+    flips it first, then those that move its measure's delta the way that could flip it (down when it
+    passes), most first, then the queue's order. Unqueued documents come after, by best rank."""
+    items = list(order or [])
+    sign = -1.0 if passed else 1.0
+
+    def key(i):
+        it = items[i]
+        move = sign * it.effects.get(measure, 0.0)
+        return (name not in it.flips, -max(move, 0.0), i)
+
     out: dict[tuple[str, str], int] = {}
-    for i, it in enumerate(order or []):
-        out.setdefault((it.query, it.doc), i)
+    for place, i in enumerate(sorted(range(len(items)), key=key)):
+        out.setdefault((items[i].query, items[i].doc), place)
     return out
 
 
