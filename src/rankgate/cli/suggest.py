@@ -57,8 +57,7 @@ def judge_from(args, manifest):
              "max_calls": args.max_calls,
              "prompt": str(Path(args.judge_prompt).resolve()) if args.judge_prompt else None}
     # A command or prompt from the flags is the caller's (found from here); from the table, the folder's.
-    folder = os.getcwd() if (args.judge_command or (args.judge_url and not manifest.judge.get("url"))) \
-        else str(manifest.folder)
+    folder = os.getcwd() if (args.judge_command or args.judge_url) else str(manifest.folder)
     config = judge_config(manifest.judge, str(manifest.path), folder, **flags)
     if config is None:
         raise InputError(str(manifest.path), "no judge: add a [judge] table (command = [...] or url and model) or "

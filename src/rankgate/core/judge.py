@@ -82,7 +82,13 @@ class JudgeConfig:
         return "command" if self.command else "endpoint"
 
     def label(self) -> str:
-        return self.name or (Path(self.command[-1]).stem if self.command else self.model or "judge")
+        """The judge's name: its `name`, else its script's (judges/lexical.py: "lexical"), else its model's."""
+        if self.name:
+            return self.name
+        if self.command:
+            script = next((c for c in self.command[1:] if Path(c).suffix and not c.startswith("-")), self.command[0])
+            return Path(script).stem
+        return self.model or "judge"
 
     def prompt_text(self) -> str:
         if not self.prompt:
@@ -123,13 +129,11 @@ def judge_config(table: dict | None, where: str, folder: str = ".", **flags) -> 
     unknown = sorted(set(t) - JUDGE_KEYS)
     if unknown:
         raise InputError(where, f"judge: unknown key {unknown[0]!r} (expected one of {', '.join(sorted(JUDGE_KEYS))})")
+    if flags.get("command") or flags.get("url"):  # a judge named by flags is that judge, not the table's
+        t = {k: v for k, v in t.items() if k in ("timeout", "max_calls")}
     for key, value in flags.items():
         if value is not None:
             t[key] = value
-            if key == "command":
-                t.pop("url", None)
-            if key == "url":
-                t.pop("command", None)
     if not t.get("command") and not t.get("url"):
         return None
     command = t.get("command") or ()
@@ -253,15 +257,15 @@ def ask(config: JudgeConfig, requests: list[JudgeRequest], scale: Iterable[int],
         cancelled: Callable[[], bool] = lambda: False) -> Iterator[JudgeAnswer]:
     """Ask the judge about each request (at most config.max_calls), yielding one answer per request as it
     comes (the caller stores and reports progress). Every answer is bounded by config.timeout."""
-    scale = list(scale)
+    grades = dict(scale) if isinstance(scale, dict) else {g: str(g) for g in scale}
     todo = requests[: config.max_calls]
     if config.command:
-        yield from _ask_command(config, todo, scale, cancelled)
+        yield from _ask_command(config, todo, list(grades), cancelled)
     else:
         for req in todo:
             if cancelled():
                 raise Cancelled()
-            yield _ask_endpoint(config, req, scale)
+            yield _ask_endpoint(config, req, grades)
 
 
 def _ask_command(config: JudgeConfig, todo: list[JudgeRequest], scale: list[int], cancelled) -> Iterator[JudgeAnswer]:
@@ -378,9 +382,8 @@ def render_prompt(template: str, req: JudgeRequest, grades: dict[int, str]) -> s
                          "{query_text} {notes} {doc} {doc_text} {scale} {grades}, and {{ }} for braces") from None
 
 
-def _ask_endpoint(config: JudgeConfig, req: JudgeRequest, scale) -> JudgeAnswer:
+def _ask_endpoint(config: JudgeConfig, req: JudgeRequest, grades: dict[int, str]) -> JudgeAnswer:
     """One chat completion (temperature 0): the rendered prompt as the user's message."""
-    grades = scale if isinstance(scale, dict) else {g: str(g) for g in scale}
     body = {"model": config.model, "temperature": 0,
             "messages": [{"role": "user", "content": render_prompt(config.prompt_text(), req, grades)}]}
     headers = {"Content-Type": "application/json"}
