@@ -250,3 +250,30 @@ def test_a_line_cut_short_by_a_crash_is_skipped_and_closed_off(tmp_path):
     rec = third.accept("q1", "c", "ana")
     assert rec["grade"] == 1 and SuggestionBook(path).accepted()[("q1", "c")]["reviewer"] == "ana"
     assert [r["kind"] for r in SuggestionBook(path).history("q1", "c")] == ["suggestion", "accepted"]
+
+
+def test_with_suggestions_counts_them_for_unjudged_pairs_and_the_receipt_records_it(tmp_path, capsys, bench):
+    code, _, err = run(capsys, "gate", bench, "--with-suggestions")
+    assert code == 2 and "no suggestions yet" in err
+    code, out, _ = run(capsys, "labels", "suggest", bench, "--queue", "30", "--json")
+    stored = json.loads(out)["suggestions"]
+    code, out, _ = run(capsys, "labels", "suggest", bench, "--judged", "--limit", "5", "--json")
+    assert json.loads(out)["stored"] == 5  # judged pairs: their suggestions never replace a label
+    _, plain, _ = run(capsys, "gate", bench, "--as-of", "2026-06-01")
+    receipt = tmp_path / "receipt.json"
+    code, out, _ = run(capsys, "gate", bench, "--as-of", "2026-06-01", "--with-suggestions", "--receipt", receipt)
+    res = json.loads(out)
+    assert res["suggestions"]["counted"] == 30 and res["suggestions"]["file"].endswith(".suggestions.jsonl")
+    relevant = [s for s in stored if s["grade"] >= 1]
+    assert relevant  # some suggested relevant: the candidate's numbers move
+    assert res["candidate_macro"] != json.loads(plain)["candidate_macro"] or \
+        res["baseline_macro"] != json.loads(plain)["baseline_macro"]
+    rec = json.loads(receipt.read_text())
+    assert "suggestions" in [i["role"] for i in rec["inputs"]] and rec["invocation"]["args"]["with_suggestions"]
+    assert rec["result"]["suggestions"]["counted"] == 30
+    code, out, _ = run(capsys, "receipt", "verify", receipt)
+    assert code == 0 and json.loads(out)["status"] == "verified"
+    book = book_of(capsys, bench)
+    book.add([Suggestion(stored[0]["query"], stored[0]["doc"], 3)])
+    code, out, _ = run(capsys, "receipt", "verify", receipt)
+    assert code == 3 and "suggestions" in out  # a changed suggestion is a changed input

@@ -435,3 +435,39 @@ class RunReport:
         return {"judge": self.judge, "asked": self.asked, "stored": len(self.stored), "failed": len(self.failed),
                 "cancelled": self.cancelled, "not_asked": self.left,
                 "failures": [a.as_dict() for a in self.failed], "suggestions": [a.as_dict() for a in self.stored]}
+
+
+# ---- the suggestions journal, read (store/suggestions.py writes it) ----------------------------------
+
+def parse_journal(data: bytes) -> tuple[list[dict], int]:
+    """The records of a suggestions journal and how many lines could not be read (a line a crash cut
+    short at the end, a line edited by hand)."""
+    records, damaged = [], 0
+    lines = data.split(b"\n")
+    if lines.pop():  # the file does not end with a newline: its last line was cut short
+        damaged += 1
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            damaged += 1
+            continue
+        if isinstance(rec, dict) and rec.get("kind") in ("suggestion", "accepted") and \
+                isinstance(rec.get("query"), str) and isinstance(rec.get("doc"), str) and \
+                (rec["kind"] != "suggestion" or (isinstance(rec.get("grade"), int) and not isinstance(rec["grade"], bool))):
+            records.append(rec)
+        else:
+            damaged += 1
+    return records, damaged
+
+
+def suggested_grades(path: str | os.PathLike) -> dict[tuple[str, str], int]:
+    """The newest suggested grade of every pair in a suggestions journal."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(str(path), f"the suggestions cannot be read ({e.strerror or e})") from None
+    records, _ = parse_journal(data)
+    return {(r["query"], r["doc"]): int(r["grade"]) for r in records if r["kind"] == "suggestion"}

@@ -65,28 +65,14 @@ class SuggestionBook:
         return cls(path_beside(workspace))
 
     def reload(self) -> None:
-        self.records, self.damaged = [], 0
+        from rankgate.core.judge import parse_journal
+
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
+            self.records, self.damaged = [], 0
             return
-        lines = data.split(b"\n")
-        tail = lines.pop()  # b"" when the file ends with a newline; else a torn line
-        if tail:
-            self.damaged += 1
-        for raw in lines:
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                self.damaged += 1
-                continue
-            if isinstance(rec, dict) and rec.get("kind") in ("suggestion", "accepted") and \
-                    isinstance(rec.get("query"), str) and isinstance(rec.get("doc"), str):
-                self.records.append(rec)
-            else:
-                self.damaged += 1
+        self.records, self.damaged = parse_journal(data)
 
     # ---- reading ---------------------------------------------------------------------------------
 
