@@ -48,6 +48,8 @@ COMMANDS: tuple[Command, ...] = (
             "Mark the highlighted label unsure (needs discussion) with a note; again to clear", "unsure",
             key_display="!"),
     Command("add_label", "a", "Add label", "Label any document ID for this query", "add"),
+    Command("accept_suggestion", "A", "Accept suggested grade",
+            "Take the judge's suggested grade and reason (labels suggest) as your judgment; a grade key overrides it"),
     Command("next_review", "n", "Next unjudged document",
             "The next unjudged document in a top k: in this query, then in the next query needing review", "next"),
     Command("prev_review", "N", "Previous query needing review", "Jump back to the previous query needing review",

@@ -1,0 +1,86 @@
+"""Suggested grades in the app: the judge's grade and reason beside the document, and accepting one.
+
+The suggestions live beside the workspace (store/suggestions.py, written by `rankgate labels suggest`);
+the app reads them again when that file changes. Accepting one (`A`) writes it as the reviewer's own
+judgment through the usual edit path (undo, history) and records the acceptance beside the suggestion,
+which stays in its history. Any grade key overrides it, as for any label.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.text import Text
+
+from rankgate.store.suggestions import Suggestion, SuggestionBook, path_beside
+from rankgate.tui.safe import literal
+
+
+class Suggested:
+    """The suggestions beside one workspace (none for labels that are not in a workspace)."""
+
+    def __init__(self, where: str | None):
+        self.path = path_beside(where) if where and not where.startswith("(") else None
+        self._book: SuggestionBook | None = None
+        self._stamp: tuple | None = None
+
+    def book(self) -> SuggestionBook | None:
+        if self.path is None:
+            return None
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        if self._book is None or stamp != self._stamp:
+            self._book, self._stamp = SuggestionBook(self.path), stamp
+        return self._book
+
+    def get(self, qid: str | None, doc: str | None) -> Suggestion | None:
+        book = self.book() if qid is not None and doc is not None else None
+        return book.get(qid, doc) if book is not None else None
+
+
+def suggestion_text(s: Suggestion | None, grades: dict[int, str]) -> Text | None:
+    """"suggested 2 (relevant) by lexical: REASON" for the document pane (None: no suggestion)."""
+    if s is None:
+        return None
+    t = Text("suggested ", style="dim", end="")
+    t.append(f"{s.grade}", style="bold magenta")
+    if s.grade in grades:
+        t.append_text(literal(f" ({grades[s.grade]})", style="magenta"))
+    t.append(" by ", style="dim")
+    t.append_text(literal(s.judge or "a judge", style="magenta"))
+    if s.confidence is not None:
+        t.append(f", confidence {s.confidence:.2f}", style="dim")
+    if s.reason:
+        t.append(": ", style="dim")
+        t.append_text(literal(s.reason))
+    t.append("  (A accepts)", style="dim italic")
+    return t
+
+
+def suggestion_of(screen) -> Suggestion | None:
+    """The highlighted document's suggestion on a review screen."""
+    found = getattr(screen, "_suggested", None)
+    if found is None:
+        found = screen._suggested = Suggested(screen.model.labels.where)
+    return found.get(screen.qid, screen.doc)
+
+
+def accept(screen) -> None:
+    """Take the highlighted document's suggestion as the reviewer's judgment (A)."""
+    qid, doc = screen.qid, screen.doc
+    s = suggestion_of(screen)
+    if s is None:
+        screen.notify("no suggested grade for this document (rankgate labels suggest BENCH asks a judge)",
+                      severity="warning", markup=False)
+        return
+    reason = f"accepted {s.judge or 'the judge'}'s suggestion" + (f": {s.reason}" if s.reason else "")
+    if screen.edit(qid, doc, s.grade, reason):
+        try:
+            screen._suggested.book().accept(qid, doc, screen.model.labels.reviewer)
+        except (OSError, KeyError) as e:  # the label is saved; only the note of acceptance is missing
+            screen.notify(f"saved, but the acceptance was not recorded: {e}", severity="warning", markup=False)
+        screen.notify(f"{qid} {doc}: {s.grade}, as suggested", title="accepted", markup=False)
