@@ -851,6 +851,7 @@ class ReviewScreen(Screen):
             return
         if model is self.model:
             self.app.call_from_thread(self.refresh_status)
+            self.app.call_from_thread(lambda: self._gate and self.query_one(GatePanel).show(self._gate))  # stability
 
     def _runs_changed(self) -> None:
         self._count_queue()
