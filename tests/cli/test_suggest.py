@@ -277,3 +277,30 @@ def test_with_suggestions_counts_them_for_unjudged_pairs_and_the_receipt_records
     book.add([Suggestion(stored[0]["query"], stored[0]["doc"], 3)])
     code, out, _ = run(capsys, "receipt", "verify", receipt)
     assert code == 3 and "suggestions" in out  # a changed suggestion is a changed input
+
+
+def test_the_queue_orders_by_suggested_relevant_and_lists_disagreements(tmp_path, capsys, bench):
+    docs = queue_docs(capsys, bench, 40)
+    book = book_of(capsys, bench)
+    late = docs[30:33]  # far down the decisive order; suggested relevant, they come first
+    book.add([Suggestion(q, d, 3 - i, "judge says so", judge="stub") for i, (q, d) in enumerate(late)])
+    book.add([Suggestion(*docs[0], 0, "no", judge="stub")])
+    code, out, _ = run(capsys, "labels", "queue", bench, "--order", "suggested", "--json")
+    items = json.loads(out)["items"]
+    assert [(x["query"], x["doc"]) for x in items[:3]] == late  # 3, 2, 1
+    assert [x["suggested"]["grade"] for x in items[:3]] == [3, 2, 1]
+    rest = [(x["query"], x["doc"]) for x in items[3:]]
+    assert rest == [p for p in queue_docs(capsys, bench, 10_000) if p not in late]  # then the queue's order
+    # disagreement: judged pairs whose suggestion differs from the label, relevant-or-not first
+    code, out, _ = run(capsys, "labels", "list", "-b", bench, "--json")
+    judged = [json.loads(x) for x in out.splitlines() if x.strip()] if not out.lstrip().startswith("[") \
+        else json.loads(out)
+    pairs = [(j["query"], j["doc"], j["grade"]) for j in judged][:3]
+    flip = {0: 3, 1: 0, 2: 0, 3: 0}
+    book.add([Suggestion(q, d, flip[g], "", judge="stub") for q, d, g in pairs[:2]] +
+             [Suggestion(pairs[2][0], pairs[2][1], pairs[2][2], "", judge="stub")])  # agrees: not listed
+    code, out, _ = run(capsys, "labels", "queue", bench, "--order", "disagreement", "--json")
+    found = json.loads(out)
+    assert found["total"] == 2
+    assert {(x["query"], x["doc"]) for x in found["items"]} == {(q, d) for q, d, _ in pairs[:2]}
+    assert all(x["suggested"] != x["label"] for x in found["items"])

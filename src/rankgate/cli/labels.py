@@ -828,6 +828,9 @@ def _add_queue(cmds, common) -> None:
     p.add_argument("--must-pass", action="append", default=[], metavar="QUERY", help="a must-pass query "
                    "(repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="list the first N (default: 50; all with --json)")
+    p.add_argument("--order", choices=("decisive", "suggested", "disagreement"), default="decisive",
+                   help="suggested: what a judge suggested relevant first; disagreement: judged pairs whose "
+                   "suggestion differs from the label (labels suggest)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_queue)
 
@@ -872,6 +875,10 @@ def _queue(args) -> int:
     queue = build_queue(bundle.qrels, runs, policy, queries=bundle.queries, no_answer=bundle.no_answer,
                         unsure=unsure)
     limit = args.limit if args.limit is not None else (None if args.json else 50)
+    if args.order != "decisive":  # a judge's suggestions beside the workspace (cli/suggest.py)
+        from rankgate.cli.suggest import ordered_queue
+
+        return ordered_queue(args, db, bundle, policy, queue, limit)
     if args.json:
         _print_json(dict(queue.as_dict(limit), labels=where))
         return EXIT_OK

@@ -207,3 +207,54 @@ def judge_agreement_lines(found: list) -> list[str]:
             lines.append(f"    {g:>8}  " + " " * len(visible(a.reviewer)) + " ".join(f"{a.confusion[g][h]:>4}"
                                                                                    for h in scale))
     return lines
+
+
+# ---- `labels queue --order suggested|disagreement` -------------------------------------------------
+
+def ordered_queue(args, db, bundle, policy, queue, limit) -> int:
+    """`labels queue --order suggested` (the queue, what a judge suggested relevant first) or `--order
+    disagreement` (judged pairs whose suggestion differs from the label), printed."""
+    from rankgate.core.queue import by_suggestion, suggestion_disagreements
+    from rankgate.store.suggestions import SuggestionBook, path_beside
+
+    if db is None:
+        raise InputError("--order", "suggestions live beside a workspace: name a benchmark folder or --db")
+    book = SuggestionBook(path_beside(db))
+    suggested = {key: s.grade for key, s in book.latest().items()}
+    who = {key: s.judge for key, s in book.latest().items()}
+    level = policy.checks.rel_level
+    if args.order == "suggested":
+        queue = by_suggestion(queue, suggested, level)
+        shown = queue.items if limit is None else queue.items[:limit]
+        if args.json:
+            data = queue.as_dict(limit)
+            for it in data["items"]:
+                s = book.latest().get((it["query"], it["doc"]))
+                it["suggested"] = None if s is None else {"grade": s.grade, "judge": s.judge, "reason": s.reason}
+            say_json(dict(data, order="suggested"), indent=2)
+            return EXIT_OK
+        n = sum(1 for it in queue.items if suggested.get((it.query, it.doc), -1) >= level)
+        say(f"{len(queue)} documents to review, {n} suggested relevant first")
+        for i, it in enumerate(shown, 1):
+            g = suggested.get((it.query, it.doc))
+            hint = f"suggested {g} by {visible(who[(it.query, it.doc)])}" if g is not None else "no suggestion"
+            say(f"{i:>4}. {visible(it.query)} {visible(it.doc)}  {hint}; {visible(it.why())}")
+        if len(shown) < len(queue):
+            say(f"... and {len(queue) - len(shown)} more (--limit N)")
+        return EXIT_OK
+    q = bundle.qrels
+    names, docs = q.catalog.queries.names, q.catalog.docs.names
+    labels = {(names[a], docs[b]): int(g) for a, b, g in zip(q.q.tolist(), q.doc.tolist(), q.grade.tolist())}
+    found = suggestion_disagreements(suggested, labels, level)
+    shown = found if limit is None else found[:limit]
+    if args.json:
+        say_json({"order": "disagreement", "total": len(found),
+                  "items": [{"query": a, "doc": b, "suggested": g, "label": h, "judge": who[(a, b)]}
+                            for a, b, g, h in shown]}, indent=2)
+        return EXIT_OK
+    say(f"{len(found)} judged pairs whose suggested grade differs from the label (of {len(suggested)} suggested)")
+    for i, (a, b, g, h) in enumerate(shown, 1):
+        say(f"{i:>4}. {visible(a)} {visible(b)}  suggested {g} by {visible(who[(a, b)])}, label {h}")
+    if len(shown) < len(found):
+        say(f"... and {len(found) - len(shown)} more (--limit N)")
+    return EXIT_OK

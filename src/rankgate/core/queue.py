@@ -586,3 +586,29 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
     out = ReviewQueue(items, k, gate, decision)
     out.stability = stab
     return out
+
+
+# ---- orders from a judge's suggestions (labels suggest) -------------------------------------------
+
+QUEUE_ORDERS = ("decisive", "suggested", "disagreement")
+
+
+def by_suggestion(queue: ReviewQueue, suggested: Mapping[tuple[str, str], int], level: int) -> ReviewQueue:
+    """The queue with the unjudged documents a judge suggested relevant first (the highest suggested grade
+    first, then the queue's order), then the rest in the queue's order. Unsure labels stay first."""
+    def key(it: QueueItem):
+        g = suggested.get((it.query, it.doc))
+        return (not it.unsure, not (g is not None and g >= level), -(g if g is not None else 0))
+
+    out = ReviewQueue(sorted(queue.items, key=key), queue.k, queue.gate, queue.decision)
+    out.stability = queue.stability
+    return out
+
+
+def suggestion_disagreements(suggested: Mapping[tuple[str, str], int], labels: Mapping[tuple[str, str], int],
+                             level: int) -> list[tuple[str, str, int, int]]:
+    """(query, doc, suggested grade, label's grade) of the judged pairs whose suggestion differs from the
+    label: those that disagree on relevant or not first, then the largest difference, then by IDs."""
+    out = [(q, d, g, labels[(q, d)]) for (q, d), g in suggested.items() if (q, d) in labels and labels[(q, d)] != g]
+    out.sort(key=lambda x: ((x[2] >= level) == (x[3] >= level), -abs(x[2] - x[3]), x[0], x[1]))
+    return out
