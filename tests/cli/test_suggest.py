@@ -293,8 +293,7 @@ def test_the_queue_orders_by_suggested_relevant_and_lists_disagreements(tmp_path
     assert rest == [p for p in queue_docs(capsys, bench, 10_000) if p not in late]  # then the queue's order
     # disagreement: judged pairs whose suggestion differs from the label, relevant-or-not first
     code, out, _ = run(capsys, "labels", "list", "-b", bench, "--json")
-    judged = [json.loads(x) for x in out.splitlines() if x.strip()] if not out.lstrip().startswith("[") \
-        else json.loads(out)
+    judged = [json.loads(x) for x in out.splitlines() if x.strip()]  # one label a line
     pairs = [(j["query"], j["doc"], j["grade"]) for j in judged][:3]
     flip = {0: 3, 1: 0, 2: 0, 3: 0}
     book.add([Suggestion(q, d, flip[g], "", judge="stub") for q, d, g in pairs[:2]] +

@@ -9,15 +9,16 @@ from rankgate.tui.safe import literal
 SHOWN = 3  # documents named on the line
 
 
+UNASKED = False  # shown before the passing checks are listed (enter)? True changes the app's snapshots
+
+
 def stability_line(model, *, always: bool) -> Text | None:
-    """The line for the gate pane (None when the queue has not looked yet, or when the decision is stable
-    and `always` is false: the pane says so only when asked for the passing checks)."""
+    """The line for the gate pane (None when the queue has not looked yet; and, unless `always` (the
+    passing checks listed) or UNASKED, until asked)."""
     got = model.stability() if model is not None and hasattr(model, "stability") else None
-    if got is None:
+    if got is None or not (always or UNASKED):
         return None
     st, edits = got
-    if st.stable and not always:
-        return None
     t = Text(end="")
     if st.stable:
         t.append("≈ labels: stable", style="green")
