@@ -165,7 +165,7 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
 def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Decision, queue) -> None:
     """The report's "stability" (core.bounds), and with `require_stable` a check that fails when the
     unjudged documents could flip the decision (naming the documents to judge)."""
-    from rankgate.core.bounds import doc_list, plural_docs, stability
+    from rankgate.core.bounds import doc_list, listed, plural_docs, stability
 
     st = stability(p, policy, dec, qrels.catalog.docs.names, order=queue)
     data["stability"] = st.as_dict()
@@ -174,7 +174,7 @@ def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Dec
                if st.stable else f"the decision could flip: judge {plural_docs(len(st.to_judge))}: "
                                  f"{doc_list(st.to_judge)}")
         d = {"name": "decision_stable", "passed": st.stable, "kind": "stable", "why": why,
-             "to_judge": [{"query": q, "doc": x} for q, x in st.to_judge]}
+             "to_judge": listed(st.to_judge), "to_judge_total": len(st.to_judge)}
         dec.checks[d["name"]] = st.stable
         dec.details.append(d)
         data["accepted"], data["decision"] = dec.accepted, dec.decision

@@ -103,10 +103,10 @@ class JudgeConfig:
         """sha256 of what decides the answers: the prompt template, or the command and its files."""
         h = hashlib.sha256()
         if self.command:
-            for part in self.command:
+            for i, part in enumerate(self.command):
                 h.update(part.encode() + b"\0")
                 f = Path(self.folder) / part
-                if f.is_file() and f.stat().st_size < (16 << 20):
+                if i and f.is_file() and f.stat().st_size < (16 << 20):  # the script, not the interpreter
                     h.update(f.read_bytes())
         else:
             h.update(self.prompt_text().encode())

@@ -87,8 +87,9 @@ def _stability_text(c: dict) -> str:
     if c["stable"]:
         return "stable"
     docs = [(x["query"], x["doc"]) for x in c["to_judge"]]
+    total = c.get("to_judge_total", len(docs))
     return c["why"] + (": " + ", ".join(f"{visible(q)}/{visible(x)}" for q, x in docs[:10])
-                       + (f" and {len(docs) - 10} more" if len(docs) > 10 else "") if docs else "")
+                       + (f" and {total - 10} more" if total > 10 else "") if docs else "")
 
 
 def _md_stability(d: dict, k: int) -> list[str]:
