@@ -303,3 +303,13 @@ def test_the_queue_orders_by_suggested_relevant_and_lists_disagreements(tmp_path
     assert found["total"] == 2
     assert {(x["query"], x["doc"]) for x in found["items"]} == {(q, d) for q, d, _ in pairs[:2]}
     assert all(x["suggested"] != x["label"] for x in found["items"])
+
+
+def test_an_endpoint_whose_key_variable_is_unset_is_refused_before_any_call(capsys, bench, stub, monkeypatch):
+    monkeypatch.delenv("RG_UNSET_KEY", raising=False)
+    code, _, err = run(capsys, "labels", "suggest", bench, "--judge-url", stub, "--judge-model", "m",
+                       "--judge-key-env", "RG_UNSET_KEY")
+    assert code == 2 and "RG_UNSET_KEY" in err and "not set" in err and Stub.seen == []
+    code, _, err = run(capsys, "labels", "suggest", bench, "--judge-url", stub, "--judge-model", "m",
+                       "--judge-key-env", "sk-abc123 oops")
+    assert code == 2 and "NAME of an environment variable" in err and "sk-abc123" not in err

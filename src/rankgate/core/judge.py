@@ -259,6 +259,9 @@ def ask(config: JudgeConfig, requests: list[JudgeRequest], scale: Iterable[int],
     comes (the caller stores and reports progress). Every answer is bounded by config.timeout."""
     grades = dict(scale) if isinstance(scale, dict) else {g: str(g) for g in scale}
     todo = requests[: config.max_calls]
+    if config.url and config.api_key_env and not os.environ.get(config.api_key_env):
+        raise InputError(config.api_key_env, "the judge's API key is not set: export it in this variable "
+                         "(api_key_env names the variable, never the key)")
     if config.command:
         yield from _ask_command(config, todo, list(grades), cancelled)
     else:

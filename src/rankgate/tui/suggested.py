@@ -80,7 +80,10 @@ def accept(screen) -> None:
     reason = f"accepted {s.judge or 'the judge'}'s suggestion" + (f": {s.reason}" if s.reason else "")
     if screen.edit(qid, doc, s.grade, reason):
         try:
-            screen._suggested.book().accept(qid, doc, screen.model.labels.reviewer)
+            book = screen._suggested.book()
+            if book is None:
+                raise OSError(f"{screen._suggested.path} is gone")
+            book.accept(qid, doc, screen.model.labels.reviewer)
         except (OSError, KeyError) as e:  # the label is saved; only the note of acceptance is missing
             screen.notify(f"saved, but the acceptance was not recorded: {e}", severity="warning", markup=False)
         screen.notify(f"{qid} {doc}: {s.grade}, as suggested", title="accepted", markup=False)
