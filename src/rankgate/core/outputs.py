@@ -59,7 +59,7 @@ def _row(cells) -> str:
 def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
     d = result.data
     k = d["k"]
-    out = _md_head(d, k) + _md_stability(d, k) + _md_measures(d, k) + _md_failed(d, k) + _md_slices(d, k)
+    out = _md_head(d, k) + _md_measures(d, k) + _md_failed(d, k) + _md_slices(d, k)
     out += _md_coverage(d, k, queue_rows) + _md_budgets(d) + _md_binding(d) + _md_waivers(d)
     return "\n".join(out) + "\n"
 
@@ -79,7 +79,7 @@ def _md_head(d: dict, k: int) -> list[str]:
     out += ["", "### Checks", "", _row(["", "check", "why"]), _row(["---", "---", "---"])]
     for c in d["check_details"]:
         out.append(_row(["✅" if c["passed"] else "❌", md(c["name"]), md(c["why"])]))
-    return out
+    return out + _md_stability(d, k)  # right under the checks: could the unjudged documents flip them?
 
 
 def _stability_text(c: dict) -> str:
