@@ -51,3 +51,72 @@ async def test_no_suggestion_says_how_to_get_one(tiny):
         await pilot.pause()
         assert "d-rpo" not in screen.model.labels.labels("q-restore")
         assert any("labels suggest" in str(n.message) for n in app._notifications)
+
+
+JUDGE = """
+import json, sys, time
+for line in sys.stdin:
+    req = json.loads(line)
+    time.sleep(float(sys.argv[1]))
+    print(json.dumps({"grade": 1, "reason": "stub on " + req["query"]}), flush=True)
+"""
+
+
+def with_judge(tiny, delay: float):
+    import sys
+
+    (tiny / "judge.py").write_text(JUDGE)
+    manifest = tiny / "benchmark.toml"
+    manifest.write_text(manifest.read_text() + f'\n[judge]\nname = "stub"\ncommand = ["{sys.executable}", '
+                        f'"judge.py", "{delay}"]\ntimeout = 20\n')
+    return tiny
+
+
+async def test_s_asks_the_judge_in_a_worker_and_the_answers_show(tiny):
+    app = make_app(with_judge(tiny, 0))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        m = screen.model
+        qid = m.qids[screen.qi]
+        unjudged = {d for r in m.runs.values() for d in r.names(screen.qi)[: m.k]} - set(m.labels.labels(qid))
+        await pilot.press("S")
+        for _ in range(100):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if not any(w.group == "judge" and w.is_running for w in app.workers):
+                break
+        book = SuggestionBook.beside(m.labels.backend.ws.path)
+        assert set(book.latest()) == {(qid, d) for d in unjudged} and unjudged
+        assert {s.reason for s in book.latest().values()} == {f"stub on {qid}"}
+        screen.set_doc(sorted(unjudged)[0])
+        screen._show_doc()
+        await pilot.pause()
+        assert "suggested 1 (partly relevant) by stub" in doc_text(screen)
+        assert any("suggestions stored" in str(n.message) for n in app._notifications)
+
+
+async def test_s_again_cancels_and_keeps_what_was_stored(tiny):
+    app = make_app(with_judge(tiny, 1.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        m = screen.model
+
+        def unjudged(qi):
+            return {d for r in m.runs.values() for d in r.names(qi)[: m.k]} - set(m.labels.labels(m.qids[qi]))
+
+        qi = max(range(m.nq), key=lambda i: len(unjudged(i)))
+        assert len(unjudged(qi)) >= 2
+        screen.show_query(qi)
+        await pilot.pause()
+        await pilot.press("S")
+        await pilot.pause(1.5)
+        await pilot.press("S")
+        for _ in range(100):
+            await pilot.pause(0.1)
+            if not any(w.group == "judge" and w.is_running for w in app.workers):
+                break
+        book = SuggestionBook.beside(screen.model.labels.backend.ws.path)
+        assert any("cancelled" in str(n.message) for n in app._notifications), [str(n.message) for n in app._notifications]
+        assert 0 < len(book) < len(unjudged(qi))

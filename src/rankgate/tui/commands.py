@@ -50,6 +50,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("add_label", "a", "Add label", "Label any document ID for this query", "add"),
     Command("accept_suggestion", "A", "Accept suggested grade",
             "Take the judge's suggested grade and reason (labels suggest) as your judgment; a grade key overrides it"),
+    Command("ask_judge", "S", "Ask the judge about this query",
+            "Suggested grades for this query's unjudged top-k documents from benchmark.toml's [judge]; S again cancels"),
     Command("next_review", "n", "Next unjudged document",
             "The next unjudged document in a top k: in this query, then in the next query needing review", "next"),
     Command("prev_review", "N", "Previous query needing review", "Jump back to the previous query needing review",

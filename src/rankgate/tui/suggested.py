@@ -87,3 +87,78 @@ def accept(screen) -> None:
         except (OSError, KeyError) as e:  # the label is saved; only the note of acceptance is missing
             screen.notify(f"saved, but the acceptance was not recorded: {e}", severity="warning", markup=False)
         screen.notify(f"{qid} {doc}: {s.grade}, as suggested", title="accepted", markup=False)
+
+
+# ---- asking the judge from the app (S): a worker with progress, cancelled by S again ---------------
+
+def ask_judge(screen) -> None:
+    """S: ask the benchmark's judge about the highlighted query's unjudged documents in the runs' top k,
+    in a worker (the app stays responsive; each answer is stored as it comes, progress in notifications).
+    S again while it runs cancels it after the answer in hand."""
+    running = getattr(screen, "_judge_stop", None)
+    if running is not None and not running.is_set():
+        running.set()
+        screen.notify("cancelling the judge after the answer in hand…", markup=False)
+        return
+    from rankgate.core.errors import InputError
+    from rankgate.core.judge import judge_config
+
+    loaded, m = getattr(screen, "loaded", None), screen.model
+    manifest = loaded.manifest if loaded else None
+    where = m.labels.where if m is not None else None
+    if manifest is None or not where or where.startswith("("):
+        screen.notify("asking a judge needs a benchmark folder opened with its workspace", severity="warning",
+                      markup=False)
+        return
+    try:
+        config = judge_config(manifest.judge, str(manifest.path), str(manifest.folder))
+    except InputError as e:
+        screen.notify(str(e), severity="error", markup=False, timeout=8)
+        return
+    if config is None:
+        screen.notify("no [judge] in benchmark.toml (docs/reviewers.md)", severity="warning", markup=False)
+        return
+    if screen.qi is None:
+        screen.notify("highlight a query first", severity="warning", markup=False)
+        return
+    qid, query = m.qids[screen.qi], m.query(screen.qi)
+    judged = m.labels.labels(qid)
+    docs = list(dict.fromkeys(d for r in m.runs.values() for d in r.names(screen.qi)[: m.k] if d not in judged))
+    if not docs:
+        screen.notify("every document in this query's top k is judged", markup=False)
+        return
+    from rankgate.tui.widgets.doc_view import DocView
+
+    corpus = screen.query_one(DocView).corpus or {}
+    texts = {d: (f"{x.title}\n{x.text}" if x.title else x.text) for d in docs if (x := corpus.get(d))}
+    stop = screen._judge_stop = __import__("threading").Event()
+    screen.notify(f"asking {config.label()} about {len(docs)} documents of {qid} (S again cancels)", markup=False)
+    screen.run_worker(lambda: _ask_in_worker(screen, config, qid, query, docs, texts, screen.grades, where, stop),
+                      thread=True, exclusive=True, group="judge")
+
+
+def _ask_in_worker(screen, config, qid, query, docs, texts, grades, where, stop) -> None:
+    from rankgate.core.errors import InputError
+    from rankgate.core.judge import Cancelled, JudgeRequest, ask
+
+    app, book, info = screen.app, SuggestionBook(path_beside(where)), config.describe()
+    reqs = [JudgeRequest(qid, d, query.text, query.notes, texts.get(d, "")) for d in docs]
+    stored = failed = 0
+    try:
+        for a in ask(config, reqs, grades, cancelled=stop.is_set):
+            if a.ok:
+                book.add([Suggestion(a.query, a.doc, a.grade, a.reason, a.confidence, info["name"], info["model"],
+                                     info["prompt_hash"])])
+                stored += 1
+            else:
+                failed += 1
+                app.call_from_thread(screen.notify, f"{a.doc}: {a.error}", severity="warning", markup=False)
+        note = f"{config.label()}: {stored} suggestions stored, {failed} failed"
+    except Cancelled:
+        note = f"{config.label()} cancelled: {stored} suggestions stored, {failed} failed"
+    except InputError as e:
+        note = str(e)
+    finally:
+        stop.set()
+    app.call_from_thread(screen.notify, note, markup=False)
+    app.call_from_thread(screen._show_doc)

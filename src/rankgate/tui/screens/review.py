@@ -33,7 +33,7 @@ from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
-from rankgate.tui.suggested import accept as accept_suggestion, suggestion_of, suggestion_text
+from rankgate.tui.suggested import accept as accept_suggestion, ask_judge, suggestion_of, suggestion_text
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
 from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
@@ -511,6 +511,10 @@ class ReviewScreen(Screen):
         if self._need_doc():
             accept_suggestion(self)
             self._show_doc()
+
+    def action_ask_judge(self) -> None:
+        """S: the judge's suggestions for this query's unjudged documents, in a worker (tui/suggested.py)."""
+        ask_judge(self)
 
     def action_negative_grade(self) -> None:
         """`-` then a digit: a negative grade (scales such as -2..4)."""
