@@ -6,6 +6,7 @@ import json
 import shutil
 import sys
 import threading
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -313,3 +314,41 @@ def test_an_endpoint_whose_key_variable_is_unset_is_refused_before_any_call(caps
     code, _, err = run(capsys, "labels", "suggest", bench, "--judge-url", stub, "--judge-model", "m",
                        "--judge-key-env", "sk-abc123 oops")
     assert code == 2 and "NAME of an environment variable" in err and "sk-abc123" not in err
+
+
+def test_ctrl_c_stops_the_run_keeps_what_was_stored_and_stops_the_judge(tmp_path, bench):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    slow = write(tmp_path / "slow.py", "import json, sys, time, os\n"
+                 "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+                 "for line in sys.stdin:\n"
+                 "    time.sleep(0.3)\n"
+                 "    print(json.dumps({'grade': 1, 'reason': 'slow'}), flush=True)\n")
+    pidfile = tmp_path / "judge.pid"
+    env = dict(os.environ, PYTHONPATH=str(SAMPLES.parent / "src"))
+    proc = subprocess.Popen([sys.executable, "-m", "rankgate", "labels", "suggest", str(bench), "--queue", "40",
+                             "--judge-command", f"{sys.executable} {slow} {pidfile}"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if line.startswith("[2/"):  # two answers stored
+                break
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and out.startswith("cancelled: asked slow about ")
+    judge_pid = int(pidfile.read_text())
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(judge_pid, 0)  # the judge process is gone
+    files = list(Path(os.environ["RANKGATE_HOME"]).rglob("*.suggestions.jsonl"))
+    assert len(files) == 1
+    book = SuggestionBook(files[0])
+    assert 2 <= len(book) < 40 and book.damaged == 0  # every stored line whole
