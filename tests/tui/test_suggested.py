@@ -118,5 +118,6 @@ async def test_s_again_cancels_and_keeps_what_was_stored(tiny):
             if not any(w.group == "judge" and w.is_running for w in app.workers):
                 break
         book = SuggestionBook.beside(screen.model.labels.backend.ws.path)
-        assert any("cancelled" in str(n.message) for n in app._notifications), [str(n.message) for n in app._notifications]
+        notes = [str(n.message) for n in app._notifications]
+        assert any("cancelled" in n for n in notes), notes
         assert 0 < len(book) < len(unjudged(qi))

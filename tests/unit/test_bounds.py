@@ -99,7 +99,8 @@ def test_require_stable_rejects_an_unsettled_decision_with_the_documents(tmp_pat
     case = next(t for t in root.iter("testcase") if t.get("name") == "recall_not_lower")
     assert case.find("properties/property").get("value") == "could flip: judge this document: q1/x"
     # Judged, the same policy accepts.
-    code, res, _ = gate(capsys, *files(tmp_path / "judged", qrels=QRELS + "q1 0 x 0\n", policy="require_stable = true\n"))
+    judged = files(tmp_path / "judged", qrels=QRELS + "q1 0 x 0\n", policy="require_stable = true\n")
+    code, res, _ = gate(capsys, *judged)
     assert code == 0 and res["checks"]["decision_stable"]
 
 

@@ -310,8 +310,9 @@ def _outcomes(scen: _Scenarios, policy, dec, depth, cache: dict) -> dict[str, di
 
 def stability(p: Paired, policy, dec, docnames: list[str], *, order=None) -> Stability:
     """Bounds of every gated measure and the stability of every check (see the module's doc).
-    `docnames`: the catalog's document names (qrels.catalog.docs.names). `order`: the gate's review queue (core.queue.GateQueue), whose order ranks the documents to
-    judge; without it, must-pass queries first, then the best rank."""
+    `docnames`: the catalog's document names (qrels.catalog.docs.names). `order`: the gate's review
+    queue (core.queue.GateQueue), whose what-ifs order the documents to judge; without it, must-pass
+    queries first, then the best rank."""
     runs_depth = runs_depth_of(p)
     scopes = _check_scopes(p, policy, dec)
     cache: dict = {}

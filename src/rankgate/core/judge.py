@@ -400,10 +400,12 @@ def _ask_endpoint(config: JudgeConfig, req: JudgeRequest, grades: dict[int, str]
         with urllib.request.urlopen(request, timeout=config.timeout) as r:  # noqa: S310 - the user's endpoint
             raw = r.read(MAX_LINE + 1)
     except urllib.error.HTTPError as e:
-        return JudgeAnswer(req.query, req.doc, error=f"the endpoint answered HTTP {e.code}", seconds=time.monotonic() - t0)
+        return JudgeAnswer(req.query, req.doc, error=f"the endpoint answered HTTP {e.code}",
+                           seconds=time.monotonic() - t0)
     except (urllib.error.URLError, TimeoutError, OSError) as e:
         why = getattr(e, "reason", e)
-        text = "no answer within {:g} s".format(config.timeout) if "timed out" in str(why) else f"cannot reach the endpoint ({why})"
+        text = (f"no answer within {config.timeout:g} s" if "timed out" in str(why)
+                else f"cannot reach the endpoint ({why})")
         return JudgeAnswer(req.query, req.doc, error=_scrub(text, key), seconds=time.monotonic() - t0)
     secs = time.monotonic() - t0
     try:
@@ -457,13 +459,19 @@ def parse_journal(data: bytes) -> tuple[list[dict], int]:
         except ValueError:
             damaged += 1
             continue
-        if isinstance(rec, dict) and rec.get("kind") in ("suggestion", "accepted") and \
-                isinstance(rec.get("query"), str) and isinstance(rec.get("doc"), str) and \
-                (rec["kind"] != "suggestion" or (isinstance(rec.get("grade"), int) and not isinstance(rec["grade"], bool))):
+        if _well_formed(rec):
             records.append(rec)
         else:
             damaged += 1
     return records, damaged
+
+
+def _well_formed(rec) -> bool:
+    if not (isinstance(rec, dict) and rec.get("kind") in ("suggestion", "accepted")
+            and isinstance(rec.get("query"), str) and isinstance(rec.get("doc"), str)):
+        return False
+    grade = rec.get("grade")
+    return rec["kind"] != "suggestion" or (isinstance(grade, int) and not isinstance(grade, bool))
 
 
 def suggested_grades(path: str | os.PathLike) -> dict[tuple[str, str], int]:

@@ -9,7 +9,6 @@ which stays in its history. Any grade key overrides it, as for any label.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from rich.text import Text
 
