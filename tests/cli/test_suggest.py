@@ -352,3 +352,19 @@ def test_ctrl_c_stops_the_run_keeps_what_was_stored_and_stops_the_judge(tmp_path
     assert len(files) == 1
     book = SuggestionBook(files[0])
     assert 2 <= len(book) < 40 and book.damaged == 0  # every stored line whole
+
+
+def test_query_asks_about_one_querys_unjudged_pool_and_score_counts_suggestions_when_asked(tmp_path, capsys, bench):
+    code, out, _ = run(capsys, "labels", "queue", bench, "--json")
+    pool = [(x["query"], x["doc"]) for x in json.loads(out)["items"] if x["query"] == "q-leaked-key"]
+    assert pool
+    code, out, _ = run(capsys, "labels", "suggest", bench, "--query", "q-leaked-key", "--judge-command",
+                       judge_cmd(tmp_path, {}), "--json")
+    rep = json.loads(out)
+    assert code == 0 and [(s["query"], s["doc"]) for s in rep["suggestions"]] == pool
+    code, _, err = run(capsys, "labels", "suggest", bench, "--query", "q-nope", "--judge-command",
+                       judge_cmd(tmp_path, {}))
+    assert code == 2 and "q-nope" in err
+    _, plain, _ = run(capsys, "score", bench)
+    _, counted, _ = run(capsys, "score", bench, "--with-suggestions")
+    assert plain != counted  # the stub suggests grade 2 for each: the runs that rank them gain
