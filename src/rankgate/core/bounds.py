@@ -14,13 +14,16 @@ set of grades for the unjudged documents of both runs' rankings at that depth:
 
 A check is *stable* when it has its current outcome in every scenario;
 otherwise it *could flip*. Its documents to judge are the shortest prefix of
-its unjudged documents, most decisive first (the review queue's order), such
-that with those left as they are the check keeps its outcome in every scenario
-of the rest: if they come back not relevant, the check holds. The decision
-could flip when it accepts and a check could flip, or when it rejects and
-every failing check could flip. Scenarios are extremes, not every labelling:
-a check stable here can still move when some documents are relevant and others
-not, though each document's own what-if (the review queue) is among them.
+its unjudged documents, most decisive for it first (the review queue's
+what-ifs: those whose own label flips it, then those that move its measure
+the wrong way), such that with those left as they are the check keeps its
+outcome in the scenarios that flipped it: if they come back not relevant, the
+check holds. The prefix is found by bisection, deciding that check alone on its
+measures; exact up to SLACK documents, at most 1/SLACK more beyond. The
+decision could flip when it accepts and a check could flip, or when it rejects
+and every failing check could flip. Scenarios are extremes, not every
+labelling: a check stable here can still move when some documents are
+relevant and others not.
 
     st = stability(paired, policy, decision, qrels.catalog.docs.names, order=queue)
     st.stable, st.to_judge, st.as_dict()
