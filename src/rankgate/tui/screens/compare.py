@@ -159,7 +159,11 @@ class CompareScreen(Screen[str | None]):
                 literal(f"could not compare: {event.error}", style="bold red", one_line=False))
             return
         self.comparison = event.comparison
-        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *self.details()))
+        from rankgate.tui.widgets.charts import comparison_charts
+
+        charts = comparison_charts(self.comparison, self.model.policy.must_pass, self.size.width - 4)
+        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *charts,
+                                                               *self.details()))
         self.show_run(0)
 
     def macro_table(self) -> Table:

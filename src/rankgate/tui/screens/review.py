@@ -29,6 +29,7 @@ from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
 from rankgate.tui.screens.missing import MissingScreen
+from rankgate.tui.screens.funnel import show_funnel
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
@@ -142,7 +143,7 @@ class ReviewScreen(Screen):
         self.app.call_after_refresh(self._first_frame)
         self._count_queue()
         for problem in loaded.problems:  # also listed under the gate until fixed (ctrl+r reloads)
-            self.notify(problem, title="left out", severity="error", timeout=15, markup=False)
+            self.notify(visible(str(problem)), title="left out", severity="error", timeout=15, markup=False)
 
     def grade_keys(self) -> str:
         """The grade keys of the scale, for hints: "0-3", "-2..4" ..."""
@@ -932,6 +933,8 @@ class ReviewScreen(Screen):
             self.notify("blind review needs the label store (these labels are in memory only)", severity="warning")
             return
         self.app.reopen(blind=not self.app.inputs.blind)
+
+    action_show_funnel = show_funnel  # key F: the stage funnel of the two runs (tui/screens/funnel.py)
 
     def action_show_missing(self) -> None:
         """The full lists the rankings' "misses N in top k" lines cut: every relevant document each run
