@@ -123,7 +123,8 @@ def test_ops_handbook_reports_stability_per_check(capsys):
 
 
 def test_ops_handbook_accept_could_flip_and_require_stable_rejects_it(tmp_path, capsys):
-    policy = write(tmp_path / "stable.toml", f'policy = "{OPS / "policy.toml"}"\nrequire_stable = true\n')
+    # the sample's policy with require_stable (a key before the file's tables; a policy cannot name another)
+    policy = write(tmp_path / "stable.toml", "require_stable = true\n" + (OPS / "policy.toml").read_text())
     code, res, _ = gate(capsys, OPS, "--policy", policy, "--candidate", "bm25-stemmed", "--as-of", "2026-06-01")
     assert code == 3
     assert [c["name"] for c in res["check_details"] if not c["passed"]] == ["decision_stable"]
