@@ -138,10 +138,10 @@ def read_queries(path: str | Path) -> dict[str, Query]:
 
 
 # The keys a query line may have: its ID and text (under the names BEIR, ir_datasets and others use), what
-# rankgate reads, and BEIR's "metadata" (kept aside). Any other key is refused, so a misspelt "must_pas"
+# rankgate reads (groups: core/acl.py), and BEIR's "metadata" (kept aside). Any other key is refused, so a misspelt "must_pas"
 # cannot silently drop a must-pass query.
 QUERY_KEYS = frozenset(QUERY_ID_KEYS + QUERY_TEXT_KEYS + ("notes", "tags", "must_pass", "held_out", "weight",
-                                                          "no_answer", "metadata"))
+                                                          "no_answer", "metadata", "groups"))
 MAX_WEIGHT = 1e6
 
 
