@@ -65,6 +65,8 @@ def register(sub) -> None:
     s.add_argument("-J", "--judged-only", action="store_true",
                    help="drop the documents nobody judged and rank the rest again (trec_eval -J)")
     s.add_argument("--validate-only", action="store_true")
+    s.add_argument("--with-suggestions", action="store_true", help="count a judge's suggested grades "
+                   "(labels suggest) for the pairs nobody judged")
     s.set_defaults(func=cmd_score)
 
     c = sub.add_parser("compare", help="per-query deltas, wins/losses, newly failed/fixed, slices, significance, "
@@ -96,6 +98,8 @@ def register(sub) -> None:
     g.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here (a CI step page)")
     g.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here (a test case per check and query)")
     g.add_argument("--as-of", metavar="YYYY-MM-DD", help="judge waivers' expiry on this date (default: today, UTC)")
+    g.add_argument("--with-suggestions", action="store_true", help="count a judge's suggested grades "
+                   "(labels suggest) for the pairs nobody judged; the receipt records it")
     _stats(g)
     g.add_argument("--validate-only", action="store_true")
     g.set_defaults(func=cmd_gate)
@@ -143,7 +147,8 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     reader, deep = _fast_reader(args, gate) if fast else (None, False)
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
-                         run_reader=reader, acl=getattr(args, "acl", None))
+                         run_reader=reader, acl=getattr(args, "acl", None),
+                         suggestions=suggestions_file(args))
     overrides = policy_overrides(args)
     level = bundle.qrels.meta.get("dataset_rel_level")  # an ir_datasets dataset's official level
     if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
@@ -154,6 +159,24 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
 
         watch_top_k(list(bundle.runs.values()), bundle.qrels, policy.k)
     return bundle, policy
+
+
+def suggestions_file(args) -> str | None:
+    """With --with-suggestions: the suggestions journal beside the benchmark's workspace (labels suggest)."""
+    if not getattr(args, "with_suggestions", False):
+        return None
+    from rankgate.core.benchmark import is_benchmark, load_manifest
+
+    if not args.benchmark or not is_benchmark(args.benchmark):
+        raise InputError("--with-suggestions", "suggestions belong to a benchmark folder's workspace: name the folder")
+    from rankgate.store import sync
+    from rankgate.store.suggestions import path_beside
+
+    located = sync.locate(load_manifest(args.benchmark), create=False)
+    path = path_beside(located.adopt_from or located.path)
+    if not path.exists():
+        raise InputError(str(path), "no suggestions yet: `rankgate labels suggest BENCH` asks a judge for them")
+    return str(path)
 
 
 def _fast_reader(args, gate: bool):
@@ -170,8 +193,10 @@ def _fast_reader(args, gate: bool):
         return fastpath.lean_reader, False
     from functools import partial
 
-    depth, k = gate_depth(args)
-    return partial(fastpath.lean_reader, keep_top=depth or k), depth is None
+    from rankgate.core.bounds import UNCUT_DEPTH
+
+    depth, k = gate_depth(args)  # no cut-off: keep the unjudged documents as deep as the bounds look
+    return partial(fastpath.lean_reader, keep_top=depth or max(k, UNCUT_DEPTH)), depth is None
 
 
 def gate_depth(args) -> tuple[int | None, int]:
@@ -360,6 +385,9 @@ def cmd_gate(args) -> int:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
     result = gate_bundle(bundle, policy, as_of=as_of)
+    if getattr(args, "with_suggestions", False):  # recorded in the JSON, so in the receipt
+        result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
+                                      "file": next(p for r, p in bundle.files if r == "suggestions")}
     code = EXIT_OK if result.accepted else EXIT_REJECTED
     _refuse_inputs(bundle, policy, (("--receipt", args.receipt), ("--markdown", args.markdown),
                                     ("--junit", args.junit)))

@@ -17,6 +17,7 @@ import json
 import sys
 
 from rankgate.cli.base import EXIT_OK, policy_overrides, say, say_json, usage
+from rankgate.cli.suggest import add_suggest, judge_agreement_lines, judge_agreement_of
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 
@@ -609,11 +610,14 @@ def _agreement(args) -> int:
     with _open(args, readonly=True) as ws:
         overall, groups = ws.agreement(args.by)
         found = ws.disagreements(include_adjudicated=True)
+        judges = judge_agreement_of(ws)  # suggested grades (labels suggest) against each reviewer
     if args.json:
         _print_json({"overall": overall.as_dict(), "by": args.by,
                      "groups": {name: a.as_dict() for name, a in groups.items()},
-                     "disagreements": [d.as_dict() for d in found]})
+                     "disagreements": [d.as_dict() for d in found], "judges": [a.as_dict() for a in judges]})
         return EXIT_OK
+    for line in judge_agreement_lines(judges):
+        say(line)
     if not overall.units:
         say(f"no pair is judged by two reviewers yet ({overall.single} judged by one): nothing to agree about "
               "(`rankgate labels merge` brings other reviewers' exports in)")
@@ -824,6 +828,9 @@ def _add_queue(cmds, common) -> None:
     p.add_argument("--must-pass", action="append", default=[], metavar="QUERY", help="a must-pass query "
                    "(repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="list the first N (default: 50; all with --json)")
+    p.add_argument("--order", choices=("decisive", "suggested", "disagreement"), default="decisive",
+                   help="suggested: what a judge suggested relevant first; disagreement: judged pairs whose "
+                   "suggestion differs from the label (labels suggest)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_queue)
 
@@ -868,6 +875,10 @@ def _queue(args) -> int:
     queue = build_queue(bundle.qrels, runs, policy, queries=bundle.queries, no_answer=bundle.no_answer,
                         unsure=unsure)
     limit = args.limit if args.limit is not None else (None if args.json else 50)
+    if args.order != "decisive":  # a judge's suggestions beside the workspace (cli/suggest.py)
+        from rankgate.cli.suggest import ordered_queue
+
+        return ordered_queue(args, db, bundle, policy, queue, limit)
     if args.json:
         _print_json(dict(queue.as_dict(limit), labels=where))
         return EXIT_OK
@@ -890,4 +901,4 @@ def _queue(args) -> int:
 # this order is the order of `rankgate labels --help`
 SUBCOMMANDS = (_add_import, _add_set, _add_remove, _add_unsure, _add_list, _add_queries, _add_history, _add_freeze,
                _add_versions, _add_diff, _add_merge, _add_agreement, _add_disagreements, _add_adjudicate,
-               _add_confirm, _add_migrate, _add_queue, _add_export, _add_purge, _add_status, _add_recover)
+               _add_confirm, _add_migrate, _add_queue, add_suggest, _add_export, _add_purge, _add_status, _add_recover)

@@ -200,3 +200,50 @@ def measure_groups(ratings: Mapping[Hashable, Mapping[str, int]],
                    groups: Mapping[str, Iterable[Hashable]]) -> dict[str, Agreement]:
     """Agreement per named group of units (per query, per slice), in the groups' order."""
     return {name: measure({u: ratings[u] for u in members if u in ratings}) for name, members in groups.items()}
+
+
+# --------------------------------------------------------------------------- a judge against each expert
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """A judge's suggestions against one reviewer's grades, over the pairs both graded."""
+
+    judge: str
+    reviewer: str
+    units: int
+    agreed: int
+    kappa: float | None
+    kappa_quadratic: float | None
+    confusion: dict[int, dict[int, int]]  # judge's grade -> reviewer's grade -> pairs
+    relevant_agreed: int = 0  # pairs on which both say relevant, or both not (grade >= level)
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agreed / self.units if self.units else None
+
+    def as_dict(self) -> dict:
+        return {"judge": self.judge, "reviewer": self.reviewer, "units": self.units, "agreed": self.agreed,
+                "agreement": self.agreement, "kappa": self.kappa, "kappa_quadratic": self.kappa_quadratic,
+                "relevant_agreed": self.relevant_agreed,
+                "confusion": {str(g): {str(h): n for h, n in row.items()} for g, row in self.confusion.items()}}
+
+
+def judge_agreement(suggested: Mapping[Hashable, int], ratings: Mapping[Hashable, Mapping[str, int]], *,
+                    judge: str = "judge", grades: Iterable[int] = (), level: int = 1) -> list[JudgeAgreement]:
+    """The judge (unit -> suggested grade) against every reviewer in `ratings` (unit -> {reviewer: grade}),
+    one per reviewer, by name. `grades`: the scale, so the confusion table has every row and column."""
+    names = sorted({r for per in ratings.values() for r in per})
+    out = []
+    for name in names:
+        both = [(suggested[u], per[name]) for u, per in ratings.items() if name in per and u in suggested]
+        scale = sorted(set(grades) | {g for pair in both for g in pair})
+        confusion = {g: {h: 0 for h in scale} for g in scale}
+        for g, h in both:
+            confusion[g][h] += 1
+        x, y = [g for g, _ in both], [h for _, h in both]
+        out.append(JudgeAgreement(judge, name, len(both), sum(1 for g, h in both if g == h),
+                                  cohen_kappa(x, y) if both else None,
+                                  cohen_kappa(x, y, weights="quadratic") if both else None, confusion,
+                                  sum(1 for g, h in both if (g >= level) == (h >= level))))
+    return out

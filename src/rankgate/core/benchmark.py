@@ -61,6 +61,7 @@ class Manifest:
     guidelines: Path | None = None  # the labelling guidelines (Markdown), inside the folder
     acl: str | None = None  # the ACL file (resolved against the folder), or "corpus"
     pipelines: list = field(default_factory=list)  # the [[pipeline]] tables as written (core/funnel.py reads them)
+    judge: dict = field(default_factory=dict)  # the [judge] table: who suggests grades (core/judge.py)
 
 
 def load_toml(path: str | Path) -> dict:
@@ -104,7 +105,7 @@ def _expect(data: dict, key: str, kind, path: Path, required: bool = True, where
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
-         "rel_level", "no_answer", "gate", "grades", "guidelines", "acl", "pipeline"}
+         "rel_level", "no_answer", "gate", "grades", "guidelines", "acl", "pipeline", "judge"}
 
 
 def parse_grades(table, path: Path) -> dict[int, str]:
@@ -205,4 +206,5 @@ def load_manifest(path: str | Path) -> Manifest:
         description=_expect(data, "description", str, mpath, required=False) or "",
         grades=grades, guidelines=guidelines,
         acl=None if not acl else acl if acl == "corpus" else str(folder / acl), pipelines=pipelines,
+        judge=_expect(data, "judge", dict, mpath, required=False) or {},
     )

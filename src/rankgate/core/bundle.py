@@ -98,7 +98,8 @@ def read_run_files(specs: list[str], read: Callable[[str, str | None, str], Iter
 
 def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benchmark: str | Manifest | None = None,
                 queries: str | None = None, qrels_format: str = "auto", run_format: str = "auto",
-                progress=None, run_reader=None, labels=None, acl: str | None = None) -> Bundle:
+                progress=None, run_reader=None, labels=None, acl: str | None = None,
+                suggestions: str | None = None) -> Bundle:
     """Read the inputs. A benchmark folder supplies whatever the flags leave out.
 
     `progress(path)` returns a byte-progress callback for a run file, or None.
@@ -106,6 +107,8 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     `labels(catalog)` may give the judgments and the queries they know (a label workspace's) instead of a
     qrels file; then the manifest's queries file is read only when they know none.
     `acl` names an ACL file (or "corpus") over the manifest's `acl` (core/acl.py); with one, runs are read whole.
+    `suggestions`: a suggestions journal (store/suggestions.py) whose grades count for the pairs nobody
+    judged (`--with-suggestions`); it is an input like the others.
     """
     from rankgate.core.acl import acl_source
 
@@ -125,6 +128,10 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
             raise InputError("qrels", "no qrels given (expected --qrels FILE or a benchmark folder)")
         q = read_qrels(qrels_path, qrels_format, catalog)
         files.append(("qrels", qrels_path))
+
+    if suggestions:
+        q = with_suggestions(q, suggestions)
+        files.append(("suggestions", str(suggestions)))
 
     def read(spec: str, name: str | None, path: str) -> Iterable[Run]:
         report = progress(path) if progress else None
@@ -148,6 +155,31 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
             check_known(bundle.access, catalog.docs.codes, corpus)
             bundle.files.append(("acl", bundle.access.source))  # with `acl = "corpus"` the corpus: a receipt hashes it
     return bundle
+
+
+def with_suggestions(q: Qrels, path: str) -> Qrels:
+    """The qrels plus the suggested grades of pairs they do not judge (of queries they know)."""
+    import numpy as np
+
+    from rankgate.core.judge import suggested_grades
+
+    cat = q.catalog
+    known = set(q.query_codes) | set(np.unique(q.q).tolist())
+    have = set(zip(q.q.tolist(), q.doc.tolist()))
+    add = []
+    for (qid, doc), grade in suggested_grades(path).items():
+        qc = cat.queries.get(qid)
+        if qc is None or qc not in known:
+            continue
+        dc = cat.docs.code(doc)
+        if (qc, dc) not in have:
+            add.append((qc, dc, grade))
+    meta = dict(q.meta, suggestions_counted=len(add))
+    if not add:
+        return Qrels(q.path, cat, q.q, q.doc, q.grade, q.query_codes, q.format, q.details, q.problems, meta)
+    aq, ad, ag = (np.array(x) for x in zip(*add))
+    return Qrels(q.path, cat, np.r_[q.q, aq].astype(q.q.dtype), np.r_[q.doc, ad].astype(q.doc.dtype),
+                 np.r_[q.grade, ag].astype(q.grade.dtype), q.query_codes, q.format, q.details, q.problems, meta)
 
 
 def sha256_file(path: str | Path) -> str:

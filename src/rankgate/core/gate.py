@@ -169,7 +169,26 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
         queue = gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
         data["coverage"]["review_queue"] = [x.as_dict() for x in queue[:QUEUE_IN_REPORT]]
         data["coverage"]["review_queue_total"] = len(queue)
+    _add_stability(data, p, qrels, policy, dec, queue)
     return GateResult(data, p, c_rows, queue, dec)
+
+
+def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Decision, queue) -> None:
+    """The report's "stability" (core.bounds), and with `require_stable` a check that fails when the
+    unjudged documents could flip the decision (naming the documents to judge)."""
+    from rankgate.core.bounds import doc_list, listed, plural_docs, stability
+
+    st = stability(p, policy, dec, qrels.catalog.docs.names, order=queue)
+    data["stability"] = st.as_dict()
+    if policy.require_stable:
+        why = ("the decision holds whatever the unjudged documents within each measure's depth are"
+               if st.stable else f"the decision could flip: judge {plural_docs(len(st.to_judge))}: "
+                                 f"{doc_list(st.to_judge)}")
+        d = {"name": "decision_stable", "passed": st.stable, "kind": "stable", "why": why,
+             "to_judge": listed(st.to_judge), "to_judge_total": len(st.to_judge)}
+        dec.checks[d["name"]] = st.stable
+        dec.details.append(d)
+        data["accepted"], data["decision"] = dec.accepted, dec.decision
 
 
 def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review: bool = True) -> GateResult:

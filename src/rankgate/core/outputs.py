@@ -152,6 +152,40 @@ def _md_head(d: dict, k: int) -> list[str]:
     out += ["", "### Checks", "", _row(["", "check", "why"]), _row(["---", "---", "---"])]
     for c in d["check_details"]:
         out.append(_row(["✅" if c["passed"] else "❌", md(c["name"]), md(c["why"])]))
+    return out + _md_stability(d, k)  # right under the checks: could the unjudged documents flip them?
+
+
+def _stability_text(c: dict) -> str:
+    """A check's stability in words: "stable" or "could flip: judge these 2 documents: q/d, ..."."""
+    if c["stable"]:
+        return "stable"
+    docs = [(x["query"], x["doc"]) for x in c["to_judge"]]
+    total = c.get("to_judge_total", len(docs))
+    return c["why"] + (": " + ", ".join(f"{visible(q)}/{visible(x)}" for q, x in docs[:10])
+                       + (f" and {total - 10} more" if total > 10 else "") if docs else "")
+
+
+def _md_stability(d: dict, k: int) -> list[str]:
+    """Would the unjudged documents change anything: the decision, each check, each measure's bounds."""
+    st = d.get("stability")
+    if not st:
+        return []
+    out = ["", "### Stability (unjudged documents)", "", f"Decision: {md(st['summary'])}.", "",
+           _row(["check", "stability", "depth", "unjudged", "none relevant", "all relevant"]),
+           _row(["---", "---", "--:", "--:", "---", "---"])]
+    yes = {True: "pass", False: "fail"}
+    for c in st["checks"]:
+        if c["depth"] is None:
+            continue
+        out.append(_row([md(c["name"]), md(_stability_text(c)), str(c["depth"]), str(c["unjudged"]),
+                         yes[c["outcomes"]["none"]], yes[c["outcomes"]["all"]]]))
+    out += ["", _row(["measure", "depth", "baseline: none → all", "candidate: none → all", "Δ: none → all"]),
+            _row(["---", "---", "---", "---", "---"])]
+    for key, m in st["measures"].items():
+        out.append(_row([md(_label(key, k)), md(m["depth_note"]),
+                         f"{_f(m['baseline']['none'])} → {_f(m['baseline']['all'])}",
+                         f"{_f(m['candidate']['none'])} → {_f(m['candidate']['all'])}",
+                         f"{_f(m['delta']['none'], sign=True)} → {_f(m['delta']['all'], sign=True)}"]))
     return out
 
 
@@ -307,9 +341,17 @@ def gate_junit(result: GateResult) -> str:
     for name, value in (("decision", d["decision"]), ("baseline", d["baseline"]), ("candidate", d["candidate"]),
                         ("k", k), ("as_of", d.get("as_of", ""))):
         ET.SubElement(props, "property", name=name, value=xml_text(value))
+    st = d.get("stability") or {}
+    if st:
+        ET.SubElement(props, "property", name="stability", value=xml_text(st["summary"]))
+    stab = {c["name"]: c for c in st.get("checks", [])}
     nfail = 0
     for c in d["check_details"]:
         tc = ET.SubElement(checks, "testcase", classname="rankgate.checks", name=xml_text(c["name"]))
+        s = stab.get(c["name"])
+        if s is not None and s["depth"] is not None:
+            tp = ET.SubElement(tc, "properties")
+            ET.SubElement(tp, "property", name="stability", value=xml_text(_stability_text(s)))
         if not c["passed"]:
             nfail += 1
             f = ET.SubElement(tc, "failure", message=xml_text(c["why"]), type=xml_text(c.get("kind", "check")))

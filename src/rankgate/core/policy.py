@@ -28,7 +28,7 @@ BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
                "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers",
-               "no_permission_leaks"}
+               "no_permission_leaks", "require_stable"}
 SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence", "correction"}
 WAIVER_KEYS = {"query", "owner", "reason", "expires"}
 RULE_COMMON = {"name", "check"}
@@ -136,6 +136,7 @@ class Policy:
     correction: str = "none"  # multiple comparisons: "holm" or "bonferroni" over the gate's randomization tests
     waivers: list[Waiver] = field(default_factory=list)
     no_permission_leaks: bool = True  # with an ACL, a run that returns a document its user may not see fails
+    require_stable: bool = False  # reject a decision the unjudged documents could flip (core/bounds.py)
 
     def effective_rules(self) -> list[Rule]:
         if self.rules is not None:
@@ -160,6 +161,8 @@ class Policy:
         }
         if not self.no_permission_leaks:  # only when turned off: receipts written before it stay the same
             out["no_permission_leaks"] = False
+        if self.require_stable:
+            out["require_stable"] = True
         return out
 
 
@@ -233,6 +236,8 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
             setattr(p, key, get(key, str))
     if "allow_snapshot_mismatch" in data:
         p.allow_snapshot_mismatch = get("allow_snapshot_mismatch", bool)
+    if "require_stable" in data:
+        p.require_stable = get("require_stable", bool)
     if "significance" in data:
         _significance(get("significance", dict), path, p)
     if "rules" in data:

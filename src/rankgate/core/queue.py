@@ -463,6 +463,7 @@ class ReviewQueue(Sequence):
         self.k = k
         self.gate = gate  # (baseline, candidate) when the gate's what-if was computed
         self.decision = decision  # the gate's decision now ("accept" / "reject"), when computed
+        self.stability = None  # core.bounds.Stability of the gate, when asked for (build_queue)
         self._pos = {(it.query, it.doc): i for i, it in enumerate(items)}
 
     def __len__(self) -> int:
@@ -519,10 +520,11 @@ def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mapping[str, Query] | None = None,
                 no_answer=frozenset(), k: int | None = None, as_of: dt.date | None = None,
-                unsure: Mapping[tuple[str, str], str] | None = None) -> ReviewQueue:
+                unsure: Mapping[tuple[str, str], str] | None = None, stability: bool = False) -> ReviewQueue:
     """The review queue over every run in `runs` (see the module's doc). `policy`: the gate's policy (its k,
     relevance level, must-pass queries, baseline and candidate); `k` overrides its k. `unsure`:
-    {(query, doc): note} of labels marked unsure; those in a run's top k come first."""
+    {(query, doc): note} of labels marked unsure; those in a run's top k come first. `stability`: also
+    whether the unjudged documents could flip the gate (core.bounds), as the queue's `stability`."""
     k = int(k or policy.k)
     level = policy.checks.rel_level
     cat = qrels.catalog
@@ -557,15 +559,20 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
             per = found.setdefault((qc, dc), {})
             per[name] = min(r, per.get(name, r))
     gate_info: dict[tuple[str, str], tuple[bool, tuple[str, ...], float, dict]] = {}
-    gate = decision = None
+    gate = decision = stab = None
     if policy.baseline and policy.candidate and policy.baseline in runs and policy.candidate in runs:
         measures = list(dict.fromkeys(gate_measures(policy.k) + extra_measures(policy)))
         p = pair(qrels, runs[policy.baseline], runs[policy.candidate], k=policy.k, measures=measures,
                  rel_level=level, no_answer=no_answer, queries=dict(queries or {}))
         dec = decide(policy, p, as_of=as_of)
         gate, decision = (policy.baseline, policy.candidate), dec.decision
-        for it in gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec):
+        gq = gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
+        for it in gq:
             gate_info[(it.query, it.doc)] = (it.changes_decision, it.flips, it.impact, it.effects)
+        if stability:
+            from rankgate.core.bounds import stability as stability_of
+
+            stab = stability_of(p, policy, dec, qrels.catalog.docs.names, order=gq)
     items = []
     for (qc, dc), ranks in found.items():
         qid, doc = qnames[qc], dnames[dc]
@@ -576,4 +583,32 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
                                {m: float(v) for m, v in effects.items() if v}, notes.get(qc * (1 << 32) + dc, "")))
     items.sort(key=lambda it: (not it.unsure, not it.changes_decision, not it.flips, not it.must_pass_runs, -round(it.impact, 12),
                                not it.must_pass, it.best_rank, order.get(it.query, len(order)), it.doc))
-    return ReviewQueue(items, k, gate, decision)
+    out = ReviewQueue(items, k, gate, decision)
+    out.stability = stab
+    return out
+
+
+# ---- orders from a judge's suggestions (labels suggest) -------------------------------------------
+
+QUEUE_ORDERS = ("decisive", "suggested", "disagreement")
+
+
+def by_suggestion(queue: ReviewQueue, suggested: Mapping[tuple[str, str], int], level: int) -> ReviewQueue:
+    """The queue with the unjudged documents a judge suggested relevant first (the highest suggested grade
+    first, then the queue's order), then the rest in the queue's order. Unsure labels stay first."""
+    def key(it: QueueItem):
+        g = suggested.get((it.query, it.doc))
+        return (not it.unsure, not (g is not None and g >= level), -(g if g is not None else 0))
+
+    out = ReviewQueue(sorted(queue.items, key=key), queue.k, queue.gate, queue.decision)
+    out.stability = queue.stability
+    return out
+
+
+def suggestion_disagreements(suggested: Mapping[tuple[str, str], int], labels: Mapping[tuple[str, str], int],
+                             level: int) -> list[tuple[str, str, int, int]]:
+    """(query, doc, suggested grade, label's grade) of the judged pairs whose suggestion differs from the
+    label: those that disagree on relevant or not first, then the largest difference, then by IDs."""
+    out = [(q, d, g, labels[(q, d)]) for (q, d), g in suggested.items() if (q, d) in labels and labels[(q, d)] != g]
+    out.sort(key=lambda x: ((x[2] >= level) == (x[3] >= level), -abs(x[2] - x[3]), x[0], x[1]))
+    return out

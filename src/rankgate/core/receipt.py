@@ -27,7 +27,7 @@ from rankgate.core.measures import DESCRIPTIONS, Measure
 RECEIPT_VERSION = 2
 INVOCATION_KEYS = ("benchmark", "qrels", "runs", "queries", "qrels_format", "run_format", "policy", "k",
                    "rel_level", "missing_queries", "short_rankings", "measure", "must_pass", "baseline", "candidate",
-                   "allow_snapshot_mismatch", "resamples", "seed", "acl")
+                   "allow_snapshot_mismatch", "resamples", "seed", "acl", "with_suggestions")
 PATH_KEYS = ("benchmark", "qrels", "queries", "policy", "acl")
 
 
@@ -289,14 +289,19 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
     except (TypeError, ValueError):
         raise InputError(path, f"not a receipt: 'as_of' is not a date ({as_of!r})") from None
     try:
+        suggested = next((_rebase(i["path"], base) for i in data["inputs"] if i.get("role") == "suggestions"),
+                         None) if args.get("with_suggestions") else None
         bundle = load_bundle(flags.qrels, flags.runs, benchmark=flags.benchmark, queries=flags.queries,
                              qrels_format=flags.qrels_format or "auto", run_format=flags.run_format or "auto",
-                             acl=flags.acl)
+                             acl=flags.acl, suggestions=suggested)
         policy = resolve(overrides, bundle)
         problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
         if problems:
             raise ValidationError(problems)
         result = gate_bundle(bundle, policy, as_of=as_of)
+        if suggested:
+            result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
+                                          "file": next(p for r, p in bundle.files if r == "suggestions")}
     except (InputError, ValidationError) as e:
         if v.differences:  # a changed input that no longer reads is a mismatch, not a broken receipt
             v.status = "mismatch"

@@ -573,6 +573,14 @@ class ReviewModel:
             self.queue_job()()
         return self._queue[2]
 
+    def stability(self):
+        """(core.bounds.Stability, edits since) of the gate as the review queue last found it; None
+        before the queue is built for this pair of runs."""
+        cached = getattr(self, "_queue", None)
+        if cached is None or cached[0] != self.pair_version or cached[2].stability is None:
+            return None
+        return cached[2].stability, self.version - cached[1]
+
     def queue_fresh(self) -> bool:
         cached = getattr(self, "_queue", None)
         return cached is not None and cached[0] == self.pair_version and \
@@ -591,7 +599,7 @@ class ReviewModel:
         qrels, queries, no_answer = self.labels.to_qrels(), dict(self.queries), set(self.no_answer)
 
         def build():
-            queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer)
+            queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer, stability=True)
             self._queue = (key, version, queue)  # one assignment: atomic for the main thread
             return queue
 

@@ -34,6 +34,7 @@ from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
+from rankgate.tui.suggested import accept as accept_suggestion, ask_judge, suggestion_of, suggestion_text
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
 from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
@@ -320,7 +321,7 @@ class ReviewScreen(Screen):
 
     def _show_doc(self) -> None:
         text = self.model.query(self.qi).text if self.qi is not None else ""
-        self.query_one(DocView).show(self.doc, text)
+        self.query_one(DocView).show(self.doc, text, suggestion_text(suggestion_of(self), self.grades))
 
     def set_doc(self, doc: str | None) -> None:
         if doc == self.doc:
@@ -505,6 +506,16 @@ class ReviewScreen(Screen):
         title.append_text(literal(doc, style="bold cyan"))
         self.app.push_screen(TextPrompt(title, "", placeholder="reason for the final grade (required)",
                                         check=check, id_="adjudicate-reason"), done)
+
+    def action_accept_suggestion(self) -> None:
+        """A: the judge's suggested grade and reason as my judgment (tui/suggested.py)."""
+        if self._need_doc():
+            accept_suggestion(self)
+            self._show_doc()
+
+    def action_ask_judge(self) -> None:
+        """S: the judge's suggestions for this query's unjudged documents, in a worker (tui/suggested.py)."""
+        ask_judge(self)
 
     def action_negative_grade(self) -> None:
         """`-` then a digit: a negative grade (scales such as -2..4)."""
@@ -845,6 +856,7 @@ class ReviewScreen(Screen):
             return
         if model is self.model:
             self.app.call_from_thread(self.refresh_status)
+            self.app.call_from_thread(lambda: self._gate and self.query_one(GatePanel).show(self._gate))  # stability
 
     def _runs_changed(self) -> None:
         self._count_queue()

@@ -48,6 +48,7 @@ class DocView(VerticalScroll):
         self.percent: int | None = None  # how far the corpus is read, while it is
         self.doc: str | None = None
         self.terms: list[str] = []
+        self.suggested: Text | None = None  # a judge's suggested grade and reason (tui/suggested.py)
 
     def compose(self) -> ComposeResult:
         yield TextStatic(id="doc-body")
@@ -70,9 +71,10 @@ class DocView(VerticalScroll):
         if self.corpus is None and self.has_corpus:
             self._draw()
 
-    def show(self, doc: str | None, query_text: str) -> None:
-        if doc == self.doc and query_terms(query_text) == self.terms:
+    def show(self, doc: str | None, query_text: str, suggested: Text | None = None) -> None:
+        if doc == self.doc and query_terms(query_text) == self.terms and suggested == self.suggested:
             return
+        self.suggested = suggested
         self.doc = doc
         self.terms = query_terms(query_text)
         self.scroll_home(animate=False)
@@ -96,6 +98,9 @@ class DocView(VerticalScroll):
         else:
             d = self.corpus.get(self.doc)
             t.append_text(literal(self.doc, style="bold"))
+            if self.suggested is not None:
+                t.append("\n")
+                t.append_text(self.suggested)
             if d is None:
                 t.append("\n\nnot in the corpus", style="dim italic")
             else:

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from rankgate.core.charts import sparkline
 from rankgate.tui.model import GateView, ReviewModel
 from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.stability_text import stability_line
 from rankgate.tui.widgets.gate_reasons import failing_lines, pass_summary
 from rankgate.tui.widgets.marks import MUST, delta_text
 from rankgate.tui.widgets.text_static import TextStatic
@@ -121,7 +122,8 @@ class GatePanel(VerticalScroll):
                     passing.append_text(literal(d["name"], style="bold"))
                     passing.append("  ")
                     passing.append_text(literal(d["why"], style="dim"))
-        checks = Text("\n", end="").join([t for t in (reasons, passing) if t.plain])
+        stable = stability_line(m, always=self.show_passing)  # could the unjudged documents flip it?
+        checks = Text("\n", end="").join([t for t in (reasons, passing, stable) if t is not None and t.plain])
 
         table = Text(end="")
         table.append(f"{'measure':<12}{'baseline':>10}{'candidate':>11}{'Δ':>10}", style="bold dim")

@@ -1,0 +1,137 @@
+"""Bounds and stability (core/bounds.py): each scenario's values equal a gate run on qrels that judge the
+unjudged documents that way; a check the unjudged documents could flip names the documents to judge;
+`require_stable` rejects such a decision (exit 3) in JSON, Markdown and JUnit."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from rankgate.cli import main
+from tests.conftest import SAMPLES, write
+
+OPS = SAMPLES / "ops-handbook"
+
+
+def gate(capsys, *argv):
+    code = main(["gate", *(str(a) for a in argv)])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def trec_run(rankings: dict[str, list[str]], name: str) -> str:
+    return "".join(f"{q} Q0 {d} {i + 1} {100 - i} {name}\n" for q, docs in rankings.items() for i, d in enumerate(docs))
+
+
+# q1: the baseline ranks the unjudged x above the relevant d1; the candidate puts d1 first and the
+# unjudged y second. q2 is fully judged and the same in both.
+QRELS = "q1 0 d1 1\nq1 0 n1 0\nq2 0 e1 2\nq2 0 e2 0\n"
+BASE = {"q1": ["x", "d1", "n1"], "q2": ["e1", "e2"]}
+CAND = {"q1": ["d1", "y", "n1"], "q2": ["e1", "e2"]}
+
+
+def files(tmp_path, qrels=QRELS, policy=""):
+    q = write(tmp_path / "qrels.trec", qrels)
+    b = write(tmp_path / "base.trec", trec_run(BASE, "base"))
+    c = write(tmp_path / "cand.trec", trec_run(CAND, "cand"))
+    argv = ["--qrels", q, "--runs", f"base={b}", "--runs", f"cand={c}", "--baseline", "base", "--candidate", "cand",
+            "--k", "2", "--as-of", "2026-06-01"]
+    if policy:
+        argv += ["--policy", write(tmp_path / "policy.toml", policy)]
+    return argv
+
+
+def test_the_scenarios_are_the_gate_on_qrels_that_judge_the_unjudged_that_way(tmp_path, capsys):
+    code, res, _ = gate(capsys, *files(tmp_path, policy='measures = ["AP", "nDCG@2"]\n'))
+    assert code == 0
+    st = res["stability"]
+    # Every unjudged document within depth 2 (x for the baseline, y for the candidate) judged relevant at the
+    # lowest relevant grade, or not relevant: the same as a gate on qrels that say so.
+    for scenario, grade in (("all", 1), ("none", 0)):
+        extra = f"q1 0 x {grade}\nq1 0 y {grade}\n"
+        _, judged, _ = gate(capsys, *files(tmp_path / scenario, qrels=QRELS + extra, policy='measures = ["nDCG@2"]\n'))
+        for key in ("recall_at_k", "mrr_at_k", "precision_at_k", "nDCG@2"):
+            m = st["measures"][key]
+            assert m["depth"] == 2 and m["depth_note"] == "at its cut-off 2"
+            assert m["baseline"][scenario] == pytest.approx(judged["baseline_macro"][key])
+            assert m["candidate"][scenario] == pytest.approx(judged["candidate_macro"][key])
+    assert st["measures"]["mrr_at_k"]["baseline"]["now"] == pytest.approx(0.75)
+    assert st["measures"]["mrr_at_k"]["baseline"]["all"] == pytest.approx(1.0)
+    # AP has no cut-off: bounded at the runs' depth (3), and it says so.
+    ap = st["measures"]["AP"]
+    assert ap["depth"] == 3 and "no cut-off" in ap["depth_note"] and "runs' depth (3)" in ap["depth_note"]
+
+
+def test_a_check_the_unjudged_documents_could_flip_names_the_documents_to_judge(tmp_path, capsys):
+    code, res, _ = gate(capsys, *files(tmp_path))
+    assert code == 0 and res["decision"] == "accept"
+    checks = {c["name"]: c for c in res["stability"]["checks"]}
+    # With x relevant and y not (the baseline ranks x higher), the baseline's R@2 rises to 1 and the
+    # candidate's stays 0.5: recall_not_lower would fail. Judging x settles it.
+    rec = checks["recall_not_lower"]
+    assert not rec["stable"] and rec["outcomes"]["for_baseline"] is False and rec["outcomes"]["none"] is True
+    assert rec["to_judge"] == [{"query": "q1", "doc": "x"}]
+    assert rec["why"] == "could flip: judge this document"
+    assert checks["must_pass_queries_hit"]["stable"]
+    st = res["stability"]
+    assert st["decision_could_flip"] and st["to_judge"] == [{"query": "q1", "doc": "x"}]
+    # x judged not relevant: nothing left can flip the accept.
+    _, after, _ = gate(capsys, *files(tmp_path / "0", qrels=QRELS + "q1 0 x 0\n"))
+    assert after["decision"] == "accept" and after["stability"]["stable"] and after["stability"]["to_judge"] == []
+    # x judged relevant: the gate rejects (R@2 0.5 against 1.0), and only y could bring the accept back.
+    code, after, _ = gate(capsys, *files(tmp_path / "1", qrels=QRELS + "q1 0 x 1\n"))
+    assert code == 3 and not after["stability"]["stable"]
+    assert after["stability"]["to_judge"] == [{"query": "q1", "doc": "y"}]
+
+
+def test_require_stable_rejects_an_unsettled_decision_with_the_documents(tmp_path, capsys):
+    md, junit = tmp_path / "gate.md", tmp_path / "gate.xml"
+    code, res, _ = gate(capsys, *files(tmp_path, policy="require_stable = true\n"), "--markdown", md, "--junit", junit)
+    assert code == 3 and res["decision"] == "reject"
+    check = next(c for c in res["check_details"] if c["name"] == "decision_stable")
+    assert not check["passed"] and check["to_judge"] == [{"query": "q1", "doc": "x"}]
+    assert check["why"] == "the decision could flip: judge this document: q1/x"
+    text = md.read_text()
+    assert "### Stability (unjudged documents)" in text and "could flip: judge this document: q1/x" in text
+    root = ET.parse(junit).getroot()
+    props = {p.get("name"): p.get("value") for p in root.find("testsuite").find("properties")}
+    assert props["stability"].startswith("could flip: judge this document: q1/x")
+    case = next(t for t in root.iter("testcase") if t.get("name") == "recall_not_lower")
+    assert case.find("properties/property").get("value") == "could flip: judge this document: q1/x"
+    # Judged, the same policy accepts.
+    judged = files(tmp_path / "judged", qrels=QRELS + "q1 0 x 0\n", policy="require_stable = true\n")
+    code, res, _ = gate(capsys, *judged)
+    assert code == 0 and res["checks"]["decision_stable"]
+
+
+def test_require_stable_must_be_true_or_false(tmp_path, capsys):
+    code, res, err = gate(capsys, *files(tmp_path, policy='require_stable = "yes"\n'))
+    assert code == 2 and "require_stable" in err and "Traceback" not in err
+
+
+def test_ops_handbook_reports_stability_per_check(capsys):
+    code, res, _ = gate(capsys, OPS, "--as-of", "2026-06-01")
+    assert code == 3
+    st = res["stability"]
+    names = [c["name"] for c in st["checks"]]
+    assert names == list(res["checks"])
+    # The reject holds: the must-pass query is missed whatever the unjudged documents are.
+    mp = next(c for c in st["checks"] if c["name"] == "must_pass_queries_hit")
+    assert mp["stable"] and not mp["passed"] and st["stable"]
+    budgets = [c for c in st["checks"] if c["name"].endswith("_budget")]
+    assert budgets and all(c["stable"] and c["depth"] is None for c in budgets)
+
+
+def test_ops_handbook_accept_could_flip_and_require_stable_rejects_it(tmp_path, capsys):
+    # the sample's policy with require_stable (a key before the file's tables; a policy cannot name another)
+    policy = write(tmp_path / "stable.toml", "require_stable = true\n" + (OPS / "policy.toml").read_text())
+    code, res, _ = gate(capsys, OPS, "--policy", policy, "--candidate", "bm25-stemmed", "--as-of", "2026-06-01")
+    assert code == 3
+    assert [c["name"] for c in res["check_details"] if not c["passed"]] == ["decision_stable"]
+    st = res["stability"]
+    flips = [c for c in st["checks"] if not c["stable"]]
+    assert flips and all(c["to_judge"] for c in flips)
+    docs = {(d["query"], d["doc"]) for d in st["to_judge"]}
+    assert docs == {(d["query"], d["doc"]) for c in flips for d in c["to_judge"]}
+    queue = {(x["query"], x["doc"]) for x in res["coverage"]["review_queue"]}
+    assert docs & queue  # the documents to judge are the queue's unjudged documents
