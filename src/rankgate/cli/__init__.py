@@ -35,7 +35,8 @@ COMMANDS = {
     "init": ("init", "make a benchmark folder (benchmark.toml) from qrels, runs, queries and a corpus"),
     "labels": ("labels", "import, edit, freeze and export reviewed labels"),
     "review": ("review", "open the review app on a benchmark folder or on qrels and runs"),
-    "funnel": ("funnel", "each relevant document's path through a pipeline's stages"),
+    "funnel": ("funnel", "each relevant document's path through a pipeline's stages (retrieve, rerank, "
+               "context): recall and losses per stage"),
 }
 MODULES = ("evaluate", "trec_eval", "init", "labels", "review", "funnel")  # in the order `rankgate --help` lists their commands
 
