@@ -17,7 +17,7 @@ from rankgate.core.text import visible
 from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
 from rankgate.tui.labels import Exported, Refused
-from rankgate.tui.loader import Loaded
+from rankgate.tui.loader import NO_RUNS, Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
 from rankgate.tui.safe import excerpt, literal
@@ -62,6 +62,10 @@ class ReviewScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
     WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
+    # Commands about runs: hidden and refused in a labels-only review (no runs).
+    NEED_RUNS = {"pick_run", "set_run", "swap_runs", "compare", "show_missing", "next_queued", "cycle_sort",
+                 "toggle_blind"}
+    RUN_FILTERS = {"is:miss", "is:lost", "is:changed"}
     QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
 
     def __init__(self, what: str = "") -> None:
@@ -128,7 +132,15 @@ class ReviewScreen(Screen):
             blind = self.blind
             self.query_one(RankingPane).blind = blind
             self.query_one(GatePanel).blind = blind
-            self.queries.list.blind = blind
+            self.queries.list.blind = blind or self.labels_only
+            self.set_class(self.labels_only, "-labels-only")
+            if self.labels_only:  # no runs: no measures to show or sort by, the labels and texts only
+                self.queries.list.hidden = "labels only: no runs"
+                self.query_one(RankingPane).remove_class("-shown")
+                self.query_one(LabelEditor).add_class("-shown")
+                if self.queries.sort != "benchmark":
+                    self.queries.sort = "benchmark"
+                    self.queries.rebuild(keep=None)
             self.show_query(self.queries.current)  # now, not when its QueryHighlighted arrives
             self.refresh_gate()
             self.query_one("#query-list").focus()
@@ -166,6 +178,10 @@ class ReviewScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.model is None and action not in self.WHILE_LOADING:
             return False
+        if action in self.NEED_RUNS and self.labels_only:
+            return False
+        if action == "filter" and parameters and str(parameters[0]) in self.RUN_FILTERS and self.labels_only:
+            return False
         if action == "grade" and parameters:  # a digit key: on the scale (after `-`, its negative)?
             g = int(parameters[0])
             if self._negative_until and time.monotonic() < self._negative_until and g >= 0:
@@ -182,6 +198,11 @@ class ReviewScreen(Screen):
         return bool(getattr(self.app, "inputs", None) is not None and self.app.inputs.blind)
 
     @property
+    def labels_only(self) -> bool:
+        """A qrels file reviewed with its texts and no runs (loader.labels_only): run panes hidden."""
+        return self.model is not None and list(self.model.runs) == [NO_RUNS]
+
+    @property
     def queries(self) -> QueryPane:
         return self.query_one(QueryPane)
 
@@ -195,7 +216,13 @@ class ReviewScreen(Screen):
         m = self.model
         view = self._gate
         t = Text(end="")
-        if self.blind:  # no decision, no run names: B shows them again
+        if self.labels_only:  # no runs: no decision, no measures
+            t.append(" LABELS ", style="bold reverse")
+            t.append(" labels only: no runs given (--runs FILE adds rankings and the gate)", style="bold")
+            t.append(" · ", style="dim")
+            t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
+            t.append(f" · {m.nq} queries · {int(m.num_labels.sum())} labels", style="dim")
+        elif self.blind:  # no decision, no run names: B shows them again
             t.append(" BLIND ", style="bold reverse")
             t.append(" runs, decision and measures hidden (B shows them)", style="bold")
             t.append(" · ", style="dim")
@@ -240,12 +267,15 @@ class ReviewScreen(Screen):
         t.append(" this session, ", style="dim")
         t.append(f"{book.judged_today()}", style="bold")
         t.append(" today · ", style="dim")
-        left = m.unjudged_in_pair()
-        t.append(f"{left}", style="bold magenta" if left else "bold green")
-        t.append(f" unjudged in the gate's top {m.k} · ", style="dim")
-        queued = m.queue_left()
-        t.append("queue ", style="dim")
-        t.append("? (u builds it)" if queued is None else f"{queued} left", style="bold")
+        if self.labels_only:
+            t.append(f"{int((m.num_labels > 0).sum())} of {m.nq} queries have labels", style="dim")
+        else:
+            left = m.unjudged_in_pair()
+            t.append(f"{left}", style="bold magenta" if left else "bold green")
+            t.append(f" unjudged in the gate's top {m.k} · ", style="dim")
+            queued = m.queue_left()
+            t.append("queue ", style="dim")
+            t.append("? (u builds it)" if queued is None else f"{queued} left", style="bold")
         if book.done:
             e = book.done[-1]
             t.append(" · ^z: ", style="dim")
@@ -951,7 +981,7 @@ class ReviewScreen(Screen):
 
     def action_next_pane(self) -> None:
         """The next of Query, Rankings, Document: shown in the bottom row on a narrow screen, and focused."""
-        panes = list(self.query_one("#row-bottom").children)
+        panes = [w for w in self.query_one("#row-bottom").children if not (self.labels_only and w.id == "rankings")]
         now = next((i for i, w in enumerate(panes) if w.has_class("-shown")), 0)
         pane = panes[(now + 1) % len(panes)]
         for w in panes:

@@ -27,6 +27,7 @@ class QueryList(LineList):
         self.model: ReviewModel | None = None
         self.order = np.zeros(0, np.int64)
         self.blind = False  # blind review: the runs' figures (hits, RR, R, their change) are hidden
+        self.hidden = "blind: measures hidden"  # what the header says when they are (labels only: no runs)
 
     # What follows the text and slice columns, as render_row draws it.
     HEAD_TAIL = f"{'rel':>3} B C  {'RR b→c':<9}  {'R b→c':<9}  {'ΔR+RR':>5} {'?':>2}"
@@ -50,7 +51,7 @@ class QueryList(LineList):
             t.append(f"{'text':<{textw}} ")
         if slicew:
             t.append(f"{'slice':<{slicew}} ")
-        t.append(f"{'rel':>3} {'(blind: measures hidden)':<{self.TAIL - 7}} {'?':>2}" if self.blind else self.HEAD_TAIL)
+        t.append(f"{'rel':>3} {'(' + self.hidden + ')':<{self.TAIL - 7}} {'?':>2}" if self.blind else self.HEAD_TAIL)
         return t
 
     def row_key(self, index: int):
