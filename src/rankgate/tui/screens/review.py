@@ -11,7 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from rankgate.core.text import visible
 from rankgate.tui import commands
@@ -33,6 +33,7 @@ from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
+from rankgate.tui.widgets.footer import FittingFooter
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
 from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
@@ -104,7 +105,7 @@ class ReviewScreen(Screen):
                 yield DocView(id="doc")
         yield LoadPanel(self.what, id="loading")
         yield ReasonBar(id="reason")
-        yield Footer(compact=True)
+        yield FittingFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(ReasonBar).display = False
