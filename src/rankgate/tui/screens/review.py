@@ -623,15 +623,28 @@ class ReviewScreen(Screen):
         self._whose("your collection version", ask)
 
     def action_toggle_unsure(self) -> None:
-        """Mark the highlighted label unsure, with a note (modal); on a label marked unsure, clear the mark."""
-        found = self._labelled("grade it first, then mark it unsure")
-        if found is None:
+        """Mark the highlighted label unsure, with a note (modal); on a label marked unsure, clear the mark.
+        An unjudged document is graded first (the grade picker), as a mark sits on a judgment."""
+        if not self._need_doc():
             return
-        qid, doc, book, lab = found
+        qid, doc, book = self.qid, self.doc, self.model.labels
+        lab = book.labels(qid).get(doc)
+        if lab is None:
+            def graded(grade: int | None) -> None:
+                if grade is not None and self.edit(qid, doc, grade):
+                    self._ask_unsure(qid, doc)
+
+            self.notify("not judged yet: pick a grade (your best guess), then say what is unsure", timeout=5)
+            self.app.push_screen(GradePicker(self.grades, None, doc), graded)
+            return
         if lab.unsure:
             if self._write(qid, doc, lambda: book.clear_unsure(qid, doc)):
                 self.notify("unsure mark cleared (ctrl+z to undo)", timeout=4)
             return
+        self._ask_unsure(qid, doc)
+
+    def _ask_unsure(self, qid: str, doc: str) -> None:
+        book = self.model.labels
 
         def done(note: str | None) -> None:
             if note is not None:
