@@ -96,8 +96,10 @@ def detail(c: Change) -> Text:
     t.append_text(literal(action_of(c), style="bold"))
     t.append(" · ")
     t.append_text(literal(c.doc or "(query)", style="bold cyan"))
-    t.append(f" · grade {'-' if c.before is None else c.before}→{'-' if c.grade is None else c.grade}"
-             if c.action != "notes" else "", style="bold")
+    if c.action != "notes":
+        grade = f"{'-' if c.before is None else c.before}→{'-' if c.grade is None else c.grade}" \
+            if c.before != c.grade else str(c.grade)
+        t.append(f" · grade {grade}", style="bold")
     t.append(" · ", style="dim")
     t.append_text(literal(c.time or "", style="dim"))
     t.append("\njudged by ", style="dim")
