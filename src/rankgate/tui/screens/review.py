@@ -249,9 +249,10 @@ class ReviewScreen(EditingActions, Screen):
         book = m.labels
         t = Text(end="")
         t.append("judged ", style="dim")
-        t.append(f"{len(book.judged_session())}", style="bold")
+        session = book.judged_session()
+        t.append(f"{len(session)}", style="bold")
         t.append(" this session, ", style="dim")
-        t.append(f"{book.judged_today()}", style="bold")
+        t.append(f"{book.judged_today(session)}", style="bold")
         t.append(" today · ", style="dim")
         if self.labels_only:
             t.append(f"{int((m.num_labels > 0).sum())} of {m.nq} queries have labels", style="dim")
