@@ -1,4 +1,7 @@
-"""The review screen: queries, gate, query and labels, rankings, document; all consistent after every edit."""
+"""The review screen: queries, gate, query and labels, rankings, document; all consistent after every edit.
+
+Layout, showing, moving between queries and documents, runs, and the other screens are here; the
+editing actions (grade, reason, remove, version, unsure, undo/redo, add, notes) are in editing.py."""
 
 from __future__ import annotations
 
