@@ -1,6 +1,7 @@
-"""Benchmark of the label store: durable edits at 1k and 100k judgments, opening, folding.
+"""Benchmark of the label store: whole commands at 1k and 100k judgments, durable edits, opening, folding.
 
-    .venv/bin/python bench/bench_store.py            # the figures the issue asks for
+    .venv/bin/python bench/bench_store.py            # the figures the issues ask for
+    .venv/bin/python bench/bench_store.py --process-only   # only the whole-process figures (issue 19)
     .venv/bin/python bench/bench_store.py --compare  # plus the designs we did not choose
 
 Generates its qrels in a temporary folder (under bench/.cache by default, so the
@@ -10,6 +11,9 @@ reviewer makes them) and opening. Not a test: it prints figures.
 
 Targets (issue 3): edit p95 <= 20 ms at 100k judgments, p95(100k) / p95(1k) <= 1.5,
 open 100k judgments <= 1 s.
+Targets (issue 19, whole processes, medians): `rankgate labels set` at 100k within 1.5x of 1k,
+`labels import` of 100k judgments under 2 s, open of a 100k store under 0.2 s. The load average is
+printed before and after: on a shared machine, compare the ratios of one run, not runs of two days.
 """
 
 from __future__ import annotations
@@ -176,6 +180,104 @@ def main_figures(folder: Path, sizes: list[int], edits: int) -> dict:
     return results
 
 
+# --------------------------------------------------------------------------- whole processes
+
+
+def run_cli(args: list[str]) -> float:
+    """Seconds of one `python -m rankgate ...` process, start to exit (fails loudly on a non-zero exit)."""
+    import subprocess
+
+    env = dict(os.environ, RANKGATE_REVIEWER="bench")
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "rankgate", *args], capture_output=True, text=True, env=env)
+    took = time.perf_counter() - t
+    if out.returncode != 0:
+        raise SystemExit(f"rankgate {' '.join(args)} failed: {out.stderr.strip()}")
+    return took
+
+
+def open_in_process(db: Path, rounds: int) -> list[float]:
+    """Workspace.open (read-only, as `labels list` does) in a fresh interpreter each round, imports excluded."""
+    import subprocess
+
+    code = ("import sys, time\nfrom rankgate.store.workspace import Workspace\nt = time.perf_counter()\n"
+            "ws = Workspace.open(sys.argv[1], readonly=True)\nprint(time.perf_counter() - t)\nws.close()")
+    return [float(subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True,
+                                 check=True).stdout) for _ in range(rounds)]
+
+
+def as_format_2(db: Path, folder: Path) -> Path:
+    """A copy of a store with its snapshot in format 2 (one TinyDB document per judgment), to time the open
+    this release replaces on the same machine in the same run."""
+    import shutil
+
+    from rankgate.store.columns import FIELDS, SAME
+
+    out = folder / f"format2-{db.parent.name}"
+    shutil.copytree(db.parent, out)
+    tables = json.loads((out / db.name).read_bytes())
+    rows, n = {}, 0
+    for cols in tables["judgments"].values():
+        full = {f: [cols[f][SAME]] * cols["n"] if isinstance(cols[f], dict) else cols[f] for f in FIELDS}
+        for i in range(cols["n"]):
+            n += 1
+            rows[str(n)] = {"query": cols["query"], **{f: full[f][i] for f in FIELDS}}
+    tables["judgments"] = rows
+    tables["meta"]["1"]["format_version"] = 2
+    tables["meta"]["1"].pop("live", None)
+    (out / db.name).write_text(json.dumps(tables, separators=(",", ":")))
+    return out / db.name
+
+
+def process_figures(folder: Path, sizes: list[int], rounds: int) -> dict:
+    """`labels import`, `labels set`, `labels list` and opening, as a user runs them, sizes alternating."""
+    out: dict = {n: {"import": [], "set": [], "list": []} for n in sizes}
+    qrels = {n: make_qrels(folder, n) for n in sizes}
+    dbs = {}
+    for r in range(rounds):
+        for n in sizes:
+            db = folder / f"proc-{n}-{r}" / "labels.json"
+            out[n]["import"].append(run_cli(["labels", "import", "--db", str(db), str(qrels[n])]))
+            dbs[n] = db
+    rng = random.Random(5)
+    for r in range(rounds):
+        for n in sizes:
+            q, d, _, reason = edit_args(rng, n, r)
+            out[n]["set"].append(run_cli(["labels", "set", "--db", str(dbs[n]), q, d, str(r % 4 + 10), "--reason",
+                                          reason]))
+            out[n]["list"].append(run_cli(["labels", "list", "--db", str(dbs[n]), "q00000"]))
+    floor = [run_cli(["--help"]) for _ in range(rounds)]
+    for n in sizes:
+        out[n]["open"] = open_in_process(dbs[n], rounds)
+        out[n]["snapshot_mb"] = dbs[n].stat().st_size / 1e6
+        old = as_format_2(dbs[n], folder)
+        out[n]["open_format2"] = open_in_process(old, rounds)
+        out[n]["format2_mb"] = old.stat().st_size / 1e6
+    print(f"\nwhole processes (medians of {rounds}; `python -m rankgate ...`, start to exit); "
+          f"`rankgate --help` on this machine now: {statistics.median(floor):.3f} s")
+    for n in sizes:
+        f = out[n]
+        print(f"  {n:>7} judgments: labels import {statistics.median(f['import']):6.2f} s   labels set "
+              f"{statistics.median(f['set']):6.3f} s   labels list QUERY {statistics.median(f['list']):6.3f} s")
+        print(f"  {'':>7}            open (in process) {statistics.median(f['open']) * 1e3:6.1f} ms, snapshot "
+              f"{f['snapshot_mb']:.1f} MB;  the same labels in store format 2: "
+              f"{statistics.median(f['open_format2']) * 1e3:6.1f} ms, {f['format2_mb']:.1f} MB")
+    if len(sizes) >= 2:
+        small, large = out[sizes[0]], out[sizes[-1]]
+        ratio = statistics.median(large["set"]) / statistics.median(small["set"])
+        print(f"  labels set {sizes[-1]} / {sizes[0]}: {ratio:.2f}x (target <= 1.5);  labels import {sizes[-1]}: "
+              f"{statistics.median(large['import']):.2f} s (target < 2 s);  open {sizes[-1]}: "
+              f"{statistics.median(large['open']) * 1e3:.0f} ms (target < 200 ms)")
+    return out
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
 # --------------------------------------------------------------------------- designs not chosen
 
 
@@ -236,12 +338,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--edits", type=int, default=2000, help="timed edits per size (default 2000)")
     ap.add_argument("--dir", help="where to put the temporary files (default: bench/.cache)")
     ap.add_argument("--compare", action="store_true", help="also time the designs not chosen")
+    ap.add_argument("--rounds", type=int, default=5, help="whole-process rounds per command (default 5)")
+    ap.add_argument("--process-only", action="store_true", help="only the whole-process figures")
     args = ap.parse_args(argv)
     parent = Path(args.dir) if args.dir else HERE / ".cache"
     parent.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, files under {parent}")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, files under {parent}; load average "
+          f"{load_average()}")
     with tempfile.TemporaryDirectory(dir=parent) as tmp:
+        process_figures(Path(tmp), sizes, args.rounds)
+        print(f"load average after: {load_average()}")
+        if args.process_only:
+            return 0
         results = main_figures(Path(tmp), sizes, args.edits)
         if len(sizes) >= 2:
             small, large = results[sizes[0]], results[sizes[-1]]

@@ -174,7 +174,7 @@ def test_python_dash_m_rankgate_labels(tmp_path):
 def test_python_dash_m_second_writer_is_refused(tmp_path):
     db = tmp_path / "l.json"
     holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom rankgate.store.workspace import Workspace\n"
-                               "ws = Workspace.open(sys.argv[1])\nprint('ready', flush=True)\nsys.stdin.read()",
+                               "ws = Workspace.open(sys.argv[1])\nws.checkpoint()\nprint('ready', flush=True)\nsys.stdin.read()",
                                str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "ready"

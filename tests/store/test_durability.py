@@ -157,11 +157,7 @@ def test_a_torn_last_record_is_ignored(db):
     with Workspace.open(db) as ws:
         assert labels_of(ws) == {("q1", "d1"): 1}
     assert journal.read_bytes() == whole
-    lines = whole.split(b"\n")
-    journal.write_bytes(b"\n".join(lines[:-2] + [lines[-2][:-5] + b"xxxxx", b""]))  # last line: bad checksum
-    assert read_journal(journal).torn and not read_journal(journal).damage
-    with Workspace.open(db, readonly=True) as ws:
-        assert labels_of(ws) == {}  # the record never counted
+    # a complete last line whose checksum fails is damage, not a torn record: tests/store/test_trust.py
 
 
 def test_a_damaged_history_is_found_when_read_and_recovered_from_its_backup(db):
@@ -215,7 +211,8 @@ def test_snapshots_are_tinydb_files(db):
         ws.checkpoint()
     with TinyDB(db, access_mode="r") as tdb:
         assert tdb.tables() == {"meta", "queries", "judgments", "versions"}
-        assert len(tdb.table("judgments").search(Query().query == "q1")) == 4
+        (q1,) = tdb.table("judgments").search(Query().query == "q1")  # one document a query, in columns
+        assert len(q1["doc"]) == len(q1["grade"]) == 4
         assert tdb.table("versions").all()[0]["name"] == "v1"
     with TinyDB(side(db, ".history"), access_mode="r") as tdb:
         assert [e["kind"] for e in tdb.table("history").all()][-1] == "remove"

@@ -174,12 +174,18 @@ def test_several_reviewers_survive_reopen_fold_and_replay(db):
 
 
 def test_a_store_of_format_1_reads_and_replays_as_before(db):
+    from rankgate.store.durable import FORMAT_VERSION
+
     """A workspace written before several reviewers: one judgment a pair, "judgment" edits in its journal."""
     with Workspace.open(db) as ws:
         ws.set_judgment("q1", "d1", 1, reason="r", create_query=True)
         ws.checkpoint()
     snap = json.loads(db.read_text())
     snap["meta"]["1"]["format_version"] = 1
+    from rankgate.store.columns import FIELDS, SAME
+    cols = snap["judgments"]["1"]  # format 1: one document per judgment
+    snap["judgments"] = {"1": {"query": cols["query"], **{
+        f: cols[f][SAME] if isinstance(cols[f], dict) else cols[f][0] for f in FIELDS}}}
     db.write_text(json.dumps(snap))
     from rankgate.store.storage import encode_record
     journal = db.with_name(db.name + ".journal")
@@ -199,7 +205,7 @@ def test_a_store_of_format_1_reads_and_replays_as_before(db):
         ws.freeze("v1")
         assert json.loads(ws.export("json-graded", version="v1").text)["qrels"] == {"q1": {"d1": 3}}
         ws.checkpoint()
-    assert json.loads(db.read_text())["meta"]["1"]["format_version"] == 2
+    assert json.loads(db.read_text())["meta"]["1"]["format_version"] == FORMAT_VERSION
 
 
 def test_blind_review_hides_other_reviewers(db):

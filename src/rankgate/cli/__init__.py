@@ -14,14 +14,14 @@ import argparse
 import sys
 
 from rankgate import __version__
-from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError, check_text, say
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError, check_text, output_failed, say_error
 from rankgate.core.errors import InputError, ValidationError
 
 __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from rankgate.cli import evaluate, init, labels, review
+    from rankgate.cli import evaluate, funnel, init, labels, review
 
     parser = Parser(prog="rankgate", description="Score retrieval runs against reviewed labels; gate releases.")
     parser.add_argument("--version", action="version", version=f"rankgate {__version__}")
@@ -30,10 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
     init.register(sub)
     labels.register(sub)
     review.register(sub)
+    funnel.register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rankgate.core.outfile import forget_inputs
+
+    forget_inputs()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -41,19 +45,23 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_INVALID
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed output is reported here, not at exit
+        return code
     except UsageError as e:
-        say(f"error: {e}", err=True)
+        say_error(e)
         return EXIT_INVALID
     except InputError as e:
-        say(f"error: {e}", err=True)
+        say_error(e)
         return EXIT_INVALID
     except ValidationError as e:
         for p in e.problems:
-            say(f"error: {p}", err=True)
+            say_error(p)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:  # writing the output failed: a full disk (ENOSPC), an I/O error
+        return output_failed(e)

@@ -62,6 +62,33 @@ def say(text: str = "", *, err: bool = False) -> None:
     print(visible(text), file=sys.stderr if err else sys.stdout)
 
 
+MAX_ERROR = 1000  # characters of one error line; a longer one (a 1 MB ID) is cut in the middle
+
+
+def say_error(problem) -> None:
+    """`error: ...` on stderr: one line, escaped, at most MAX_ERROR characters (its start and its end kept)."""
+    text = visible(f"error: {problem}")
+    if len(text) > MAX_ERROR:
+        cut = len(text) - MAX_ERROR + 40
+        head = MAX_ERROR * 2 // 3
+        text = f"{text[:head]} ... ({cut} characters left out) ... {text[head + cut:]}"
+    print(text, file=sys.stderr)
+
+
+def output_failed(e: OSError) -> int:
+    """Writing stdout (or another output) failed: one line, exit 2, and no second complaint at exit."""
+    import os
+
+    where = e.filename if e.filename else "output"
+    try:  # what is still buffered for stdout goes nowhere, so Python's flush at exit does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    say_error(f"{where}: cannot write ({e.strerror or e}); the output is incomplete")
+    return EXIT_INVALID
+
+
 def say_json(obj, indent: int | None = None) -> None:
     """One JSON value, non-ASCII text as it is, control and invisible characters as \\u escapes."""
     print(visible_json(json.dumps(obj, ensure_ascii=False, indent=indent)))

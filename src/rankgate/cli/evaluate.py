@@ -11,6 +11,7 @@ from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
 from rankgate.core.gate import macro, query_rows, score_run, answerable_queries
 from rankgate.core.policy import Policy, resolve
+from rankgate.core.outfile import refuse_inputs
 from rankgate.core.measures import parse_measures
 from rankgate.core.model import LeanRun
 from rankgate.core.text import visible
@@ -29,6 +30,8 @@ def _inputs(p) -> None:
                    "TSV, TREC topics or BEIR queries.jsonl (.gz ok)")
     p.add_argument("--corpus", help="document texts (read by review and validate): JSONL, TSV, TREC <DOC> or BEIR "
                    "corpus.jsonl (.gz ok)")
+    p.add_argument("--acl", metavar="FILE", help="who may see which document: JSONL {\"doc\", \"groups\"} or "
+                   "doc<TAB>group,group (or \"corpus\": the corpus's acl fields); queries carry \"groups\"")
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
     p.add_argument("--run-format", choices=RUN_FORMATS, default="auto")
     p.add_argument("--policy", help="policy file (TOML): rules, slices, significance, budgets, waivers (docs/policy.md)")
@@ -70,7 +73,11 @@ def register(sub) -> None:
                    help="measures to compare (default: Success, P, R, RR and nDCG at k)")
     c.add_argument("--format", choices=("json", "table", "markdown"), default="json")
     c.add_argument("--top", type=int, metavar="N", help="list only the N most changed queries per candidate")
-    c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown here")
+    c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown here (with charts)")
+    c.add_argument("--plot", metavar="FILE.svg",
+                   help="also write the charts as an SVG: per-query deltas per candidate and Recall@k per run")
+    c.add_argument("--plot-measure", metavar="MEASURE",
+                   help="the measure of the per-query delta charts (default: nDCG@k if compared, else RR@k)")
     _stats(c)
     c.set_defaults(func=cmd_compare)
 
@@ -132,7 +139,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     reader, deep = _fast_reader(args, gate) if fast else (None, False)
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
-                         run_reader=reader)
+                         run_reader=reader, acl=getattr(args, "acl", None))
     overrides = policy_overrides(args)
     level = bundle.qrels.meta.get("dataset_rel_level")  # an ir_datasets dataset's official level
     if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
@@ -255,6 +262,9 @@ def cmd_score(args) -> int:
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
+    from rankgate.core.acl import visible_bundle
+
+    bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
     runs = [bundle.run(args.run)] if args.run else list(bundle.runs.values())
     if args.format == "trec":
         return _score_trec(bundle, policy, runs, args)
@@ -267,6 +277,8 @@ def cmd_score(args) -> int:
                         "macro": macro(s, k, extra)})
         if bundle.no_answer:
             results[-1]["no_answer_queries"] = sorted(bundle.no_answer)
+        if perm is not None:
+            results[-1]["permission_leaks"] = perm.leaks[run.name]
     if args.format == "table":
         from rankgate.cli.tables import score_table
 
@@ -327,6 +339,7 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
+    refuse_inputs(args.receipt, args.markdown, args.junit, inputs=[p for _, p in bundle.files] + policy.sources)
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
@@ -349,11 +362,12 @@ def cmd_gate(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from rankgate.core.compare import compare_bundle
+    from rankgate.core.compare import compare_bundle, default_measures
 
     bundle, policy = load(args, fast=True)
     warn_unexported(args, bundle)
     check(bundle, policy)
+    refuse_inputs(args.markdown, inputs=[p for _, p in bundle.files] + policy.sources)
     baseline = args.baseline or policy.baseline or next(iter(bundle.runs))
     bundle.run(baseline)
     candidates = list(dict.fromkeys(args.candidate)) or [n for n in bundle.runs if n != baseline]
@@ -363,24 +377,69 @@ def cmd_compare(args) -> int:
     if args.top is not None and args.top < 0:
         raise InputError("--top", "N must be 0 or more")
     measures = [m for t in args.measure for m in parse_measures(t)] or None
+    plot_measure = None
+    if args.plot_measure:
+        plot_measure = parse_measures(args.plot_measure)
+        if len(plot_measure) != 1:
+            raise InputError("--plot-measure", "name one measure, e.g. nDCG@10")
+        plot_measure = plot_measure[0]
+        measures = list(dict.fromkeys((measures or default_measures(policy.k)) + [plot_measure]))
+    from rankgate.core.acl import visible_bundle
+
+    original = bundle
+    bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
     cmp = compare_bundle(bundle, policy, baseline, candidates, measures)
     data = cmp.as_dict(args.top)
+    from rankgate.cli.funnel import compare_extras
+
+    extras = compare_extras(original, policy, baseline, candidates, perm)
+    data.update(extras)
+    charts = None
+    if args.markdown or args.format == "markdown":
+        from rankgate.core.outputs import paired_charts
+
+        charts = {c.candidate: paired_charts(c.paired, policy.must_pass, plot_measure) for c in cmp.candidates}
     if args.markdown:
         from rankgate.core.outputs import compare_markdown
         from rankgate.core.receipt import write_output
 
-        write_output(args.markdown, compare_markdown(cmp.as_dict()), "the Markdown comparison")
+        write_output(args.markdown, compare_markdown(cmp.as_dict() | extras, charts=charts),
+                     "the Markdown comparison")
+    if args.plot:
+        from rankgate.core.receipt import write_output
+
+        write_output(args.plot, comparison_plot(cmp, policy.must_pass, plot_measure), "the SVG charts")
     if args.format == "table":
         from rankgate.cli.tables import compare_table
 
-        emit(compare_table(data, top=args.top if args.top is not None else 10))
+        from rankgate.cli.funnel import compare_extras_table
+
+        emit(compare_table(data, top=args.top if args.top is not None else 10) + compare_extras_table(data))
     elif args.format == "markdown":
         from rankgate.core.outputs import compare_markdown
 
-        emit(compare_markdown(data))
+        emit(compare_markdown(data, charts=charts))
     else:
         emit(json.dumps(data, indent=2))
     return EXIT_OK
+
+
+def comparison_plot(cmp, must_pass, measure=None) -> str:
+    """The SVG of `compare --plot`: a delta panel per candidate, one Recall@k panel for every run."""
+    from rankgate.core.charts import curve_depth, query_deltas, recall_curve
+    from rankgate.core.outputs import chart_measure
+    from rankgate.core.svgplot import comparison_svg
+
+    panels, preps = [], {}
+    for c in cmp.candidates:
+        p = c.paired
+        m = measure or chart_measure(p.measures, p.k)
+        panels.append((f"{c.candidate} vs {cmp.baseline}: {m.name} delta per query", query_deltas(p, m, must_pass)))
+        preps.setdefault(p.baseline_name, p.prepared["baseline"])
+        preps.setdefault(p.candidate_name, p.prepared["candidate"])
+    depth = curve_depth(*preps.values())
+    curves = {name: recall_curve(prep, depth, cmp.rel_level) for name, prep in preps.items()}
+    return comparison_svg(f"rankgate compare: baseline {cmp.baseline}, k = {cmp.k}", panels, depth, curves)
 
 
 def cmd_receipt_verify(args) -> int:

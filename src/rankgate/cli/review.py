@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 
 RAW_K = 10  # k for raw files (no benchmark folder, no policy file): what `rankgate init` writes
 
@@ -27,6 +29,15 @@ def register(sub) -> None:
     review.add_argument("--reviewer", help="your name in the label history")
     review.add_argument("--blind", action="store_true",
                         help="blind review: see only your own grades, runs' documents without ranks (B toggles)")
+    web = review.add_argument_group("the browser face (pip install 'rankgate[web]')")
+    web.add_argument("--serve", action="store_true",
+                     help="serve the app to web browsers: each browser session asks its reviewer's name and "
+                     "labels in a workspace of its own")
+    web.add_argument("--host", default="127.0.0.1",
+                     help="address to serve on (default 127.0.0.1; another address is reachable by others and "
+                     "the app has no login)")
+    web.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
+    review.add_argument("--ask-reviewer", action="store_true", help=argparse.SUPPRESS)  # each served session
     review.set_defaults(func=run)
 
 
@@ -40,6 +51,10 @@ def raw_defaults(args) -> None:
 
 
 def run(args) -> int:
+    if args.serve:
+        from rankgate.tui.serve import serve
+
+        return serve(args)
     from rankgate.tui.app import run_review  # textual is imported only here
 
     raw_defaults(args)

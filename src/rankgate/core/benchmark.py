@@ -15,6 +15,10 @@
     must_pass = ["q-recovery"]
     policy = "policy.toml"         # optional; or the rules inline in this table
     guidelines = "GUIDELINES.md"   # optional: how to grade, shown to reviewers
+    acl = "acl.jsonl"              # optional: who may see which document (or "corpus": its `acl` fields)
+    [[pipeline]]                   # optional: one system's stages in order (core/funnel.py)
+    name = "bm25-rerank"
+    stages = [{name = "retrieve", run = "runs/bm25.jsonl", depth = 20}, ...]
     [grades]                       # optional: the grade scale (default 0-3, below)
     "0" = "not relevant"
     "1" = "partly relevant"
@@ -35,6 +39,7 @@ from rankgate.core.model import grade_problem
 MANIFEST = "benchmark.toml"
 DEFAULT_GRADES: dict[int, str] = {0: "not relevant", 1: "partly relevant", 2: "relevant", 3: "the answer"}
 MAX_GRADES = 10  # one key each in the review app
+MAX_K = 1_000_000  # the largest cutoff k (a benchmark's, a policy's, --k)
 
 
 @dataclass
@@ -54,28 +59,31 @@ class Manifest:
     description: str = ""
     grades: dict[int, str] = field(default_factory=lambda: dict(DEFAULT_GRADES))  # grade -> name, by grade
     guidelines: Path | None = None  # the labelling guidelines (Markdown), inside the folder
+    acl: str | None = None  # the ACL file (resolved against the folder), or "corpus"
+    pipelines: list = field(default_factory=list)  # the [[pipeline]] tables as written (core/funnel.py reads them)
 
 
 def load_toml(path: str | Path) -> dict:
+    """A TOML file (benchmark.toml, a policy): a regular file of at most textio.MAX_TOML bytes, UTF-8,
+    a byte-order mark accepted."""
+    from rankgate.core.formats.textio import MAX_TOML, read_text
+
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a folder, expected a TOML file") from None
-    except OSError as e:
-        raise InputError(str(path), f"cannot be read ({e.strerror or e})") from None
+        text = read_text(path, limit=MAX_TOML, what="a TOML file")
+    except InputError as e:
+        if e.what.startswith("is a folder"):
+            raise InputError(str(path), "is a folder, expected a TOML file") from None
+        raise
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        import re
-
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         line = int(m.group(1)) if m else None
         msg = str(e).split(" (at line")[0]
         raise InputError(str(path), f"invalid TOML: {msg}", line=line) from None
-    except UnicodeDecodeError:
-        raise InputError(str(path), "invalid UTF-8 text (expected a TOML file)") from None
+    except RecursionError:
+        raise InputError(str(path), "invalid TOML: nested too deeply") from None
 
 
 def is_benchmark(path: str | Path) -> bool:
@@ -96,7 +104,7 @@ def _expect(data: dict, key: str, kind, path: Path, required: bool = True, where
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
-         "rel_level", "no_answer", "gate", "grades", "guidelines"}
+         "rel_level", "no_answer", "gate", "grades", "guidelines", "acl", "pipeline"}
 
 
 def parse_grades(table, path: Path) -> dict[int, str]:
@@ -158,6 +166,8 @@ def load_manifest(path: str | Path) -> Manifest:
     k = _expect(data, "k", int, mpath)
     if k < 1:
         raise InputError(str(mpath), "key 'k' must be at least 1")
+    if k > MAX_K:
+        raise InputError(str(mpath), f"key 'k' must be at most {MAX_K}")
     runs = _expect(data, "runs", list, mpath)
     if not runs or not all(isinstance(r, str) for r in runs):
         raise InputError(str(mpath), "key 'runs' must be a non-empty list of file names")
@@ -172,6 +182,11 @@ def load_manifest(path: str | Path) -> Manifest:
         return Path(v) if v.startswith("irds:") else folder / v
 
     no_answer = _expect(data, "no_answer", list, mpath, required=False) or []
+    if not all(isinstance(x, str) and x for x in no_answer):
+        raise InputError(str(mpath), "key 'no_answer' must be a list of query IDs (non-empty strings)")
+    level = _expect(data, "rel_level", int, mpath, required=False)
+    if level is not None and (why := grade_problem(level)) is not None:
+        raise InputError(str(mpath), f"key 'rel_level': {why}")
 
     def opt_path(key):
         v = _expect(data, key, str, mpath, required=False)
@@ -179,6 +194,8 @@ def load_manifest(path: str | Path) -> Manifest:
 
     grades = parse_grades(data["grades"], mpath) if "grades" in data else dict(DEFAULT_GRADES)
     guidelines = guidelines_path(data["guidelines"], folder, mpath) if "guidelines" in data else None
+    acl = _expect(data, "acl", str, mpath, required=False)
+    pipelines = _expect(data, "pipeline", list, mpath, required=False) or []
     return Manifest(
         name=name, folder=folder, path=mpath, k=k, qrels=_place(_expect(data, "qrels", str, mpath)), runs=resolved,
         collection_version=_expect(data, "collection_version", str, mpath, required=False) or "",
@@ -187,4 +204,5 @@ def load_manifest(path: str | Path) -> Manifest:
         no_answer=[str(x) for x in no_answer], gate=gate,
         description=_expect(data, "description", str, mpath, required=False) or "",
         grades=grades, guidelines=guidelines,
+        acl=None if not acl else acl if acl == "corpus" else str(folder / acl), pipelines=pipelines,
     )

@@ -26,6 +26,7 @@ class Bundle:
     manifest: Manifest | None = None
     no_answer: set[str] = field(default_factory=set)
     files: list[tuple[str, str]] = field(default_factory=list)  # (role, path) of every input read
+    access: object = None  # core.acl.Access: who may see which document, when an ACL is declared
 
     def run(self, name: str) -> Run:
         if name not in self.runs:
@@ -43,6 +44,13 @@ class Bundle:
         """A bundle whose no-answer queries are the queries' and the manifest's."""
         no_answer = {qid for qid, query in queries.items() if query.no_answer}
         if manifest is not None:
+            known = set(qrels.query_ids) | set(queries)
+            stray = [qid for qid in manifest.no_answer if qid not in known]
+            if stray:  # a typo would leave a query with no relevant document scored as a failure
+                from rankgate.core.formats.textio import shorten
+
+                raise InputError(str(manifest.path), f"no_answer: query {shorten(stray[0])} is neither in the qrels nor "
+                                 "in the queries file (expected the IDs of queries that have no relevant document)")
             no_answer |= set(manifest.no_answer)
         return cls(qrels, runs, queries, manifest, no_answer, files or [])
 
@@ -90,15 +98,20 @@ def read_run_files(specs: list[str], read: Callable[[str, str | None, str], Iter
 
 def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benchmark: str | Manifest | None = None,
                 queries: str | None = None, qrels_format: str = "auto", run_format: str = "auto",
-                progress=None, run_reader=None, labels=None) -> Bundle:
+                progress=None, run_reader=None, labels=None, acl: str | None = None) -> Bundle:
     """Read the inputs. A benchmark folder supplies whatever the flags leave out.
 
     `progress(path)` returns a byte-progress callback for a run file, or None.
     `run_reader(path, name, qrels, progress)` may read a run another way (the fast path); None = the usual reader.
     `labels(catalog)` may give the judgments and the queries they know (a label workspace's) instead of a
     qrels file; then the manifest's queries file is read only when they know none.
+    `acl` names an ACL file (or "corpus") over the manifest's `acl` (core/acl.py); with one, runs are read whole.
     """
+    from rankgate.core.acl import acl_source
+
     manifest, qrels = find_manifest(benchmark, qrels)
+    if acl_source(manifest, acl):
+        run_reader = None  # a leak may sit anywhere in a ranking: keep every row
     catalog = Catalog()
     files: list[tuple[str, str]] = []
     if manifest is not None:
@@ -125,7 +138,17 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     if qpath:
         qs.update(read_queries(qpath))
         files.append(("queries", qpath))
-    return Bundle.of(q, loaded, qs, manifest, files)
+    bundle = Bundle.of(q, loaded, qs, manifest, files)
+    if labels is None:
+        from rankgate.core.acl import check_known, load_access
+
+        corpus = str(manifest.corpus) if manifest is not None and manifest.corpus else None
+        bundle.access = load_access(manifest, acl, qpath, corpus)
+        if bundle.access is not None:
+            check_known(bundle.access, catalog.docs.codes, corpus)
+            if bundle.access.source != corpus:
+                bundle.files.append(("acl", bundle.access.source))
+    return bundle
 
 
 def sha256_file(path: str | Path) -> str:

@@ -68,6 +68,8 @@ class Paired:
     ranked: dict[str, np.ndarray] = field(default_factory=dict)  # role -> documents in the top k, per query
     budgets: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # role -> field -> values (run's queries)
     prepared: dict[str, Prepared] = field(default_factory=dict)  # role -> the engine's join (for movement)
+    permissions: object = None  # core.acl.Permissions, when an ACL is declared
+    funnels: dict = field(default_factory=dict)  # role -> core.funnel.Funnel, for runs with a pipeline
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property

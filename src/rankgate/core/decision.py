@@ -107,6 +107,9 @@ def decide(policy: Policy, p: Paired, *, as_of: dt.date | None = None) -> Decisi
         for d in _corrected(details, policy.correction):
             checks[d["name"]] = d["passed"]
 
+    if p.permissions is not None and policy.no_permission_leaks:
+        add(_leak_check(p))
+
     index = p.position()
     hit = p.hits("candidate")
     must = list(policy.must_pass)
@@ -189,6 +192,12 @@ def _rule_check(rule: Rule, s: str | None, p: Paired, policy: Policy, current: s
             if rule.measure is not None:
                 d["measure"] = rule.measure.name
             return d
+    if rule.weighted and n and not float((p.weights if mask is None else p.weights[mask]).sum()) > 0:
+        d.update(kind=rule.kind, weighted=True, why=head + "every query here weighs 0: a weighted rule has nothing "
+                 "to weigh (give one a weight above 0)")  # 0/0 would pass silently
+        if rule.measure is not None:
+            d["measure"] = rule.measure.name
+        return d
     check = RULE_CHECKS.get(rule.kind)
     if check is None:  # pragma: no cover - parsing refuses other kinds
         raise ValueError(f"unknown check {rule.kind!r}")
@@ -285,6 +294,64 @@ def _budget_check(rule: Rule, p: Paired, mask, policy: Policy, current, used, d:
     return ok, f"candidate {rule.field} {rule.stat} {cs:g}{base}; " + "; ".join(parts)
 
 
+def _leak_check(p: Paired) -> dict:
+    """With an ACL: the candidate returns no document its query's user may not see (core/acl.py)."""
+    found = p.permissions.leaks.get(p.candidate_name, [])
+    shown = "; ".join(f"{x['doc']} at rank {x['rank']} for {x['query']}" for x in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    why = (f"{_plural(len(found), 'document', 'documents')} returned to users who may not see "
+           f"{'it' if len(found) == 1 else 'them'}: {shown}{more}" if found
+           else f"no document outside its query's groups in the candidate {p.candidate_name}")
+    return {"name": "no_permission_leaks", "passed": not found, "kind": "no_permission_leaks", "leaks": found,
+            "why": why}
+
+
+def _stage_recall_check(rule: Rule, p: Paired, mask, policy: Policy, current, used, d: dict):
+    """The candidate's recall at one stage of its pipeline (core/funnel.py) is at least `min`."""
+    d.update(kind=rule.kind, stage=rule.stage, floor=rule.floor)
+    f = p.funnels.get("candidate")
+    if f is None or rule.stage not in f.stages:
+        d["why"] = (f"the candidate {p.candidate_name} has no pipeline" if f is None else
+                    f"the candidate's pipeline {f.pipeline} has no stage {rule.stage!r} ({', '.join(f.stages)})")
+        return None
+    r = f.recall([q for q in p.qids])[rule.stage]
+    d["candidate"] = r
+    b = p.funnels.get("baseline")
+    if b is not None and rule.stage in b.stages:
+        d["baseline"] = b.recall(list(p.qids))[rule.stage]
+    return r >= rule.floor - EPS, f"recall at stage {rule.stage} {r:.4f}, floor {rule.floor:g}"
+
+
+def _stage_loss_check(rule: Rule, p: Paired, mask, policy: Policy, current: set[str], used: set[str], d: dict):
+    """Must-pass queries: the candidate loses no relevant document at a stage where the baseline kept it."""
+    from rankgate.core.funnel import stage_losses
+
+    d.update(kind=rule.kind, stage=rule.stage)
+    b, c = p.funnels.get("baseline"), p.funnels.get("candidate")
+    if b is None or c is None:
+        missing = [n for n, f in ((p.baseline_name, b), (p.candidate_name, c)) if f is None]
+        d["why"] = f"no pipeline for {', '.join(missing)}: stages cannot be compared"
+        return None
+    must = [q for q in policy.must_pass if q in set(p.qids)]
+    losses = stage_losses(b, c, must, rule.stage)
+    waived = sorted({x["query"] for x in losses if x["query"] in current})
+    used.update(waived)
+    losses = [x for x in losses if x["query"] not in current]
+    d.update(lost=losses, waived=waived)
+    where = f" at stage {rule.stage}" if rule.stage else ""
+    if losses:
+        why = (f"{_plural(len(losses), 'relevant document', 'relevant documents')} of must-pass queries lost"
+               f"{where} where the baseline kept {'it' if len(losses) == 1 else 'them'}: "
+               + "; ".join(f"{x['doc']} for {x['query']} at {x['stage']} (baseline rank {x['baseline_rank']})"
+                           for x in losses[:5]) + (f" and {len(losses) - 5} more" if len(losses) > 5 else ""))
+    else:
+        why = f"no must-pass query loses a relevant document{where} where the baseline kept it"
+    if waived:
+        why += f" (waived: {', '.join(waived)})"
+    return not losses, why
+
+
 # A rule kind is one entry here (how it is checked) and its fields in core/policy.py.
 RULE_CHECKS = {"not_lower": _measure_check, "floor": _measure_check, "no_significant_regression": _measure_check,
                "no_newly_failed": _newly_failed_check, "judged": _judged_check, "budget": _budget_check}
+RULE_CHECKS.update({"stage_recall_floor": _stage_recall_check, "no_stage_loss": _stage_loss_check})

@@ -106,7 +106,9 @@ def _check_queries(qrels: Qrels, policy: Policy, no_answer) -> None:
 
 def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_answer: set[str] = frozenset(), *,
              queries: dict[str, Query] | None = None, as_of: dt.date | None = None, manifest_version: str = "",
-             review: bool = True) -> GateResult:
+             review: bool = True, permissions=None, funnels: dict | None = None) -> GateResult:
+    """`permissions` (core.acl.Permissions): the inputs are already what the users may see, and the
+    candidate's leaks are a check; `funnels` (role -> core.funnel.Funnel): the runs' pipelines."""
     from rankgate.core.binding import check_binding
 
     k, level = policy.k, policy.checks.rel_level
@@ -119,6 +121,7 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
     b = Scores(baseline.name, p.qids, p.baseline, p.prepared["baseline"])
     c = Scores(candidate.name, p.qids, p.candidate, p.prepared["candidate"])
     c_rows = query_rows(c, qrels, k, level, extra)
+    p.permissions, p.funnels = permissions, dict(funnels or {})
     dec = decide(policy, p, as_of=as_of)
     keys = macro_keys(k, extra)
     sig = dict(resamples=policy.resamples, seed=policy.seed, confidence=policy.confidence)
@@ -151,6 +154,12 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
         "binding": binding,
         "waivers": dec.waivers,
     }
+    if permissions is not None:
+        data["permissions"] = permissions.as_dict()
+    if funnels:
+        from rankgate.core.funnel import side_by_side
+
+        data["funnel"] = side_by_side(funnels.get("baseline"), funnels.get("candidate"), p.qids)
     queue = None
     if review:
         from rankgate.core.queue import gate_queue
@@ -166,6 +175,25 @@ def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review:
     if not policy.baseline or not policy.candidate:
         raise InputError("gate", "name the runs to compare: --baseline NAME --candidate NAME "
                          f"(loaded: {', '.join(sorted(bundle.runs))})")
-    return run_gate(bundle.qrels, bundle.run(policy.baseline), bundle.run(policy.candidate), policy,
-                    bundle.no_answer, queries=bundle.queries, as_of=as_of,
-                    manifest_version=bundle.manifest.collection_version if bundle.manifest else "", review=review)
+    qrels, base, cand, no_answer = bundle.qrels, bundle.run(policy.baseline), bundle.run(policy.candidate), \
+        bundle.no_answer
+    permissions = None
+    if getattr(bundle, "access", None) is not None:  # measures on what each query's user may see (core/acl.py)
+        from rankgate.core.acl import apply_access
+
+        qrels, (base, cand), permissions, no_answer = apply_access(bundle.access, qrels, [base, cand],
+                                                                   policy.checks.rel_level, no_answer)
+    funnels = None
+    if bundle.manifest is not None and getattr(bundle.manifest, "pipelines", None):
+        from rankgate.core.funnel import bundle_funnels
+
+        found = bundle_funnels(bundle, policy.checks.rel_level, [base.name, cand.name])
+        funnels = {role: found[n] for role, n in (("baseline", base.name), ("candidate", cand.name)) if n in found}
+        staged = any(r.kind in ("stage_recall_floor", "no_stage_loss") for r in policy.effective_rules())
+        for f in funnels.values() if staged else ():  # then the stage files decide too: a receipt hashes them
+            for path in f.sources:
+                if ("stage", path) not in bundle.files and ("run", path) not in bundle.files:
+                    bundle.files.append(("stage", path))
+    return run_gate(qrels, base, cand, policy, no_answer, queries=bundle.queries, as_of=as_of,
+                    manifest_version=bundle.manifest.collection_version if bundle.manifest else "", review=review,
+                    permissions=permissions, funnels=funnels)

@@ -59,8 +59,12 @@ class Interner:
         numpy compares str arrays by code point, which is the order of their UTF-8 bytes.
         """
         if self._order is None or len(self._order) != len(self.names):
-            if self.names:
-                perm = np.argsort(np.array(self.names, dtype=str), kind="stable")
+            names = self.names
+            longest = max(map(len, names), default=0)
+            if names and 4 * longest * len(names) <= 512 << 20:  # a fixed-width array: 4 bytes a character
+                perm = np.argsort(np.array(names, dtype=str), kind="stable")
+            elif names:  # long names (one is enough) would make that array huge: sort the strings themselves
+                perm = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
             else:
                 perm = np.zeros(0, np.int64)
             order = np.empty(len(perm), dtype=np.int64)

@@ -46,3 +46,40 @@ def output_target(path: str | os.PathLike) -> tuple[Path, int | None]:
     st = refuse_special(path)
     real = Path(os.path.realpath(path)) if os.path.islink(path) or st is not None else Path(path)
     return real, (stat.S_IMODE(st.st_mode) if st is not None else None)
+
+
+# Every file an input reader opened in this process (device, inode): an output must not replace one.
+_INPUTS: set[tuple[int, int]] = set()
+
+
+def note_input(st: os.stat_result) -> None:
+    """Remember a file that was read as an input (textio.open_input calls this)."""
+    _INPUTS.add((st.st_dev, st.st_ino))
+
+
+def forget_inputs() -> None:
+    """Start a new command: no file has been read yet."""
+    _INPUTS.clear()
+
+
+def refuse_inputs(*paths, inputs=()) -> None:
+    """An InputError when any of `paths` (an output: --receipt, --markdown, --junit, -o) is a file this
+    command read as an input (the same file, through any name or link): one opened by the readers, or one
+    of `inputs` (paths). None entries are skipped."""
+    known = set(_INPUTS)
+    for path in inputs:
+        try:
+            st = os.stat(path)
+            known.add((st.st_dev, st.st_ino))
+        except (OSError, ValueError):
+            pass
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            continue  # does not exist yet (or cannot be looked at): the write says why
+        if (st.st_dev, st.st_ino) in known:
+            raise InputError(str(path), "is one of this command's input files; writing there would replace it "
+                             "(nothing was written; choose another file)")

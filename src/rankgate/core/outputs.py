@@ -60,8 +60,81 @@ def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
     d = result.data
     k = d["k"]
     out = _md_head(d, k) + _md_measures(d, k) + _md_failed(d, k) + _md_slices(d, k)
-    out += _md_coverage(d, k, queue_rows) + _md_budgets(d) + _md_binding(d) + _md_waivers(d)
+    out += _md_charts(result) + _md_coverage(d, k, queue_rows) + _md_budgets(d) + _md_binding(d) + _md_waivers(d)
+    out += _md_permissions(d) + _md_funnel(d)
     return "\n".join(out) + "\n"
+
+
+def chart_measure(measures: list[Measure], k: int) -> Measure:
+    """The measure the per-query delta chart shows: nDCG@k when scored, else RR@k."""
+    for m in (Measure("nDCG", k), Measure("RR", k)):
+        if m in measures:
+            return m
+    return measures[0]
+
+
+def paired_charts(p, must_pass=(), measure: Measure | None = None) -> list[str]:
+    """Markdown lines: the per-query delta chart and the Recall@k curve of a paired baseline and candidate."""
+    from rankgate.core.charts import paired_curves, query_deltas
+    from rankgate.core.mermaid import delta_chart, recall_chart
+
+    m = measure or chart_measure(p.measures, p.k)
+    depth, curves = paired_curves(p)
+    return [*delta_chart(query_deltas(p, m, must_pass), m.name), "", *recall_chart(depth, curves)]
+
+
+def _md_charts(result: GateResult) -> list[str]:
+    if result.paired is None:
+        return []
+    return ["", "### Charts", "", *paired_charts(result.paired, result.data.get("must_pass", ()))]
+
+
+def _md_permissions(d: dict) -> list[str]:
+    """With an ACL: each run's leaks (query, document, rank), and relevant documents users may not see."""
+    perm = d.get("permissions")
+    if not perm:
+        return []
+    out = ["", "### Permissions", "",
+           f"ACL {md(perm['acl'])}: {perm['restricted_documents']} restricted documents; measures count only "
+           "what each query's user may see."]
+    rows = [(role, x) for role in ("baseline", "candidate") for x in perm["leaks"].get(d[role], {}).get("list", [])]
+    for role in ("baseline", "candidate"):
+        n = perm["leaks"].get(d[role], {}).get("count", 0)
+        out.append(f"- {role} {md(d[role])}: {f'**{n} leak' + ('s' if n > 1 else '') + '**' if n else 'no leak'}")
+    if rows:
+        out += ["", _row(["run", "query", "document", "rank", "may see", "user's groups"]),
+                _row(["---", "---", "---", "--:", "---", "---"])]
+        for role, x in rows[:50]:
+            out.append(_row([f"{role} {md(d[role])}", md(x["query"]), md(x["doc"]), str(x["rank"]),
+                             md_list(x["allowed_groups"]), md_list(x["user_groups"])]))
+    restricted = perm.get("restricted_relevant") or {}
+    if restricted:
+        out += ["", "Relevant documents the asking user may not see (not counted as found): "
+                + "; ".join(f"{md(q)}: {md_list(docs)}" for q, docs in restricted.items()) + "."]
+    return out
+
+
+def _md_funnel(d: dict) -> list[str]:
+    """With pipelines: recall and losses at each stage, baseline and candidate side by side."""
+    f = d.get("funnel")
+    if not f:
+        return []
+    out = ["", "### Funnel", "", _row(["run", "stage", "depth", "recall", "relevant present", "lost here"]),
+           _row(["---", "---", "--:", "--:", "--:", "--:"])]
+    for role in ("baseline", "candidate"):
+        x = f.get(role)
+        if not x:
+            continue
+        for st in x["stages"]:
+            n = st["name"]
+            out.append(_row([f"{role} {md(x['pipeline'])}", md(n), str(st["depth"] or "all"), _f(x["recall"][n], 3),
+                             str(x["present"][n]), str(x["lost"][n])]))
+    lost = f.get("lost_where_baseline_kept") or []
+    if lost:
+        out += ["", "Relevant documents the candidate loses at a stage where the baseline kept them: "
+                + "; ".join(f"{md(x['doc'])} for {md(x['query'])} at {md(x['stage'])}" for x in lost[:20])
+                + (f" and {len(lost) - 20} more" if len(lost) > 20 else "") + "."]
+    return out
 
 
 def _md_head(d: dict, k: int) -> list[str]:
@@ -261,11 +334,20 @@ def gate_junit(result: GateResult) -> str:
             return {}
         return {"hit_at_k": bool(p.baseline[p.hit][i] > 0), "reciprocal_rank": float(p.baseline[_m("RR", k)][i]),
                 "recall_at_k": float(p.baseline[_m("R", k)][i])}
+    leaked: dict[str, list[dict]] = {}
+    for x in (d.get("permissions") or {}).get("leaks", {}).get(d["candidate"], {}).get("list", []):
+        leaked.setdefault(x["query"], []).append(x)
     nq = nf = ns = 0
     for r in result.rows:
         q = r["query"]
         nq += 1
         tc = ET.SubElement(queries, "testcase", classname="rankgate.queries", name=xml_text(q))
+        if q in leaked:  # a document its user may not see: a failure whatever the measures say
+            nf += 1
+            msg = "permission leak: " + "; ".join(f"{x['doc']} at rank {x['rank']} (only {', '.join(x['allowed_groups'])})"
+                                                  for x in leaked[q])
+            ET.SubElement(tc, "failure", message=xml_text(msg), type="permission_leak").text = xml_text(msg)
+            continue
         b = base(q)
         b_hit = bool(b.get("hit_at_k"))
         summary = (f"candidate: hit={r['hit_at_k']} RR={r['reciprocal_rank']:.4f} R@{k}={r['recall_at_k']:.4f}; "
@@ -310,8 +392,9 @@ def gate_junit(result: GateResult) -> str:
 
 # ---- compare: Markdown --------------------------------------------------------------------------
 
-def compare_markdown(data: dict, *, top: int = 15) -> str:
-    """A comparison (Comparison.as_dict()) as Markdown: per candidate, measures, queries, slices."""
+def compare_markdown(data: dict, *, top: int = 15, charts: dict[str, list[str]] | None = None) -> str:
+    """A comparison (Comparison.as_dict()) as Markdown: per candidate, measures, charts (Markdown lines per
+    candidate name, from `paired_charts`), queries, slices."""
     k = data["k"]
     out = [f"## rankgate compare: {len(data['candidates'])} candidate(s) against **{md(data['baseline'])}**", "",
            f"k = {k}, {data['queries']} queries; p from a {md(data['significance']['test'])} test, "
@@ -329,6 +412,8 @@ def compare_markdown(data: dict, *, top: int = 15) -> str:
                              _f(s.get("effect_size"), 2, True), f"{s['wins']} / {s['losses']} / {s['ties']}",
                              _f(s["weighted_delta"], sign=True)]))
         out += ["", f"Newly failed: {md_list(c['newly_failed'], 20)}. Newly fixed: {md_list(c['newly_fixed'], 20)}."]
+        if charts and c["candidate"] in charts:
+            out += ["", *charts[c["candidate"]]]
         rows = [r for r in c["queries"] if r["change"] > 0][:top]
         if rows:
             names = list(rows[0]["measures"])
@@ -350,4 +435,11 @@ def compare_markdown(data: dict, *, top: int = 15) -> str:
                 out.append(_row([md(s), str(v["queries"]),
                                  *(f"{x['baseline']:.3f} → {x['candidate']:.3f}" for x in v["measures"].values()),
                                  md_list(v["newly_failed"])]))
+        funnel = (data.get("funnel") or {}).get(c["candidate"])
+        if funnel and (funnel.get("baseline") or funnel.get("candidate")):
+            out += ["", "Funnel:"] + _md_funnel({"funnel": funnel})[2:]
+    perm = data.get("permissions")
+    if perm:
+        out += ["", "Permission leaks (documents returned to users who may not see them): "
+                + ", ".join(f"{md(run)} {x['count']}" for run, x in perm["leaks"].items()) + "."]
     return "\n".join(out) + "\n"

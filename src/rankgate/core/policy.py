@@ -9,23 +9,26 @@ the key: an unknown key, a wrong type, a value out of range.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from rankgate.core.benchmark import load_toml
+from rankgate.core.benchmark import MAX_K, load_toml
 from rankgate.core.errors import InputError
 from rankgate.core.measures import Measure, parse_measure
 from rankgate.core.validate import Checks
 
 CORRECTIONS = ("none", "holm", "bonferroni")  # for the family of randomization tests of one gate
-CHECK_KINDS = ("not_lower", "floor", "no_significant_regression", "no_newly_failed", "judged", "budget")
+CHECK_KINDS = ("not_lower", "floor", "no_significant_regression", "no_newly_failed", "judged", "budget",
+               "stage_recall_floor", "no_stage_loss")
 TESTS = ("randomization", "bootstrap")
 BUDGET_FIELDS = ("latency_ms", "context_tokens")
 BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
-               "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers"}
+               "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers",
+               "no_permission_leaks"}
 SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence", "correction"}
 WAIVER_KEYS = {"query", "owner", "reason", "expires"}
 RULE_COMMON = {"name", "check"}
@@ -36,8 +39,11 @@ RULE_KEYS = {  # per check kind, besides name and check
     "no_newly_failed": {"max", "slice", "min_queries"},
     "judged": {"min", "slice", "min_queries"},
     "budget": {"field", "stat", "max", "max_ratio"},
+    "stage_recall_floor": {"stage", "min"},  # core/funnel.py: the candidate's recall at one stage
+    "no_stage_loss": {"stage"},  # must-pass queries: no relevant document lost where the baseline kept it
 }
 ALL_RULE_KEYS = RULE_COMMON.union(*RULE_KEYS.values())
+MAX_COUNT = 1_000_000_000  # the largest count (min_queries, max newly failed) or relevance level
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ class Rule:
     stat: str = "p95"
     max: float | None = None
     max_ratio: float | None = None
+    stage: str | None = None  # stage_recall_floor, no_stage_loss: a stage of the runs' pipelines
 
     def as_dict(self) -> dict:
         out: dict = {"name": self.name, "check": self.kind}
@@ -90,6 +97,8 @@ class Rule:
             out.update(field=self.field, stat=self.stat, max=self.max, max_ratio=self.max_ratio)
         if self.kind == "no_newly_failed":
             out["max"] = int(self.max or 0)
+        if "stage" in keys:
+            out["stage"] = self.stage
         return out
 
 
@@ -126,6 +135,7 @@ class Policy:
     confidence: float = 0.95
     correction: str = "none"  # multiple comparisons: "holm" or "bonferroni" over the gate's randomization tests
     waivers: list[Waiver] = field(default_factory=list)
+    no_permission_leaks: bool = True  # with an ACL, a run that returns a document its user may not see fails
 
     def effective_rules(self) -> list[Rule]:
         if self.rules is not None:
@@ -138,7 +148,7 @@ class Policy:
 
     def as_dict(self) -> dict:
         """Everything the decision depends on, as plain data (the receipt records it)."""
-        return {
+        out = {
             "k": self.k, "rel_level": self.checks.rel_level, "missing_queries": self.checks.missing_queries,
             "short_rankings": self.checks.short_rankings, "measures": [m.name for m in self.measures],
             "must_pass": list(self.must_pass), "baseline": self.baseline, "candidate": self.candidate,
@@ -148,6 +158,9 @@ class Policy:
             "rules": [r.as_dict() for r in self.effective_rules()],
             "waivers": [w.as_dict() for w in self.waivers],
         }
+        if not self.no_permission_leaks:  # only when turned off: receipts written before it stay the same
+            out["no_permission_leaks"] = False
+        return out
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -168,7 +181,12 @@ def _typed(v, kind, path: str, what: str):
     """v checked against kind; bools are never numbers; ints are accepted as numbers."""
     if kind is float:
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
-        v = float(v) if ok else v
+        try:
+            v = float(v) if ok else v
+        except OverflowError:  # an integer beyond any float
+            ok = False
+        if ok and not math.isfinite(v):  # nan and inf would make a check always pass or always fail
+            raise InputError(path, f"{what} must be a finite number, found {v}")
     elif kind is int:
         ok = isinstance(v, int) and not isinstance(v, bool)
     else:
@@ -193,8 +211,12 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
         p.k = get("k", int)
         if p.k < 1:
             raise InputError(path, "policy key 'k' must be at least 1")
+        if p.k > MAX_K:
+            raise InputError(path, f"policy key 'k' must be at most {MAX_K}")
     if "rel_level" in data:
         checks = replace(checks, rel_level=get("rel_level", int))
+        if abs(checks.rel_level) > MAX_COUNT:
+            raise InputError(path, f"policy key 'rel_level' must be between -{MAX_COUNT} and {MAX_COUNT}")
     for key, allowed in (("missing_queries", ("error", "zero")), ("short_rankings", ("error", "allow"))):
         if key in data:
             v = get(key, str)
@@ -220,6 +242,8 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
         if dup:
             raise InputError(path, f"two rules are named {dup!r}; give one of them another 'name'")
         p.rules = rules
+    if "no_permission_leaks" in data:
+        p.no_permission_leaks = get("no_permission_leaks", bool)
     if "waivers" in data:
         p.waivers = [_waiver(w, path, i) for i, w in enumerate(get("waivers", list))]
         queries = [w.query for w in p.waivers]
@@ -248,6 +272,8 @@ def _significance(t: dict, path: str, p: Policy) -> None:
         p.seed = _typed(t["seed"], int, path, "significance.seed")
         if p.seed < 0:
             raise InputError(path, "significance.seed must be 0 or more")
+        if p.seed >= 2**63:
+            raise InputError(path, "significance.seed must be below 2**63")
     if "confidence" in t:
         p.confidence = _typed(t["confidence"], float, path, "significance.confidence")
         if not 0 < p.confidence < 1:
@@ -301,10 +327,10 @@ def _rule(r, path, i) -> Rule:
         m = _measure(r["measure"], path, f"{where}.measure")
     tol = num("tolerance", 0.0, low=0.0)
     floor = None
-    if kind in ("floor", "judged"):
+    if kind in ("floor", "judged", "stage_recall_floor"):
         if "min" not in r:
             raise InputError(path, f"{where}: check {kind!r} needs 'min', a number")
-        floor = num("min", low=0.0, high=1.0) if kind == "judged" else num("min")
+        floor = num("min", low=0.0, high=1.0) if kind in ("judged", "stage_recall_floor") else num("min")
     alpha = num("alpha", 0.05, low=0.0, high=0.5, low_open=True)
     test = r.get("test", "randomization")
     if test not in TESTS:
@@ -321,6 +347,11 @@ def _rule(r, path, i) -> Rule:
     min_queries = _typed(r.get("min_queries", 1), int, path, f"{where}.min_queries")
     if min_queries < 1:
         raise InputError(path, f"{where}: 'min_queries' must be at least 1")
+    if min_queries > MAX_COUNT:
+        raise InputError(path, f"{where}: 'min_queries' must be at most {MAX_COUNT}")
+    if "min_queries" in r and not slices:
+        raise InputError(path, f"{where}: 'min_queries' applies to a slice's queries, and this rule has no 'slice' "
+                         "(add slice = \"TAG\" or \"*\", or leave min_queries out)")
     fld, stat, mx, ratio = None, "p95", None, None
     if kind == "budget":
         fld = r.get("field")
@@ -335,14 +366,26 @@ def _rule(r, path, i) -> Rule:
         if mx is None and ratio is None:
             raise InputError(path, f"{where}: a budget needs 'max' (absolute) or 'max_ratio' (x the baseline's)")
     if kind == "no_newly_failed":
-        mx = float(_typed(r.get("max", 0), int, path, f"{where}.max"))
+        mx = _typed(r.get("max", 0), int, path, f"{where}.max")
         if mx < 0:
             raise InputError(path, f"{where}: 'max' must be 0 or more")
+        if mx > MAX_COUNT:
+            raise InputError(path, f"{where}: 'max' must be at most {MAX_COUNT}")
+        mx = float(mx)
+    stage = None
+    if "stage" in RULE_KEYS[kind]:
+        stage = r.get("stage")
+        if stage is not None and (not isinstance(stage, str) or not stage):
+            raise InputError(path, f"{where}: 'stage' must be a stage name of the pipelines, e.g. \"rerank\"")
+        if stage is None and kind == "stage_recall_floor":
+            raise InputError(path, f"{where}: check 'stage_recall_floor' needs 'stage', e.g. stage = \"rerank\"")
     name = r.get("name") or _default_name(kind, m, fld, stat, weighted)
+    if stage and not r.get("name"):
+        name = f"{stage}_{name}"
     if not isinstance(name, str):
         raise InputError(path, f"{where}: 'name' must be a string")
     return Rule(name, m, kind, float(tol), floor, float(alpha), test, weighted, slices, min_queries, fld, stat, mx,
-                ratio)
+                ratio, stage)
 
 
 def _default_name(kind: str, m: Measure | None, fld: str | None, stat: str, weighted: bool) -> str:
@@ -357,6 +400,8 @@ def _default_name(kind: str, m: Measure | None, fld: str | None, stat: str, weig
         return "judged_share"
     if kind == "budget":
         return f"{fld}_{stat}_budget"
+    if kind in ("stage_recall_floor", "no_stage_loss"):
+        return {"stage_recall_floor": "recall_floor", "no_stage_loss": "no_stage_loss"}[kind]
     return "no_newly_failed_queries"
 
 
@@ -392,6 +437,10 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
     """A policy file: its top level, or its [gate] table when it has one."""
     data = load_toml(path)
     table = data["gate"] if isinstance(data.get("gate"), dict) else data
+    if "policy" in table:  # only benchmark.toml's [gate] names a policy file; one level, never a chain
+        where = "[gate] policy" if table is not data else "policy"
+        raise InputError(str(path), f"{where}: a policy file cannot name another policy file (only "
+                         "benchmark.toml's [gate] table can); copy its rules here or pass it with --policy")
     p = policy_from_table(table, str(path), base)
     p.source = str(path)
     p.sources.append(str(path))
@@ -432,6 +481,8 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
     if get("k") is not None:
         if get("k") < 1:
             raise InputError("--k", "k must be at least 1")
+        if get("k") > MAX_K:
+            raise InputError("--k", f"k must be at most {MAX_K}")
         policy.k = get("k")
     checks = policy.checks
     if get("rel_level") is not None:

@@ -27,8 +27,8 @@ from rankgate.core.measures import DESCRIPTIONS, Measure
 RECEIPT_VERSION = 2
 INVOCATION_KEYS = ("benchmark", "qrels", "runs", "queries", "qrels_format", "run_format", "policy", "k",
                    "rel_level", "missing_queries", "short_rankings", "measure", "must_pass", "baseline", "candidate",
-                   "allow_snapshot_mismatch", "resamples", "seed")
-PATH_KEYS = ("benchmark", "qrels", "queries", "policy")
+                   "allow_snapshot_mismatch", "resamples", "seed", "acl")
+PATH_KEYS = ("benchmark", "qrels", "queries", "policy", "acl")
 
 
 def input_files(bundle: Bundle, policy) -> list[tuple[str, str]]:
@@ -269,7 +269,8 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
 
     args = dict(data["invocation"]["args"])
     for key in PATH_KEYS:
-        args[key] = _rebase(args.get(key), base)
+        if not (key == "acl" and args.get(key) == "corpus"):  # "corpus" names no file
+            args[key] = _rebase(args.get(key), base)
     runs = []
     for spec in args.get("runs") or []:
         name, p = split_run_spec(_rebase(spec, base))
@@ -289,7 +290,8 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
         raise InputError(path, f"not a receipt: 'as_of' is not a date ({as_of!r})") from None
     try:
         bundle = load_bundle(flags.qrels, flags.runs, benchmark=flags.benchmark, queries=flags.queries,
-                             qrels_format=flags.qrels_format or "auto", run_format=flags.run_format or "auto")
+                             qrels_format=flags.qrels_format or "auto", run_format=flags.run_format or "auto",
+                             acl=flags.acl)
         policy = resolve(overrides, bundle)
         problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
         if problems:

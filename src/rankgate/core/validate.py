@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rankgate.core.formats.textio import shorten
 from rankgate.core.errors import Problem
 from rankgate.core.formats.jsonfmt import jpath
 from rankgate.core.model import LeanRun, Qrels, Run, unique
@@ -52,14 +53,14 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
     with_rel = set(unique(qrels.q[level_ok]).tolist())
     empty = [qid for qid in declared if qrels.catalog.queries.codes[qid] not in with_rel and qid not in no_answer]
     _capped(problems, [Problem(f"{qrels.path}: {jpath(q)}" if qrels.format.startswith("json") else qrels.path,
-                               f"query {q!r} has no relevant document (grade >= {checks.rel_level}); "
+                               f"query {shorten(q)} has no relevant document (grade >= {checks.rel_level}); "
                                "declare it a no-answer query or label its evidence", "empty-relevant")
                        for q in empty], qrels.path, "empty-relevant")
 
     seen_names: set[str] = set()
     for run in runs:
         if run.name in seen_names:
-            problems.append(Problem(run.path, f"two runs are named {run.name!r}; name them with NAME=FILE",
+            problems.append(Problem(run.path, f"two runs are named {shorten(run.name)}; name them with NAME=FILE",
                                     "duplicate-run"))
         seen_names.add(run.name)
         rnames = run.catalog.queries.names
@@ -75,8 +76,8 @@ def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], ch
     """The run-level rules of `validate`, for a lean run (read by core.formats.trec_fast)."""
     problems = query_set_problems(run.name, run.path, set(run.query_ids), qrels_queries, no_answer, checks)
     for line, query, doc in run.duplicates[:MAX_PER_RULE]:
-        problems.append(Problem(f"{run.path}:{line}", f"run {run.name!r} ranks document {doc!r} twice for "
-                                f"query {query!r}", "duplicate-ranked"))
+        problems.append(Problem(f"{run.path}:{line}", f"run {shorten(run.name)} ranks document {shorten(doc)} twice for "
+                                f"query {shorten(query)}", "duplicate-ranked"))
     if run.n_duplicates > MAX_PER_RULE:
         problems.append(Problem(run.path, f"... and {run.n_duplicates - MAX_PER_RULE} more like this",
                                 "duplicate-ranked"))
@@ -84,8 +85,8 @@ def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], ch
         counts = run.num_ret
         short = np.flatnonzero((counts > 0) & (counts < checks.k)).tolist()
         for i in short[:MAX_PER_RULE]:
-            problems.append(Problem(run.path, f"run {run.name!r} ranks {int(counts[i])} document"
-                                    f"{'' if counts[i] == 1 else 's'} for query {run.qnames[i]!r}, fewer than "
+            problems.append(Problem(run.path, f"run {shorten(run.name)} ranks {int(counts[i])} document"
+                                    f"{'' if counts[i] == 1 else 's'} for query {shorten(run.qnames[i])}, fewer than "
                                     f"k={checks.k} (use --short-rankings allow to accept)", "short-ranking"))
         if len(short) > MAX_PER_RULE:
             problems.append(Problem(run.path, f"... and {len(short) - MAX_PER_RULE} more like this",
@@ -102,11 +103,11 @@ def query_set_problems(name: str, path: str, present: set[str], declared: set[st
     missing = sorted(declared - present - no_answer)
     extra = sorted(present - declared - no_answer)
     if missing:
-        out.append(Problem(path, f"run {name!r} has no ranking for {len(missing)} "
+        out.append(Problem(path, f"run {shorten(name)} has no ranking for {len(missing)} "
                            f"qrels quer{'y' if len(missing) == 1 else 'ies'}: {_list(missing)} "
                            "(use --missing-queries zero to score them as 0)", "missing-queries"))
     if extra:
-        out.append(Problem(path, f"run {name!r} ranks {len(extra)} "
+        out.append(Problem(path, f"run {shorten(name)} ranks {len(extra)} "
                            f"quer{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_list(extra)}",
                            "extra-queries"))
     return out
@@ -132,7 +133,7 @@ def _duplicates(run: Run) -> list[Problem]:
     for row in np.sort(order[dup])[: MAX_PER_RULE + 1].tolist():  # in file order
         qid, doc = qn[run.q[row]], dn[run.doc[row]]
         found.append(Problem(_row_where(run, row, qid),
-                             f"run {run.name!r} ranks document {doc!r} twice for query {qid!r}", "duplicate-ranked"))
+                             f"run {shorten(run.name)} ranks document {shorten(doc)} twice for query {shorten(qid)}", "duplicate-ranked"))
     out: list[Problem] = []
     _capped(out, found, run.path, "duplicate-ranked")
     if len(dup) > MAX_PER_RULE + 1:
@@ -145,8 +146,8 @@ def _short(run: Run, k: int) -> list[Problem]:
         np.zeros(len(run.catalog.queries), np.int64)
     qn = run.catalog.queries.names
     short = [c for c in run.query_codes if counts[c] < k]
-    found = [Problem(run.path, f"run {run.name!r} ranks {int(counts[c])} document"
-                     f"{'' if counts[c] == 1 else 's'} for query {qn[c]!r}, fewer than k={k} "
+    found = [Problem(run.path, f"run {shorten(run.name)} ranks {int(counts[c])} document"
+                     f"{'' if counts[c] == 1 else 's'} for query {shorten(qn[c])}, fewer than k={k} "
                      "(use --short-rankings allow to accept)", "short-ranking") for c in short]
     out: list[Problem] = []
     _capped(out, found, run.path, "short-ranking")

@@ -7,7 +7,8 @@ commands that never open a workspace.
 
 Where things live: records.py (plain records and constants), labels.py (how a
 pair's label is reached), reviewers.py (several reviewers of a pair),
-durable.py (the snapshot, the journal, the fold), workspace.py (`Workspace`), marks.py (unsure marks),
+durable.py (the snapshot, the journal, the fold), columns.py (the snapshot's judgments as columns),
+workspace.py (`Workspace`), marks.py (unsure marks),
 recovery.py, transfer/ (import, merge, export, migrate), storage.py (files,
 journal, lock), paths.py (where workspaces live), sync.py (a benchmark
 folder's qrels file and its workspace), unexported.py (CI's check for edits

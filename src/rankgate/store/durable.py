@@ -2,8 +2,9 @@
 
 Files, all beside the workspace file `<db>` and readable by their owner only:
 
-    <db>                TinyDB snapshot: tables meta, queries, judgments (one per reviewer per pair),
-                        versions, and adjudications once there is one
+    <db>                TinyDB snapshot: tables meta, queries, judgments (one document of columns per query:
+                        store/columns.py), versions, and adjudications once there is one; it names the
+                        journal's generation
     <db>.history        TinyDB file: table history, the append-only events (read on demand)
     <db>.journal        the edits since the snapshot, one checksummed line each, fsynced per edit
     <db>.bak            the snapshot before the current one (and <db>.history.bak)
@@ -13,9 +14,11 @@ Files, all beside the workspace file `<db>` and readable by their owner only:
 An edit is validated, appended to the journal and fsynced, then applied to the
 in-memory index (`_commit`): its cost does not depend on the size of the store.
 Every `fold_every` edits (and on close, past `FOLD_ON_CLOSE`) the journal is
-folded: new events are appended to the history file, the snapshot is rewritten
-by atomic replace, the previous files are kept as backups, and the journal
-starts afresh. On open: read the snapshot, replay the journal. See docs/labels.md.
+folded: new events are appended to the history file, a new journal (a new
+generation) replaces the old one, kept as `.journal.prev`, and the snapshot is
+rewritten by atomic replace, naming that generation. On open: read the
+snapshot, check the journal is the one it names, replay it. A new store's files
+are written by its first edit. See docs/labels.md.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Callable, Self
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths
+from rankgate.store.columns import LazyLabels, check_columns, to_columns
 from rankgate.store.labels import labels_at, pair_labels, put_review, standing
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK, sidecar
 from rankgate.store.storage import (
@@ -39,15 +43,19 @@ from rankgate.store.storage import (
     atomic_write,
     crashpoint,
     dumps,
+    fsync_dir,
     keep_copy,
     now_iso,
     parse_tables,
     read_journal,
     remove_stale_temps,
+    resolve_db,
 )
 
 FORMAT = "rankgate-labels"
-FORMAT_VERSION = 2  # 2: one judgment per reviewer per (query, document), adjudications (reads 1 as is)
+FORMAT_VERSION = 3  # 3: judgments as columns, one document per query (store/columns.py); 2: one judgment per
+# reviewer per (query, document), adjudications; 1: one judgment a pair. Older formats are read as they are
+# and written as 3 by the next fold.
 FOLD_EDITS = 1000  # fold the journal into the snapshot after this many edits ...
 FOLD_BYTES = 8 << 20  # ... or this many journal bytes (a large import folds at once)
 FOLD_ON_CLOSE = 100  # on close, fold when the journal holds at least this many edits
@@ -84,7 +92,7 @@ class DurableIndex:
 
     def __init__(self, path: Path, *, readonly: bool, fold_every: int,
                  clock: Callable[[], str] = now_iso) -> None:
-        self.path = Path(path)
+        self.path = resolve_db(path)  # the real file: a symlinked --db shares the real file's journal and lock
         self.readonly = readonly
         self.fold_every = max(1, int(fold_every))
         self._clock = clock
@@ -105,6 +113,8 @@ class DurableIndex:
         self._history_rewrite = False
         self.fold_problem: str | None = None  # why the last automatic fold failed (the edits are safe)
         self._retry_at = 0  # after a failed automatic fold: the journal length at which to try again
+        self._unborn = False  # a new store whose files are written by its first edit (a failed command leaves none)
+        self._made_dirs: list[Path] = []  # folders this writer created for a new store
 
     def __enter__(self) -> Self:
         return self
@@ -132,7 +142,14 @@ class DurableIndex:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
-        self._lock.release()
+        self._lock.release(remove=self._unborn)
+        if self._unborn:  # nothing was written: leave no folder behind either
+            for d in reversed(self._made_dirs):
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+            self._made_dirs = []
 
     @property
     def closed(self) -> bool:
@@ -147,8 +164,13 @@ class DurableIndex:
         """A writer takes the lock and clears what a killed writer left half-written; then the snapshot
         and the journal are read (`create`: a new workspace where there is none)."""
         if not self.readonly:
-            if not self.path.parent.exists():
+            missing, d = [], self.path.parent
+            while not d.exists() and d != d.parent:
+                missing.append(d)
+                d = d.parent
+            if missing:
                 paths.make_private_dir(self.path.parent)
+                self._made_dirs = list(reversed(missing))
             self._lock.acquire()
             remove_stale_temps(self.path)
         try:
@@ -166,22 +188,20 @@ class DurableIndex:
                 self._check_no_leftovers(raw)
                 if not create:
                     raise InputError(str(self.path), "no label store here (import labels into it first)")
-                self._create(storage)
-                raw = storage.read_bytes()
+                self._create()
+                return
             try:
                 self._load_tables(parse_tables(self.path, raw))
                 journal = read_journal(self._file(JOURNAL))
+                before = self._journal_before(journal)
             except DamagedFile as e:
-                raise self._damaged(e) from None
-            base = self._meta["journal_seq"]
-            if journal is not None and journal.base > base:
-                if attempt + 1 < attempts:  # a writer folded between our two reads: read again
+                if attempt + 1 < attempts:  # a reader raced a writer's fold: read again
                     continue
-                raise self._damaged(DamagedFile(str(self.path), f"the snapshot is older than the journal (snapshot "
-                                                f"at edit {base}, journal from edit {journal.base})"))
+                raise self._damaged(e) from None
             break
+        base = self._meta["journal_seq"]
         if journal is None:
-            if not self.readonly:
+            if not self.readonly:  # a store written before journal generations (the next fold records one)
                 Journal.create(self._file(JOURNAL), base, self._meta["workspace_id"])
                 journal = read_journal(self._file(JOURNAL))
             else:
@@ -190,25 +210,70 @@ class DurableIndex:
             raise self._damaged(DamagedFile(str(self._file(JOURNAL)), "the journal belongs to another workspace"))
         if journal.damage:
             raise self._damaged(DamagedFile(str(self._file(JOURNAL)), journal.damage, line=journal.damage_line))
+        erasing = any(kind == "purge" for r in before + journal.records if r["seq"] > self._seq
+                      for kind, _ in r["ops"])
         try:
-            for record in journal.records:
-                if record["seq"] <= self._seq:
-                    continue
-                if record["seq"] != self._seq + 1:
-                    raise DamagedFile(str(self._file(JOURNAL)), f"edit {self._seq + 1} is missing from the journal")
-                self._apply(record)
-                self._pending.append(record)
+            if before:  # a fold stopped after its new journal, before its snapshot: finish it
+                self._replay(before)
+                if not self.readonly:
+                    self._finish_fold(journal)
+            self._replay(journal.records)
         except (KeyError, TypeError, ValueError) as e:
             raise self._damaged(DamagedFile(str(self._file(JOURNAL)), f"a journal record is malformed ({e!r})")) \
                 from None
         except DamagedFile as e:
             raise self._damaged(e) from None
+        if erasing:
+            self._history_rewrite = True  # a purge not yet folded: its erasure is finished below
         if not self.readonly:
             self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records))
             if journal.torn:  # a record cut short by a crash: never acknowledged, so drop it
                 self._journal.truncate_to(journal.good_size)
             for tmp in self.path.parent.glob(f".{glob.escape(self.path.name)}*.tmp-*"):
                 tmp.unlink(missing_ok=True)  # half-written files of a writer that was killed (we hold the lock)
+            if self._history_rewrite:  # a purge was killed before it erased everything: erase now
+                self._fold()
+
+    def _journal_before(self, journal) -> list[dict]:
+        """Check that `journal` is the one the snapshot expects (the snapshot records its generation), so
+        that a journal deleted, or swapped for an older copy, is reported instead of silently dropping the
+        edits it held. Returns the records of `.journal.prev` still to replay when a fold stopped between
+        putting its new journal in place and writing its snapshot ([] otherwise)."""
+        base, gen = self._meta["journal_seq"], self._meta.get("journal_gen")
+        where = str(self._file(JOURNAL))
+        if journal is None:
+            if gen is not None:
+                raise DamagedFile(where, "the journal is missing (the snapshot expects one): edits made since the "
+                                  "last fold may be lost")
+            return []
+        expected = journal.gen == gen if gen is not None else journal.base <= base
+        if expected:
+            if gen is not None and journal.base != base:
+                raise DamagedFile(where, f"the journal starts at edit {journal.base}, the snapshot at edit {base}")
+            return []
+        if journal.base > base:  # newer than the snapshot: the previous journal must bridge the gap
+            try:
+                prev = read_journal(self._file(JOURNAL_PREV))
+            except DamagedFile:
+                prev = None
+            if prev is not None and prev.gen == gen and prev.base == base and not prev.damage:
+                bridge = [r for r in prev.records if base < r["seq"] <= journal.base]
+                if [r["seq"] for r in bridge] == list(range(base + 1, journal.base + 1)):
+                    return bridge
+            raise DamagedFile(str(self.path), f"the snapshot is older than the journal (snapshot at edit {base}, "
+                              f"journal from edit {journal.base})")
+        raise DamagedFile(where, f"the journal is not the one the snapshot expects (generation {journal.gen or 'none'}"
+                          f", expected {gen}): it was replaced by another copy (.journal.prev?), and edits made "
+                          "since the last fold may be missing")
+
+    def _replay(self, records: list[dict]) -> None:
+        for record in records:
+            if record["seq"] <= self._seq:
+                continue
+            if record["seq"] != self._seq + 1:
+                raise DamagedFile(str(self._file(JOURNAL)), f"edit {self._seq + 1} is missing from the journal")
+            self._apply(record)
+            self._pending.append(record)
 
     def _check_no_leftovers(self, raw: bytes | None) -> None:
         """A missing or empty snapshot is only a new workspace when nothing else says otherwise."""
@@ -225,15 +290,25 @@ class DurableIndex:
             raise self._damaged(DamagedFile(str(self.path), f"the snapshot {what} but the workspace's other files "
                                             "are not"))
 
-    def _create(self, storage: SnapshotStorage) -> None:
-        wid = uuid.uuid4().hex
-        now = self._clock()
-        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "workspace_id": wid, "created": now,
-                "journal_seq": 0, "history_seq": 0, "history_bytes": len(EMPTY_HISTORY), "next_event": 1,
-                "collection_version": "", "benchmark": None}
+    def _create(self) -> None:
+        """A new, empty store in memory; its files are written by its first edit (`_materialize`)."""
+        self._meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "workspace_id": uuid.uuid4().hex,
+                      "created": self._clock(), "journal_seq": 0, "history_seq": 0,
+                      "history_bytes": len(EMPTY_HISTORY), "next_event": 1, "live": 0, "collection_version": "",
+                      "benchmark": None}
+        self._unborn = True
+
+    def _materialize(self) -> None:
+        """Write a new store's files: history, journal, then the snapshot (a missing snapshot beside an
+        empty history and journal is still a new store)."""
         atomic_write(self._file(HISTORY), EMPTY_HISTORY)
-        Journal.create(self._file(JOURNAL), 0, wid)
-        storage.write({"meta": {"1": meta}, "queries": {}, "judgments": {}, "versions": {}})
+        gen = Journal.create(self._file(JOURNAL), 0, self._meta["workspace_id"])
+        meta = dict(self._meta, journal_gen=gen)
+        SnapshotStorage(self.path).write({"meta": {"1": meta}, "queries": {}, "judgments": {}, "versions": {}})
+        self._meta = meta
+        self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
+        self._unborn = False
+        self._made_dirs = []
 
     def _load_tables(self, tables: dict) -> None:
         path = str(self.path)
@@ -252,7 +327,18 @@ class DurableIndex:
             queries[doc["id"]] = doc
         labels: dict[str, dict[str, dict[str, dict]]] = {}
         adjudications: dict[str, dict[str, dict]] = {}
+        columnar = meta["format_version"] >= 3
+        if columnar:  # one columns document per query, built on first read
+            raw = {}
+            for doc in tables.get("judgments", {}).values():
+                q = check_columns(path, doc)
+                if q not in queries:
+                    raise DamagedFile(path, f"judgments of an unknown query {q!r}")
+                raw[q] = doc
+            labels = LazyLabels(path, raw)
         for table, many in (("judgments", True), ("adjudications", False)):
+            if many and columnar:
+                continue
             for doc in tables.get(table, {}).values():
                 try:
                     q, d, g = doc["query"], doc["doc"], doc["grade"]
@@ -272,13 +358,15 @@ class DurableIndex:
                 else:
                     adjudications.setdefault(q, {})[d] = doc
                     labels.setdefault(q, {}).setdefault(d, {})
-        live = 0
-        for q, per in labels.items():
-            adjq = adjudications.get(q)
-            for d, revs in per.items():
-                if any(r.get("removed") is None for r in revs.values()) or \
-                        (adjq is not None and standing(adjq.get(d))):
-                    live += 1
+        live = meta.get("live") if columnar else None  # format 3 keeps the count: no loop over the labels
+        if not isinstance(live, int):
+            live = 0
+            for q, per in labels.items():
+                adjq = adjudications.get(q)
+                for d, revs in per.items():
+                    if any(r.get("removed") is None for r in revs.values()) or \
+                            (adjq is not None and standing(adjq.get(d))):
+                        live += 1
         versions = {}
         for doc in tables.get("versions", {}).values():
             if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
@@ -393,6 +481,8 @@ class DurableIndex:
     def _commit(self, ops: list, events: list[dict]) -> None:
         """Journal the edit (fsync), then apply it: once this returns, the edit survives a crash."""
         assert events, "every edit leaves an event"
+        if self._unborn:
+            self._materialize()
         record = {"seq": self._seq + 1, "ops": ops, "events": events}
         self._journal.append(record)  # raises before anything changes in memory
         self._apply(record)
@@ -406,13 +496,16 @@ class DurableIndex:
     def _commit_erasure(self, ops: list, events: list[dict]) -> None:
         """Commit an edit that erases (a purge): the history file is written whole, and the backups and
         the previous journal, which still hold what was erased, are replaced too."""
+        # the backups hold what is erased: they go first, so a kill at any point leaves none of it in them
+        for suffix in (BACKUP, HISTORY + BACKUP, JOURNAL_PREV):
+            self._file(suffix).unlink(missing_ok=True)
+        fsync_dir(self.path.parent)
+        crashpoint("purge-backups")
         self._history_rewrite = True
         self._commit(ops, events)
+        crashpoint("purge-journaled")
         if self._history_rewrite:  # not folded by the commit already
             self._fold()
-        keep_copy(self.path, self._file(BACKUP), link=False)
-        keep_copy(self._file(HISTORY), self._file(HISTORY + BACKUP), link=False)
-        keep_copy(self._file(JOURNAL), self._file(JOURNAL_PREV), link=False)
 
     def _fold_quietly(self) -> None:
         """A fold the caller did not ask for: the edits are safe in the journal whatever happens, so a
@@ -432,52 +525,91 @@ class DurableIndex:
         """Fold the journal into the snapshot now (the TUI may call this when idle)."""
         with self._mutex:
             self._check_writable()
-            if self._journal.count or self._history_rewrite:
+            if self._unborn:
+                self._materialize()
+            elif self._journal.count or self._history_rewrite:
                 self._fold()
 
     def _fold(self) -> None:
+        """Fold the journal into the snapshot. In order: the history file; the journal kept as `.journal.prev`
+        and a new journal (a new generation) in its place; the snapshot, naming that generation. A kill
+        between the last two leaves the snapshot one fold behind, and `.journal.prev` bridges it (`_load`
+        finishes the fold). After a purge (`_history_rewrite`) no backup keeps the erased text."""
         seq = self._seq
+        erase = self._history_rewrite
         hist_path, hist_bak = self._file(HISTORY), self._file(HISTORY + BACKUP)
         hist = SnapshotStorage(hist_path)
         size = None
-        if not self._history_rewrite:
+        if not erase:
             new = [(e["id"], e) for r in self._pending if r["seq"] > self._meta["history_seq"] for e in r["events"]]
             size = hist.append_docs("history", new, self._meta["history_bytes"], backup=hist_bak)
         if size is None:  # after a purge, or a history file that is not as we left it: write it whole
             events = self._load_history()
-            keep_copy(hist_path, hist_bak)  # it parsed: a good copy
+            if not erase:
+                keep_copy(hist_path, hist_bak)  # it parsed: a good copy
             size = atomic_write(hist_path, history_bytes(events))
         crashpoint("fold-history")
-        meta = dict(self._meta, journal_seq=seq, history_seq=seq, history_bytes=size, next_event=self._next_event)
-        keep_copy(self.path, self._file(BACKUP))
-        SnapshotStorage(self.path).write(self._tables(meta))
-        crashpoint("fold-snapshot")
-        self._meta = meta
         old = self._journal
         old.close()
         try:
             keep_copy(self._file(JOURNAL), self._file(JOURNAL_PREV))
-            Journal.create(self._file(JOURNAL), seq, meta["workspace_id"])
-        except BaseException:  # the old journal stays in place (its edits are in the snapshot): keep using it
+            gen = Journal.create(self._file(JOURNAL), seq, self._meta["workspace_id"])
+        except BaseException:  # the old journal stays in place (the snapshot still expects it): keep using it
             self._journal = Journal(self._file(JOURNAL), old.size, old.count)
             raise
         self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
         crashpoint("fold-journal")
+        meta = dict(self._meta, journal_seq=seq, journal_gen=gen, history_seq=seq, history_bytes=size,
+                    next_event=self._next_event)
+        try:
+            if not erase:
+                keep_copy(self.path, self._file(BACKUP))
+            SnapshotStorage(self.path).write(self._tables(meta))
+        except BaseException:
+            self._unfold(old)
+            raise
+        crashpoint("fold-snapshot")
+        if erase:  # the previous journal held the erased text too
+            self._file(JOURNAL_PREV).unlink(missing_ok=True)
+            fsync_dir(self.path.parent)
+        self._meta = meta
         self._pending = []
         self._history_rewrite = False
+
+    def _unfold(self, old: Journal) -> None:
+        """The snapshot could not be written: put the journal it expects back (kept as `.journal.prev`)."""
+        self._journal.close()
+        try:
+            keep_copy(self._file(JOURNAL_PREV), self._file(JOURNAL))
+            self._journal = Journal(self._file(JOURNAL), old.size, old.count)
+        except (InputError, OSError) as e:
+            self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
+            self._journal.broken = (f"a fold failed half-way ({e}); reopen the workspace (it finishes the fold)")
+
+    def _finish_fold(self, journal) -> None:
+        """Write the snapshot a killed fold did not: the state at the start of `journal` (its generation)."""
+        meta = dict(self._meta, journal_seq=self._seq, journal_gen=journal.gen, next_event=self._next_event,
+                    history_bytes=-1)  # the history file was written by the fold: rewrite it whole next time
+        SnapshotStorage(self.path).write(self._tables(meta))
+        self._meta = meta
+        self._pending = []
 
     def _tables(self, meta: dict) -> dict:
         judgments, n = {}, 0
         adjudications, m = {}, 0
+        lazy = self._labels if isinstance(self._labels, LazyLabels) else None
         for q in self._queries:
-            for revs in self._labels.get(q, {}).values():
-                for j in revs.values():
-                    n += 1
-                    judgments[str(n)] = j
+            cols = lazy.columns_of(q) if lazy is not None else None
+            if cols is None:
+                per = dict.get(self._labels, q)
+                cols = to_columns(q, per) if per else None
+            if cols is not None:  # untouched queries are written back as they were read
+                n += 1
+                judgments[str(n)] = cols
             for a in self._adj.get(q, {}).values():
                 m += 1
                 adjudications[str(m)] = a
-        tables = {"meta": {"1": dict(meta, format_version=FORMAT_VERSION)},
+        tables = {"meta": {"1": dict(meta, format_version=FORMAT_VERSION, live=self._live)},
                   "queries": {str(i): q for i, q in enumerate(self._queries.values(), 1)},
                   "judgments": judgments, "versions": {str(i): v for i, v in enumerate(self._versions.values(), 1)}}
         if adjudications:  # the table exists only once someone adjudicates

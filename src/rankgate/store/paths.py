@@ -77,10 +77,35 @@ def benchmark_workspace_path(name: str, folder: str | os.PathLike, create: bool 
     return workspace_dir(create) / f"{stem}-{folder_key(folder)}.json"
 
 
+def reviewer_workspace_path(source: str | os.PathLike, reviewer: str, create: bool = True) -> Path:
+    """A reviewer's own workspace for a benchmark folder or qrels file (the browser face: one per reviewer,
+    so experts label at once; `rankgate labels merge` brings them together)."""
+    stem = workspace_file_name(f"web-{reviewer}")[: -len(".json")]
+    return workspace_dir(create) / f"{stem}-{folder_key(source)}.json"
+
+
 def sidecar(db: str | os.PathLike, suffix: str) -> Path:
     """A file beside the workspace file: `<db><suffix>`."""
     db = Path(db)
     return db.with_name(db.name + suffix)
+
+
+STORE_SUFFIXES = (JOURNAL, HISTORY, LOCK, BACKUP, SYNC)  # every sidecar name starts with one of these
+
+
+def is_store_file(db: str | os.PathLike, target: str | os.PathLike) -> bool:
+    """Whether writing `target` would replace the store `db` itself or one of its own files (its journal,
+    history, lock, backups, sync record, or a file set aside by a recovery). Both paths resolved."""
+    real_db = Path(os.path.realpath(db))
+    real = Path(os.path.realpath(target))
+    if real == real_db:
+        return True
+    if real.parent != real_db.parent:
+        return False
+    if real.name.startswith(f".{real_db.name}") and ".tmp-" in real.name:  # a writer's temporary files
+        return True
+    return real.name.startswith(real_db.name) and any(real.name[len(real_db.name):].startswith(s)
+                                                      for s in STORE_SUFFIXES)
 
 
 def make_private_dir(path: Path) -> None:

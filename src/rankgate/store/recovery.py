@@ -9,6 +9,7 @@ the first damaged or missing edit. Damaged files are renamed aside
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -60,8 +61,13 @@ def _recover(ix: DurableIndex) -> dict:
     if any(s > seq for s in records) or hseq < seq or damaged_journal:
         report["lost"] = (f"the labels are recovered up to edit {seq} and the history up to edit {hseq}; "
                           "later edits could not be read")
-    ix._seq = max(seq, hseq)
-    ix._next_event = max([ix._next_event] + [e["id"] + 1 for e in events])
+    lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
+    if lost_id:
+        report["lost"] = (report["lost"] or "a damaged journal record could not be read") + \
+            f" (the damaged record is kept in the file moved aside; its event numbers, up to #{lost_id}, are not " \
+            "given again)"
+    ix._seq = max(seq, hseq, lost_seq)  # a damaged record's edit and event ids are never given again
+    ix._next_event = max([ix._next_event, lost_id + 1] + [e["id"] + 1 for e in events])
     for p in aside:
         moved = move_aside(p, "damaged")
         if moved:
@@ -130,17 +136,19 @@ def _journal_records(ix: DurableIndex, aside: list[Path]) -> tuple[dict[int, dic
         if jc.damage and p == ix._file(JOURNAL):
             aside.append(p)
             damaged_journal = True
+            ix._damaged_ids = jc.damaged_ids
     return records, damaged_journal
 
 
 def _write(ix: DurableIndex, events: list[dict], aside: list[Path]) -> None:
     """The rebuilt files, now the last good copies; the old journals are folded into them."""
     size = atomic_write(ix._file(HISTORY), history_bytes(events))
+    gen = secrets.token_hex(8)
     meta = dict(ix._meta, journal_seq=ix._seq, history_seq=ix._seq, history_bytes=size,
-                next_event=ix._next_event)
+                next_event=ix._next_event, journal_gen=gen)
     SnapshotStorage(ix.path).write(ix._tables(meta))
     keep_copy(ix.path, ix._file(BACKUP), link=False)
     keep_copy(ix._file(HISTORY), ix._file(HISTORY + BACKUP), link=False)
     if ix._file(JOURNAL).exists() and ix._file(JOURNAL) not in aside:
         keep_copy(ix._file(JOURNAL), ix._file(JOURNAL_PREV))
-    Journal.create(ix._file(JOURNAL), ix._seq, ix._meta["workspace_id"])
+    Journal.create(ix._file(JOURNAL), ix._seq, ix._meta["workspace_id"], gen=gen)

@@ -7,9 +7,14 @@ an unreadable file) and re-serialises everything on every write. Here:
   writes it by atomic replace: temporary file, fsync, `os.replace`, fsync of
   the folder. A reader sees the old file or the new one, never half of one.
 - `Journal` is an append-only file of edits, one checksummed line each,
-  fsynced before the edit is acknowledged. A torn last line (the process died
-  while writing it, so it was never acknowledged) is detected and ignored.
-- `WriterLock` is an exclusive `flock` on `<db>.lock` that names its holder.
+  fsynced before the edit is acknowledged. A torn last record (no newline: the
+  process died while writing it, so it was never acknowledged) is ignored; a
+  complete line whose checksum fails is damage, reported. Its header names its
+  generation, which the snapshot records.
+- `WriterLock` is an exclusive `flock` on `<db>.lock` that names its holder,
+  opened with O_NOFOLLOW (a symlinked lock is refused, its target untouched).
+- `resolve_db` and `read_regular`: the store's files are regular files, found
+  through symlinks to the real one; devices, FIFOs and sockets are refused.
 
 Nothing here knows what a judgment is; `workspace.py` does.
 """
@@ -22,7 +27,9 @@ import fcntl
 import getpass
 import json
 import os
+import re
 import secrets
+import stat
 import shutil
 import signal
 import socket
@@ -136,6 +143,64 @@ def _io_error(path: Path, action: str, e: OSError) -> InputError:
     elif e.errno == errno.EROFS:
         reason = "the file system is read-only"
     return InputError(str(path), f"cannot {action} ({reason})")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def resolve_db(path: str | os.PathLike) -> Path:
+    """The real file behind a store path: symlinks resolved (so that its journal and lock live beside the real
+    file, and two writers through a link and the real path exclude each other). A path that exists and is not
+    a regular file (a device such as /dev/null, a FIFO, a socket) is refused before anything is opened; a
+    folder is left for the caller to explain."""
+    real = Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except NotADirectoryError:
+        raise InputError(str(path), "goes through a file that is not a folder; expected a label store file "
+                         "path") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(str(path), "is a loop of symbolic links; expected a label store file") from None
+        raise _io_error(Path(path), "open the label store", e) from None
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        raise InputError(str(path), f"is {_kind(st.st_mode)}, expected a label store file; nothing was opened or "
+                         "written (name a regular file with --db)")
+    return real
+
+
+def read_regular(path: Path) -> bytes | None:
+    """A store file's bytes (None when it does not exist), refusing anything but a regular file up front:
+    a FIFO would block the read, a device would never end."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise InputError(str(path), "is a folder, expected a label store file") from None
+    except OSError as e:
+        raise _io_error(path, "read", e) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(str(path), f"is {_kind(mode)}, expected one of the label store's files")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError as e:
+        raise _io_error(path, "read", e) from None
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: str | os.PathLike, chunks: bytes | Iterable[bytes], *, sync: bool = True,
@@ -262,15 +327,9 @@ class SnapshotStorage(Storage):
         self.size = 0  # bytes of the file last read or written
 
     def read_bytes(self) -> bytes | None:
-        try:
-            with open(self.path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
+        data = read_regular(self.path)
+        if data is None:
             return None
-        except IsADirectoryError:
-            raise InputError(str(self.path), "is a folder, expected a label store file") from None
-        except OSError as e:
-            raise _io_error(self.path, "read", e) from None
         self.size = len(data)
         return data
 
@@ -361,8 +420,10 @@ class JournalContents:
     records: list[dict]  # complete, checksummed records in order
     good_size: int  # bytes up to the end of the last good record
     torn: int  # bytes of a torn last record (0 when none)
-    damage: str | None = None  # a damaged record before the end: what and where
+    damage: str | None = None  # a damaged record (a complete line whose checksum fails): what and where
     damage_line: int | None = None
+    gen: str | None = None  # the journal's generation (None: written before generations existed)
+    damaged_ids: tuple[int, int] = (0, 0)  # the highest edit and event ids a damaged record seems to hold
 
 
 def encode_record(record: dict) -> bytes:
@@ -387,15 +448,22 @@ def _decode_line(line: bytes) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
+_SEQ_RE = re.compile(rb'"(?:j?seq)":\s*(\d{1,18})')
+_ID_RE = re.compile(rb'"id":\s*(\d{1,18})')
+
+
+def damaged_ids(data: bytes) -> tuple[int, int]:
+    """(highest edit number, highest event id) that damaged journal bytes still show: never to be reused."""
+    seqs = [int(m) for m in _SEQ_RE.findall(data)]
+    ids = [int(m) for m in _ID_RE.findall(data)]
+    return max(seqs, default=0), max(ids, default=0)
+
+
 def read_journal(path: Path) -> JournalContents | None:
     """Every complete record; a torn last record is reported in `torn`, damage before it in `damage`."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
+    data = read_regular(path)
+    if data is None:
         return None
-    except OSError as e:
-        raise _io_error(path, "read", e) from None
     lines = data.split(b"\n")
     tail = lines.pop()  # bytes after the last newline: a torn record, or b""
     if not lines:
@@ -405,16 +473,18 @@ def read_journal(path: Path) -> JournalContents | None:
         raise DamagedFile(str(path), "not a rankgate journal (bad header line)", line=1)
     if header.get("version") != JOURNAL_VERSION:
         raise DamagedFile(str(path), f"journal version {header.get('version')!r}, expected {JOURNAL_VERSION}", line=1)
-    out = JournalContents(header["base"], str(header.get("workspace", "")), [], len(lines[0]) + 1, len(tail))
+    gen = header.get("gen")
+    out = JournalContents(header["base"], str(header.get("workspace", "")), [], len(lines[0]) + 1, len(tail),
+                          gen=gen if isinstance(gen, str) else None)
     pos = out.good_size
     for i, line in enumerate(lines[1:], 2):
         rec = _decode_line(line)
         if rec is None or not isinstance(rec.get("seq"), int):
-            if i == len(lines) and not tail:  # the last line, checksum broken: torn while written
-                out.torn = len(line) + 1
-                break
+            # A record is written with its newline last, in one write: a line that ends in a newline was
+            # complete, and maybe acknowledged. Only bytes after the last newline are a torn record.
             out.damage = f"journal record at line {i} is damaged (checksum mismatch)"
             out.damage_line = i
+            out.damaged_ids = damaged_ids(b"\n".join(lines[i - 1:] + [tail]))
             break
         out.records.append(rec)
         pos += len(line) + 1
@@ -462,9 +532,15 @@ class Journal:
         self.broken: str | None = None
         self._reserved = 0  # bytes allocated on disk, from offset 0
         try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise InputError(str(path), "is a symbolic link; the store never writes through a link beside it "
+                                 "(remove the link)") from None
             raise _io_error(path, "open the journal", e) from None
+        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            os.close(self._fd)
+            raise InputError(str(path), "is not a regular file; expected the store's journal")
 
     def _reserve(self, need: int) -> None:
         if _fallocate is not None and self.size + need > self._reserved:
@@ -473,10 +549,14 @@ class Journal:
                 self._reserved = self.size + length
 
     @staticmethod
-    def create(path: Path, base: int, workspace_id: str) -> None:
-        """A fresh journal holding only its header, put in place atomically."""
-        header = {"journal": JOURNAL_MAGIC, "version": JOURNAL_VERSION, "base": base, "workspace": workspace_id}
+    def create(path: Path, base: int, workspace_id: str, gen: str | None = None) -> str:
+        """A fresh journal holding only its header, put in place atomically; returns its generation (a
+        random name the snapshot records, so that a journal deleted or swapped for another is noticed)."""
+        gen = gen or secrets.token_hex(8)
+        header = {"journal": JOURNAL_MAGIC, "version": JOURNAL_VERSION, "base": base, "workspace": workspace_id,
+                  "gen": gen}
         atomic_write(path, encode_record(header))
+        return gen
 
     def truncate_to(self, size: int) -> None:
         """Cut a torn last record away before appending after it."""
@@ -537,33 +617,61 @@ class WriterLock:
         self._fd = -1
 
     def acquire(self) -> None:
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-        except OSError as e:
-            raise _io_error(self.path, "create the lock file", e) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
+        """Take the lock, or raise Locked naming its holder. The lock file is never followed through a
+        symbolic link (O_NOFOLLOW: a link is refused, its target never truncated), and a lock file that
+        was removed while we waited for it is taken again, so two writers never hold two different files."""
+        for _ in range(20):
+            fd = self._open()
             try:
-                holder = os.pread(fd, 4096, 0)
-            finally:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                try:
+                    holder = os.pread(fd, 4096, 0)
+                finally:
+                    os.close(fd)
+                if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise Locked(str(self.db), f"is open for writing by {describe_holder(holder)}; close it there "
+                                 "first, or open the workspace read-only") from None
+                raise _io_error(self.path, "lock the workspace", e) from None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))
+            except OSError:
+                same = False
+            if not same:  # removed (or replaced) by the writer before us, after we opened it: open it again
                 os.close(fd)
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise Locked(str(self.db), f"is open for writing by {describe_holder(holder)}; close it there "
-                             "first, or open the workspace read-only") from None
-            raise _io_error(self.path, "lock the workspace", e) from None
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, (json.dumps(_holder_info()) + "\n").encode(), 0)
-        except OSError:
-            pass
-        self._fd = fd
+                continue
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, (json.dumps(_holder_info()) + "\n").encode(), 0)
+            except OSError:
+                pass
+            self._fd = fd
+            return
+        raise InputError(str(self.path), "the lock file keeps being replaced; is another program removing it?")
 
-    def release(self) -> None:
+    def _open(self) -> int:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, FILE_MODE)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise InputError(str(self.path), "is a symbolic link; the lock file is never followed (its target "
+                                 "would be overwritten): remove the link") from None
+            raise _io_error(self.path, "create the lock file", e) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise InputError(str(self.path), "is not a regular file; expected the store's lock file (remove it)")
+        return fd
+
+    def release(self, remove: bool = False) -> None:
+        """Drop the lock; `remove`: delete the lock file too (a command that created no store leaves
+        nothing behind). Removed while still held, so a writer that opened it meanwhile opens it again."""
         if self._fd < 0:
             return
         try:
-            os.ftruncate(self._fd, 0)
+            if remove:
+                os.unlink(self.path)
+            else:
+                os.ftruncate(self._fd, 0)
         except OSError:
             pass
         try:

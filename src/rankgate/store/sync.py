@@ -152,11 +152,7 @@ def adopt(located: Located) -> None:
                 os.replace(p, new.with_name(new.name + p.name[len(old.name):]))
         fsync_dir(new.parent)
     finally:
-        lock.release()
-    try:
-        os.unlink(paths.sidecar(old, paths.LOCK))
-    except OSError:
-        pass
+        lock.release(remove=True)  # removed while still held: a writer that opened it meanwhile opens it again
     located.adopt_from = None
 
 

@@ -133,7 +133,8 @@ class Workspace(DurableIndex):
     def open(cls, path: str | os.PathLike | None = None, *, readonly: bool = False, reviewer: str | None = None,
              create: bool = True, fold_every: int = FOLD_EDITS, blind: bool = False) -> "Workspace":
         """Open (or create) a workspace file; default: the `default` workspace in the data folder."""
-        path = Path(path) if path is not None else paths.workspace_path(create=not readonly)
+        # the data folder is created by the first edit (a failed command leaves nothing behind)
+        path = Path(path) if path is not None else paths.workspace_path(create=False)
         if path.is_dir():
             from rankgate.core.benchmark import is_benchmark
 

@@ -30,9 +30,11 @@ class ReviewApp(App[int]):
     COMMANDS = App.COMMANDS | {ReviewCommands}
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, inputs: Inputs, *, read_corpus: bool = True, cursor_blink: bool = True) -> None:
+    def __init__(self, inputs: Inputs, *, read_corpus: bool = True, cursor_blink: bool = True,
+                 ask_reviewer: bool = False) -> None:
         super().__init__()
         self.inputs = inputs
+        self.ask_reviewer = ask_reviewer  # the browser face: each session names its reviewer first
         self.cursor_blink = cursor_blink
         self.read_corpus = read_corpus
         self.loaded: Loaded | None = None
@@ -41,8 +43,37 @@ class ReviewApp(App[int]):
         self._sync_check: Sync | str | None = None
 
     def on_mount(self) -> None:
+        if self.ask_reviewer:
+            self._ask_reviewer()
+            return
         self.push_screen(ReviewScreen(self.inputs.path or "labels"))  # composed while the load runs
         self.load()
+
+    def _ask_reviewer(self) -> None:
+        from rich.text import Text
+
+        from rankgate.tui.screens.prompts import TextPrompt
+
+        self.push_screen(TextPrompt(Text("Your name, as the label history should show it", style="bold"),
+                                    placeholder="e.g. ana", check=reviewer_problem, id_="reviewer-name",
+                                    help="Enter opens the benchmark with a workspace of your own"),
+                         self._reviewer_chosen)
+
+    def _reviewer_chosen(self, name: str | None) -> None:
+        if not name or reviewer_problem(name):
+            self._ask_reviewer()  # no way around it: every label needs its reviewer
+            return
+        import os
+
+        from rankgate.store import paths
+
+        name = name.strip()
+        self.inputs.reviewer = name
+        if not self.inputs.db and not self.inputs.memory:
+            source = os.path.abspath(self.inputs.path or self.inputs.queries or ".")
+            self.inputs.db = str(paths.reviewer_workspace_path(source, name))
+        self.ask_reviewer = False
+        self.on_mount()
 
     @work(thread=True, exclusive=True, group="load")
     def load(self) -> None:
@@ -219,6 +250,18 @@ class ReviewApp(App[int]):
                 pass
 
 
+def reviewer_problem(name: str) -> str:
+    """Why a reviewer name typed in the browser face is refused ("" when it is accepted)."""
+    name = name.strip()
+    if not name:
+        return "type a name"
+    if len(name) > 64:
+        return "at most 64 characters"
+    if visible(name) != name:
+        return "letters, digits, spaces and punctuation only (no control characters)"
+    return ""
+
+
 def run_review(args) -> int:
     """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened."""
     inputs = Inputs.from_args(args)
@@ -227,7 +270,7 @@ def run_review(args) -> int:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    app = ReviewApp(inputs)
+    app = ReviewApp(inputs, ask_reviewer=bool(getattr(args, "ask_reviewer", False)))
     app.run()
     if app.error is not None:
         print(f"error: {app.error}", file=sys.stderr)

@@ -79,6 +79,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("export", "e", "Export reviewed qrels", "Write the reviewed labels for CI and say where", "export"),
     Command("show_missing", "M", "Missed relevant documents",
             "Every relevant document the baseline and the candidate miss in their top k, for this query"),
+    Command("show_funnel", "F", "Stage funnel", "Where the baseline's and the candidate's pipelines (retrieve, "
+            "rerank, context) lose relevant documents, for this query and overall"),
     Command("history", "h", "Label history", "Every change to this query's labels", "hist"),
     Command("edit_notes", "o", "Edit query notes", "Write or change the highlighted query's notes (kept in history)",
             "notes"),

@@ -15,7 +15,7 @@ from rankgate.core.formats.jsonfmt import (
 )
 from rankgate.core.formats.irds import is_irds
 from rankgate.core.formats.sniff import detect_format, detect_kind
-from rankgate.core.formats.textio import read_text
+from rankgate.core.formats.textio import iter_lines
 from rankgate.core.formats.trec import read_trec_qrels, read_trec_run
 from rankgate.core.model import Catalog, Qrels, Run
 
@@ -24,7 +24,7 @@ def _json_qrels(path: str, catalog: Catalog | None) -> Qrels:
 
 
 def _jsonl_qrels(path: str, catalog: Catalog | None) -> Qrels:
-    return qrels_from_jsonl(path, read_text(path), catalog)
+    return qrels_from_jsonl(path, iter_lines(path), catalog)
 
 
 def _trec_runs(path: str, name: str | None, catalog: Catalog | None, progress) -> list[Run]:
@@ -41,7 +41,7 @@ def _json_runs(path: str, name: str | None, catalog: Catalog | None, progress) -
 
 
 def _jsonl_runs(path: str, name: str | None, catalog: Catalog | None, progress) -> list[Run]:
-    return [run_from_jsonl(path, read_text(path), name, catalog, progress)]
+    return [run_from_jsonl(path, iter_lines(path, progress), name, catalog)]
 
 
 # A format is one entry here (its reader) and, to be detected, a rule in sniff.detect_format.
@@ -81,7 +81,7 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
               progress=None) -> list[Run]:
     """All runs in one file: the release-gate JSON holds several; TREC and JSONL hold one.
 
-    `progress(done, total)` reports a long TREC (bytes) or JSONL (characters) read as it goes.
+    `progress(done, total)` reports a long TREC or JSONL read as it goes (bytes of the file).
     """
     name, path = split_run_spec(str(spec))
     kind = detect_format(path) if fmt == "auto" else fmt

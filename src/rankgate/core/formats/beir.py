@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import JudgmentRows, numbered_lines, parse_grade, read_text
+from rankgate.core.formats.textio import JudgmentRows, iter_lines, numbered_lines, parse_grade
 from rankgate.core.model import Catalog, Qrels
 
 HEADER = ("query-id", "corpus-id", "score")
@@ -18,9 +18,8 @@ def looks_like_beir(first_line: str) -> bool:
 def read_beir_qrels(path: str | Path, catalog: Catalog | None = None, text: str | None = None) -> Qrels:
     path = str(path)
     catalog = catalog or Catalog()
-    text = read_text(path) if text is None else text
-    lines = numbered_lines(text)
-    _, head = next(lines)
+    lines = iter_lines(path) if text is None else numbered_lines(text)
+    _, head = next(lines, (1, ""))
     if not looks_like_beir(head):
         raise InputError(path, "expected the header 'query-id<TAB>corpus-id<TAB>score'", line=1)
     rows = JudgmentRows(path, catalog)

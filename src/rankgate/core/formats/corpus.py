@@ -20,6 +20,7 @@ passages costs the memory of the documents a review shows, not of the whole coll
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +28,9 @@ from typing import Callable, Container, Iterator
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.irds import is_irds
-from rankgate.core.formats.jsonfmt import _no_duplicate_keys
-from rankgate.core.formats.textio import ASCII_SPACE, ascii_fields, iter_blocks, numbered_lines, read_text, shorten
+from rankgate.core.formats.jsonfmt import _MAY_HOLD_SURROGATE, _no_duplicate_keys, refuse_surrogates
+from rankgate.core.formats.textio import (ASCII_SPACE, ascii_fields, iter_blocks, iter_lines, numbered_lines, read_text,
+                                          shorten)
 from rankgate.core.model import Query
 
 
@@ -72,6 +74,8 @@ def _json_line(path: str, raw: str, lineno: int, strict: bool = True) -> dict:
         raise InputError(path, "JSON nested too deeply", line=lineno) from None
     if not isinstance(obj, dict):
         raise InputError(path, f"expected a JSON object on each line, found {type(obj).__name__}", line=lineno)
+    if _MAY_HOLD_SURROGATE.search(raw):
+        refuse_surrogates(obj, path, line=lineno)
     return obj
 
 
@@ -101,8 +105,7 @@ def read_queries(path: str | Path) -> dict[str, Query]:
         from rankgate.core.formats.irds import read_irds_queries
 
         return read_irds_queries(path)
-    text = read_text(path)
-    kind = query_format(text)
+    kind = corpus_format(path)  # the same first-character rule
     out: dict[str, Query] = {}
 
     def add(query: Query, lineno: int) -> None:
@@ -111,10 +114,11 @@ def read_queries(path: str | Path) -> dict[str, Query]:
         out[query.id] = query
 
     if kind == "trec":
+        text = read_text(path, what="TREC topics")
         for lineno, query in _trec_topics(path, text):
             add(query, lineno)
     elif kind == "tsv":
-        for lineno, raw in numbered_lines(text):
+        for lineno, raw in iter_lines(path):
             if not raw.strip(ASCII_SPACE):
                 continue
             qid, sep, qtext = raw.partition("\t")
@@ -124,13 +128,38 @@ def read_queries(path: str | Path) -> dict[str, Query]:
                                  line=lineno)
             add(Query(qid, qtext.strip(ASCII_SPACE)), lineno)
     else:
-        for lineno, raw in numbered_lines(text):
+        for lineno, raw in iter_lines(path):
             if raw.strip(ASCII_SPACE):
                 add(_json_query(path, _json_line(path, raw, lineno), lineno), lineno)
+    if out and all(q.weight == 0 for q in out.values()):
+        raise InputError(path, "every query has weight 0: a weighted rule would weigh nothing (give at least one "
+                         "query a weight above 0, or leave 'weight' out for 1)")
     return out
 
 
+# The keys a query line may have: its ID and text (under the names BEIR, ir_datasets and others use), what
+# rankgate reads (groups: core/acl.py), and BEIR's "metadata" (kept aside). Any other key is refused, so a misspelt "must_pas"
+# cannot silently drop a must-pass query.
+QUERY_KEYS = frozenset(QUERY_ID_KEYS + QUERY_TEXT_KEYS + ("notes", "tags", "must_pass", "held_out", "weight",
+                                                          "no_answer", "metadata", "groups"))
+MAX_WEIGHT = 1e6
+
+
+def _unknown_query_key(obj: dict, path: str, lineno: int) -> None:
+    unknown = [k for k in obj if k not in QUERY_KEYS]
+    if not unknown:
+        return
+    import difflib
+
+    key = unknown[0]
+    close = difflib.get_close_matches(key, sorted(QUERY_KEYS), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise InputError(path, f"unknown key {shorten(key)} in a query ({hint}expected "
+                     f"{', '.join(sorted(QUERY_KEYS))})", line=lineno)
+
+
 def _json_query(path: str, obj: dict, lineno: int) -> Query:
+    _unknown_query_key(obj, path, lineno)
     id_key, qid = _pick(obj, QUERY_ID_KEYS)
     if isinstance(qid, int) and not isinstance(qid, bool):
         qid = str(qid)
@@ -145,8 +174,11 @@ def _json_query(path: str, obj: dict, lineno: int) -> Query:
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise InputError(path, "field 'tags' must be a list of strings", line=lineno)
     weight = obj.get("weight", 1.0)
-    if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
-        raise InputError(path, "field 'weight' must be a non-negative number", line=lineno)
+    if (not isinstance(weight, (int, float)) or isinstance(weight, bool) or not math.isfinite(weight)
+            or not 0 <= weight <= MAX_WEIGHT):
+        raise InputError(path, f"field 'weight' must be a number from 0 to {MAX_WEIGHT:g}, found "
+                         f"{shorten(json.dumps(weight))}",
+                         line=lineno)
     if not isinstance(obj.get("notes", ""), str):
         raise InputError(path, "field 'notes' must be a string", line=lineno)
     return Query(qid, qtext, obj.get("notes", ""), tuple(tags), _bool(obj, "must_pass", path, lineno),
@@ -221,7 +253,7 @@ def read_corpus(path: str | Path, wanted: Container[str] | None = None,
     kind = corpus_format(path)
     out: dict[str, Document] = {}
     if kind == "trec":
-        docs = _trec_docs(path, read_text(path))
+        docs = _trec_doc_stream(path, progress)
     else:
         docs = _line_docs(path, kind, wanted, progress)
     for lineno, doc in docs:
@@ -292,20 +324,45 @@ _TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S | re.I)
 _TAG = re.compile(r"<[^>]*>")
 
 
-def _trec_docs(path: str, text: str) -> Iterator[tuple[int, Document]]:
+def _trec_doc_stream(path: str, progress=None) -> Iterator[tuple[int, Document]]:
+    """The <DOC>s of a TREC corpus, read block by block: memory holds a block and one unfinished <DOC>."""
+    from rankgate.core.formats.textio import MAX_DOCUMENT
+
+    rest, rest_line, found = "", 1, False
+    for first, block in iter_blocks(path, progress):
+        text = rest + block if rest else block
+        start = rest_line if rest else first
+        end = text.lower().rfind("</doc>")
+        if end < 0:
+            rest, rest_line = text, start
+            if len(rest) > MAX_DOCUMENT:
+                raise InputError(path, f"a <DOC> longer than {MAX_DOCUMENT >> 20} MiB (no </DOC> after it)",
+                                 line=start)
+            continue
+        end += len("</doc>")
+        for lineno, doc in _trec_docs(path, text[:end], start, need=False):
+            found = True
+            yield lineno, doc
+        rest, rest_line = text[end:], start + text.count("\n", 0, end)
+    if not found:
+        raise InputError(path, "no documents found (expected <DOC> <DOCNO>...</DOCNO> ... </DOC>)", line=1)
+
+
+def _trec_docs(path: str, text: str, first_line: int = 1,
+               need: bool = True) -> Iterator[tuple[int, Document]]:
     found = False
-    lineno, pos = 1, 0
+    lineno, pos = first_line, 0
     for m in _DOC.finditer(text):
         found = True
         lineno, pos = lineno + text.count("\n", pos, m.start()), m.start()
         body = m.group(1)
         no = _DOCNO.search(body)
         if no is None or not no.group(1):
-            raise InputError(path, "a <DOC> without a <DOCNO>", line=_line_of(text, m.start()))
+            raise InputError(path, "a <DOC> without a <DOCNO>", line=first_line - 1 + _line_of(text, m.start()))
         title = _TITLE.search(body)
         texts = _TEXT.findall(body)
         rest = " ".join(texts) if texts else body[no.end():]
         yield lineno, Document(no.group(1), " ".join(ascii_fields(_TAG.sub(" ", title.group(2)))) if title else "",
                                _TAG.sub("", rest).strip(ASCII_SPACE))
-    if not found:
+    if need and not found:
         raise InputError(path, "no documents found (expected <DOC> <DOCNO>...</DOCNO> ... </DOC>)", line=1)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from array import array
 from typing import Iterator
 
@@ -30,7 +31,8 @@ from rankgate.core.errors import Problem
 def jpath(*keys) -> str:
     out = "$"
     for k in keys:
-        out += f"[{k}]" if isinstance(k, int) else f"[{json.dumps(k, ensure_ascii=False)}]"
+        key = str(k) if isinstance(k, int) else json.dumps(k, ensure_ascii=False)
+        out += f"[{key if len(key) <= 80 else key[:60] + '...' + key[-10:]}]"  # a 1 MB key stays short
     return out
 
 
@@ -46,13 +48,47 @@ def _no_duplicate_keys(path: str):
 
 
 def load_json(path: str, text: str | None = None):
-    text = read_text(path) if text is None else text
+    """One JSON document (at most textio.MAX_DOCUMENT bytes), every string valid Unicode."""
+    text = read_text(path, what="one JSON document; use JSON lines or TREC for more") if text is None else text
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys(path))
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys(path))
     except json.JSONDecodeError as e:
         raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno) from None
     except RecursionError:
         raise InputError(path, "JSON nested too deeply") from None
+    if _MAY_HOLD_SURROGATE.search(text):
+        refuse_surrogates(data, path)
+    return data
+
+
+# A \uD800-\uDFFF escape: JSON can spell a lone UTF-16 surrogate, which is not a character (no UTF-8 file
+# holds one, and writing it anywhere fails). Looked for in the text first, so ordinary files cost nothing.
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def refuse_surrogates(value, path: str, line: int | None = None, at: tuple = ()) -> None:
+    """An InputError naming the first string (key or value) of a parsed JSON value that holds a lone
+    surrogate (\\ud800 ...): IDs and texts must be valid Unicode to be scored, sorted and written."""
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            raise InputError(path, "a string holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without "
+                             "its pair), which is not a character; expected valid Unicode text",
+                             line=line, where=jpath(*at) if at else None)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            refuse_surrogates(k, path, line, at)
+            refuse_surrogates(v, path, line, (*at, k if not _has_surrogate(k) else "?"))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            refuse_surrogates(v, path, line, (*at, i))
 
 
 def _is_grade(v) -> bool:
@@ -84,7 +120,7 @@ def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
                     raise InputError(path, "expected a document ID (a non-empty string)", where=jpath(*prefix, qid, i))
                 if doc in seen:
                     problems.append(Problem(f"{path}: {jpath(*prefix, qid, i)}",
-                                            f"query {qid!r} lists relevant document {doc!r} twice", "duplicate-relevant"))
+                                            f"query {shorten(qid)} lists relevant document {shorten(doc)} twice", "duplicate-relevant"))
                     continue
                 seen.add(doc)
                 qs.append(q)
@@ -110,14 +146,26 @@ def qrels_from_json(path: str, data, catalog: Catalog | None = None) -> Qrels:
                  np.frombuffer(gs, np.int64).copy(), declared, format=kind or "json", problems=problems, meta=meta)
 
 
-def _jsonl_objects(path: str, text: str, progress=None):
-    """(line number, object) per non-blank line; `progress(chars done, chars)` every 4096 lines."""
+def _lines(text, progress=None):
+    """(line number, line) of `text`: a whole text (`progress(chars done, chars)` every 4096 lines), or
+    lines already numbered (textio.iter_lines, which streams a file and reports its own progress)."""
+    if not isinstance(text, str):
+        yield from text
+        return
     done, total = 0, len(text)
     for lineno, raw in numbered_lines(text):
         if progress is not None:
             done += len(raw) + 1
             if not lineno % 4096:
                 progress(min(done, total), total)
+        yield lineno, raw
+    if progress is not None:
+        progress(total, total)
+
+
+def _jsonl_objects(path: str, text, progress=None):
+    """(line number, object) per non-blank line of `text` (a whole text, or numbered lines)."""
+    for lineno, raw in _lines(text, progress):
         if not raw.strip():
             continue
         try:
@@ -128,9 +176,9 @@ def _jsonl_objects(path: str, text: str, progress=None):
             raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict):
             raise InputError(path, f"expected a JSON object on each line, found {type(obj).__name__}", line=lineno)
+        if _MAY_HOLD_SURROGATE.search(raw):
+            refuse_surrogates(obj, path, line=lineno)
         yield lineno, obj
-    if progress is not None:
-        progress(total, total)
 
 
 def _str_field(obj, key, path, lineno, required=True) -> str:
@@ -259,6 +307,7 @@ def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | No
     from rankgate.core.formats.trec import run_name_from_path
 
     name = name or meta.get("name") or run_name_from_path(path)
-    return Run(str(name), path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
-               np.frombuffer(ss, np.float64).copy(), np.frombuffer(ws, np.int64).copy(), format="jsonl",
+    # The arrays share the collected buffers (no copy): a large run is never held twice.
+    return Run(str(name), path, catalog, np.frombuffer(qs, np.int32), np.frombuffer(ds, np.int32),
+               np.frombuffer(ss, np.float64), np.frombuffer(ws, np.int64), format="jsonl",
                meta=meta, latency_ms=latency, context_tokens=tokens, query_codes=codes)

@@ -23,7 +23,7 @@ import numpy as np
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.textio import shorten
-from rankgate.core.formats.jsonfmt import jpath
+from rankgate.core.formats.jsonfmt import _has_surrogate, jpath
 from rankgate.core.model import Catalog, Qrels, Run, grade_problem
 
 QUERY_COLUMNS = ("query_id", "qid")
@@ -34,6 +34,9 @@ SCORE_COLUMNS = ("score",)
 
 def _id(value, what: str, source: str, where: str) -> str:
     if isinstance(value, str) and value:
+        if not value.isascii() and _has_surrogate(value):
+            raise InputError(source, f"{what} holds a lone UTF-16 surrogate, which is not a character; expected "
+                             "valid Unicode text", where=where)
         return value
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return str(value)

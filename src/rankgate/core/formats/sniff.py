@@ -31,7 +31,7 @@ def detect_format(path: str) -> str:
         first = stripped.split("\n", 1)[0].strip()
         try:
             obj = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):  # a cut line, or one nested too deeply: the reader says which
             return "json"
         # A whole object on the first line is JSON lines when more lines follow, or
         # when it is one record (a "query" line, or a lone {"meta": ...} header).
@@ -59,7 +59,7 @@ def detect_kind(path: str | os.PathLike) -> str:
     if first.startswith("{"):
         try:
             obj = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):  # a cut line, or one nested too deeply: the reader says which
             return "qrels"
         if isinstance(obj, dict) and not ({"doc", "grade", "meta"} & set(obj)) and ({"id", "text", "notes"} & set(obj)):
             return "queries"

@@ -16,24 +16,58 @@ BLOCK = 8 << 20  # bytes per block when streaming large text files
 INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 
 
+MAX_LINE = 32 << 20  # the longest line any line-by-line reader takes (bytes); docs/formats.md "Limits"
+MAX_DOCUMENT = 256 << 20  # the largest file read whole (a JSON document, TREC topics), after gunzip
+MAX_TOML = 8 << 20  # the largest benchmark.toml or policy file
+_MIB = 1 << 20
+
+
+def _special(mode: int) -> str | None:
+    """What a file that is not a regular file is, in a user's words (None for a regular file)."""
+    if stat.S_ISDIR(mode):
+        return "is a folder, expected a file"
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return ("is a pipe, which rankgate does not read (it could wait forever or hold no end); "
+                "expected a regular file (save what <(...) gives to a file first)")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, expected a regular file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file"
+    return None
+
+
 def open_input(path: str | Path):
-    """The file for reading bytes, gunzipped when it is gzip; a missing or unreadable file is an InputError."""
+    """The file for reading bytes, gunzipped when it is gzip; a missing or unreadable file is an InputError.
+
+    Only regular files are read: a folder, a pipe (a FIFO, process substitution), a socket or a device
+    (/dev/zero, /dev/urandom) is refused before anything is read, and a FIFO is never waited on."""
     p = Path(path)
     try:
-        if stat.S_ISFIFO(os.stat(p).st_mode) or stat.S_ISSOCK(os.stat(p).st_mode):  # opening one would wait
-            raise InputError(str(path), "is a pipe, which cannot be read twice; expected a regular file")
-        f = open(p, "rb")
+        why = _special(os.stat(p).st_mode)
+        if why is not None:
+            raise InputError(str(path), why)
+        # O_NONBLOCK: should the name become a FIFO after the stat, opening it does not wait for a writer.
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(fd)
+        why = _special(st.st_mode)
+        if why is not None:
+            os.close(fd)
+            raise InputError(str(path), why)
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except IsADirectoryError:
         raise InputError(str(path), "is a folder, expected a file") from None
+    except NotADirectoryError:
+        raise InputError(str(path), "cannot be opened (a part of the path is a file, not a folder)") from None
     except PermissionError:
         raise InputError(str(path), "cannot be read (permission denied)") from None
-    except OSError as e:  # a symlink loop, a name too long ...
-        raise InputError(str(path), f"cannot be opened ({e.strerror or e})") from None
-    if not f.seekable():
-        f.close()
-        raise InputError(str(path), "is a pipe, which cannot be read twice; expected a regular file")
+    except (OSError, ValueError) as e:  # a symlink loop, a name too long, a NUL byte in the name ...
+        raise InputError(str(path), f"cannot be opened ({getattr(e, 'strerror', None) or e})") from None
+    from rankgate.core.outfile import note_input
+
+    note_input(st)
     magic = f.read(2)
     f.seek(0)
     if magic == b"\x1f\x8b":
@@ -49,14 +83,24 @@ def _decode(data: bytes, path: str, first_line: int) -> str:
         raise InputError(path, "invalid UTF-8 text (expected a UTF-8 encoded text file)", line=line) from None
 
 
-def read_text(path: str | Path) -> str:
-    """The whole file as text (gz transparently), without a byte-order mark."""
+def _too_big(path: str, limit: int, what: str) -> InputError:
+    return InputError(path, f"larger than {limit // _MIB} MiB, the most rankgate reads whole as {what} "
+                      "(docs/formats.md, Limits)")
+
+
+def read_text(path: str | Path, limit: int = MAX_DOCUMENT, what: str = "one document") -> str:
+    """The whole file as text (gz transparently), without a byte-order mark; a file (or its gunzipped
+    contents) larger than `limit` bytes is refused without being read whole."""
     path = str(path)
     with open_input(path) as f:
+        if not isinstance(f, gzip.GzipFile) and os.fstat(f.fileno()).st_size > limit:
+            raise _too_big(path, limit, what)
         try:
-            data = f.read()
+            data = f.read(limit + 1)
         except (OSError, EOFError, zlib.error) as e:
             raise InputError(path, f"cannot read compressed data ({e})") from None
+    if len(data) > limit:
+        raise _too_big(path, limit, what)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if b"\x00" in data[:8192]:
@@ -64,19 +108,26 @@ def read_text(path: str | Path) -> str:
     return _decode(data, path, 1)
 
 
+def _line_too_long(path: str, line: int) -> InputError:
+    return InputError(path, f"a line longer than {MAX_LINE // _MIB} MiB (the longest line rankgate reads; "
+                      "docs/formats.md, Limits)", line=line)
+
+
 def iter_blocks(path: str | Path, progress=None) -> Iterator[tuple[int, str]]:
     """Stream the file as (first line number, text) blocks that end on a line break.
 
     `progress(done_bytes, total_bytes)` is called after each block (bytes of the file
-    on disk, so a gzipped file reports its compressed position).
+    on disk, so a gzipped file reports its compressed position). A line longer than
+    MAX_LINE bytes is refused as soon as it is seen (memory stays bounded by it).
     """
     path = str(path)
     line = 1
-    rest = b""
+    pending: list[bytes] = []  # the pieces of a line that has not ended yet
+    pending_size = 0
     first = True
-    total = os.path.getsize(path)
     with open_input(path) as f:
         raw = getattr(f, "fileobj", f)
+        total = os.fstat(raw.fileno()).st_size
         while True:
             if progress is not None:
                 progress(raw.tell(), total)
@@ -93,16 +144,30 @@ def iter_blocks(path: str | Path, progress=None) -> Iterator[tuple[int, str]]:
                 first = False
             if not data:
                 break
-            data = rest + data
             cut = data.rfind(b"\n")
             if cut < 0:
-                rest = data
+                pending.append(data)
+                pending_size += len(data)
+                if pending_size > MAX_LINE:
+                    raise _line_too_long(path, line)
                 continue
-            block, rest = data[: cut + 1], data[cut + 1:]
+            block = b"".join([*pending, data[: cut + 1]]) if pending else data[: cut + 1]
+            pending, pending_size = ([data[cut + 1:]], len(data) - cut - 1) if cut + 1 < len(data) else ([], 0)
+            if len(block) > MAX_LINE and block.find(b"\n") > MAX_LINE:
+                raise _line_too_long(path, line)
             yield line, _decode(block, path, line)
             line += block.count(b"\n")
-    if rest:
-        yield line, _decode(rest, path, line)
+    if pending:
+        yield line, _decode(b"".join(pending), path, line)
+
+
+def iter_lines(path: str | Path, progress=None) -> Iterator[tuple[int, str]]:
+    """(line number, line) for every line of the file, streamed block by block (see iter_blocks):
+    memory holds one block, never the whole file."""
+    for first, block in iter_blocks(path, progress):
+        if block.endswith("\n"):
+            block = block[:-1]
+        yield from numbered_lines(block, first)
 
 
 # Records end at "\n" only (a "\r" before it is dropped): str.splitlines() would also end them at
@@ -140,7 +205,7 @@ def field_splitter(text: str):
 def parse_grade(token: str, path: str, line: int | None, where: str | None = None) -> int:
     """An integer grade; 1.5, 0x37, 1e+8 and 1.1.11 are refused, never truncated."""
     if not INTEGER.match(token):
-        raise InputError(path, f"grade {token!r} is not an integer (expected a whole number such as 0, 1, 2 or -1)",
+        raise InputError(path, f"grade {shorten(token)} is not an integer (expected a whole number such as 0, 1, 2 or -1)",
                          line=line, where=where)
     return int(token)
 

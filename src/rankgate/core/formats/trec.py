@@ -8,6 +8,7 @@ the rank column is read for shape only and otherwise ignored.
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.textio import (JudgmentRows, field_splitter, iter_blocks, numbered_lines, parse_grade,
-                                          plain_spaces, read_text, shorten)
+                                          plain_spaces, shorten)
 from rankgate.core.model import Catalog, Qrels, Run, unique
 from rankgate.core.text import visible
 
@@ -25,18 +26,19 @@ def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
     catalog = catalog or Catalog()
     rows = JudgmentRows(path, catalog)
     meta: dict = {}
-    text = read_text(path)
-    fields = field_splitter(text)
-    for lineno, raw in numbered_lines(text):
-        parts = fields(raw)
-        if not parts:
-            continue
-        if parts[0].startswith("#"):
-            _comment_meta(raw, meta)
-            continue
-        if len(parts) != 4:
-            raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade", line=lineno)
-        rows.add(parts[0], parts[2], parse_grade(parts[3], path, lineno), lineno)
+    for first, block in iter_blocks(path):  # streamed: memory holds one block and what is kept
+        fields = field_splitter(block)
+        for lineno, raw in numbered_lines(block, first):
+            parts = fields(raw)
+            if not parts:
+                continue
+            if parts[0].startswith("#"):
+                _comment_meta(raw, meta)
+                continue
+            if len(parts) != 4:
+                raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade",
+                                 line=lineno)
+            rows.add(parts[0], parts[2], parse_grade(parts[3], path, lineno), lineno)
     return rows.qrels("trec", meta=meta)
 
 
@@ -81,6 +83,17 @@ def _first_seen_order(q: np.ndarray, declared: dict) -> list[int]:
     return uniq[np.argsort(first, kind="stable")].tolist()
 
 
+# A score as C's strtod reads it whole (trec_eval): ASCII digits, an optional point and exponent; also
+# inf and nan, which the caller refuses by name. Python's float() would take "1_5" as 15 and "٣" as 3.
+SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z|[+-]?(?:inf|infinity|nan)\Z", re.I)
+
+
+def _plain_numbers(scores: list[str]) -> bool:
+    """True when float() reads every score as strtod would: no "_", only ASCII (else the slow path checks each)."""
+    joined = "".join(scores)
+    return joined.isascii() and "_" not in joined
+
+
 def _fast_block(block: str, first_line: int, catalog: Catalog):
     """Column-wise parse when every line has exactly six fields and no comments; else None."""
     if block.startswith("#") or "\n#" in block or not plain_spaces(block):
@@ -95,8 +108,11 @@ def _fast_block(block: str, first_line: int, catalog: Catalog):
     iters, tags = toks[1::6], toks[5::6]
     if iters.count(iters[0]) != n or tags.count(tags[0]) != n:
         return None
+    score_text = toks[4::6]
+    if not _plain_numbers(score_text):
+        return None  # the slow path names the line
     try:
-        scores = np.fromiter(map(float, toks[4::6]), np.float64, count=n)
+        scores = np.fromiter(map(float, score_text), np.float64, count=n)
     except ValueError:
         return None
     if not np.isfinite(scores).all():
@@ -118,11 +134,14 @@ def _slow_block(block: str, first_line: int, catalog: Catalog, path: str):
         if len(parts) < 6:
             raise InputError(path, f"{len(parts)} columns, expected 6: query Q0 document rank score tag", line=lineno)
         try:
+            if not SCORE.match(parts[4]):
+                raise ValueError
             score = float(parts[4])
         except ValueError:
-            raise InputError(path, f"score {shorten(parts[4])} is not a number (column 5)", line=lineno) from None
+            raise InputError(path, f"score {shorten(parts[4])} is not a number (column 5; expected a plain decimal "
+                             "number such as 12.5, -3 or 1e-05)", line=lineno) from None
         if not math.isfinite(score):
-            raise InputError(path, f"score {parts[4]!r} is not a finite number (column 5)", line=lineno)
+            raise InputError(path, f"score {shorten(parts[4])} is not a finite number (column 5)", line=lineno)
         qs.append(qcode(parts[0]))
         ds.append(dcode(parts[2]))
         ss.append(score)

@@ -43,6 +43,8 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
     with ws._mutex:
         ws._check_open()
         where = str(path or ws.path)
+        if path is not None:
+            refuse_store_target(ws, path)
         if fmt not in EXPORT_FORMATS:
             raise InputError(where, f"unknown export format {fmt!r}, expected one of {', '.join(EXPORT_FORMATS)}")
         if ws.blind and judged_by is None:
@@ -91,6 +93,29 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
         if path is not None:
             atomic_write(path, data, output=True)
         return Export(text, fmt, name, digest, len(rows) - left_out, left_out, notes, len(unresolved), *counts)
+
+
+STORE_HEADS = (b'{"meta":{"1":{"format":"rankgate-labels"', b'{"history":{')
+
+
+def refuse_store_target(ws, path: str | os.PathLike) -> None:
+    """An export never replaces the store it reads, nor any of the store's own files (journal, lock,
+    backups ...), nor another label store: checked before anything is written."""
+    from rankgate.store.paths import is_store_file
+
+    if is_store_file(ws.path, path):
+        raise InputError(str(path), f"is the label store {ws.path} or one of its own files; an export never "
+                         "replaces it (choose another output file)")
+    head = b""
+    if os.path.isfile(path):  # never opens a FIFO or a device (the write refuses those)
+        try:
+            with open(path, "rb") as f:
+                head = f.read(64)
+        except OSError:
+            pass
+    if head.startswith(STORE_HEADS) or head[9:].startswith(b'{"journal":"rankgate-journal"'):
+        raise InputError(str(path), "holds a rankgate label store; an export never replaces one (choose another "
+                         "output file)")
 
 
 def export_time() -> str:

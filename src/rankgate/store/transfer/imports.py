@@ -281,14 +281,14 @@ def read_reviewer_file(path: str, name: str | None) -> tuple[list, list[str], li
 
 def _read_reviewer_jsonl(path: str, name: str | None) -> tuple[list, list[str], list[str]]:
     from rankgate.core.formats.jsonfmt import judgment_detail, jsonl_judgments
-    from rankgate.core.formats.textio import read_text
+    from rankgate.core.formats.textio import iter_lines
 
     header: dict = {}
     rows = []
     qids: dict[str, None] = {}
     seen: dict[tuple, int] = {}
     labels_only = False
-    for lineno, obj in jsonl_judgments(path, read_text(path), header):
+    for lineno, obj in jsonl_judgments(path, iter_lines(path), header):
         detail = judgment_detail(obj, path, lineno)
         if obj.get("reached") is not None and not isinstance(obj["reached"], str):
             raise InputError(path, "field 'reached' must be a string", line=lineno)

@@ -205,7 +205,11 @@ class CompareScreen(Screen[str | None]):
         return table
 
     def _show_macros(self) -> None:
-        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *self.details()))
+        from rankgate.tui.widgets.charts import comparison_charts
+
+        charts = comparison_charts(self.comparison, self.model.policy.must_pass, self.size.width - 4)
+        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *charts,
+                                                               *self.details()))
 
     def on_resize(self) -> None:
         if self.comparison is not None:

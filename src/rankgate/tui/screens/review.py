@@ -17,6 +17,7 @@ from textual.widgets import Input
 
 from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
+from rankgate.core.text import visible
 from rankgate.tui.labels import Exported
 from rankgate.tui.loader import NO_RUNS, Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
@@ -30,6 +31,7 @@ from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
 from rankgate.tui.screens.missing import MissingScreen
+from rankgate.tui.screens.funnel import show_funnel
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.footer import FittingFooter
@@ -52,8 +54,8 @@ class ReviewScreen(EditingActions, Screen):
     AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
     WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
     # Commands about runs: hidden and refused in a labels-only review (no runs).
-    NEED_RUNS = {"pick_run", "set_run", "swap_runs", "compare", "show_missing", "next_queued", "cycle_sort",
-                 "toggle_blind"}
+    NEED_RUNS = {"pick_run", "set_run", "swap_runs", "compare", "show_missing", "show_funnel", "next_queued",
+                 "cycle_sort", "toggle_blind"}
     RUN_FILTERS = {"is:miss", "is:lost", "is:changed"}
     QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
 
@@ -142,7 +144,7 @@ class ReviewScreen(EditingActions, Screen):
         self.app.call_after_refresh(self._first_frame)
         self._count_queue()
         for problem in loaded.problems:  # also listed under the gate until fixed (ctrl+r reloads)
-            self.notify(problem, title="left out", severity="error", timeout=15, markup=False)
+            self.notify(visible(str(problem)), title="left out", severity="error", timeout=15, markup=False)
 
     def grade_keys(self) -> str:
         """The grade keys of the scale, for hints: "0-3", "-2..4" ..."""
@@ -629,6 +631,8 @@ class ReviewScreen(EditingActions, Screen):
             self.notify("blind review needs the label store (these labels are in memory only)", severity="warning")
             return
         self.app.reopen(blind=not self.app.inputs.blind)
+
+    action_show_funnel = show_funnel  # key F: the stage funnel of the two runs (tui/screens/funnel.py)
 
     def action_show_missing(self) -> None:
         """The full lists the rankings' "misses N in top k" lines cut: every relevant document each run

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 
+from rankgate.core.charts import sparkline
 from rankgate.tui.model import GateView, ReviewModel
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.widgets.gate_reasons import failing_lines, pass_summary
@@ -55,6 +56,21 @@ class GatePanel(VerticalScroll):
     def bind(self, model: ReviewModel, problems: list[str] = ()) -> None:
         self.model = model
         self.problems = list(problems)
+
+    def deltas_line(self) -> Text:
+        """A sparkline of the per-query RR@k deltas on the evaluated queries, most lost first."""
+        m = self.model
+        if m is None or m.baseline not in m.values or m.candidate not in m.values:
+            return Text("", end="")
+        d = (m.values[m.candidate][m.rr_m] - m.values[m.baseline][m.rr_m])[m.evaluated]
+        lost, won = int((d < -1e-9).sum()), int((d > 1e-9).sum())
+        counts = f" {lost}↓ {len(d) - lost - won}= {won}↑"
+        label = excerpt(f"Δ{m.rr_m.name}", 11).ljust(12)
+        width = max(8, min(48, self.size.width - self.styles.gutter.width - 2 - len(label) - len(counts)))
+        t = Text(label, style="bold dim", end="")
+        t.append(sparkline(np.sort(d), width), style="cyan")
+        t.append(counts, style="dim")
+        return t
 
     def show(self, view: GateView) -> None:
         self.view = view
@@ -130,5 +146,9 @@ class GatePanel(VerticalScroll):
                 failed.append("  lost (baseline hits)", style="red")
         if n > MAX_FAILED:
             failed.append(f"\n  … and {n - MAX_FAILED} more (filter is:miss)", style="dim")
+        spark = self.deltas_line()
+        if spark.plain:
+            table.append("\n")
+            table.append_text(spark)
         body = Text("\n\n", end="").join([head, checks, table, failed])
         self.query_one("#gate-body", TextStatic).show(body)

@@ -30,6 +30,7 @@ class RankingList(LineList):
         self.rows: list[RankRow] = []
         self.current_doc: str | None = None
         self.blind = False  # blind review: the top k by document ID, no ranks, no movement
+        self.leaks: set[str] = set()  # documents this query's user may not see (with an ACL): shown in red
 
     def _scroll_to_cursor(self) -> None:
         """Keep the run's top k in view: a cursor the program sets (a query opened, the other list followed)
@@ -62,7 +63,7 @@ class RankingList(LineList):
 
     def row_key(self, index: int):
         row = self.rows[index]
-        return row, row.doc == self.current_doc, self.role, self.blind
+        return row, row.doc == self.current_doc, self.role, self.blind, row.doc in self.leaks
 
     def render_row(self, index: int, width: int) -> Text:
         row = self.rows[index]
@@ -76,6 +77,10 @@ class RankingList(LineList):
         if self.blind:
             return t
         t.append(" ")
+        if row.doc in self.leaks:  # a permission leak: the asking user may not see this document
+            t.stylize("bold red")
+            t.append("leak", style="bold red reverse")
+            return t
         t.append_text(move_cell(row.move, "new" if self.role == "candidate" else "gone"))
         if not row.in_top_k:
             t.stylize("dim")
@@ -122,6 +127,17 @@ class RankingPane(Horizontal):
 
     def bind(self, model: ReviewModel) -> None:
         self.model = model
+        self.access = None  # the benchmark's ACL (core/acl.py), read here so leaks show in red
+        loaded = getattr(self.screen, "loaded", None)
+        manifest = getattr(loaded, "manifest", None)
+        if manifest is not None and manifest.acl:
+            from rankgate.core.acl import load_access
+
+            try:
+                self.access = load_access(manifest, None, str(manifest.queries) if manifest.queries else None,
+                                          str(manifest.corpus) if manifest.corpus else None)
+            except Exception:  # the CLI reports a bad ACL with file:line; the review goes on without colours
+                self.access = None
 
     def lists(self) -> dict[str, RankingList]:
         return {"baseline": self.query_one("#ranking-baseline", RankingList),
@@ -138,6 +154,8 @@ class RankingPane(Horizontal):
             rname = self.run_of(role)
             old = lst.rows
             lst.rows = m.ranking(qi, rname) if qi is not None else []
+            access = getattr(self, "access", None)
+            lst.leaks = {r.doc for r in lst.rows if not access.may_see(m.qids[qi], r.doc)} if access else set()
             if self.blind != lst.blind:
                 lst.blind = self.blind
                 keep_cursor = False
