@@ -305,9 +305,12 @@ async def test_unsure_in_memory(tiny):
         await ready(pilot)
         screen = app.screen
         m = screen.model
-        await pilot.press("exclamation_mark")  # d-rpo has no label: nothing to mark
+        await pilot.press("exclamation_mark")  # d-rpo has no label: its grade first (the picker) ...
         await pilot.pause()
-        assert isinstance(app.screen, ReviewScreen)
+        assert isinstance(app.screen, GradePicker)
+        await pilot.press("escape")  # ... cancelled: nothing changes
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen) and "d-rpo" not in m.labels.labels("q-restore")
         await pilot.press("1", "escape", "exclamation_mark")
         await pilot.pause()
         assert isinstance(app.screen, TextPrompt)
@@ -532,3 +535,40 @@ async def test_a_grade_and_its_reason_are_one_history_row_in_the_store_too(tiny)
         mine = [e for e in ws.history("q-restore", "d-rpo") if e.who == "tester"]
     assert len(mine) == 1 and mine[0].kind == "set" and mine[0].after["reason"] == "states the RPO"
     assert mine[0].before is None and mine[0].amends is not None  # the journal keeps both events
+
+
+async def test_unsure_on_an_unjudged_document_grades_it_first(tiny):
+    app = make_app(tiny, memory=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        m = screen.model
+        assert screen.doc == "d-rpo" and "d-rpo" not in m.labels.labels("q-restore")
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, GradePicker)
+        await pilot.press("1")  # the grade's key in the picker
+        await pilot.pause()
+        assert isinstance(app.screen, TextPrompt)  # then the note
+        await pilot.press(*"RPO or RTO?", "enter")
+        await pilot.pause()
+        lab = m.labels.labels("q-restore")["d-rpo"]
+        assert (lab.grade, lab.unsure) == (1, "RPO or RTO?")
+
+
+async def test_history_shows_the_highlighted_change_whole(tiny):
+    """The list's columns cut a long reason and a long reviewer name; the line under it shows them in full."""
+    app = make_app(tiny, memory=True, reviewer="a-reviewer-with-a-rather-long-name")
+    reason = "the runbook states the RPO and the whole procedure, but its screenshots show the old console " * 2
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        screen.edit("q-restore", "d-rpo", 2, reason.strip())
+        await pilot.press("h")
+        await pilot.pause()
+        shown = app.screen
+        assert isinstance(shown, HistoryScreen)
+        whole = plain(shown.query_one("#history-detail"))
+        assert reason.strip() in whole.replace("\n", " ") or reason.strip() in whole
+        assert "a-reviewer-with-a-rather-long-name" in whole
+        assert shown.query_one("#history-detail").region.height >= 3  # wrapped, on screen

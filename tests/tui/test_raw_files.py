@@ -181,3 +181,64 @@ async def test_the_corpus_read_reports_its_progress(tmp_path):
         view.corpus = None  # as while it reads: the pane says how far
         view.reading(42)
         assert "reading the corpus… 42%" in doc_text(app)
+
+
+async def test_labels_only_review_hides_the_run_panes_and_grades(tmp_path):
+    """A qrels file with its queries and corpus and no runs: the labels and their texts, graded as usual."""
+    from rankgate.tui.widgets.gate_panel import GatePanel
+    from rankgate.tui.widgets.label_editor import LabelList
+    from rankgate.tui.widgets.ranking import RankingPane
+
+    d = raw_files(tmp_path)
+    inputs = Inputs(str(d / "qrels.txt"), [], str(d / "labels.db"), None)
+    inputs.queries, inputs.corpus = str(d / "topics.tsv"), str(d / "passages.jsonl")
+    app = ReviewApp(inputs, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert app.error is None and screen.labels_only
+        assert not screen.query_one(GatePanel).display or not screen.query_one(GatePanel).region.area
+        assert not screen.query_one(RankingPane).region.area  # hidden at 80 columns too
+        assert screen.query_one(DocView).region.area and screen.query_one(LabelList).region.area
+        shot = app.export_screenshot()
+        assert "labels&#160;only" in shot and "ACCEPT" not in shot and "REJECT" not in shot
+        assert screen.qid == "101" and screen.doc in ("p1", "p2")
+        assert f"passage {screen.doc[1:]} text" in doc_text(app)
+        screen.query_one(LabelList).focus()
+        await pilot.pause()
+        screen.ask_reason = False
+        screen.ask_whose = False  # the file's label: a judgment of my own is added (no question asked)
+        doc = screen.doc
+        await pilot.press("1")
+        await pilot.pause()
+        assert screen.model.labels.mine("101", doc).grade == 1
+        await pilot.press("b")  # the run picker has nothing to pick: the key is off
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_no_runs_and_no_texts_is_still_refused(tmp_path):
+    d = raw_files(tmp_path)
+    app = ReviewApp(Inputs(str(d / "qrels.txt"), [], str(d / "labels.db"), None), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert "no runs given" in str(app.error) and "--queries/--corpus" in str(app.error)
+
+
+def test_raw_files_open_at_k_10_as_init_writes_a_folder_keeps_its_own(tmp_path):
+    from rankgate.cli import build_parser
+    from rankgate.cli.review import RAW_K, raw_defaults
+
+    d = raw_files(tmp_path)
+    folder = write_benchmark(tmp_path / "b")
+
+    def k_of(*argv):
+        args = build_parser().parse_args(["review", *argv])
+        raw_defaults(args)
+        return args.k
+
+    assert RAW_K == 10 and k_of(str(d / "qrels.txt"), "--runs", str(d / "a.trec")) == 10
+    assert k_of(str(d / "qrels.txt"), "--runs", str(d / "a.trec"), "--k", "4") == 4
+    assert k_of(str(folder)) is None  # the manifest's k
+    (tmp_path / "p.toml").write_text("k = 5\n")
+    assert k_of(str(d / "qrels.txt"), "--runs", str(d / "a.trec"), "--policy", str(tmp_path / "p.toml")) is None

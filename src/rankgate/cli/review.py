@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 
 
+RAW_K = 10  # k for raw files (no benchmark folder, no policy file): what `rankgate init` writes
+
+
 def register(sub) -> None:
     review = sub.add_parser("review", help="open the review app on a benchmark folder or on qrels and runs")
     review.add_argument("path", nargs="?", help="a benchmark folder (with benchmark.toml) or a qrels file")
@@ -16,7 +19,8 @@ def register(sub) -> None:
     review.add_argument("--corpus", metavar="FILE",
                         help="document texts: JSONL (docid/_id/id, title, text/contents), TSV, TREC <DOC> or "
                         "BEIR corpus.jsonl (.gz ok)")
-    review.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
+    review.add_argument("--k", type=int, help=f"the cutoff k (default: policy, manifest; for raw files {RAW_K}, "
+                        "as `rankgate init` writes)")
     review.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default: manifest, else 1)")
     review.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
                         help="extra measures for the gate: nDCG@10, AP, RR@10, P(rel=2)@10 ... (repeatable)")
@@ -37,6 +41,15 @@ def register(sub) -> None:
     review.set_defaults(func=run)
 
 
+def raw_defaults(args) -> None:
+    """Raw files open at the k a benchmark folder made from them by `rankgate init` would have."""
+    from rankgate.core.benchmark import is_benchmark
+
+    path = args.path or args.qrels
+    if args.k is None and not args.policy and not (path and is_benchmark(path)):
+        args.k = RAW_K
+
+
 def run(args) -> int:
     if args.serve:
         from rankgate.tui.serve import serve
@@ -44,4 +57,5 @@ def run(args) -> int:
         return serve(args)
     from rankgate.tui.app import run_review  # textual is imported only here
 
+    raw_defaults(args)
     return run_review(args)

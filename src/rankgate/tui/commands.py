@@ -45,7 +45,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("set_version", "V", "Set collection version",
             "The version of the collection you inspected for the highlighted label", "version"),
     Command("toggle_unsure", "exclamation_mark", "Mark unsure / clear",
-            "Mark the highlighted label unsure (needs discussion) with a note; again to clear", "unsure",
+            "Mark the highlighted label unsure (needs discussion) with a note; again to clear; an unjudged "
+            "document is graded first", "unsure",
             key_display="!"),
     Command("add_label", "a", "Add label", "Label any document ID for this query", "add"),
     Command("accept_suggestion", "A", "Accept suggested grade",
@@ -66,7 +67,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("filter('is:review')", "v", "Show queries needing review",
             "Filter the list to queries with unjudged documents in a run's top k", "review"),
     Command("filter('')", "escape", "Clear filter", "Show every query", key_display="esc"),
-    Command("cycle_sort", "s", "Cycle sort", "Sort by change (worst first) or in the benchmark's order", "sort"),
+    Command("cycle_sort", "s", "Cycle sort", "Sort by change (worst first) or in the benchmark's order (after edits "
+            "left the order stale: sort again first)", "sort"),
     Command("pick_run('baseline')", "b", "Choose baseline run", "Pick the baseline among the loaded runs",
             "base"),
     Command("pick_run('candidate')", "c", "Choose candidate run", "Pick the candidate among the loaded runs",

@@ -331,13 +331,17 @@ class LabelBook:
         """The pairs the reviewer has judged in this session (a new grade or reason that still stands)."""
         return {pair for pair, (_, judged) in self._session.items() if judged}
 
-    def judged_today(self) -> int:
+    def judged_today(self, session: set[tuple[str, str]] | None = None) -> int:
+        """How many pairs the reviewer judged today: before this session, plus this session's (`session`:
+        `judged_session()` when the caller has it). Counted without copying today's set (a long day's
+        thousands of pairs, on every key)."""
         if self._today is None:
             try:
                 self._today = set(self.backend.judged_today())
             except Exception:  # a count for the status line: never an error
                 self._today = set()
-        return len(self._today | self.judged_session())
+        session = self.judged_session() if session is None else session
+        return len(self._today) + sum(1 for pair in session if pair not in self._today)
 
     # ---- queries -------------------------------------------------------------------------------------
 

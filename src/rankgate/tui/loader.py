@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Container
 
+import numpy as np
+
 from rankgate.core.benchmark import Manifest, is_benchmark
 from rankgate.core.bundle import Bundle, find_manifest, read_run_files, run_specs
 from rankgate.core.errors import InputError
@@ -114,8 +116,9 @@ def check_inputs(inputs: Inputs) -> None:
     if not inputs.path and not inputs.db and not (inputs.runs and inputs.queries):
         raise InputError("review", "name a benchmark folder or a qrels file (rankgate review PATH), or label from "
                          "scratch with --runs FILE --queries FILE [--corpus FILE]")
-    if inputs.path and not is_benchmark(inputs.path) and not inputs.runs:
-        raise InputError("runs", "no runs given (expected --runs FILE, repeatable, or a benchmark folder)")
+    if inputs.path and not is_benchmark(inputs.path) and not inputs.runs and not labels_only(inputs):
+        raise InputError("runs", "no runs given (expected --runs FILE, repeatable, a benchmark folder, or "
+                         "--queries/--corpus to review the labels alone)")
     for spec in inputs.runs:
         _, path = split_run_spec(spec)
         if not os.path.exists(path):
@@ -125,6 +128,20 @@ def check_inputs(inputs: Inputs) -> None:
             raise InputError(path, f"no such file (expected a {what} file)")
     if inputs.k is not None and inputs.k < 1:
         raise InputError("--k", "k must be at least 1")
+
+
+NO_RUNS = "(no runs)"  # labels-only review: one empty run stands for both sides; the app hides the run panes
+
+
+def labels_only(inputs: Inputs) -> bool:
+    """A qrels file with query or document texts and no runs: its labels are reviewed alone."""
+    return bool(inputs.path and not is_benchmark(inputs.path) and not inputs.runs
+                and (inputs.queries or inputs.corpus))
+
+
+def no_runs(catalog: Catalog) -> Run:
+    empty = np.zeros(0, np.int32)
+    return Run(NO_RUNS, "", catalog, empty, empty, np.zeros(0), np.zeros(0, np.int64))
 
 
 def _load(inputs: Inputs, progress: Progress) -> Loaded:
@@ -138,7 +155,7 @@ def _load(inputs: Inputs, progress: Progress) -> Loaded:
         from rankgate.store import paths
 
         inputs.db = str(paths.workspace_path(os.path.abspath(inputs.queries)))
-    specs = run_specs(inputs.runs, manifest)
+    specs = [] if labels_only(inputs) else run_specs(inputs.runs, manifest)
     steps = len(specs) + 3
     step = 0
     catalog = Catalog()
@@ -186,7 +203,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
         refused.append((path, e))
         problems.append(f"run left out: {_describe(e, path)}")
 
-    runs = read_run_files(specs, read, on_error=refuse)
+    runs = read_run_files(specs, read, on_error=refuse) if specs else {NO_RUNS: no_runs(catalog)}
     if not runs:  # nothing to review rankings of: the first refusal is the error
         path, e = refused[0]
         more = f" (and {len(refused) - 1} more run files refused)" if len(refused) > 1 else ""

@@ -208,7 +208,7 @@ def _trec_topics(path: str, text: str) -> Iterator[tuple[int, Query]]:
         if not qid:
             raise InputError(path, "a <top> without a <num> (expected '<num> Number: 19335')", line=lineno)
         notes = "\n".join(_clean(fields[k]) for k in ("desc", "narr") if _clean(fields.get(k, "")))
-        yield lineno, Query(qid, _clean(fields.get("title", "")), notes)
+        yield lineno, Query(qid, _clean(fields.get("title", "")) or _clean(fields.get("desc", "")), notes)
     for m in _TOPIC.finditer(text):
         found = True
         lineno = _line_of(text, m.start())
@@ -218,7 +218,7 @@ def _trec_topics(path: str, text: str) -> Iterator[tuple[int, Query]]:
         body = m.group(2)
         tags = {t.lower(): _clean(v) for t, v in re.findall(r"<(query|title|description|narrative)>(.*?)</\1>",
                                                               body, re.S | re.I)}
-        qtext = tags.get("query") or tags.get("title", "")
+        qtext = tags.get("query") or tags.get("title") or tags.get("description", "")
         notes = "\n".join(v for k in ("description", "narrative") if (v := tags.get(k)))
         yield lineno, Query(num.group(1), qtext, notes)
     if not found:
@@ -256,13 +256,16 @@ def read_corpus(path: str | Path, wanted: Container[str] | None = None,
         docs = _trec_doc_stream(path, progress)
     else:
         docs = _line_docs(path, kind, wanted, progress)
-    for doc in docs:
+    for lineno, doc in docs:
         if wanted is None or doc.id in wanted:
+            if doc.id in out:
+                raise InputError(path, f"document ID {doc.id!r} appears a second time (expected each ID once)",
+                                 line=lineno)
             out[doc.id] = doc
     return out
 
 
-def _line_docs(path: str, kind: str, wanted, progress) -> Iterator[Document]:
+def _line_docs(path: str, kind: str, wanted, progress) -> Iterator[tuple[int, Document]]:
     for first, block in iter_blocks(path, progress):
         for lineno, raw in numbered_lines(block, first):
             if not raw.strip(ASCII_SPACE):
@@ -273,7 +276,7 @@ def _line_docs(path: str, kind: str, wanted, progress) -> Iterator[Document]:
                 if wanted is not None and not _may_be_wanted(raw, wanted):
                     continue
                 doc = _json_doc(path, _json_line(path, raw, lineno, strict=False), lineno)
-            yield doc
+            yield lineno, doc
 
 
 _JSON_ID = re.compile(r'"(?:docid|_id|id|doc_id|docno)"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -321,7 +324,7 @@ _TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S | re.I)
 _TAG = re.compile(r"<[^>]*>")
 
 
-def _trec_doc_stream(path: str, progress=None) -> Iterator[Document]:
+def _trec_doc_stream(path: str, progress=None) -> Iterator[tuple[int, Document]]:
     """The <DOC>s of a TREC corpus, read block by block: memory holds a block and one unfinished <DOC>."""
     from rankgate.core.formats.textio import MAX_DOCUMENT
 
@@ -337,18 +340,21 @@ def _trec_doc_stream(path: str, progress=None) -> Iterator[Document]:
                                  line=start)
             continue
         end += len("</doc>")
-        for doc in _trec_docs(path, text[:end], start, need=False):
+        for lineno, doc in _trec_docs(path, text[:end], start, need=False):
             found = True
-            yield doc
+            yield lineno, doc
         rest, rest_line = text[end:], start + text.count("\n", 0, end)
     if not found:
         raise InputError(path, "no documents found (expected <DOC> <DOCNO>...</DOCNO> ... </DOC>)", line=1)
 
 
-def _trec_docs(path: str, text: str, first_line: int = 1, need: bool = True) -> Iterator[Document]:
+def _trec_docs(path: str, text: str, first_line: int = 1,
+               need: bool = True) -> Iterator[tuple[int, Document]]:
     found = False
+    lineno, pos = first_line, 0
     for m in _DOC.finditer(text):
         found = True
+        lineno, pos = lineno + text.count("\n", pos, m.start()), m.start()
         body = m.group(1)
         no = _DOCNO.search(body)
         if no is None or not no.group(1):
@@ -356,7 +362,7 @@ def _trec_docs(path: str, text: str, first_line: int = 1, need: bool = True) -> 
         title = _TITLE.search(body)
         texts = _TEXT.findall(body)
         rest = " ".join(texts) if texts else body[no.end():]
-        yield Document(no.group(1), " ".join(ascii_fields(_TAG.sub(" ", title.group(2)))) if title else "",
-                       _TAG.sub("", rest).strip(ASCII_SPACE))
+        yield lineno, Document(no.group(1), " ".join(ascii_fields(_TAG.sub(" ", title.group(2)))) if title else "",
+                               _TAG.sub("", rest).strip(ASCII_SPACE))
     if need and not found:
         raise InputError(path, "no documents found (expected <DOC> <DOCNO>...</DOCNO> ... </DOC>)", line=1)

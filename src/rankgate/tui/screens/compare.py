@@ -159,31 +159,61 @@ class CompareScreen(Screen[str | None]):
                 literal(f"could not compare: {event.error}", style="bold red", one_line=False))
             return
         self.comparison = event.comparison
+        self._show_macros()
+        self.show_run(0)
+
+    NARROW = 110  # below this width the macro table names each run on a row of its own, with short headers
+
+    def macro_table(self, width: int | None = None) -> Table | Group:
+        """Baseline against each run, per measure. Columns are sized to their content and never wrap; on a
+        narrow screen each run's name heads a table of its own (no run column) and the headers shorten."""
+        c = self.comparison
+        narrow = (width if width is not None else self.size.width) < self.NARROW
+        if narrow:
+            parts = []
+            for rep in c.candidates:
+                name = literal(excerpt(rep.candidate, 60), style="bold cyan")
+                name.end = "\n"
+                parts += [name, self._table([rep], narrow=True)]
+            return Group(*parts)
+        return self._table(c.candidates, narrow=False)
+
+    def _table(self, reports, narrow: bool) -> Table:
+        c = self.comparison
+        conf = int(round(c.confidence * 100))
+        table = Table(box=None, padding=(0, 1), collapse_padding=narrow, show_edge=False, header_style="bold")
+        heads = (("measure", "left"), ("base" if narrow else "baseline", "right"),
+                 ("value" if narrow else "run value", "right"), ("Δ", "right"), ("p", "right"),
+                 (f"{conf}% CI", "right"), ("d", "right"), ("w/l/t" if narrow else "wins/losses/ties", "right"))
+        if not narrow:
+            table.add_column("run", justify="left", no_wrap=True, overflow="ellipsis")
+        for name, justify in heads:
+            table.add_column(name, justify=justify, no_wrap=True)
+        for rep in reports:
+            name = literal(excerpt(rep.candidate, 20), style="bold cyan")
+            for i, m in enumerate(c.measures):
+                s = rep.summary[m.name]
+                ci = s.get("ci") or [None, None]
+                cells = [literal(m.name), Text(_f(s["baseline"])), Text(_f(s["candidate"])),
+                         Text(_f(s["delta"], sign=True), style=_delta_style(s["delta"])),
+                         Text(_f(s.get("p_value"))), Text(f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]"),
+                         Text(_f(s.get("effect_size"), 2, True)), Text(f"{s['wins']}/{s['losses']}/{s['ties']}")]
+                if narrow:
+                    table.add_row(*cells)
+                else:
+                    table.add_row(name if i == 0 else Text(""), *cells)
+        return table
+
+    def _show_macros(self) -> None:
         from rankgate.tui.widgets.charts import comparison_charts
 
         charts = comparison_charts(self.comparison, self.model.policy.must_pass, self.size.width - 4)
         self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *charts,
                                                                *self.details()))
-        self.show_run(0)
 
-    def macro_table(self) -> Table:
-        c = self.comparison
-        conf = int(round(c.confidence * 100))
-        table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
-        for name, justify in (("run", "left"), ("measure", "left"), ("baseline", "right"), ("run value", "right"),
-                              ("Δ", "right"), ("p", "right"), (f"{conf}% CI", "right"), ("d", "right"),
-                              ("wins/losses/ties", "right")):
-            table.add_column(name, justify=justify)
-        for rep in c.candidates:
-            for i, m in enumerate(c.measures):
-                s = rep.summary[m.name]
-                ci = s.get("ci") or [None, None]
-                table.add_row(literal(excerpt(rep.candidate, 20), style="bold cyan") if i == 0 else Text(""),
-                              literal(m.name), Text(_f(s["baseline"])), Text(_f(s["candidate"])),
-                              Text(_f(s["delta"], sign=True), style=_delta_style(s["delta"])),
-                              Text(_f(s.get("p_value"))), Text(f"[{_f(ci[0], sign=True)}, {_f(ci[1], sign=True)}]"),
-                              Text(_f(s.get("effect_size"), 2, True)), Text(f"{s['wins']}/{s['losses']}/{s['ties']}"))
-        return table
+    def on_resize(self) -> None:
+        if self.comparison is not None:
+            self._show_macros()
 
     def changed(self) -> list[Text]:
         """Per run, the queries newly failed and newly fixed: under the table, not in a column of it (a

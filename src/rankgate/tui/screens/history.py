@@ -4,11 +4,13 @@ A row names whose judgment changed (the reviewer; for an import, the reviewer
 the file names, or the file when it names none) and, apart, who made the change
 when that is someone else ("imported by ana", "by lena"). A reason typed right
 after a grade is shown with it, as one row (one edit); an undo or a redo says so.
+The columns cut long values; the highlighted row is shown whole, wrapped, under the list.
 """
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -17,6 +19,7 @@ from textual.widgets import Static
 from rankgate.tui.labels import Change
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
+from rankgate.tui.widgets.text_static import TextStatic
 
 IMPORTS = ("import", "merge", "migrate")
 
@@ -87,6 +90,28 @@ class ChangeList(LineList):
         return Text("no changes recorded for this query yet", style="dim italic", end="")
 
 
+def detail(c: Change) -> Text:
+    """One change in full: every field on its own, nothing cut (the list's columns cut them)."""
+    t = Text(end="")
+    t.append_text(literal(action_of(c), style="bold"))
+    t.append(" · ")
+    t.append_text(literal(c.doc or "(query)", style="bold cyan"))
+    if c.action != "notes":
+        grade = f"{'-' if c.before is None else c.before}→{'-' if c.grade is None else c.grade}" \
+            if c.before != c.grade else str(c.grade)
+        t.append(f" · grade {grade}", style="bold")
+    t.append(" · ", style="dim")
+    t.append_text(literal(c.time or "", style="dim"))
+    t.append("\njudged by ", style="dim")
+    t.append_text(literal(c.reviewer or "", style="cyan"))
+    if by_text(c):
+        t.append(" · changed: ", style="dim")
+        t.append_text(literal(by_text(c), style="magenta"))
+    t.append("\n")
+    t.append_text(literal(c.reason or "(no reason)", style="" if c.reason else "dim"))
+    return t
+
+
 class HistoryScreen(ModalScreen[None]):
     BINDINGS = [("escape,h,q", "dismiss(None)", "Close")]
 
@@ -102,6 +127,7 @@ class HistoryScreen(ModalScreen[None]):
             title.append(f"  ({len(self.changes)} changes)", style="dim")
             yield Static(title)
             yield ChangeList(list(reversed(self.changes)), id="history-list")
+            yield TextStatic(id="history-detail")
             yield Static(Text("judged by: whose judgment (an import: the reviewer the file names, else the file) · "
                               "changed by: who made the change when someone else did · Escape closes", style="dim"))
 
@@ -109,3 +135,13 @@ class HistoryScreen(ModalScreen[None]):
         lst = self.query_one(ChangeList)
         lst.set_count(len(lst.changes), 0, notify=False)
         lst.focus()
+        self._detail(0)
+
+    @on(LineList.Highlighted, "#history-list")
+    def _highlighted(self, event: LineList.Highlighted) -> None:
+        self._detail(event.index)
+
+    def _detail(self, index: int) -> None:
+        lst = self.query_one(ChangeList)
+        if 0 <= index < len(lst.changes):
+            self.query_one("#history-detail", TextStatic).show(detail(lst.changes[index]))

@@ -1,0 +1,370 @@
+"""The review screen's editing actions: grade, reason, remove, collection version, unsure, undo and redo,
+add, notes, guidelines. A mixin of `ReviewScreen` (screens/review.py), which gives it the model, the
+panes and `after_edit`; every edit goes through `_write` (store, re-score, every pane, timings)."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from rich.text import Text
+
+from rankgate.core.text import visible
+from rankgate.tui.labels import Refused
+from rankgate.tui.messages import LabelsEdited
+from rankgate.tui.safe import literal
+from rankgate.tui.screens.guidelines import GuidelinesScreen
+from rankgate.tui.screens.label_form import LabelForm, scale_text
+from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
+from rankgate.tui.suggested import accept as accept_suggestion, ask_judge
+from rankgate.tui.widgets.doc_view import DocView
+from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
+from rankgate.tui.widgets.ranking import RankingList
+from rankgate.tui.widgets.reason_bar import ReasonBar
+
+
+GC_DUE = 6  # young collections (of Python's 10) after which an edit's frame is followed by a full one
+
+
+def collect_if_due() -> None:
+    """A full collection now, after an edit's frame, when Python's own is near. Each frame leaves cyclic
+    garbage (Textual's strips cache themselves) that only a full collection frees; done by Python it fell
+    on a key every few edits and cost 50-150 ms there. Here it costs the same, while the person reads."""
+    if gc.isenabled() and gc.get_count()[2] >= GC_DUE:
+        gc.collect()
+
+
+class EditingActions:
+    """Grade, reason, remove, version, unsure, undo/redo, add, notes: each writes through `_write`."""
+
+    def _write(self, qid: str, doc: str, write) -> bool:
+        """Run one edit of the store (`write()`), re-score its query, update every pane. A refused edit (the
+        app's own check, or the store's) says why and changes nothing."""
+        t0 = time.perf_counter()
+        try:
+            write()
+        except Refused as e:
+            self.notify(str(e), severity="warning", markup=False, timeout=8)
+            return False
+        except Exception as e:  # the store refused: nothing changed
+            self.notify(f"label not saved: {e}", severity="error", markup=False, timeout=8)
+            return False
+        self.last_store_s = time.perf_counter() - t0  # the store's write (journal append and fsync)
+        self.model.apply_edit(qid)
+        self.after_edit(qid, doc)
+        self.last_edit_s = time.perf_counter() - t0
+        self.app.call_after_refresh(self._painted, t0)
+        self.post_message(LabelsEdited(qid, doc, self.last_edit_s))
+        return True
+
+    def edit(self, qid: str, doc: str, grade: int | None, reason: str | None = None, *,
+             version: str | None = None, merge: bool = False, open: bool = False) -> bool:
+        """Write the reviewer's judgment (grade None: remove it) to the store, re-score its query, update
+        every pane."""
+        book = self.model.labels
+        if grade is None:
+            removed: list = []
+
+            def remove():
+                removed.append(book.remove(qid, doc))
+                if removed[0] is None:
+                    raise Refused("this document has no label to remove")
+
+            if not self._write(qid, doc, remove):
+                return False
+            lab = removed[0]
+            where = visible(f"{qid} {doc}", lines="space")
+            self.notify(f"removed {where}: {lab.grade} (ctrl+z to undo)", title="removed", markup=False)
+            return True
+        return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, merge=merge, open=open))
+
+    def _painted(self, t0: float) -> None:
+        self.last_painted_at = time.perf_counter()
+        self.last_paint_s = self.last_painted_at - t0
+        if not self._fresh_busy:  # else once the fresh gate is shown (_decided)
+            collect_if_due()
+
+    def _follow_focus(self) -> None:
+        """The focused list's highlighted document is the current one, now: a key typed right after a
+        cursor move acts on the row it moved to (the highlight's own message may still be on its way)."""
+        focused = self.focused
+        if isinstance(focused, (RankingList, LabelList)) and 0 <= focused.cursor < len(focused.rows):
+            self.set_doc(focused.rows[focused.cursor].doc)
+
+    def _need_doc(self) -> bool:
+        self._follow_focus()
+        if self.qi is None or self.doc is None:
+            self.notify("highlight a document first (in the rankings or the labels)", severity="warning")
+            return False
+        return True
+
+    def _whose(self, what: str, then, adjudicate=None) -> None:
+        """Editing a label only other reviewers judged is explicit: add my own judgment, adjudicate (when
+        they disagree and `adjudicate` is given), or cancel. Otherwise `then()` at once."""
+        qid, doc = self.qid, self.doc
+        other = self.model.labels.others(qid, doc) if self.ask_whose else None
+        if other is None:
+            then()
+            return
+        who = ", ".join(other.reviewers or (other.reviewer,))
+        title = Text(end="")
+        title.append_text(literal(f"{doc}", style="bold cyan"))
+        title.append(" is ", style="bold")
+        title.append_text(literal(who, style="bold"))
+        title.append("'s label", style="bold")
+        body = Text(f"grade {other.grade}", end="")
+        if other.how:
+            body.append("  ")
+            body.append_text(literal(other.how, style="dim"))
+        body.append("\n")
+        body.append_text(literal(f"You ({self.model.labels.reviewer}) have not judged it. How should {what} be "
+                                 "recorded?"))
+        options = [("mine", "Add my own judgment (theirs stays)")]
+        if adjudicate is not None and other.disputed:
+            options.append(("adjudicate", "Adjudicate: record the final grade, with a reason"))
+        options.append(("cancel", "Cancel"))
+
+        def chosen(answer: str | None) -> None:
+            if answer == "mine":
+                then()
+            elif answer == "adjudicate":
+                adjudicate()
+
+        self.app.push_screen(Choice(title, body, options), chosen)
+
+    def action_grade(self, grade: int) -> None:
+        if self._negative_until and grade >= 0:
+            grade = -grade if time.monotonic() < self._negative_until else grade
+        self._negative_until = 0.0
+        if grade not in self.grades:
+            self.notify(f"grade {grade} is not on this benchmark's scale ({scale_text(self.grades)})",
+                        severity="warning", markup=False)
+            return
+        if not self._need_doc():
+            return
+        qid, doc = self.qid, self.doc
+        self._whose(f"grade {grade}", lambda: self._grade(qid, doc, grade),
+                    lambda: self._adjudicate_pair(qid, doc, grade))
+
+    def _grade(self, qid: str, doc: str, grade: int) -> None:
+        if self.edit(qid, doc, grade, open=True) and self.ask_reason:
+            lab = self.model.labels.mine(qid, doc)
+            self.query_one(ReasonBar).ask(qid, doc, grade, lab.reason if lab else "", return_to=self.focused)
+
+    def _adjudicate_pair(self, qid: str, doc: str, grade: int | None) -> None:
+        """The final grade of a disputed pair, with a reason (required), by this reviewer."""
+        lab = self.model.labels.labels(qid).get(doc)
+        grade = lab.grade if grade is None and lab is not None else grade
+
+        def check(value: str) -> str:
+            return "" if value.strip() else "an adjudication needs a reason"
+
+        def done(reason: str | None) -> None:
+            if reason:
+                if self._write(qid, doc, lambda: self.model.labels.adjudicate(qid, doc, grade, reason.strip())):
+                    self.notify(f"{visible(qid + ' ' + doc, lines='space')}: final grade {grade}",
+                                title="adjudicated", markup=False)
+
+        title = Text(f"Adjudicate: final grade {grade} of ", style="bold", end="")
+        title.append_text(literal(doc, style="bold cyan"))
+        self.app.push_screen(TextPrompt(title, "", placeholder="reason for the final grade (required)",
+                                        check=check, id_="adjudicate-reason"), done)
+
+    def action_accept_suggestion(self) -> None:
+        """A: the judge's suggested grade and reason as my judgment (tui/suggested.py)."""
+        if self._need_doc():
+            accept_suggestion(self)
+            self._show_doc()
+
+    def action_ask_judge(self) -> None:
+        """S: the judge's suggestions for this query's unjudged documents, in a worker (tui/suggested.py)."""
+        ask_judge(self)
+
+    def action_negative_grade(self) -> None:
+        """`-` then a digit: a negative grade (scales such as -2..4)."""
+        if not any(g < 0 for g in self.grades):
+            self.notify(f"this benchmark's scale has no negative grade ({scale_text(self.grades)})",
+                        severity="warning", markup=False)
+            return
+        self._negative_until = time.monotonic() + 3.0
+        self.notify("negative grade: press a digit", timeout=3)
+
+    def action_pick_grade(self) -> None:
+        if not self._need_doc():
+            return
+        qid, doc = self.qid, self.doc
+        lab = self.model.labels.labels(qid).get(doc)
+
+        def done(grade: int | None) -> None:
+            if grade is not None and (self.qid, self.doc) == (qid, doc):
+                self._negative_until = 0.0  # the picked grade as it is
+                self.action_grade(grade)
+
+        self.app.push_screen(GradePicker(self.grades, lab.grade if lab else None, doc), done)
+
+    def action_edit_reason(self) -> None:
+        if not self._need_doc():
+            return
+        qid, doc = self.qid, self.doc
+        lab = self.model.labels.labels(qid).get(doc)
+        if lab is None:
+            self.notify("this document has no label yet: grade it first", severity="warning")
+            return
+
+        def ask() -> None:
+            mine = self.model.labels.mine(qid, doc)
+            self.query_one(ReasonBar).ask(qid, doc, (mine or lab).grade, mine.reason if mine else "",
+                                          return_to=self.focused)
+
+        self._whose("your reason", ask, lambda: self._adjudicate_pair(qid, doc, None))
+
+    def action_remove_label(self) -> None:
+        if not self._need_doc():
+            return
+        self.edit(self.qid, self.doc, None)
+
+    def _labelled(self, hint: str):
+        """(query, document, the label book, its label) of the highlighted document; None, saying so, when it
+        has no label yet."""
+        if not self._need_doc():
+            return None
+        qid, doc, book = self.qid, self.doc, self.model.labels
+        lab = book.labels(qid).get(doc)
+        if lab is None:
+            self.notify(f"this document has no label yet: {hint}", severity="warning")
+            return None
+        return qid, doc, book, lab
+
+    def action_set_version(self) -> None:
+        """The collection version the reviewer inspected, for the highlighted label (default: the benchmark's)."""
+        found = self._labelled("grade it first")
+        if found is None:
+            return
+        qid, doc, book, lab = found
+        mine = book.mine(qid, doc)
+        current = self.model.collection_version or (mine.collection_version if mine else lab.collection_version)
+
+        def check(value: str) -> str:
+            return "" if value.strip() else "the collection version cannot be empty: nothing changed"
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                if self._write(qid, doc, lambda: book.set_version(qid, doc, value)):
+                    self.notify(f"collection version {visible(value.strip(), lines='space')} for "
+                                f"{visible(doc, lines='space')}", timeout=4, markup=False)
+
+        def ask() -> None:
+            title = Text("Collection version of ", style="bold", end="")
+            title.append_text(literal(doc, style="bold cyan"))
+            title.append("  (now: ", style="dim")
+            title.append_text(literal((mine or lab).collection_version or "none", style="dim"))
+            title.append(")", style="dim")
+            self.app.push_screen(TextPrompt(
+                title, current, placeholder="the collection version you inspected",
+                help="the benchmark's current version is filled in · Enter saves · Escape cancels", check=check,
+                id_="version-input"), done)
+
+        self._whose("your collection version", ask)
+
+    def action_toggle_unsure(self) -> None:
+        """Mark the highlighted label unsure, with a note (modal); on a label marked unsure, clear the mark.
+        An unjudged document is graded first (the grade picker), as a mark sits on a judgment."""
+        if not self._need_doc():
+            return
+        qid, doc, book = self.qid, self.doc, self.model.labels
+        lab = book.labels(qid).get(doc)
+        if lab is None:
+            def graded(grade: int | None) -> None:
+                if grade is not None and self.edit(qid, doc, grade):
+                    self._ask_unsure(qid, doc)
+
+            self.notify("not judged yet: pick a grade (your best guess), then say what is unsure", timeout=5)
+            self.app.push_screen(GradePicker(self.grades, None, doc), graded)
+            return
+        if lab.unsure:
+            if self._write(qid, doc, lambda: book.clear_unsure(qid, doc)):
+                self.notify("unsure mark cleared (ctrl+z to undo)", timeout=4)
+            return
+        self._ask_unsure(qid, doc)
+
+    def _ask_unsure(self, qid: str, doc: str) -> None:
+        book = self.model.labels
+
+        def done(note: str | None) -> None:
+            if note is not None:
+                self._write(qid, doc, lambda: book.mark_unsure(qid, doc, note.strip() or "unsure"))
+
+        title = Text("Unsure about ", style="bold", end="")
+        title.append_text(literal(doc, style="bold cyan"))
+        self.app.push_screen(TextPrompt(title, "", placeholder="what needs discussion? (a note)",
+                                        help="Enter marks it unsure · Escape cancels · ! again clears the mark",
+                                        id_="unsure-note"), done)
+
+    def action_undo(self) -> None:
+        self._undo_redo("undo")
+
+    def action_redo(self) -> None:
+        self._undo_redo("redo")
+
+    def _undo_redo(self, which: str) -> None:
+        book = self.model.labels
+        if self.query_one(ReasonBar).is_open:
+            self.query_one(ReasonBar).close()
+        if not (book.done if which == "undo" else book.undone):
+            self.notify(f"nothing to {which} in this session", timeout=3)
+            return
+        got: list = []
+        edit = (book.done if which == "undo" else book.undone)[-1]
+        if not self._write(edit.qid, edit.doc, lambda: got.append(getattr(book, which)())):
+            return
+        where = visible(f"{edit.qid} {edit.doc}", lines="space")
+        self.notify(f"{which} {visible(edit.what, lines='space')}: {where}", title=which, markup=False, timeout=4)
+        if self.qid != edit.qid or self.doc != edit.doc:
+            self.go_to(edit.qid, edit.doc)
+
+    def action_add_label(self) -> None:
+        if self.qi is None:
+            return
+        qid, qi = self.qid, self.qi
+        m = self.model
+        corpus = self.query_one(DocView).corpus
+
+        def known(doc: str) -> bool:
+            if doc in m.labels.labels(qid) or (corpus and doc in corpus):
+                return True
+            return any(doc in ri.names(qi) for ri in m.runs.values())
+
+        def done(result) -> None:
+            if result:
+                doc, grade, reason, version = result
+                if self.edit(qid, doc, grade, reason, version=version or None):
+                    self.set_doc(doc)
+
+        self.app.push_screen(LabelForm(qid, scale=self.grades, version=m.collection_version, known=known), done)
+
+    def action_edit_notes(self) -> None:
+        if self.qi is None:
+            return
+        m = self.model
+        q = m.query(self.qi)
+
+        def done(notes: str | None) -> None:
+            if notes is None or notes == q.notes:
+                return
+            try:
+                new = m.labels.set_notes(q, notes)
+            except Exception as e:
+                self.notify(f"notes not saved: {e}", severity="error", markup=False, timeout=8)
+                return
+            m.queries[q.id] = new
+            m.version += 1
+            if self.qid == q.id:
+                self.query_one(LabelEditor).show(self.qi, self.doc, keep_cursor=True)
+            self.notify("notes saved", timeout=3)
+
+        self.app.push_screen(NotesEditor(q.id, q.notes), done)
+
+    def action_guidelines(self) -> None:
+        manifest = self.loaded.manifest if self.loaded else None
+        self.app.push_screen(GuidelinesScreen(manifest.guidelines if manifest else None,
+                                              manifest.folder if manifest else None))
