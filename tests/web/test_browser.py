@@ -135,10 +135,12 @@ def test_two_reviewers_grade_in_the_browser_each_in_their_own_workspace(served, 
                 settle(page, quiet_ms=800)
             ms = key_to_repaint(ana, "2")  # grade 2 on the highlighted document
             tomas.keyboard.press("1")
-            ana.keyboard.press("Escape")  # no reason this time
+            settle(ana)
+            ana.keyboard.type("names the leaked key's rotation")  # the reason prompt
+            ana.keyboard.press("Enter")
             tomas.keyboard.press("Escape")
             deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and not (" ana set " in labels_of(home, "ana")
+            while time.monotonic() < deadline and not ("rotation" in labels_of(home, "ana")
                                                        and " tomas set " in labels_of(home, "tomas")):
                 time.sleep(0.3)
             settle(ana)
@@ -147,5 +149,6 @@ def test_two_reviewers_grade_in_the_browser_each_in_their_own_workspace(served, 
             browser.close()
     a, t = sets(labels_of(home, "ana")), sets(labels_of(home, "tomas"))
     assert a == [("ana", "q-leaked-key backup-restore-drill-03", "- -> 2")], a
+    assert "names the leaked key's rotation" in labels_of(home, "ana")  # the reason, in the same history row
     assert [who for who, _, _ in t] == ["tomas"] and t[0][2] == "- -> 1", t
     print(f"\nfirst screen {first:.2f} s after opening the page; key to repaint {ms:.0f} ms")
