@@ -417,6 +417,9 @@ def cmd_gate(args) -> int:
 
         write_output(args.junit, gate_junit(result), "the JUnit report")
     if args.output:
+        if any(os.path.exists(p) and os.path.samefile(p, args.output) for _, p in bundle.files
+               if os.path.exists(args.output)):
+            raise InputError(args.output, "is one of the gate's inputs: -o would overwrite it (choose another file)")
         write_output(args.output, json.dumps(result.data, indent=2) + "\n", "the result")
     else:
         emit(json.dumps(result.data, indent=2))
