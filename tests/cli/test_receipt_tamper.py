@@ -198,3 +198,25 @@ def test_keys_are_never_overwritten_and_short_keys_refused(capsys, bench, key, t
     short.write_text("abc\n")
     code, _, err = run(capsys, "gate", bench, "--receipt", tmp_path / "r.json", "--sign-key", short, *ARGS)
     assert code == 2 and "at least 16 bytes" in err and not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("where, value", [
+    ("args.benchmark", 5), ("args.k", "x"), ("args.rel_level", []), ("args.measure", 5), ("args.must_pass", [1]),
+    ("args.resamples", 1e308), ("args.seed", True), ("args.qrels_format", ["a"]), ("args.unknown", "x"),
+    ("cwd", 5), ("inputs", [{"path": 5}]), ("runs", ["a"]), ("runs", {"a": 5}), ("result", "x"),
+])
+def test_a_malformed_receipt_exits_2_in_one_line(capsys, tmp_path, where, value):
+    lab = SAMPLES / "seed-lab"
+    receipt = tmp_path / "r.json"
+    assert run(capsys, "gate", lab, "--receipt", receipt, "--quiet")[0] == 3
+    statement = json.loads(receipt.read_text())
+    body = statement["predicate"]
+    if where.startswith("args."):
+        body["invocation"]["args"][where[5:]] = value
+    elif where == "cwd":
+        body["invocation"]["cwd"] = value
+    else:
+        body[where] = value
+    receipt.write_text(json.dumps(statement))
+    code, _, err = run(capsys, "receipt", "verify", receipt)
+    assert code == 2 and err.startswith("error:") and len(err.strip().splitlines()) == 1, err

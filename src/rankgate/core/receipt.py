@@ -262,6 +262,11 @@ def open_receipt(path: str) -> Opened:
     opened.body = data
     if not isinstance(data, dict) or not isinstance(data.get("inputs"), list) or "result" not in data:
         raise InputError(path, "not a rankgate receipt (expected 'inputs' and 'result')")
+    if not isinstance(data["result"], dict) or not all(
+            isinstance(i, dict) and isinstance(i.get("path"), str) for i in data["inputs"]):
+        raise InputError(path, "not a rankgate receipt: 'result' must be an object and each input have a path")
+    if not isinstance(data.get("runs", {}), dict) or not all(isinstance(r, dict) for r in data.get("runs", {}).values()):
+        raise InputError(path, "not a rankgate receipt: 'runs' must map each run's name to an object")
     version = data.get("receipt_version")
     if type(version) is not int or version not in KNOWN_VERSIONS:
         raise InputError(path, f"receipt_version {json.dumps(version)[:20]} is not one this rankgate writes "
@@ -273,10 +278,30 @@ def open_receipt(path: str) -> Opened:
     if not isinstance(inv, dict) or not isinstance(inv.get("args"), dict):
         raise InputError(path, "the receipt records no invocation (written by an older rankgate): "
                          "it cannot be recomputed")
-    if not isinstance(inv["args"].get("runs") or [], list) or not all(
-            isinstance(inv["args"].get(k), (str, type(None))) for k in PATH_KEYS):
-        raise InputError(path, "not a rankgate receipt: its invocation's paths are not text")
+    for key, value in inv["args"].items():
+        if not _arg_ok(key, value):
+            raise InputError(path, f"not a rankgate receipt: invocation.args.{str(key)[:40]} is "
+                             f"{json.dumps(value)[:40]}, not what rankgate gate writes there")
+    if not isinstance(inv.get("cwd"), (str, type(None))):
+        raise InputError(path, "not a rankgate receipt: invocation.cwd is not a folder name")
     return opened
+
+
+INT_ARGS = ("k", "rel_level", "resamples", "seed")
+LIST_ARGS = ("runs", "measure", "must_pass")
+
+
+def _arg_ok(key: str, value) -> bool:
+    """Whether one recorded flag has the type the CLI gives it (so recomputing cannot crash on it)."""
+    if key not in INVOCATION_KEYS:
+        return False
+    if key in LIST_ARGS:
+        return value is None or isinstance(value, list) and all(isinstance(x, str) for x in value)
+    if key in INT_ARGS:
+        return value is None or type(value) is int
+    if key == "allow_snapshot_mismatch":
+        return value is None or type(value) is bool
+    return value is None or isinstance(value, str)
 
 
 def _base_folder(data: dict, root: str | None) -> str:
