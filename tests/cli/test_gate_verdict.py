@@ -43,7 +43,12 @@ def test_o_never_overwrites_an_input(capsys, tmp_path):
         (bench / f.name).write_bytes(f.read_bytes())
     before = (bench / "qrels.json").read_bytes()
     code, out, err = run(capsys, "gate", bench, "-o", bench / "qrels.json")
-    assert code == 2 and "is one of the gate's inputs" in err and (bench / "qrels.json").read_bytes() == before
+    assert code == 2 and "is one of this command's input files" in err
+    assert (bench / "qrels.json").read_bytes() == before
+    key = tmp_path / "gate.key"
+    key.write_text("k" * 32)
+    code, out, err = run(capsys, "gate", bench, "--receipt", key, "--sign-key", key)  # never over the key
+    assert code == 2 and "is one of this command's input files" in err and key.read_text() == "k" * 32
 
 
 def test_the_verdict_line_escapes_ids(capsys):

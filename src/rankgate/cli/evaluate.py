@@ -388,7 +388,8 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
-    refuse_inputs(args.receipt, args.markdown, args.junit, inputs=[p for _, p in bundle.files] + policy.sources)
+    refuse_inputs(args.receipt, args.markdown, args.junit, args.output,
+                  inputs=[p for _, p in bundle.files] + policy.sources + ([args.sign_key] if args.sign_key else []))
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
@@ -417,9 +418,6 @@ def cmd_gate(args) -> int:
 
         write_output(args.junit, gate_junit(result), "the JUnit report")
     if args.output:
-        if any(os.path.exists(p) and os.path.samefile(p, args.output) for _, p in bundle.files
-               if os.path.exists(args.output)):
-            raise InputError(args.output, "is one of the gate's inputs: -o would overwrite it (choose another file)")
         write_output(args.output, json.dumps(result.data, indent=2) + "\n", "the result")
     else:
         emit(json.dumps(result.data, indent=2))
