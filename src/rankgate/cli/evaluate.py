@@ -388,8 +388,7 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
-    refuse_inputs(args.receipt, args.markdown, args.junit, args.output,
-                  inputs=[p for _, p in bundle.files] + policy.sources + ([args.sign_key] if args.sign_key else []))
+    refuse_inputs(args.receipt, args.markdown, args.junit, args.output, inputs=[args.sign_key] if args.sign_key else [])
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
@@ -399,7 +398,7 @@ def cmd_gate(args) -> int:
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
     code = EXIT_OK if result.accepted else EXIT_REJECTED
     _refuse_inputs(bundle, policy, (("--receipt", args.receipt), ("--markdown", args.markdown),
-                                    ("--junit", args.junit)))
+                                    ("--junit", args.junit), ("-o", args.output)))
     from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
 
     if args.receipt:

@@ -299,7 +299,7 @@ def _arg_ok(key: str, value) -> bool:
         return value is None or isinstance(value, list) and all(isinstance(x, str) for x in value)
     if key in INT_ARGS:
         return value is None or type(value) is int
-    if key == "allow_snapshot_mismatch":
+    if key in ("allow_snapshot_mismatch", "with_suggestions"):
         return value is None or type(value) is bool
     return value is None or isinstance(value, str)
 
