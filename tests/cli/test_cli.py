@@ -101,7 +101,7 @@ def test_receipt_hashes_every_input(tmp_path, capsys):
     receipt = tmp_path / "receipt.json"
     code, _, _ = cli(capsys, "gate", LAB, "--receipt", receipt)
     assert code == 3
-    rec = json.loads(receipt.read_text())
+    rec = json.loads(receipt.read_text())["predicate"]
     assert rec["exit_code"] == 3 and rec["decision"] == "reject" and rec["k"] == 3
     roles = {i["role"]: i for i in rec["inputs"]}
     assert set(roles) == {"manifest", "qrels", "run"}

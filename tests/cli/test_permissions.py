@@ -168,7 +168,7 @@ def test_receipt_hashes_the_acl_and_verifies(tmp_path, capsys):
     b = bench(tmp_path)
     receipt = tmp_path / "r.json"
     assert run(capsys, "gate", b, "--receipt", receipt)[0] == 3
-    assert "acl" in {i["role"] for i in json.loads(receipt.read_text())["inputs"]}
+    assert "acl" in {i["role"] for i in json.loads(receipt.read_text())["predicate"]["inputs"]}
     assert run(capsys, "receipt", "verify", receipt)[0] == 0
     write(tmp_path / "acl.jsonl", '{"doc": "s", "groups": ["staff"]}\n')
     code, out, _ = run(capsys, "receipt", "verify", receipt)

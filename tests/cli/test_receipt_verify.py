@@ -1,5 +1,6 @@
 """rankgate receipt verify: agrees with an untouched gate; names what differs after any tampering."""
 
+import hashlib
 import json
 import shutil
 
@@ -34,7 +35,14 @@ def gated(capsys, bench, *extra):
 
 def test_an_untouched_receipt_verifies(capsys, bench):
     receipt = gated(capsys, bench)
-    rec = json.loads(receipt.read_text())
+    statement = json.loads(receipt.read_text())
+    assert statement["_type"] == "https://in-toto.io/Statement/v1"
+    assert statement["predicateType"] == "https://rankgate.dev/attestation/gate/v1"
+    cand = bench / "runs" / "bm25-prf.jsonl"
+    assert statement["subject"] == [{"name": str(cand),
+                                     "digest": {"sha256": hashlib.sha256(cand.read_bytes()).hexdigest()}}]
+    rec = statement["predicate"]
+    assert rec["receipt_version"] == 3 and len(rec["digest"]["sha256"]) == 64
     assert rec["decision"] == "reject" and rec["as_of"] == "2026-06-01"
     assert {i["role"] for i in rec["inputs"]} == {"manifest", "qrels", "run", "queries", "policy"}
     assert rec["runs"]["bm25-prf"]["metadata"]["corpus_snapshot"] == "ops-handbook-2026.11"
@@ -74,16 +82,17 @@ def test_a_changed_label_changes_the_recomputed_result(capsys, bench):
 
 def test_tampering_the_receipt_fails_verification(capsys, bench):
     receipt = gated(capsys, bench)
-    rec = json.loads(receipt.read_text())
+    statement = json.loads(receipt.read_text())
+    rec = statement["predicate"]
     rec["decision"] = "accept"
     rec["result"]["checks"]["must_pass_queries_hit"] = True
-    receipt.write_text(json.dumps(rec))
+    receipt.write_text(json.dumps(statement))
     code, out, err = run(capsys, "receipt", "verify", receipt)
     assert code == 3 and 'decision: receipt "accept", recomputed "reject"' in err
     assert "result.checks.must_pass_queries_hit: receipt true, recomputed false" in json.loads(out)["differences"]
-    rec = json.loads((gated(capsys, bench)).read_text())
-    rec["policy"]["rules"][0]["alpha"] = 0.5
-    receipt.write_text(json.dumps(rec))
+    statement = json.loads((gated(capsys, bench)).read_text())
+    statement["predicate"]["policy"]["rules"][0]["alpha"] = 0.5
+    receipt.write_text(json.dumps(statement))
     code, _, err = run(capsys, "receipt", "verify", receipt)
     assert code == 3 and "policy.rules[0].alpha" in err
 
@@ -97,7 +106,7 @@ reason = "known"
 expires = 2026-06-30
 ''')
     receipt = gated(capsys, bench)
-    rec = json.loads(receipt.read_text())
+    rec = json.loads(receipt.read_text())["predicate"]
     assert rec["decision"] == "accept" and [w["query"] for w in rec["waivers_used"]] == ["q-leaked-key"]
     code, _, err = run(capsys, "receipt", "verify", receipt)  # today is after 2026-06-30: still verifies
     assert code == 0, err
@@ -114,7 +123,7 @@ def test_unreadable_inputs_and_receipts_exit_2(capsys, bench, tmp_path):
     assert code == 2 and "invalid JSON" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "receipt", "verify", tmp_path / "missing.json")
     assert code == 2 and "no such file" in err
-    bad.write_text('{"inputs": [], "result": {}}')
+    bad.write_text('{"inputs": [], "result": {}, "receipt_version": 2}')
     code, _, err = run(capsys, "receipt", "verify", bad)
     assert code == 2 and "records no invocation" in err
 

@@ -269,7 +269,7 @@ def test_with_suggestions_counts_them_for_unjudged_pairs_and_the_receipt_records
     assert relevant  # some suggested relevant: the candidate's numbers move
     assert res["candidate_macro"] != json.loads(plain)["candidate_macro"] or \
         res["baseline_macro"] != json.loads(plain)["baseline_macro"]
-    rec = json.loads(receipt.read_text())
+    rec = json.loads(receipt.read_text())["predicate"]  # an in-toto statement
     assert "suggestions" in [i["role"] for i in rec["inputs"]] and rec["invocation"]["args"]["with_suggestions"]
     assert rec["result"]["suggestions"]["counted"] == 30
     code, out, _ = run(capsys, "receipt", "verify", receipt)

@@ -118,7 +118,7 @@ def test_a_receipt_with_the_acl_in_the_corpus_fails_when_the_corpus_acl_changes(
     b = corpus_bench(tmp_path)
     receipt = tmp_path / "r.json"
     main(["gate", str(b), "--receipt", str(receipt)])
-    assert ("acl", str(b / "corpus.jsonl")) in {(i["role"], i["path"]) for i in json.loads(receipt.read_text())["inputs"]}
+    assert ("acl", str(b / "corpus.jsonl")) in {(i["role"], i["path"]) for i in json.loads(receipt.read_text())["predicate"]["inputs"]}
     assert main(["receipt", "verify", str(receipt)]) == 0
     text = (b / "corpus.jsonl").read_text().replace('"acl": ["security"]}\n', '"acl": ["security", "audit"]}\n')
     (b / "corpus.jsonl").write_text(text)

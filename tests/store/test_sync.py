@@ -162,13 +162,13 @@ def _gate(*argv, env):
 def test_gate_warns_of_unexported_edits_and_decides_the_same(cli, samples, tmp_path, private_home):
     folder = _copy(samples, tmp_path)
     env = dict(os.environ, RANKGATE_HOME=str(private_home))
-    plain = _gate("gate", folder, env=env)
+    plain = _gate("gate", folder, "--quiet", env=env)
     assert plain.stderr == "" and _workspace_files() == []  # no workspace: nothing read, nothing created
     assert cli("labels", "status", folder)[0] == 0
-    assert _gate("gate", folder, env=env).stderr == ""  # a workspace in sync: silent
+    assert _gate("gate", folder, "--quiet", env=env).stderr == ""  # a workspace in sync: silent
     assert cli("labels", "set", "-b", folder, "q-recovery", "doc-new", "2", "--reason", "r")[0] == 0
     assert cli("labels", "set", "-b", folder, "q-dns", "doc-dns-negative-cache", "2", "--reason", "r")[0] == 0
-    warned = _gate("gate", folder, env=env)
+    warned = _gate("gate", folder, "--quiet", env=env)
     assert (warned.returncode, warned.stdout) == (plain.returncode, plain.stdout)  # same decision, same JSON
     lines = warned.stderr.splitlines()
     assert len(lines) == 1 and "holds 2 unexported label edits" in lines[0]
@@ -176,7 +176,7 @@ def test_gate_warns_of_unexported_edits_and_decides_the_same(cli, samples, tmp_p
     for cmd in ("score", "compare"):
         assert "2 unexported label edits" in _gate(cmd, folder, env=env).stderr
     # with --qrels the gate does not read the folder's labels: nothing to warn about
-    assert _gate("gate", folder, "--qrels", folder / "qrels.json", env=env).stderr == ""
+    assert _gate("gate", folder, "--quiet", "--qrels", folder / "qrels.json", env=env).stderr == ""
 
 
 def test_the_warning_sees_edits_of_a_writer_that_is_still_open(samples, tmp_path):
@@ -261,7 +261,7 @@ def test_the_receipt_names_the_version_the_labels_were_exported_from(cli, sample
     assert cli("labels", "export", folder)[0] == 0
     receipt = tmp_path / "receipt.json"
     code, _, _ = cli("gate", folder, "--receipt", receipt)
-    r = json.loads(receipt.read_text())
+    r = json.loads(receipt.read_text())["predicate"]  # an in-toto statement
     qrels = next(i for i in r["inputs"] if i["role"] == "qrels")
     assert qrels["sha256"] == sync.file_sha256(folder / "qrels.trec").removeprefix("sha256:")
     assert r["labels"] == {"path": qrels["path"], "sha256": qrels["sha256"], "exported_from": "v1",

@@ -177,7 +177,7 @@ def test_receipt_hashes_stage_files_when_a_stage_rule_decides(capsys, samples, t
     receipt = tmp_path / "r.json"
     _gate(capsys, "gate", samples / "ops-handbook", "--policy", samples / "ops-handbook" / "stages.toml",
           "--resamples", "200", "--receipt", receipt)
-    stages = [i["path"] for i in json.loads(receipt.read_text())["inputs"] if i["role"] == "stage"]
+    stages = [i["path"] for i in json.loads(receipt.read_text())["predicate"]["inputs"] if i["role"] == "stage"]
     assert [p.rsplit("/", 1)[1] for p in stages] == ["bm25-plain-rerank.jsonl", "bm25-plain-context.jsonl",
                                                      "bm25-prf-stages.jsonl"]
     code, out = _gate(capsys, "receipt", "verify", receipt)

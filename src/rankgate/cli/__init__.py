@@ -37,8 +37,9 @@ COMMANDS = {
     "review": ("review", "open the review app on a benchmark folder or on qrels and runs"),
     "funnel": ("funnel", "each relevant document's path through a pipeline's stages (retrieve, rerank, "
                "context): recall and losses per stage"),
+    "samples": ("samples", "the bundled sample benchmarks: list them, copy them to a folder"),
 }
-MODULES = ("evaluate", "trec_eval", "init", "labels", "review", "funnel")  # in the order `rankgate --help` lists their commands
+MODULES = ("evaluate", "trec_eval", "init", "labels", "review", "funnel", "samples")  # in the order `rankgate --help` lists their commands
 
 
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:

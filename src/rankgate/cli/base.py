@@ -21,7 +21,7 @@ class Parser(argparse.ArgumentParser):
 
 
 PATHS = {"qrels", "runs", "queries", "corpus", "policy", "db", "output", "receipt", "markdown", "junit", "benchmark",
-         "bench", "files", "map", "path", "dir", "folder"}
+         "bench", "files", "map", "path", "dir", "folder", "sign_key", "key"}
 
 
 def check_text(args) -> None:

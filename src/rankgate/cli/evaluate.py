@@ -94,7 +94,11 @@ def register(sub) -> None:
     g.add_argument("--must-pass", action="append", default=[], metavar="QUERY",
                    help="a query the candidate must hit in its top k (repeatable)")
     g.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE", help="extra measures to report")
-    g.add_argument("--receipt", metavar="PATH", help="write the JSON receipt here")
+    g.add_argument("--receipt", metavar="PATH", help="write the JSON receipt here (an in-toto statement)")
+    g.add_argument("--sign-key", metavar="KEYFILE", help="sign the receipt with this key file (HMAC-SHA256 in a DSSE "
+                   "envelope; make one with rankgate receipt keygen)")
+    g.add_argument("-o", "--output", metavar="FILE", help="write the result JSON here instead of stdout")
+    g.add_argument("--quiet", action="store_true", help="no verdict line on stderr")
     g.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here (a CI step page)")
     g.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here (a test case per check and query)")
     g.add_argument("--as-of", metavar="YYYY-MM-DD", help="judge waivers' expiry on this date (default: today, UTC)")
@@ -111,7 +115,11 @@ def register(sub) -> None:
     rv.add_argument("receipt", help="the receipt (JSON) written by rankgate gate --receipt")
     rv.add_argument("--root", help="resolve the receipt's relative paths against this folder "
                     "(default: the current folder, else the folder the gate ran in)")
+    rv.add_argument("--key", metavar="KEYFILE", help="the key the receipt was signed with: its signature must hold")
     rv.set_defaults(func=cmd_receipt_verify)
+    rk = rs.add_parser("keygen", help="write a new signing key (32 random bytes, hex) to a file only you can read")
+    rk.add_argument("path", metavar="KEYFILE")
+    rk.set_defaults(func=cmd_receipt_keygen)
     r.set_defaults(func=lambda args: usage(r))
 
 
@@ -380,7 +388,7 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
-    refuse_inputs(args.receipt, args.markdown, args.junit, inputs=[p for _, p in bundle.files] + policy.sources)
+    refuse_inputs(args.receipt, args.markdown, args.junit, args.output, inputs=[args.sign_key] if args.sign_key else [])
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
@@ -390,11 +398,16 @@ def cmd_gate(args) -> int:
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
     code = EXIT_OK if result.accepted else EXIT_REJECTED
     _refuse_inputs(bundle, policy, (("--receipt", args.receipt), ("--markdown", args.markdown),
-                                    ("--junit", args.junit)))
+                                    ("--junit", args.junit), ("-o", args.output)))
     from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
 
     if args.receipt:
-        write_receipt(args.receipt, build_receipt(result.data, bundle, policy, code, invocation_of(args)))
+        receipt = build_receipt(result.data, bundle, policy, code, invocation_of(args))
+        if args.sign_key:
+            from rankgate.core.signing import read_key, sign
+
+            receipt = sign(receipt, read_key(args.sign_key))
+        write_receipt(args.receipt, receipt)
     if args.markdown:
         from rankgate.core.outputs import gate_markdown
 
@@ -403,7 +416,14 @@ def cmd_gate(args) -> int:
         from rankgate.core.outputs import gate_junit
 
         write_output(args.junit, gate_junit(result), "the JUnit report")
-    emit(json.dumps(result.data, indent=2))
+    if args.output:
+        write_output(args.output, json.dumps(result.data, indent=2) + "\n", "the result")
+    else:
+        emit(json.dumps(result.data, indent=2))
+    if not args.quiet:
+        from rankgate.core.outputs import verdict_line
+
+        say(verdict_line(result.data), err=True)
     return code
 
 
@@ -507,7 +527,12 @@ def comparison_plot(cmp, must_pass, measure=None) -> str:
 def cmd_receipt_verify(args) -> int:
     from rankgate.core.receipt import verify_receipt
 
-    v = verify_receipt(args.receipt, args.root)
+    key = None
+    if args.key:
+        from rankgate.core.signing import read_key
+
+        key = read_key(args.key)
+    v = verify_receipt(args.receipt, args.root, key)
     emit(json.dumps(v.as_dict(), indent=2))
     if v.status == "unreadable":
         say(f"error: {args.receipt}: cannot read the inputs: {v.error}", err=True)
@@ -515,4 +540,21 @@ def cmd_receipt_verify(args) -> int:
         shown = "; ".join(v.differences[:5]) + (f"; and {len(v.differences) - 5} more" if len(v.differences) > 5
                                                 else "")
         say(f"error: {args.receipt}: the receipt does not match: {shown}", err=True)
+    elif v.signature and v.signature != "valid":
+        say(f"note: {args.receipt}: signed, signature not checked (give --key KEYFILE)", err=True)
     return v.exit_code
+
+
+def cmd_receipt_keygen(args) -> int:
+    from rankgate.core.receipt import write_atomic
+    from rankgate.core.signing import new_key
+
+    if os.path.lexists(args.path):
+        raise InputError(args.path, "exists already: a key is never overwritten (choose another path)")
+    try:
+        write_atomic(args.path, new_key(), mode=0o600)
+    except OSError as e:
+        raise InputError(args.path, f"cannot write the key: {e.strerror or e}") from None
+    say(f"wrote a signing key to {args.path} (keep it secret; verify with: rankgate receipt verify RECEIPT "
+        f"--key {args.path})", err=True)
+    return EXIT_OK

@@ -38,7 +38,7 @@ def register(sub) -> None:
                      "the app has no login)")
     web.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
     review.add_argument("--ask-reviewer", action="store_true", help=argparse.SUPPRESS)  # each served session
-    review.set_defaults(func=run)
+    review.set_defaults(func=run, usage=review)
 
 
 def raw_defaults(args) -> None:
@@ -51,6 +51,15 @@ def raw_defaults(args) -> None:
 
 
 def run(args) -> int:
+    if not (args.path or args.qrels or args.queries or args.serve):  # nothing to review: say how, and where
+        import sys
+
+        from rankgate.cli.base import EXIT_INVALID
+
+        args.usage.print_usage(sys.stderr)
+        print("rankgate review: name a benchmark folder or a qrels file; to try it on a sample:\n"
+              "  rankgate samples copy samples && rankgate review samples/ops-handbook", file=sys.stderr)
+        return EXIT_INVALID
     if args.serve:
         from rankgate.tui.serve import serve
 

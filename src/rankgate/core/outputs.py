@@ -485,3 +485,27 @@ def compare_markdown(data: dict, *, top: int = 15, charts: dict[str, list[str]] 
         out += ["", "Permission leaks (documents returned to users who may not see them): "
                 + ", ".join(f"{md(run)} {x['count']}" for run, x in perm["leaks"].items()) + "."]
     return "\n".join(out) + "\n"
+
+
+# ---- gate: one line ------------------------------------------------------------------------------
+
+def verdict_line(d: dict, limit: int = 3) -> str:
+    """The decision in one line for a person (`REJECT cand vs base: must-pass q1 lost; 14 of 15 checks pass`),
+    IDs escaped by core.text.visible."""
+    checks = d.get("check_details") or []
+    parts = []
+    for c in checks:
+        if c.get("passed"):
+            continue
+        if c.get("kind") == "must_pass" and c.get("failed"):
+            ids = [visible(q) for q in c["failed"]]
+            more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+            parts.append(f"must-pass {', '.join(ids[:limit])}{more} lost")
+        else:
+            parts.append(f"{visible(c.get('name'))} failed")
+    if len(parts) > limit:
+        parts = parts[:limit] + [f"{len(parts) - limit} more checks failed"]
+    passed = sum(1 for c in checks if c.get("passed"))
+    parts.append(f"{passed} of {len(checks)} checks pass")
+    word = "ACCEPT" if d.get("accepted") else "REJECT"
+    return f"{word} {visible(d.get('candidate'))} vs {visible(d.get('baseline'))}: " + "; ".join(parts)

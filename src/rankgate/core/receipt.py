@@ -3,9 +3,14 @@
 `build_receipt` records every input file with its SHA-256, the policy in force
 (every key the decision depends on), the runs' metadata, the invocation (the
 inputs and flags as given, and the folder they were given from), and the
-whole result. `verify_receipt` re-reads the inputs, checks every hash,
+whole result. It is written as an in-toto Statement v1: the subject is the
+candidate run's file and sha256, the predicate is that body with one sha256
+over all of it (`digest`); `core/signing.py` can wrap it in a signed DSSE
+envelope. `verify_receipt` re-reads the inputs, checks every hash,
 recomputes the gate from the recorded invocation (on the recorded `as_of`
-date, so a waiver's expiry is judged as it was), and names each difference.
+date, so a waiver's expiry is judged as it was), rebuilds the whole body and
+names each field that differs, and checks the digest and the signature.
+Version 2 receipts (the body alone) still verify.
 """
 
 from __future__ import annotations
@@ -24,11 +29,17 @@ from rankgate.core.bundle import Bundle, sha256_file
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.measures import DESCRIPTIONS, Measure
 
-RECEIPT_VERSION = 2
+RECEIPT_VERSION = 3
+KNOWN_VERSIONS = (2, 3)  # 2: the body alone, as rankgate 0.1 wrote it first; 3: an in-toto Statement
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://rankgate.dev/attestation/gate/v1"
 INVOCATION_KEYS = ("benchmark", "qrels", "runs", "queries", "qrels_format", "run_format", "policy", "k",
                    "rel_level", "missing_queries", "short_rankings", "measure", "must_pass", "baseline", "candidate",
                    "allow_snapshot_mismatch", "resamples", "seed", "acl", "with_suggestions")
 PATH_KEYS = ("benchmark", "qrels", "queries", "policy", "acl")
+MAX_RECEIPT_BYTES = 512 * 2**20
+# Fields not recomputed: when it was written, how (the recomputation follows it) and its own digest.
+NOT_RECOMPUTED = ("created_at", "invocation", "digest", "inputs")
 
 
 def input_files(bundle: Bundle, policy) -> list[tuple[str, str]]:
@@ -54,9 +65,9 @@ def _labels_source(inputs: list[dict], meta: dict) -> dict | None:
     return out
 
 
-def build_receipt(result: dict, bundle: Bundle, policy, exit_code: int, invocation: dict | None = None) -> dict:
-    inputs = [{"role": role, "path": path, "sha256": sha256_file(path), "bytes": os.path.getsize(path)}
-              for role, path in input_files(bundle, policy)]
+def receipt_body(result: dict, bundle: Bundle, policy, exit_code: int, invocation: dict | None,
+                 inputs: list[dict]) -> dict:
+    """What the decision was and what it read: the receipt's body (the predicate of its statement)."""
     measures: list[Measure] = [r.measure for r in policy.effective_rules() if r.measure is not None]
     measures += list(policy.measures)
     return {
@@ -86,6 +97,45 @@ def build_receipt(result: dict, bundle: Bundle, policy, exit_code: int, invocati
         "invocation": invocation or {},
         "result": result,
     }
+
+
+def hashed_inputs(bundle: Bundle, policy) -> list[dict]:
+    return [{"role": role, "path": path, "sha256": sha256_file(path), "bytes": os.path.getsize(path)}
+            for role, path in input_files(bundle, policy)]
+
+
+def _subject(body: dict) -> list[dict]:
+    """The statement's subject: the candidate run's file and its sha256 (in-toto ResourceDescriptor)."""
+    run = (body.get("runs") or {}).get((body.get("result") or {}).get("candidate")) or {}
+    item = next((i for i in body.get("inputs", []) if i.get("role") == "run" and i.get("path") == run.get("path")),
+                None)
+    if item is None:
+        return []
+    return [{"name": item["path"], "digest": {"sha256": item["sha256"]}}]
+
+
+def canonical(obj) -> bytes:
+    """One byte string per JSON value (sorted keys, no spaces, UTF-8): what digests and signatures cover."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def body_digest(body: dict) -> str:
+    """The sha256 of the whole body but its own `digest` field."""
+    import hashlib
+
+    return hashlib.sha256(canonical({k: v for k, v in body.items() if k != "digest"})).hexdigest()
+
+
+def statement(body: dict) -> dict:
+    """The receipt as an in-toto Statement v1: subject the candidate run, predicate the body with its digest."""
+    body = json.loads(json.dumps(body))
+    body["digest"] = {"sha256": body_digest(body)}
+    return {"_type": STATEMENT_TYPE, "subject": _subject(body), "predicateType": PREDICATE_TYPE, "predicate": body}
+
+
+def build_receipt(result: dict, bundle: Bundle, policy, exit_code: int, invocation: dict | None = None) -> dict:
+    return statement(receipt_body(result, bundle, policy, exit_code, invocation, hashed_inputs(bundle, policy)))
 
 
 def invocation_of(args, command: str = "gate") -> dict:
@@ -150,6 +200,7 @@ class Verification:
     recorded_decision: str | None = None
     recomputed_decision: str | None = None
     error: str | None = None
+    signature: str | None = None  # valid, not checked (no key given), or None for an unsigned receipt
 
     @property
     def exit_code(self) -> int:
@@ -159,28 +210,98 @@ class Verification:
         out = {"receipt": self.receipt, "status": self.status, "decision": self.recorded_decision,
                "recomputed_decision": self.recomputed_decision, "inputs": self.inputs,
                "differences": self.differences}
+        if self.signature:
+            out["signature"] = self.signature
         if self.error:
             out["error"] = self.error
         return out
 
 
-def _read_receipt(path: str) -> dict:
+def _read_json(path: str):
     try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise InputError(path, "not a receipt: expected a regular file")
+        if os.path.isfile(path) and os.path.getsize(path) > MAX_RECEIPT_BYTES:
+            raise InputError(path, f"not a receipt: over {MAX_RECEIPT_BYTES // 2**20} MiB")
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            return json.load(f)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(path, f"not a receipt: invalid JSON ({getattr(e, 'msg', e)})") from None
+    except RecursionError:
+        raise InputError(path, "not a receipt: nested too deeply") from None
     except OSError as e:
         raise InputError(path, f"cannot read the receipt: {e.strerror}") from None
+
+
+@dataclass
+class Opened:
+    """A receipt as read: its body, the statement around it (None for a version 2 receipt), and, when it
+    came in a signed envelope, the signed bytes and the signatures."""
+    body: dict
+    statement: dict | None = None
+    payload: bytes | None = None
+    signatures: list | None = None
+
+
+def open_receipt(path: str) -> Opened:
+    """Unwrap a receipt: a signed envelope, an in-toto statement, or a version 2 body."""
+    from rankgate.core import signing
+
+    data = _read_json(path)
+    opened = Opened(body=data)
+    if signing.is_envelope(data):
+        data, opened.payload, opened.signatures = signing.open_envelope(data, path)
+    if isinstance(data, dict) and "_type" in data:
+        if data.get("_type") != STATEMENT_TYPE or data.get("predicateType") != PREDICATE_TYPE:
+            raise InputError(path, f"not a rankgate receipt: _type {str(data.get('_type'))[:60]!r}, predicateType "
+                             f"{str(data.get('predicateType'))[:60]!r} (expected {STATEMENT_TYPE} and "
+                             f"{PREDICATE_TYPE})")
+        opened.statement, data = data, data.get("predicate")
+    opened.body = data
     if not isinstance(data, dict) or not isinstance(data.get("inputs"), list) or "result" not in data:
         raise InputError(path, "not a rankgate receipt (expected 'inputs' and 'result')")
+    if not isinstance(data["result"], dict) or not all(
+            isinstance(i, dict) and isinstance(i.get("path"), str) for i in data["inputs"]):
+        raise InputError(path, "not a rankgate receipt: 'result' must be an object and each input have a path")
+    if not isinstance(data.get("runs", {}), dict) or not all(isinstance(r, dict) for r in data.get("runs", {}).values()):
+        raise InputError(path, "not a rankgate receipt: 'runs' must map each run's name to an object")
+    version = data.get("receipt_version")
+    if type(version) is not int or version not in KNOWN_VERSIONS:
+        raise InputError(path, f"receipt_version {json.dumps(version)[:20]} is not one this rankgate writes "
+                         f"({', '.join(map(str, KNOWN_VERSIONS))})")
+    if (version == 3) != (opened.statement is not None):
+        raise InputError(path, f"receipt_version {version} " + ("is an in-toto statement" if version == 3 else
+                         "is a plain body") + ", and this receipt is not")
     inv = data.get("invocation")
     if not isinstance(inv, dict) or not isinstance(inv.get("args"), dict):
         raise InputError(path, "the receipt records no invocation (written by an older rankgate): "
                          "it cannot be recomputed")
-    return data
+    for key, value in inv["args"].items():
+        if not _arg_ok(key, value):
+            raise InputError(path, f"not a rankgate receipt: invocation.args.{str(key)[:40]} is "
+                             f"{json.dumps(value)[:40]}, not what rankgate gate writes there")
+    if not isinstance(inv.get("cwd"), (str, type(None))):
+        raise InputError(path, "not a rankgate receipt: invocation.cwd is not a folder name")
+    return opened
+
+
+INT_ARGS = ("k", "rel_level", "resamples", "seed")
+LIST_ARGS = ("runs", "measure", "must_pass")
+
+
+def _arg_ok(key: str, value) -> bool:
+    """Whether one recorded flag has the type the CLI gives it (so recomputing cannot crash on it)."""
+    if key not in INVOCATION_KEYS:
+        return False
+    if key in LIST_ARGS:
+        return value is None or isinstance(value, list) and all(isinstance(x, str) for x in value)
+    if key in INT_ARGS:
+        return value is None or type(value) is int
+    if key in ("allow_snapshot_mismatch", "with_suggestions"):
+        return value is None or type(value) is bool
+    return value is None or isinstance(value, str)
 
 
 def _base_folder(data: dict, root: str | None) -> str:
@@ -226,7 +347,10 @@ def diff(a, b, where: str, out: list[str], limit: int = 50) -> None:
             diff(x, y, f"{where}[{i}]", out, limit)
         return
     num = (int, float)
-    if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) and not isinstance(b, bool):
+    if isinstance(a, bool) or isinstance(b, bool):  # 0 is not false, 1 is not true
+        if type(a) is type(b) and a == b:
+            return
+    elif isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) and not isinstance(b, bool):
         if a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))):
             return
     elif a == b:
@@ -234,16 +358,34 @@ def diff(a, b, where: str, out: list[str], limit: int = 50) -> None:
     out.append(f"{where}: receipt {json.dumps(a)[:80]}, recomputed {json.dumps(b)[:80]}")
 
 
-def verify_receipt(path: str, root: str | None = None) -> Verification:
-    """Re-read the inputs, check every hash, recompute the decision, and compare (see the module's doc)."""
+def verify_receipt(path: str, root: str | None = None, key: bytes | None = None) -> Verification:
+    """Re-read the inputs, check every hash, recompute the decision and the whole receipt, and compare
+    (see the module's doc). With `key`, the receipt must carry that key's valid signature."""
+    from rankgate.core import signing
     from rankgate.core.bundle import load_bundle
     from rankgate.core.formats import split_run_spec
     from rankgate.core.gate import gate_bundle
     from rankgate.core.policy import OVERRIDES, resolve
     from rankgate.core.validate import validate
 
-    data = _read_receipt(path)
+    opened = open_receipt(path)
+    data = opened.body
     v = Verification(path, "verified", recorded_decision=data.get("decision"))
+    if opened.signatures is not None:
+        v.signature = "not checked (no key given)"
+    if key is not None:
+        if opened.payload is None:
+            v.differences.append("signature: the receipt is not signed, and a key was given")
+        else:
+            wrong = signing.check_signature(opened.payload, opened.signatures, key)
+            if wrong:
+                v.differences.append(f"signature: {wrong}")
+            else:
+                v.signature = "valid"
+    if "digest" in data or data.get("receipt_version", 0) >= 3:
+        recorded = data.get("digest") if isinstance(data.get("digest"), dict) else {}
+        if recorded.get("sha256") != body_digest(data):
+            v.differences.append("digest: the receipt's body was edited after it was written (its sha256 differs)")
     base = _base_folder(data, root)
     unreadable = []
     for item in data["inputs"]:
@@ -253,6 +395,7 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
         entry = {"role": item.get("role"), "path": item["path"]}
         try:
             digest = sha256_file(p)
+            size = os.path.getsize(p)
         except OSError as e:
             entry["status"] = "unreadable"
             unreadable.append(f"{item.get('role')} {item['path']}: {e.strerror or 'cannot read'}")
@@ -261,6 +404,9 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
             if entry["status"] == "changed":
                 v.differences.append(f"{item.get('role')} {item['path']}: sha256 differs "
                                      f"(receipt {str(item.get('sha256'))[:12]}…, now {digest[:12]}…)")
+            elif item.get("bytes") != size or type(item.get("bytes")) is not int:
+                v.differences.append(f"{item.get('role')} {item['path']}: receipt says {json.dumps(item.get('bytes'))[:20]}"
+                                     f" bytes, the file has {size}")
         v.inputs.append(entry)
     if unreadable:
         v.status = "unreadable"
@@ -273,21 +419,23 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
             args[key] = _rebase(args.get(key), base)
     runs = []
     for spec in args.get("runs") or []:
+        if not isinstance(spec, str):
+            raise InputError(path, "not a rankgate receipt: a run in its invocation is not a path")
         name, p = split_run_spec(_rebase(spec, base))
         if name is None:
             name, p = split_run_spec(spec)
             p = _rebase(p, base)
         runs.append(p if name is None else f"{name}={p}")
     args["runs"] = runs
-    for key in ("measure", "must_pass"):
-        args[key] = args.get(key) or []
+    for k in ("measure", "must_pass"):
+        args[k] = args.get(k) or []
     flags = SimpleNamespace(**{k: args.get(k) for k in INVOCATION_KEYS})
-    overrides = {key: args.get(key) for key in OVERRIDES if key != "measures"} | {"measures": args["measure"]}
+    overrides = {k: args.get(k) for k in OVERRIDES if k != "measures"} | {"measures": args["measure"]}
     as_of = data.get("as_of") or data["result"].get("as_of")
     try:
         as_of = date.fromisoformat(as_of) if as_of else None
     except (TypeError, ValueError):
-        raise InputError(path, f"not a receipt: 'as_of' is not a date ({as_of!r})") from None
+        raise InputError(path, f"not a receipt: 'as_of' is not a date ({str(as_of)[:40]!r})") from None
     try:
         suggested = next((_rebase(i["path"], base) for i in data["inputs"] if i.get("role") == "suggestions"),
                          None) if args.get("with_suggestions") else None
@@ -316,10 +464,45 @@ def verify_receipt(path: str, root: str | None = None) -> Verification:
     for role, p in sorted(then - now):
         v.differences.append(f"inputs: the receipt lists {role} {os.path.relpath(p)}, not read by the recomputation")
     code = 0 if result.accepted else 3
-    diff(data.get("decision"), result.data["decision"], "decision", v.differences)
-    diff(data.get("exit_code"), code, "exit_code", v.differences)
-    diff(data.get("policy"), policy.as_dict(), "policy", v.differences)
-    diff(data["result"], json.loads(json.dumps(result.data)), "result", v.differences)
+    inputs = [dict(i) for i in data["inputs"]]  # checked above, file by file
+    fresh = json.loads(json.dumps(receipt_body(result.data, bundle, policy, code, data["invocation"], inputs)))
+    fresh["receipt_version"] = data["receipt_version"]  # a version 2 receipt is checked as version 2
+    if data["receipt_version"] == 2 and "labels" not in data:  # the first version 2 receipts had none
+        fresh.pop("labels", None)
+    try:
+        datetime.fromisoformat(str(data.get("created_at")))
+    except ValueError:
+        v.differences.append(f"created_at: {json.dumps(data.get('created_at'))[:40]} is not a time")
+    _compare_bodies(data, fresh, base, v.differences)
+    if opened.statement is not None:
+        fresh_subject = _subject(data)  # from the recorded inputs, each checked against its file above
+        for name, value in (("_type", STATEMENT_TYPE), ("predicateType", PREDICATE_TYPE)):
+            diff(opened.statement.get(name), value, name, v.differences)
+        extra = sorted(set(opened.statement) - {"_type", "subject", "predicateType", "predicate"})
+        if extra:
+            v.differences.append(f"statement: fields this rankgate does not write: {', '.join(extra)[:80]}")
+        diff(opened.statement.get("subject"), fresh_subject, "subject", v.differences)
     if v.differences:
         v.status = "mismatch"
     return v
+
+
+def _comparable(body: dict, base: str) -> dict:
+    """The body without what is not recomputed, its paths made absolute (the recomputation reads from `base`)."""
+    out = {k: val for k, val in body.items() if k not in NOT_RECOMPUTED}
+    if isinstance(out.get("runs"), dict):
+        out["runs"] = {name: (dict(r, path=_norm(_rebase(r["path"], base)))
+                              if isinstance(r, dict) and isinstance(r.get("path"), str) else r)
+                       for name, r in out["runs"].items()}
+    if isinstance(out.get("labels"), dict) and isinstance(out["labels"].get("path"), str):
+        out["labels"] = dict(out["labels"], path=_norm(_rebase(out["labels"]["path"], base)))
+    return out
+
+
+def _compare_bodies(recorded: dict, fresh: dict, base: str, out: list[str]) -> None:
+    """Every field the receipt holds against the same field recomputed now: the decision first."""
+    a, b = _comparable(recorded, base), _comparable(fresh, base)
+    for k in ("decision", "exit_code", "policy"):
+        diff(a.get(k), b.get(k), k, out)
+    diff({k: x for k, x in a.items() if k not in ("decision", "exit_code", "policy")},
+         {k: x for k, x in b.items() if k not in ("decision", "exit_code", "policy")}, "", out)

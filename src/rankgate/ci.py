@@ -1,0 +1,96 @@
+"""The GitHub Action's logic: run the gate, write the step summary, annotate lost must-pass queries.
+
+`python -m rankgate.ci BENCHMARK [gate flags]` is what `action.yml` runs. It runs `rankgate gate` with the
+given flags and, from the environment GitHub sets:
+- appends the gate's Markdown to the file named by GITHUB_STEP_SUMMARY;
+- prints one `::error::` workflow command per failed check, naming each lost must-pass query and the
+  relevant documents the candidate no longer has in its top k (escaped: core.text.visible, then GitHub's
+  own `%`, CR, LF and, in properties, `:` and `,` encoding);
+- writes `decision`, `exit-code` and `receipt` to the file named by GITHUB_OUTPUT;
+- exits as the gate does (0 accept, 3 reject, 2 invalid input).
+Without those variables it still gates and prints the annotations, so it can be tried locally.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rankgate.core.text import visible
+
+LIMIT = 10  # annotations and documents named, at most (GitHub shows 10 error annotations per step)
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: visible, then GitHub's escapes."""
+    return visible(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value (title=...): as a message, and `:` `,` too."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotations(data: dict, limit: int = LIMIT) -> list[str]:
+    """One `::error` line per lost must-pass query and per other failed check."""
+    k = data.get("k")
+    rows = {q.get("query"): q for q in data.get("failed_queries", [])}
+    out = []
+    for check in data.get("check_details", []):
+        if check.get("passed"):
+            continue
+        if check.get("kind") == "must_pass" and check.get("failed"):
+            for q in check["failed"]:
+                missing = list(rows.get(q, {}).get("missing") or [])
+                docs = ", ".join(missing[:limit]) + (f" and {len(missing) - limit} more" if len(missing) > limit
+                                                       else "")
+                msg = f"must-pass query {q} lost: no relevant document in the top {k}" + (
+                    f"; missing {docs}" if docs else "")
+                out.append(f"::error title={escape_property('rankgate: must-pass query lost')}::{escape_data(msg)}")
+        else:
+            out.append(f"::error title={escape_property('rankgate: check failed')}::"
+                       f"{escape_data(str(check.get('name')) + ': ' + str(check.get('why', '')))}")
+    if len(out) > limit:
+        out = out[:limit] + [f"::error title={escape_property('rankgate')}::"
+                             f"{escape_data(f'and {len(out) - limit} more failures: see the step summary')}"]
+    return out
+
+
+def _append(path: str | None, text: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+
+
+def run(argv: list[str] | None = None, env: dict | None = None) -> int:
+    from rankgate.cli import main as rankgate
+
+    env = os.environ if env is None else env
+    parser = argparse.ArgumentParser(prog="python -m rankgate.ci", description="rankgate gate for GitHub Actions: "
+                                     "step summary, annotations, outputs; every other flag goes to rankgate gate")
+    parser.add_argument("--receipt", default="rankgate-receipt.json", help="where to write the receipt")
+    ours, gate_args = parser.parse_known_args(argv)
+    with tempfile.TemporaryDirectory(prefix="rankgate-ci-") as tmp:
+        md, result = Path(tmp) / "summary.md", Path(tmp) / "result.json"
+        code = rankgate(["gate", *gate_args, "--receipt", ours.receipt, "--markdown", str(md), "-o", str(result)])
+        outputs = {"exit-code": str(code)}
+        if code in (0, 3) and result.exists():
+            data = json.loads(result.read_text(encoding="utf-8"))
+            _append(env.get("GITHUB_STEP_SUMMARY"), md.read_text(encoding="utf-8") + "\n")
+            for line in annotations(data):
+                print(line, flush=True)
+            outputs |= {"decision": data["decision"], "receipt": ours.receipt}
+        else:
+            print(f"::error title={escape_property('rankgate')}::"
+                  f"{escape_data(f'the gate could not run (exit {code}): the line above says why')}", flush=True)
+            outputs["decision"] = "invalid"
+    _append(env.get("GITHUB_OUTPUT"), "".join(f"{key}={visible(value)}\n" for key, value in outputs.items()))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(run())
