@@ -388,6 +388,8 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
+    _refuse_inputs(bundle, policy, (("--receipt", args.receipt), ("--markdown", args.markdown),
+                                    ("--junit", args.junit), ("-o", args.output)))  # names the input it would replace
     refuse_inputs(args.receipt, args.markdown, args.junit, args.output, inputs=[args.sign_key] if args.sign_key else [])
     if args.validate_only:
         emit(_valid_json(bundle, policy))
@@ -397,8 +399,6 @@ def cmd_gate(args) -> int:
         result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
     code = EXIT_OK if result.accepted else EXIT_REJECTED
-    _refuse_inputs(bundle, policy, (("--receipt", args.receipt), ("--markdown", args.markdown),
-                                    ("--junit", args.junit), ("-o", args.output)))
     from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
 
     if args.receipt:
@@ -448,7 +448,8 @@ def cmd_compare(args) -> int:
     bundle, policy = load(args, fast=True)
     warn_unexported(args, bundle)
     check(bundle, policy)
-    refuse_inputs(args.markdown, inputs=[p for _, p in bundle.files] + policy.sources)
+    _refuse_inputs(bundle, policy, (("--markdown", args.markdown), ("--plot", args.plot)))
+    refuse_inputs(args.markdown, args.plot, inputs=[p for _, p in bundle.files] + policy.sources)
     baseline = args.baseline or policy.baseline or next(iter(bundle.runs))
     bundle.run(baseline)
     candidates = list(dict.fromkeys(args.candidate)) or [n for n in bundle.runs if n != baseline]
@@ -475,7 +476,6 @@ def cmd_compare(args) -> int:
 
     extras = compare_extras(original, policy, baseline, candidates, perm)
     data.update(extras)
-    _refuse_inputs(original, policy, (("--markdown", args.markdown), ("--plot", args.plot)))
     charts = None
     if args.markdown or args.format == "markdown":
         from rankgate.core.outputs import paired_charts

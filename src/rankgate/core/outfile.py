@@ -105,5 +105,6 @@ anything is written."""
             except OSError:
                 continue
             if same:
-                raise InputError(str(out), f"is the {role} file this command reads ({path}); {flag} would "
-                                 "replace it: nothing was written (choose another path)")
+                raise InputError(str(out), f"is one of this command's input files, the {role} file this command "
+                                 f"reads ({path}); {flag} would replace it: nothing was written (choose another "
+                                 "path)")
