@@ -43,6 +43,14 @@ def test_loopback(host, local):
     assert is_loopback(host) is local
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def fake_textual_serve(monkeypatch, started: list):
     server_mod = types.ModuleType("textual_serve.server")
 
@@ -64,12 +72,13 @@ def fake_textual_serve(monkeypatch, started: list):
 def test_serving_elsewhere_than_loopback_warns(monkeypatch, capsys, tmp_path):
     started = []
     fake_textual_serve(monkeypatch, started)
-    assert serve(parse(str(tmp_path), "--serve", "--host", "0.0.0.0", "--port", "8123")) == 0
+    port = free_port()
+    assert serve(parse(str(tmp_path), "--serve", "--host", "0.0.0.0", "--port", str(port))) == 0
     err = capsys.readouterr().err
-    assert "warning: serving on 0.0.0.0:8123" in err and "no login" in err
-    assert started[0][1:3] == ("0.0.0.0", 8123) and started[0][0].endswith("--ask-reviewer")
+    assert f"warning: serving on 0.0.0.0:{port}" in err and "no login" in err
+    assert started[0][1:3] == ("0.0.0.0", port) and started[0][0].endswith("--ask-reviewer")
     started.clear()
-    assert serve(parse(str(tmp_path), "--serve")) == 0
+    assert serve(parse(str(tmp_path), "--serve", "--port", str(free_port()))) == 0
     assert capsys.readouterr().err == "" and started[0][1] == "127.0.0.1"
 
 

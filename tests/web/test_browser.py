@@ -137,6 +137,7 @@ def test_two_reviewers_grade_in_the_browser_each_in_their_own_workspace(served, 
             tomas.keyboard.press("1")
             settle(ana)
             ana.keyboard.type("names the leaked key's rotation")  # the reason prompt
+            settle(ana)  # as a person would: the text is in the field before Enter
             ana.keyboard.press("Enter")
             tomas.keyboard.press("Escape")
             deadline = time.monotonic() + 20
