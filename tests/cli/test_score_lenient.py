@@ -88,3 +88,12 @@ def test_trec_eval_version_9_ties_scores_equal_as_floats_in_score(tmp_path, caps
         code, out, err = cli(capsys, "score", qrels, "--runs", run, "-m", "RR", "--trec-eval-version", version)
         assert code == 0, err
         assert json.loads(out)["macro"]["RR"] == rr
+
+
+def test_short_rankings_allow_asks_for_no_warning_about_them(files, capsys):
+    qrels, run = files
+    code, out, err = cli(capsys, "score", qrels, "--runs", run, "-m", "nDCG@10", "--short-rankings", "allow")
+    assert code == 0, err
+    assert "shorter than" not in err and len(err.splitlines()) == 2  # the two other warnings stay
+    code, _, err = cli(capsys, "score", qrels, "--runs", run, "-m", "nDCG@10", "--short-rankings", "error")
+    assert code == 2 and "shorter than 10" in err

@@ -38,9 +38,11 @@ def _inputs(p) -> None:
     p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
     p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (trec_eval -l; default 1)")
     p.add_argument("--missing-queries", choices=("error", "zero"),
-                   help="a qrels query without a ranking: error (default) or score 0 (trec_eval -c)")
+                   help="a qrels query without a ranking: error or score 0 (trec_eval -c); gate and compare "
+                   "refuse by default, score scores it 0 with a warning")
     p.add_argument("--short-rankings", choices=("error", "allow"),
-                   help="a ranking shorter than k: error (default) or allow")
+                   help="a ranking shorter than k: error or allow; gate refuses by default, score scores it "
+                   "with a warning (allow: no warning; error: refuse)")
 
 
 def register(sub) -> None:
@@ -303,7 +305,8 @@ def cmd_score(args) -> int:
     bundle, policy = load(args, fast=args.trec_eval_version != "9")
     warn_unexported(args, bundle)
     # score refuses only what would make a number wrong; the rest is one warning line each (core/leniency.py)
-    warnings, problems = lenient_check(bundle, policy, problems_of, refuse_short=args.short_rankings == "error")
+    warnings, problems = lenient_check(bundle, policy, problems_of, refuse_short=args.short_rankings == "error",
+                                       quiet_short=args.short_rankings == "allow")
     if problems:
         raise ValidationError(problems)
     for line in warnings:

@@ -269,4 +269,7 @@ def _report(folder, manifest, bundle, judged, top, texts, args) -> None:
         t_top = sum(1 for d in top if d in texts)
         say(f"texts: found for {t_judged} of {len(judged)} judged documents and {t_top} of {len(top)} documents "
             f"in the runs' top {args.k}")
-    say(f"open it: rankgate review {folder}   ·   rankgate gate {folder}")
+    if len(bundle.runs) >= 2:
+        say(f"open it: rankgate review {folder}   ·   rankgate gate {folder}")
+    else:  # the gate compares two runs
+        say(f"open it: rankgate review {folder}   ·   rankgate score {folder} (the gate needs a second run)")

@@ -44,9 +44,11 @@ def ranking_lengths(run) -> dict[str, int]:
     return {names[c]: int(counts[c]) for c in run.query_codes if c < len(counts) and counts[c] > 0}
 
 
-def lenient_check(bundle, policy, problems_of, *, refuse_short: bool) -> tuple[list[str], list[Problem]]:
+def lenient_check(bundle, policy, problems_of, *, refuse_short: bool, quiet_short: bool = False
+                  ) -> tuple[list[str], list[Problem]]:
     """(warning lines, problems that still refuse) for `rankgate score`. `problems_of(bundle, policy)` is the
-    CLI's full validation (cli.evaluate.problems_of); `refuse_short`: --short-rankings error was given."""
+    CLI's full validation (cli.evaluate.problems_of); `refuse_short`: --short-rankings error was given;
+    `quiet_short`: --short-rankings allow was given (short rankings are wanted: no warning)."""
     checks = replace(policy.checks, short_rankings="allow")
     policy = replace(policy, checks=checks)
     problems = [p for p in problems_of(bundle, policy) if p.rule not in SOFT_RULES]
@@ -69,7 +71,7 @@ def lenient_check(bundle, policy, problems_of, *, refuse_short: bool) -> tuple[l
                             f"{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_first(extra)}; "
                             "ignored, as trec_eval ignores them")
         short = [q for q, n in lengths.items() if n < depth and q in declared]
-        if not short:
+        if not short or (quiet_short and not refuse_short):
             continue
         listed = [f"{q} ({lengths[q]})" for q in short]
         if refuse_short:
