@@ -245,6 +245,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
                         progress=scoring)
+    model.permissions = app_permissions(manifest, runs, problems)
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
@@ -252,6 +253,25 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     corpus = Path(inputs.corpus) if inputs.corpus else manifest.corpus if manifest else None
     return Loaded(model, manifest, book.reviewer, corpus, hits, problems=problems,
                   corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes)
+
+
+def app_permissions(manifest: Manifest | None, runs: dict, problems: list[str]):
+    """With an ACL in the manifest: each run's permission leaks (they do not depend on the labels, so they are
+    found once), for the live gate's `no_permission_leaks` check (core/acl.py). A bad ACL is named and the
+    review goes on without the check; `rankgate gate` refuses it with file:line."""
+    if manifest is None or not manifest.acl:
+        return None
+    from rankgate.core.acl import Permissions, leaks, load_access
+
+    try:
+        access = load_access(manifest, None, str(manifest.queries) if manifest.queries else None,
+                             str(manifest.corpus) if manifest.corpus else None)
+        if access is None:
+            return None
+        return Permissions(access, {name: leaks(access, run) for name, run in runs.items()}, {}, {}, [])
+    except (InputError, OSError) as e:
+        problems.append(f"permissions not checked: {_describe(e, str(manifest.acl))}")
+        return None
 
 
 def corpus_missing(manifest: Manifest | None) -> str:

@@ -185,6 +185,7 @@ class ReviewModel:
         self.name = name
         self.collection_version = collection_version
         self.no_answer = set(no_answer)
+        self.permissions = None  # core.acl.Permissions when the benchmark has an ACL (set by the loader)
         self.queries = queries
 
         # The review's queries: the benchmark's order, then the labels', then the runs'.
@@ -502,6 +503,7 @@ class ReviewModel:
             judged={"baseline": self.topk_judged[b][idx], "candidate": self.topk_judged[c][idx]},
             ranked={"baseline": self.topk_ranked[b][idx], "candidate": self.topk_ranked[c][idx]},
             budgets={"baseline": self.budgets[b], "candidate": self.budgets[c]})
+        p.permissions = self.permissions  # leaks, found at load (tui/loader.app_permissions)
         return p.setup({} if fresh else self._memo, defer=not fresh, shared=shared)
 
     def gate_inputs(self, *, fresh: bool = False) -> tuple:
