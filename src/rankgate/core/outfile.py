@@ -13,7 +13,8 @@ from pathlib import Path
 from rankgate.core.errors import InputError
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in a user's words."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -35,7 +36,7 @@ def refuse_special(path: str | os.PathLike) -> os.stat_result | None:
     except OSError:  # cannot look (permission): the write itself says why
         return None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(str(path), f"is {_kind(st.st_mode)}, expected a regular file to write; nothing was written "
+        raise InputError(str(path), f"is {file_kind(st.st_mode)}, expected a regular file to write; nothing was written "
                          "(choose a file path)")
     return st
 

@@ -42,6 +42,7 @@ from typing import Any, Iterable
 from tinydb.storages import Storage
 
 from rankgate.core.errors import InputError
+from rankgate.core.outfile import file_kind
 from rankgate.store.paths import FILE_MODE
 
 JOURNAL_MAGIC = "rankgate-journal"
@@ -145,18 +146,6 @@ def _io_error(path: Path, action: str, e: OSError) -> InputError:
     return InputError(str(path), f"cannot {action} ({reason})")
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
 def resolve_db(path: str | os.PathLike) -> Path:
     """The real file behind a store path: symlinks resolved (so that its journal and lock live beside the real
     file, and two writers through a link and the real path exclude each other). A path that exists and is not
@@ -175,7 +164,7 @@ def resolve_db(path: str | os.PathLike) -> Path:
             raise InputError(str(path), "is a loop of symbolic links; expected a label store file") from None
         raise _io_error(Path(path), "open the label store", e) from None
     if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
-        raise InputError(str(path), f"is {_kind(st.st_mode)}, expected a label store file; nothing was opened or "
+        raise InputError(str(path), f"is {file_kind(st.st_mode)}, expected a label store file; nothing was opened or "
                          "written (name a regular file with --db)")
     return real
 
@@ -194,7 +183,7 @@ def read_regular(path: Path) -> bytes | None:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputError(str(path), f"is {_kind(mode)}, expected one of the label store's files")
+            raise InputError(str(path), f"is {file_kind(mode)}, expected one of the label store's files")
         with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read()
     except OSError as e:
