@@ -136,8 +136,10 @@ def test_two_reviewers_grade_in_the_browser_each_in_their_own_workspace(served, 
             ms = key_to_repaint(ana, "2")  # grade 2 on the highlighted document
             tomas.keyboard.press("1")
             settle(ana)
-            ana.keyboard.type("names the leaked key's rotation")  # the reason prompt
-            settle(ana)  # as a person would: the text is in the field before Enter
+            # The reason prompt, typed at a person's pace; the text is in the field before Enter. (Typed at
+            # machine speed on a loaded machine, the last characters have arrived after the Enter: see #22's note.)
+            ana.keyboard.type("names the leaked key rotation", delay=40)
+            settle(ana, quiet_ms=1000)
             ana.keyboard.press("Enter")
             tomas.keyboard.press("Escape")
             deadline = time.monotonic() + 20
@@ -150,6 +152,6 @@ def test_two_reviewers_grade_in_the_browser_each_in_their_own_workspace(served, 
             browser.close()
     a, t = sets(labels_of(home, "ana")), sets(labels_of(home, "tomas"))
     assert a == [("ana", "q-leaked-key backup-restore-drill-03", "- -> 2")], a
-    assert "names the leaked key's rotation" in labels_of(home, "ana")  # the reason, in the same history row
+    assert "names the leaked key rotation" in labels_of(home, "ana")  # the reason, in the same history row
     assert [who for who, _, _ in t] == ["tomas"] and t[0][2] == "- -> 1", t
     print(f"\nfirst screen {first:.2f} s after opening the page; key to repaint {ms:.0f} ms")
