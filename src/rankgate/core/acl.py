@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from rankgate.core.errors import InputError
+from rankgate.core.formats.corpus import json_line
 from rankgate.core.formats.textio import ASCII_SPACE, numbered_lines, read_text, shorten
 from rankgate.core.model import Qrels, Run, sort_run
 
@@ -67,12 +68,7 @@ def read_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[str, int
         if not text or text.startswith("#"):
             continue
         if text.startswith("{"):
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
-            except RecursionError:
-                raise InputError(path, "JSON nested too deeply", line=lineno) from None
+            obj = json_line(path, text, lineno, strict=False)
             doc = obj.get("doc", obj.get("docid", obj.get("id")))
             if not isinstance(doc, str) or not doc:
                 raise InputError(path, "expected {\"doc\": ID, \"groups\": [...]}", line=lineno)
@@ -103,13 +99,8 @@ def read_corpus_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[s
     for lineno, raw in numbered_lines(read_text(path)):
         if '"acl"' not in raw:
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
-        except RecursionError:
-            raise InputError(path, "JSON nested too deeply", line=lineno) from None
-        if not isinstance(obj, dict) or "acl" not in obj:
+        obj = json_line(path, raw, lineno, strict=False)
+        if "acl" not in obj:
             continue
         doc = next((obj[k] for k in DOC_ID_KEYS if isinstance(obj.get(k), str)), None)
         if not doc:

@@ -28,12 +28,12 @@ previous stage did not have is allowed (rerankers may add documents) and reporte
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankgate.core.errors import InputError
+from rankgate.core.formats.corpus import json_line
 from rankgate.core.formats.textio import ASCII_SPACE, numbered_lines, read_text, shorten
 
 PIPELINE_KEYS = {"name", "stages", "file"}
@@ -94,14 +94,7 @@ def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
     for lineno, raw in numbered_lines(read_text(path)):
         if not raw.strip(ASCII_SPACE):
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
-        except RecursionError:
-            raise InputError(path, "JSON nested too deeply", line=lineno) from None
-        if not isinstance(obj, dict):
-            raise InputError(path, "expected a JSON object on each line", line=lineno)
+        obj = json_line(path, raw, lineno, strict=False)
         if "meta" in obj:
             continue
         qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")

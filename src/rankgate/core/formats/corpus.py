@@ -64,8 +64,10 @@ def _bool(obj, key, path, lineno) -> bool:
     return v
 
 
-def _json_line(path: str, raw: str, lineno: int, strict: bool = True) -> dict:
-    """One JSON object; `strict` refuses a key given twice (query files; a corpus is read faster without)."""
+def json_line(path: str, raw: str, lineno: int, strict: bool = True) -> dict:
+    """One line's JSON object, or one InputError line (invalid JSON, too deep, not an object, a lone surrogate);
+    `strict` refuses a key given twice (query files; a corpus is read faster without). The JSONL readers of
+    core (queries, corpus, ACL, stage files) share it."""
     try:
         obj = json.loads(raw, object_pairs_hook=_no_duplicate_keys(f"{path}:{lineno}")) if strict else json.loads(raw)
     except json.JSONDecodeError as e:
@@ -130,7 +132,7 @@ def read_queries(path: str | Path) -> dict[str, Query]:
     else:
         for lineno, raw in iter_lines(path):
             if raw.strip(ASCII_SPACE):
-                add(_json_query(path, _json_line(path, raw, lineno), lineno), lineno)
+                add(_json_query(path, json_line(path, raw, lineno), lineno), lineno)
     if out and all(q.weight == 0 for q in out.values()):
         raise InputError(path, "every query has weight 0: a weighted rule would weigh nothing (give at least one "
                          "query a weight above 0, or leave 'weight' out for 1)")
@@ -275,7 +277,7 @@ def _line_docs(path: str, kind: str, wanted, progress) -> Iterator[tuple[int, Do
             else:
                 if wanted is not None and not _may_be_wanted(raw, wanted):
                     continue
-                doc = _json_doc(path, _json_line(path, raw, lineno, strict=False), lineno)
+                doc = _json_doc(path, json_line(path, raw, lineno, strict=False), lineno)
             yield lineno, doc
 
 
