@@ -10,6 +10,10 @@ or replaced file is read again. Entries live under the data folder
 (`RANKGATE_HOME` in tests) in `cache/runs/`; a broken entry is ignored and
 rewritten. Small files are read directly (the cache would not pay).
 
+The same folder keeps the labels of a benchmark's qrels file as the app's
+comparison with the workspace reads them (`file_grades`): re-reading 80,000
+JSONL judgments with reasons on every open cost about a second.
+
 This belongs beside the readers in the core (`core.formats`) in time; it
 lives here until then so that only the app depends on it.
 """
@@ -41,12 +45,18 @@ def cache_dir() -> Path:
 
 
 def _key(path: str, spec: str) -> str | None:
+    name, _ = split_run_spec(spec)  # NAME=FILE names the run; the same file by another path is the same entry
+    return file_key(path, FORMAT, name)
+
+
+def file_key(path: str, *parts) -> str | None:
+    """The identity of a file as it is now (absolute path, size, modification time, inode, the rankgate
+    version and `parts`); None when it cannot be read."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    name, _ = split_run_spec(spec)  # NAME=FILE names the run; the same file by another path is the same entry
-    ident = json.dumps([FORMAT, __version__, os.path.realpath(path), name, st.st_size, st.st_mtime_ns, st.st_ino])
+    ident = json.dumps([*parts, __version__, os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino])
     return hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
 
 
@@ -171,3 +181,52 @@ def _recode(run: Run, local: Catalog, catalog: Catalog) -> Run:
     return Run(run.name, run.path, catalog, qmap[run.q] if len(run.q) else run.q,
                dmap[run.doc] if len(run.doc) else run.doc, run.score, run.where, run.format, run.meta,
                run.latency_ms, run.context_tokens, [int(qmap[c]) for c in run.query_codes])
+
+
+# ---- the labels of a benchmark's qrels file, for the comparison with its workspace -----------------------
+
+LABELS_FORMAT = 1
+
+
+def file_grades(manifest, read, *, min_bytes: int = MIN_BYTES, folder: Path | None = None) -> dict:
+    """{(query, doc): grade} of the manifest's qrels file as `read(manifest)` gives them (with details,
+    which are not kept), from the cache when the file is unchanged. A file that no longer reads raises as
+    `read` does, every time."""
+    path = str(manifest.qrels)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    key = file_key(path, "qrels-labels", LABELS_FORMAT) if size >= min_bytes else None
+    where = (folder or cache_dir()) / f"labels-{key}.npz" if key is not None else None
+    if where is not None and where.is_file():
+        try:
+            with np.load(where, allow_pickle=False) as z:
+                header = json.loads(z["header"].tobytes().decode("utf-8"))
+                qs, ds, grades = _names(z, header, "queries"), _names(z, header, "docs"), z["grades"].tolist()
+            if len(qs) == len(ds) == len(grades):
+                return dict(zip(zip(qs, ds), grades))
+        except Exception:  # a torn or foreign entry: read the file again
+            pass
+    grades, _ = read(manifest)
+    if where is not None:
+        try:
+            _save_labels(where, grades)
+        except OSError:
+            pass
+    return grades
+
+
+def _save_labels(where: Path, grades: dict) -> None:
+    arrays: dict[str, np.ndarray] = {"grades": np.fromiter(grades.values(), np.int64, len(grades))}
+    header: dict = {}
+    for what, names in (("queries", [q for q, _ in grades]), ("docs", [d for _, d in grades])):
+        if any("\n" in n or not n for n in names):
+            header[what] = names
+        else:
+            arrays[what] = np.frombuffer("\n".join(names).encode("utf-8", "surrogatepass"), np.uint8)
+    arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, where)
