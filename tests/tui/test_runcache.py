@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
+
+from rankgate.core.errors import InputError
 
 from rankgate.core.formats import read_runs
 from rankgate.core.model import Catalog
@@ -56,3 +59,37 @@ def test_ids_with_a_line_break_survive_the_cache(tmp_path):
     again = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
     assert hits and again.catalog.docs.names[again.doc[0]] in ("a\nb", "c", "é")
     _same(again, expected)
+
+
+def test_qrels_labels_cache_reads_the_file_once_while_it_is_unchanged(tmp_path):
+    """The workspace comparison's file labels (tui/screens/sync.py) come from the cache while the folder's
+    qrels file is unchanged; the same dict as the reader's; a changed file is read again."""
+    from types import SimpleNamespace
+
+    from rankgate.store.sync import read_file_labels
+    from rankgate.tui.runcache import file_grades
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 3\nq1 0 d2 0\nq\u00e92 0 d1 1\n")
+    manifest = SimpleNamespace(qrels=qrels)
+    reads = []
+
+    def read(m):
+        reads.append(m)
+        return read_file_labels(m)
+
+    expected, _ = read_file_labels(manifest)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    assert file_grades(manifest, read, min_bytes=0, folder=cache) == expected
+    assert file_grades(manifest, read, min_bytes=0, folder=cache) == expected
+    assert len(reads) == 1 and expected[("q1", "d1")] == 3
+    qrels.write_text("q1 0 d1 1\n")
+    os.utime(qrels, ns=(1, 1))
+    assert file_grades(manifest, read, min_bytes=0, folder=cache) == {("q1", "d1"): 1}
+    assert len(reads) == 2
+    qrels.write_text("q1 0 d1 x\n")  # no longer reads: refused every time, never answered from the cache
+    os.utime(qrels, ns=(2, 2))
+    for _ in range(2):
+        with pytest.raises(InputError):
+            file_grades(manifest, read, min_bytes=0, folder=cache)

@@ -70,10 +70,10 @@ def _engine_stamp() -> list:
     return out
 
 
-def key(runs: dict, measures: list, k: int, level: int, no_answer, *, min_rows: int = MIN_ROWS) -> str | None:
+def key(runs: dict, measures: list, k: int, level: int, no_answer, *, min_rows: int | None = None) -> str | None:
     """The entry's name for these runs (each a core `Run` read from its file) and settings; None when the
     review is small or a run has no file to stand for it."""
-    if sum(len(r) for r in runs.values()) < min_rows:
+    if sum(len(r) for r in runs.values()) < (MIN_ROWS if min_rows is None else min_rows):
         return None
     ident: list = [FORMAT, __version__, _engine_stamp(), [str(m) for m in measures], k, level,
                    sorted(no_answer)]
