@@ -93,3 +93,37 @@ def test_qrels_labels_cache_reads_the_file_once_while_it_is_unchanged(tmp_path):
     for _ in range(2):
         with pytest.raises(InputError):
             file_grades(manifest, read, min_bytes=0, folder=cache)
+
+
+def test_trec_order_of_a_grouped_run_sorts_only_its_broken_blocks_to_the_same_order():
+    """in_trec_order sorts a run whose queries come in blocks block by block (ties broken by document ID
+    descending, byte-wise; equal rows keep their order): the same rows as one sort of every row."""
+    import random
+
+    from rankgate.core.model import Run
+    from rankgate.tui.runcache import _grouped_order, in_trec_order
+
+    rng = random.Random(3)
+    grouped = 0
+    for _ in range(200):
+        cat = Catalog()
+        rows = []
+        for qi in range(rng.randint(1, 12)):
+            for _ in range(rng.randint(0, 20)):
+                doc = rng.choice(["a", "b", "\u00e9", "Z", "d1", "d10", "d2", "\U0001F600", "aa"]) + str(rng.randint(0, 3))
+                rows.append((f"q{qi}", doc, rng.choice([1.0, 2.0, 3.0, rng.random()])))
+        if rng.random() < 0.7:  # blocks per query, scores mostly descending
+            rows.sort(key=lambda x: (int(x[0][1:]), -x[2] if rng.random() < 0.9 else 0))
+        else:
+            rng.shuffle(rows)
+        q = np.array([cat.queries.code(a) for a, _, _ in rows], np.int32)
+        d = np.array([cat.docs.code(b) for _, b, _ in rows], np.int32)
+        s = np.array([c for _, _, c in rows], np.float64)
+        run = Run("r", "", cat, q, d, s, np.arange(len(rows), dtype=np.int64))
+        full = np.lexsort((-cat.docs.order()[d], -s, q)) if len(rows) else np.zeros(0, np.int64)
+        perm = _grouped_order(run)
+        if perm is not None:
+            grouped += 1
+            np.testing.assert_array_equal(perm, full)
+        np.testing.assert_array_equal(in_trec_order(run).where, run.where[full])
+    assert grouped > 100

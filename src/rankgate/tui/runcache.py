@@ -30,7 +30,7 @@ import numpy as np
 
 from rankgate import __version__
 from rankgate.core.formats import read_runs, split_run_spec
-from rankgate.core.model import Catalog, Run
+from rankgate.core.model import Catalog, Run, unique
 
 MIN_BYTES = 1 << 20  # files smaller than this are read directly
 FORMAT = 2  # 2: query and document names as one text each, not JSON
@@ -111,12 +111,51 @@ def in_trec_order(run: Run) -> Run:
     skips its sort (a million rows with ties take the engine about a second each time)."""
     if not len(run.q):
         return run
-    docorder = run.catalog.docs.order()[run.doc]
-    perm = np.lexsort((-docorder, -run.score, run.q))
+    perm = _grouped_order(run)
+    if perm is None:  # queries scattered through the file: one sort of every row
+        docorder = run.catalog.docs.order()[run.doc]
+        perm = np.lexsort((-docorder, -run.score, run.q))
     if np.array_equal(perm, np.arange(len(perm))):
         return run
     return Run(run.name, run.path, run.catalog, run.q[perm], run.doc[perm], run.score[perm], run.where[perm],
                run.format, run.meta, run.latency_ms, run.context_tokens, list(run.query_codes))
+
+
+def _grouped_order(run: Run) -> np.ndarray | None:
+    """The order `in_trec_order` sorts to, for a file whose queries come in blocks (as most do; a query's
+    code is the order of its first line, so the codes do not go down): only the blocks where a score
+    goes up, or ties with a document ID not going down, are sorted (a million rows: a few milliseconds
+    instead of half a second). None for a scattered file."""
+    q, score, doc = run.q, run.score, run.doc
+    n = len(q)
+    if n < 2 or bool((q[1:] < q[:-1]).any()):
+        return None if n >= 2 else np.arange(n)
+    same = q[1:] == q[:-1]
+    ds = score[1:] - score[:-1]
+    bad = same & (ds > 0)
+    tie = np.flatnonzero(same & (ds == 0))
+    if len(tie) > 10_000:  # many ties: the catalog's byte-wise order of every document
+        docorder = run.catalog.docs.order()
+        bad[tie] = docorder[doc[tie + 1]] >= docorder[doc[tie]]
+    elif len(tie):
+        names = run.catalog.docs.names
+        bad[tie] = [names[b].encode("utf-8", "surrogatepass") >= names[a].encode("utf-8", "surrogatepass")
+                    for a, b in zip(doc[tie].tolist(), doc[tie + 1].tolist())]
+    perm = np.arange(n)
+    if not bad.any():
+        return perm
+    blocks = unique(q[1:][bad])
+    starts, stops = np.searchsorted(q, blocks, "left"), np.searchsorted(q, blocks, "right")
+    rows = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), stops.tolist())])
+    sub = doc[rows]
+    codes = unique(sub)  # their documents ranked by ID, byte-wise (as Interner.order)
+    names = run.catalog.docs.names
+    key = np.array([names[c] for c in codes.tolist()], dtype=str)
+    rank = np.empty(len(codes), np.int64)
+    rank[np.argsort(key, kind="stable")] = np.arange(len(codes))
+    docrank = rank[np.searchsorted(codes, sub)]
+    perm[rows] = rows[np.lexsort((-docrank, -score[rows], q[rows]))]
+    return perm
 
 
 def _save(where: Path, runs: list[Run], local: Catalog) -> None:
