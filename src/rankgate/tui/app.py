@@ -207,8 +207,9 @@ class ReviewApp(App[int]):
 
     @on(CorpusProgress)
     def _corpus_progress(self, event: CorpusProgress) -> None:
-        if self.review is not None:
-            self.review.query_one(DocView).reading(event.percent)
+        panes = self.review.query(DocView) if self.review is not None else None
+        if panes:  # (none once the app is leaving)
+            panes.first().reading(event.percent)
 
     # ---- the folder's qrels file and the workspace (screens/sync.py) ---------------------------------
 
@@ -265,8 +266,9 @@ class ReviewApp(App[int]):
 
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:
-        if self.review is not None:
-            self.review.query_one(DocView).set_corpus(event.corpus, True, error=event.error)
+        panes = self.review.query(DocView) if self.review is not None else None
+        if panes:  # (none once the app is leaving)
+            panes.first().set_corpus(event.corpus, True, error=event.error)
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
 
