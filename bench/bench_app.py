@@ -152,8 +152,10 @@ def cold_start(folder: Path, env: dict) -> tuple[float, float, float]:
     line = proc.stdout.readline()
     wall = time.perf_counter() - t
     _, err = proc.communicate()
-    if proc.returncode != 0 or not line.startswith("{"):
+    if not line.startswith("{"):
         raise SystemExit(err[-2000:])
+    if proc.returncode != 0:  # measured, then failed on the way out: said, not hidden
+        print(f"(the app failed after its first frame: {err.strip().splitlines()[-1:]})", file=sys.stderr)
     got = json.loads(line)
     return wall, got["ready"], got["cpu"]
 
