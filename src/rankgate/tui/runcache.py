@@ -8,7 +8,7 @@ once, when the entry is written. An entry is keyed by the file's absolute path,
 size, modification time and inode and by the rankgate version, so an edited
 or replaced file is read again. Entries live under the data folder
 (`RANKGATE_HOME` in tests) in `cache/runs/`; a broken entry is ignored and
-rewritten. Small files are read directly (the cache would not pay).
+rewritten. Small files (under 128 KB) are read directly (the cache would not pay).
 
 The same folder keeps the labels of a benchmark's qrels file as the app's
 comparison with the workspace reads them (`file_grades`): re-reading 80,000
@@ -32,7 +32,7 @@ from rankgate import __version__
 from rankgate.core.formats import read_runs, split_run_spec
 from rankgate.core.model import Catalog, Run, unique
 
-MIN_BYTES = 1 << 20  # files smaller than this are read directly
+MIN_BYTES = 1 << 17  # files smaller than this (128 KB) are read directly
 FORMAT = 2  # 2: query and document names as one text each, not JSON
 
 
