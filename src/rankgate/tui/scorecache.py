@@ -87,11 +87,11 @@ def key(runs: dict, measures: list, k: int, level: int, no_answer, *, min_rows: 
 
 
 def _label_lines(qrels) -> list[str] | None:
-    """One text a label: query, document, grade (unit separators between; sorted); None when an ID holds a
+    """One text a label: query, document, grade (unit separators between); None when an ID holds a
     separator or a line break (such labels are not cached)."""
     qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
-    lines = sorted(f"{qn[q]}\x1f{dn[d]}\x1f{g}"
-                   for q, d, g in zip(qrels.q.tolist(), qrels.doc.tolist(), qrels.grade.tolist()))
+    lines = [f"{qn[q]}\x1f{dn[d]}\x1f{g}"
+             for q, d, g in zip(qrels.q.tolist(), qrels.doc.tolist(), qrels.grade.tolist())]
     text = "\n".join(lines)
     if text.count("\n") != max(len(lines) - 1, 0) or text.count("\x1f") != 2 * len(lines):
         return None
