@@ -127,3 +127,27 @@ def test_trec_order_of_a_grouped_run_sorts_only_its_broken_blocks_to_the_same_or
             np.testing.assert_array_equal(perm, full)
         np.testing.assert_array_equal(in_trec_order(run).where, run.where[full])
     assert grouped > 100
+
+
+def test_old_entries_are_pruned_the_most_recently_used_kept(tmp_path, monkeypatch):
+    import rankgate.tui.runcache as runcache
+
+    monkeypatch.setattr(runcache, "KEEP_RUNS", 2)
+    files = []
+    for i in range(3):
+        run = tmp_path / f"run{i}.trec"
+        run.write_text(f"q1 Q0 d{i} 1 1.0 t\n")
+        files.append(run)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache)
+    read_runs_cached(str(files[1]), Catalog(), min_bytes=0, folder=cache)
+    for p in cache.glob("*.npz"):
+        os.utime(p, ns=(1, 1))  # both entries old ...
+    hits = []
+    read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)  # ... run0 used now
+    read_runs_cached(str(files[2]), Catalog(), min_bytes=0, folder=cache)  # a third entry: the oldest goes
+    assert len(hits) == 1 and len(list(cache.glob("*.npz"))) == 2
+    read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)
+    read_runs_cached(str(files[1]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)
+    assert len(hits) == 2  # run0 kept (used), run1 read again

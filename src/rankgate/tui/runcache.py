@@ -77,6 +77,7 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
     if key is not None and where.is_file():
         try:
             runs = _load(where, catalog)
+            _used(where)
             if on_hit:
                 on_hit(str(where))
             return runs
@@ -176,6 +177,30 @@ def _save(where: Path, runs: list[Run], local: Catalog) -> None:
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)
     os.replace(tmp, where)
+    _prune(where.parent, "[0-9a-f]*.npz", KEEP_RUNS)
+
+
+KEEP_RUNS = 32  # run entries kept, the most recently used (each edit of a run file leaves its old entry behind)
+KEEP_LABELS = 8  # qrels-label entries kept
+
+
+def _used(where: Path) -> None:
+    try:
+        os.utime(where)  # recently used: kept by _prune
+    except OSError:
+        pass
+
+
+def _prune(folder: Path, pattern: str, keep: int) -> None:
+    try:
+        entries = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    except OSError:
+        return
+    for old in entries[keep:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
 
 
 def _load(where: Path, catalog: Catalog) -> list[Run]:
@@ -244,6 +269,7 @@ def file_grades(manifest, read, *, min_bytes: int = MIN_BYTES, folder: Path | No
                 header = json.loads(z["header"].tobytes().decode("utf-8"))
                 qs, ds, grades = _names(z, header, "queries"), _names(z, header, "docs"), z["grades"].tolist()
             if len(qs) == len(ds) == len(grades):
+                _used(where)
                 return dict(zip(zip(qs, ds), grades))
         except Exception:  # a torn or foreign entry: read the file again
             pass
@@ -251,6 +277,7 @@ def file_grades(manifest, read, *, min_bytes: int = MIN_BYTES, folder: Path | No
     if where is not None:
         try:
             _save_labels(where, grades)
+            _prune(where.parent, "labels-*.npz", KEEP_LABELS)
         except OSError:
             pass
     return grades
