@@ -147,7 +147,43 @@ def test_old_entries_are_pruned_the_most_recently_used_kept(tmp_path, monkeypatc
     hits = []
     read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)  # ... run0 used now
     read_runs_cached(str(files[2]), Catalog(), min_bytes=0, folder=cache)  # a third entry: the oldest goes
-    assert len(hits) == 1 and len(list(cache.glob("*.npz"))) == 2
+    assert len(hits) == 1 and len([p for p in cache.glob("*.npz") if not p.name.endswith("-map.npz")]) == 2
     read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)
     read_runs_cached(str(files[1]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)
     assert len(hits) == 2  # run0 kept (used), run1 read again
+
+
+def test_a_reopen_takes_the_codes_of_last_time_while_the_catalog_is_the_same(tmp_path):
+    """The entry's map (its codes in the review's catalog) is used when the catalog holds the same names as
+    last time, and the runs equal the reader's; another catalog ignores the map, with the same runs."""
+    import rankgate.tui.runcache as runcache
+
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q} Q0 d{(q * 7 + r) % 50} {r + 1} {10 - r}.5 t\n" for q in range(20) for r in range(8)))
+    expected = read_runs(str(run), "auto", Catalog())[0]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def catalog(*docs):
+        cat = Catalog()
+        for d in docs:
+            cat.docs.code(d)
+        return cat
+
+    read_runs_cached(str(run), catalog("d7", "x"), min_bytes=0, folder=cache)  # writes the entry
+    used = []
+    real = runcache._mapped
+
+    def spy(*args):
+        got = real(*args)
+        used.append(got is not None)
+        return got
+
+    runcache._mapped = spy
+    try:
+        for cat in (catalog("d7", "x"), catalog("d7", "x"), catalog("x", "d7", "y"), catalog("x", "d7", "y")):
+            _same(read_runs_cached(str(run), cat, min_bytes=0, folder=cache)[0], expected)
+            assert cat.docs.names[:2] in (["d7", "x"], ["x", "d7"]) and len(cat.docs.names) == len(set(cat.docs.names))
+    finally:
+        runcache._mapped = real
+    assert used == [False, True, False, True]  # the map is written, used; another catalog: again

@@ -177,7 +177,7 @@ def _save(where: Path, runs: list[Run], local: Catalog) -> None:
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)
     os.replace(tmp, where)
-    _prune(where.parent, "[0-9a-f]*.npz", KEEP_RUNS)
+    _prune(where.parent, "[0-9a-f]*.npz", KEEP_RUNS, lambda p: len(p.name) == 36)
 
 
 KEEP_RUNS = 32  # run entries kept, the most recently used (each edit of a run file leaves its old entry behind)
@@ -191,23 +191,31 @@ def _used(where: Path) -> None:
         pass
 
 
-def _prune(folder: Path, pattern: str, keep: int) -> None:
+def _prune(folder: Path, pattern: str, keep: int, entry=lambda p: True) -> None:
     try:
-        entries = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        entries = sorted((p for p in folder.glob(pattern) if entry(p)), key=lambda p: p.stat().st_mtime_ns,
+                         reverse=True)
     except OSError:
         return
     for old in entries[keep:]:
-        try:
-            old.unlink()
-        except OSError:
-            pass
+        for path in (old, _map_path(old)):
+            try:
+                path.unlink()
+            except OSError:
+                pass
 
 
 def _load(where: Path, catalog: Catalog) -> list[Run]:
     with np.load(where, allow_pickle=False) as z:
         header = json.loads(z["header"].tobytes().decode("utf-8"))
-        qmap = _codes(catalog.queries, _names(z, header, "queries"))
-        dmap = _codes(catalog.docs, _names(z, header, "docs"))
+        qnames, dnames = _names(z, header, "queries"), _names(z, header, "docs")
+        maps = _mapped(where, catalog, qnames, dnames)
+        if maps is None:
+            state = _state(catalog)
+            qmap, dmap = _codes(catalog.queries, qnames), _codes(catalog.docs, dnames)
+            _save_map(where, state, qmap, dmap)
+        else:
+            qmap, dmap = maps
         runs = []
         for i, h in enumerate(header["runs"]):
             q, d = z[f"q{i}"], z[f"d{i}"]
@@ -215,6 +223,68 @@ def _load(where: Path, catalog: Catalog) -> list[Run]:
                             z[f"s{i}"], z[f"w{i}"], h["format"], h["meta"], h["latency_ms"], h["context_tokens"],
                             [int(qmap[c]) for c in h["query_codes"]]))
     return runs
+
+
+# An entry's codes in the review's catalog, as the last open found them ("<key>-map.npz"): a re-open of
+# the same benchmark builds the same catalog (labels first, then the runs in order), so while the catalog
+# holds the same names when the entry is read, its codes are those of last time and only the names new to
+# the catalog are interned, with no lookup of the others (200,000 document IDs: 0.15 s less per run).
+
+def _state(catalog: Catalog) -> str | None:
+    """A digest of the catalog's names in order (None when a name holds a line break)."""
+    h = hashlib.sha256()
+    for interner in (catalog.queries, catalog.docs):
+        text = "\n".join(interner.names)
+        if interner.names and text.count("\n") != len(interner.names) - 1:
+            return None
+        h.update(f"{len(interner.names)}\n".encode())
+        h.update(text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:32]
+
+
+def _map_path(where: Path) -> Path:
+    return where.with_name(where.stem + "-map.npz")
+
+
+def _save_map(where: Path, state: str | None, qmap: np.ndarray, dmap: np.ndarray) -> None:
+    if state is None:
+        return
+    try:
+        tmp = where.with_name(where.name + f".{os.getpid()}.map.tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, state=np.frombuffer(state.encode(), np.uint8), q=qmap, d=dmap)
+        os.replace(tmp, _map_path(where))
+    except OSError:
+        pass
+
+
+def _mapped(where: Path, catalog: Catalog, qnames: list[str], dnames: list[str]):
+    """(query codes, document codes) of the entry's names from its map, interning the new names; None when
+    the map is missing or was made for another catalog (nothing is interned then)."""
+    path = _map_path(where)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            state, qmap, dmap = z["state"].tobytes().decode(), z["q"], z["d"]
+    except Exception:
+        return None
+    if len(qmap) != len(qnames) or len(dmap) != len(dnames) or state != _state(catalog):
+        return None
+    plan = []
+    for interner, names, codes in ((catalog.queries, qnames, qmap), (catalog.docs, dnames, dmap)):
+        n0 = len(interner)
+        new = np.flatnonzero(codes >= n0)
+        new = new[np.argsort(codes[new], kind="stable")]
+        if not np.array_equal(codes[new], np.arange(n0, n0 + len(new))) or (len(codes) and codes.min() < 0):
+            return None
+        plan.append((interner, [names[i] for i in new.tolist()], n0))
+    for interner, new, n0 in plan:  # the new names take the codes they had: n0, n0 + 1, ...
+        if new:
+            interner.extend(new)
+        if len(interner) != n0 + len(new):  # (cannot happen while the digest holds)
+            raise ValueError("catalog out of step with the entry's map")
+    return qmap, dmap
 
 
 def _codes(interner, names: list[str]) -> np.ndarray:
