@@ -178,8 +178,8 @@ class ReviewApp(App[int]):
             self.notify(visible(check), title="qrels file", severity="error", timeout=20, markup=False)
         elif self.sync is not None and self.sync.comparison.file_changed:  # said before anything else
             self.push_screen(SyncScreen(self.sync), self._sync_chosen)
-        if self.read_corpus and event.loaded.corpus_path:
-            self.read_documents(event.loaded.corpus_path, event.loaded.wanted_docs)
+        if self.read_corpus and event.loaded.corpus_path:  # after the panes' first frame: not beside it
+            self.call_after_refresh(self.read_documents, event.loaded.corpus_path, event.loaded.wanted_docs)
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
