@@ -123,6 +123,8 @@ class ReviewApp(App[int]):
             loaded.model.labels.close()
             return
         try:
+            if getattr(loaded.manifest, "qrels", None):
+                self.post_message(LoadProgress("comparing the workspace with the folder's qrels file", 1, 1))
             self._sync_check = Sync.check(loaded)  # read here, off the main thread
         except Exception as e:  # the comparison is advice: the review goes on without it
             self._sync_check = f"could not compare the folder's qrels with the workspace: {e}"
