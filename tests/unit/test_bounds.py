@@ -135,3 +135,76 @@ def test_ops_handbook_accept_could_flip_and_require_stable_rejects_it(tmp_path, 
     assert docs == {(d["query"], d["doc"]) for c in flips for d in c["to_judge"]}
     queue = {(x["query"], x["doc"]) for x in res["coverage"]["review_queue"]}
     assert docs & queue  # the documents to judge are the queue's unjudged documents
+
+
+def test_what_ifs_on_the_rows_within_each_cut_off_equal_those_on_whole_rankings():
+    """relabel computes a measure with a cut-off on the rows within it (within_depth): the same values as
+    on every row, for measures with and without a cut-off, deep and shallow runs, and the judged counts."""
+    import numpy as np
+
+    from rankgate.core import bounds
+    from rankgate.core.compare import pair
+    from rankgate.core.measures import parse_measures
+    from rankgate.core.model import Catalog, Qrels, Run
+
+    rng = np.random.default_rng(7)
+    cat = Catalog()
+    nq, depth, pool = 40, 30, 60
+    for q in range(nq):
+        cat.queries.code(f"q{q}")
+    for d in range(pool):
+        cat.docs.code(f"d{d}")
+    jq = np.repeat(np.arange(nq), 6)
+    jd = np.concatenate([rng.choice(pool, 6, replace=False) for _ in range(nq)])
+    qrels = Qrels("t", cat, jq.astype(np.int32), jd.astype(np.int32), rng.choice([0, 1, 2, 3], len(jq)).astype(np.int64),
+                  list(range(nq)))
+
+    rows_b = [rng.permutation(pool)[:rng.integers(3, depth)] for _ in range(nq)]
+    rows_c = [rng.permutation(pool)[:rng.integers(3, depth)] for _ in range(nq)]
+
+    def as_run(name, rows):
+        q = np.concatenate([np.full(len(r), i, np.int32) for i, r in enumerate(rows)])
+        doc = np.concatenate(rows).astype(np.int32)
+        score = np.concatenate([np.arange(len(r), 0, -1) for r in rows]).astype(np.float64)
+        return Run(name, name, cat, q, doc, score, np.arange(len(q), dtype=np.int64))
+
+    ms = parse_measures("Success@5,P@5,R@5,RR@5,nDCG@10,AP,AP@5,R@20,Judged@5,bpref,nDCG")
+    p = pair(qrels, as_run("b", rows_b), as_run("c", rows_c), k=5, measures=ms, rel_level=1)
+    keys = bounds.unjudged_keys(p, None)
+    assert len(keys) > 100
+    for scenario in bounds.SCENARIOS:
+        grades = bounds.scenario_grades(p, keys, scenario)
+        keep = rng.random(len(keys)) < 0.6
+        got = bounds.relabel(p, keys, grades, keep=keep)
+        # the same what-if with every measure computed on whole rankings (no row is deeper than 10**6)
+        whole = {role: p.prepared[role] for role in ("baseline", "candidate")}
+        for role in whole:
+            p._cache[("bounds-within", role, 5)] = p._cache[("bounds-within", role, 10)] = \
+                p._cache[("bounds-within", role, 20)] = (whole[role], None)
+        want = bounds.relabel(p, keys, grades, keep=keep)
+        for role in ("baseline", "candidate"):
+            for m in ms:
+                assert np.array_equal(got.values(role)[m], want.values(role)[m]), (scenario, role, m.name)
+            assert np.array_equal(got.judged[role], want.judged[role])
+        for key in [k for k in p._cache if isinstance(k, tuple) and k[0] == "bounds-within"]:
+            del p._cache[key]
+
+
+def test_no_stability_skips_the_report_and_the_receipt_records_it(tmp_path, capsys):
+    receipt = tmp_path / "receipt.json"
+    code, res, _ = gate(capsys, OPS, "--as-of", "2026-06-01", "--no-stability", "--receipt", receipt,
+                        "--markdown", tmp_path / "gate.md")
+    assert code == 3 and res["stability"] is None
+    assert "Stability" not in (tmp_path / "gate.md").read_text()
+    body = json.loads(receipt.read_text())["predicate"]
+    assert body["policy"]["stability"] is False
+    assert main(["receipt", "verify", str(receipt)]) == 0
+    capsys.readouterr()
+    # the same from the policy file; and a policy that asks for both is refused before anything is written
+    policy = write(tmp_path / "p.toml", "stability = false\n")
+    code, res, _ = gate(capsys, OPS, "--as-of", "2026-06-01", "--policy", policy)
+    assert code == 3 and res["stability"] is None
+    both = write(tmp_path / "both.toml", "stability = false\nrequire_stable = true\n")
+    code, res, err = gate(capsys, OPS, "--as-of", "2026-06-01", "--policy", both, "-o", tmp_path / "out.json")
+    assert code == 2 and "require_stable = true needs the stability report" in err and "Traceback" not in err
+    assert not (tmp_path / "out.json").exists()

@@ -106,6 +106,9 @@ def register(sub) -> None:
     g.add_argument("--as-of", metavar="YYYY-MM-DD", help="judge waivers' expiry on this date (default: today, UTC)")
     g.add_argument("--with-suggestions", action="store_true", help="count a judge's suggested grades "
                    "(labels suggest) for the pairs nobody judged; the receipt records it")
+    g.add_argument("--no-stability", dest="stability", action="store_const", const=False, default=None,
+                   help="skip the stability report (could the unjudged documents flip a check?); the receipt "
+                   "records it (policy: stability = false)")
     _stats(g)
     g.add_argument("--validate-only", action="store_true")
     g.set_defaults(func=cmd_gate)

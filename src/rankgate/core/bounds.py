@@ -196,31 +196,74 @@ class RowIndex:
             self.rows[role], self.at[role] = u[found], at[found]
 
 
+def within_depth(p: Paired, role: str, depth: int | None) -> tuple[Prepared, np.ndarray | None]:
+    """One run's rows ranked within `depth` as a Prepared (each query's num_ret stays the whole ranking's),
+    and for each row of the whole run its row there (-1: deeper); (the whole, None) when nothing is deeper.
+    A measure with a cut-off reads nothing below it (DEPTH_FAMILIES), so its what-ifs need only these rows.
+    Made once per Paired."""
+    pr = p.prepared[role]
+    if depth is None:
+        return pr, None
+    key = ("bounds-within", role, depth)
+    got = p._cache.get(key)
+    if got is None:
+        inside = pr.rank < depth
+        if inside.all():
+            got = (pr, None)
+        else:
+            rows = np.flatnonzero(inside)
+            where = np.full(len(pr.rank), -1, np.int64)
+            where[rows] = np.arange(len(rows))
+            got = (Prepared(pr.qids, pr.nq, pr.qp[rows], pr.rank[rows], pr.grade[rows], pr.doc[rows], pr.num_ret,
+                            pr.qrels_qp, pr.qrels_grade, pr.rel_level, pr.compat), where)
+        p._cache[key] = got
+    return got
+
+
 def relabel(p: Paired, keys: np.ndarray, grades: np.ndarray, measures: list[Measure] | None = None, *,
             index: RowIndex | None = None, keep: np.ndarray | None = None, counts: bool = True) -> Paired:
     """`p` re-scored with the unjudged `keys` (sorted, unique) judged `grades`, both runs; every measure,
     or `measures`. `keep`: only those keys (a mask); `index`: RowIndex(p, keys), when reused; `counts`:
-    also the judged share of the top k (else p's, for a check that does not read it)."""
+    also the judged share of the top k (else p's, for a check that does not read it). Each measure is
+    computed on the rows within its cut-off only (`within_depth`); the result's `prepared` holds the
+    rows the deepest of them reads."""
     measures = list(p.measures) if measures is None else measures
     if keep is None:
         keep = np.ones(len(keys), bool)
     if not keep.any():
         return p
     index = index or RowIndex(p, keys)
+    groups: dict[int | None, list[Measure]] = {}
+    for m in measures:
+        groups.setdefault(measure_depth(m), []).append(m)
+    if counts and not any(d is None or d >= p.k for d in groups):
+        groups[p.k] = []  # the judged share of the top k reads the top k
+    deepest = None if None in groups else max(groups)
     values, prepared = {}, {}
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
         rows, at = index.rows[role], index.at[role]
         sel = keep[at]
-        g = pr.grade.copy()
-        g[rows[sel]] = grades[at[sel]]
-        new = Prepared(pr.qids, pr.nq, pr.qp, pr.rank, g, pr.doc, pr.num_ret,
-                       np.r_[pr.qrels_qp, keys[keep] >> 32].astype(pr.qrels_qp.dtype),
-                       np.r_[pr.qrels_grade, grades[keep]].astype(pr.qrels_grade.dtype), pr.rel_level, pr.compat)
-        prepared[role] = new
-        values[role] = {m: per_query(new, m) for m in measures}
+        rows, new_grades = rows[sel], grades[at[sel]]
+        qrels_qp = np.r_[pr.qrels_qp, keys[keep] >> 32].astype(pr.qrels_qp.dtype)
+        qrels_grade = np.r_[pr.qrels_grade, grades[keep]].astype(pr.qrels_grade.dtype)
+        got: dict[Measure, np.ndarray] = {}
+        for depth, ms in groups.items():
+            base, where = within_depth(p, role, depth)
+            r = rows if where is None else where[rows]
+            ok = r >= 0
+            g = base.grade.copy()
+            g[r[ok]] = new_grades[ok]
+            new = Prepared(base.qids, base.nq, base.qp, base.rank, g, base.doc, base.num_ret, qrels_qp, qrels_grade,
+                           base.rel_level, base.compat)
+            for m in ms:
+                got[m] = per_query(new, m)
+            if depth == deepest:
+                prepared[role] = new
+        values[role] = {m: got[m] for m in measures}
+    kept = {key: v for key, v in p._cache.items() if key == "position" or (isinstance(key, tuple) and key[0] == "mask")}
     out = replace(p, measures=measures, baseline=values["baseline"], candidate=values["candidate"],
-                  prepared=prepared, judged=dict(p.judged), ranked=dict(p.ranked), _cache={})
+                  prepared=prepared, judged=dict(p.judged), ranked=dict(p.ranked), _cache=kept)  # labels move neither
     if counts:
         for role in ("baseline", "candidate"):
             out.judged[role], out.ranked[role] = _top_k_counts(prepared[role], p.k)

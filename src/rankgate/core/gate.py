@@ -178,6 +178,9 @@ def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Dec
     unjudged documents could flip the decision (naming the documents to judge)."""
     from rankgate.core.bounds import doc_list, listed, plural_docs, stability
 
+    if not policy.stability:  # stability = false / --no-stability: not computed, and the receipt's policy says so
+        data["stability"] = None
+        return
     st = stability(p, policy, dec, qrels.catalog.docs.names, order=queue)
     data["stability"] = st.as_dict()
     if policy.require_stable:

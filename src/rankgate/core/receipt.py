@@ -35,7 +35,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://rankgate.dev/attestation/gate/v1"
 INVOCATION_KEYS = ("benchmark", "qrels", "runs", "queries", "qrels_format", "run_format", "policy", "k",
                    "rel_level", "missing_queries", "short_rankings", "measure", "must_pass", "baseline", "candidate",
-                   "allow_snapshot_mismatch", "resamples", "seed", "acl", "with_suggestions")
+                   "allow_snapshot_mismatch", "resamples", "seed", "acl", "with_suggestions", "stability")
 PATH_KEYS = ("benchmark", "qrels", "queries", "policy", "acl")
 MAX_RECEIPT_BYTES = 512 * 2**20
 # Fields not recomputed: when it was written, how (the recomputation follows it) and its own digest.
@@ -299,7 +299,7 @@ def _arg_ok(key: str, value) -> bool:
         return value is None or isinstance(value, list) and all(isinstance(x, str) for x in value)
     if key in INT_ARGS:
         return value is None or type(value) is int
-    if key in ("allow_snapshot_mismatch", "with_suggestions"):
+    if key in ("allow_snapshot_mismatch", "with_suggestions", "stability"):
         return value is None or type(value) is bool
     return value is None or isinstance(value, str)
 
