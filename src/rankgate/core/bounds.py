@@ -47,6 +47,7 @@ SCENARIOS = {
     "for_baseline": "those the baseline ranks higher relevant, the rest not",
 }
 LABEL_FREE = ("budget",)  # check kinds no label can move
+STAGE_KINDS = ("stage_recall_floor", "no_stage_loss")  # bounded on the pipelines' stages (stage_stability)
 SHIFT = np.int64(1) << 32
 SHOWN = 10  # documents named in a one-line summary
 LISTED = 100  # documents to judge listed in the JSON (the total is given beside them)
@@ -282,6 +283,7 @@ class _Scope:
     mask: np.ndarray | None = None
     measure: Measure | None = None
     policy: object = None
+    rule: object = None  # a stage check's rule (its stages are bounded apart: stage_stability)
 
 
 def _check_scopes(p: Paired, policy, dec) -> dict[str, _Scope]:
@@ -295,6 +297,9 @@ def _check_scopes(p: Paired, policy, dec) -> dict[str, _Scope]:
                 continue
             if rule.kind in LABEL_FREE or s == "*":
                 out[name] = _Scope(None, False)
+                continue
+            if rule.kind in STAGE_KINDS:
+                out[name] = _Scope(None, False, rule=rule)
                 continue
             d = measure_depth(rule.measure) if rule.measure is not None else p.k
             alone = policy if family and rule.kind == "no_significant_regression" else \
@@ -368,6 +373,10 @@ def stability(p: Paired, policy, dec, docnames: list[str], *, order=None) -> Sta
     checks: list[CheckStability] = []
     for name, now in dec.checks.items():
         sc_ = scopes[name]
+        if sc_.rule is not None:
+            waived = {w.query for w in policy.waivers if not w.expired(dec.as_of)}
+            checks.append(stage_stability(p, sc_.rule, name, now, set(policy.must_pass), waived))
+            continue
         if not sc_.moved:
             checks.append(CheckStability(name, now, True, None, 0, {sc: now for sc in SCENARIOS}))
             continue
@@ -471,3 +480,100 @@ def measure_bounds(p: Paired, policy, scen: _Scenarios, runs_depth: int) -> dict
         entry["delta"] = {sc: entry["candidate"][sc] - entry["baseline"][sc] for sc in ("now", "none", "all")}
         out[key] = entry
     return out
+
+
+# ---- stage checks: bounded on the pipelines' stages ---------------------------------------------------
+
+def _stage_recalls(f, stage: int, queries: list[str], unjudged: set[tuple[str, str]]) -> tuple[float, float]:
+    """The candidate's macro recall at one stage (as Funnel.recall) at its lowest and its highest when the
+    `unjudged` (query, doc) pairs of its stages may be relevant: lowest when those the stage lacks are and
+    those it holds are not, highest the other way round. Each is exact: a query's recall is moved alone,
+    and a query with no relevant document yet joins the mean at 0 (lowest) or 1 (highest)."""
+    name = f.stages[stage]
+    lows, highs = [], []
+    for q in queries:
+        ps = f.paths.get(q, [])
+        rel, kept = len(ps), sum(p.ranks[stage] is not None for p in ps)
+        here = {d for d in f.unjudged.get(name, {}).get(q, ()) if (q, d) in unjudged}
+        anywhere = {d for s in f.stages for d in f.unjudged.get(s, {}).get(q, ()) if (q, d) in unjudged}
+        away = len(anywhere - here)
+        if rel + away:
+            lows.append(kept / (rel + away))
+        if rel + len(here):
+            highs.append((kept + len(here)) / (rel + len(here)))
+    return (sum(lows) / len(lows) if lows else 0.0), (sum(highs) / len(highs) if highs else 0.0)
+
+
+def stage_stability(p: Paired, rule, name: str, now: bool, must: set[str], waived: set[str] = frozenset()
+                    ) -> CheckStability:
+    """A stage check's stability. Labels move it: a stage's recall counts the relevant documents at that
+    stage out of all a query has, so an unjudged document in any stage of the candidate's pipeline could
+    change it (`stage_recall_floor`), and an unjudged document the baseline keeps at a stage where the
+    candidate lacks it would be a loss if relevant (`no_stage_loss`, which nothing unjudged can make
+    pass). Bounded exactly on the stage files' documents nobody judged (Funnel.unjudged); its depth is the
+    deepest stage's. "for_candidate"/"for_baseline" are the labellings most favourable to either. `waived`:
+    must-pass queries whose waiver holds (their losses do not count)."""
+    from rankgate.core.decision import EPS
+
+    c, b = p.funnels.get("candidate"), p.funnels.get("baseline")
+    if c is None or (rule.kind == "stage_recall_floor" and rule.stage not in c.stages) or \
+            (rule.kind == "no_stage_loss" and b is None):  # the check says why it cannot be decided
+        return CheckStability(name, now, True, None, 0, {sc: now for sc in SCENARIOS})
+    depth = max((d if d is not None else max((len(v) for v in c.unjudged.get(s, {}).values()), default=0))
+                for s, d in zip(c.stages, c.depths))
+    qids = list(p.qids)
+    if rule.kind == "no_stage_loss":
+        common = [s for s in c.stages if s in b.stages and (not rule.stage or s == rule.stage)]
+        risky = list(dict.fromkeys((q, d) for q in qids if q in must and q not in waived for s in common
+                                   for d in b.unjudged.get(s, {}).get(q, ())
+                                   if d not in c.unjudged.get(s, {}).get(q, ())))
+        worst = now and not risky
+        out = {"none": now, "all": worst, "for_candidate": now, "for_baseline": worst}
+        st = CheckStability(name, now, all(v == now for v in out.values()), depth, len(risky), out)
+        st.to_judge = [] if st.stable else risky  # any one of them relevant is a loss: each must be judged
+        return st
+    i = c.stages.index(rule.stage)
+    pool = [(q, d) for q in qids for d in dict.fromkeys(d for s in c.stages for d in c.unjudged.get(s, {}).get(q, ()))]
+    everyone = set(pool)
+    low, high = _stage_recalls(c, i, qids, everyone)
+    ok = lambda r: r >= rule.floor - EPS  # noqa: E731  (as decision._stage_recall_check)
+    here = {(q, d) for q in qids for d in c.unjudged.get(rule.stage, {}).get(q, ())}
+    n_all = _all_relevant_recall(c, i, qids)
+    out = {"none": now, "all": ok(n_all), "for_candidate": ok(high), "for_baseline": ok(low)}
+    st = CheckStability(name, now, all(v == now for v in out.values()), depth, len(pool), out)
+    if st.stable:
+        return st
+    # Most decisive first: for a pass, the documents the stage lacks (each one relevant lowers its recall),
+    # for a fail those it holds; by how much their query's recall could move, then IDs. The shortest prefix
+    # that, left not relevant, keeps the outcome at the extreme that flipped it (found by bisection).
+    wanted = [x for x in pool if (x in here) != now]
+    share = {}
+    for q, d in wanted:
+        share[q] = share.get(q, 0) + 1
+    wanted.sort(key=lambda x: (-share[x[0]], x))
+
+    def holds(j: int) -> bool:
+        lo, hi = _stage_recalls(c, i, qids, everyone - set(wanted[:j]))
+        return ok(lo if now else hi) == now
+
+    lo_j, hi_j = 0, len(wanted)
+    while lo_j < hi_j:
+        mid = (lo_j + hi_j) // 2
+        if holds(mid):
+            hi_j = mid
+        else:
+            lo_j = mid + 1
+    st.to_judge = wanted[:hi_j]
+    return st
+
+
+def _all_relevant_recall(f, stage: int, queries: list[str]) -> float:
+    """The candidate's macro recall at a stage with every unjudged document of its stages relevant."""
+    name, vals = f.stages[stage], []
+    for q in queries:
+        ps = f.paths.get(q, [])
+        here = set(f.unjudged.get(name, {}).get(q, ()))
+        anywhere = {d for s in f.stages for d in f.unjudged.get(s, {}).get(q, ())}
+        if len(ps) + len(anywhere):
+            vals.append((sum(p.ranks[stage] is not None for p in ps) + len(here)) / (len(ps) + len(anywhere)))
+    return sum(vals) / len(vals) if vals else 0.0

@@ -220,6 +220,9 @@ class Funnel:
     restricted: dict[str, list[str]] = field(default_factory=dict)  # query -> relevant docs its user may not see
     sources: list[str] = field(default_factory=list)  # the stage files read, in order (a receipt hashes them)
     no_ranking: dict[str, list[str]] = field(default_factory=dict)  # stage -> queries it has no ranking for
+    # stage -> query -> the documents there nobody judged (when `funnel` was given the judged pairs):
+    # what could still change a stage's recall (core/bounds.py)
+    unjudged: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def query_recall(self, qid: str) -> list[float]:
         ps = self.paths.get(qid, [])
@@ -275,10 +278,12 @@ class Funnel:
         return out
 
 
-def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None) -> Funnel:
+def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None,
+           judged: dict[str, set[str]] | None = None) -> Funnel:
     """Each relevant document's path through the stages. `relevant`: query -> {doc: grade} (relevant only),
     for the queries to report. With `access` (core.acl.Access), what a query's user may not see leaves the
-    relevant set and every stage's ranking (counted per stage as leaks)."""
+    relevant set and every stage's ranking (counted per stage as leaks). With `judged` (query -> every
+    document judged, at any grade), each stage's documents nobody judged are kept too (`unjudged`)."""
     names = pipeline.stage_names
     rankings = []
     leaks = {s: 0 for s in names} if access is not None else {}
@@ -319,8 +324,11 @@ def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None)
                 got[q] = new
         added[names[i]] = got
     no_ranking = {n: [q for q in relevant if q not in r] for n, r in zip(names, rankings)}
+    unjudged = {} if judged is None else {
+        n: {q: got for q in relevant if (got := [d for d in r.get(q, []) if d not in judged.get(q, ())])}
+        for n, r in zip(names, rankings)}
     return Funnel(pipeline.name, names, [s.depth for s in pipeline.stages], paths, added, leaks, restricted,
-                  list(dict.fromkeys(s.source for s in pipeline.stages)), no_ranking)
+                  list(dict.fromkeys(s.source for s in pipeline.stages)), no_ranking, unjudged)
 
 
 def relevant_of(qrels, rel_level: int, queries: list[str]) -> dict[str, dict[str, int]]:
@@ -344,7 +352,11 @@ def bundle_funnels(bundle, rel_level: int, names: list[str] | None = None, queri
         queries = [q for q in bundle.qrels.query_ids if q not in bundle.no_answer]
     rel = relevant_of(bundle.qrels, rel_level, queries)
     access = getattr(bundle, "access", None)
-    return {p.name: funnel(p, rel, access) for p in pipes}
+    judged: dict[str, set[str]] = {}
+    qn, dn = bundle.qrels.catalog.queries.names, bundle.qrels.catalog.docs.names
+    for qc, dc in zip(bundle.qrels.q.tolist(), bundle.qrels.doc.tolist()):
+        judged.setdefault(qn[qc], set()).add(dn[dc])
+    return {p.name: funnel(p, rel, access, judged) for p in pipes}
 
 
 # ---- side by side, and the gate's stage rules ---------------------------------------------------
