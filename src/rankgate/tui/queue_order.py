@@ -77,14 +77,18 @@ class QueueOrder:
 
     def __init__(self) -> None:
         self.order = "decisive"
-        self._ordered = None  # (queue, suggestions' identity, the queue in "suggested" order)
+        self._ordered = None  # (queue, book, its records then, level, the queue in "suggested" order)
 
-    def suggested_queue(self, queue, latest: dict, level: int):
-        key = (id(queue), id(latest), len(latest))
-        if self._ordered is None or self._ordered[0] != key:
-            grades = {k: s.grade for k, s in latest.items()}
-            self._ordered = (key, by_suggestion(queue, grades, level))
-        return self._ordered[1]
+    def suggested_queue(self, queue, book, level: int):
+        """The queue, what `book` suggests relevant first; ordered again when the queue is rebuilt or the
+        book is read again or grows (an S in the app, a labels suggest beside it)."""
+        got = self._ordered
+        if got is None or got[0] is not queue or got[1] is not book or got[2] != len(book.records if book else ())\
+                or got[3] != level:
+            grades = {k: s.grade for k, s in _suggested(book).items()}
+            got = self._ordered = (queue, book, len(book.records if book else ()), level,
+                                   by_suggestion(queue, grades, level))
+        return got[4]
 
     def next_item(self, model, book, after: tuple[str, str] | None):
         """The next item in the current order after `after` (wrapping round); None when there is none.
@@ -92,13 +96,12 @@ class QueueOrder:
         if self.order == "decisive":
             return model.next_to_review(after)
         level = model.policy.checks.rel_level
-        latest = _suggested(book)
         if self.order == "suggested":
-            queue = self.suggested_queue(model.review_queue(), latest, level)
+            queue = self.suggested_queue(model.review_queue(), book, level)
             judged = lambda q, d: d in model.labels.grades(q)  # noqa: E731
             item = queue.next(after=after, judged=judged)
             return item if item is not None or after is None else queue.next(judged=judged)
-        found = disagreements(model, latest, level)
+        found = disagreements(model, _suggested(book), level)
         keys = [(d.query, d.doc) for d in found]
         start = keys.index(tuple(after)) + 1 if after is not None and tuple(after) in keys else 0
         rest = found[start:] + found[:start]
