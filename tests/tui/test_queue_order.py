@@ -54,6 +54,8 @@ async def test_u_walks_the_order_u_chose(tmp_path, capsys):
             await pilot.pause()
             seen.append(highlighted(screen))
         assert set(seen) == relevant_unjudged  # every one of them, before any other document
+        q, d = seen[-1]
+        assert any(f"{q} · {d}: suggested {latest[(q, d)].grade} by lexical; " in str(n.message) for n in app._notifications)
         shown = [latest[k].grade for k in seen]
         assert shown == sorted(shown, reverse=True)  # the highest suggested grade first
         await pilot.press("u")  # then the rest of the queue, in its order

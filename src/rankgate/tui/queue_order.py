@@ -107,6 +107,14 @@ class QueueOrder:
         rest = found[start:] + found[:start]
         return rest[0] if rest else None
 
+    def why(self, item, book) -> str:
+        """Why `u` went to `item`, in the current order: the suggestion first when the order follows them."""
+        if self.order == "suggested":
+            s = _suggested(book).get((item.query, item.doc))
+            if s is not None:
+                return f"suggested {s.grade} by {s.judge or 'a judge'}; {item.why()}"
+        return item.why()
+
     def count(self, model, book) -> int:
         """How many items the "disagreement" order holds now (the others count the queue)."""
         return len(disagreements(model, _suggested(book), model.policy.checks.rel_level))

@@ -448,7 +448,8 @@ class ReviewScreen(EditingActions, Screen):
             self.set_doc(item.doc)
             self._show_doc()
         self.last_queued = item
-        self.notify(f"{item.query} · {item.doc}: {item.why()}", title="next to review", markup=False)
+        self.notify(f"{item.query} · {item.doc}: {self.queue_order.why(item, suggestion_book(self))}",
+                    title="next to review", markup=False)
 
     def action_cycle_queue_order(self) -> None:
         """U: the order `u` walks: the most decisive first, suggested relevant first, judge and label disagree."""
