@@ -25,6 +25,13 @@ and every failing check could flip. Scenarios are extremes, not every
 labelling: a check stable here can still move when some documents are
 relevant and others not.
 
+Stage checks (`stage_recall_floor`, `no_stage_loss`) read the pipelines' stage
+files, not the runs: they are bounded on the documents nobody judged in those
+stages, exactly (`stage_stability`). Budgets, waivers and permission leaks do
+not depend on labels. Each what-if computes a measure with a cut-off on the
+rows within it only (`within_depth`), and only a check that could flip looks
+for documents to judge. The gate skips all of this with `stability = false`.
+
     st = stability(paired, policy, decision, qrels.catalog.docs.names, order=queue)
     st.stable, st.to_judge, st.as_dict()
 """
