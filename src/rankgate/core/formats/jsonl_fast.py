@@ -1,0 +1,98 @@
+"""The fast JSONL qrels reader: plain JSON-lines judgments through pyarrow's JSON reader.
+
+For a file of MIN_BYTES or more whose every line is one judgment object with only the keys
+`query`, `doc`, `grade` and, optionally, `reason`, `collection_version`, `reviewer` (strings or
+null). Anything else (a meta line, another key, a blank line, two objects on a line, a grade
+that is not a whole number in range, a lone surrogate, a pair judged twice, a gzipped file ...)
+returns None, and the general reader (jsonfmt.qrels_from_jsonl) reads the file and names any
+fault: the fast path never accepts what the general reader refuses. 100k judgments: about 10x
+faster than a json.loads per line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+import numpy as np
+
+from rankgate.core.model import Catalog, JudgmentDetail, Qrels, unique
+
+MIN_BYTES = 1 << 20  # smaller files take the general reader: importing pyarrow would cost more
+MAX_BYTES = 256 << 20  # read whole; larger files are streamed by the general reader (memory stays bounded)
+MAX_LINE = 32 << 20  # as textio.MAX_LINE: a longer line is the general reader's to refuse
+_KEYS = ("query", "doc", "grade")
+_DETAILS = ("reason", "collection_version", "reviewer")
+_NONE = JudgmentDetail()
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def read_jsonl_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | None:
+    """The Qrels the general reader gives, or None for it to read the file."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or not MIN_BYTES <= st.st_size <= MAX_BYTES:
+            return None
+        from rankgate.core.formats.trec_fast import available
+
+        if not available():
+            return None
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    if data[:2] == b"\x1f\x8b" or b"\x00" in data:
+        return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if _SURROGATE.search(data):
+        return None  # a surrogate escape: the general reader checks its pairing
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    if not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    longest = int(np.diff(ends, prepend=-1).max(initial=0))
+    if not len(ends) or longest > MAX_LINE:
+        return None
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    schema = pa.schema([("query", pa.string()), ("doc", pa.string()), ("grade", pa.int64())] +
+                       [(k, pa.string()) for k in _DETAILS])
+    try:
+        tbl = pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(
+            use_threads=True, block_size=max(1 << 20, 2 * longest + 2)),
+            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error",
+                                          newlines_in_values=False))
+    except Exception:  # any parse or conversion error: the general reader names it
+        return None
+    if len(tbl) != len(ends) or any(tbl[k].null_count for k in _KEYS):
+        return None  # a blank line, two objects on one line, or a judgment without query, doc or grade
+    from rankgate.core.formats.trec_fast import _np
+    from rankgate.core.model import grade_problem
+
+    grade = _np(tbl["grade"])  # no pyarrow.compute, no pandas: plain buffers and lists
+    if any(grade_problem(int(g)) for g in unique(grade).tolist()):
+        return None
+    qids, docs = tbl["query"].to_pylist(), tbl["doc"].to_pylist()
+    catalog = catalog or Catalog()
+    qcode, dcode = catalog.queries.extend(qids), catalog.docs.extend(docs)
+    if "" in catalog.queries.codes or "" in catalog.docs.codes:
+        return None  # an empty ID
+    pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
+    if (pair[1:] == pair[:-1]).any():
+        return None  # a pair judged twice: the general reader names both lines
+    details = {}
+    cols = [tbl[k].to_pylist() for k in _DETAILS]
+    if any(any(v for v in c) for c in cols):
+        shared: dict[tuple, JudgmentDetail] = {}  # one (frozen) detail object per distinct detail
+        for qid, doc, *detail in zip(qids, docs, *cols):
+            key = tuple(detail)
+            one = shared.get(key)
+            if one is None:
+                one = shared[key] = JudgmentDetail(*(v or "" for v in detail))
+            if one != _NONE:
+                details[(qid, doc)] = one
+    first = np.sort(np.unique(qcode, return_index=True)[1])
+    return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
+                 qcode[first].tolist(), format="jsonl", details=details, meta={})
