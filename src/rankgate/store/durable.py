@@ -38,7 +38,9 @@ from rankgate.store.columns import (
     bulk_event,
     check_columns,
     expand_events,
+    journal_form,
     last_id,
+    resolve,
     to_columns,
 )
 from rankgate.store.labels import labels_at, pair_labels, put_review, standing
@@ -424,6 +426,7 @@ class DurableIndex:
         return standing(self._adj.get(q, {}).get(d))
 
     def _apply(self, record: dict) -> None:
+        resolve(record)
         for kind, value in record["ops"]:
             if kind in ("judgment", "review", "adjudication"):
                 # judgment: the pair holds exactly this judgment (store format 1, and journals it wrote);
@@ -495,7 +498,7 @@ class DurableIndex:
                 q, d = value["query"], value.get("doc")
                 events[:] = [e for e in events if not (e["query"] == q and (d is None or e["doc"] == d)
                                                        and e["kind"] not in ("freeze", "purge"))]
-        events.extend(expand_events(str(self._file(JOURNAL)), record["events"]))
+        events.extend(expand_events(str(self._file(JOURNAL)), resolve(record)["events"]))
 
     def _check_writable(self) -> None:
         if self._closed:
@@ -521,7 +524,7 @@ class DurableIndex:
         if self._unborn:
             self._materialize()
         record = {"seq": self._seq + 1, "ops": ops, "events": events}
-        self._journal.append(record)  # raises before anything changes in memory
+        self._journal.append(journal_form(record))  # raises before anything changes in memory
         self._apply(record)
         self._pending.append(record)
         if self._history is not None:
