@@ -85,13 +85,14 @@ def read_jsonl_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | 
     details = {}
     cols = [tbl[k].to_pylist() for k in _DETAILS]
     if any(any(v for v in c) for c in cols):
-        shared: dict[tuple, JudgmentDetail] = {}  # one (frozen) detail object per distinct detail
+        shared: dict[tuple, JudgmentDetail | None] = {}  # one (frozen) detail object per distinct detail
         for qid, doc, *detail in zip(qids, docs, *cols):
             key = tuple(detail)
-            one = shared.get(key)
-            if one is None:
-                one = shared[key] = JudgmentDetail(*(v or "" for v in detail))
-            if one != _NONE:
+            one = shared.get(key, False)
+            if one is False:
+                one = JudgmentDetail(*(v or "" for v in detail))
+                one = shared[key] = one if one != _NONE else None
+            if one is not None:
                 details[(qid, doc)] = one
     first = np.sort(np.unique(qcode, return_index=True)[1])
     return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
