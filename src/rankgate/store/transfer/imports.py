@@ -142,17 +142,15 @@ def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], co
             declared.setdefault(qid, (dict(QUERY_DEFAULTS), source, False))
         details = qrels.details
         plain = ("", file_cv, file_reviewer)  # a judgment with no details of its own
-        first = not incoming  # one file's pairs are distinct (its reader refuses a second grade of a pair)
         for qid, doc, grade in zip(qids, docs, grades):
             detail = details.get((qid, doc)) if details else None
             state = (grade, detail.reason, detail.collection_version or file_cv, detail.reviewer or file_reviewer) \
                 if detail is not None else (grade,) + plain
-            if not first:
-                prev = incoming.get((qid, doc))
-                if prev is not None and prev[0][:2] != state[:2]:
-                    raise InputError(source, f"document {doc!r} of query {qid!r} is judged "
-                                     f"{describe_label(_state(state))} here but {describe_label(_state(prev[0]))} in "
-                                     f"{prev[1]}; nothing was imported (fix one of the files)")
+            prev = incoming.get((qid, doc))
+            if prev is not None and prev[0][:2] != state[:2]:
+                raise InputError(source, f"document {doc!r} of query {qid!r} is judged "
+                                 f"{describe_label(_state(state))} here but {describe_label(_state(prev[0]))} in "
+                                 f"{prev[1]}; nothing was imported (fix one of the files)")
             incoming[(qid, doc)] = (state, source)
     for source, qmap in query_list:
         for qid, query in qmap.items():
