@@ -6,6 +6,11 @@ field with one value for every row is written once), so that a snapshot of 100k 
 in a few C calls. `LazyLabels` keeps each query's columns as parsed and builds that query's judgment
 records the first time something reads them; a fold writes untouched queries' columns back as they were.
 Opening a store, and an edit of one query, therefore cost no Python loop over every judgment.
+
+Store format 4 uses the same documents for an import: the labels of a query the store has no judgment of
+are journaled as one columns document (`new_columns`, op "columns"), and their history events as one
+document per query (`bulk_event`) that `expand_events` reads back as one event per judgment. In the
+journal, such an event names its op instead of repeating the columns (`journal_form`, `resolve`).
 """
 
 from __future__ import annotations
