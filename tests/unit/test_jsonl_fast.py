@@ -107,3 +107,14 @@ def test_a_gzipped_or_small_file_is_not_taken(tmp_path, monkeypatch):
     assert jsonl_fast.read_jsonl_qrels_fast(str(path)) is None
     monkeypatch.setattr(jsonl_fast, "MIN_BYTES", 1 << 20)
     assert jsonl_fast.read_jsonl_qrels_fast(_write(tmp_path / "q.jsonl", _rows())) is None
+
+
+def test_a_line_longer_than_a_block_goes_to_the_general_reader(tmp_path, monkeypatch):
+    rows = _rows()
+    rows[5]["reason"] = "long " * 100
+    path = _write(tmp_path / "q.jsonl", rows)
+    monkeypatch.setattr(jsonl_fast, "BLOCK", 256)
+    assert jsonl_fast.read_jsonl_qrels_fast(path) is None
+    _same(read_qrels(path), qrels_from_jsonl(path, iter_lines(path)))
+    monkeypatch.setattr(jsonl_fast, "BLOCK", 1 << 20)
+    assert jsonl_fast.read_jsonl_qrels_fast(path) is not None

@@ -21,7 +21,7 @@ from rankgate.core.model import Catalog, JudgmentDetail, Qrels, unique
 
 MIN_BYTES = 1 << 20  # smaller files take the general reader: importing pyarrow would cost more
 MAX_BYTES = 256 << 20  # read whole; larger files are streamed by the general reader (memory stays bounded)
-MAX_LINE = 32 << 20  # as textio.MAX_LINE: a longer line is the general reader's to refuse
+BLOCK = 16 << 20  # pyarrow's block: a longer line goes to the general reader (which refuses one past 32 MiB)
 _KEYS = ("query", "doc", "grade")
 _DETAILS = ("reason", "collection_version", "reviewer")
 _NONE = JudgmentDetail()
@@ -39,21 +39,19 @@ def read_jsonl_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | 
         if not available():
             return None
         with open(path, "rb") as f:
+            if f.read(2) == b"\x1f\x8b":  # gzipped: streamed by the general reader
+                return None
+            f.seek(0)
             data = f.read(MAX_BYTES + 1)
     except OSError:
         return None
-    if data[:2] == b"\x1f\x8b" or b"\x00" in data:
+    if b"\x00" in data:
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if _SURROGATE.search(data):
         return None  # a surrogate escape: the general reader checks its pairing
-    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
-    if not data.endswith(b"\n"):
-        ends = np.append(ends, len(data))
-    longest = int(np.diff(ends, prepend=-1).max(initial=0))
-    if not len(ends) or longest > MAX_LINE:
-        return None
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
     import pyarrow as pa
     import pyarrow.json as pj
 
@@ -61,12 +59,12 @@ def read_jsonl_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | 
                        [(k, pa.string()) for k in _DETAILS])
     try:
         tbl = pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(
-            use_threads=True, block_size=max(1 << 20, 2 * longest + 2)),
+            use_threads=True, block_size=BLOCK),
             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error",
                                           newlines_in_values=False))
-    except Exception:  # any parse or conversion error: the general reader names it
+    except Exception:  # any parse or conversion error, a line longer than a block: the general reader says
         return None
-    if len(tbl) != len(ends) or any(tbl[k].null_count for k in _KEYS):
+    if len(tbl) != lines or any(tbl[k].null_count for k in _KEYS):
         return None  # a blank line, two objects on one line, or a judgment without query, doc or grade
     from rankgate.core.formats.trec_fast import _np
     from rankgate.core.model import grade_problem
