@@ -709,7 +709,19 @@ def per_query(p: Prepared, m: Measure) -> np.ndarray:
     compute = KERNELS.get(m.family)
     if compute is None:
         raise ValueError(f"unknown measure family {m.family}")
+    if m.judged_only:  # ir_measures' judged_only=True: this measure alone sees trec_eval -J's rows
+        p = _judged_view(p)
     return compute(p, m, p.rel_level if m.rel is None else m.rel)
+
+
+def _judged_view(p: Prepared) -> Prepared:
+    """The same evaluation with unjudged documents dropped and the rest ranked again (made once)."""
+    if "judged_view" not in p._cache:
+        qp, rank, grade, doc = _cut(p.qp, p.rank, p.grade, p.doc, None, True)
+        num_ret = np.bincount(qp, minlength=p.nq).astype(np.float64)
+        p._cache["judged_view"] = Prepared(p.qids, p.nq, qp, rank, grade, doc, num_ret, p.qrels_qp,
+                                           p.qrels_grade, p.rel_level, p.compat)
+    return p._cache["judged_view"]
 
 
 def summarise(m: Measure, values: np.ndarray) -> float:
