@@ -545,6 +545,10 @@ def cmd_receipt_verify(args) -> int:
         say(f"error: {args.receipt}: the receipt does not match: {shown}", err=True)
     elif v.signature and v.signature != "valid":
         say(f"note: {args.receipt}: signed, signature not checked (give --key KEYFILE)", err=True)
+    if v.status == "verified" and v.written_by:
+        skipped = f"; not in it, so not checked: {len(v.not_checked)} field(s) added since" if v.not_checked else ""
+        say(f"note: {args.receipt}: written by rankgate {visible(v.written_by)}; every field this version "
+            f"rebuilds matches{skipped}", err=True)
     return v.exit_code
 
 
