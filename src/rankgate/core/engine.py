@@ -79,11 +79,11 @@ def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error
     judged_codes = unique(qrels.q)
     if queries is not None:
         wanted = np.array(sorted({c for c in (cat.queries.get(q) for q in queries) if c is not None}), np.int64)
-        codes = np.intersect1d(judged_codes, wanted)
+        codes = np.intersect1d(judged_codes, wanted, assume_unique=True)  # both sorted and distinct
     elif missing == "zero":
         codes = judged_codes
     else:
-        codes = np.intersect1d(judged_codes, unique(run.q))
+        codes = np.intersect1d(judged_codes, unique(run.q), assume_unique=True)
     names = cat.queries.names
     codes = sorted(codes.tolist(), key=lambda c: names[c].encode("utf-8"))
     nq = len(codes)
