@@ -57,11 +57,12 @@ GATE = ("import contextlib, io\nfrom rankgate.cli import main\n"
 def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
     """What the gate's usual path (small files, JSON on stdout) does not need stays unloaded: the fast
     TREC reader and pyarrow's finder (files under 1 MB), the receipt and JUnit writers (no --receipt,
-    no --junit), signing, charts, the store's workspace (only its path is looked up)."""
+    no --junit), signing, charts, the store's workspace (only its path is looked up), numpy.ma."""
     mods = imported_after(GATE.format(argv=["gate", "sample_benchmarks/seed-lab"], code=3))
     lazy = {"rankgate.core.formats.trec_fast", "importlib.util", "pyarrow", "rankgate.core.receipt",
             "rankgate.core.signing", "xml.etree.ElementTree", "rankgate.core.charts", "rankgate.core.mermaid",
-            "rankgate.core.svgplot", "rankgate.core.funnel", "rankgate.store.workspace", "tinydb"}
+            "rankgate.core.svgplot", "rankgate.core.funnel", "rankgate.store.workspace", "tinydb",
+            "numpy.ma"}  # np.unique/np.quantile load numpy.ma: stats.quantiles and model.unique do not
     assert not lazy & mods
 
 
