@@ -106,3 +106,24 @@ def test_judged_only_measure_equals_the_whole_evaluation_judged_only(tmp_path, q
     for p, j in zip(plain, judged):
         assert mixed.values[j].tolist() == pytest.approx(whole_j.values[p].tolist(), abs=1e-12), j.name
         assert mixed.values[p].tolist() == pytest.approx(whole.values[p].tolist(), abs=1e-12), p.name
+
+
+def test_score_takes_the_notation_and_trec_eval_points_to_minus_j(tmp_path, capsys):
+    """`score -m 'nDCG(judged_only=True)@10'` equals `score -J -m nDCG@10`; `trec_eval` has no
+    per-measure form and says to use -J."""
+    from rankgate.cli import main
+
+    q = write(tmp_path / "q.trec", "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\n")
+    r = write(tmp_path / "r.trec", "q1 Q0 dx 1 9 t\nq1 Q0 d2 2 8 t\nq1 Q0 d3 3 7 t\nq1 Q0 d1 4 6 t\n"
+                                   "q2 Q0 dy 1 5 t\nq2 Q0 d4 2 4 t\n")
+
+    def summary(*argv):
+        assert main(["score", "--qrels", str(q), "--runs", str(r), "--format", "trec", *argv]) == 0
+        out = capsys.readouterr().out
+        return [line.split("\t")[2] for line in out.splitlines() if line.startswith("ndcg_cut_10")]
+
+    mine = summary("-m", "nDCG@10,nDCG(judged_only=True)@10")
+    assert mine[1] == summary("-J", "-m", "nDCG@10")[0] != mine[0]
+    assert main(["trec_eval", "-m", "nDCG(judged_only=True)@10", str(q), str(r)]) == 2
+    err = capsys.readouterr().err
+    assert "trec_eval has no per-measure judged_only; use -J" in err and err.count("\n") == 1
