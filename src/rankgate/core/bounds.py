@@ -46,6 +46,7 @@ from rankgate.core.compare import Paired, _top_k_counts
 from rankgate.core.decision import decide, macro_keys, extra_measures, rule_slices
 from rankgate.core.engine import UNJUDGED, Prepared, per_query
 from rankgate.core.measures import DEPTH_FAMILIES, Measure
+from rankgate.core.model import unique
 
 SCENARIOS = {
     "none": "every unjudged document within the depth judged not relevant",
@@ -151,7 +152,7 @@ def unjudged_keys(p: Paired, depth: int | None) -> np.ndarray:
         if depth is not None:
             sel &= pr.rank < depth
         parts.append(_keys(pr)[sel])
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    return unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)  # np.unique would load numpy.ma
 
 
 def _ranks(p: Paired, keys: np.ndarray) -> dict[str, np.ndarray]:
