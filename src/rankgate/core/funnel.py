@@ -63,6 +63,11 @@ class Pipeline:
 
 def _order(items: list, path: str, lineno: int) -> list[str]:
     """A JSONL ranking (IDs, or {"doc", "score"} objects) in trec_eval order: score desc, then doc ID desc."""
+    return [d for _, d in _scored(items, path, lineno)]
+
+
+def _scored(items: list, path: str, lineno: int) -> list[tuple[float, str]]:
+    """`_order` with each document's score (an ID alone scores by its position)."""
     n = len(items)
     rows = []
     for i, item in enumerate(items):
@@ -83,7 +88,19 @@ def _order(items: list, path: str, lineno: int) -> list[str]:
                              "once per query and stage)", line=lineno)
         seen.add(d)
     rows.sort(key=lambda r: (r[0], r[1].encode()), reverse=True)
-    return [d for _, d in rows]
+    return rows
+
+
+def _stage_line(path: str, lineno: int, obj: dict) -> tuple[str, str, list]:
+    """One line of a staged JSONL run: (query, stage, its raw ranking list), checked."""
+    qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")
+    if not isinstance(qid, str) or not qid:
+        raise InputError(path, "field 'query' must be a non-empty string", line=lineno)
+    if not isinstance(stage, str) or not stage:
+        raise InputError(path, "field 'stage' must name the stage of this ranking, e.g. \"rerank\"", line=lineno)
+    if not isinstance(ranking, list):
+        raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
+    return qid, stage, ranking
 
 
 def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
@@ -97,19 +114,63 @@ def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
         obj = json_line(path, raw, lineno, strict=False)
         if "meta" in obj:
             continue
-        qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")
-        if not isinstance(qid, str) or not qid:
-            raise InputError(path, "field 'query' must be a non-empty string", line=lineno)
-        if not isinstance(stage, str) or not stage:
-            raise InputError(path, "field 'stage' must name the stage of this ranking, e.g. \"rerank\"", line=lineno)
-        if not isinstance(ranking, list):
-            raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
+        qid, stage, ranking = _stage_line(path, lineno, obj)
         if (stage, qid) in seen:
             raise InputError(path, f"query {shorten(qid)} has two rankings at stage {shorten(stage)} "
                              f"(first at line {seen[stage, qid]})", line=lineno)
         seen[stage, qid] = lineno
         out.setdefault(stage, {})[qid] = _order(ranking, path, lineno)
     return out
+
+
+def staged_run(path: str, objects, name: str | None, catalog, meta: dict):
+    """A staged JSONL run given where a run is expected (`runs`, `--runs`): scored as its final stage, the
+    stage that appears last in the file (stages count in the order they first appear: retrieve, rerank,
+    context), since the final stage is what the generator receives. `objects`: its (line number, object) pairs
+    after the "meta" line; `latency_ms` and `context_tokens` are read from the final stage's lines. The run's
+    metadata says which stage was scored ("scored_stage") and the stages found ("stages_in_file"); `rankgate
+    funnel` and the gate's stage rules read every stage of it as a pipeline of the run's name."""
+    from array import array
+
+    import numpy as np
+
+    from rankgate.core.formats.trec import run_name_from_path
+    from rankgate.core.model import Run
+
+    lines: dict[str, list[tuple[int, str, list, dict]]] = {}  # stage -> its lines, in file order
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, obj in objects:
+        if "meta" in obj:
+            raise InputError(path, "run metadata must be the first line", line=lineno)
+        qid, stage, ranking = _stage_line(path, lineno, obj)
+        if (stage, qid) in seen:
+            raise InputError(path, f"query {shorten(qid)} has two rankings at stage {shorten(stage)} "
+                             f"(first at line {seen[stage, qid]})", line=lineno)
+        seen[stage, qid] = lineno
+        lines.setdefault(stage, []).append((lineno, qid, ranking, obj))
+    final = list(lines)[-1]
+    qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
+    codes, budgets = [], {"latency_ms": {}, "context_tokens": {}}
+    for lineno, qid, ranking, obj in lines[final]:
+        q = catalog.queries.code(qid)
+        codes.append(q)
+        for score, doc in _scored(ranking, path, lineno):
+            qs.append(q)
+            ds.append(catalog.docs.code(doc))
+            ss.append(score)
+            ws.append(lineno)
+        for key, target in budgets.items():
+            v = obj.get(key)
+            if v is None:
+                continue
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                raise InputError(path, f"field {key!r} must be a non-negative number", line=lineno)
+            target[qid] = float(v)
+    meta = dict(meta, scored_stage=final, stages_in_file=list(lines))
+    return Run(str(name or meta.get("name") or run_name_from_path(path)), path, catalog,
+               np.frombuffer(qs, np.int32), np.frombuffer(ds, np.int32), np.frombuffer(ss, np.float64),
+               np.frombuffer(ws, np.int64), format="jsonl", meta=meta, latency_ms=budgets["latency_ms"],
+               context_tokens=budgets["context_tokens"], query_codes=codes)
 
 
 def _read_run(path: str) -> dict[str, list[str]]:
@@ -192,6 +253,35 @@ def manifest_pipelines(manifest) -> list[Pipeline]:
     if manifest is None or not getattr(manifest, "pipelines", None):
         return []
     return parse_pipelines(manifest.pipelines, manifest.folder, str(manifest.path))
+
+
+def is_staged(run) -> bool:
+    """A run read from a staged JSONL file (`staged_run`: scored as its final stage)."""
+    meta = getattr(run, "meta", None)
+    return isinstance(meta, dict) and bool(meta.get("stages_in_file")) and "scored_stage" in meta
+
+
+def run_pipelines(runs: dict) -> list[Pipeline]:
+    """A pipeline per staged JSONL run among `runs` (name -> Run), named as the run: its stages in the order
+    they first appear in the file, uncut (give depths with a [[pipeline]] table and `file =` instead)."""
+    out = []
+    for name, run in runs.items():
+        if is_staged(run):
+            by_stage = read_stage_file(run.path)
+            out.append(Pipeline(name, [Stage(s, None, r, run.path) for s, r in by_stage.items()], run.path))
+    return out
+
+
+def all_pipelines(manifest, runs: dict) -> list[Pipeline]:
+    """The manifest's [[pipeline]] tables, then a pipeline for each staged run no table names."""
+    declared = manifest_pipelines(manifest)
+    names = {p.name for p in declared}
+    return declared + [p for p in run_pipelines({n: r for n, r in runs.items() if n not in names})]
+
+
+def has_pipelines(manifest, runs: dict) -> bool:
+    """Whether a funnel can be drawn: a [[pipeline]] table, or a staged run."""
+    return bool(manifest is not None and getattr(manifest, "pipelines", None)) or any(map(is_staged, runs.values()))
 
 
 # ---- the funnel ---------------------------------------------------------------------------------
@@ -337,7 +427,7 @@ def relevant_of(qrels, rel_level: int, queries: list[str]) -> dict[str, dict[str
 def bundle_funnels(bundle, rel_level: int, names: list[str] | None = None, queries: list[str] | None = None
                    ) -> dict[str, Funnel]:
     """The funnels of a benchmark's pipelines (those named, else all) on its answerable queries."""
-    pipes = manifest_pipelines(bundle.manifest)
+    pipes = all_pipelines(bundle.manifest, bundle.runs)
     if names is not None:
         pipes = [p for p in pipes if p.name in names]
     if queries is None:
