@@ -104,15 +104,17 @@ class CompareScreen(Screen[str | None]):
     BINDINGS = [("escape,q", "dismiss(None)", "Close"), ("c", "next_run", "next run")]
 
     class Computed(Message):
-        def __init__(self, comparison: Comparison | None, error: str = "") -> None:
+        def __init__(self, comparison: Comparison | None, error: str = "", funnels: dict | None = None) -> None:
             super().__init__()
             self.comparison = comparison
             self.error = error
+            self.funnels = funnels or {}  # run name -> core.funnel.Funnel (None: no pipeline), when any run has one
 
     def __init__(self, model) -> None:
         super().__init__()
         self.model = model
         self.comparison: Comparison | None = None
+        self.funnels: dict = {}  # run name -> its pipeline's funnel (tui/screens/funnel.py), when runs have pipelines
         self.shown = 0  # index of the candidate whose queries are listed
 
     def compose(self) -> ComposeResult:
@@ -136,6 +138,7 @@ class CompareScreen(Screen[str | None]):
         others = [m.candidate] if m.candidate != m.baseline else []
         others += [n for n in m.run_names if n not in (m.baseline, m.candidate)]
         qrels = m.labels.to_qrels()  # the labels now, read on this thread (the store is not shared)
+        self.manifest = getattr(getattr(self.app, "loaded", None), "manifest", None)  # its [[pipeline]] tables
         self.run_compare(qrels, others)
         self.query_one(QueryChangeList).focus()
 
@@ -144,13 +147,32 @@ class CompareScreen(Screen[str | None]):
         m = self.model
         p = m.policy
         try:
-            result = compare(qrels, m.runs[m.baseline].run, [m.runs[o].run for o in others], k=m.k,
-                             measures=list(m.measures), rel_level=m.level, no_answer=m.no_answer,
+            labels = qrels
+            runs, no_answer = [m.runs[m.baseline].run] + [m.runs[o].run for o in others], m.no_answer
+            if m.access is not None:  # what each query's user may see, as `rankgate compare` (core/acl.py)
+                from rankgate.core.acl import as_seen
+
+                qrels, runs, no_answer = as_seen(m.access, qrels, runs, m.level, no_answer)
+            result = compare(qrels, runs[0], runs[1:], k=m.k,
+                             measures=list(m.measures), rel_level=m.level, no_answer=no_answer,
                              queries=dict(m.queries), resamples=p.resamples, seed=p.seed, confidence=p.confidence)
+            funnels = self._funnels(labels, [m.baseline, *others])
         except Exception as e:  # shown, not raised: the review goes on
             self.post_message(self.Computed(None, str(e)))
             return
-        self.post_message(self.Computed(result))
+        self.post_message(self.Computed(result, funnels=funnels))
+
+    def _funnels(self, qrels, names: list[str]) -> dict:
+        """Each run's funnel, when the benchmark gives any run a pipeline ({} otherwise)."""
+        from rankgate.tui.screens.funnel import has_funnel, run_funnels
+
+        manifest = self.manifest
+        if not has_funnel(self.model, manifest):
+            return {}
+        found, note = run_funnels(self.model, manifest, names, qrels)
+        if note:
+            raise ValueError(note)
+        return found
 
     @on(Computed)
     def _computed(self, event: Computed) -> None:
@@ -159,6 +181,7 @@ class CompareScreen(Screen[str | None]):
                 literal(f"could not compare: {event.error}", style="bold red", one_line=False))
             return
         self.comparison = event.comparison
+        self.funnels = event.funnels
         self._show_macros()
         self.show_run(0)
 
@@ -263,6 +286,28 @@ class CompareScreen(Screen[str | None]):
                                       style="red" if shown else "dim", end=""))
                     table.add_row(*cells)
                 out.append(table)
+            out += self.funnel_part(rep.candidate)
+        return out
+
+    def funnel_part(self, run: str) -> list:
+        """The run's funnel beside the baseline's (when either has a pipeline), and each side's leaks (with an
+        ACL), as `rankgate compare` shows them."""
+        from rankgate.core.funnel import stage_losses
+        from rankgate.tui.screens.funnel import funnel_table
+
+        out: list = []
+        b, c = self.funnels.get(self.comparison.baseline), self.funnels.get(run)
+        if b is not None or c is not None:
+            lost = stage_losses(b, c, list(c.paths)) if b is not None and c is not None else None
+            out += [Text("")] + funnel_table(b, c, (self.comparison.baseline, run), lost)
+        perm = self.model.permissions
+        if perm is not None:
+            counts = [(name, len(perm.leaks.get(name, []))) for name in (self.comparison.baseline, run)]
+            t = Text("  permission leaks (documents returned to users who may not see them): ", style="bold")
+            t.append_text(literal(" → ".join(f"{n} {k}" for n, k in counts)))
+            if counts[1][1]:
+                t.stylize("bold red")
+            out.append(t)
         return out
 
     @staticmethod
