@@ -231,8 +231,9 @@ class CompareScreen(Screen[str | None]):
         from rankgate.tui.widgets.charts import comparison_charts
 
         charts = comparison_charts(self.comparison, self.model.policy.must_pass, self.size.width - 4)
-        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *charts,
-                                                               *self.details()))
+        funnels = [part for rep in self.comparison.candidates for part in self.funnel_part(rep.candidate)]
+        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *funnels,
+                                                               *charts, *self.details()))
 
     def on_resize(self) -> None:
         if self.comparison is not None:
@@ -248,6 +249,7 @@ class CompareScreen(Screen[str | None]):
             t.append_text(self._ids("newly failed", rep.newly_failed, "bold red"))
             t.append("\n  ")
             t.append_text(self._ids("newly fixed", rep.newly_fixed, "bold green"))
+            t.end = "\n"  # the next run's name on a line of its own
             out.append(t)
         return out
 
@@ -286,7 +288,6 @@ class CompareScreen(Screen[str | None]):
                                       style="red" if shown else "dim", end=""))
                     table.add_row(*cells)
                 out.append(table)
-            out += self.funnel_part(rep.candidate)
         return out
 
     def funnel_part(self, run: str) -> list:
