@@ -298,8 +298,13 @@ class CompareScreen(Screen[str | None]):
 
         out: list = []
         b, c = self.funnels.get(self.comparison.baseline), self.funnels.get(run)
-        if b is not None or c is not None:
-            lost = stage_losses(b, c, list(c.paths)) if b is not None and c is not None else None
+        if c is None and b is not None:  # one line, not a table of dashes
+            t = Text("\nfunnel ", style="bold")
+            t.append_text(literal(run, style="bold cyan"))
+            t.append(": no pipeline (no [[pipeline]] of this name, not a staged run)", style="dim")
+            out.append(t)
+        elif c is not None:
+            lost = stage_losses(b, c, list(c.paths)) if b is not None else None
             out += [Text("")] + funnel_table(b, c, (self.comparison.baseline, run), lost)
         perm = self.model.permissions
         if perm is not None:
