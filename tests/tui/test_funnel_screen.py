@@ -123,5 +123,5 @@ async def test_compare_in_the_app_applies_the_acl_and_counts_leaks(tmp_path):
         for m, s in cand["summary"].items():
             assert mine[cand["candidate"]][m]["candidate"] == s["candidate"], (cand["candidate"], m)
             assert mine[cand["candidate"]][m]["baseline"] == s["baseline"]
-    assert "permission leaks (documents returned to users who may not see them): bm25-plain 0 → " \
-           "bm25-stemmed-cache 1" in text
+    assert "permission leaks (documents returned to users who may not see them): bm25-plain 0 · " \
+           "bm25-stemmed-cache 1 · bm25-stemmed 0" in text

@@ -232,6 +232,7 @@ class CompareScreen(Screen[str | None]):
 
         charts = comparison_charts(self.comparison, self.model.policy.must_pass, self.size.width - 4)
         funnels = [part for rep in self.comparison.candidates for part in self.funnel_part(rep.candidate)]
+        funnels += self.leaks_part()
         self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *funnels,
                                                                *charts, *self.details()))
 
@@ -291,8 +292,7 @@ class CompareScreen(Screen[str | None]):
         return out
 
     def funnel_part(self, run: str) -> list:
-        """The run's funnel beside the baseline's (when either has a pipeline), and each side's leaks (with an
-        ACL), as `rankgate compare` shows them."""
+        """The run's funnel beside the baseline's (when either has a pipeline), as `rankgate compare` shows it."""
         from rankgate.core.funnel import stage_losses
         from rankgate.tui.screens.funnel import funnel_table
 
@@ -306,15 +306,20 @@ class CompareScreen(Screen[str | None]):
         elif c is not None:
             lost = stage_losses(b, c, list(c.paths)) if b is not None else None
             out += [Text("")] + funnel_table(b, c, (self.comparison.baseline, run), lost)
-        perm = self.model.permissions
-        if perm is not None:
-            counts = [(name, len(perm.leaks.get(name, []))) for name in (self.comparison.baseline, run)]
-            t = Text("  permission leaks (documents returned to users who may not see them): ", style="bold")
-            t.append_text(literal(" → ".join(f"{n} {k}" for n, k in counts)))
-            if counts[1][1]:
-                t.stylize("bold red")
-            out.append(t)
         return out
+
+    def leaks_part(self) -> list:
+        """With an ACL: each run's permission leaks, as `rankgate compare` counts them."""
+        perm = self.model.permissions
+        if perm is None:
+            return []
+        t = Text("permission leaks (documents returned to users who may not see them): ", style="bold")
+        names = [self.comparison.baseline] + [rep.candidate for rep in self.comparison.candidates]
+        for i, name in enumerate(names):
+            n = len(perm.leaks.get(name, []))
+            t.append(" · " if i else "")
+            t.append_text(literal(f"{name} {n}", style="bold red" if n else ""))
+        return [t]
 
     @staticmethod
     def _ids(label: str, ids: list[str], style: str) -> Text:
