@@ -28,12 +28,12 @@ previous stage did not have is allowed (rerankers may add documents) and reporte
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.corpus import json_line
+from rankgate.core.formats.staged import _order, stage_line
 from rankgate.core.formats.textio import ASCII_SPACE, numbered_lines, read_text, shorten
 
 PIPELINE_KEYS = {"name", "stages", "file"}
@@ -61,48 +61,6 @@ class Pipeline:
 
 # ---- reading ------------------------------------------------------------------------------------
 
-def _order(items: list, path: str, lineno: int) -> list[str]:
-    """A JSONL ranking (IDs, or {"doc", "score"} objects) in trec_eval order: score desc, then doc ID desc."""
-    return [d for _, d in _scored(items, path, lineno)]
-
-
-def _scored(items: list, path: str, lineno: int) -> list[tuple[float, str]]:
-    """`_order` with each document's score (an ID alone scores by its position)."""
-    n = len(items)
-    rows = []
-    for i, item in enumerate(items):
-        if isinstance(item, str) and item:
-            rows.append((float(n - i), item))
-        elif isinstance(item, dict) and isinstance(item.get("doc"), str) and item["doc"]:
-            score = item.get("score", float(n - i))
-            if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-                raise InputError(path, f"ranking[{i}].score must be a finite number", line=lineno)
-            rows.append((float(score), item["doc"]))
-        else:
-            raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
-                             line=lineno)
-    seen: set[str] = set()
-    for _, d in rows:
-        if d in seen:
-            raise InputError(path, f"document {shorten(d)} appears twice in this ranking (expected each document "
-                             "once per query and stage)", line=lineno)
-        seen.add(d)
-    rows.sort(key=lambda r: (r[0], r[1].encode()), reverse=True)
-    return rows
-
-
-def _stage_line(path: str, lineno: int, obj: dict) -> tuple[str, str, list]:
-    """One line of a staged JSONL run: (query, stage, its raw ranking list), checked."""
-    qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")
-    if not isinstance(qid, str) or not qid:
-        raise InputError(path, "field 'query' must be a non-empty string", line=lineno)
-    if not isinstance(stage, str) or not stage:
-        raise InputError(path, "field 'stage' must name the stage of this ranking, e.g. \"rerank\"", line=lineno)
-    if not isinstance(ranking, list):
-        raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
-    return qid, stage, ranking
-
-
 def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
     """A JSONL run whose rankings carry a `stage`: stage -> query -> documents (a "meta" first line is allowed)."""
     path = str(path)
@@ -114,63 +72,13 @@ def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
         obj = json_line(path, raw, lineno, strict=False)
         if "meta" in obj:
             continue
-        qid, stage, ranking = _stage_line(path, lineno, obj)
+        qid, stage, ranking = stage_line(path, lineno, obj)
         if (stage, qid) in seen:
             raise InputError(path, f"query {shorten(qid)} has two rankings at stage {shorten(stage)} "
                              f"(first at line {seen[stage, qid]})", line=lineno)
         seen[stage, qid] = lineno
-        out.setdefault(stage, {})[qid] = _order(ranking, path, lineno)
+        out.setdefault(stage, {})[qid] = ranking_order(ranking, path, lineno)
     return out
-
-
-def staged_run(path: str, objects, name: str | None, catalog, meta: dict):
-    """A staged JSONL run given where a run is expected (`runs`, `--runs`): scored as its final stage, the
-    stage that appears last in the file (stages count in the order they first appear: retrieve, rerank,
-    context), since the final stage is what the generator receives. `objects`: its (line number, object) pairs
-    after the "meta" line; `latency_ms` and `context_tokens` are read from the final stage's lines. The run's
-    metadata says which stage was scored ("scored_stage") and the stages found ("stages_in_file"); `rankgate
-    funnel` and the gate's stage rules read every stage of it as a pipeline of the run's name."""
-    from array import array
-
-    import numpy as np
-
-    from rankgate.core.formats.trec import run_name_from_path
-    from rankgate.core.model import Run
-
-    lines: dict[str, list[tuple[int, str, list, dict]]] = {}  # stage -> its lines, in file order
-    seen: dict[tuple[str, str], int] = {}
-    for lineno, obj in objects:
-        if "meta" in obj:
-            raise InputError(path, "run metadata must be the first line", line=lineno)
-        qid, stage, ranking = _stage_line(path, lineno, obj)
-        if (stage, qid) in seen:
-            raise InputError(path, f"query {shorten(qid)} has two rankings at stage {shorten(stage)} "
-                             f"(first at line {seen[stage, qid]})", line=lineno)
-        seen[stage, qid] = lineno
-        lines.setdefault(stage, []).append((lineno, qid, ranking, obj))
-    final = list(lines)[-1]
-    qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
-    codes, budgets = [], {"latency_ms": {}, "context_tokens": {}}
-    for lineno, qid, ranking, obj in lines[final]:
-        q = catalog.queries.code(qid)
-        codes.append(q)
-        for score, doc in _scored(ranking, path, lineno):
-            qs.append(q)
-            ds.append(catalog.docs.code(doc))
-            ss.append(score)
-            ws.append(lineno)
-        for key, target in budgets.items():
-            v = obj.get(key)
-            if v is None:
-                continue
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-                raise InputError(path, f"field {key!r} must be a non-negative number", line=lineno)
-            target[qid] = float(v)
-    meta = dict(meta, scored_stage=final, stages_in_file=list(lines))
-    return Run(str(name or meta.get("name") or run_name_from_path(path)), path, catalog,
-               np.frombuffer(qs, np.int32), np.frombuffer(ds, np.int32), np.frombuffer(ss, np.float64),
-               np.frombuffer(ws, np.int64), format="jsonl", meta=meta, latency_ms=budgets["latency_ms"],
-               context_tokens=budgets["context_tokens"], query_codes=codes)
 
 
 def _read_run(path: str) -> dict[str, list[str]]:
@@ -256,7 +164,7 @@ def manifest_pipelines(manifest) -> list[Pipeline]:
 
 
 def is_staged(run) -> bool:
-    """A run read from a staged JSONL file (`staged_run`: scored as its final stage)."""
+    """A run read from a staged JSONL file (core/formats/staged.staged_run: scored as its final stage)."""
     meta = getattr(run, "meta", None)
     return isinstance(meta, dict) and bool(meta.get("stages_in_file")) and "scored_stage" in meta
 

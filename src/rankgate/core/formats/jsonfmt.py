@@ -277,11 +277,11 @@ def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | No
                 raise InputError(path, "field 'meta' must be an object", line=lineno)
             meta = dict(obj["meta"])
             continue
-        if "stage" in obj:  # one ranking per query and stage: read as its final stage (core/funnel.py)
+        if "stage" in obj:  # one ranking per query and stage: read as its final stage (formats/staged.py)
             if seen:
                 raise InputError(path, "field 'stage' on this ranking but not on those before: a staged run gives "
                                  "every ranking a stage", line=lineno)
-            from rankgate.core.funnel import staged_run
+            from rankgate.core.formats.staged import staged_run
 
             return staged_run(path, itertools.chain([(lineno, obj)], objects), name, catalog, meta)
         qid = _str_field(obj, "query", path, lineno)
