@@ -33,7 +33,7 @@ from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.corpus import json_line
-from rankgate.core.formats.staged import _order, stage_line
+from rankgate.core.formats.staged import ranking_order, stage_line
 from rankgate.core.formats.textio import ASCII_SPACE, numbered_lines, read_text, shorten
 
 PIPELINE_KEYS = {"name", "stages", "file"}
