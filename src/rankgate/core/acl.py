@@ -83,6 +83,10 @@ def read_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[str, int
                 raise InputError(path, "expected 'doc<TAB>group,group' or {\"doc\": ID, \"groups\": [...]}",
                                  line=lineno)
             groups = frozenset(g.strip() for g in rest.split(",") if g.strip())
+            if not groups:  # not silently "nobody": a JSONL line says that with "groups": []
+                raise InputError(path, f"document {shorten(doc)} names no groups after the tab (expected "
+                                 "'doc<TAB>group,group'; for a document nobody may see, write "
+                                 "{\"doc\": ID, \"groups\": []})", line=lineno)
         if doc in acl:
             raise InputError(path, f"document {shorten(doc)} appears twice (first at line {lines[doc]})", line=lineno)
         acl[doc], lines[doc] = groups, lineno
