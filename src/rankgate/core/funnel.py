@@ -28,12 +28,12 @@ previous stage did not have is allowed (rerankers may add documents) and reporte
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.corpus import json_line
+from rankgate.core.formats.staged import ranking_order, stage_line
 from rankgate.core.formats.textio import ASCII_SPACE, numbered_lines, read_text, shorten
 
 PIPELINE_KEYS = {"name", "stages", "file"}
@@ -61,31 +61,6 @@ class Pipeline:
 
 # ---- reading ------------------------------------------------------------------------------------
 
-def _order(items: list, path: str, lineno: int) -> list[str]:
-    """A JSONL ranking (IDs, or {"doc", "score"} objects) in trec_eval order: score desc, then doc ID desc."""
-    n = len(items)
-    rows = []
-    for i, item in enumerate(items):
-        if isinstance(item, str) and item:
-            rows.append((float(n - i), item))
-        elif isinstance(item, dict) and isinstance(item.get("doc"), str) and item["doc"]:
-            score = item.get("score", float(n - i))
-            if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-                raise InputError(path, f"ranking[{i}].score must be a finite number", line=lineno)
-            rows.append((float(score), item["doc"]))
-        else:
-            raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
-                             line=lineno)
-    seen: set[str] = set()
-    for _, d in rows:
-        if d in seen:
-            raise InputError(path, f"document {shorten(d)} appears twice in this ranking (expected each document "
-                             "once per query and stage)", line=lineno)
-        seen.add(d)
-    rows.sort(key=lambda r: (r[0], r[1].encode()), reverse=True)
-    return [d for _, d in rows]
-
-
 def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
     """A JSONL run whose rankings carry a `stage`: stage -> query -> documents (a "meta" first line is allowed)."""
     path = str(path)
@@ -97,18 +72,12 @@ def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
         obj = json_line(path, raw, lineno, strict=False)
         if "meta" in obj:
             continue
-        qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")
-        if not isinstance(qid, str) or not qid:
-            raise InputError(path, "field 'query' must be a non-empty string", line=lineno)
-        if not isinstance(stage, str) or not stage:
-            raise InputError(path, "field 'stage' must name the stage of this ranking, e.g. \"rerank\"", line=lineno)
-        if not isinstance(ranking, list):
-            raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
+        qid, stage, ranking = stage_line(path, lineno, obj)
         if (stage, qid) in seen:
             raise InputError(path, f"query {shorten(qid)} has two rankings at stage {shorten(stage)} "
                              f"(first at line {seen[stage, qid]})", line=lineno)
         seen[stage, qid] = lineno
-        out.setdefault(stage, {})[qid] = _order(ranking, path, lineno)
+        out.setdefault(stage, {})[qid] = ranking_order(ranking, path, lineno)
     return out
 
 
@@ -192,6 +161,35 @@ def manifest_pipelines(manifest) -> list[Pipeline]:
     if manifest is None or not getattr(manifest, "pipelines", None):
         return []
     return parse_pipelines(manifest.pipelines, manifest.folder, str(manifest.path))
+
+
+def is_staged(run) -> bool:
+    """A run read from a staged JSONL file (core/formats/staged.staged_run: scored as its final stage)."""
+    meta = getattr(run, "meta", None)
+    return isinstance(meta, dict) and bool(meta.get("stages_in_file")) and "scored_stage" in meta
+
+
+def run_pipelines(runs: dict) -> list[Pipeline]:
+    """A pipeline per staged JSONL run among `runs` (name -> Run), named as the run: its stages in the order
+    they first appear in the file, uncut (give depths with a [[pipeline]] table and `file =` instead)."""
+    out = []
+    for name, run in runs.items():
+        if is_staged(run):
+            by_stage = read_stage_file(run.path)
+            out.append(Pipeline(name, [Stage(s, None, r, run.path) for s, r in by_stage.items()], run.path))
+    return out
+
+
+def all_pipelines(manifest, runs: dict) -> list[Pipeline]:
+    """The manifest's [[pipeline]] tables, then a pipeline for each staged run no table names."""
+    declared = manifest_pipelines(manifest)
+    names = {p.name for p in declared}
+    return declared + [p for p in run_pipelines({n: r for n, r in runs.items() if n not in names})]
+
+
+def has_pipelines(manifest, runs: dict) -> bool:
+    """Whether a funnel can be drawn: a [[pipeline]] table, or a staged run."""
+    return bool(manifest is not None and getattr(manifest, "pipelines", None)) or any(map(is_staged, runs.values()))
 
 
 # ---- the funnel ---------------------------------------------------------------------------------
@@ -345,7 +343,7 @@ def relevant_of(qrels, rel_level: int, queries: list[str]) -> dict[str, dict[str
 def bundle_funnels(bundle, rel_level: int, names: list[str] | None = None, queries: list[str] | None = None
                    ) -> dict[str, Funnel]:
     """The funnels of a benchmark's pipelines (those named, else all) on its answerable queries."""
-    pipes = manifest_pipelines(bundle.manifest)
+    pipes = all_pipelines(bundle.manifest, bundle.runs)
     if names is not None:
         pipes = [p for p in pipes if p.name in names]
     if queries is None:

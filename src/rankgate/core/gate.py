@@ -208,7 +208,9 @@ def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review:
         qrels, (base, cand), permissions, no_answer = apply_access(bundle.access, qrels, [base, cand],
                                                                    policy.checks.rel_level, no_answer)
     funnels = None
-    if bundle.manifest is not None and getattr(bundle.manifest, "pipelines", None):
+    from rankgate.core.funnel import has_pipelines
+
+    if has_pipelines(bundle.manifest, bundle.runs):  # [[pipeline]] tables, or staged runs (core/funnel.py)
         from rankgate.core.funnel import bundle_funnels
 
         found = bundle_funnels(bundle, policy.checks.rel_level, [base.name, cand.name])

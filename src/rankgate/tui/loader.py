@@ -244,8 +244,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         baseline=policy.baseline, candidate=policy.candidate,
                         name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
-                        progress=scoring)
-    model.permissions = app_permissions(manifest, runs, problems)
+                        progress=scoring, permissions=app_permissions(manifest, runs, problems))
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
@@ -257,8 +256,9 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
 
 def app_permissions(manifest: Manifest | None, runs: dict, problems: list[str]):
     """With an ACL in the manifest: each run's permission leaks (they do not depend on the labels, so they are
-    found once), for the live gate's `no_permission_leaks` check (core/acl.py). A bad ACL is named and the
-    review goes on without the check; `rankgate gate` refuses it with file:line."""
+    found once), for the live gate's `no_permission_leaks` check, and the access rules the model scores by
+    (what each query's user may see, core/acl.py). A bad ACL is named and the review goes on without them;
+    `rankgate gate` refuses it with file:line."""
     if manifest is None or not manifest.acl:
         return None
     from rankgate.core.acl import Permissions, leaks, load_access
