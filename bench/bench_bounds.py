@@ -4,13 +4,16 @@
     .venv/bin/python bench/bench_bounds.py --queries 500 --depth 1000 --measures AP
 
 Each query has a few judged documents (some relevant) scattered over two runs that share most of their
-top ranks; about half of each run's top k is unjudged. Prints seconds for pair + decide + review queue
-(the gate without stability), the stability report alone, and the number of checks that could flip.
+top ranks; about half of each run's top k is unjudged. Prints wall and CPU seconds (this process: user +
+system) for pair + decide + review queue (the gate without stability), the stability report alone, and
+the number of checks that could flip; and the load average before and after (the machine may be shared).
+`rankgate gate --no-stability` (policy `stability = false`) skips the report.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -62,22 +65,30 @@ def main(argv=None) -> int:
     ap.add_argument("--measures", default="nDCG@10")
     ap.add_argument("--resamples", type=int, default=1000)
     args = ap.parse_args(argv)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for nq in [int(x) for x in args.queries.split(",")]:
         qrels, b, c = make(nq, args.depth, seed=nq)
         policy = Policy(k=args.k, measures=parse_measures(args.measures), resamples=args.resamples)
         ms = list(dict.fromkeys(gate_measures(args.k) + extra_measures(policy)))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu()
         p = pair(qrels, b, c, k=args.k, measures=ms, rel_level=1)
         dec = decide(policy, p)
         queue = gate_queue(p, qrels, policy, decision=dec)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), cpu()
         st = stability(p, policy, dec, qrels.catalog.docs.names, order=queue)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), cpu()
         flips = [x.name for x in st.checks if not x.stable]
-        print(f"{nq:>7} queries x {args.depth}: gate + queue {t1 - t0:6.2f} s, stability {t2 - t1:6.2f} s; "
-              f"{len(queue)} unjudged in the top {args.k}; could flip: {', '.join(flips) or 'none'} "
-              f"({len(st.to_judge)} documents to judge)")
+        print(f"{nq:>7} queries x {args.depth}: gate + queue {t1 - t0:6.2f} s (CPU {c1 - c0:5.2f}), stability "
+              f"{t2 - t1:6.2f} s (CPU {c2 - c1:5.2f}); {len(queue)} unjudged in the top {args.k}; could flip: "
+              f"{', '.join(flips) or 'none'} ({len(st.to_judge)} documents to judge)")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
+
+
+def cpu() -> float:
+    """CPU seconds of this process so far (user + system)."""
+    t = os.times()
+    return t.user + t.system
 
 
 if __name__ == "__main__":

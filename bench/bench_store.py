@@ -183,17 +183,30 @@ def main_figures(folder: Path, sizes: list[int], edits: int) -> dict:
 # --------------------------------------------------------------------------- whole processes
 
 
-def run_cli(args: list[str]) -> float:
-    """Seconds of one `python -m rankgate ...` process, start to exit (fails loudly on a non-zero exit)."""
+CPU: dict[tuple, list[float]] = {}  # (command, size) -> CPU seconds (user + system) of each process
+
+
+def run_cli(args: list[str], key: tuple | None = None) -> float:
+    """Seconds of one `python -m rankgate ...` process, start to exit (fails loudly on a non-zero exit); its
+    CPU seconds (user + system, all its threads) go to CPU[key]."""
+    import resource
     import subprocess
 
     env = dict(os.environ, RANKGATE_REVIEWER="bench")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "rankgate", *args], capture_output=True, text=True, env=env)
     took = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
         raise SystemExit(f"rankgate {' '.join(args)} failed: {out.stderr.strip()}")
+    if key is not None:
+        CPU.setdefault(key, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return took
+
+
+def cpu(key: tuple) -> str:
+    return f"{statistics.median(CPU[key]):.2f}" if CPU.get(key) else "n/a"
 
 
 def open_in_process(db: Path, rounds: int) -> list[float]:
@@ -201,9 +214,15 @@ def open_in_process(db: Path, rounds: int) -> list[float]:
     import subprocess
 
     code = ("import sys, time\nfrom rankgate.store.workspace import Workspace\nt = time.perf_counter()\n"
-            "ws = Workspace.open(sys.argv[1], readonly=True)\nprint(time.perf_counter() - t)\nws.close()")
-    return [float(subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True,
-                                 check=True).stdout) for _ in range(rounds)]
+            "c = time.process_time()\nws = Workspace.open(sys.argv[1], readonly=True)\n"
+            "print(time.perf_counter() - t, time.process_time() - c)\nws.close()")
+    out = []
+    for _ in range(rounds):
+        wall, used = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True,
+                                    check=True).stdout.split()
+        out.append(float(wall))
+        CPU.setdefault(("open", str(db)), []).append(float(used))
+    return out
 
 
 def as_format_2(db: Path, folder: Path) -> Path:
@@ -237,36 +256,40 @@ def process_figures(folder: Path, sizes: list[int], rounds: int) -> dict:
     for r in range(rounds):
         for n in sizes:
             db = folder / f"proc-{n}-{r}" / "labels.json"
-            out[n]["import"].append(run_cli(["labels", "import", "--db", str(db), str(qrels[n])]))
+            out[n]["import"].append(run_cli(["labels", "import", "--db", str(db), str(qrels[n])], ("import", n)))
             dbs[n] = db
     rng = random.Random(5)
     for r in range(rounds):
         for n in sizes:
             q, d, _, reason = edit_args(rng, n, r)
             out[n]["set"].append(run_cli(["labels", "set", "--db", str(dbs[n]), q, d, str(r % 4 + 10), "--reason",
-                                          reason]))
-            out[n]["list"].append(run_cli(["labels", "list", "--db", str(dbs[n]), "q00000"]))
-    floor = [run_cli(["--help"]) for _ in range(rounds)]
+                                          reason], ("set", n)))
+            out[n]["list"].append(run_cli(["labels", "list", "--db", str(dbs[n]), "q00000"], ("list", n)))
+    floor = [run_cli(["--help"], ("help", 0)) for _ in range(rounds)]
     for n in sizes:
         out[n]["open"] = open_in_process(dbs[n], rounds)
         out[n]["snapshot_mb"] = dbs[n].stat().st_size / 1e6
         old = as_format_2(dbs[n], folder)
         out[n]["open_format2"] = open_in_process(old, rounds)
         out[n]["format2_mb"] = old.stat().st_size / 1e6
-    print(f"\nwhole processes (medians of {rounds}; `python -m rankgate ...`, start to exit); "
-          f"`rankgate --help` on this machine now: {statistics.median(floor):.3f} s")
+    print(f"\nwhole processes (medians of {rounds}; `python -m rankgate ...`, start to exit, wall s [CPU s]); "
+          f"`rankgate --help` on this machine now: {statistics.median(floor):.3f} s [{cpu(('help', 0))}]")
     for n in sizes:
         f = out[n]
-        print(f"  {n:>7} judgments: labels import {statistics.median(f['import']):6.2f} s   labels set "
-              f"{statistics.median(f['set']):6.3f} s   labels list QUERY {statistics.median(f['list']):6.3f} s")
-        print(f"  {'':>7}            open (in process) {statistics.median(f['open']) * 1e3:6.1f} ms, snapshot "
+        print(f"  {n:>7} judgments: labels import {statistics.median(f['import']):6.2f} s [{cpu(('import', n))}]   "
+              f"labels set {statistics.median(f['set']):6.3f} s [{cpu(('set', n))}]   labels list QUERY "
+              f"{statistics.median(f['list']):6.3f} s [{cpu(('list', n))}]")
+        print(f"  {'':>7}            open (in process) {statistics.median(f['open']) * 1e3:6.1f} ms "
+              f"[{statistics.median(CPU[('open', str(dbs[n]))]) * 1e3:.1f} ms CPU], snapshot "
               f"{f['snapshot_mb']:.1f} MB;  the same labels in store format 2: "
               f"{statistics.median(f['open_format2']) * 1e3:6.1f} ms, {f['format2_mb']:.1f} MB")
     if len(sizes) >= 2:
         small, large = out[sizes[0]], out[sizes[-1]]
         ratio = statistics.median(large["set"]) / statistics.median(small["set"])
-        print(f"  labels set {sizes[-1]} / {sizes[0]}: {ratio:.2f}x (target <= 1.5);  labels import {sizes[-1]}: "
-              f"{statistics.median(large['import']):.2f} s (target < 2 s);  open {sizes[-1]}: "
+        ratio_cpu = statistics.median(CPU[("set", sizes[-1])]) / statistics.median(CPU[("set", sizes[0])])
+        print(f"  labels set {sizes[-1]} / {sizes[0]}: {ratio:.2f}x wall, {ratio_cpu:.2f}x CPU (target <= 1.5);  "
+              f"labels import {sizes[-1]}: {statistics.median(large['import']):.2f} s [{cpu(('import', sizes[-1]))}] "
+              f"(target < 2 s);  open {sizes[-1]}: "
               f"{statistics.median(large['open']) * 1e3:.0f} ms (target < 200 ms)")
     return out
 

@@ -114,6 +114,8 @@ def test_acl_as_a_flag(tmp_path, capsys):
     ('{"doc": "s", "groups": ["sec"]}\n{"doc": "s", "groups": []}\n', True,
      "acl.jsonl:2: document 's' appears twice (first at line 1)"),
     ('{"doc": "s"}\n', True, "acl.jsonl:1: document 's' names no 'groups'"),
+    ('s\t\n', True, "acl.jsonl:1: document 's' names no groups after the tab"),
+    ('s\t , \n', True, "acl.jsonl:1: document 's' names no groups after the tab"),
     ('{"doc": "s", "groups": "sec"}\n', True, "acl.jsonl:1: field 'groups' must be a list"),
     ('{"doc": "s", "groups": ["sec"]}\n', False, "queries.jsonl:1: query 'q1' names no 'groups'"),
 ])

@@ -47,3 +47,47 @@ def test_every_command_still_parses_its_flags():
 
     assert main(["labels"]) == 2  # the group's help, as before
     assert main(["receipt"]) == 2
+
+
+GATE = ("import contextlib, io\nfrom rankgate.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    code = main({argv!r})\nassert code == {code}, code")
+
+
+def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
+    """What the gate's usual path (small files, JSON on stdout) does not need stays unloaded: the fast
+    TREC reader and pyarrow's finder (files under 1 MB), the receipt and JUnit writers (no --receipt,
+    no --junit), signing, charts, the store's workspace (only its path is looked up), numpy.ma."""
+    mods = imported_after(GATE.format(argv=["gate", "sample_benchmarks/seed-lab"], code=3))
+    lazy = {"rankgate.core.formats.trec_fast", "importlib.util", "pyarrow", "rankgate.core.receipt",
+            "rankgate.core.signing", "xml.etree.ElementTree", "rankgate.core.charts", "rankgate.core.mermaid",
+            "rankgate.core.svgplot", "rankgate.core.funnel", "rankgate.store.workspace", "tinydb",
+            "numpy.ma"}  # np.unique/np.quantile load numpy.ma: stats.quantiles and model.unique do not
+    assert not lazy & mods
+
+
+def test_score_loads_neither_numpy_ma_nor_numpy_random():
+    """np.unique and np.intersect1d without assume_unique load numpy.ma (a few ms); score needs neither it
+    nor numpy.random (the gate's bootstrap does)."""
+    mods = imported_after(GATE.format(argv=["score", "sample_benchmarks/seed-lab"], code=0))
+    assert "numpy" in mods and not {"numpy.ma", "numpy.random"} & mods
+
+
+def test_the_receipt_and_junit_writers_load_when_asked(tmp_path):
+    out = tmp_path / "r.json"
+    mods = imported_after(GATE.format(argv=["gate", "sample_benchmarks/seed-lab", "--receipt", str(out),
+                                            "--junit", str(tmp_path / "j.xml")], code=3))
+    assert {"rankgate.core.receipt", "xml.etree.ElementTree"} <= mods and out.is_file()
+
+
+def test_the_fast_path_threshold_is_the_one_the_cli_checks_before_loading_it():
+    from rankgate.cli.evaluate import FAST_MIN_BYTES
+    from rankgate.core.formats.trec_fast import MIN_BYTES
+
+    assert FAST_MIN_BYTES == MIN_BYTES
+
+
+def test_docs_imports_only_its_own_command_module_and_no_numpy():
+    mods = imported_after(GATE.format(argv=["docs"], code=0))
+    assert "rankgate.cli.docs" in mods and "numpy" not in mods
+    assert not {m for m in mods if m.startswith("rankgate.cli.")} - {"rankgate.cli.docs", "rankgate.cli.base"}

@@ -131,8 +131,8 @@ def test_the_sample_judge_and_agreement_with_each_reviewer(capsys, bench):
         assert sum(n for row in j["confusion"].values() for n in row.values()) == j["units"]
         assert sum(j["confusion"][g][g] for g in j["confusion"]) == j["agreed"]
         assert j["kappa"] is None or -1 <= j["kappa"] <= 1
-    code, out, _ = run(capsys, "labels", "agreement", "-b", bench)
-    assert "judge lexical ~ " in out and "Cohen's kappa" in out and "judge \\ " in out
+    code, out, _ = run(capsys, "labels", "agreement", bench)  # named as `labels suggest BENCH` names it
+    assert code == 0 and "judge lexical ~ " in out and "Cohen's kappa" in out and "judge \\ " in out
     # deterministic: the same pairs get the same grades again
     code, out2, _ = run(capsys, "labels", "suggest", bench, "--judged", "--limit", "60", "--again", "--json")
     assert [s["grade"] for s in json.loads(out2)["suggestions"]] == [s["grade"] for s in rep["suggestions"]]

@@ -311,6 +311,7 @@ def test_a_kill_during_purge_leaves_the_purged_text_in_no_backup(tmp_path, point
 
 def test_columns_round_trip_every_field_and_are_built_per_query(tmp_path):
     from rankgate.store.columns import LazyLabels
+    from rankgate.store.durable import FORMAT_VERSION
 
     db = tmp_path / "w.json"
     with Workspace.open(db) as ws:
@@ -326,7 +327,7 @@ def test_columns_round_trip_every_field_and_are_built_per_query(tmp_path):
         labels = [j.as_dict() for j in ws.judgments()]
         ws.checkpoint()
     snap = json.loads(db.read_bytes())
-    assert snap["meta"]["1"]["format_version"] == 3 and len(snap["judgments"]) == 3  # one document a query
+    assert snap["meta"]["1"]["format_version"] == FORMAT_VERSION and len(snap["judgments"]) == 3  # a document a query
     with Workspace.open(db, readonly=True) as ws:
         assert isinstance(ws._labels, LazyLabels)
         assert set(ws._labels.raw) == {"q1", "q2"}  # nothing built on open (but q0, for its adjudication)

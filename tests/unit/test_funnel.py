@@ -211,3 +211,43 @@ def test_compare_shows_the_funnels_side_by_side(capsys, samples):
     table = out.out.split("funnel: bm25-plain -> bm25-prf", 1)[1].splitlines()
     assert table[2].split() == ["retrieve", "0.875", "0.984", "16", "3"]
     assert table[4].split() == ["context", "0.509", "0.546", "38", "47"]
+
+
+def test_a_staged_jsonl_run_under_runs_is_scored_as_its_final_stage_and_gives_its_funnel(tmp_path, capsys):
+    """One JSONL run carrying a stage per ranking, listed under `runs`: scored as its last stage (the context,
+    what the generator receives), and `rankgate funnel` shows its stages as a pipeline of the run's name."""
+    bench(tmp_path, staged=True)
+    write(tmp_path / "benchmark.toml", 'name = "f"\nk = 2\nqrels = "judgments.jsonl"\n'
+          'runs = ["staged=stages.jsonl", "context.jsonl"]\n[gate]\nshort_rankings = "allow"\n'
+          'baseline = "context"\ncandidate = "staged"\n')
+    code, out = _gate(capsys, "score", tmp_path, "--format", "json")
+    assert code == 0, out.err
+    scored = {r["run"]: r["queries"] for r in json.loads(out.out)["runs"]}
+    assert scored["staged"] == scored["context"]
+    assert ("run 'staged' carries the stages retrieve, rerank, context: scored as its final stage, context"
+            in out.err)
+    b = load_bundle(benchmark=str(tmp_path))
+    staged, context = b.runs["staged"], b.runs["context"]
+    assert staged.meta["scored_stage"] == "context" and staged.meta["stages_in_file"] == ["retrieve", "rerank",
+                                                                                        "context"]
+    assert {q: staged.ranking(q) for q in ("q1", "q2")} == {q: context.ranking(q) for q in ("q1", "q2")} == CONTEXT
+    code, out = _gate(capsys, "gate", tmp_path)
+    r = json.loads(out.out)
+    assert code == 0, out.err
+    assert r["baseline_macro"] == r["candidate_macro"]  # the same context, read both ways
+    assert r["funnel"]["candidate"]["stages"] == [{"name": s, "depth": None} for s in ("retrieve", "rerank", "context")]
+    code, out = _gate(capsys, "funnel", tmp_path, "--format", "table")
+    assert code == 0, out.err
+    assert out.out.splitlines()[0] == "pipeline staged: 5 relevant documents over 2 queries, 1 reach context"
+
+
+def test_a_staged_run_with_a_stage_on_some_rankings_only_is_refused(tmp_path, capsys):
+    bench(tmp_path)
+    write(tmp_path / "mixed.jsonl", _jsonl([{"query": "q1", "ranking": ["a"]},
+                                            {"query": "q2", "stage": "context", "ranking": ["x"]}]))
+    code, out = _gate(capsys, "score", "--qrels", tmp_path / "judgments.jsonl", "--runs", tmp_path / "mixed.jsonl")
+    assert code == 2 and "mixed.jsonl:2: field 'stage' on this ranking but not on those before" in out.err
+    write(tmp_path / "mixed.jsonl", _jsonl([{"query": "q1", "stage": "retrieve", "ranking": ["a"]},
+                                            {"query": "q2", "ranking": ["x"]}]))
+    code, out = _gate(capsys, "score", "--qrels", tmp_path / "judgments.jsonl", "--runs", tmp_path / "mixed.jsonl")
+    assert code == 2 and "mixed.jsonl:2: field 'stage' must name the stage" in out.err

@@ -80,3 +80,25 @@ def test_percentile():
     assert percentile([1, 2, 3, 4, 5], 50) == 3
     assert percentile([1.0, 2.0], 95) == pytest.approx(1.95)
     assert percentile([], 50) is None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_quantiles_are_numpys_bit_for_bit(seed):
+    """stats.quantiles replaces np.quantile (which loads numpy.ma): the same floats, ties, one row,
+    NaN columns, the bootstrap's own 2.5% and 97.5%, and percentile against np.percentile."""
+    from rankgate.core.stats import quantiles
+
+    rng = np.random.default_rng(seed)
+    rows, cols = int(rng.integers(1, 60)), int(rng.integers(1, 5))
+    a = rng.normal(size=(rows, cols)) * 10.0 ** int(rng.integers(-6, 6))
+    if seed % 3 == 0:
+        a = np.round(a, 1)  # ties
+    if seed % 7 == 0 and cols > 1:
+        a[rng.integers(0, rows), 0] = np.nan
+    qs = [0.0, 0.025, 0.05, 1 / 3, 0.5, 0.975, 1.0, float(rng.random())]
+    mine, theirs = quantiles(a, qs), np.quantile(a, qs, axis=0)
+    for q, m, t in zip(qs, mine, theirs):
+        assert np.array_equal(m, t, equal_nan=True), (q, m, t)
+    v = a[:, -1]
+    for q in (0, 2.5, 50, 95, 97.5, 100, float(rng.random() * 100)):
+        assert percentile(v, q) == float(np.percentile(v, q)), q

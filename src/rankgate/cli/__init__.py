@@ -38,8 +38,9 @@ COMMANDS = {
     "funnel": ("funnel", "each relevant document's path through a pipeline's stages (retrieve, rerank, "
                "context): recall and losses per stage"),
     "samples": ("samples", "the bundled sample benchmarks: list them, copy them to a folder"),
+    "docs": ("docs", "read the documentation offline: list the topics, or print one"),
 }
-MODULES = ("evaluate", "trec_eval", "init", "labels", "review", "funnel", "samples")  # in the order `rankgate --help` lists their commands
+MODULES = ("evaluate", "trec_eval", "init", "labels", "review", "funnel", "samples", "docs")  # in the order `rankgate --help` lists their commands
 
 
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, say, usage
 from rankgate.core.bundle import Bundle, find_manifest, load_bundle
@@ -106,6 +107,9 @@ def register(sub) -> None:
     g.add_argument("--as-of", metavar="YYYY-MM-DD", help="judge waivers' expiry on this date (default: today, UTC)")
     g.add_argument("--with-suggestions", action="store_true", help="count a judge's suggested grades "
                    "(labels suggest) for the pairs nobody judged; the receipt records it")
+    g.add_argument("--no-stability", dest="stability", action="store_const", const=False, default=None,
+                   help="skip the stability report (could the unjudged documents flip a check?); the receipt "
+                   "records it (policy: stability = false)")
     _stats(g)
     g.add_argument("--validate-only", action="store_true")
     g.set_defaults(func=cmd_gate)
@@ -154,7 +158,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     from rankgate.cli.progress import terminal_progress
 
     positional_qrels(args)
-    reader, deep = _fast_reader(args, gate) if fast else (None, False)
+    reader = _fast_reader(args, gate) if fast else None
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader, acl=getattr(args, "acl", None),
@@ -164,7 +168,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
         overrides["rel_level"] = level
     policy = resolve(overrides, bundle)
-    if deep:
+    if reader is not None and reader.deep:  # a run was read lean, and the gate's measures see whole rankings
         from rankgate.core.formats.trec_fast import watch_top_k
 
         watch_top_k(list(bundle.runs.values()), bundle.qrels, policy.k)
@@ -189,24 +193,50 @@ def suggestions_file(args) -> str | None:
     return str(path)
 
 
-def _fast_reader(args, gate: bool):
-    """The fast path's run reader (or None to read every run the usual way: RANKGATE_FAST=0, no
-    pyarrow), and whether the gate's measures look at whole rankings (then the review queue's
+FAST_MIN_BYTES = 1 << 20  # trec_fast.MIN_BYTES (tests/cli/test_startup.py checks they agree)
+
+
+class _FastReader:
+    """The fast path's run reader (core/formats/trec_fast.py), set up on the first run file large enough
+    for it: a benchmark of small files never imports it, pyarrow's finder or the gate's depth.
+    `deep`: a run was read lean and the gate's measures look at whole rankings (then the review queue's
     documents are looked up again in every run: trec_fast.watch_top_k)."""
+
+    def __init__(self, args, gate: bool):
+        self.args, self.gate, self.deep, self._read = args, gate, False, None
+
+    def __call__(self, path: str, name, qrels, progress=None):
+        fast = sys.modules.get("rankgate.core.formats.trec_fast")  # once loaded, its threshold rules
+        try:
+            if self._read is None and os.path.getsize(path) < getattr(fast, "MIN_BYTES", FAST_MIN_BYTES):
+                return None
+        except OSError:
+            return None  # the usual reader says what is wrong with the file
+        if self._read is None:
+            self._read = self._setup()
+        return self._read(path, name, qrels, progress) if self._read else None
+
+    def _setup(self):
+        from rankgate.core.formats import trec_fast as fastpath
+
+        if not fastpath.available():
+            return False
+        if not self.gate:
+            return fastpath.lean_reader
+        from functools import partial
+
+        from rankgate.core.bounds import UNCUT_DEPTH
+
+        depth, k = gate_depth(self.args)  # no cut-off: keep the unjudged documents as deep as the bounds look
+        self.deep = depth is None
+        return partial(fastpath.lean_reader, keep_top=depth or max(k, UNCUT_DEPTH))
+
+
+def _fast_reader(args, gate: bool) -> _FastReader | None:
+    """The fast path's reader, or None to read every run the usual way (RANKGATE_FAST=0)."""
     if os.environ.get("RANKGATE_FAST", "1") == "0":
-        return None, False
-    from rankgate.core.formats import trec_fast as fastpath
-
-    if not fastpath.available():
-        return None, False
-    if not gate:
-        return fastpath.lean_reader, False
-    from functools import partial
-
-    from rankgate.core.bounds import UNCUT_DEPTH
-
-    depth, k = gate_depth(args)  # no cut-off: keep the unjudged documents as deep as the bounds look
-    return partial(fastpath.lean_reader, keep_top=depth or max(k, UNCUT_DEPTH)), depth is None
+        return None
+    return _FastReader(args, gate)
 
 
 def gate_depth(args) -> tuple[int | None, int]:
@@ -391,8 +421,9 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
-    _refuse_inputs(bundle, policy, (("--receipt", args.receipt), ("--markdown", args.markdown),
-                                    ("--junit", args.junit), ("-o", args.output)))  # names the input it would replace
+    outputs = (("--receipt", args.receipt), ("--markdown", args.markdown), ("--junit", args.junit), ("-o", args.output))
+    if any(path for _, path in outputs):  # names the input it would replace
+        _refuse_inputs(bundle, policy, outputs)
     refuse_inputs(args.receipt, args.markdown, args.junit, args.output, inputs=[args.sign_key] if args.sign_key else [])
     if args.validate_only:
         emit(_valid_json(bundle, policy))
@@ -402,8 +433,8 @@ def cmd_gate(args) -> int:
         result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
     code = EXIT_OK if result.accepted else EXIT_REJECTED
-    from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
-
+    if args.receipt or args.markdown or args.junit or args.output:
+        from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
     if args.receipt:
         receipt = build_receipt(result.data, bundle, policy, code, invocation_of(args))
         if args.sign_key:
@@ -545,6 +576,10 @@ def cmd_receipt_verify(args) -> int:
         say(f"error: {args.receipt}: the receipt does not match: {shown}", err=True)
     elif v.signature and v.signature != "valid":
         say(f"note: {args.receipt}: signed, signature not checked (give --key KEYFILE)", err=True)
+    if v.status == "verified" and v.written_by:
+        skipped = f"; not in it, so not checked: {len(v.not_checked)} field(s) added since" if v.not_checked else ""
+        say(f"note: {args.receipt}: written by rankgate {visible(v.written_by)}; every field this version "
+            f"rebuilds matches{skipped}", err=True)
     return v.exit_code
 
 

@@ -30,15 +30,19 @@ def funnel_data(args) -> dict:
     from rankgate.core.bundle import load_bundle
     from rankgate.core.funnel import bundle_funnels
 
+    from rankgate.core.funnel import has_pipelines, run_pipelines
+
     bundle = load_bundle(benchmark=args.benchmark, acl=args.acl)
     m = bundle.manifest
     extra = _staged(args.stages)
-    if m is None or not (m.pipelines or extra):
+    staged_runs = [p.name for p in run_pipelines(bundle.runs)] if m is not None else []
+    if m is None or not (has_pipelines(m, bundle.runs) or extra):
         raise InputError(str(m.path if m else args.benchmark), "no [[pipeline]] declared: name a system's "
-                         "stages in order (see docs/formats.md, \"Pipelines\")")
+                         "stages in order (see docs/formats.md, \"Pipelines\"), or list a staged JSONL run "
+                         "under runs")
     level = args.rel_level if args.rel_level is not None else m.rel_level
     wanted = list(dict.fromkeys(args.pipeline)) or None
-    funnels = bundle_funnels(bundle, level, wanted) if m.pipelines else {}
+    funnels = bundle_funnels(bundle, level, wanted) if has_pipelines(m, bundle.runs) else {}
     if extra:
         from rankgate.core.funnel import funnel, relevant_of
 
@@ -51,7 +55,7 @@ def funnel_data(args) -> dict:
     for name in wanted or []:
         if name not in funnels:
             raise InputError("--pipeline", f"no pipeline named {name!r} (declared: "
-                             f"{', '.join([p.get('name', '?') for p in m.pipelines] + [p.name for p in extra])})")
+                             f"{', '.join([p.get('name', '?') for p in m.pipelines] + staged_runs + [p.name for p in extra])})")
     unknown = [q for q in args.query if q not in bundle.qrels.query_ids]
     if unknown:
         raise InputError("--query", f"query {unknown[0]!r} is not in the qrels")
@@ -141,7 +145,9 @@ def compare_extras(bundle, policy, baseline: str, candidates: list[str], perm) -
     """What `rankgate compare` adds with pipelines (each candidate's funnel beside the baseline's) and with an
     ACL (each run's leaks); {} without either."""
     out: dict = {}
-    if bundle.manifest is not None and bundle.manifest.pipelines:
+    from rankgate.core.funnel import has_pipelines
+
+    if has_pipelines(bundle.manifest, bundle.runs):
         from rankgate.core.funnel import bundle_funnels, side_by_side
 
         found = bundle_funnels(bundle, policy.checks.rel_level, [baseline, *candidates])

@@ -603,10 +603,12 @@ def _add_agreement(cmds, common) -> None:
     p = cmds.add_parser("agreement", parents=[common], help="agreement between reviewers: Cohen's kappa, "
                         "Krippendorff's alpha, the disagreeing pairs")
     p.add_argument("--by", choices=("query", "slice"), help="also per query, or per slice (query tag)")
+    _bench_arg(p)  # `labels agreement BENCH`, as `labels suggest BENCH` before it
     p.set_defaults(func=_agreement)
 
 
 def _agreement(args) -> int:
+    _bench_positional(args)
     with _open(args, readonly=True) as ws:
         overall, groups = ws.agreement(args.by)
         found = ws.disagreements(include_adjudicated=True)

@@ -69,6 +69,10 @@ def cmd_trec_eval(args) -> int:
         raise InputError("trec_eval", "expected two files: QRELS RUN (as trec_eval takes them)")
     if args.depth is not None and args.depth < 1:
         raise InputError("-M", f"expected a number of documents of 1 or more, found {args.depth}")
+    for given in args.measure:
+        if "judged_only" in given:  # ir_measures' notation: trec_eval says it with -J, for every measure
+            raise InputError("-m", f"{given!r}: trec_eval has no per-measure judged_only; use -J (judged "
+                             "documents only, for every measure), or rankgate score -m for ir_measures' notation")
     request = te.parse_request(args.measure, args.trec_eval_version)
     notes: list[str] = []
     catalog = Catalog()

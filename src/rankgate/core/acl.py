@@ -83,6 +83,10 @@ def read_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[str, int
                 raise InputError(path, "expected 'doc<TAB>group,group' or {\"doc\": ID, \"groups\": [...]}",
                                  line=lineno)
             groups = frozenset(g.strip() for g in rest.split(",") if g.strip())
+            if not groups:  # not silently "nobody": a JSONL line says that with "groups": []
+                raise InputError(path, f"document {shorten(doc)} names no groups after the tab (expected "
+                                 "'doc<TAB>group,group'; for a document nobody may see, write "
+                                 "{\"doc\": ID, \"groups\": []})", line=lineno)
         if doc in acl:
             raise InputError(path, f"document {shorten(doc)} appears twice (first at line {lines[doc]})", line=lineno)
         acl[doc], lines[doc] = groups, lineno
@@ -209,7 +213,7 @@ def check_known(access: Access, known_docs, corpus_path: str | None = None) -> N
 
 # ---- what the user may see ----------------------------------------------------------------------
 
-def _restricted_rows(access: Access, catalog, q: np.ndarray, doc: np.ndarray) -> np.ndarray:
+def restricted_rows(access: Access, catalog, q: np.ndarray, doc: np.ndarray) -> np.ndarray:
     """True for each (query, document) row the query's user may not see."""
     out = np.zeros(len(q), dtype=bool)
     if not access.acl or not len(q):
@@ -225,7 +229,7 @@ def _restricted_rows(access: Access, catalog, q: np.ndarray, doc: np.ndarray) ->
 def visible_qrels(access: Access, qrels: Qrels) -> tuple[Qrels, dict[str, list[str]]]:
     """The qrels without the judgments of documents each query's user may not see; and, per query,
     the relevant-or-not documents taken out (so a report can say "restricted")."""
-    hidden = _restricted_rows(access, qrels.catalog, qrels.q, qrels.doc)
+    hidden = restricted_rows(access, qrels.catalog, qrels.q, qrels.doc)
     qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
     taken: dict[str, list[str]] = {}
     for r in np.flatnonzero(hidden).tolist():
@@ -238,7 +242,7 @@ def visible_run(access: Access, run: Run) -> Run:
     """The run without the documents each query's user may not see; those below move up."""
     if not isinstance(run, Run):
         raise InputError(run.path, "permissions need every row of the run (read without the fast path)")
-    keep = ~_restricted_rows(access, run.catalog, run.q, run.doc)
+    keep = ~restricted_rows(access, run.catalog, run.q, run.doc)
     return replace(run, q=run.q[keep], doc=run.doc[keep], score=run.score[keep], where=run.where[keep])
 
 
@@ -248,7 +252,7 @@ def leaks(access: Access, run: Run, queries=None) -> list[dict]:
     if not isinstance(run, Run):
         raise InputError(run.path, "permissions need every row of the run (read without the fast path)")
     q, doc, _ = sort_run(run)
-    hidden = _restricted_rows(access, run.catalog, q, doc)
+    hidden = restricted_rows(access, run.catalog, q, doc)
     if not hidden.any():
         return []
     starts = np.r_[0, np.flatnonzero(q[1:] != q[:-1]) + 1] if len(q) else np.zeros(0, np.int64)
@@ -286,20 +290,40 @@ class Permissions:
         return out
 
 
+def no_visible_answer(access: Access, qid: str, relevant, no_answer=frozenset()) -> bool:
+    """A query that has relevant documents, none of which its user may see: it has no answer for that user
+    (scored like a no-answer query, not as a miss). `relevant`: its relevant document IDs."""
+    relevant = list(relevant)
+    return bool(relevant) and qid not in no_answer and all(not access.may_see(qid, d) for d in relevant)
+
+
+def _relevant(qrels: Qrels, rel_level: int) -> dict[str, set[str]]:
+    qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
+    out: dict[str, set[str]] = {}
+    for qc, dc, g in zip(qrels.q.tolist(), qrels.doc.tolist(), qrels.grade.tolist()):
+        if g >= rel_level:
+            out.setdefault(qn[qc], set()).add(dn[dc])
+    return out
+
+
+def as_seen(access: Access, qrels: Qrels, runs: list[Run], rel_level: int, no_answer=frozenset()
+            ) -> tuple[Qrels, list[Run], set[str]]:
+    """`apply_access` without the report: the qrels, the runs and the no-answer queries as the users may see
+    them (the app's review queue, which re-reads them after every batch of edits)."""
+    unanswerable = {q for q, docs in _relevant(qrels, rel_level).items()
+                    if no_visible_answer(access, q, docs, no_answer)}
+    return visible_qrels(access, qrels)[0], [visible_run(access, r) for r in runs], set(no_answer) | unanswerable
+
+
 def apply_access(access: Access, qrels: Qrels, runs: list[Run], rel_level: int, no_answer=frozenset(),
                  queries=None) -> tuple[Qrels, list[Run], Permissions, set[str]]:
     """The qrels and runs as the users may see them, the permissions report, and the no-answer queries
     (the given ones, plus those whose every relevant document the user may not see)."""
-    qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
-    before: dict[str, set[str]] = {}
-    for qc, dc, g in zip(qrels.q.tolist(), qrels.doc.tolist(), qrels.grade.tolist()):
-        if g >= rel_level:
-            before.setdefault(qn[qc], set()).add(dn[dc])
+    before = _relevant(qrels, rel_level)
     vq, taken = visible_qrels(access, qrels)
     restricted_relevant = {q: sorted(d for d in docs if d in before.get(q, ())) for q, docs in taken.items()}
     restricted_relevant = {q: d for q, d in restricted_relevant.items() if d}
-    unanswerable = sorted(q for q, docs in before.items()
-                          if docs and q not in no_answer and all(not access.may_see(q, d) for d in docs))
+    unanswerable = sorted(q for q, docs in before.items() if no_visible_answer(access, q, docs, no_answer))
     report = Permissions(access, {r.name: leaks(access, r, queries) for r in runs}, taken, restricted_relevant,
                          unanswerable)
     return vq, [visible_run(access, r) for r in runs], report, set(no_answer) | set(unanswerable)

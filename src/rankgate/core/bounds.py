@@ -25,6 +25,13 @@ and every failing check could flip. Scenarios are extremes, not every
 labelling: a check stable here can still move when some documents are
 relevant and others not.
 
+Stage checks (`stage_recall_floor`, `no_stage_loss`) read the pipelines' stage
+files, not the runs: they are bounded on the documents nobody judged in those
+stages, exactly (`stage_stability`). Budgets, waivers and permission leaks do
+not depend on labels. Each what-if computes a measure with a cut-off on the
+rows within it only (`within_depth`), and only a check that could flip looks
+for documents to judge. The gate skips all of this with `stability = false`.
+
     st = stability(paired, policy, decision, qrels.catalog.docs.names, order=queue)
     st.stable, st.to_judge, st.as_dict()
 """
@@ -39,6 +46,7 @@ from rankgate.core.compare import Paired, _top_k_counts
 from rankgate.core.decision import decide, macro_keys, extra_measures, rule_slices
 from rankgate.core.engine import UNJUDGED, Prepared, per_query
 from rankgate.core.measures import DEPTH_FAMILIES, Measure
+from rankgate.core.model import unique
 
 SCENARIOS = {
     "none": "every unjudged document within the depth judged not relevant",
@@ -47,6 +55,7 @@ SCENARIOS = {
     "for_baseline": "those the baseline ranks higher relevant, the rest not",
 }
 LABEL_FREE = ("budget",)  # check kinds no label can move
+STAGE_KINDS = ("stage_recall_floor", "no_stage_loss")  # bounded on the pipelines' stages (stage_stability)
 SHIFT = np.int64(1) << 32
 SHOWN = 10  # documents named in a one-line summary
 LISTED = 100  # documents to judge listed in the JSON (the total is given beside them)
@@ -143,7 +152,7 @@ def unjudged_keys(p: Paired, depth: int | None) -> np.ndarray:
         if depth is not None:
             sel &= pr.rank < depth
         parts.append(_keys(pr)[sel])
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    return unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)  # np.unique would load numpy.ma
 
 
 def _ranks(p: Paired, keys: np.ndarray) -> dict[str, np.ndarray]:
@@ -196,31 +205,74 @@ class RowIndex:
             self.rows[role], self.at[role] = u[found], at[found]
 
 
+def within_depth(p: Paired, role: str, depth: int | None) -> tuple[Prepared, np.ndarray | None]:
+    """One run's rows ranked within `depth` as a Prepared (each query's num_ret stays the whole ranking's),
+    and for each row of the whole run its row there (-1: deeper); (the whole, None) when nothing is deeper.
+    A measure with a cut-off reads nothing below it (DEPTH_FAMILIES), so its what-ifs need only these rows.
+    Made once per Paired."""
+    pr = p.prepared[role]
+    if depth is None:
+        return pr, None
+    key = ("bounds-within", role, depth)
+    got = p._cache.get(key)
+    if got is None:
+        inside = pr.rank < depth
+        if inside.all():
+            got = (pr, None)
+        else:
+            rows = np.flatnonzero(inside)
+            where = np.full(len(pr.rank), -1, np.int64)
+            where[rows] = np.arange(len(rows))
+            got = (Prepared(pr.qids, pr.nq, pr.qp[rows], pr.rank[rows], pr.grade[rows], pr.doc[rows], pr.num_ret,
+                            pr.qrels_qp, pr.qrels_grade, pr.rel_level, pr.compat), where)
+        p._cache[key] = got
+    return got
+
+
 def relabel(p: Paired, keys: np.ndarray, grades: np.ndarray, measures: list[Measure] | None = None, *,
             index: RowIndex | None = None, keep: np.ndarray | None = None, counts: bool = True) -> Paired:
     """`p` re-scored with the unjudged `keys` (sorted, unique) judged `grades`, both runs; every measure,
     or `measures`. `keep`: only those keys (a mask); `index`: RowIndex(p, keys), when reused; `counts`:
-    also the judged share of the top k (else p's, for a check that does not read it)."""
+    also the judged share of the top k (else p's, for a check that does not read it). Each measure is
+    computed on the rows within its cut-off only (`within_depth`); the result's `prepared` holds the
+    rows the deepest of them reads."""
     measures = list(p.measures) if measures is None else measures
     if keep is None:
         keep = np.ones(len(keys), bool)
     if not keep.any():
         return p
     index = index or RowIndex(p, keys)
+    groups: dict[int | None, list[Measure]] = {}
+    for m in measures:
+        groups.setdefault(measure_depth(m), []).append(m)
+    if counts and not any(d is None or d >= p.k for d in groups):
+        groups[p.k] = []  # the judged share of the top k reads the top k
+    deepest = None if None in groups else max(groups)
     values, prepared = {}, {}
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
         rows, at = index.rows[role], index.at[role]
         sel = keep[at]
-        g = pr.grade.copy()
-        g[rows[sel]] = grades[at[sel]]
-        new = Prepared(pr.qids, pr.nq, pr.qp, pr.rank, g, pr.doc, pr.num_ret,
-                       np.r_[pr.qrels_qp, keys[keep] >> 32].astype(pr.qrels_qp.dtype),
-                       np.r_[pr.qrels_grade, grades[keep]].astype(pr.qrels_grade.dtype), pr.rel_level, pr.compat)
-        prepared[role] = new
-        values[role] = {m: per_query(new, m) for m in measures}
+        rows, new_grades = rows[sel], grades[at[sel]]
+        qrels_qp = np.r_[pr.qrels_qp, keys[keep] >> 32].astype(pr.qrels_qp.dtype)
+        qrels_grade = np.r_[pr.qrels_grade, grades[keep]].astype(pr.qrels_grade.dtype)
+        got: dict[Measure, np.ndarray] = {}
+        for depth, ms in groups.items():
+            base, where = within_depth(p, role, depth)
+            r = rows if where is None else where[rows]
+            ok = r >= 0
+            g = base.grade.copy()
+            g[r[ok]] = new_grades[ok]
+            new = Prepared(base.qids, base.nq, base.qp, base.rank, g, base.doc, base.num_ret, qrels_qp, qrels_grade,
+                           base.rel_level, base.compat)
+            for m in ms:
+                got[m] = per_query(new, m)
+            if depth == deepest:
+                prepared[role] = new
+        values[role] = {m: got[m] for m in measures}
+    kept = {key: v for key, v in p._cache.items() if key == "position" or (isinstance(key, tuple) and key[0] == "mask")}
     out = replace(p, measures=measures, baseline=values["baseline"], candidate=values["candidate"],
-                  prepared=prepared, judged=dict(p.judged), ranked=dict(p.ranked), _cache={})
+                  prepared=prepared, judged=dict(p.judged), ranked=dict(p.ranked), _cache=kept)  # labels move neither
     if counts:
         for role in ("baseline", "candidate"):
             out.judged[role], out.ranked[role] = _top_k_counts(prepared[role], p.k)
@@ -239,6 +291,7 @@ class _Scope:
     mask: np.ndarray | None = None
     measure: Measure | None = None
     policy: object = None
+    rule: object = None  # a stage check's rule (its stages are bounded apart: stage_stability)
 
 
 def _check_scopes(p: Paired, policy, dec) -> dict[str, _Scope]:
@@ -252,6 +305,9 @@ def _check_scopes(p: Paired, policy, dec) -> dict[str, _Scope]:
                 continue
             if rule.kind in LABEL_FREE or s == "*":
                 out[name] = _Scope(None, False)
+                continue
+            if rule.kind in STAGE_KINDS:
+                out[name] = _Scope(None, False, rule=rule)
                 continue
             d = measure_depth(rule.measure) if rule.measure is not None else p.k
             alone = policy if family and rule.kind == "no_significant_regression" else \
@@ -325,6 +381,10 @@ def stability(p: Paired, policy, dec, docnames: list[str], *, order=None) -> Sta
     checks: list[CheckStability] = []
     for name, now in dec.checks.items():
         sc_ = scopes[name]
+        if sc_.rule is not None:
+            waived = {w.query for w in policy.waivers if not w.expired(dec.as_of)}
+            checks.append(stage_stability(p, sc_.rule, name, now, set(policy.must_pass), waived))
+            continue
         if not sc_.moved:
             checks.append(CheckStability(name, now, True, None, 0, {sc: now for sc in SCENARIOS}))
             continue
@@ -428,3 +488,100 @@ def measure_bounds(p: Paired, policy, scen: _Scenarios, runs_depth: int) -> dict
         entry["delta"] = {sc: entry["candidate"][sc] - entry["baseline"][sc] for sc in ("now", "none", "all")}
         out[key] = entry
     return out
+
+
+# ---- stage checks: bounded on the pipelines' stages ---------------------------------------------------
+
+def _stage_recalls(f, stage: int, queries: list[str], unjudged: set[tuple[str, str]]) -> tuple[float, float]:
+    """The candidate's macro recall at one stage (as Funnel.recall) at its lowest and its highest when the
+    `unjudged` (query, doc) pairs of its stages may be relevant: lowest when those the stage lacks are and
+    those it holds are not, highest the other way round. Each is exact: a query's recall is moved alone,
+    and a query with no relevant document yet joins the mean at 0 (lowest) or 1 (highest)."""
+    name = f.stages[stage]
+    lows, highs = [], []
+    for q in queries:
+        ps = f.paths.get(q, [])
+        rel, kept = len(ps), sum(p.ranks[stage] is not None for p in ps)
+        here = {d for d in f.unjudged.get(name, {}).get(q, ()) if (q, d) in unjudged}
+        anywhere = {d for s in f.stages for d in f.unjudged.get(s, {}).get(q, ()) if (q, d) in unjudged}
+        away = len(anywhere - here)
+        if rel + away:
+            lows.append(kept / (rel + away))
+        if rel + len(here):
+            highs.append((kept + len(here)) / (rel + len(here)))
+    return (sum(lows) / len(lows) if lows else 0.0), (sum(highs) / len(highs) if highs else 0.0)
+
+
+def stage_stability(p: Paired, rule, name: str, now: bool, must: set[str], waived: set[str] = frozenset()
+                    ) -> CheckStability:
+    """A stage check's stability. Labels move it: a stage's recall counts the relevant documents at that
+    stage out of all a query has, so an unjudged document in any stage of the candidate's pipeline could
+    change it (`stage_recall_floor`), and an unjudged document the baseline keeps at a stage where the
+    candidate lacks it would be a loss if relevant (`no_stage_loss`, which nothing unjudged can make
+    pass). Bounded exactly on the stage files' documents nobody judged (Funnel.unjudged); its depth is the
+    deepest stage's. "for_candidate"/"for_baseline" are the labellings most favourable to either. `waived`:
+    must-pass queries whose waiver holds (their losses do not count)."""
+    from rankgate.core.decision import EPS
+
+    c, b = p.funnels.get("candidate"), p.funnels.get("baseline")
+    if c is None or (rule.kind == "stage_recall_floor" and rule.stage not in c.stages) or \
+            (rule.kind == "no_stage_loss" and b is None):  # the check says why it cannot be decided
+        return CheckStability(name, now, True, None, 0, {sc: now for sc in SCENARIOS})
+    depth = max((d if d is not None else max((len(v) for v in c.unjudged.get(s, {}).values()), default=0))
+                for s, d in zip(c.stages, c.depths))
+    qids = list(p.qids)
+    if rule.kind == "no_stage_loss":
+        common = [s for s in c.stages if s in b.stages and (not rule.stage or s == rule.stage)]
+        risky = list(dict.fromkeys((q, d) for q in qids if q in must and q not in waived for s in common
+                                   for d in b.unjudged.get(s, {}).get(q, ())
+                                   if d not in c.unjudged.get(s, {}).get(q, ())))
+        worst = now and not risky
+        out = {"none": now, "all": worst, "for_candidate": now, "for_baseline": worst}
+        st = CheckStability(name, now, all(v == now for v in out.values()), depth, len(risky), out)
+        st.to_judge = [] if st.stable else risky  # any one of them relevant is a loss: each must be judged
+        return st
+    i = c.stages.index(rule.stage)
+    pool = [(q, d) for q in qids for d in dict.fromkeys(d for s in c.stages for d in c.unjudged.get(s, {}).get(q, ()))]
+    everyone = set(pool)
+    low, high = _stage_recalls(c, i, qids, everyone)
+    ok = lambda r: r >= rule.floor - EPS  # noqa: E731  (as decision._stage_recall_check)
+    here = {(q, d) for q in qids for d in c.unjudged.get(rule.stage, {}).get(q, ())}
+    n_all = _all_relevant_recall(c, i, qids)
+    out = {"none": now, "all": ok(n_all), "for_candidate": ok(high), "for_baseline": ok(low)}
+    st = CheckStability(name, now, all(v == now for v in out.values()), depth, len(pool), out)
+    if st.stable:
+        return st
+    # Most decisive first: for a pass, the documents the stage lacks (each one relevant lowers its recall),
+    # for a fail those it holds; by how much their query's recall could move, then IDs. The shortest prefix
+    # that, left not relevant, keeps the outcome at the extreme that flipped it (found by bisection).
+    wanted = [x for x in pool if (x in here) != now]
+    share = {}
+    for q, d in wanted:
+        share[q] = share.get(q, 0) + 1
+    wanted.sort(key=lambda x: (-share[x[0]], x))
+
+    def holds(j: int) -> bool:
+        lo, hi = _stage_recalls(c, i, qids, everyone - set(wanted[:j]))
+        return ok(lo if now else hi) == now
+
+    lo_j, hi_j = 0, len(wanted)
+    while lo_j < hi_j:
+        mid = (lo_j + hi_j) // 2
+        if holds(mid):
+            hi_j = mid
+        else:
+            lo_j = mid + 1
+    st.to_judge = wanted[:hi_j]
+    return st
+
+
+def _all_relevant_recall(f, stage: int, queries: list[str]) -> float:
+    """The candidate's macro recall at a stage with every unjudged document of its stages relevant."""
+    name, vals = f.stages[stage], []
+    for q in queries:
+        ps = f.paths.get(q, [])
+        here = set(f.unjudged.get(name, {}).get(q, ()))
+        anywhere = {d for s in f.stages for d in f.unjudged.get(s, {}).get(q, ())}
+        if len(ps) + len(anywhere):
+            vals.append((sum(p.ranks[stage] is not None for p in ps) + len(here)) / (len(ps) + len(anywhere)))
+    return sum(vals) / len(vals) if vals else 0.0

@@ -79,11 +79,11 @@ def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error
     judged_codes = unique(qrels.q)
     if queries is not None:
         wanted = np.array(sorted({c for c in (cat.queries.get(q) for q in queries) if c is not None}), np.int64)
-        codes = np.intersect1d(judged_codes, wanted)
+        codes = np.intersect1d(judged_codes, wanted, assume_unique=True)  # both sorted and distinct
     elif missing == "zero":
         codes = judged_codes
     else:
-        codes = np.intersect1d(judged_codes, unique(run.q))
+        codes = np.intersect1d(judged_codes, unique(run.q), assume_unique=True)
     names = cat.queries.names
     codes = sorted(codes.tolist(), key=lambda c: names[c].encode("utf-8"))
     nq = len(codes)
@@ -709,7 +709,19 @@ def per_query(p: Prepared, m: Measure) -> np.ndarray:
     compute = KERNELS.get(m.family)
     if compute is None:
         raise ValueError(f"unknown measure family {m.family}")
+    if m.judged_only:  # ir_measures' judged_only=True: this measure alone sees trec_eval -J's rows
+        p = _judged_view(p)
     return compute(p, m, p.rel_level if m.rel is None else m.rel)
+
+
+def _judged_view(p: Prepared) -> Prepared:
+    """The same evaluation with unjudged documents dropped and the rest ranked again (made once)."""
+    if "judged_view" not in p._cache:
+        qp, rank, grade, doc = _cut(p.qp, p.rank, p.grade, p.doc, None, True)
+        num_ret = np.bincount(qp, minlength=p.nq).astype(np.float64)
+        p._cache["judged_view"] = Prepared(p.qids, p.nq, qp, rank, grade, doc, num_ret, p.qrels_qp,
+                                           p.qrels_grade, p.rel_level, p.compat)
+    return p._cache["judged_view"]
 
 
 def summarise(m: Measure, values: np.ndarray) -> float:

@@ -28,12 +28,12 @@ previous stage did not have is allowed (rerankers may add documents) and reporte
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.corpus import json_line
+from rankgate.core.formats.staged import ranking_order, stage_line
 from rankgate.core.formats.textio import ASCII_SPACE, numbered_lines, read_text, shorten
 
 PIPELINE_KEYS = {"name", "stages", "file"}
@@ -61,31 +61,6 @@ class Pipeline:
 
 # ---- reading ------------------------------------------------------------------------------------
 
-def _order(items: list, path: str, lineno: int) -> list[str]:
-    """A JSONL ranking (IDs, or {"doc", "score"} objects) in trec_eval order: score desc, then doc ID desc."""
-    n = len(items)
-    rows = []
-    for i, item in enumerate(items):
-        if isinstance(item, str) and item:
-            rows.append((float(n - i), item))
-        elif isinstance(item, dict) and isinstance(item.get("doc"), str) and item["doc"]:
-            score = item.get("score", float(n - i))
-            if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-                raise InputError(path, f"ranking[{i}].score must be a finite number", line=lineno)
-            rows.append((float(score), item["doc"]))
-        else:
-            raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
-                             line=lineno)
-    seen: set[str] = set()
-    for _, d in rows:
-        if d in seen:
-            raise InputError(path, f"document {shorten(d)} appears twice in this ranking (expected each document "
-                             "once per query and stage)", line=lineno)
-        seen.add(d)
-    rows.sort(key=lambda r: (r[0], r[1].encode()), reverse=True)
-    return [d for _, d in rows]
-
-
 def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
     """A JSONL run whose rankings carry a `stage`: stage -> query -> documents (a "meta" first line is allowed)."""
     path = str(path)
@@ -97,18 +72,12 @@ def read_stage_file(path: str | Path) -> dict[str, dict[str, list[str]]]:
         obj = json_line(path, raw, lineno, strict=False)
         if "meta" in obj:
             continue
-        qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")
-        if not isinstance(qid, str) or not qid:
-            raise InputError(path, "field 'query' must be a non-empty string", line=lineno)
-        if not isinstance(stage, str) or not stage:
-            raise InputError(path, "field 'stage' must name the stage of this ranking, e.g. \"rerank\"", line=lineno)
-        if not isinstance(ranking, list):
-            raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
+        qid, stage, ranking = stage_line(path, lineno, obj)
         if (stage, qid) in seen:
             raise InputError(path, f"query {shorten(qid)} has two rankings at stage {shorten(stage)} "
                              f"(first at line {seen[stage, qid]})", line=lineno)
         seen[stage, qid] = lineno
-        out.setdefault(stage, {})[qid] = _order(ranking, path, lineno)
+        out.setdefault(stage, {})[qid] = ranking_order(ranking, path, lineno)
     return out
 
 
@@ -194,6 +163,35 @@ def manifest_pipelines(manifest) -> list[Pipeline]:
     return parse_pipelines(manifest.pipelines, manifest.folder, str(manifest.path))
 
 
+def is_staged(run) -> bool:
+    """A run read from a staged JSONL file (core/formats/staged.staged_run: scored as its final stage)."""
+    meta = getattr(run, "meta", None)
+    return isinstance(meta, dict) and bool(meta.get("stages_in_file")) and "scored_stage" in meta
+
+
+def run_pipelines(runs: dict) -> list[Pipeline]:
+    """A pipeline per staged JSONL run among `runs` (name -> Run), named as the run: its stages in the order
+    they first appear in the file, uncut (give depths with a [[pipeline]] table and `file =` instead)."""
+    out = []
+    for name, run in runs.items():
+        if is_staged(run):
+            by_stage = read_stage_file(run.path)
+            out.append(Pipeline(name, [Stage(s, None, r, run.path) for s, r in by_stage.items()], run.path))
+    return out
+
+
+def all_pipelines(manifest, runs: dict) -> list[Pipeline]:
+    """The manifest's [[pipeline]] tables, then a pipeline for each staged run no table names."""
+    declared = manifest_pipelines(manifest)
+    names = {p.name for p in declared}
+    return declared + [p for p in run_pipelines({n: r for n, r in runs.items() if n not in names})]
+
+
+def has_pipelines(manifest, runs: dict) -> bool:
+    """Whether a funnel can be drawn: a [[pipeline]] table, or a staged run."""
+    return bool(manifest is not None and getattr(manifest, "pipelines", None)) or any(map(is_staged, runs.values()))
+
+
 # ---- the funnel ---------------------------------------------------------------------------------
 
 @dataclass
@@ -220,6 +218,9 @@ class Funnel:
     restricted: dict[str, list[str]] = field(default_factory=dict)  # query -> relevant docs its user may not see
     sources: list[str] = field(default_factory=list)  # the stage files read, in order (a receipt hashes them)
     no_ranking: dict[str, list[str]] = field(default_factory=dict)  # stage -> queries it has no ranking for
+    # stage -> query -> the documents there nobody judged (when `funnel` was given the judged pairs):
+    # what could still change a stage's recall (core/bounds.py)
+    unjudged: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def query_recall(self, qid: str) -> list[float]:
         ps = self.paths.get(qid, [])
@@ -275,10 +276,12 @@ class Funnel:
         return out
 
 
-def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None) -> Funnel:
+def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None,
+           judged: dict[str, set[str]] | None = None) -> Funnel:
     """Each relevant document's path through the stages. `relevant`: query -> {doc: grade} (relevant only),
     for the queries to report. With `access` (core.acl.Access), what a query's user may not see leaves the
-    relevant set and every stage's ranking (counted per stage as leaks)."""
+    relevant set and every stage's ranking (counted per stage as leaks). With `judged` (query -> every
+    document judged, at any grade), each stage's documents nobody judged are kept too (`unjudged`)."""
     names = pipeline.stage_names
     rankings = []
     leaks = {s: 0 for s in names} if access is not None else {}
@@ -319,8 +322,11 @@ def funnel(pipeline: Pipeline, relevant: dict[str, dict[str, int]], access=None)
                 got[q] = new
         added[names[i]] = got
     no_ranking = {n: [q for q in relevant if q not in r] for n, r in zip(names, rankings)}
+    unjudged = {} if judged is None else {
+        n: {q: got for q in relevant if (got := [d for d in r.get(q, []) if d not in judged.get(q, ())])}
+        for n, r in zip(names, rankings)}
     return Funnel(pipeline.name, names, [s.depth for s in pipeline.stages], paths, added, leaks, restricted,
-                  list(dict.fromkeys(s.source for s in pipeline.stages)), no_ranking)
+                  list(dict.fromkeys(s.source for s in pipeline.stages)), no_ranking, unjudged)
 
 
 def relevant_of(qrels, rel_level: int, queries: list[str]) -> dict[str, dict[str, int]]:
@@ -337,14 +343,18 @@ def relevant_of(qrels, rel_level: int, queries: list[str]) -> dict[str, dict[str
 def bundle_funnels(bundle, rel_level: int, names: list[str] | None = None, queries: list[str] | None = None
                    ) -> dict[str, Funnel]:
     """The funnels of a benchmark's pipelines (those named, else all) on its answerable queries."""
-    pipes = manifest_pipelines(bundle.manifest)
+    pipes = all_pipelines(bundle.manifest, bundle.runs)
     if names is not None:
         pipes = [p for p in pipes if p.name in names]
     if queries is None:
         queries = [q for q in bundle.qrels.query_ids if q not in bundle.no_answer]
     rel = relevant_of(bundle.qrels, rel_level, queries)
     access = getattr(bundle, "access", None)
-    return {p.name: funnel(p, rel, access) for p in pipes}
+    judged: dict[str, set[str]] = {}
+    qn, dn = bundle.qrels.catalog.queries.names, bundle.qrels.catalog.docs.names
+    for qc, dc in zip(bundle.qrels.q.tolist(), bundle.qrels.doc.tolist()):
+        judged.setdefault(qn[qc], set()).add(dn[dc])
+    return {p.name: funnel(p, rel, access, judged) for p in pipes}
 
 
 # ---- side by side, and the gate's stage rules ---------------------------------------------------

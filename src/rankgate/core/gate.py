@@ -178,6 +178,9 @@ def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Dec
     unjudged documents could flip the decision (naming the documents to judge)."""
     from rankgate.core.bounds import doc_list, listed, plural_docs, stability
 
+    if not policy.stability:  # stability = false / --no-stability: not computed, and the receipt's policy says so
+        data["stability"] = None
+        return
     st = stability(p, policy, dec, qrels.catalog.docs.names, order=queue)
     data["stability"] = st.as_dict()
     if policy.require_stable:
@@ -205,7 +208,9 @@ def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review:
         qrels, (base, cand), permissions, no_answer = apply_access(bundle.access, qrels, [base, cand],
                                                                    policy.checks.rel_level, no_answer)
     funnels = None
-    if bundle.manifest is not None and getattr(bundle.manifest, "pipelines", None):
+    from rankgate.core.funnel import has_pipelines
+
+    if has_pipelines(bundle.manifest, bundle.runs):  # [[pipeline]] tables, or staged runs (core/funnel.py)
         from rankgate.core.funnel import bundle_funnels
 
         found = bundle_funnels(bundle, policy.checks.rel_level, [base.name, cand.name])

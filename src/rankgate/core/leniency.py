@@ -64,6 +64,10 @@ def lenient_check(bundle, policy, problems_of, *, refuse_short: bool, quiet_shor
     declared = set(qrels.query_ids) | set(bundle.no_answer)
     depth = deepest_cutoff(policy.measures, policy.k)
     for run in bundle.runs.values():
+        stages = run.meta.get("stages_in_file") if isinstance(getattr(run, "meta", None), dict) else None
+        if stages and "scored_stage" in run.meta:  # a staged JSONL run (core/formats/staged.py)
+            warnings.append(f"note: {run.path}: run {run.name!r} carries the stages {', '.join(map(str, stages))}: "
+                            f"scored as its final stage, {run.meta['scored_stage']} (`rankgate funnel` shows each)")
         lengths = ranking_lengths(run)
         extra = sorted(q for q in lengths if q not in declared)
         if extra:

@@ -3,6 +3,10 @@
 ir_measures style: `P@10`, `R@100`, `RR`, `RR@10`, `nDCG`, `nDCG@10`, `AP`, `AP@100`,
 `Success@5`, `Rprec`, `bpref`, `Judged@10`, `IPrec@0.1`, `NumRet`, `NumRel`,
 `NumRelRet`, `gmAP`, with a relevance level as `P(rel=2)@10`.
+ir_measures' other parameters where rankgate computes them: `nDCG(judged_only=True)@10`
+(any family), `nDCG(gains={0:0,1:1,2:3})@10`, `nDCG(dcg='log2')`, `RBP(p=0.8)`,
+`SetF(beta=0.5)`, `SetP(relative=True)`, `NumRet(rel=2)` (= NumRelRet); the rest is
+refused with a line naming what is supported.
 trec_eval names are aliases: `P_5`, `recall_100`, `recip_rank`, `ndcg`,
 `ndcg_cut_10`, `map`, `map_cut_100`, `gm_map`, `success_10`, `Rprec`, `bpref`,
 `iprec_at_recall_0.10`, `num_ret`, `num_rel`, `num_rel_ret`; a bare trec_eval
@@ -124,12 +128,14 @@ class Measure:
     cutoff: int | float | None = None  # k, or the recall level for IPrec
     rel: int | None = None  # relevance level; None = the evaluation's level
     params: str = ""  # trec_eval's parameter text for the families that take one (utility, G, ndcg gains ...)
+    judged_only: bool = False  # ir_measures' judged_only=True: unjudged documents dropped, the rest ranked again
 
     @property
     def name(self) -> str:
         out = self.family
-        if self.rel is not None:
-            out += f"(rel={self.rel})"
+        args = (["judged_only=True"] if self.judged_only else []) + ([f"rel={self.rel}"] if self.rel is not None else [])
+        if args:  # ir_measures' order: parameters sorted by name
+            out += f"({','.join(args)})"
         if self.cutoff is not None:
             out += f"@{self.cutoff:g}" if isinstance(self.cutoff, float) else f"@{self.cutoff}"
         if self.params:
@@ -156,7 +162,7 @@ class Measure:
         return self.name
 
 
-_IR = re.compile(r"^(?P<fam>[A-Za-z]+)(?:\(rel=(?P<rel>-?\d+)\))?(?:@(?P<cut>\d+(?:\.\d+)?))?$")
+_IR = re.compile(r"^(?P<fam>[A-Za-z]+)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>\d+(?:\.\d+)?))?$")
 
 _FAMILY_ALIASES = {alias.lower(): f.name for f in FAMILIES.values() for alias in (f.name, *f.aliases)}
 _TREC_FIXED = {f.trec.lower(): Measure(f.name) for f in FAMILIES.values() if f.trec}
@@ -168,7 +174,12 @@ _TREC_GROUPS = {f.trec_cut: [Measure(f.name, k) for k in f.trec_group] for f in 
 
 def _bad(text: str, why: str) -> InputError:
     return InputError("measure", f"{text!r}: {why} (expected e.g. P@10, R@100, RR@10, nDCG@10, AP, "
-                      "P(rel=2)@10 or a trec_eval name such as ndcg_cut_10)")
+                      "P(rel=2)@10, nDCG(judged_only=True)@10 or a trec_eval name such as ndcg_cut_10)")
+
+
+def _unknown(text: str) -> InputError:
+    return InputError("measure", f"{text!r}: unknown measure; rankgate computes {', '.join(FAMILIES)} "
+                      "(ir_measures notation, e.g. nDCG(judged_only=True)@10) and trec_eval's names")
 
 
 def parse_measure(text: str) -> Measure:
@@ -181,7 +192,7 @@ def parse_measure(text: str) -> Measure:
 def parse_measures(text: str) -> list[Measure]:
     """One name, or a comma-separated list; trec_eval family names expand to their cutoffs."""
     out: list[Measure] = []
-    for part in (p.strip() for p in str(text).split(",")):
+    for part in (p.strip() for p in _split_list(str(text))):
         if not part:
             continue
         out.extend(_parse_one(part))
@@ -210,14 +221,14 @@ def _parse_one(text: str) -> list[Measure]:
             except ValueError:
                 raise _bad(text, "the recall level is not a number") from None
             return [Measure(fam, _level(level, text, FAMILIES[fam].level_max))]
-    m = _IR.match(text)
+    m = _IR.match(text.replace(" ", ""))
     if not m:
-        raise _bad(text, "unknown measure")
+        raise _unknown(text)
     fam = _FAMILY_ALIASES.get(m.group("fam").lower())
     if fam is None:
-        raise _bad(text, "unknown measure")
+        raise _unknown(text)
+    fam, rel, params, judged_only = _arguments(text, fam, m.group("args"))
     spec = FAMILIES[fam]
-    rel = int(m.group("rel")) if m.group("rel") is not None else None
     cut_text = m.group("cut")
     cutoff: int | float | None = None
     if cut_text is not None:
@@ -231,7 +242,100 @@ def _parse_one(text: str) -> list[Measure]:
         raise _bad(text, f"{fam} needs a cutoff")
     if spec.cutoff == "none" and cutoff is not None:
         raise _bad(text, f"{fam} takes no cutoff")
-    return [Measure(fam, cutoff, rel)]
+    return [Measure(fam, cutoff, rel, params, judged_only)]
+
+
+def _split_list(text: str) -> list[str]:
+    """Split a list at the commas outside parentheses, brackets and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+# ir_measures' parameters rankgate computes, per family (`rel` and `judged_only` fit every family but these).
+_NO_REL = frozenset({"Judged", "Unjudged", "NumRet"})
+_NO_JUDGED_ONLY = frozenset({"Judged", "Unjudged", "NumRel"})
+_EXTRA_ARGS = {"nDCG": ("dcg", "gains"), "RBP": ("p",), "SetF": ("beta",), "SetP": ("relative",),
+               "NumRet": ("rel",)}
+
+
+def _arguments(text: str, fam: str, args: str | None) -> tuple[str, int | None, str, bool]:
+    """ir_measures' parameters in parentheses: `rel=2`, `judged_only=True`, `gains={0:0,1:1}` ...
+    Returns the family (SetP(relative=True) is SetRelP, NumRet(rel=2) NumRelRet), the level,
+    trec_eval's parameter text for the engine, and judged_only."""
+    rel, params, judged_only = None, "", False
+    given = {}
+    for part in filter(None, _split_list(args or "")):
+        key, eq, value = part.partition("=")
+        if not eq or key in given:
+            raise _bad(text, f"expected name=value parameters, found {part!r}")
+        given[key] = value.strip("'\"")
+    allowed = ([] if fam in _NO_REL else ["rel"]) + ([] if fam in _NO_JUDGED_ONLY else ["judged_only"])
+    allowed += _EXTRA_ARGS.get(fam, ())
+    for key in given:
+        if key not in allowed:
+            raise _bad(text, f"{fam} takes {', '.join(allowed) or 'no parameter'} here, not {key!r}")
+    if "rel" in given:
+        try:
+            rel = int(given["rel"])
+        except ValueError:
+            raise _bad(text, "rel must be a whole number") from None
+    if "judged_only" in given:
+        if given["judged_only"] not in ("True", "False"):
+            raise _bad(text, "judged_only must be True or False")
+        judged_only = given["judged_only"] == "True"
+    if given.get("dcg", "log2") != "log2":
+        raise _bad(text, "rankgate's nDCG is trec_eval's linear-gain log2 DCG (dcg='log2'); for exponential "
+                   "gains name them: nDCG(gains={1:1,2:3,3:7})")
+    if "gains" in given:
+        if rel is not None:
+            raise _bad(text, "nDCG takes gains or rel, not both")
+        params = _gain_params(text, given["gains"])
+    if "p" in given:
+        params = f"p={_number(text, 'p', given['p'])}"
+    if "beta" in given:
+        params = _number(text, "beta", given["beta"])
+    if given.get("relative") == "True":
+        fam = "SetRelP"
+    elif given.get("relative", "False") != "False":
+        raise _bad(text, "relative must be True or False")
+    if fam == "NumRet" and rel is not None:  # ir_measures: NumRet(rel=N) counts the relevant retrieved
+        fam = "NumRelRet"
+    return fam, rel, params, judged_only
+
+
+def _gain_params(text: str, gains: str) -> str:
+    """ir_measures' `gains={0:0,1:1,2:3}` as trec_eval's `0=0,1=1,2=3` (a grade not named keeps its grade)."""
+    if not (gains.startswith("{") and gains.endswith("}")):
+        raise _bad(text, "gains must be a mapping such as {0:0,1:1,2:3}")
+    out = []
+    for pair in filter(None, gains[1:-1].split(",")):
+        grade, colon, gain = pair.partition(":")
+        try:
+            out.append(f"{int(grade)}={float(gain):g}")
+        except ValueError:
+            raise _bad(text, "gains must map whole grades to numbers, e.g. {0:0,1:1,2:3}") from None
+        if not colon:
+            raise _bad(text, "gains must be a mapping such as {0:0,1:1,2:3}")
+    return ",".join(out)
+
+
+def _number(text: str, key: str, value: str) -> str:
+    try:
+        return f"{float(value):g}"
+    except ValueError:
+        raise _bad(text, f"{key} must be a number") from None
 
 
 def _positive(k: int, text: str) -> int:

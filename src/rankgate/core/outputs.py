@@ -11,7 +11,6 @@ ElementTree after removing what XML 1.0 cannot hold.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 
 from rankgate.core.gate import GateResult
 from rankgate.core.measures import Measure
@@ -333,6 +332,8 @@ def gate_junit(result: GateResult) -> str:
     A query fails when the candidate newly misses it at k (the baseline hit it) or misses a must-pass
     query; a query both runs miss is skipped (a known failure); a waived query passes, saying so.
     """
+    import xml.etree.ElementTree as ET  # only for --junit: the gate's usual path does not load it
+
     d = result.data
     k = d["k"]
     root = ET.Element("testsuites", name=xml_text(f"rankgate gate: {d['candidate']} vs {d['baseline']}"))

@@ -28,7 +28,7 @@ BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
                "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers",
-               "no_permission_leaks", "require_stable"}
+               "no_permission_leaks", "require_stable", "stability"}
 SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence", "correction"}
 WAIVER_KEYS = {"query", "owner", "reason", "expires"}
 RULE_COMMON = {"name", "check"}
@@ -137,6 +137,7 @@ class Policy:
     waivers: list[Waiver] = field(default_factory=list)
     no_permission_leaks: bool = True  # with an ACL, a run that returns a document its user may not see fails
     require_stable: bool = False  # reject a decision the unjudged documents could flip (core/bounds.py)
+    stability: bool = True  # report whether the unjudged documents could flip each check (core/bounds.py)
 
     def effective_rules(self) -> list[Rule]:
         if self.rules is not None:
@@ -163,6 +164,8 @@ class Policy:
             out["no_permission_leaks"] = False
         if self.require_stable:
             out["require_stable"] = True
+        if not self.stability:  # only when turned off: receipts written before it stay the same
+            out["stability"] = False
         return out
 
 
@@ -238,6 +241,8 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
         p.allow_snapshot_mismatch = get("allow_snapshot_mismatch", bool)
     if "require_stable" in data:
         p.require_stable = get("require_stable", bool)
+    if "stability" in data:
+        p.stability = get("stability", bool)
     if "significance" in data:
         _significance(get("significance", dict), path, p)
     if "rules" in data:
@@ -453,7 +458,7 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
 
 
 OVERRIDES = ("policy", "k", "rel_level", "missing_queries", "short_rankings", "measures", "must_pass", "baseline",
-             "candidate", "allow_snapshot_mismatch", "resamples", "seed")
+             "candidate", "allow_snapshot_mismatch", "resamples", "seed", "stability")
 
 
 def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
@@ -515,4 +520,9 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
         if get("seed") < 0:
             raise InputError("--seed", "seed must be 0 or more")
         policy.seed = get("seed")
+    if get("stability") is False:  # --no-stability
+        policy.stability = False
+    if policy.require_stable and not policy.stability:
+        raise InputError(policy.source or "policy", "require_stable = true needs the stability report: "
+                         "drop stability = false (or --no-stability)")
     return policy

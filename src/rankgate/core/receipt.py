@@ -35,7 +35,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://rankgate.dev/attestation/gate/v1"
 INVOCATION_KEYS = ("benchmark", "qrels", "runs", "queries", "qrels_format", "run_format", "policy", "k",
                    "rel_level", "missing_queries", "short_rankings", "measure", "must_pass", "baseline", "candidate",
-                   "allow_snapshot_mismatch", "resamples", "seed", "acl", "with_suggestions")
+                   "allow_snapshot_mismatch", "resamples", "seed", "acl", "with_suggestions", "stability")
 PATH_KEYS = ("benchmark", "qrels", "queries", "policy", "acl")
 MAX_RECEIPT_BYTES = 512 * 2**20
 # Fields not recomputed: when it was written, how (the recomputation follows it) and its own digest.
@@ -201,6 +201,8 @@ class Verification:
     recomputed_decision: str | None = None
     error: str | None = None
     signature: str | None = None  # valid, not checked (no key given), or None for an unsigned receipt
+    written_by: str | None = None  # an older rankgate version that wrote the receipt (None: this one)
+    not_checked: list[str] = field(default_factory=list)  # what this version writes and the older one did not
 
     @property
     def exit_code(self) -> int:
@@ -212,6 +214,10 @@ class Verification:
                "differences": self.differences}
         if self.signature:
             out["signature"] = self.signature
+        if self.written_by:
+            out["written_by"] = f"rankgate {self.written_by} (verified by {__version__})"
+        if self.not_checked:
+            out["not_checked"] = self.not_checked
         if self.error:
             out["error"] = self.error
         return out
@@ -299,7 +305,7 @@ def _arg_ok(key: str, value) -> bool:
         return value is None or isinstance(value, list) and all(isinstance(x, str) for x in value)
     if key in INT_ARGS:
         return value is None or type(value) is int
-    if key in ("allow_snapshot_mismatch", "with_suggestions"):
+    if key in ("allow_snapshot_mismatch", "with_suggestions", "stability"):
         return value is None or type(value) is bool
     return value is None or isinstance(value, str)
 
@@ -469,11 +475,21 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     fresh["receipt_version"] = data["receipt_version"]  # a version 2 receipt is checked as version 2
     if data["receipt_version"] == 2 and "labels" not in data:  # the first version 2 receipts had none
         fresh.pop("labels", None)
+    written_by = data.get("rankgate_version")
+    if written_by != __version__ and older_version(written_by, __version__):
+        fresh["rankgate_version"] = v.written_by = written_by  # accepted when everything else matches
     try:
         datetime.fromisoformat(str(data.get("created_at")))
     except ValueError:
         v.differences.append(f"created_at: {json.dumps(data.get('created_at'))[:40]} is not a time")
-    _compare_bodies(data, fresh, base, v.differences)
+    found: list[str] = []
+    _compare_bodies(data, fresh, base, found)
+    for line in found:  # an older version did not write what was added since: said, not a difference
+        where, _, what = line.partition(": ")
+        if v.written_by and what == "recomputed, not in the receipt" and where.split(".")[0] not in REQUIRED:
+            v.not_checked.append(f"{where} (rankgate {v.written_by} did not write it)")
+        else:
+            v.differences.append(line)
     if opened.statement is not None:
         fresh_subject = _subject(data)  # from the recorded inputs, each checked against its file above
         for name, value in (("_type", STATEMENT_TYPE), ("predicateType", PREDICATE_TYPE)):
@@ -485,6 +501,19 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     if v.differences:
         v.status = "mismatch"
     return v
+
+
+REQUIRED = ("decision", "exit_code", "policy", "result", "inputs", "invocation")  # in every receipt's body
+
+
+def older_version(written: object, current: str) -> bool:
+    """Whether `written` is an earlier release than `current` (both dotted numbers such as 0.1.0)."""
+    import re
+
+    if not isinstance(written, str) or not re.fullmatch(r"\d+(\.\d+)*", written) or \
+            not re.fullmatch(r"\d+(\.\d+)*", current):
+        return False
+    return tuple(map(int, written.split("."))) < tuple(map(int, current.split(".")))
 
 
 def _comparable(body: dict, base: str) -> dict:

@@ -32,7 +32,17 @@ from typing import Callable, Self
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths
-from rankgate.store.columns import LazyLabels, check_columns, to_columns
+from rankgate.store.columns import (
+    LazyLabels,
+    all_new,
+    bulk_event,
+    check_columns,
+    expand_events,
+    journal_form,
+    last_id,
+    resolve,
+    to_columns,
+)
 from rankgate.store.labels import labels_at, pair_labels, put_review, standing
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK, sidecar
 from rankgate.store.storage import (
@@ -53,9 +63,10 @@ from rankgate.store.storage import (
 )
 
 FORMAT = "rankgate-labels"
-FORMAT_VERSION = 3  # 3: judgments as columns, one document per query (store/columns.py); 2: one judgment per
-# reviewer per (query, document), adjudications; 1: one judgment a pair. Older formats are read as they are
-# and written as 3 by the next fold.
+FORMAT_VERSION = 4  # 4: an import's new judgments journaled as columns, and their events kept in history as
+# one document per query (store/columns.py, BULK); 3: judgments as columns, one document per query; 2: one
+# judgment per reviewer per (query, document), adjudications; 1: one judgment a pair. Older formats are read
+# as they are and written as 4 by the next fold.
 FOLD_EDITS = 1000  # fold the journal into the snapshot after this many edits ...
 FOLD_BYTES = 8 << 20  # ... or this many journal bytes (a large import folds at once)
 FOLD_ON_CLOSE = 100  # on close, fold when the journal holds at least this many edits
@@ -75,10 +86,20 @@ class Batch:
         self.index, self.who, self.now = index, who, now
         self.ops: list = []
         self.events: list[dict] = []
+        self.ids = 0  # event ids taken (a bulk document takes one per judgment)
 
     def event(self, kind: str, query, doc, before, after, why: str, scope: str = "") -> None:
         self.events.append(self.index._event(kind, query, doc, before, after, self.who, self.now, why,
-                                             len(self.events), scope=scope))
+                                             self.ids, scope=scope))
+        self.ids += 1
+
+    def new_columns(self, kind: str, cols: dict, why) -> None:
+        """A query's new judgments as columns (store/columns.py `new_columns`): one op, one history document
+        holding an event per judgment. For a query with no judgment stored yet."""
+        self.ops.append(["columns", cols])
+        self.events.append(bulk_event(self.index._next_event + self.ids, self.index._seq + 1, kind, cols,
+                                      self.who, self.now, why))
+        self.ids += cols["n"]
 
 
 class DurableIndex:
@@ -296,6 +317,7 @@ class DurableIndex:
                       "created": self._clock(), "journal_seq": 0, "history_seq": 0,
                       "history_bytes": len(EMPTY_HISTORY), "next_event": 1, "live": 0, "collection_version": "",
                       "benchmark": None}
+        self._labels = LazyLabels(str(self.path), {})
         self._unborn = True
 
     def _materialize(self) -> None:
@@ -358,6 +380,8 @@ class DurableIndex:
                 else:
                     adjudications.setdefault(q, {})[d] = doc
                     labels.setdefault(q, {}).setdefault(d, {})
+        if not columnar:  # as a format 3 store holds them, all built
+            labels = LazyLabels(path, {}, built=labels)
         live = meta.get("live") if columnar else None  # format 3 keeps the count: no loop over the labels
         if not isinstance(live, int):
             live = 0
@@ -402,6 +426,7 @@ class DurableIndex:
         return standing(self._adj.get(q, {}).get(d))
 
     def _apply(self, record: dict) -> None:
+        resolve(record)
         for kind, value in record["ops"]:
             if kind in ("judgment", "review", "adjudication"):
                 # judgment: the pair holds exactly this judgment (store format 1, and journals it wrote);
@@ -425,6 +450,8 @@ class DurableIndex:
                 else:
                     self._adj.setdefault(q, {})[d] = value
                 self._live += self._pair_standing(q, d) - before
+            elif kind == "columns":
+                self._put_columns(value)
             elif kind == "query":
                 self._queries[value["id"]] = value
             elif kind == "version":
@@ -448,17 +475,30 @@ class DurableIndex:
                 raise DamagedFile(str(self._file(JOURNAL)), f"unknown edit {kind!r} (written by a newer rankgate?)")
         self._seq = record["seq"]
         for e in record["events"]:
-            if e["id"] >= self._next_event:
-                self._next_event = e["id"] + 1
+            last = last_id(e)
+            if last >= self._next_event:
+                self._next_event = last + 1
 
-    @staticmethod
-    def _apply_history(events: list[dict], record: dict) -> None:
+    def _put_columns(self, cols: dict) -> None:
+        """A query's judgments as a columns document (an import's new query): kept as columns, built when
+        read; into a query that has judgments already, one judgment at a time."""
+        q = check_columns(str(self._file(JOURNAL)), cols)
+        if not dict.get(self._labels, q) and q not in self._labels.raw and not self._adj.get(q) and all_new(cols):
+            self._labels[q] = None  # unbuilt: the columns are its judgments
+            self._labels.raw[q] = cols
+            self._live += cols["n"]
+            return
+        for revs in LazyLabels(str(self._file(JOURNAL)), {q: cols})[q].values():
+            for rec in revs.values():
+                self._apply({"seq": self._seq, "ops": [["review", rec]], "events": []})
+
+    def _apply_history(self, events: list[dict], record: dict) -> None:
         for kind, value in record["ops"]:
             if kind == "purge":
                 q, d = value["query"], value.get("doc")
                 events[:] = [e for e in events if not (e["query"] == q and (d is None or e["doc"] == d)
                                                        and e["kind"] not in ("freeze", "purge"))]
-        events.extend(record["events"])
+        events.extend(expand_events(str(self._file(JOURNAL)), resolve(record)["events"]))
 
     def _check_writable(self) -> None:
         if self._closed:
@@ -484,7 +524,7 @@ class DurableIndex:
         if self._unborn:
             self._materialize()
         record = {"seq": self._seq + 1, "ops": ops, "events": events}
-        self._journal.append(record)  # raises before anything changes in memory
+        self._journal.append(journal_form(record))  # raises before anything changes in memory
         self._apply(record)
         self._pending.append(record)
         if self._history is not None:
@@ -628,9 +668,7 @@ class DurableIndex:
                 table = parse_tables(path, raw).get("history")
                 if not isinstance(table, dict):
                     raise DamagedFile(str(path), "not a rankgate history file (no history table)")
-                events = list(table.values())
-                if not all(isinstance(e, dict) and isinstance(e.get("jseq"), int) for e in events):
-                    raise DamagedFile(str(path), "a malformed history event")
+                events = expand_events(str(path), table.values())
                 watermark = events[-1]["jseq"] if events else 0
                 if watermark < self._meta["history_seq"]:
                     raise DamagedFile(str(path), f"the history file ends at edit {watermark}, the snapshot expects "

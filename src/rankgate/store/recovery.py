@@ -13,6 +13,7 @@ import secrets
 from pathlib import Path
 
 from rankgate.core.errors import InputError
+from rankgate.store.columns import expand_events
 from rankgate.store.durable import FOLD_EDITS, DurableIndex, history_bytes
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
 from rankgate.store.storage import (
@@ -109,8 +110,11 @@ def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]
             table = parse_tables(p, raw).get("history") if raw else None
         except DamagedFile:
             table = None
-        if isinstance(table, dict) and all(isinstance(e, dict) and "jseq" in e for e in table.values()):
-            return list(table.values()), label
+        if isinstance(table, dict):
+            try:
+                return expand_events(str(p), table.values()), label
+            except DamagedFile:
+                pass
         if p == ix._file(HISTORY) and p.exists():
             aside.append(p)
     return [], "lost (neither the history nor its backup can be read)"

@@ -247,7 +247,7 @@ def before_commit(ws, ops: list) -> None:
                 if per is None:
                     per = grades[key[0]] = query_grades(ws, key[0])
                 before[key] = per.get(key[1])
-        elif kind == "purge":
+        elif kind in ("purge", "columns"):  # many pairs at once: count them all again
             session["full"] = True
     if len(before) > RECOUNT_ABOVE:  # many pairs: counting every label again is as cheap
         session["full"] = True

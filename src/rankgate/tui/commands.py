@@ -59,6 +59,9 @@ COMMANDS: tuple[Command, ...] = (
             "prev"),
     Command("next_queued", "u", "Next in the review queue",
             "Jump to the unjudged top-k document whose label could most change the gate or a must-pass query"),
+    Command("cycle_queue_order", "U", "Review queue order: decisive, suggested, disagreement",
+            "What u walks: the most decisive first, then what a judge suggested relevant (unjudged) first, then "
+            "judged pairs where the judge's suggestion and the label disagree"),
     Command("focus_filter", "slash", "Filter queries", "Filter by words, #slice or is:review, is:must, is:miss ...",
             "filter", key_display="/"),
     Command("filter('is:must')", "m", "Show must-pass queries", "Filter the list to must-pass queries", "must"),
@@ -166,6 +169,11 @@ class ReviewCommands(Provider):
             for name in model.run_names:
                 out.append((f"Baseline: {name}", f"set_run('baseline', {name!r})", "Compare against this run"))
                 out.append((f"Candidate: {name}", f"set_run('candidate', {name!r})", "Gate this run"))
+        if model is not None and getattr(screen, "labels_only", False) is False:  # orders of u (queue_order.py)
+            from rankgate.tui.queue_order import ORDER_WORDS
+
+            for order, words in ORDER_WORDS.items():
+                out.append((f"Review queue order: {words}", f"set_queue_order({order!r})", "What u walks next"))
         if model is not None:
             for tag in model.slices():
                 out.append((f"Slice: #{tag}", f"filter({'#' + tag!r})", "Show the queries of this slice"))

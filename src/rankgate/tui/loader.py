@@ -241,19 +241,20 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     def scoring(what, done, total):
         progress(what, step, steps)
 
-    skey = None if inputs.memory else scorecache.key(runs, ReviewModel.measures_of(policy), policy.k,
-                                                     policy.checks.rel_level, no_answer)
+    permissions = app_permissions(manifest, runs, problems)
+    # Scores under an ACL (what each query's user may see) are not cached: they are scored every time.
+    skey = None if inputs.memory or permissions is not None else scorecache.key(
+        runs, ReviewModel.measures_of(policy), policy.k, policy.checks.rel_level, no_answer)
     cached = scorecache.load(skey, book.qrels)
     model = ReviewModel(queries=queries, runs=runs, labels=book, policy=policy, no_answer=no_answer,
                         baseline=policy.baseline, candidate=policy.candidate,
                         name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
-                        progress=scoring, cached=cached)
+                        progress=scoring, permissions=permissions, cached=cached)
     if skey is not None and (not model.scored_from_cache or cached.changed):
         done = np.flatnonzero(model.evaluated)
         scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
                         {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
-    model.permissions = app_permissions(manifest, runs, problems)
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
@@ -265,8 +266,9 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
 
 def app_permissions(manifest: Manifest | None, runs: dict, problems: list[str]):
     """With an ACL in the manifest: each run's permission leaks (they do not depend on the labels, so they are
-    found once), for the live gate's `no_permission_leaks` check (core/acl.py). A bad ACL is named and the
-    review goes on without the check; `rankgate gate` refuses it with file:line."""
+    found once), for the live gate's `no_permission_leaks` check, and the access rules the model scores by
+    (what each query's user may see, core/acl.py). A bad ACL is named and the review goes on without them;
+    `rankgate gate` refuses it with file:line."""
     if manifest is None or not manifest.acl:
         return None
     from rankgate.core.acl import Permissions, leaks, load_access

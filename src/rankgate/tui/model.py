@@ -81,6 +81,38 @@ class RunIndex:
     def codes(self, qi: int) -> np.ndarray:
         return self.doc[self.start[qi]:self.stop[qi]]
 
+    hidden: np.ndarray | None = None  # with an ACL: per sorted row, the query's user may not see the document
+
+    def hide(self, hidden: np.ndarray) -> None:
+        """With an ACL: leave out of every measure the rows the query's user may not see. `rank` becomes the
+        rank among the documents the user sees (a hidden row's is past every cut-off), as the core scores
+        the run (core/acl.visible_run); `names` still gives the whole ranking, for the rankings pane."""
+        if not hidden.any():
+            return
+        self.hidden = hidden
+        seen = np.cumsum(~hidden)  # rows the users may see, up to and including each row
+        starts = np.flatnonzero(self.rank == 0)  # each query's first row
+        before = np.repeat(seen[starts] - (~hidden[starts]), np.diff(np.r_[starts, len(hidden)]))
+        self.rank = np.where(hidden, np.iinfo(np.int64).max // 2, seen - before - 1)
+
+    def sorted_visible_run(self) -> Run:
+        """`sorted_run` without the hidden rows: the run as its queries' users may see it."""
+        run = self.sorted_run()
+        if self.hidden is None:
+            return run
+        keep = ~self.hidden
+        return Run(run.name, run.path, run.catalog, run.q[keep], run.doc[keep], run.score[keep],
+                   np.arange(int(keep.sum()), dtype=np.int64), run.format, run.meta, run.latency_ms,
+                   run.context_tokens, list(run.query_codes))
+
+    def visible_names(self, qi: int) -> list[str]:
+        """The query's ranking as its user may see it (`names` without the hidden documents)."""
+        if self.hidden is None:
+            return self.names(qi)
+        names = self.run.catalog.docs.names
+        lo, hi = self.start[qi], self.stop[qi]
+        return [names[d] for d in self.doc[lo:hi][~self.hidden[lo:hi]].tolist()]
+
     def names(self, qi: int) -> list[str]:
         names = self.run.catalog.docs.names
         return [names[d] for d in self.codes(qi).tolist()]
@@ -173,7 +205,8 @@ class ReviewModel:
 
     def __init__(self, *, queries: dict[str, Query], runs: dict[str, Run], labels, policy: Policy,
                  no_answer: set[str] = frozenset(), baseline: str | None = None, candidate: str | None = None,
-                 name: str = "", collection_version: str = "", progress=None, cached=None) -> None:
+                 name: str = "", collection_version: str = "", progress=None, permissions=None,
+                 cached=None) -> None:
         from rankgate.tui.labels import LabelBook  # plain python; keeps the type import light
 
         self.labels: LabelBook = labels
@@ -185,7 +218,10 @@ class ReviewModel:
         self.name = name
         self.collection_version = collection_version
         self.no_answer = set(no_answer)
-        self.permissions = None  # core.acl.Permissions when the benchmark has an ACL (set by the loader)
+        # With an ACL (core.acl.Permissions, tui/loader.app_permissions): each run's leaks for the gate, and the
+        # access rules: every measure is computed on what each query's user may see, as `rankgate gate` does.
+        self.permissions = permissions
+        self.access = permissions.access if permissions is not None else None
         self.queries = queries
 
         # The review's queries: the benchmark's order, then the labels', then the runs'.
@@ -233,7 +269,8 @@ class ReviewModel:
         # Per query: relevant labels, and unjudged documents in any run's top k.
         ok = cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
         keep = ok >= 0
-        self.num_rel = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
+        seen = keep if self.access is None else keep & ~self._hidden_rows(qrels)
+        self.num_rel = np.bincount(ok[seen & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
         self.num_labels = np.bincount(ok[keep], minlength=nq).astype(np.int64)
         self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
         self.unjudged_pair = None  # per query: unjudged in the baseline's or the candidate's top k
@@ -261,7 +298,13 @@ class ReviewModel:
         since are scored, one by one (as after a grade key)."""
         nq, cmap = self.nq, self._cmap
         self.catalog.docs.order()  # computed once here, not by each thread
-        answerable_ids = [q for q in self.qids if q not in self.no_answer]
+        no_answer = self.no_answer
+        if self.access is not None:  # what each query's user may see (core/acl.py)
+            from rankgate.core.acl import as_seen
+
+            qrels, _, no_answer = as_seen(self.access, qrels, [], self.level, no_answer)
+            cached = None  # (the score cache holds no scores under an ACL)
+        answerable_ids = [q for q in self.qids if q not in no_answer]
         names = {str(m): m for m in self.measures}
         if cached is not None and (set(cached.values) != set(runs) or any(
                 set(per) != set(names) for per in cached.values.values())):
@@ -271,13 +314,15 @@ class ReviewModel:
         def index_and_score(item):
             rname, run = item
             ri = RunIndex(run, cmap, nq)
+            if self.access is not None:
+                ri.hide(self._hidden_rows(ri.sorted_run()))
             if cached is not None:
                 known = [i for i, q in enumerate(cached.qids) if q in self.qindex]
                 s = Scores(rname, [cached.qids[i] for i in known],
                            {names[m]: v[known] for m, v in cached.values[rname].items()})
                 return rname, ri, s
             # Scored from the rows RunIndex put in trec_eval's order: the engine finds them sorted.
-            s = evaluate(qrels, ri.sorted_run(), self.measures, rel_level=self.level, missing="zero",
+            s = evaluate(qrels, ri.sorted_visible_run(), self.measures, rel_level=self.level, missing="zero",
                          queries=answerable_ids)
             return rname, ri, s
 
@@ -308,6 +353,37 @@ class ReviewModel:
             for rname, per in self.values.items():
                 for m, arr in per.items():
                     arr[qi] = vals[rname][m]
+
+    # ---- permissions (with an ACL) -----------------------------------------------------------------------
+
+    def _hidden_rows(self, rows) -> np.ndarray:
+        """Per row of qrels or a run: the query's user may not see the document."""
+        from rankgate.core.acl import restricted_rows
+
+        return restricted_rows(self.access, self.catalog, rows.q, rows.doc)
+
+    def restricted(self, qi: int, doc: str) -> list[str] | None:
+        """The groups allowed to see a document the query's user may not see; None when the user may see it
+        (or there is no ACL)."""
+        if self.access is None or self.access.may_see(self.qids[qi], doc):
+            return None
+        return sorted(self.access.acl.get(doc, ()))
+
+    def _seen_grades(self, qid: str) -> dict[str, int]:
+        """The query's labels its user may see (all of them without an ACL)."""
+        grades = self.labels.grades(qid)
+        if self.access is None:
+            return grades
+        return {d: g for d, g in grades.items() if self.access.may_see(qid, d)}
+
+    def _no_visible_answer(self, qid: str) -> bool:
+        """With an ACL: the query has relevant labels and its user may see none of them (core/acl.py)."""
+        if self.access is None:
+            return False
+        from rankgate.core.acl import no_visible_answer
+
+        relevant = [d for d, g in self.labels.grades(qid).items() if g >= self.level]
+        return no_visible_answer(self.access, qid, relevant, self.no_answer)
 
     def _top_k_all(self, qrels: Qrels, ok: np.ndarray, keep: np.ndarray):
         """Per query: unjudged documents in any run's top k (each once); per run and query: judged
@@ -413,9 +489,9 @@ class ReviewModel:
     def score_query(self, qi: int) -> tuple[bool, dict[str, dict[Measure, float]]]:
         """One query's values for every run, from the current labels (the core's engine on one query)."""
         qid = self.qids[qi]
-        grades = self.labels.grades(qid)
+        grades = self._seen_grades(qid)
         zero = {r: {m: 0.0 for m in self.measures} for r in self.runs}
-        if not grades or qid in self.no_answer:
+        if not grades or qid in self.no_answer or self._no_visible_answer(qid):
             return False, zero
         cat = Catalog()
         cat.queries.code(qid)
@@ -425,7 +501,7 @@ class ReviewModel:
                       np.fromiter(grades.values(), np.int64, len(docs)), [0])
         out = {}
         for rname, ri in self.runs.items():
-            names = ri.names(qi)
+            names = ri.visible_names(qi)
             n = len(names)
             run = Run(rname, "", cat, np.zeros(n, np.int32), np.fromiter(map(cat.docs.code, names), np.int32, n),
                       np.arange(n, 0, -1, dtype=np.float64), np.arange(n, dtype=np.int64), query_codes=[0])
@@ -449,15 +525,15 @@ class ReviewModel:
         if now != was:
             self._evaluated_cache = None
         grades = self.labels.grades(qid)
-        self.num_rel[qi] = sum(1 for g in grades.values() if g >= self.level)
+        self.num_rel[qi] = sum(1 for g in self._seen_grades(qid).values() if g >= self.level)
         self.num_labels[qi] = len(grades)
         self.unjudged[qi] = self._unjudged_one(qi, grades)
         for rname, ri in self.runs.items():
-            self.topk_judged[rname][qi] = sum(1 for d in ri.names(qi)[: self.k] if d in grades)
+            self.topk_judged[rname][qi] = sum(1 for d in ri.visible_names(qi)[: self.k] if d in grades)
         if self.unjudged_pair is not None:
             top = set()
             for rname in (self.baseline, self.candidate):
-                top.update(self.runs[rname].names(qi)[: self.k])
+                top.update(self.runs[rname].visible_names(qi)[: self.k])
             self.unjudged_pair[qi] = len(top - grades.keys())
         if self._unsure is not None:
             self._unsure[qi] = any(lab.unsure for lab in self.labels.labels(qid).values())
@@ -472,7 +548,7 @@ class ReviewModel:
     def _unjudged_one(self, qi: int, grades: dict[str, int]) -> int:
         top: set[str] = set()
         for ri in self.runs.values():
-            top.update(ri.names(qi)[: self.k])
+            top.update(ri.visible_names(qi)[: self.k])
         return len(top - grades.keys())
 
     def _add_query(self, qid: str) -> int:
@@ -625,8 +701,15 @@ class ReviewModel:
         policy = dataclasses.replace(self.policy, baseline=self.baseline, candidate=self.candidate)
         runs = {name: ri.run for name, ri in self.runs.items()}
         qrels, queries, no_answer = self.labels.to_qrels(), dict(self.queries), set(self.no_answer)
+        access, level = self.access, self.level
 
         def build():
+            nonlocal qrels, runs, no_answer
+            if access is not None:  # the queue and its stability on what the users may see, as the CLI's gate
+                from rankgate.core.acl import as_seen
+
+                qrels, seen, no_answer = as_seen(access, qrels, list(runs.values()), level, no_answer)
+                runs = dict(zip(runs, seen))
             queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer, stability=True)
             self._queue = (key, version, queue)  # one assignment: atomic for the main thread
             return queue
@@ -660,28 +743,38 @@ class ReviewModel:
         other = self.candidate if rname == self.baseline else self.baseline
         other_rank = {d: i for i, d in enumerate(self.runs[other].names(qi))} if other != rname else None
         rows = []
+        hidden = ri.hidden[ri.start[qi]:ri.stop[qi]].tolist() if ri.hidden is not None else None
+        seen = 0  # documents the user may see, above this one: the top k counts those only (core/acl.py)
         for i, d in enumerate(names):
             g = grades.get(d)
-            top = i < self.k
+            top = seen < self.k
+            if hidden is not None and hidden[i]:  # a leak: never found, drawn inside the top k it sits in
+                state = "unjudged" if g is None else "not-relevant" if g < self.level else "relevant"
+                rows.append(RankRow(i + 1, d, g, state, self._move(other_rank, rname, i, d), top))
+                continue
+            seen += 1
             if g is None:
                 state = "unjudged"
             elif g >= self.level:
                 state = "found" if top else "relevant"
             else:
                 state = "not-relevant"
-            move = None
-            if other_rank is not None and d in other_rank:
-                b, c = (i, other_rank[d]) if rname == self.baseline else (other_rank[d], i)
-                move = b - c
-            elif other_rank is None:
-                move = 0
-            rows.append(RankRow(i + 1, d, g, state, move, top))
+            rows.append(RankRow(i + 1, d, g, state, self._move(other_rank, rname, i, d), top))
         return rows
+
+    def _move(self, other_rank: dict[str, int] | None, rname: str, i: int, d: str) -> int | None:
+        """Baseline rank minus candidate rank of a document at 0-based rank i of run `rname`."""
+        if other_rank is None:
+            return 0
+        if d not in other_rank:
+            return None
+        b, c = (i, other_rank[d]) if rname == self.baseline else (other_rank[d], i)
+        return b - c
 
     def missing(self, qi: int, rname: str) -> list[str]:
         """Relevant documents the run does not have in its top k (core.gate.query_rows' 'missing')."""
-        grades = self.labels.grades(self.qids[qi])
-        top = set(self.runs[rname].names(qi)[: self.k])
+        grades = self._seen_grades(self.qids[qi])
+        top = set(self.runs[rname].visible_names(qi)[: self.k])
         return sorted(d for d, g in grades.items() if g >= self.level and d not in top)
 
     def unjudged_items(self, qi: int) -> list[tuple[str, int, str]]:
@@ -691,7 +784,7 @@ class ReviewModel:
         seen: set[str] = set()
         out = []
         for rname in dict.fromkeys([self.candidate, self.baseline, *self.run_names]):
-            for i, d in enumerate(self.runs[rname].names(qi)[: self.k]):
+            for i, d in enumerate(self.runs[rname].visible_names(qi)[: self.k]):
                 if d not in grades and d not in seen:
                     seen.add(d)
                     out.append((rname, i, d))

@@ -68,6 +68,14 @@ def suggestion_of(screen) -> Suggestion | None:
     return found.get(screen.qid, screen.doc)
 
 
+def suggestion_book(screen) -> SuggestionBook | None:
+    """Every suggestion beside a review screen's workspace (None: none stored, or no workspace)."""
+    found = getattr(screen, "_suggested", None)
+    if found is None:
+        found = screen._suggested = Suggested(screen.model.labels.where)
+    return found.book()
+
+
 def accept(screen) -> None:
     """Take the highlighted document's suggestion as the reviewer's judgment (A)."""
     qid, doc = screen.qid, screen.doc

@@ -24,6 +24,12 @@ def _json_qrels(path: str, catalog: Catalog | None) -> Qrels:
 
 
 def _jsonl_qrels(path: str, catalog: Catalog | None) -> Qrels:
+    """Large plain JSONL qrels through pyarrow (jsonl_fast), any other file through the general reader."""
+    if os.environ.get("RANKGATE_FAST", "1") != "0":
+        from rankgate.core.formats.jsonl_fast import read_jsonl_qrels_fast
+
+        if (fast := read_jsonl_qrels_fast(path, catalog)) is not None:
+            return fast
     return qrels_from_jsonl(path, iter_lines(path), catalog)
 
 

@@ -14,6 +14,8 @@ Runs:
 
 from __future__ import annotations
 
+import itertools
+
 import json
 import math
 import re
@@ -266,7 +268,8 @@ def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | No
     tokens: dict[str, float] = {}
     seen: dict[str, int] = {}
     codes = []
-    for lineno, obj in _jsonl_objects(path, text, progress):
+    objects = _jsonl_objects(path, text, progress)
+    for lineno, obj in objects:
         if "meta" in obj:
             if seen or meta:
                 raise InputError(path, "run metadata must be the first line", line=lineno)
@@ -274,6 +277,13 @@ def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | No
                 raise InputError(path, "field 'meta' must be an object", line=lineno)
             meta = dict(obj["meta"])
             continue
+        if "stage" in obj:  # one ranking per query and stage: read as its final stage (formats/staged.py)
+            if seen:
+                raise InputError(path, "field 'stage' on this ranking but not on those before: a staged run gives "
+                                 "every ranking a stage", line=lineno)
+            from rankgate.core.formats.staged import staged_run
+
+            return staged_run(path, itertools.chain([(lineno, obj)], objects), name, catalog, meta)
         qid = _str_field(obj, "query", path, lineno)
         if qid in seen:
             raise InputError(path, f"query {shorten(qid)} appears twice (first at line {seen[qid]})", line=lineno)

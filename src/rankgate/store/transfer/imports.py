@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Iterable
 
 from rankgate.core.errors import InputError
-from rankgate.store.durable import Batch
+from rankgate.store.columns import LazyLabels, new_columns, packed
+from rankgate.store.durable import FOLD_ON_CLOSE, Batch
 from rankgate.store.labels import (
     describe_label,
     differs,
@@ -114,35 +115,42 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
         if dry_run or not batch.events:
             return report
         ws._commit(batch.ops, batch.events)
+        if batch.ids >= FOLD_ON_CLOSE and ws._journal is not None and ws._journal.count:
+            ws._fold_quietly()  # a large import ends folded into the snapshot: no open replays it
         return report
 
 
 def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], collection_version: str | None,
                 report: ImportReport) -> tuple[dict, dict]:
-    """({(qid, doc): (state, source)}, {qid: (fields, source, explicit)}) of every file; two files that
-    disagree about a label or a query's description are an error."""
-    incoming: dict[tuple[str, str], tuple[dict, str]] = {}
+    """({(qid, doc): ((grade, reason, collection version, reviewer), source)}, {qid: (fields, source,
+    explicit)}) of every file; two files that disagree about a label or a query's description are an error."""
+    incoming: dict[tuple[str, str], tuple[tuple, str]] = {}
     declared: dict[str, tuple[dict, str, bool]] = {}  # qid -> (fields, source, explicit)
     for qrels in qrels_list:
         source = qrels.path
         file_cv = collection_version if collection_version is not None else \
             str(qrels.meta.get("collection_version", "") or "")
-        note = hash_mismatch(qrels.path, qrels.meta.get("content_hash"),
-                             ((q, d, int(g)) for q, d, g, _ in qrels.judgments()))
+        qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
+        qids = [qn[c] for c in qrels.q.tolist()]
+        docs = [dn[c] for c in qrels.doc.tolist()]
+        grades = qrels.grade.tolist()
+        note = hash_mismatch(qrels.path, qrels.meta.get("content_hash"), zip(qids, docs, grades))
         if note:
             report.notes.append(note)
         file_reviewer = header_reviewer(qrels) or file_source(qrels.path)
         for qid in qrels.query_ids:
             declared.setdefault(qid, (dict(QUERY_DEFAULTS), source, False))
-        for qid, doc, grade, detail in qrels.judgments():
-            state = {"grade": int(grade), "reason": detail.reason,
-                     "collection_version": detail.collection_version or file_cv,
-                     "reviewer": detail.reviewer or file_reviewer}
+        details = qrels.details
+        plain = ("", file_cv, file_reviewer)  # a judgment with no details of its own
+        for qid, doc, grade in zip(qids, docs, grades):
+            detail = details.get((qid, doc)) if details else None
+            state = (grade, detail.reason, detail.collection_version or file_cv, detail.reviewer or file_reviewer) \
+                if detail is not None else (grade,) + plain
             prev = incoming.get((qid, doc))
-            if prev is not None and (prev[0]["grade"], prev[0]["reason"]) != (state["grade"], state["reason"]):
-                raise InputError(source, f"document {doc!r} of query {qid!r} is judged {describe_label(state)}"
-                                 f" here but {describe_label(prev[0])} in {prev[1]}; nothing was imported "
-                                 "(fix one of the files)")
+            if prev is not None and prev[0][:2] != state[:2]:
+                raise InputError(source, f"document {doc!r} of query {qid!r} is judged "
+                                 f"{describe_label(_state(state))} here but {describe_label(_state(prev[0]))} in "
+                                 f"{prev[1]}; nothing was imported (fix one of the files)")
             incoming[(qid, doc)] = (state, source)
     for source, qmap in query_list:
         for qid, query in qmap.items():
@@ -155,9 +163,14 @@ def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], co
     for qid in no_answer:
         fields, source, explicit = declared.get(qid, (dict(QUERY_DEFAULTS), "the manifest", False))
         declared[qid] = (dict(fields, no_answer=True), source, True)
-    for (qid, _doc) in incoming:
+    for qid in dict.fromkeys(q for q, _ in incoming):
         declared.setdefault(qid, (dict(QUERY_DEFAULTS), "", False))
     return incoming, declared
+
+
+def _state(t: tuple) -> dict:
+    """A file's judgment (grade, reason, collection version, reviewer) as the store's state."""
+    return {"grade": t[0], "reason": t[1], "collection_version": t[2], "reviewer": t[3]}
 
 
 def _import_queries(ws, batch: Batch, declared: dict, on_conflict: str, why: str | None,
@@ -195,45 +208,83 @@ def _import_queries(ws, batch: Batch, declared: dict, on_conflict: str, why: str
 
 def _import_labels(ws, batch: Batch, incoming: dict, on_conflict: str, why: str | None,
                    conflicts: list[Conflict], report: ImportReport) -> None:
-    """Each file label against the pair's label in the store."""
-    now = batch.now
+    """Each file label against the pair's label in the store. A query with no judgment stored yet takes
+    its labels as columns: one op and one history document, no record per judgment (store/columns.py)."""
+    by_query: dict[str, list] = {}
     for (qid, doc), (state, source) in incoming.items():
-        revs = ws._labels.get(qid, {}).get(doc, {})
-        adj = ws._adj.get(qid, {}).get(doc)
-        final = pair_label(revs, adj)
-        live = label_state(final)
-        if not revs and adj is None:
-            report.added += 1
-        elif live is None:  # removed by a reviewer: bringing it back is a decision
-            tomb = tombstone(revs, adj, None) or {}
-            conflicts.append(Conflict(qid, doc, f"it removed on {tomb.get('removed')} (was "
-                                      f"{describe_label(tomb)})", describe_label(state), source))
-            if on_conflict != "overwrite":
-                report.kept += 1
-                continue
-            report.changed += 1
-        else:
-            if not differs(live, state):
-                report.unchanged += 1
-                continue
-            conflicts.append(Conflict(qid, doc, describe_label(live), describe_label(state), source))
-            if on_conflict != "overwrite":
-                report.kept += 1
-                continue
-            state = with_stored_details(state, live)
-            report.changed += 1
-        # The pair holds exactly the file's judgment afterwards (as a store with one judgment per
-        # pair did): other reviewers' judgments and an adjudication are retired, history keeps them.
-        for r in revs.values():
-            if r.get("removed") is None and r["reviewer"] != state["reviewer"]:
-                batch.ops.append(["review", dict(r, updated=now, removed=now)])
-        if standing(adj):
-            batch.ops.append(["adjudication", dict(adj, updated=now, removed=now)])
-        rec = {"query": qid, "doc": doc, "grade": state["grade"], "reason": state["reason"],
-               "collection_version": state["collection_version"], "reviewer": state["reviewer"],
-               "created": final.get("created") or now if final else now, "updated": now, "removed": None}
-        batch.ops.append(["review", rec])
-        batch.event("import", qid, doc, pair_state(revs, adj, final), label_state(rec), why or f"import {source}")
+        rows = by_query.get(qid)
+        if rows is None:
+            rows = by_query[qid] = []
+        rows.append((doc, state, source))
+    for qid, rows in by_query.items():
+        if _no_labels(ws, qid):
+            docs, grades, reasons, versions, reviewers = [], [], [], [], []
+            whys = []
+            for doc, (g, reason, cv, who), source in rows:
+                docs.append(doc)
+                grades.append(g)
+                reasons.append(reason)
+                versions.append(cv)
+                reviewers.append(who)
+                whys.append(why or f"import {source}")
+            batch.new_columns("import", new_columns(qid, docs, grades, reasons, versions, reviewers, batch.now),
+                              packed(whys))
+            report.added += len(rows)
+            continue
+        for doc, state, source in rows:
+            _import_label(ws, batch, qid, doc, _state(state), source, on_conflict, why, conflicts, report)
+
+
+def _no_labels(ws, qid: str) -> bool:
+    """No judgment nor adjudication of the query is stored (removed ones included)."""
+    labels = ws._labels
+    if isinstance(labels, LazyLabels):
+        if qid in labels.raw or dict.get(labels, qid):
+            return False
+    elif labels.get(qid):
+        return False
+    return not ws._adj.get(qid)
+
+
+def _import_label(ws, batch: Batch, qid: str, doc: str, state: dict, source: str, on_conflict: str,
+                  why: str | None, conflicts: list[Conflict], report: ImportReport) -> None:
+    now = batch.now
+    revs = ws._labels.get(qid, {}).get(doc, {})
+    adj = ws._adj.get(qid, {}).get(doc)
+    final = pair_label(revs, adj)
+    live = label_state(final)
+    if not revs and adj is None:
+        report.added += 1
+    elif live is None:  # removed by a reviewer: bringing it back is a decision
+        tomb = tombstone(revs, adj, None) or {}
+        conflicts.append(Conflict(qid, doc, f"it removed on {tomb.get('removed')} (was "
+                                  f"{describe_label(tomb)})", describe_label(state), source))
+        if on_conflict != "overwrite":
+            report.kept += 1
+            return
+        report.changed += 1
+    else:
+        if not differs(live, state):
+            report.unchanged += 1
+            return
+        conflicts.append(Conflict(qid, doc, describe_label(live), describe_label(state), source))
+        if on_conflict != "overwrite":
+            report.kept += 1
+            return
+        state = with_stored_details(state, live)
+        report.changed += 1
+    # The pair holds exactly the file's judgment afterwards (as a store with one judgment per
+    # pair did): other reviewers' judgments and an adjudication are retired, history keeps them.
+    for r in revs.values():
+        if r.get("removed") is None and r["reviewer"] != state["reviewer"]:
+            batch.ops.append(["review", dict(r, updated=now, removed=now)])
+    if standing(adj):
+        batch.ops.append(["adjudication", dict(adj, updated=now, removed=now)])
+    rec = {"query": qid, "doc": doc, "grade": state["grade"], "reason": state["reason"],
+           "collection_version": state["collection_version"], "reviewer": state["reviewer"],
+           "created": final.get("created") or now if final else now, "updated": now, "removed": None}
+    batch.ops.append(["review", rec])
+    batch.event("import", qid, doc, pair_state(revs, adj, final), label_state(rec), why or f"import {source}")
 
 
 # --------------------------------------------------------------------------- reviewers' exports

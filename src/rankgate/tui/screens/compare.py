@@ -104,15 +104,17 @@ class CompareScreen(Screen[str | None]):
     BINDINGS = [("escape,q", "dismiss(None)", "Close"), ("c", "next_run", "next run")]
 
     class Computed(Message):
-        def __init__(self, comparison: Comparison | None, error: str = "") -> None:
+        def __init__(self, comparison: Comparison | None, error: str = "", funnels: dict | None = None) -> None:
             super().__init__()
             self.comparison = comparison
             self.error = error
+            self.funnels = funnels or {}  # run name -> core.funnel.Funnel (None: no pipeline), when any run has one
 
     def __init__(self, model) -> None:
         super().__init__()
         self.model = model
         self.comparison: Comparison | None = None
+        self.funnels: dict = {}  # run name -> its pipeline's funnel (tui/screens/funnel.py), when runs have pipelines
         self.shown = 0  # index of the candidate whose queries are listed
 
     def compose(self) -> ComposeResult:
@@ -136,6 +138,7 @@ class CompareScreen(Screen[str | None]):
         others = [m.candidate] if m.candidate != m.baseline else []
         others += [n for n in m.run_names if n not in (m.baseline, m.candidate)]
         qrels = m.labels.to_qrels()  # the labels now, read on this thread (the store is not shared)
+        self.manifest = getattr(getattr(self.app, "loaded", None), "manifest", None)  # its [[pipeline]] tables
         self.run_compare(qrels, others)
         self.query_one(QueryChangeList).focus()
 
@@ -144,13 +147,32 @@ class CompareScreen(Screen[str | None]):
         m = self.model
         p = m.policy
         try:
-            result = compare(qrels, m.runs[m.baseline].run, [m.runs[o].run for o in others], k=m.k,
-                             measures=list(m.measures), rel_level=m.level, no_answer=m.no_answer,
+            labels = qrels
+            runs, no_answer = [m.runs[m.baseline].run] + [m.runs[o].run for o in others], m.no_answer
+            if m.access is not None:  # what each query's user may see, as `rankgate compare` (core/acl.py)
+                from rankgate.core.acl import as_seen
+
+                qrels, runs, no_answer = as_seen(m.access, qrels, runs, m.level, no_answer)
+            result = compare(qrels, runs[0], runs[1:], k=m.k,
+                             measures=list(m.measures), rel_level=m.level, no_answer=no_answer,
                              queries=dict(m.queries), resamples=p.resamples, seed=p.seed, confidence=p.confidence)
+            funnels = self._funnels(labels, [m.baseline, *others])
         except Exception as e:  # shown, not raised: the review goes on
             self.post_message(self.Computed(None, str(e)))
             return
-        self.post_message(self.Computed(result))
+        self.post_message(self.Computed(result, funnels=funnels))
+
+    def _funnels(self, qrels, names: list[str]) -> dict:
+        """Each run's funnel, when the benchmark gives any run a pipeline ({} otherwise)."""
+        from rankgate.tui.screens.funnel import has_funnel, run_funnels
+
+        manifest = self.manifest
+        if not has_funnel(self.model, manifest):
+            return {}
+        found, note = run_funnels(self.model, manifest, names, qrels)
+        if note:
+            raise ValueError(note)
+        return found
 
     @on(Computed)
     def _computed(self, event: Computed) -> None:
@@ -159,6 +181,7 @@ class CompareScreen(Screen[str | None]):
                 literal(f"could not compare: {event.error}", style="bold red", one_line=False))
             return
         self.comparison = event.comparison
+        self.funnels = event.funnels
         self._show_macros()
         self.show_run(0)
 
@@ -208,8 +231,10 @@ class CompareScreen(Screen[str | None]):
         from rankgate.tui.widgets.charts import comparison_charts
 
         charts = comparison_charts(self.comparison, self.model.policy.must_pass, self.size.width - 4)
-        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *charts,
-                                                               *self.details()))
+        funnels = [part for rep in self.comparison.candidates for part in self.funnel_part(rep.candidate)]
+        funnels += self.leaks_part()
+        self.query_one("#compare-macros", Static).update(Group(self.macro_table(), *self.changed(), *funnels,
+                                                               *charts, *self.details()))
 
     def on_resize(self) -> None:
         if self.comparison is not None:
@@ -225,6 +250,7 @@ class CompareScreen(Screen[str | None]):
             t.append_text(self._ids("newly failed", rep.newly_failed, "bold red"))
             t.append("\n  ")
             t.append_text(self._ids("newly fixed", rep.newly_fixed, "bold green"))
+            t.end = "\n"  # the next run's name on a line of its own
             out.append(t)
         return out
 
@@ -264,6 +290,36 @@ class CompareScreen(Screen[str | None]):
                     table.add_row(*cells)
                 out.append(table)
         return out
+
+    def funnel_part(self, run: str) -> list:
+        """The run's funnel beside the baseline's (when either has a pipeline), as `rankgate compare` shows it."""
+        from rankgate.core.funnel import stage_losses
+        from rankgate.tui.screens.funnel import funnel_table
+
+        out: list = []
+        b, c = self.funnels.get(self.comparison.baseline), self.funnels.get(run)
+        if c is None and b is not None:  # one line, not a table of dashes
+            t = Text("\nfunnel ", style="bold")
+            t.append_text(literal(run, style="bold cyan"))
+            t.append(": no pipeline (no [[pipeline]] of this name, not a staged run)", style="dim")
+            out.append(t)
+        elif c is not None:
+            lost = stage_losses(b, c, list(c.paths)) if b is not None else None
+            out += [Text("")] + funnel_table(b, c, (self.comparison.baseline, run), lost)
+        return out
+
+    def leaks_part(self) -> list:
+        """With an ACL: each run's permission leaks, as `rankgate compare` counts them."""
+        perm = self.model.permissions
+        if perm is None:
+            return []
+        t = Text("permission leaks (documents returned to users who may not see them): ", style="bold")
+        names = [self.comparison.baseline] + [rep.candidate for rep in self.comparison.candidates]
+        for i, name in enumerate(names):
+            n = len(perm.leaks.get(name, []))
+            t.append(" · " if i else "")
+            t.append_text(literal(f"{name} {n}", style="bold red" if n else ""))
+        return [t]
 
     @staticmethod
     def _ids(label: str, ids: list[str], style: str) -> Text:

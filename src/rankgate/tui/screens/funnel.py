@@ -2,7 +2,8 @@
 
 Overall, side by side: recall at each stage and how many relevant documents each stage lost; then, for the
 highlighted query, each relevant document's rank at every stage and the stage that dropped it. The funnels
-come from the benchmark's [[pipeline]] tables (core/funnel.py) on the labels as they are now; with an ACL,
+come from the benchmark's [[pipeline]] tables and staged runs (core/funnel.py) on the labels as they are now;
+the compare screen (key C) shows each run's funnel beside the baseline's (`funnel_table`); with an ACL,
 what the query's user may not see is left out and said so. Enter goes to the document; Escape closes.
 """
 
@@ -117,30 +118,38 @@ class FunnelScreen(ModalScreen[str | None]):
             self.dismiss(self.rows[event.index][1][0])
 
 
-def review_funnels(model, manifest) -> tuple[dict, str]:
-    """role -> Funnel (None when the run has no pipeline) for the review's baseline and candidate, on the labels
-    as they are now; and a note (an ACL or pipeline that cannot be read, said in one line)."""
-    from rankgate.core.acl import load_access
+def run_funnels(model, manifest, names: list[str], qrels=None) -> tuple[dict, str]:
+    """run name -> Funnel (None when the run has no pipeline: no [[pipeline]] of its name, not a staged run), on
+    the labels `qrels` (the labels now when not given) and with the review's ACL (model.access); and a note
+    (pipelines that cannot be read, said in one line)."""
     from rankgate.core.errors import InputError
-    from rankgate.core.funnel import funnel, manifest_pipelines, relevant_of
+    from rankgate.core.funnel import all_pipelines, funnel, relevant_of
 
-    note = ""
     try:
-        pipes = {p.name: p for p in manifest_pipelines(manifest)}
+        pipes = {p.name: p for p in all_pipelines(manifest, {n: ri.run for n, ri in model.runs.items()})}
     except (InputError, OSError) as e:
         return {}, f"the pipelines cannot be read: {e}"
-    access = None
-    try:
-        corpus = str(manifest.corpus) if manifest is not None and manifest.corpus else None
-        access = load_access(manifest, None, str(manifest.queries) if manifest and manifest.queries else None, corpus)
-    except (InputError, OSError) as e:
-        note = f"the ACL cannot be read, permissions are not applied: {e}"
-    queries = [q for q in model.labels.qrels.query_ids if q not in model.no_answer]
-    rel = relevant_of(model.labels.qrels, model.level, queries)
-    out = {}
-    for role, name in (("baseline", model.baseline), ("candidate", model.candidate)):
-        out[role] = funnel(pipes[name], rel, access) if name in pipes else None
-    return out, note
+    qrels = qrels if qrels is not None else model.labels.to_qrels()
+    queries = [q for q in qrels.query_ids if q not in model.no_answer]
+    rel = relevant_of(qrels, model.level, queries)
+    access = getattr(model, "access", None)
+    return {n: funnel(pipes[n], rel, access) if n in pipes else None for n in dict.fromkeys(names)}, ""
+
+
+def has_funnel(model, manifest) -> bool:
+    """Whether any loaded run has a pipeline: a [[pipeline]] table, or a staged JSONL run."""
+    from rankgate.core.funnel import has_pipelines
+
+    return has_pipelines(manifest, {n: ri.run for n, ri in model.runs.items()})
+
+
+def review_funnels(model, manifest) -> tuple[dict, str]:
+    """role -> Funnel (None when the run has no pipeline) for the review's baseline and candidate, on the labels
+    as they are now, with the review's ACL; and a note (pipelines that cannot be read, said in one line)."""
+    found, note = run_funnels(model, manifest, [model.baseline, model.candidate])
+    if note:
+        return {}, note
+    return {"baseline": found[model.baseline], "candidate": found[model.candidate]}, ""
 
 
 def show_funnel(screen) -> None:
@@ -151,9 +160,9 @@ def show_funnel(screen) -> None:
         screen.notify("blind review hides the runs and their stages: B turns it off", severity="warning")
         return
     manifest = screen.loaded.manifest if screen.loaded else None
-    if manifest is None or not manifest.pipelines:
-        screen.notify("no [[pipeline]] in benchmark.toml: declare a system's stages to see its funnel "
-                      "(docs/formats.md)", severity="warning", markup=False)
+    if not has_funnel(screen.model, manifest):
+        screen.notify("no [[pipeline]] in benchmark.toml and no staged run: declare a system's stages to see its "
+                      "funnel (docs/formats.md)", severity="warning", markup=False)
         return
     funnels, note = review_funnels(screen.model, manifest)
     qid = screen.qid
@@ -163,3 +172,40 @@ def show_funnel(screen) -> None:
             screen.go_to(qid, doc)
 
     screen.app.push_screen(FunnelScreen(qid, funnel_rows(funnels, qid, screen.model.k), note), done)
+
+
+def funnel_table(baseline, candidate, names: tuple[str, str], lost: list[dict] | None = None) -> list:
+    """Two funnels side by side, as `rankgate compare` prints them: per stage, recall and relevant documents lost
+    there, baseline and run; then the relevant documents the run loses at a stage where the baseline kept them.
+    `names`: the two runs' names (a run without a pipeline says so)."""
+    from rich.table import Table
+
+    b, c = baseline, candidate
+    head = Text("funnel ", style="bold")
+    for i, (f, name) in enumerate(zip((b, c), names)):
+        if i:
+            head.append(" → ")
+        head.append_text(literal(name, style="bold cyan" if i else "bold"))
+        if f is None:
+            head.append(" (no pipeline)", style="dim")
+    head.append("  recall at each stage; relevant documents lost there", style="dim")
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+    for name, justify in (("stage", "left"), ("baseline", "right"), ("run", "right"), ("Δ", "right"),
+                          ("lost b", "right"), ("lost run", "right")):
+        table.add_column(name, justify=justify, no_wrap=True)
+    stages = list(dict.fromkeys((b.stages if b else []) + (c.stages if c else [])))
+    rb, rc = (b.recall() if b else {}), (c.recall() if c else {})
+    lb, lc = (b.lost() if b else {}), (c.lost() if c else {})
+    for s in stages:
+        delta = rc[s] - rb[s] if s in rb and s in rc else None
+        table.add_row(literal(s), Text(f"{rb[s]:.3f}" if s in rb else "-"), Text(f"{rc[s]:.3f}" if s in rc else "-"),
+                      Text("-" if delta is None else f"{delta:+.3f}",
+                           style="dim" if delta is None or abs(delta) < 1e-9 else "green" if delta > 0 else "red"),
+                      Text(str(lb.get(s, "-"))), Text(str(lc.get(s, "-")),
+                                                      style="red" if s in lb and lc.get(s, 0) > lb[s] else ""))
+    out: list = [head, table]
+    if lost:
+        t = Text(f"  lost where the baseline kept them: {len(lost)}, e.g. ", style="bold red")
+        t.append_text(literal("; ".join(f"{x['doc']} for {x['query']} at {x['stage']}" for x in lost[:3])))
+        out.append(t)
+    return out

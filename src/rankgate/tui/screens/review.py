@@ -34,7 +34,8 @@ from rankgate.tui.screens.missing import MissingScreen
 from rankgate.tui.screens.funnel import show_funnel
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
-from rankgate.tui.suggested import suggestion_of, suggestion_text
+from rankgate.tui.queue_order import ORDER_WORDS, QueueOrder, empty_order_note, next_order, order_note
+from rankgate.tui.suggested import suggestion_book, suggestion_of, suggestion_text
 from rankgate.tui.widgets.footer import FittingFooter
 from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
 from rankgate.tui.widgets.gate_reasons import one_line_reason
@@ -56,7 +57,7 @@ class ReviewScreen(EditingActions, Screen):
     WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
     # Commands about runs: hidden and refused in a labels-only review (no runs).
     NEED_RUNS = {"pick_run", "set_run", "swap_runs", "compare", "show_missing", "show_funnel", "next_queued",
-                 "cycle_sort", "toggle_blind"}
+                 "cycle_sort", "toggle_blind", "cycle_queue_order", "set_queue_order"}
     RUN_FILTERS = {"is:miss", "is:lost", "is:changed"}
     QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
 
@@ -79,6 +80,7 @@ class ReviewScreen(EditingActions, Screen):
         self.first_frame_at: float | None = None
         self._fresh_busy = False  # a worker is deciding the gate afresh (significance tests)
         self.last_queued = None  # the review queue's item the `u` key went to last
+        self.queue_order = QueueOrder()  # the order `u` walks (U switches; tui/queue_order.py)
         self.restore: tuple[str | None, str | None] | None = None  # (query, doc) to show after a re-open
 
     # ---- layout ---------------------------------------------------------------------------------------
@@ -269,6 +271,8 @@ class ReviewScreen(EditingActions, Screen):
             queued = m.queue_left()
             t.append("queue ", style="dim")
             t.append("? (u builds it)" if queued is None else f"{queued} left", style="bold")
+            if self.queue_order.order != "decisive":  # U chose another order for u
+                t.append(f" ({ORDER_WORDS[self.queue_order.order]})", style="dim")
         if book.done:
             e = book.done[-1]
             t.append(" · ^z: ", style="dim")
@@ -424,7 +428,7 @@ class ReviewScreen(EditingActions, Screen):
         # key went to last and is still unjudged: then the one after it (pressing again skips an item).
         after = None
         if last is not None and (last.query, last.doc) == (self.qid, self.doc) \
-                and last.doc not in m.labels.grades(last.query):
+                and (last.doc not in m.labels.grades(last.query) or self.queue_order.order == "disagreement"):
             after = (last.query, last.doc)
         if not m.queue_fresh() and m.nq > self.QUEUE_INLINE:  # a large benchmark: build it aside
             if not any(w.group == "queue" and w.is_running for w in self.app.workers):
@@ -432,16 +436,30 @@ class ReviewScreen(EditingActions, Screen):
                 self._build_queue(m.queue_job())
             return
         try:
-            item = m.next_to_review(after)
+            item = self.queue_order.next_item(m, suggestion_book(self), after)  # in the order U chose
         except Exception as e:  # the core refused (e.g. runs from another catalog): say so, change nothing
             self.notify(f"review queue unavailable: {e}", severity="error", markup=False, timeout=8)
             return
         if item is None:
-            self.notify("the review queue is empty: every document in a top k is judged")
+            self.notify(empty_order_note(self.queue_order.order))
             return
         self.go_to(item.query, item.doc, item.ranks)
+        if item.doc != self.doc and self.qid == item.query:  # judged, outside the rankings' top: show it anyway
+            self.set_doc(item.doc)
+            self._show_doc()
         self.last_queued = item
-        self.notify(f"{item.query} · {item.doc}: {item.why()}", title="next to review", markup=False)
+        self.notify(f"{item.query} · {item.doc}: {self.queue_order.why(item, suggestion_book(self))}",
+                    title="next to review", markup=False)
+
+    def action_cycle_queue_order(self) -> None:
+        """U: the order `u` walks: the most decisive first, suggested relevant first, judge and label disagree."""
+        self.action_set_queue_order(next_order(self.queue_order.order))
+
+    def action_set_queue_order(self, order: str) -> None:
+        self.queue_order.order = order
+        self.last_queued = None  # from the top of the new order
+        self.notify(order_note(order, self.model, suggestion_book(self)), markup=False, timeout=5)
+        self.refresh_status()
 
     @work(thread=True, exclusive=True, group="queue")
     def _build_queue(self, job) -> None:

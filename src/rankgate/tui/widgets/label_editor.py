@@ -28,6 +28,18 @@ def short_version(version: str, current: str, width: int = 12) -> str:
     return "…" + excerpt(version[cut + 1:] if cut >= 0 else version[common:], width - 1)
 
 
+def restricted_marks(model: ReviewModel, qi: int | None, docs: list[str]) -> dict[str, str]:
+    """With an ACL: "restricted: visible to security only" for each document the query's user may not see."""
+    if qi is None or getattr(model, "access", None) is None:
+        return {}
+    out = {}
+    for d in docs:
+        groups = model.restricted(qi, d)
+        if groups is not None:
+            out[d] = f"restricted: visible to {', '.join(groups)} only" if groups else "restricted: visible to nobody"
+    return out
+
+
 class LabelList(LineList):
     CURSOR_WHEN_BLURRED = False
 
@@ -38,6 +50,7 @@ class LabelList(LineList):
         self.level = 1
         self.version = ""  # the benchmark's current collection version: a label of another one says so
         self.keys = "0-3"  # the grade keys, for the hint of an empty list
+        self.restricted: dict[str, str] = {}  # with an ACL: documents the query's user may not see -> the mark
 
     WIDE = 100  # from this width (a zoomed pane) the list shows version, reviewer and time too
 
@@ -48,7 +61,7 @@ class LabelList(LineList):
 
     def row_key(self, index: int):
         lab = self.rows[index]
-        return lab, lab.doc == self.current_doc, self.level
+        return lab, lab.doc == self.current_doc, self.level, self.restricted.get(lab.doc)
 
     def render_row(self, index: int, width: int) -> Text:
         lab = self.rows[index]
@@ -71,6 +84,8 @@ class LabelList(LineList):
             t.append(" ")
             t.append_text(literal(excerpt(lab.time or "", 24).ljust(24), style="dim"))
             t.append(" ")
+        if lab.doc in self.restricted:  # never counts as found for this query (core/acl.py); the detail says why
+            t.append_text(literal(f"{self.restricted[lab.doc] if wide else 'restricted'} · ", style="bold red"))
         if wide and lab.unsure:
             t.append_text(literal(f"unsure: {lab.unsure} · ", style="yellow"))
         t.append_text(literal(excerpt(lab.reason, max(width - len(t), 0)), style="dim"))
@@ -139,6 +154,7 @@ class LabelEditor(Vertical):
                 head.append_text(literal(q.notes, style="dim italic"))
             labels = m.labels.labels(q.id).values()
             lst.rows = sorted(labels, key=lambda lab: (-lab.grade, lab.doc))
+        lst.restricted = restricted_marks(m, qi, [lab.doc for lab in lst.rows])
         self.query_one("#query-head", TextStatic).show(head)
         cursor = next((i for i, lab in enumerate(lst.rows) if lab.doc == current_doc), None if keep_cursor else 0)
         if keep_cursor and lst.current_doc == current_doc and (cursor is not None or len(old) == len(lst.rows)):
@@ -174,6 +190,11 @@ class LabelEditor(Vertical):
                     t.append_text(literal(lab.unsure, style="yellow"))
                 t.append("\n")
                 t.append_text(literal(lab.reason or "(no reason)", style="" if lab.reason else "dim italic"))
+            mark = restricted_marks(m, self.qi, [doc]).get(doc)
+            if mark:
+                t.append("\n")
+                t.append_text(literal(mark, style="bold red"))
+                t.append(": this query's user may not see it, so it never counts as found", style="red")
         self.query_one("#label-detail", TextStatic).show(t)
 
     def set_current(self, doc: str | None) -> None:

@@ -127,17 +127,7 @@ class RankingPane(Horizontal):
 
     def bind(self, model: ReviewModel) -> None:
         self.model = model
-        self.access = None  # the benchmark's ACL (core/acl.py), read here so leaks show in red
-        loaded = getattr(self.screen, "loaded", None)
-        manifest = getattr(loaded, "manifest", None)
-        if manifest is not None and manifest.acl:
-            from rankgate.core.acl import load_access
-
-            try:
-                self.access = load_access(manifest, None, str(manifest.queries) if manifest.queries else None,
-                                          str(manifest.corpus) if manifest.corpus else None)
-            except Exception:  # the CLI reports a bad ACL with file:line; the review goes on without colours
-                self.access = None
+        self.access = model.access  # the benchmark's ACL (core/acl.py, read by the loader): leaks show in red
 
     def lists(self) -> dict[str, RankingList]:
         return {"baseline": self.query_one("#ranking-baseline", RankingList),

@@ -1,0 +1,76 @@
+"""rankgate docs: the pages README links, readable offline from the installed package (a wheel too)."""
+
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from rankgate.cli import docs as docs_cli, main
+from tests.conftest import ROOT
+
+PAGES = sorted(p.stem for p in (ROOT / "docs").glob("*.md"))
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_without_a_topic_it_lists_every_page_with_its_title(capsys):
+    code, out, _ = run(capsys, "docs")
+    rows = [line.split(maxsplit=1) for line in out.splitlines() if line and not line.startswith("rankgate docs")]
+    assert code == 0 and [name for name, _ in rows] == PAGES
+    titles = dict(rows)
+    assert titles["measures"] == "Measures" and titles["review"].startswith("`rankgate review`")
+
+
+@pytest.mark.parametrize("topic", ["review", "Measures", "ci.md"])
+def test_a_topic_prints_its_page(capsys, topic):
+    code, out, _ = run(capsys, "docs", topic)
+    page = ROOT / "docs" / f"{topic.lower().removesuffix('.md')}.md"
+    assert code == 0 and out == page.read_text(encoding="utf-8")
+
+
+def test_an_unknown_topic_names_the_topics(capsys):
+    code, out, err = run(capsys, "docs", "nope")
+    assert code == 2 and out == ""
+    assert err.strip() == f"error: docs: no topic 'nope' (expected one of {', '.join(PAGES)})"
+
+
+def test_a_page_reaches_the_terminal_escaped(capsys, monkeypatch, tmp_path):
+    (tmp_path / "trap.md").write_text("# Trap\n\tkept\x1b]0;owned\x07 and \u202e\n", encoding="utf-8")
+    monkeypatch.setattr(docs_cli, "docs_root", lambda: tmp_path)
+    code, out, _ = run(capsys, "docs", "trap")
+    assert code == 0 and out == "# Trap\n\tkept\\x1b]0;owned\\x07 and \\u202e\n"
+
+
+def test_the_wheel_carries_the_docs_and_the_command_reads_them(tmp_path):
+    """Build the wheel from a copy of the sources, unpack it, and run `rankgate docs` from it alone."""
+    src = tmp_path / "src-copy"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w",
+                            str(tmp_path / "wheel")], capture_output=True, text=True)
+    if built.returncode != 0:
+        pytest.skip(f"cannot build a wheel here (pip wheel needs setuptools from an index): {built.stderr[-200:]}")
+    (wheel,) = (tmp_path / "wheel").glob("rankgate-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        shipped = sorted(n.removeprefix("rankgate/docs/").removesuffix(".md") for n in z.namelist()
+                         if n.startswith("rankgate/docs/"))
+        z.extractall(tmp_path / "unpacked")
+    assert shipped == PAGES
+    env = {"PYTHONPATH": str(tmp_path / "unpacked"), "PATH": "/usr/bin:/bin"}
+    where = subprocess.run([sys.executable, "-c", "import rankgate; print(rankgate.__file__)"], env=env,
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert where.stdout.startswith(str(tmp_path / "unpacked")), where
+    out = subprocess.run([sys.executable, "-m", "rankgate", "docs", "ci"], env=env, capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout == (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    listing = subprocess.run([sys.executable, "-m", "rankgate", "docs"], env=env, capture_output=True, text=True,
+                             cwd=tmp_path)
+    assert listing.returncode == 0 and [line.split()[0] for line in listing.stdout.splitlines()[:len(PAGES)]] == PAGES
