@@ -89,3 +89,16 @@ def test_a_torn_entry_is_ignored(tiny, cached, private_home):
     assert not m.scored_from_cache
     assert_agrees(m)
     m.labels.close()
+
+
+def test_scores_under_an_acl_are_not_cached(tmp_path, cached, private_home):
+    """With an ACL the measures are what each query's user may see: scored at every open, never cached."""
+    from tests.tui.test_permissions_app import _assert_same, _core_gate, _permissions_sample
+
+    bench = _permissions_sample(tmp_path)
+    for _ in range(2):
+        m = _open(bench)
+        assert m.access is not None and not m.scored_from_cache
+        _assert_same(m.gate(fresh=True), _core_gate(m))
+        m.labels.close()
+    assert not list((private_home / "cache" / "scores").glob("*.npz"))
