@@ -80,6 +80,7 @@ class EditingActions:
 
     def _painted(self, t0: float) -> None:
         self.last_painted_at = time.perf_counter()
+        self.last_painted_cpu = time.process_time()  # the app's CPU time then (bench/bench_app.py)
         self.last_paint_s = self.last_painted_at - t0
         if not self._fresh_busy:  # else once the fresh gate is shown (_decided)
             collect_if_due()

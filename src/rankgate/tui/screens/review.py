@@ -75,6 +75,7 @@ class ReviewScreen(EditingActions, Screen):
         self.last_paint_s = 0.0  # ... and to the screen repainted with it
         self.last_store_s = 0.0  # ... of which the store's write
         self.last_painted_at = 0.0  # when (perf_counter) the screen was last repainted after an edit
+        self.last_painted_cpu = 0.0  # ... and the process's CPU time (process_time) at that moment
         self.exported_to: Path | None = None
         self.first_frame_at: float | None = None
         self._fresh_busy = False  # a worker is deciding the gate afresh (significance tests)
