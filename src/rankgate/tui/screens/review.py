@@ -5,6 +5,7 @@ editing actions (grade, reason, remove, version, unsure, undo/redo, add, notes) 
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
 from rankgate.tui.screens.compare import CompareScreen
-from rankgate.tui.screens.editing import EditingActions, collect_if_due
+from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
 from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
@@ -82,6 +83,7 @@ class ReviewScreen(EditingActions, Screen):
         self.last_queued = None  # the review queue's item the `u` key went to last
         self.restore: tuple[str | None, str | None] | None = None  # (query, doc) to show after a re-open
         self._picked: tuple[int | None, str | None] = (None, None)  # the query and document show_query opened on
+        self._gc_before: tuple[int, int, int] | None = None  # the collector's thresholds before the review
 
     # ---- layout ---------------------------------------------------------------------------------------
 
@@ -106,6 +108,11 @@ class ReviewScreen(EditingActions, Screen):
         self.set_focus(None)
         apply_cursor_blink(self)
 
+    def on_unmount(self) -> None:
+        if self._gc_before is not None:
+            gc.set_threshold(*self._gc_before)
+            self._gc_before = None
+
     def progress(self, what: str, done: int, total: int) -> None:
         if self.model is None:
             self.query_one(LoadPanel).progress(what, done, total)
@@ -114,6 +121,8 @@ class ReviewScreen(EditingActions, Screen):
         """The benchmark is loaded: fill every pane, show them, focus the queries."""
         self.loaded = loaded
         m = self.model = loaded.model
+        if self._gc_before is None:
+            self._gc_before = review_collections()
         self.grades = dict(loaded.manifest.grades if loaded.manifest else DEFAULT_GRADES)
         with self.app.batch_update():
             self.query_one(LoadPanel).display = False
