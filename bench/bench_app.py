@@ -4,6 +4,7 @@
     python bench/bench_app.py --edits 300 --starts 7
     python bench/bench_app.py --queries 1000   # a smaller variant, for trying things
     python bench/bench_app.py --starts 0 --busy 2 --edits 100   # the grade keys only, quiet and under load
+    python bench/bench_app.py --keys-only --busy 2 --edits 100  # the same, no first open, no sample: 2-3 min
 
 Prints:
 
@@ -23,7 +24,9 @@ Prints:
   frame marks the gate pane "significance tests updating…" and a worker
   decides them afresh: "settled" runs until the frame that shows its result.
   "handler" is the key's action alone, the store's write and the re-score of
-  one query are shown apart;
+  one query are shown apart; "CPU of the app" is the process's CPU time from
+  the key to that frame (the full garbage collection that may follow the
+  frame is not in it: it runs while the person reads);
 - the same grade keys on sample_benchmarks/ops-handbook, whose policy has a
   randomization test and bootstrap intervals with 10,000 resamples (--sample).
 
@@ -216,7 +219,8 @@ async def grade_keys(pilot, n: int, grades: tuple[int, ...], rng) -> dict:
             while screen.last_painted_at == before:  # the first frame after the handler
                 await asyncio.sleep(0.001)
             panes = screen.last_painted_at - t
-            cpu = time.process_time() - c  # the app's own CPU time to that frame (not the machine's load)
+            cpu = screen.last_painted_cpu - c  # the app's own CPU time to that frame (not the machine's load;
+            # not the full garbage collection that may follow the frame, while the person reads)
             settled = panes
             if fresh[0] != workers or screen._fresh_busy or screen._gate.stale:
                 while screen._gate.stale or screen._fresh_busy:  # significance decided afresh, shown ...
@@ -280,14 +284,19 @@ def main() -> int:
                     help="a benchmark folder measured the same way with its own policy ('' to skip)")
     ap.add_argument("--starts", type=int, default=5, help="re-open processes to time")
     ap.add_argument("--keep-store", action="store_true", help="skip the first-open measurement")
+    ap.add_argument("--keys-only", action="store_true",
+                    help="the grade keys on the 10k benchmark only: no cold start, no sample (as --starts 0 "
+                         "--keep-store --sample ''; the store is made when missing)")
     args = ap.parse_args()
+    if args.keys_only:
+        args.starts, args.sample = 0, ""
 
     folder = DATA / f"review-{args.queries // 1000}k" if args.queries >= 1000 else DATA / f"review-{args.queries}"
     generate(folder, args.queries, args.runs, args.depth, args.docs)
     home = CACHE / f"home-{folder.name}"
     env = dict(os.environ, RANKGATE_HOME=str(home), RANKGATE_REVIEWER="bench")
     print(f"benchmark: {args.queries} queries x {args.runs} runs x {args.depth} documents ({folder})")
-    if not args.keep_store:
+    if not args.keep_store and not (args.keys_only and home.exists()):
         shutil.rmtree(home, ignore_errors=True)
         wall, inside = cold_start(folder, env)
         print(f"cold start, first open (parse runs, import labels): {wall:.2f} s to consistent panes "

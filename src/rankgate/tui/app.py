@@ -267,6 +267,7 @@ class ReviewApp(App[int]):
     def _corpus(self, event: CorpusLoaded) -> None:
         if self.review is not None:
             self.review.query_one(DocView).set_corpus(event.corpus, True, error=event.error)
+            self.review.corpus_loaded()
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
 
