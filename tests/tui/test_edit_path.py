@@ -241,3 +241,34 @@ async def test_young_collections_are_rarer_while_reviewing_and_as_before_after(t
         app.reload()  # a second bind keeps the first thresholds to put back
         await ready(pilot)
     assert gc.get_threshold() == before
+
+
+async def test_the_store_folds_its_journal_while_the_reviewer_pauses_not_on_a_key(tiny, tmp_path, monkeypatch):
+    from rankgate.store.storage import read_journal
+    from rankgate.store.workspace import Workspace
+    from rankgate.tui.screens import editing
+
+    db = tmp_path / "w.json"
+    unfolded = lambda: len(read_journal(db.with_name("w.json.journal")).records)  # noqa: E731
+    monkeypatch.setattr(editing, "IDLE_FOLD_S", 0.2)
+    app = make_app(tiny, db=str(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.screen.ask_reason = False
+        start = unfolded()
+        monkeypatch.setattr(editing, "IDLE_FOLD_EDITS", start + 4)
+        await pilot.press("2", "1")
+        await pilot.pause(0.6)
+        assert unfolded() == start + 2  # a pause, but fewer edits than IDLE_FOLD_EDITS: nothing folded
+        await pilot.press("3", "0")
+        assert unfolded() == start + 4  # keys follow each other: no fold between them
+        await pilot.pause(0.6)
+        assert unfolded() == 0  # the pause folded the journal into the snapshot
+        await pilot.press("1")
+        await pilot.pause()
+    ws = Workspace.open(db, readonly=True)
+    try:
+        grades = {(j.query, j.doc): j.grade for j in ws.judgments()}
+    finally:
+        ws.close()
+    assert grades[("q-restore", "d-rpo")] == 1  # the edit after the fold is kept too
