@@ -149,8 +149,9 @@ def positional_qrels(args) -> None:
 
 
 def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
-    """Read the inputs; `fast` lets large TREC runs take the compiled path (core/formats/trec_fast.py) when it
-    can; `gate` keeps what the gate's review queue needs of them too."""
+    """Read the inputs; `fast` reads runs lean where it can (large TREC runs through the compiled path,
+    core/formats/trec_fast.py; JSONL runs, core/formats/jsonl_lean.py); `gate` keeps what the gate's review
+    queue needs of them too."""
     from rankgate.cli.progress import terminal_progress
 
     positional_qrels(args)
@@ -165,7 +166,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
         overrides["rel_level"] = level
     policy = resolve(overrides, bundle)
     if deep:
-        from rankgate.core.formats.trec_fast import watch_top_k
+        from rankgate.core.formats.jsonl_lean import watch_top_k
 
         watch_top_k(list(bundle.runs.values()), bundle.qrels, policy.k)
     return bundle, policy
@@ -190,23 +191,25 @@ def suggestions_file(args) -> str | None:
 
 
 def _fast_reader(args, gate: bool):
-    """The fast path's run reader (or None to read every run the usual way: RANKGATE_FAST=0, no
-    pyarrow), and whether the gate's measures look at whole rankings (then the review queue's
-    documents are looked up again in every run: trec_fast.watch_top_k)."""
+    """The lean run reader (or None to read every run the usual way: RANKGATE_FAST=0): JSONL runs read
+    lean (core/formats/jsonl_lean.py), TREC runs through the fast path when pyarrow is there; and
+    whether the gate's measures look at whole rankings (then the review queue's documents are looked up
+    again in every run: jsonl_lean.watch_top_k)."""
     if os.environ.get("RANKGATE_FAST", "1") == "0":
         return None, False
-    from rankgate.core.formats import trec_fast as fastpath
-
-    if not fastpath.available():
-        return None, False
-    if not gate:
-        return fastpath.lean_reader, False
     from functools import partial
 
+    from rankgate.core.formats import trec_fast as fastpath
+    from rankgate.core.formats.jsonl_lean import lean_run_reader
+
+    trec = fastpath.lean_reader if fastpath.available() else None
+    reader = partial(lean_run_reader, fmt=args.run_format, trec=trec)
+    if not gate:
+        return reader, False
     from rankgate.core.bounds import UNCUT_DEPTH
 
     depth, k = gate_depth(args)  # no cut-off: keep the unjudged documents as deep as the bounds look
-    return partial(fastpath.lean_reader, keep_top=depth or max(k, UNCUT_DEPTH)), depth is None
+    return partial(reader, keep_top=depth or max(k, UNCUT_DEPTH)), depth is None
 
 
 def gate_depth(args) -> tuple[int | None, int]:
