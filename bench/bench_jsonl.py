@@ -1,7 +1,8 @@
 """Memory of `rankgate score` (or gate, compare, validate) on a large JSONL run.
 
     .venv/bin/python bench/bench_jsonl.py                 # a 540 MB run, score
-    .venv/bin/python bench/bench_jsonl.py --command gate  # the gate (keeps each ranking's top 10 unjudged too)
+    .venv/bin/python bench/bench_jsonl.py --command gate  # the gate: the run as baseline and candidate (its
+                                                          # review queue keeps each ranking's top unjudged rows)
     .venv/bin/python bench/bench_jsonl.py --general       # RANKGATE_FAST=0: the general reader, every row
     .venv/bin/python bench/bench_jsonl.py --mb 100 --src /work/main/src   # compare another checkout
 
@@ -63,8 +64,10 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=a.src)
     if a.general:
         env["RANKGATE_FAST"] = "0"
-    args = {"score": ["-m", "nDCG@10"], "gate": ["--missing-queries", "zero"], "compare": [], "validate": []}
-    runs = ["--runs", str(run)] if a.command != "compare" else ["--runs", f"a={run}", "--runs", f"b={run}"]
+    args = {"score": ["-m", "nDCG@10"], "gate": ["--baseline", "a", "--candidate", "b", "--missing-queries", "zero"],
+            "compare": ["--baseline", "a"], "validate": []}
+    two = a.command in ("gate", "compare")  # the same file twice, as baseline a and candidate b
+    runs = ["--runs", f"a={run}", "--runs", f"b={run}"] if two else ["--runs", str(run)]
     load = os.getloadavg()[0]
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "rankgate", a.command, "--qrels", str(qrels), *runs, "--k", "10",
