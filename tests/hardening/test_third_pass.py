@@ -210,3 +210,12 @@ def test_review_serve_refuses_what_every_session_would_fail_on(tmp_path, capsys,
 
 def test_nothing_here_names_the_real_dev_null():
     assert "/dev/null" not in Path(__file__).read_text().replace('"/dev/null" not in', "")
+
+
+def test_a_judge_prompt_that_is_a_fifo_is_refused_and_never_waited_on(tmp_path, capsys, bench):
+    """Before: a FIFO as --judge-prompt hung for ever (and /dev/zero grew until MemoryError)."""
+    fifo = tmp_path / "prompt.fifo"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "labels", "suggest", bench, "--query", "q-leaked-key", "--max-calls", "1",
+                       "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-prompt", fifo)
+    assert code == 2 and "prompt template cannot be read: is a pipe" in one_line(err)

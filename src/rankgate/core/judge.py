@@ -94,10 +94,14 @@ class JudgeConfig:
     def prompt_text(self) -> str:
         if not self.prompt:
             return DEFAULT_PROMPT
+        from rankgate.core.formats.textio import MAX_TOML, read_text
+
         path = Path(self.folder) / self.prompt
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
+        try:  # a regular file of at most 8 MiB: a device or a FIFO is refused, never read or waited on
+            return read_text(path, limit=MAX_TOML, what="a prompt template")
+        except InputError as e:
+            raise InputError(str(path), f"the judge's prompt template cannot be read: {e.what}") from None
+        except OSError as e:
             raise InputError(str(path), f"the judge's prompt template cannot be read ({e})") from None
 
     def prompt_hash(self) -> str:
