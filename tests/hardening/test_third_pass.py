@@ -109,6 +109,8 @@ def test_an_export_replaces_an_earlier_export_but_not_another_file_without_force
     assert run(capsys, "labels", "export", bench, "-o", empty)[0] == 0 and empty.stat().st_size > 0
     code, _, err = run(capsys, "labels", "export", bench, "-o", notes, "--force")
     assert code == 0 and notes.read_text().startswith("# version:")
+    code, _, err = run(capsys, "labels", "export", bench, "-o", "")  # before: ValueError traceback
+    assert code == 2 and "-o: expected a file name" in one_line(err)
 
 
 # ---- trec_eval ------------------------------------------------------------------------------------

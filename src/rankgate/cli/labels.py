@@ -410,6 +410,8 @@ def _refuse_benchmark_inputs(args) -> None:
     from rankgate.core.outfile import refuse_special
 
     out = args.output
+    if not out.strip():
+        raise InputError("-o", "expected a file name (or '-' for standard output); nothing was written")
     refuse_special(out)
     if not args.benchmark:
         return
