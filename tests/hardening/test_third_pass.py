@@ -221,3 +221,10 @@ def test_a_judge_prompt_that_is_a_fifo_is_refused_and_never_waited_on(tmp_path, 
     code, _, err = run(capsys, "labels", "suggest", bench, "--query", "q-leaked-key", "--max-calls", "1",
                        "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-prompt", fifo)
     assert code == 2 and "prompt template cannot be read: is a pipe" in one_line(err)
+
+
+def test_suggest_limit_below_1_is_refused(capsys, bench):
+    """Before: --judged --limit -5 asked about every pair but the last five, exit 0."""
+    code, _, err = run(capsys, "labels", "suggest", bench, "--judged", "--limit", "-5",
+                       "--judge-command", f"{sys.executable} judges/lexical.py")
+    assert code == 2 and "--limit: N must be at least 1" in one_line(err)
