@@ -5,6 +5,7 @@
     python bench/bench_app.py --queries 1000   # a smaller variant, for trying things
     python bench/bench_app.py --starts 0 --busy 2 --edits 100   # the grade keys only, quiet and under load
     python bench/bench_app.py --cold-only --starts 5            # first open and re-open, quiet and beside 1 busy
+    python bench/bench_app.py --keys-only --busy 2 --edits 100  # the same, no first open, no sample: 2-3 min
 
 Prints:
 
@@ -26,7 +27,9 @@ Prints:
   frame marks the gate pane "significance tests updating…" and a worker
   decides them afresh: "settled" runs until the frame that shows its result.
   "handler" is the key's action alone, the store's write and the re-score of
-  one query are shown apart;
+  one query are shown apart; "CPU of the app" is the process's CPU time from
+  the key to that frame (the full garbage collection that may follow the
+  frame is not in it: it runs while the person reads);
 - the same grade keys on sample_benchmarks/ops-handbook, whose policy has a
   randomization test and bootstrap intervals with 10,000 resamples (--sample).
 
@@ -255,7 +258,8 @@ async def grade_keys(pilot, n: int, grades: tuple[int, ...], rng) -> dict:
             while screen.last_painted_at == before:  # the first frame after the handler
                 await asyncio.sleep(0.001)
             panes = screen.last_painted_at - t
-            cpu = time.process_time() - c  # the app's own CPU time to that frame (not the machine's load)
+            cpu = screen.last_painted_cpu - c  # the app's own CPU time to that frame (not the machine's load;
+            # not the full garbage collection that may follow the frame, while the person reads)
             settled = panes
             if fresh[0] != workers or screen._fresh_busy or screen._gate.stale:
                 while screen._gate.stale or screen._fresh_busy:  # significance decided afresh, shown ...
@@ -324,15 +328,21 @@ def main() -> int:
     ap.add_argument("--cold-only", action="store_true", help="the cold starts only (no grade keys)")
     ap.add_argument("--home", help="the data folder (store, caches) to use (default: bench/.cache/home-NAME; "
                     "another, to compare two checkouts through PYTHONPATH)")
+    ap.add_argument("--keys-only", action="store_true",
+                    help="the grade keys on the 10k benchmark only: no cold start, no sample (as --starts 0 "
+                         "--keep-store --sample ''; the store is made when missing)")
     args = ap.parse_args()
+    if args.keys_only:
+        args.starts, args.sample = 0, ""
 
     folder = DATA / f"review-{args.queries // 1000}k" if args.queries >= 1000 else DATA / f"review-{args.queries}"
     generate(folder, args.queries, args.runs, args.depth, args.docs)
     home = Path(args.home) if args.home else CACHE / f"home-{folder.name}"
     env = dict(os.environ, RANKGATE_HOME=str(home), RANKGATE_REVIEWER="bench")
     print(f"benchmark: {args.queries} queries x {args.runs} runs x {args.depth} documents ({folder})")
-    for busy in dict.fromkeys([0, args.cold_busy] if args.cold_busy else [0]):
-        cold_starts(folder, env, home, args.starts, not args.keep_store, busy)
+    for busy in dict.fromkeys([0, args.cold_busy] if args.cold_busy and not args.keys_only else [0]):
+        first = not args.keep_store and not (args.keys_only and home.exists())
+        cold_starts(folder, env, home, args.starts, first, busy)
     if args.cold_only:
         return 0
 

@@ -167,3 +167,108 @@ def test_the_corpus_is_read_out_of_the_collectors_view(tiny):
     docs = load_corpus(tiny / "corpus.jsonl")
     assert docs and gc.isenabled() == enabled
     assert gc.get_freeze_count() >= frozen + len(docs)  # each document is an object the collector no longer scans
+
+
+def test_a_texts_line_count_is_what_wrapping_it_gives():
+    """TextStatic counts lines without wrapping the text when every line fits; the count is Text.wrap's."""
+    import random
+
+    from rich.console import Console
+
+    from rankgate.tui.widgets.text_static import line_count
+
+    console = Console(width=200)
+    rng = random.Random(3)
+    words = ["a", "bb", "ccc", "dddddddddd", "漢字", "é", "e\u0301", "  ", "x" * 25, "\t", ""]
+    for _ in range(1500):
+        plain = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randrange(0, 12)))
+                          for _ in range(rng.randrange(1, 5)))
+        text = Text(plain, end="")
+        if rng.random() < 0.5:
+            text.stylize("bold", 0, len(plain) // 2)
+        width = rng.randrange(4, 40)
+        assert line_count(text, width, console) == len(text.wrap(console, width)), (plain, width)
+
+
+async def test_a_grown_text_still_asks_for_a_layout_and_a_fixed_bar_shows_every_change(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        head = app.screen.query_one("#query-head", TextStatic)  # height: auto
+        head.show(Text("one", end=""))
+        await pilot.pause()
+        long = "word " * 80  # wraps at any width of the pane
+        head.show(Text(f"one\n{long}", end=""))
+        assert head._lines > 2 and head._layout_required
+        bar = app.screen.query_one("#status-bar", TextStatic)  # height 1: no count, the text is shown
+        bar.show(Text("judged 1", end=""))
+        bar.show(Text("judged 2", end=""))
+        assert str(bar.content) == "judged 2"
+
+
+async def test_the_gates_sparkline_follows_every_edit_without_sorting_again_when_nothing_moved(tiny):
+    """The RR-delta sparkline is kept while no delta changes; after each edit it is what a fresh draw gives."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        screen.ask_reason = False
+        screen.ask_whose = False
+        m = screen.model
+        panel = screen.query_one(GatePanel)
+        seen = set()
+        for qi in range(min(m.nq, 4)):
+            screen.show_query(qi)
+            for grade, doc in zip((3, 0, 2), m.runs[m.candidate].names(qi)[: m.k]):
+                assert screen.edit(m.qids[qi], doc, grade)
+                await pilot.pause()
+                kept = panel.deltas_line().plain
+                panel._spark = None
+                assert kept == panel.deltas_line().plain  # the same as drawn afresh
+                assert kept in str(screen.query_one("#gate-body").render())
+                seen.add(kept)
+        assert len(seen) > 1  # the edits did move the deltas, and the line followed
+
+
+async def test_young_collections_are_rarer_while_reviewing_and_as_before_after(tiny):
+    from rankgate.tui.screens.editing import YOUNG_GC
+
+    before = gc.get_threshold()
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert gc.get_threshold()[0] >= YOUNG_GC and gc.get_threshold()[1:] == before[1:]
+        app.reload()  # a second bind keeps the first thresholds to put back
+        await ready(pilot)
+    assert gc.get_threshold() == before
+
+
+async def test_the_store_folds_its_journal_while_the_reviewer_pauses_not_on_a_key(tiny, tmp_path, monkeypatch):
+    from rankgate.store.storage import read_journal
+    from rankgate.store.workspace import Workspace
+    from rankgate.tui.screens import editing
+
+    db = tmp_path / "w.json"
+    unfolded = lambda: len(read_journal(db.with_name("w.json.journal")).records)  # noqa: E731
+    monkeypatch.setattr(editing, "IDLE_FOLD_S", 0.2)
+    app = make_app(tiny, db=str(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.screen.ask_reason = False
+        start = unfolded()
+        monkeypatch.setattr(editing, "IDLE_FOLD_EDITS", start + 4)
+        await pilot.press("2", "1")
+        await pilot.pause(0.6)
+        assert unfolded() == start + 2  # a pause, but fewer edits than IDLE_FOLD_EDITS: nothing folded
+        await pilot.press("3", "0")
+        assert unfolded() == start + 4  # keys follow each other: no fold between them
+        await pilot.pause(0.6)
+        assert unfolded() == 0  # the pause folded the journal into the snapshot
+        await pilot.press("1")
+        await pilot.pause()
+    ws = Workspace.open(db, readonly=True)
+    try:
+        grades = {(j.query, j.doc): j.grade for j in ws.judgments()}
+    finally:
+        ws.close()
+    assert grades[("q-restore", "d-rpo")] == 1  # the edit after the fold is kept too

@@ -242,3 +242,39 @@ def test_raw_files_open_at_k_10_as_init_writes_a_folder_keeps_its_own(tmp_path):
     assert k_of(str(folder)) is None  # the manifest's k
     (tmp_path / "p.toml").write_text("k = 5\n")
     assert k_of(str(d / "qrels.txt"), "--runs", str(d / "a.trec"), "--policy", str(tmp_path / "p.toml")) is None
+
+
+async def test_labels_only_opens_on_the_first_listed_label_with_a_text_and_gives_the_text_its_width(tmp_path):
+    """No runs: the first document shown is the label list's first (highest grade) that the corpus has a text
+    for, not the first by ID; the query list has no measure columns, so the query text gets their width."""
+    from rankgate.tui.widgets.label_editor import LabelList
+    from rankgate.tui.widgets.query_list import QueryList
+
+    d = raw_files(tmp_path)
+    # a0 sorts first by ID and z9 has the highest grade, but neither has a text; p3 and p4 have
+    (d / "qrels.txt").write_text("101 0 a0 1\n101 0 z9 3\n101 0 p4 1\n101 0 p3 2\n", encoding="utf-8")
+    long_text = "which passage explains how a goldfish remembers the shape of its bowl after a week away"
+    (d / "topics.tsv").write_text(f"101\t{long_text}\n", encoding="utf-8")
+    inputs = Inputs(str(d / "qrels.txt"), [], str(d / "labels.db"), None)
+    inputs.queries, inputs.corpus = str(d / "topics.tsv"), str(d / "passages.jsonl")
+    app = ReviewApp(inputs, cursor_blink=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert screen.labels_only and screen.qid == "101"
+        assert [lab.doc for lab in screen.query_one(LabelList).rows] == ["z9", "p3", "a0", "p4"]
+        assert screen.doc == "p3"  # the first listed with a text
+        assert "passage 3 text" in doc_text(app)
+        lst = screen.query_one(QueryList)
+        width = lst.size.width
+        header, row = lst.render_header(width).plain, lst.render_row(0, width).plain
+        assert "measures hidden" not in header and "labels only" not in header and "RR" not in header
+        _, _, textw = lst._layout(width)
+        lst.labels_only = False
+        assert textw > lst._layout(width)[2] + 30  # the measure columns' width went to the text
+        lst.labels_only = True
+        assert long_text[:textw - 1] in row
+        # a document the reviewer moves to stays, even without a text, when the corpus is read again
+        screen.set_doc("z9")
+        screen.corpus_loaded()
+        assert screen.doc == "z9"

@@ -561,6 +561,17 @@ class DurableIndex:
 
     # ---------------------------------------------------------------- folding
 
+    def fold_if_due(self, min_edits: int) -> bool:
+        """Fold now when the journal holds at least `min_edits` edits (the app calls this while the
+        reviewer pauses, so the fold every `fold_every` edits seldom falls on a key). A failure is kept in
+        `fold_problem`, as for the fold an edit starts: the edits are safe in the journal either way."""
+        with self._mutex:
+            j = self._journal
+            if self.readonly or self._closed or j is None or j.broken or j.count < max(1, min_edits):
+                return False
+            self._fold_quietly()
+            return True
+
     def checkpoint(self) -> None:
         """Fold the journal into the snapshot now (the TUI may call this when idle)."""
         with self._mutex:

@@ -271,6 +271,7 @@ class ReviewApp(App[int]):
         panes = self.review.query(DocView) if self.review is not None else None
         if panes:  # (none once the app is leaving)
             panes.first().set_corpus(event.corpus, True, error=event.error)
+            self.review.corpus_loaded()
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
 

@@ -133,6 +133,10 @@ class Backend:
     def adjudicate(self, qid: str, doc: str, grade: int, reason: str) -> None:
         raise NotImplementedError("adjudication needs the label store")
 
+    def fold_if_due(self, min_edits: int) -> bool:
+        """Fold the store's journal now if it holds `min_edits` edits (a store's backend); True: folded."""
+        return False
+
     def close(self) -> None:
         pass
 
@@ -379,6 +383,9 @@ class LabelBook:
     @property
     def reviewer(self) -> str:
         return self.backend.reviewer
+
+    def fold_if_due(self, min_edits: int) -> bool:
+        return self.backend.fold_if_due(min_edits)
 
     def close(self) -> None:
         self.backend.close()

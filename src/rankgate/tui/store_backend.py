@@ -159,6 +159,9 @@ class StoreBackend(Backend):
         self._writable()
         self.ws.adjudicate(qid, doc, grade, reason, why="rankgate review")
 
+    def fold_if_due(self, min_edits: int) -> bool:
+        return self.ws.fold_if_due(min_edits)
+
     def close(self) -> None:
         self.ws.close()
 

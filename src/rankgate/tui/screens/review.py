@@ -5,6 +5,7 @@ editing actions (grade, reason, remove, version, unsure, undo/redo, add, notes) 
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
 from rankgate.tui.screens.compare import CompareScreen
-from rankgate.tui.screens.editing import EditingActions, collect_if_due
+from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
 from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
@@ -76,12 +77,15 @@ class ReviewScreen(EditingActions, Screen):
         self.last_paint_s = 0.0  # ... and to the screen repainted with it
         self.last_store_s = 0.0  # ... of which the store's write
         self.last_painted_at = 0.0  # when (perf_counter) the screen was last repainted after an edit
+        self.last_painted_cpu = 0.0  # ... and the process's CPU time (process_time) at that moment
         self.exported_to: Path | None = None
         self.first_frame_at: float | None = None
         self._fresh_busy = False  # a worker is deciding the gate afresh (significance tests)
         self.last_queued = None  # the review queue's item the `u` key went to last
         self.queue_order = QueueOrder()  # the order `u` walks (U switches; tui/queue_order.py)
         self.restore: tuple[str | None, str | None] | None = None  # (query, doc) to show after a re-open
+        self._picked: tuple[int | None, str | None] = (None, None)  # the query and document show_query opened on
+        self._gc_before: tuple[int, int, int] | None = None  # the collector's thresholds before the review
 
     # ---- layout ---------------------------------------------------------------------------------------
 
@@ -106,6 +110,11 @@ class ReviewScreen(EditingActions, Screen):
         self.set_focus(None)
         apply_cursor_blink(self)
 
+    def on_unmount(self) -> None:
+        if self._gc_before is not None:
+            gc.set_threshold(*self._gc_before)
+            self._gc_before = None
+
     def progress(self, what: str, done: int, total: int) -> None:
         if self.model is None:
             self.query_one(LoadPanel).progress(what, done, total)
@@ -114,6 +123,8 @@ class ReviewScreen(EditingActions, Screen):
         """The benchmark is loaded: fill every pane, show them, focus the queries."""
         self.loaded = loaded
         m = self.model = loaded.model
+        if self._gc_before is None:
+            self._gc_before = review_collections()
         self.grades = dict(loaded.manifest.grades if loaded.manifest else DEFAULT_GRADES)
         with self.app.batch_update():
             self.query_one(LoadPanel).display = False
@@ -128,8 +139,8 @@ class ReviewScreen(EditingActions, Screen):
             self.query_one(GatePanel).blind = blind
             self.queries.list.blind = blind or self.labels_only
             self.set_class(self.labels_only, "-labels-only")
+            self.queries.list.labels_only = self.labels_only
             if self.labels_only:  # no runs: no measures to show or sort by, the labels and texts only
-                self.queries.list.hidden = "labels only: no runs"
                 self.query_one(RankingPane).remove_class("-shown")
                 self.query_one(LabelEditor).add_class("-shown")
                 if self.queries.sort != "benchmark":
@@ -324,9 +335,10 @@ class ReviewScreen(EditingActions, Screen):
 
     def show_query(self, qi: int | None, doc: str | None = None) -> None:
         """Show a query; the current document is `doc`, else its first unjudged document in a top k,
-        else the candidate's first."""
+        else the candidate's first; with no runs, the first label listed that has a text (_first_label)."""
         m = self.model
         self.qi = qi
+        picked = doc is None
         if doc is None and qi is not None:
             first = m.first_unjudged(qi)
             if first is not None:
@@ -338,11 +350,30 @@ class ReviewScreen(EditingActions, Screen):
                         doc = names[0]
                         break
                 else:
-                    doc = next(iter(sorted(m.labels.labels(m.qids[qi]))), None)
+                    doc = self._first_label(qi)
         self.doc = doc
+        self._picked = (qi, doc) if picked else (None, None)  # the app's own pick (corpus_loaded may pick again)
         self.query_one(LabelEditor).show(qi, doc)
         self.query_one(RankingPane).show(qi, doc)
         self._show_doc()
+
+    def _first_label(self, qi: int) -> str | None:
+        """With no ranking to start from (labels only): the label list's first document (highest grade
+        first, as listed) that has a text in the corpus; the first listed when none has (or the corpus is
+        still being read: `corpus_loaded` looks again)."""
+        rows = sorted(self.model.labels.labels(self.model.qids[qi]).values(), key=lambda lab: (-lab.grade, lab.doc))
+        corpus = self.query_one(DocView).corpus
+        with_text = [lab.doc for lab in rows if corpus and lab.doc in corpus] if corpus else []
+        return (with_text or [lab.doc for lab in rows] or [None])[0]
+
+    def corpus_loaded(self) -> None:
+        """The corpus has been read: a first document picked without it and missing from it gives way to the
+        first one with a text (labels only; a document the reviewer moved to stays)."""
+        if self.model is None or self.qi is None or not self.labels_only:
+            return
+        corpus = self.query_one(DocView).corpus
+        if corpus and self.doc is not None and self.doc not in corpus and self._picked == (self.qi, self.doc):
+            self.show_query(self.qi)
 
     def _show_doc(self) -> None:
         text = self.model.query(self.qi).text if self.qi is not None else ""

@@ -41,6 +41,7 @@ class GatePanel(VerticalScroll):
         self.problems: list[str] = []
         self.show_passing = False
         self.blind = False  # blind review: no decision, no run names, no measures
+        self._spark: tuple | None = None  # (width, the deltas, their sparkline) last drawn
 
     def action_toggle_passing(self) -> None:
         """List the passing checks under their count, or fold them again."""
@@ -68,8 +69,14 @@ class GatePanel(VerticalScroll):
         counts = f" {lost}↓ {len(d) - lost - won}= {won}↑"
         label = excerpt(f"Δ{m.rr_m.name}", 11).ljust(12)
         width = max(8, min(48, self.size.width - self.styles.gutter.width - 2 - len(label) - len(counts)))
+        last = self._spark
+        if last is not None and last[0] == width and np.array_equal(last[1], d):
+            line = last[2]  # most edits leave every RR delta as it was: no sort of all the queries
+        else:
+            line = sparkline(np.sort(d), width)
+            self._spark = (width, d, line)
         t = Text(label, style="bold dim", end="")
-        t.append(sparkline(np.sort(d), width), style="cyan")
+        t.append(line, style="cyan")
         t.append(counts, style="dim")
         return t
 

@@ -27,17 +27,20 @@ class QueryList(LineList):
         self.model: ReviewModel | None = None
         self.order = np.zeros(0, np.int64)
         self.blind = False  # blind review: the runs' figures (hits, RR, R, their change) are hidden
-        self.hidden = "blind: measures hidden"  # what the header says when they are (labels only: no runs)
+        self.hidden = "blind: measures hidden"  # what the header says when they are
+        self.labels_only = False  # no runs: no figures at all, the query text takes their width
 
     # What follows the text and slice columns, as render_row draws it.
     HEAD_TAIL = f"{'rel':>3} B C  {'RR b→c':<9}  {'R b→c':<9}  {'ΔR+RR':>5} {'?':>2}"
     TAIL = len(HEAD_TAIL)
+    LABELS_TAIL = 3  # labels only: the count of relevant labels ("rel")
 
     def _layout(self, width: int) -> tuple[int, int, int]:
         """(ID, slice, text) widths for a row of this width; the text gives way first, then the slice."""
         idw = 18 if width >= 70 else 12
         slicew = 12 if width >= 80 else 0
-        textw = width - 2 - (idw + 1) - (slicew + 1 if slicew else 0) - self.TAIL - 1
+        tail = self.LABELS_TAIL if self.labels_only else self.TAIL
+        textw = width - 2 - (idw + 1) - (slicew + 1 if slicew else 0) - tail - 1
         if textw < 8:
             textw = 0
         return idw, slicew, textw
@@ -51,12 +54,15 @@ class QueryList(LineList):
             t.append(f"{'text':<{textw}} ")
         if slicew:
             t.append(f"{'slice':<{slicew}} ")
+        if self.labels_only:
+            t.append(f"{'rel':>3}")
+            return t
         t.append(f"{'rel':>3} {'(' + self.hidden + ')':<{self.TAIL - 7}} {'?':>2}" if self.blind else self.HEAD_TAIL)
         return t
 
     def row_key(self, index: int):
         qi = int(self.order[index])
-        return qi, int(self.model.qversion[qi]), self.model.pair_version, self.blind
+        return qi, int(self.model.qversion[qi]), self.model.pair_version, self.blind, self.labels_only
 
     def render_row(self, index: int, width: int) -> Text:
         m = self.model
@@ -76,7 +82,10 @@ class QueryList(LineList):
         if slicew:
             t.append_text(literal(excerpt(",".join(q.tags), slicew).ljust(slicew), style="cyan"))
             t.append(" ")
-        t.append(f"{int(m.num_rel[qi]):>3} ")
+        t.append(f"{int(m.num_rel[qi]):>3}")
+        if self.labels_only:
+            return t
+        t.append(" ")
         if self.blind:
             t.append(" " * (self.TAIL - 6))
             n = int(m.unjudged[qi])
