@@ -208,8 +208,10 @@ class _FastReader:
         self.args, self.gate, self.deep, self._read = args, gate, False, None
 
     def __call__(self, path: str, name, qrels, progress=None):
+        fast = sys.modules.get("rankgate.core.formats.trec_fast")  # once loaded, its threshold rules too
         try:
-            if self._read is None and os.path.getsize(path) < FAST_MIN_BYTES:
+            if self._read is None and os.path.getsize(path) < min(FAST_MIN_BYTES, getattr(fast, "MIN_BYTES",
+                                                                                          FAST_MIN_BYTES)):
                 return None
         except OSError:
             return None  # the usual reader says what is wrong with the file
