@@ -57,3 +57,48 @@ async def test_compare_macros_fit_at_80_columns(tiny):
         wide = Console(width=200, record=True, file=open("/dev/null", "w"))
         wide.print(screen.macro_table(width=160))
         assert "wins/losses/ties" in wide.export_text()
+
+
+async def test_the_document_pane_shows_its_query_at_every_width(tiny):
+    """At 80 and 100 columns the Query pane and the Document pane are not on screen together: the Document
+    pane shows the query's ID and text at its top (escaped), and after `u` the next query's."""
+    import json
+
+    from rankgate.core.text import visible
+    from rankgate.tui.widgets.doc_view import DocView
+    from rankgate.tui.widgets.text_static import TextStatic
+
+    queries = tiny / "queries.jsonl"
+    rows = [json.loads(line) for line in queries.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["text"] += " [bold]not markup[/bold]\x1b[31m"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for width, height in ((80, 24), (100, 30), (160, 45)):
+            await pilot.resize_terminal(width, height)
+            await pilot.pause()
+            screen = app.screen
+            if width < 120:
+                while not screen.query_one(DocView).has_class("-shown"):
+                    await pilot.press("p")
+            seen = []
+            for _ in range(2):
+                await pilot.pause()
+                doc = screen.query_one(DocView)
+                bar = doc.query_one("#doc-query", TextStatic)
+                query = screen.model.query(screen.qi)
+                assert doc.doc is not None and bar.display
+                assert bar._shown.plain == f"{visible(query.id)}  {visible(query.text, lines='space')}"
+                assert "\x1b" not in bar._shown.plain and "[bold]" in bar._shown.plain  # escaped, not markup
+                assert 1 <= bar.region.height <= 2 and bar.region.y > doc.region.y  # on screen, in the pane
+                assert doc.region.contains(bar.region.x, bar.region.y) and bar.region.bottom <= height - 1
+                seen.append(query.id)
+                for _ in range(8):  # `u` until the queue moves to another query
+                    await pilot.press("u")
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+                    if screen.qi is not None and screen.model.qids[screen.qi] != query.id:
+                        break
+            assert len(set(seen)) == 2  # `u` moved to another query and the pane followed it
