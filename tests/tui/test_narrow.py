@@ -102,3 +102,34 @@ async def test_the_document_pane_shows_its_query_at_every_width(tiny):
                     if screen.qi is not None and screen.model.qids[screen.qi] != query.id:
                         break
             assert len(set(seen)) == 2  # `u` moved to another query and the pane followed it
+
+
+async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
+    """Every field, the reason field Tab reaches and the Enter/Escape line are on screen inside the form (was
+    cut after the version field at 80x24); the long "in no run" question too."""
+    from rankgate.tui.screens.label_form import LabelForm
+
+    for size in ((80, 24), (100, 30), (160, 45)):
+        app = make_app(tiny)
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            await pilot.press("a")
+            await pilot.pause()
+            form = app.screen
+            assert isinstance(form, LabelForm)
+            box = form.query_one(".dialog").content_region
+
+            def inside(wid: str) -> bool:
+                r = form.query_one(wid).region
+                return r.height > 0 and box.contains_region(r)
+
+            assert all(inside(w) for w in ("#form-doc", "#form-grade", "#form-version", "#form-reason"))
+            assert inside("#form-help") and "Escape cancels" in str(form.query_one("#form-help").render())
+            await pilot.press("tab", "tab", "tab")
+            await pilot.pause()
+            assert form.focused is form.query_one("#form-reason") and inside("#form-reason")
+            await pilot.press("shift+tab", "shift+tab", "shift+tab", *"no-such-document-with-a-long-name",
+                              "enter", "2", "enter", "enter", "enter")
+            await pilot.pause()
+            assert app.screen is form and "Enter again to add it anyway" in str(form.query_one("#form-help").render())
+            assert inside("#form-help") and inside("#form-reason")
