@@ -15,20 +15,23 @@ async def test_the_footer_shows_whole_keys_at_every_width(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
-        for width in (80, 100, 160):
+        for width in (80, 100, 160, 80):
             await pilot.resize_terminal(width, 24)
-            await pilot.pause()
-            await pilot.pause()
-            footer = app.screen.query_one(FittingFooter)
-            keys = [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
-            palette = footer.query_one(".-command-palette", FooterKey)
-            shown = [k for k in keys if k.display]
-            assert shown and all(k.region.right <= palette.region.x for k in shown)  # none under the palette key
-            assert shown == keys[:len(shown)]  # the first keys, in order: the rest are dropped whole
-            if width == 80:
-                assert len(shown) < len(keys)
-            nxt = next(k for k in keys if k.action == "next_review")
-            assert nxt.display == (width >= 100)  # `n next`: whole from 100 columns, dropped at 80 (was "n")
+            for keys in ((), ("p",), ("p",), ("p",)):  # each bottom pane focused in turn (Query: "a add n▏")
+                await pilot.press(*keys)
+                for _ in range(3):
+                    await pilot.pause()
+                await pilot.pause(0.1)
+                footer = app.screen.query_one(FittingFooter)
+                keys = [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
+                palette = footer.query_one(".-command-palette", FooterKey)
+                assert keys and all(k.display and k.region.right <= palette.region.x for k in keys)  # all whole
+                active = list(dict.fromkeys(b.action for _, b, _, _ in app.screen.active_bindings.values() if b.show))
+                actions = [k.action for k in keys]
+                assert actions == active[:len(actions)]  # the first keys, in order: the rest are left out whole
+                assert len(actions) < len(active) if width == 80 else True
+                nxt = [k for k in keys if k.action == "next_review"]
+                assert bool(nxt) == (width >= 100)  # `n next`: whole from 100 columns, left out at 80 (was "n")
 
 
 async def test_compare_macros_fit_at_80_columns(tiny):
@@ -57,3 +60,79 @@ async def test_compare_macros_fit_at_80_columns(tiny):
         wide = Console(width=200, record=True, file=open("/dev/null", "w"))
         wide.print(screen.macro_table(width=160))
         assert "wins/losses/ties" in wide.export_text()
+
+
+async def test_the_document_pane_shows_its_query_at_every_width(tiny):
+    """At 80 and 100 columns the Query pane and the Document pane are not on screen together: the Document
+    pane shows the query's ID and text at its top (escaped), and after `u` the next query's."""
+    import json
+
+    from rankgate.core.text import visible
+    from rankgate.tui.widgets.doc_view import DocView
+    from rankgate.tui.widgets.text_static import TextStatic
+
+    queries = tiny / "queries.jsonl"
+    rows = [json.loads(line) for line in queries.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["text"] += " [bold]not markup[/bold]\x1b[31m"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for width, height in ((80, 24), (100, 30), (160, 45)):
+            await pilot.resize_terminal(width, height)
+            await pilot.pause()
+            screen = app.screen
+            if width < 120:
+                while not screen.query_one(DocView).has_class("-shown"):
+                    await pilot.press("p")
+            seen = []
+            for _ in range(2):
+                await pilot.pause()
+                doc = screen.query_one(DocView)
+                bar = doc.query_one("#doc-query", TextStatic)
+                query = screen.model.query(screen.qi)
+                assert doc.doc is not None and bar.display
+                assert bar._shown.plain == f"{visible(query.id)}  {visible(query.text, lines='space')}"
+                assert "\x1b" not in bar._shown.plain and "[bold]" in bar._shown.plain  # escaped, not markup
+                assert 1 <= bar.region.height <= 2 and bar.region.y > doc.region.y  # on screen, in the pane
+                assert doc.region.contains(bar.region.x, bar.region.y) and bar.region.bottom <= height - 1
+                seen.append(query.id)
+                for _ in range(8):  # `u` until the queue moves to another query
+                    await pilot.press("u")
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+                    if screen.qi is not None and screen.model.qids[screen.qi] != query.id:
+                        break
+            assert len(set(seen)) == 2  # `u` moved to another query and the pane followed it
+
+
+async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
+    """Every field, the reason field Tab reaches and the Enter/Escape line are on screen inside the form (was
+    cut after the version field at 80x24); the long "in no run" question too."""
+    from rankgate.tui.screens.label_form import LabelForm
+
+    for size in ((80, 24), (100, 30), (160, 45)):
+        app = make_app(tiny)
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            await pilot.press("a")
+            await pilot.pause()
+            form = app.screen
+            assert isinstance(form, LabelForm)
+            box = form.query_one(".dialog").content_region
+
+            def inside(wid: str) -> bool:
+                r = form.query_one(wid).region
+                return r.height > 0 and box.contains_region(r)
+
+            assert all(inside(w) for w in ("#form-doc", "#form-grade", "#form-version", "#form-reason"))
+            assert inside("#form-help") and "Escape cancels" in str(form.query_one("#form-help").render())
+            await pilot.press("tab", "tab", "tab")
+            await pilot.pause()
+            assert form.focused is form.query_one("#form-reason") and inside("#form-reason")
+            await pilot.press("shift+tab", "shift+tab", "shift+tab", *"no-such-document-with-a-long-name",
+                              "enter", "2", "enter", "enter", "enter")
+            await pilot.pause()
+            assert app.screen is form and "Enter again to add it anyway" in str(form.query_one("#form-help").render())
+            assert inside("#form-help") and inside("#form-reason")

@@ -3,6 +3,10 @@
 The grade must be on the benchmark's scale (a number or a grade's name); the
 collection version must not be empty; a document ID that is in no run and not
 in the corpus is added only after a second Enter (the form asks first).
+
+Below 34 rows (VERTICAL_BREAKPOINTS, app.tcss `LabelForm.-short`) the form is compact: one line a field,
+each with its name on the left, so that every field and the Enter/Escape line fit at 80x24; the form also
+scrolls, the focused field kept in view, should a long message still push it down.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Callable
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -47,6 +51,7 @@ class LabelForm(ModalScreen[tuple[str, int, str, str] | None]):
     """Returns (document, grade, reason, collection version)."""
 
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
     def __init__(self, qid: str, doc: str = "", grade: int | None = None, reason: str = "", *,
                  scale: dict[int, str] | None = None, version: str = "",
@@ -60,16 +65,24 @@ class LabelForm(ModalScreen[tuple[str, int, str, str] | None]):
 
     def compose(self) -> ComposeResult:
         lo, hi = min(self.scale), max(self.scale)
-        with Vertical(classes="dialog"):
+        with Vertical(classes="dialog", id="form"):
             title = Text("Add a label to ", style="bold", end="")
             title.append_text(literal(self.qid, style="bold cyan"))
-            yield Static(title)
-            yield Input(self.doc, placeholder="document ID", id="form-doc")
-            yield Input("" if self.grade is None else str(self.grade), placeholder=f"grade ({lo}..{hi} or a name)",
-                        max_length=40, id="form-grade")
+            yield Static(title, id="form-title")
+            with Horizontal(classes="form-row"):
+                yield Static("document", classes="form-name")
+                yield Input(self.doc, placeholder="document ID", id="form-doc")
+            with Horizontal(classes="form-row"):
+                yield Static("grade", classes="form-name")
+                yield Input("" if self.grade is None else str(self.grade),
+                            placeholder=f"grade ({lo}..{hi} or a name)", max_length=40, id="form-grade")
             yield Static(literal(f"scale: {scale_text(self.scale)}", style="dim"), id="form-scale")
-            yield Input(self.version, placeholder="collection version you inspected", id="form-version")
-            yield Input(self.reason, placeholder="reason (optional)", id="form-reason")
+            with Horizontal(classes="form-row"):
+                yield Static("version", classes="form-name")
+                yield Input(self.version, placeholder="collection version you inspected", id="form-version")
+            with Horizontal(classes="form-row"):
+                yield Static("reason", classes="form-name")
+                yield Input(self.reason, placeholder="reason (optional)", id="form-reason")
             yield Static(Text("Enter moves on and saves from the last field · Escape cancels", style="dim"),
                          id="form-help")
 

@@ -377,7 +377,8 @@ class ReviewScreen(EditingActions, Screen):
 
     def _show_doc(self) -> None:
         text = self.model.query(self.qi).text if self.qi is not None else ""
-        self.query_one(DocView).show(self.doc, text, suggestion_text(suggestion_of(self), self.grades))
+        qid = self.model.qids[self.qi] if self.qi is not None else ""
+        self.query_one(DocView).show(self.doc, text, suggestion_text(suggestion_of(self), self.grades), qid=qid)
 
     def set_doc(self, doc: str | None) -> None:
         if doc == self.doc:

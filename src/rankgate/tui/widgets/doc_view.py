@@ -1,4 +1,9 @@
-"""The document pane: the highlighted document's text with the query's terms marked."""
+"""The document pane: the highlighted document's text with the query's terms marked.
+
+The query (its ID and text, at most two lines) stays at the top of the pane at every width, above the
+scrolling text: a passage is never read without its question (at 80 or 100 columns the Query pane and the
+Document pane are not on screen together).
+"""
 
 from __future__ import annotations
 
@@ -49,8 +54,11 @@ class DocView(VerticalScroll):
         self.doc: str | None = None
         self.terms: list[str] = []
         self.suggested: Text | None = None  # a judge's suggested grade and reason (tui/suggested.py)
+        self.qid = ""
+        self.query_text = ""
 
     def compose(self) -> ComposeResult:
+        yield TextStatic(id="doc-query")  # docked at the top (app.tcss): does not scroll with the text
         yield TextStatic(id="doc-body")
 
     def on_mount(self) -> None:
@@ -71,7 +79,10 @@ class DocView(VerticalScroll):
         if self.corpus is None and self.has_corpus:
             self._draw()
 
-    def show(self, doc: str | None, query_text: str, suggested: Text | None = None) -> None:
+    def show(self, doc: str | None, query_text: str, suggested: Text | None = None, *, qid: str = "") -> None:
+        if (qid, query_text) != (self.qid, self.query_text):
+            self.qid, self.query_text = qid, query_text
+            self._draw_query()
         if doc == self.doc and query_terms(query_text) == self.terms and suggested == self.suggested:
             return
         self.suggested = suggested
@@ -79,6 +90,18 @@ class DocView(VerticalScroll):
         self.terms = query_terms(query_text)
         self.scroll_home(animate=False)
         self._draw()
+
+    def _draw_query(self) -> None:
+        """`q-id  the query's text` (escaped, cut to two lines by the style's max-height)."""
+        t = Text(end="")
+        if self.qid:
+            t.append_text(literal(self.qid, style="bold cyan"))
+            if self.query_text:
+                t.append("  ")
+                t.append_text(literal(self.query_text, style="italic"))
+        bar = self.query_one("#doc-query", TextStatic)
+        bar.display = bool(self.qid)
+        bar.show(t)
 
     def _draw(self) -> None:
         t = Text(end="")

@@ -1,42 +1,52 @@
-"""The footer, dropping whole keys that do not fit: never a key without its label ("n▏^p palette").
+"""The footer, leaving out whole keys that do not fit: never a key without its label ("n▏^p palette").
 
 Textual's compact Footer lays its keys out in a row and docks the palette key on the right, over
-whatever does not fit; at 80 columns that cut one key to its letter. Here every key past the first
-that would not fit beside the palette key is hidden (the palette and `?` list them all).
+whatever does not fit; at 80 columns that cut one key to its letter. Here the footer composes only the
+keys that fit beside the palette key, in order (the palette and `?` list them all), and composes again
+when its width changes.
+
+Hiding the keys that do not fit after they were laid out (`display = False`) was not enough: after `p`
+the footer is recomposed several times in a row, and one time in ten the screen kept a hidden key's
+letter ("a add n▏^p palette") until the next full repaint. Keys that are never mounted are never drawn.
 """
 
 from __future__ import annotations
 
-from textual.geometry import Size
+from rich.cells import cell_len
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widgets._footer import FooterKey, KeyGroup
+
+# The cells around a compact key's text (app.tcss and Textual's Footer CSS): a key takes its letter, a space,
+# its label and a margin of 1; the palette key a border of 1, its letter, a space, its label and a padding of 1.
+KEY_EXTRA = 1
+PALETTE_EXTRA = 2
+
+
+def key_text_width(key: FooterKey) -> int:
+    return cell_len(key.key_display) + (1 + cell_len(key.description) if key.description else 0)
 
 
 class FittingFooter(Footer):
-    async def recompose(self) -> None:
-        await super().recompose()
-        self.call_after_refresh(self.fit)
+    _composed_width = -1
+
+    def compose(self):
+        widgets = list(super().compose())
+        width = self.size.width
+        self._composed_width = width
+        if width <= 0 or any(isinstance(w, KeyGroup) for w in widgets):
+            yield from widgets  # not laid out yet (composed again on resize), or grouped keys: all of them
+            return
+        palette = [w for w in widgets if isinstance(w, FooterKey) and w.has_class("-command-palette")]
+        room = width - sum(key_text_width(k) + PALETTE_EXTRA for k in palette)
+        used, fits = 0, True
+        for w in widgets:
+            if isinstance(w, FooterKey) and w not in palette:
+                used += key_text_width(w) + KEY_EXTRA
+                fits = fits and used <= room
+                if not fits:
+                    continue  # this key and every one after it: left out whole
+            yield w
 
     def on_resize(self) -> None:
-        self.fit()
-
-    def key_width(self, key: FooterKey) -> int:
-        """The cells a key takes: its text, its margin, its padding and border (the palette key's)."""
-        styles = key.styles
-        return (key.get_content_width(Size(0, 0), Size(0, 0)) + styles.margin.width + styles.padding.width
-                + styles.border.spacing.width)
-
-    def fit(self) -> None:
-        keys = list(self.query(FooterKey))
-        palette = [k for k in keys if k.has_class("-command-palette")]
-        room = self.size.width - sum(self.key_width(k) for k in palette)
-        if self.size.width <= 0:
-            return
-        used, fits = 0, True
-        for key in keys:
-            if key in palette:
-                continue
-            used += self.key_width(key)
-            fits = fits and used <= room
-            if key.display != fits:
-                key.display = fits
+        if self.size.width != self._composed_width and self._bindings_ready:
+            self.call_after_refresh(self.recompose)
