@@ -35,12 +35,21 @@ STAGES = [
     ("read qrels", "rankgate.core.formats.trec", "read_trec_qrels", "load inputs"),
     # the fast path (core/formats/trec_fast.py: pyarrow, when installed and the file is plain)
     ("read run, fast path (read_lean_run)", "rankgate.core.formats.trec_fast", "read_lean_run", "load inputs"),
-    ("parse blocks (pyarrow read_csv, checks, lookups)", "rankgate.core.formats.trec_fast", "_Reader._parse",
+    # _Reader._table runs in the reading thread, beside the rest: its time overlaps its siblings'
+    ("read_csv of a block, in the reading thread (_table)", "rankgate.core.formats.trec_fast", "_Reader._table",
+     "read run, fast path (read_lean_run)"),
+    ("columns of a block (queries, hash, judged lookup)", "rankgate.core.formats.trec_fast", "_Reader._columns",
      "read run, fast path (read_lean_run)"),
     ("hash (query, document) (hash_strings)", "rankgate.core.formats.trec_fast", "hash_strings",
-     "parse blocks (pyarrow read_csv, checks, lookups)"),
+     "columns of a block (queries, hash, judged lookup)"),
     ("partition by query on disk (_spill)", "rankgate.core.formats.trec_fast", "_spill",
      "read run, fast path (read_lean_run)"),
+    ("settle a scattered file's rows, no sort (_settle_unsorted)", "rankgate.core.formats.trec_fast",
+     "_settle_unsorted", "read run, fast path (read_lean_run)"),
+    ("duplicate check, any order (_unsorted_duplicates)", "rankgate.core.formats.trec_fast", "_unsorted_duplicates",
+     "settle a scattered file's rows, no sort (_settle_unsorted)"),
+    ("ties with judged rows (_tie_ranks)", "rankgate.core.formats.trec_fast", "_tie_ranks",
+     "settle a scattered file's rows, no sort (_settle_unsorted)"),
     ("settle complete queries (_Tally.settle)", "rankgate.core.formats.trec_fast", "_Tally.settle",
      "read run, fast path (read_lean_run)"),
     ("duplicate check (_duplicates)", "rankgate.core.formats.trec_fast", "_duplicates",
@@ -142,14 +151,14 @@ def main(argv=None) -> int:
 
         prof = Profiler(interval=0.001)
     buf = io.StringIO()
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     if prof:
         prof.enable() if args.profiler == "cprofile" else prof.start()
     with redirect_stdout(buf):
         code = cli.main(score_argv(qrels, run))
     if prof:
         prof.disable() if args.profiler == "cprofile" else prof.stop()
-    total = time.perf_counter() - t
+    total, cpu = time.perf_counter() - t, time.process_time() - cpu
     timers.total["score command"] = total
     if code not in (0, None):
         print(f"rankgate exited {code}", file=sys.stderr)
@@ -160,6 +169,7 @@ def main(argv=None) -> int:
     path = "general path" if args.general else "fast path when it applies"
     print(f"rankgate score on {run.relative_to(HERE)} ({path}; {args.profiler}; wall seconds, inclusive)")
     print(f"  {'import rankgate.cli':45s} {import_s:7.2f}")
+    print(f"  {'score command, CPU seconds (both threads)':45s} {cpu:7.2f}")
 
     def show(label, depth):
         if label not in timers.total:

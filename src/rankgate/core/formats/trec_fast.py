@@ -374,6 +374,13 @@ class _Tally:
             self.num_ret = np.r_[self.num_ret, np.zeros(extra, np.int64)]
             self.done = np.r_[self.done, np.zeros(extra, bool)]
 
+    def add_duplicates(self, n: int, rows: list[int], qcode: np.ndarray, docs, qnames: list[str]) -> None:
+        """n duplicate rows; the first of them in file order: rows (line - 1), query codes, documents."""
+        self.n_duplicates += n
+        self.duplicates += [(r + 1, qnames[q], d) for r, q, d in zip(rows, qcode.tolist(), docs.to_pylist())]
+        if len(self.duplicates) > 4 * MAX_LISTED:
+            self.duplicates = sorted(self.duplicates)[:MAX_LISTED]
+
     def settle(self, qcode, score, judged, key, docs, rows, qnames, grouped_check: bool) -> None:
         """Take rows whose queries are complete and contiguous: rows[i] is each one's line - 1."""
         n = len(qcode)
@@ -391,12 +398,9 @@ class _Tally:
         dup = _duplicates(gid, key, docs, rows)
         if len(dup):
             dup = dup[np.argsort(rows[dup], kind="stable")]  # file order
-            self.n_duplicates += len(dup)
             first = dup[:MAX_LISTED]  # the first of this chunk; the run's first are among these
-            got = _take(docs, first)
-            self.duplicates += [(int(rows[r]) + 1, qnames[qcode[r]], doc) for r, doc in zip(first.tolist(), got)]
-            if len(self.duplicates) > 4 * MAX_LISTED:
-                self.duplicates = sorted(self.duplicates)[:MAX_LISTED]
+            self.add_duplicates(len(dup), [int(rows[r]) for r in first.tolist()], qcode[first], docs.take(first),
+                                qnames)
         jrows = np.flatnonzero(judged >= 0)
         if not len(jrows) and not self.keep_top:
             return
@@ -479,21 +483,29 @@ def _joined(parts: list[tuple]) -> tuple:
             pa.chunked_array(chunks, pa.string()))
 
 
-SPILL_AT = 64 << 20  # a scattered file larger than this is sorted by query through temporary files
+SPILL_AT = 512 << 20  # a scattered file larger than this goes through temporary files (below: in memory)
+SORT_IN_MEMORY_AT = 64 << 20  # with keep_top, rows are sorted: in memory only up to this (about 40 bytes a line)
 SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sort fastest)
 MAX_BUCKETS = 512  # temporary files open at once, at most
 
 
 def _scattered(reader: _Reader, tally: _Tally) -> int:
-    """Read a file whose queries' lines are scattered: whole when it is small, else partitioned by
-    query into temporary files (Arrow IPC), settled one at a time. Returns its lines. (Partitions of
-    16 MB also sort faster than the whole: 7M lines, 2.2 s and 350 MB against 4.7 s and 1.3 GB.)"""
+    """Read a file whose queries' lines are scattered. Without keep_top the rows are kept in memory
+    (about the file's size: query, score, hash and document ID a line) and judged rows are ranked
+    by counting, with no sort (`_settle_unsorted`); with keep_top they are sorted by query. Above
+    SPILL_AT bytes (SORT_IN_MEMORY_AT with keep_top) the file is partitioned by query into
+    temporary files (Arrow IPC), settled one at a time. Returns its lines."""
     size = os.path.getsize(reader.path)
-    if size > SPILL_AT:
+    if size > (min(SPILL_AT, SORT_IN_MEMORY_AT) if tally.keep_top else SPILL_AT):
         try:
             return _spill(reader, tally, size)
         except OSError:  # no room for the temporary files: in memory, then
             tally.reset()
+    if not tally.keep_top:
+        parts = [_Part(_Rows(row0), q, s, j, k, d) for row0, q, s, j, k, d in reader.blocks()]
+        lines = parts[-1].end if parts else 0
+        _settle_unsorted(parts, tally, reader.qnames)
+        return lines
     parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in reader.blocks()]
     lines = int(parts[-1][0][-1]) + 1 if parts else 0
     _settle_parts(parts, tally, reader.qnames)
@@ -532,11 +544,195 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
             where = os.path.join(tmp, f"{i}.arrow")
             with pa.ipc.open_stream(where) as f:
                 t = f.read_all()
-            _settle_parts([(_np(t["row"]), _np(t["q"]), _np(t["s"]), _np(t["j"]), _np(t["k"]), t["d"])], tally,
-                          reader.qnames)
-            del t
+            part = (_np(t["row"]), _np(t["q"]), _np(t["s"]), _np(t["j"]), _np(t["k"]), t["d"])
+            if tally.keep_top:
+                _settle_parts([part], tally, reader.qnames)
+            else:  # the bucket's rows are in file order (blocks in turn, each split stably)
+                _settle_unsorted([_Part(*part)], tally, reader.qnames)
+            del t, part
             os.remove(where)
     return lines
+
+
+class _Part:
+    """Rows of a scattered file kept for `_settle_unsorted`, in file order: `rows[i]` is row i's
+    line - 1; judged rows only as their positions `jat` and document codes `jcode`."""
+
+    __slots__ = ("rows", "q", "s", "key", "docs", "jat", "jcode", "end")
+
+    def __init__(self, rows, q, s, judged, key, docs):
+        self.rows, self.s, self.key, self.docs = rows, s, key, docs
+        self.q = q.astype(np.int32) if len(q) and int(q.max()) < 1 << 31 else q
+        self.jat = np.flatnonzero(judged >= 0)
+        self.jcode = judged[self.jat]
+        self.end = rows[len(q) - 1] + 1 if len(q) else 0
+
+    def docs_at(self, at: np.ndarray):
+        """The document IDs of rows `at` (an Arrow string array)."""
+        return _one(self.docs.take(_ints(at)))
+
+
+def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> None:
+    """Every line of the queries in `parts`, the rows in file order but the queries' lines mixed:
+    counts, duplicates and the judged rows' ranks in trec_eval order, without sorting the rows.
+    A judged row's rank is the number of its query's rows with a higher score, plus those with
+    its score and a greater document ID (or the same document, earlier in the file)."""
+    parts = [p for p in parts if len(p.q)]
+    if not parts:
+        return
+    starts = np.cumsum([0] + [len(p.q) for p in parts])
+    nq = max(int(p.q.max()) for p in parts) + 1
+    tally.grow(nq)
+    for p in parts:
+        tally.num_ret[:nq] += np.bincount(p.q, minlength=nq)
+    tally.done[:nq] |= tally.num_ret[:nq] > 0
+    _unsorted_duplicates(parts, starts, tally, qnames)
+    # the judged rows, grouped by query and by score within it
+    at = np.concatenate([p.jat + starts[i] for i, p in enumerate(parts)])
+    if not len(at):
+        return
+    jq = np.concatenate([p.q[p.jat] for p in parts]).astype(np.int64)
+    js = np.concatenate([p.s[p.jat] for p in parts])
+    jcode = np.concatenate([p.jcode for p in parts])
+    o = np.lexsort((at, js, jq))
+    at, jq, js, jcode = at[o], jq[o], js[o], jcode[o]
+    cnt = np.bincount(jq, minlength=nq)
+    first = np.zeros(nq + 1, np.int64)
+    np.cumsum(cnt, out=first[1:])
+    before = np.zeros(len(at) + 1, np.int64)  # difference array: rows ranked above each judged row
+    tied, tied_to = [], []
+    for i, p in enumerate(parts):
+        rows = np.flatnonzero(cnt[p.q] > 0)
+        q, s = (p.q, p.s) if len(rows) == len(p.q) else (p.q[rows], p.s[rows])
+        lo, hi = first[q], first[q + 1]
+        c = _count_below(js, lo, hi, s)  # judged rows of its query with a lower score: js[lo:lo + c]
+        above = np.flatnonzero(c)
+        before += np.bincount(lo[above], minlength=len(before))
+        before -= np.bincount(lo[above] + c[above], minlength=len(before))
+        nxt = lo + c
+        tie = np.flatnonzero(nxt < hi)
+        tie = tie[js[nxt[tie]] == s[tie]]
+        tied.append(rows[tie] + starts[i])
+        tied_to.append(nxt[tie])
+    rank = np.cumsum(before)[:-1]
+    rank += _tie_ranks(parts, starts, np.concatenate(tied), np.concatenate(tied_to), at, jq, js)
+    tally.jq.append(jq)
+    tally.jdoc.append(jcode)
+    tally.jrank.append(rank)
+
+
+def _count_below(js: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """For each row, how many of js[lo:hi] (sorted) are below its score s: a binary search run on
+    every row at once, rows leaving as they finish (one step for a query with one judged row)."""
+    start, lo, hi = lo, lo.copy(), hi.copy()
+    act = np.flatnonzero(lo < hi)
+    while len(act):
+        a, b = lo[act], hi[act]
+        mid = (a + b) >> 1
+        go = js[mid] < s[act]
+        lo[act] = np.where(go, mid + 1, a)
+        hi[act] = np.where(go, b, mid)
+        act = act[lo[act] < hi[act]]
+    return lo - start
+
+
+def _gather(parts: list[_Part], starts: np.ndarray, at: np.ndarray, field: str) -> np.ndarray:
+    """parts' `field` (q, s, key) at global positions `at`."""
+    out = None
+    pi = np.searchsorted(starts, at, "right") - 1
+    for i in np.flatnonzero(np.bincount(pi, minlength=len(parts))).tolist():
+        sel = np.flatnonzero(pi == i)
+        vals = getattr(parts[i], field)[at[sel] - starts[i]]
+        if out is None:
+            out = np.empty(len(at), vals.dtype)
+        out[sel] = vals
+    return out if out is not None else np.zeros(0, np.int64)
+
+
+def _docs_of(parts: list[_Part], starts: np.ndarray, at: np.ndarray):
+    """The document IDs at global positions `at`, as one Arrow string array."""
+    import pyarrow as pa
+
+    if not len(at):
+        return _strings([])
+    pi = np.searchsorted(starts, at, "right") - 1
+    order = np.argsort(pi, kind="stable")
+    chunks = []
+    for i in np.flatnonzero(np.bincount(pi, minlength=len(parts))).tolist():
+        sel = order[np.searchsorted(pi[order], i, "left"):np.searchsorted(pi[order], i, "right")]
+        chunks.append(parts[i].docs_at(at[sel] - starts[i]))
+    got = pa.concat_arrays(chunks)
+    back = np.empty(len(at), np.int64)
+    back[order] = np.arange(len(at))
+    return got.take(_ints(back))
+
+
+def _tie_ranks(parts, starts, tied: np.ndarray, tied_to: np.ndarray, at: np.ndarray, jq: np.ndarray,
+               js: np.ndarray) -> np.ndarray:
+    """Per judged row (at, sorted by query and score), the rows of its query and score ranked above
+    it: those with a greater document ID, or the same one earlier in the file. `tied` are the rows
+    (global positions) with the score of some judged row of their query, the judged rows among them;
+    `tied_to[i]` is the first judged row of that query and score."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    J = len(at)
+    new = np.r_[True, (jq[1:] != jq[:-1]) | (js[1:] != js[:-1])]
+    group = np.cumsum(new) - 1  # judged rows of one query and score share a group
+    g = group[tied_to]
+    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(g), _docs_of(parts, starts, tied), _ints(tied)],
+                                                 names=["g", "d", "at"]),
+                            sort_keys=[("g", "ascending"), ("d", "descending"), ("at", "ascending")]))
+    g, tied = g[o], tied[o]
+    ahead = np.arange(len(g)) - np.searchsorted(g, g, "left")  # members of the group sorted above
+    by_at = np.argsort(tied)
+    where = by_at[np.searchsorted(tied[by_at], at)]  # each judged row among the tied ones (it ties itself)
+    out = np.zeros(J, np.int64)
+    out[:] = ahead[where]
+    return out
+
+
+def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, qnames: list[str]) -> None:
+    """Rows whose (query, document) came earlier in the file, among rows in any order of queries:
+    the top 32 bits of every hash sorted once; rows sharing them compared in full, then exactly."""
+    top = np.concatenate([(p.key >> np.uint64(32)).astype(np.uint32) for p in parts])
+    srt = np.sort(top)
+    same = srt[1:] == srt[:-1]
+    if not same.any():
+        return
+    twice = srt[1:][same]
+    del srt, same
+    mark = np.zeros(1 << 24, bool)  # a first cut on 24 bits: one gather a row, no search
+    mark[twice >> np.uint32(8)] = True
+    cand = np.flatnonzero(mark[top >> np.uint32(8)])
+    del mark
+    hit = np.minimum(np.searchsorted(twice, top[cand]), len(twice) - 1)
+    cand = cand[twice[hit] == top[cand]]
+    del top
+    key = _gather(parts, starts, cand, "key")
+    order = np.lexsort((cand, key))  # equal keys in file order
+    k, cand = key[order], cand[order]
+    pair = np.flatnonzero(k[1:] == k[:-1])
+    if not len(pair):
+        return
+    a, b = cand[pair], cand[pair + 1]
+    q = _gather(parts, starts, np.r_[a, b], "q")
+    docs = _docs_of(parts, starts, np.r_[a, b]).to_pylist()
+    n = len(a)
+    same = (q[:n] == q[n:]) & np.array([x == y for x, y in zip(docs[:n], docs[n:])], bool)
+    dup = np.sort(b[same])
+    if not len(dup):
+        return
+    first = dup[:MAX_LISTED]
+    lines = _gather_rows(parts, starts, first)
+    tally.add_duplicates(len(dup), lines, _gather(parts, starts, first, "q"), _docs_of(parts, starts, first),
+                         qnames)
+
+
+def _gather_rows(parts: list[_Part], starts: np.ndarray, at: np.ndarray) -> list[int]:
+    """The line - 1 of rows at global positions `at`."""
+    pi = (np.searchsorted(starts, at, "right") - 1).tolist()
+    return [int(parts[i].rows[a - int(starts[i])]) for i, a in zip(pi, at.tolist())]
 
 
 def _settle_parts(parts: list, tally: _Tally, qnames: list[str]) -> None:
