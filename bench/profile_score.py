@@ -76,17 +76,19 @@ STAGES = [
 class Timers:
     def __init__(self):
         self.total: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}  # CPU seconds of the calling thread (steadier than wall on a busy machine)
         self.calls: dict[str, int] = {}
         self.missing: list[str] = []
 
     def wrap(self, label, fn):
         @functools.wraps(fn)
         def timed(*a, **kw):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             try:
                 return fn(*a, **kw)
             finally:
                 self.total[label] = self.total.get(label, 0.0) + time.perf_counter() - t
+                self.cpu[label] = self.cpu.get(label, 0.0) + time.thread_time() - c
                 self.calls[label] = self.calls.get(label, 0) + 1
         return timed
 
@@ -159,7 +161,7 @@ def main(argv=None) -> int:
     if prof:
         prof.disable() if args.profiler == "cprofile" else prof.stop()
     total, cpu = time.perf_counter() - t, time.process_time() - cpu
-    timers.total["score command"] = total
+    timers.total["score command"], timers.cpu["score command"] = total, cpu
     if code not in (0, None):
         print(f"rankgate exited {code}", file=sys.stderr)
 
@@ -167,20 +169,19 @@ def main(argv=None) -> int:
     for label, _, _, parent in STAGES:
         children.setdefault(parent, []).append(label)
     path = "general path" if args.general else "fast path when it applies"
-    print(f"rankgate score on {run.relative_to(HERE)} ({path}; {args.profiler}; wall seconds, inclusive)")
+    print(f"rankgate score on {run.relative_to(HERE)} ({path}; {args.profiler}; seconds, inclusive: wall, and CPU "
+          "of the thread that ran it; the command's CPU is both threads')")
     print(f"  {'import rankgate.cli':45s} {import_s:7.2f}")
-    print(f"  {'score command, CPU seconds (both threads)':45s} {cpu:7.2f}")
 
     def show(label, depth):
         if label not in timers.total:
             return
-        t = timers.total[label]
+        t, c = timers.total[label], timers.cpu[label]
         kids = [k for k in children.get(label, []) if k in timers.total]
-        own = t - sum(timers.total[k] for k in kids)
+        own = c - sum(timers.cpu[k] for k in kids)
         calls = timers.calls.get(label, 1)
-        share = 100 * t / total
-        extra = f"  (self {own:.2f})" if kids else ""
-        print(f"  {'  ' * depth + label:45s} {t:7.2f}  {share:5.1f}%  x{calls}{extra}")
+        extra = f"  (self cpu {own:.2f})" if kids else ""
+        print(f"  {'  ' * depth + label:45s} {t:6.2f} wall {c:6.2f} cpu  x{calls}{extra}")
         for k in kids:
             show(k, depth + 1)
 

@@ -57,12 +57,9 @@ class _Reader:
     """Parses a plain TREC file block by block (pyarrow's CSV reader on each block)."""
 
     def __init__(self, path: str, qrels: Qrels | None, progress=None):
-        import pyarrow as pa
-
         self.path, self.progress = path, progress
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
-        self.dict_t = pa.dictionary(pa.int32(), pa.string())
         if qrels is None:  # read_full_run: every document is kept
             return
         names = qrels.catalog.docs.names
@@ -150,7 +147,7 @@ class _Reader:
         try:
             tbl = pcsv.read_csv(pa.py_buffer(block), read_options=_csv_options()[0], parse_options=_csv_options()[1],
                                 convert_options=pcsv.ConvertOptions(column_types={
-                                    "q": self.dict_t, "i": pa.binary(), "d": pa.string(), "r": pa.binary(),
+                                    "q": pa.string(), "i": pa.binary(), "d": pa.string(), "r": pa.binary(),
                                     "s": pa.float64(), "t": pa.binary()}, strings_can_be_null=False))
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
             raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
@@ -174,12 +171,12 @@ class _Reader:
     def _full(self, tbl, catalog: Catalog):
         import pyarrow.compute as pc
 
-        q = tbl["q"].unify_dictionaries()
-        names = q.chunk(0).dictionary.to_pylist()
+        q = pc.dictionary_encode(_one(tbl["q"]))
+        names = q.dictionary.to_pylist()
         if any(not n or n.startswith("#") for n in names):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
         qmap = catalog.queries.extend(names)
-        qcode = qmap[_np([ch.indices for ch in q.chunks])]
+        qcode = qmap[_np(q.indices)]
         score = _np(tbl["s"])
         if not np.isfinite(score).all():
             raise NotPlain
@@ -189,16 +186,28 @@ class _Reader:
 
     def _columns(self, tbl):
         """(qcode, score, judged, key, docs) of a block's table."""
-        q = tbl["q"].unify_dictionaries()
-        qdict = q.chunk(0).dictionary
+        import pyarrow.compute as pc
+
+        # The queries: where lines of one query follow each other (as retrievers write them), only
+        # the first line of each stretch is looked up; else through a dictionary of the block's queries.
+        q = _one(tbl["q"])
+        heads = np.r_[0, np.flatnonzero(_bools(pc.not_equal(q[1:], q[:-1]))) + 1] if len(q) > 1 else np.zeros(1, np.int64)
+        if len(heads) <= len(q) // 16:
+            qdict, index = q.take(_ints(heads)), None
+        else:
+            enc = pc.dictionary_encode(q)
+            qdict, index = enc.dictionary, _np(enc.indices)
         if _empty_or_comment(qdict):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
         names = qdict.to_pylist()
         local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))  # known: C speed
         for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block
+            if names[i] in self.qindex:  # a query named twice among the heads (its lines not together)
+                local[i] = self.qindex[names[i]]
+                continue
             local[i] = self.qindex[names[i]] = len(self.qnames)
             self.qnames.append(names[i])
-        qcode = local[_np([ch.indices for ch in q.chunks])]
+        qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, len(q)]))
         score = _np(tbl["s"])
         if not np.isfinite(score).all():
             raise NotPlain
