@@ -711,12 +711,7 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
         return
     twice = srt[1:][same]
     del srt, same
-    mark = np.zeros(1 << 24, bool)  # a first cut on 24 bits: one gather a row, no search
-    mark[twice >> np.uint32(8)] = True
-    cand = np.flatnonzero(mark[top >> np.uint32(8)])
-    del mark
-    hit = np.minimum(np.searchsorted(twice, top[cand]), len(twice) - 1)
-    cand = cand[twice[hit] == top[cand]]
+    cand = _among(top, twice)
     del top
     key = _gather(parts, starts, cand, "key")
     order = np.lexsort((cand, key))  # equal keys in file order
@@ -871,15 +866,25 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     if not same.any():
         return np.zeros(0, np.int64)
     twice = srt[1:][same]  # sorted (np.isin and np.unique would import numpy.ma: 50 ms)
-    at = np.minimum(np.searchsorted(twice, top), len(twice) - 1)
-    maybe = np.flatnonzero(twice[at] == top)
-    del srt, same, top
+    del srt, same
+    maybe = _among(top, twice)
+    del top
     order = maybe[np.lexsort((rows[maybe], key[maybe]))]  # equal keys in file order
     k = key[order]
     cand = np.flatnonzero(k[1:] == k[:-1])
     a, b = order[cand], order[cand + 1]
     same = (gid[a] == gid[b]) & np.array([x == y for x, y in zip(_take(docs, a), _take(docs, b))], bool)
     return np.sort(b[same])
+
+
+def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
+    """The positions of `top` (32-bit values) whose value is in `twice` (sorted, few): a table of
+    their top 20 bits rules most out with one gather, a sorted search settles the rest."""
+    mark = np.zeros(1 << 20, bool)
+    mark[twice >> np.uint32(12)] = True
+    maybe = np.flatnonzero(mark[top >> np.uint32(12)])
+    at = np.minimum(np.searchsorted(twice, top[maybe]), len(twice) - 1)
+    return maybe[twice[at] == top[maybe]]
 
 
 def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
