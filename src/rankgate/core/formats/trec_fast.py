@@ -492,20 +492,19 @@ def _joined(parts: list[tuple]) -> tuple:
             pa.chunked_array(chunks, pa.string()))
 
 
-SPILL_AT = 512 << 20  # a scattered file larger than this goes through temporary files (below: in memory)
-SORT_IN_MEMORY_AT = 64 << 20  # with keep_top, rows are sorted: in memory only up to this (about 40 bytes a line)
+SPILL_AT = 64 << 20  # a scattered file larger than this is partitioned by query through temporary files
 SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sort fastest)
 MAX_BUCKETS = 512  # temporary files open at once, at most
 
 
 def _scattered(reader: _Reader, tally: _Tally) -> int:
-    """Read a file whose queries' lines are scattered. Without keep_top the rows are kept in memory
-    (about the file's size: query, score, hash and document ID a line) and judged rows are ranked
-    by counting, with no sort (`_settle_unsorted`); with keep_top they are sorted by query. Above
-    SPILL_AT bytes (SORT_IN_MEMORY_AT with keep_top) the file is partitioned by query into
-    temporary files (Arrow IPC), settled one at a time. Returns its lines."""
+    """Read a file whose queries' lines are scattered: whole when it is small, else partitioned by
+    query into temporary files (Arrow IPC), settled one at a time (memory: a few blocks, as for a
+    grouped file). Without keep_top, judged rows are ranked by counting, with no sort
+    (`_settle_unsorted`: with it, a partition costs about what the whole file in memory does);
+    with keep_top, rows are sorted by query. Returns its lines."""
     size = os.path.getsize(reader.path)
-    if size > (min(SPILL_AT, SORT_IN_MEMORY_AT) if tally.keep_top else SPILL_AT):
+    if size > SPILL_AT:
         try:
             return _spill(reader, tally, size)
         except OSError:  # no room for the temporary files: in memory, then
@@ -522,25 +521,34 @@ def _scattered(reader: _Reader, tally: _Tally) -> int:
 
 
 def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
+    """Partition by query into temporary files. Without keep_top, the document IDs go to one file
+    of their own, in file order as read (no reordering), and are looked up there, through a memory
+    map, only for the few rows that need them (ties with a judged row, duplicates)."""
     import tempfile
 
     import pyarrow as pa
 
     buckets = min(MAX_BUCKETS, max(2, -(-size // SPILL_BUCKET)))
-    schema = pa.schema([("row", pa.int64()), ("q", pa.int64()), ("s", pa.float64()), ("j", pa.int64()),
-                        ("k", pa.uint64()), ("d", pa.string())])
+    with_docs = bool(tally.keep_top)
+    cols = [("row", pa.int64()), ("q", pa.int64()), ("s", pa.float64()), ("j", pa.int64()), ("k", pa.uint64())]
+    schema = pa.schema(cols + [("d", pa.string())] if with_docs else cols)
     lines = 0
     with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
         writers: dict[int, object] = {}
+        store = None if with_docs else _DocStore(os.path.join(tmp, "documents.arrow"))
         try:
             for row0, q, s, j, k, d in reader.blocks():
                 lines = row0 + len(q)
                 b = (q % buckets).astype(np.uint16)
                 order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
                 bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
-                tbl = pa.Table.from_arrays([_ints(np.arange(row0, lines)[order]), _ints(q[order]), _ints(s[order]),
-                                            _ints(j[order]), _ints(k[order]), _one(d).take(_ints(order))],
-                                           schema=schema)
+                arrays = [_ints(np.arange(row0, lines)[order]), _ints(q[order]), _ints(s[order]), _ints(j[order]),
+                          _ints(k[order])]
+                if with_docs:
+                    arrays.append(_one(d).take(_ints(order)))
+                else:
+                    store.add(d)
+                tbl = pa.Table.from_arrays(arrays, schema=schema)
                 for i in range(buckets):
                     if bounds[i + 1] > bounds[i]:
                         if i not in writers:
@@ -549,23 +557,87 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
         finally:
             for w in writers.values():
                 w.close()
-        for i in sorted(writers):
-            where = os.path.join(tmp, f"{i}.arrow")
-            with pa.ipc.open_stream(where) as f:
-                t = f.read_all()
-            part = (_np(t["row"]), _np(t["q"]), _np(t["s"]), _np(t["j"]), _np(t["k"]), t["d"])
-            if tally.keep_top:
-                _settle_parts([part], tally, reader.qnames)
-            else:  # the bucket's rows are in file order (blocks in turn, each split stably)
-                _settle_unsorted([_Part(*part)], tally, reader.qnames)
-            del t, part
-            os.remove(where)
+            if store is not None:
+                store.finish()
+        try:
+            for i in sorted(writers):
+                where = os.path.join(tmp, f"{i}.arrow")
+                with pa.ipc.open_stream(where) as f:
+                    t = f.read_all()
+                rows, q, s, j, k = (_np(t[c]) for c in ("row", "q", "s", "j", "k"))
+                if with_docs:
+                    _settle_parts([(rows, q, s, j, k, t["d"])], tally, reader.qnames)
+                else:  # the bucket's rows are in file order (blocks in turn, each split stably)
+                    _settle_unsorted([_Part(rows, q, s, j, k, store)], tally, reader.qnames)
+                del t, rows, q, s, j, k
+                os.remove(where)
+        finally:
+            if store is not None:
+                store.close()
     return lines
+
+
+class _DocStore:
+    """Every row's document ID in a temporary Arrow file, in file order, read back through a memory
+    map for the rows asked for."""
+
+    def __init__(self, path: str):
+        self.path, self.writer, self.starts, self.n = path, None, [0], 0
+        self.map = self.file = None
+
+    def add(self, docs) -> None:
+        import pyarrow as pa
+
+        chunks = docs.chunks if isinstance(docs, pa.ChunkedArray) else [docs]
+        for c in chunks:
+            if not len(c):
+                continue
+            batch = pa.record_batch([c], names=["d"])
+            if self.writer is None:
+                self.writer = pa.ipc.new_file(self.path, batch.schema)
+            self.writer.write_batch(batch)
+            self.n += len(c)
+            self.starts.append(self.n)
+
+    def finish(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def take(self, rows: np.ndarray):
+        """The document IDs of rows (line - 1), as one Arrow string array."""
+        import pyarrow as pa
+
+        if self.file is None:
+            self.map = pa.memory_map(self.path)
+            self.file = pa.ipc.open_file(self.map)
+        bi = np.searchsorted(self.starts, rows, "right") - 1
+        order = np.argsort(bi, kind="stable")
+        got = [self.file.get_batch(i).column(0).take(_ints(rows[sel] - self.starts[i]))
+               for i, sel in _groups(bi, order)]
+        back = np.empty(len(rows), np.int64)
+        back[order] = np.arange(len(rows))
+        return pa.concat_arrays(got).take(_ints(back)) if got else _strings([])
+
+    def close(self) -> None:
+        self.file = None
+        if self.map is not None:
+            self.map.close()
+            self.map = None
+
+
+def _groups(keys: np.ndarray, order: np.ndarray):
+    """(key, positions) for each distinct key, `order` sorting keys stably."""
+    k = keys[order]
+    cut = np.flatnonzero(np.r_[True, k[1:] != k[:-1], True])
+    for lo, hi in zip(cut[:-1].tolist(), cut[1:].tolist()):
+        yield int(k[lo]), order[lo:hi]
 
 
 class _Part:
     """Rows of a scattered file kept for `_settle_unsorted`, in file order: `rows[i]` is row i's
-    line - 1; judged rows only as their positions `jat` and document codes `jcode`."""
+    line - 1; judged rows only as their positions `jat` and document codes `jcode`; `docs` the
+    document IDs of the rows, or a _DocStore of the whole file's."""
 
     __slots__ = ("rows", "q", "s", "key", "docs", "jat", "jcode", "end")
 
@@ -578,6 +650,8 @@ class _Part:
 
     def docs_at(self, at: np.ndarray):
         """The document IDs of rows `at` (an Arrow string array)."""
+        if isinstance(self.docs, _DocStore):
+            return self.docs.take(self.rows[at])
         return _one(self.docs.take(_ints(at)))
 
 
@@ -631,18 +705,17 @@ def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> No
 
 
 def _count_below(js: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """For each row, how many of js[lo:hi] (sorted) are below its score s: a binary search run on
-    every row at once, rows leaving as they finish (one step for a query with one judged row)."""
-    start, lo, hi = lo, lo.copy(), hi.copy()
-    act = np.flatnonzero(lo < hi)
-    while len(act):
-        a, b = lo[act], hi[act]
-        mid = (a + b) >> 1
-        go = js[mid] < s[act]
-        lo[act] = np.where(go, mid + 1, a)
-        hi[act] = np.where(go, b, mid)
-        act = act[lo[act] < hi[act]]
-    return lo - start
+    """For each row, how many of js[lo:hi] (sorted, not empty) are below its score s: a binary
+    search on every row at once, without branches (one step for queries with two judged rows)."""
+    base, m = lo, hi - lo
+    while True:
+        half = m >> 1
+        if not half.any():
+            break
+        mid = base + half
+        base = np.where(js[mid] < s, mid, base)
+        m = m - half
+    return base - lo + (js[base] < s)
 
 
 def _gather(parts: list[_Part], starts: np.ndarray, at: np.ndarray, field: str) -> np.ndarray:
