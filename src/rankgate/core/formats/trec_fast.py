@@ -759,18 +759,23 @@ def _tie_ranks(parts, starts, tied: np.ndarray, tied_to: np.ndarray, at: np.ndar
     import pyarrow.compute as pc
 
     J = len(at)
+    out = np.zeros(J, np.int64)
     new = np.r_[True, (jq[1:] != jq[:-1]) | (js[1:] != js[:-1])]
     group = np.cumsum(new) - 1  # judged rows of one query and score share a group
     g = group[tied_to]
+    crowded = np.bincount(g, minlength=int(group[-1]) + 1)[g] > 1  # a judged row alone with its score: no tie
+    if not crowded.any():
+        return out
+    g, tied = g[crowded], tied[crowded]
     o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(g), _docs_of(parts, starts, tied), _ints(tied)],
                                                  names=["g", "d", "at"]),
                             sort_keys=[("g", "ascending"), ("d", "descending"), ("at", "ascending")]))
     g, tied = g[o], tied[o]
     ahead = np.arange(len(g)) - np.searchsorted(g, g, "left")  # members of the group sorted above
     by_at = np.argsort(tied)
-    where = by_at[np.searchsorted(tied[by_at], at)]  # each judged row among the tied ones (it ties itself)
-    out = np.zeros(J, np.int64)
-    out[:] = ahead[where]
+    pos = np.minimum(np.searchsorted(tied[by_at], at), len(tied) - 1)
+    inside = tied[by_at[pos]] == at  # each judged row in a crowded group is among the tied rows
+    out[inside] = ahead[by_at[pos[inside]]]
     return out
 
 
