@@ -35,13 +35,14 @@ STAGES = [
     ("read qrels", "rankgate.core.formats.trec", "read_trec_qrels", "load inputs"),
     # the fast path (core/formats/trec_fast.py: pyarrow, when installed and the file is plain)
     ("read run, fast path (read_lean_run)", "rankgate.core.formats.trec_fast", "read_lean_run", "load inputs"),
-    # _Reader._table runs in the reading thread, beside the rest: its time overlaps its siblings'
+    # _Reader._table and _columns run in the reading thread, beside the rest: their time overlaps their siblings'
     ("read_csv of a block, in the reading thread (_table)", "rankgate.core.formats.trec_fast", "_Reader._table",
      "read run, fast path (read_lean_run)"),
-    ("columns of a block (queries, hash, judged lookup)", "rankgate.core.formats.trec_fast", "_Reader._columns",
+    ("columns of a block, in the reading thread (queries, hash, judged lookup)", "rankgate.core.formats.trec_fast",
+     "_Reader._columns",
      "read run, fast path (read_lean_run)"),
     ("hash (query, document) (hash_strings)", "rankgate.core.formats.trec_fast", "hash_strings",
-     "columns of a block (queries, hash, judged lookup)"),
+     "columns of a block, in the reading thread (queries, hash, judged lookup)"),
     ("partition by query on disk (_spill)", "rankgate.core.formats.trec_fast", "_spill",
      "read run, fast path (read_lean_run)"),
     ("settle a scattered file's rows, no sort (_settle_unsorted)", "rankgate.core.formats.trec_fast",

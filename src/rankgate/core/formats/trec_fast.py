@@ -68,23 +68,23 @@ class _Reader:
 
     def blocks(self):
         """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
-        block is read and parsed by pyarrow in a second thread while this one's columns are worked on
-        (both release the GIL), so reading and the rest overlap."""
+        block is read, parsed by pyarrow, hashed and looked up in a second thread (one block after
+        another, so the query index grows in file order) while this one is settled (numpy and
+        pyarrow release the GIL), so reading and the rest overlap."""
         from concurrent.futures import ThreadPoolExecutor
 
         raw = self._raw_blocks()
 
         def step():
             block = next(raw, None)
-            return None if block is None else self._table(block)
+            return None if block is None else self._columns(self._table(block))
 
         total, row0 = os.path.getsize(self.path), 0
         with ThreadPoolExecutor(1, thread_name_prefix="rankgate-read") as pool:
             ahead = pool.submit(step)
             try:
-                while (tbl := _result(ahead, row0)) is not None:
+                while (parsed := _result(ahead, row0)) is not None:
                     ahead = pool.submit(step)
-                    parsed = self._columns(tbl)
                     yield (row0, *parsed)
                     row0 += len(parsed[0])
                     if self.progress:
