@@ -530,7 +530,7 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
 
     buckets = min(MAX_BUCKETS, max(2, -(-size // SPILL_BUCKET)))
     with_docs = bool(tally.keep_top)
-    cols = [("row", pa.int64()), ("q", pa.int64()), ("s", pa.float64()), ("j", pa.int64()), ("k", pa.uint64())]
+    cols = [("row", pa.int64()), ("q", pa.int32()), ("s", pa.float64()), ("j", pa.int32()), ("k", pa.uint64())]
     schema = pa.schema(cols + [("d", pa.string())] if with_docs else cols)
     lines = 0
     with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
@@ -542,8 +542,8 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
                 b = (q % buckets).astype(np.uint16)
                 order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
                 bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
-                arrays = [_ints(np.arange(row0, lines)[order]), _ints(q[order]), _ints(s[order]), _ints(j[order]),
-                          _ints(k[order])]
+                arrays = [_ints(np.arange(row0, lines)[order]), _ints(q[order].astype(np.int32)), _ints(s[order]),
+                          _ints(j[order].astype(np.int32)), _ints(k[order])]
                 if with_docs:
                     arrays.append(_one(d).take(_ints(order)))
                 else:
@@ -565,6 +565,7 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
                 with pa.ipc.open_stream(where) as f:
                     t = f.read_all()
                 rows, q, s, j, k = (_np(t[c]) for c in ("row", "q", "s", "j", "k"))
+                j = j.astype(np.int64)
                 if with_docs:
                     _settle_parts([(rows, q, s, j, k, t["d"])], tally, reader.qnames)
                 else:  # the bucket's rows are in file order (blocks in turn, each split stably)
