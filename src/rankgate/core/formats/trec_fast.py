@@ -454,11 +454,20 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
+    from itertools import chain
+
     reader, tally = _Reader(path, qrels, progress), _Tally(keep_top)
     lines = 0
+    blocks = reader.blocks()
+    if grouped:
+        first = next(blocks)  # an empty file raises NotPlain
+        blocks = chain([first], blocks)
+        qcode = first[1]
+        if np.count_nonzero(qcode[1:] != qcode[:-1]) + 1 > np.count_nonzero(np.bincount(qcode)):
+            grouped = False  # a query in two places of the first block: scattered from the start
     if grouped:
         pend: list[tuple] = []  # the rows of the last query seen, which may go on in the next blocks
-        for row0, qcode, score, judged, key, docs in reader.blocks():
+        for row0, qcode, score, judged, key, docs in blocks:
             lines = row0 + len(qcode)
             if pend and (qcode == pend[-1][1][-1]).all():  # that query goes on through the whole block
                 pend.append((row0, qcode, score, judged, key, docs))
@@ -472,7 +481,7 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
             row0, qcode, score, judged, key, docs = _joined(pend)
             tally.settle(qcode, score, judged, key, _Docs(docs), _Rows(row0), reader.qnames, True)
     else:
-        lines = _scattered(reader, tally)
+        lines = _scattered(reader, tally, blocks)
     cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
     return LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
                    cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
@@ -497,7 +506,7 @@ SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sor
 MAX_BUCKETS = 512  # temporary files open at once, at most
 
 
-def _scattered(reader: _Reader, tally: _Tally) -> int:
+def _scattered(reader: _Reader, tally: _Tally, blocks) -> int:
     """Read a file whose queries' lines are scattered: whole when it is small, else partitioned by
     query into temporary files (Arrow IPC), settled one at a time (memory: a few blocks, as for a
     grouped file). Without keep_top, judged rows are ranked by counting, with no sort
@@ -506,21 +515,22 @@ def _scattered(reader: _Reader, tally: _Tally) -> int:
     size = os.path.getsize(reader.path)
     if size > SPILL_AT:
         try:
-            return _spill(reader, tally, size)
-        except OSError:  # no room for the temporary files: in memory, then
+            return _spill(reader, tally, size, blocks)
+        except OSError:  # no room for the temporary files: in memory, then, from the start
             tally.reset()
+            blocks = reader.blocks()
     if not tally.keep_top:
-        parts = [_Part(_Rows(row0), q, s, j, k, d) for row0, q, s, j, k, d in reader.blocks()]
+        parts = [_Part(_Rows(row0), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
         lines = parts[-1].end if parts else 0
         _settle_unsorted(parts, tally, reader.qnames)
         return lines
-    parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in reader.blocks()]
+    parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
     lines = int(parts[-1][0][-1]) + 1 if parts else 0
     _settle_parts(parts, tally, reader.qnames)
     return lines
 
 
-def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
+def _spill(reader: _Reader, tally: _Tally, size: int, blocks) -> int:
     """Partition by query into temporary files. Without keep_top, the document IDs go to one file
     of their own, in file order as read (no reordering), and are looked up there, through a memory
     map, only for the few rows that need them (ties with a judged row, duplicates)."""
@@ -537,7 +547,7 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
         writers: dict[int, object] = {}
         store = None if with_docs else _DocStore(os.path.join(tmp, "documents.arrow"))
         try:
-            for row0, q, s, j, k, d in reader.blocks():
+            for row0, q, s, j, k, d in blocks:
                 lines = row0 + len(q)
                 b = (q % buckets).astype(np.uint16)
                 order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
