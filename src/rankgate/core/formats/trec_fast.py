@@ -8,14 +8,17 @@ What it does differently from the general reader, with the same results:
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
   together, as retrievers write them; a file whose queries are scattered is
-  partitioned by query into temporary files that are settled one at a time
-  (up to SPILL_AT bytes, or with no room on disk, it is sorted in memory,
-  about 40 bytes a line); `keep_top` also keeps each ranking's top rows (the
-  gate's review queue);
-- only query IDs are interned; a document is looked up among the judged ones;
+  partitioned by query into temporary files that are settled one at a time, its
+  document IDs in a file of their own read back only where needed (up to
+  SPILL_AT bytes, or with no room on disk, it is kept in memory); `keep_top`
+  also keeps each ranking's top rows (the gate's review queue);
+- only query IDs are interned, once per stretch of a query's lines; a document is
+  looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document) (hash_strings), confirmed exactly;
-- rows are sorted only when not already in trec_eval order, and score ties are
-  settled by document ID bytes, descending, among the tied rows only.
+- grouped rows are sorted only when not already in trec_eval order; scattered rows are
+  not sorted at all: a judged row's rank is counted (the rows of its query with a
+  higher score, `_settle_unsorted`); score ties are settled by document ID bytes,
+  descending, among the tied rows only.
 It returns a `LeanRun` (core.model), which the engine scores (`engine.prepare_lean`) and
 core.validate checks (`validate_lean`).
 """
@@ -438,8 +441,9 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
     in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
-    of one query are scattered is sorted by query: in memory (about 40 bytes a line) up to
-    SPILL_AT bytes, through temporary files above."""
+    of one query are scattered is kept in memory up to SPILL_AT bytes (about 40 bytes a line),
+    partitioned by query through temporary files above; its judged rows are ranked by counting
+    (with keep_top, its rows are sorted by query)."""
     try:
         try:
             return _read(path, name, qrels, progress, keep_top, grouped=True)
