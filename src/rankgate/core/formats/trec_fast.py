@@ -194,7 +194,9 @@ class _Reader:
         # The queries: where lines of one query follow each other (as retrievers write them), only
         # the first line of each stretch is looked up; else through a dictionary of the block's queries.
         q = _one(tbl["q"])
-        heads = np.r_[0, np.flatnonzero(_bools(pc.not_equal(q[1:], q[:-1]))) + 1] if len(q) > 1 else np.zeros(1, np.int64)
+        heads = np.zeros(1, np.int64)
+        if len(q) > 1:
+            heads = np.r_[0, np.flatnonzero(_bools(pc.not_equal(q[1:], q[:-1]))) + 1]
         if len(heads) <= len(q) // 16:
             qdict, index = q.take(_ints(heads)), None
         else:
@@ -882,8 +884,6 @@ class _Docs:
         self.docs, self.src = docs, src
 
     def take(self, rows: np.ndarray):
-        import pyarrow as pa
-
         return self.docs.take(_ints(rows if self.src is None else self.src[rows]))
 
 
