@@ -99,8 +99,9 @@ class _Reader:
 
     def _raw_blocks(self):
         """The file's bytes in blocks of about BLOCK that end on a line break (gzip decompressed as it
-        streams); each block is a fresh buffer, so a block can be parsed while the next is read."""
-        carry = b""
+        streams). One buffer serves every block: a block is parsed (pyarrow copies what it keeps)
+        before the next is read, in the same thread, and fresh memory costs page faults."""
+        carry, buf = b"", None
         self.done = 0
         with open(self.path, "rb") as raw:
             head = raw.read(3)
@@ -114,7 +115,9 @@ class _Reader:
                 f = gzip.GzipFile(fileobj=raw, mode="rb")
             size = BLOCK
             while True:
-                buf = bytearray(max(size, len(carry) + BLOCK))
+                need = max(size, len(carry) + BLOCK)
+                if buf is None or len(buf) < need:
+                    buf = bytearray(need)
                 buf[:len(carry)] = carry
                 try:
                     got = f.readinto(memoryview(buf)[len(carry):])
