@@ -49,7 +49,7 @@ BENCHES = {  # name: (folder, run file)
 }
 PEER_MODULES = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures",
                 "prototype": "pyarrow"}
-OWN_TOOLS = ("rankgate", "rankgate-general", "floor")  # run under this python, not --peer-python
+OWN_TOOLS = ("rankgate", "rankgate-general", "rankgate-before", "floor")  # run under this python, not --peer-python
 # "prototype" is not a peer: bench/experiments/fast_score.py, the lean read path this
 # harness recommends (pyarrow reader, no document interning, rankgate's own measures),
 # run under --peer-python, to show what the whole process can take.
@@ -90,6 +90,15 @@ def parse_peer(text: str) -> dict[str, float]:
 
 
 GENERAL_ENV = {"RANKGATE_FAST": "0"}  # rankgate-general: rankgate without its pyarrow fast path
+
+
+def tool_env(args, tool: str) -> dict | None:
+    """The environment a tool runs with: --src / --before-src put a checkout's src/ first on the path."""
+    env = dict(GENERAL_ENV) if tool == "rankgate-general" else {}
+    src = args.before_src if tool == "rankgate-before" else args.src if tool.startswith("rankgate") else None
+    if src:
+        env["PYTHONPATH"] = str(Path(src).resolve() / "src")
+    return env or None
 
 
 def run_once(cmd: list[str], env: dict | None = None) -> tuple[float, float, float, str]:
@@ -135,7 +144,8 @@ def versions(args, peers: list[str]) -> dict[str, str]:
         res = subprocess.run([str(args.peer_python), "-c", code, *[names[p] for p in peers]],
                              capture_output=True, text=True)
         out.update(zip(peers, res.stdout.split()))
-    res = subprocess.run([*args.rankgate, "--version"], capture_output=True, text=True)
+    res = subprocess.run([*args.rankgate, "--version"], capture_output=True, text=True,
+                         env={**os.environ, **(tool_env(args, "rankgate") or {})})
     out["rankgate"] = (res.stdout.strip().split() or ["?"])[-1]
     return out
 
@@ -149,6 +159,8 @@ def bench(args, name: str, peers: list[str]) -> dict:
         sys.exit(f"{run} missing: run `python bench/gen_data.py` first")
     lines = sum(1 for _ in open(run, "rb"))
     cmds = {t: rankgate_cmd(args, qrels, run) for t in ("rankgate", "rankgate-general") if t in args.tools}
+    if args.before_src:
+        cmds["rankgate-before"] = rankgate_cmd(args, qrels, run)
     if "floor" in args.tools:
         cmds["floor"] = peer_cmd(args, "floor", qrels, run)
     cmds.update({p: peer_cmd(args, p, qrels, run) for p in peers})
@@ -159,9 +171,9 @@ def bench(args, name: str, peers: list[str]) -> dict:
           f"{args.rounds} rounds + {args.warmup} warm-up, load average {load_before[0]:.1f}", flush=True)
     for r in range(-args.warmup, args.rounds):
         for tool, cmd in cmds.items():
-            wall, cpu, peak, out = run_once(cmd, GENERAL_ENV if tool == "rankgate-general" else None)
+            wall, cpu, peak, out = run_once(cmd, tool_env(args, tool))
             if tool not in means and tool != "floor":
-                means[tool] = parse_rankgate(out) if tool in ("rankgate", "rankgate-general", "prototype") \
+                means[tool] = parse_rankgate(out) if tool.startswith("rankgate") or tool == "prototype" \
                     else parse_peer(out)
             if r >= 0:
                 samples[tool].append((wall, cpu, peak))
@@ -204,9 +216,13 @@ def table(result: dict) -> str:
         cratio = f"{r['cpu'] / base_cpu:.2f}" if base_cpu else "-"
         out.append(f"| {r['tool']} | {r['wall']:.2f} | {ratio} | {r['cpu']:.2f} | {cratio} | {r['peak_mb']:.0f} |")
     floor = next((r for r in rows if r["tool"] == "floor"), None)
+    before = next((r for r in rows if r["tool"] == "rankgate-before"), None)
     if floor and base:
         out.append(f"\nrankgate / read floor: {base / floor['wall']:.2f}x wall, {base_cpu / floor['cpu']:.2f}x cpu "
                    "(target: at most 2x)")
+        if before:
+            out.append(f"rankgate-before / read floor: {before['wall'] / floor['wall']:.2f}x wall, "
+                       f"{before['cpu'] / floor['cpu']:.2f}x cpu")
     return "\n".join(out)
 
 
@@ -225,6 +241,9 @@ def main(argv=None) -> int:
                          "else this python)")
     ap.add_argument("--rankgate", default=None,
                     help="rankgate command (default: the rankgate script beside this python, else python -m rankgate)")
+    ap.add_argument("--src", type=Path, help="run rankgate from this checkout (PYTHONPATH=SRC/src)")
+    ap.add_argument("--before-src", type=Path,
+                    help="also run rankgate from this checkout (e.g. a worktree of main), as rankgate-before")
     ap.add_argument("--queries", type=int, help="use the smaller inputs of `gen_data.py --queries N`")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every round")

@@ -35,12 +35,22 @@ STAGES = [
     ("read qrels", "rankgate.core.formats.trec", "read_trec_qrels", "load inputs"),
     # the fast path (core/formats/trec_fast.py: pyarrow, when installed and the file is plain)
     ("read run, fast path (read_lean_run)", "rankgate.core.formats.trec_fast", "read_lean_run", "load inputs"),
-    ("parse blocks (pyarrow read_csv, checks, lookups)", "rankgate.core.formats.trec_fast", "_Reader._parse",
+    # _Reader._table and _columns run in the reading thread, beside the rest: their time overlaps their siblings'
+    ("read_csv of a block, in the reading thread (_table)", "rankgate.core.formats.trec_fast", "_Reader._table",
+     "read run, fast path (read_lean_run)"),
+    ("columns of a block, in the reading thread (queries, hash, judged lookup)", "rankgate.core.formats.trec_fast",
+     "_Reader._columns",
      "read run, fast path (read_lean_run)"),
     ("hash (query, document) (hash_strings)", "rankgate.core.formats.trec_fast", "hash_strings",
-     "parse blocks (pyarrow read_csv, checks, lookups)"),
+     "columns of a block, in the reading thread (queries, hash, judged lookup)"),
     ("partition by query on disk (_spill)", "rankgate.core.formats.trec_fast", "_spill",
      "read run, fast path (read_lean_run)"),
+    ("settle a scattered file's rows, no sort (_settle_unsorted)", "rankgate.core.formats.trec_fast",
+     "_settle_unsorted", "read run, fast path (read_lean_run)"),
+    ("duplicate check, any order (_unsorted_duplicates)", "rankgate.core.formats.trec_fast", "_unsorted_duplicates",
+     "settle a scattered file's rows, no sort (_settle_unsorted)"),
+    ("ties with judged rows (_tie_ranks)", "rankgate.core.formats.trec_fast", "_tie_ranks",
+     "settle a scattered file's rows, no sort (_settle_unsorted)"),
     ("settle complete queries (_Tally.settle)", "rankgate.core.formats.trec_fast", "_Tally.settle",
      "read run, fast path (read_lean_run)"),
     ("duplicate check (_duplicates)", "rankgate.core.formats.trec_fast", "_duplicates",
@@ -67,17 +77,19 @@ STAGES = [
 class Timers:
     def __init__(self):
         self.total: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}  # CPU seconds of the calling thread (steadier than wall on a busy machine)
         self.calls: dict[str, int] = {}
         self.missing: list[str] = []
 
     def wrap(self, label, fn):
         @functools.wraps(fn)
         def timed(*a, **kw):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             try:
                 return fn(*a, **kw)
             finally:
                 self.total[label] = self.total.get(label, 0.0) + time.perf_counter() - t
+                self.cpu[label] = self.cpu.get(label, 0.0) + time.thread_time() - c
                 self.calls[label] = self.calls.get(label, 0) + 1
         return timed
 
@@ -142,15 +154,15 @@ def main(argv=None) -> int:
 
         prof = Profiler(interval=0.001)
     buf = io.StringIO()
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     if prof:
         prof.enable() if args.profiler == "cprofile" else prof.start()
     with redirect_stdout(buf):
         code = cli.main(score_argv(qrels, run))
     if prof:
         prof.disable() if args.profiler == "cprofile" else prof.stop()
-    total = time.perf_counter() - t
-    timers.total["score command"] = total
+    total, cpu = time.perf_counter() - t, time.process_time() - cpu
+    timers.total["score command"], timers.cpu["score command"] = total, cpu
     if code not in (0, None):
         print(f"rankgate exited {code}", file=sys.stderr)
 
@@ -158,19 +170,19 @@ def main(argv=None) -> int:
     for label, _, _, parent in STAGES:
         children.setdefault(parent, []).append(label)
     path = "general path" if args.general else "fast path when it applies"
-    print(f"rankgate score on {run.relative_to(HERE)} ({path}; {args.profiler}; wall seconds, inclusive)")
+    print(f"rankgate score on {run.relative_to(HERE)} ({path}; {args.profiler}; seconds, inclusive: wall, and CPU "
+          "of the thread that ran it; the command's CPU is both threads')")
     print(f"  {'import rankgate.cli':45s} {import_s:7.2f}")
 
     def show(label, depth):
         if label not in timers.total:
             return
-        t = timers.total[label]
+        t, c = timers.total[label], timers.cpu[label]
         kids = [k for k in children.get(label, []) if k in timers.total]
-        own = t - sum(timers.total[k] for k in kids)
+        own = c - sum(timers.cpu[k] for k in kids)
         calls = timers.calls.get(label, 1)
-        share = 100 * t / total
-        extra = f"  (self {own:.2f})" if kids else ""
-        print(f"  {'  ' * depth + label:45s} {t:7.2f}  {share:5.1f}%  x{calls}{extra}")
+        extra = f"  (self cpu {own:.2f})" if kids else ""
+        print(f"  {'  ' * depth + label:45s} {t:6.2f} wall {c:6.2f} cpu  x{calls}{extra}")
         for k in kids:
             show(k, depth + 1)
 

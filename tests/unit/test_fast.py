@@ -489,3 +489,34 @@ def test_large_qrels_through_pyarrow_equal_the_general_reader(tmp_path, monkeypa
                 got.grade.tolist(), got.query_ids, got.meta, got.q.dtype == np.int32, got.doc.dtype == np.int32)
 
     assert read(True) == read(False)
+
+
+scattered_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q10"]),
+                                  st.sampled_from(["d1", "d2", "d10", "a-much-longer-document-id", "é", "d2x"]),
+                                  st.sampled_from([0.5, 1.0, -0.0, 0.0, 2.5])), min_size=1, max_size=60)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=scattered_st, judged=st.sets(st.sampled_from(["d1", "d2", "d10", "a-much-longer-document-id", "é"]),
+                                         min_size=1), spill=st.booleans(), block=st.sampled_from([16 << 20, 40, 97]))
+def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypatch, rows, judged, spill, block):
+    """A scattered file's judged rows are ranked by counting (`_settle_unsorted`, no sort of the rows),
+    in memory or through temporary partitions: the same ranks, counts and duplicates as sorting
+    every query's rows (the way taken when the gate keeps each ranking's top), ties, IDs of several
+    lengths, duplicates and documents judged for other queries included."""
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", block)
+    monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
+    path = tmp_path / "run.trec"
+    path.write_bytes("".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows).encode())
+    qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q1 0 {d} 1\n" for d in sorted(judged))))
+    counted = fast.read_lean_run(str(path), "run", qrels)
+    sorted_ = fast.read_lean_run(str(path), "run", qrels, keep_top=1)
+    assert counted is not None and sorted_ is not None
+    key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
+    assert key(counted) == key(sorted_)
+    assert counted.qnames == sorted_.qnames and counted.num_ret.tolist() == sorted_.num_ret.tolist()
+    assert counted.duplicates == sorted_.duplicates and counted.n_duplicates == sorted_.n_duplicates

@@ -8,14 +8,17 @@ What it does differently from the general reader, with the same results:
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
   together, as retrievers write them; a file whose queries are scattered is
-  partitioned by query into temporary files that are settled one at a time
-  (up to SPILL_AT bytes, or with no room on disk, it is sorted in memory,
-  about 40 bytes a line); `keep_top` also keeps each ranking's top rows (the
-  gate's review queue);
-- only query IDs are interned; a document is looked up among the judged ones;
+  partitioned by query into temporary files that are settled one at a time, its
+  document IDs in a file of their own read back only where needed (up to
+  SPILL_AT bytes, or with no room on disk, it is kept in memory); `keep_top`
+  also keeps each ranking's top rows (the gate's review queue);
+- only query IDs are interned, once per stretch of a query's lines; a document is
+  looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document) (hash_strings), confirmed exactly;
-- rows are sorted only when not already in trec_eval order, and score ties are
-  settled by document ID bytes, descending, among the tied rows only.
+- grouped rows are sorted only when not already in trec_eval order; scattered rows are
+  not sorted at all: a judged row's rank is counted (the rows of its query with a
+  higher score, `_settle_unsorted`); score ties are settled by document ID bytes,
+  descending, among the tied rows only.
 It returns a `LeanRun` (core.model), which the engine scores (`engine.prepare_lean`) and
 core.validate checks (`validate_lean`).
 """
@@ -57,12 +60,9 @@ class _Reader:
     """Parses a plain TREC file block by block (pyarrow's CSV reader on each block)."""
 
     def __init__(self, path: str, qrels: Qrels | None, progress=None):
-        import pyarrow as pa
-
         self.path, self.progress = path, progress
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
-        self.dict_t = pa.dictionary(pa.int32(), pa.string())
         if qrels is None:  # read_full_run: every document is kept
             return
         names = qrels.catalog.docs.names
@@ -71,23 +71,23 @@ class _Reader:
 
     def blocks(self):
         """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
-        block is read and parsed by pyarrow in a second thread while this one's columns are worked on
-        (both release the GIL), so reading and the rest overlap."""
+        block is read, parsed by pyarrow, hashed and looked up in a second thread (one block after
+        another, so the query index grows in file order) while this one is settled (numpy and
+        pyarrow release the GIL), so reading and the rest overlap."""
         from concurrent.futures import ThreadPoolExecutor
 
         raw = self._raw_blocks()
 
         def step():
             block = next(raw, None)
-            return None if block is None else self._table(block)
+            return None if block is None else self._columns(self._table(block))
 
         total, row0 = os.path.getsize(self.path), 0
         with ThreadPoolExecutor(1, thread_name_prefix="rankgate-read") as pool:
             ahead = pool.submit(step)
             try:
-                while (tbl := _result(ahead, row0)) is not None:
+                while (parsed := _result(ahead, row0)) is not None:
                     ahead = pool.submit(step)
-                    parsed = self._columns(tbl)
                     yield (row0, *parsed)
                     row0 += len(parsed[0])
                     if self.progress:
@@ -99,8 +99,9 @@ class _Reader:
 
     def _raw_blocks(self):
         """The file's bytes in blocks of about BLOCK that end on a line break (gzip decompressed as it
-        streams); each block is a fresh buffer, so a block can be parsed while the next is read."""
-        carry = b""
+        streams). One buffer serves every block: a block is parsed (pyarrow copies what it keeps)
+        before the next is read, in the same thread, and fresh memory costs page faults."""
+        carry, buf = b"", None
         self.done = 0
         with open(self.path, "rb") as raw:
             head = raw.read(3)
@@ -114,7 +115,9 @@ class _Reader:
                 f = gzip.GzipFile(fileobj=raw, mode="rb")
             size = BLOCK
             while True:
-                buf = bytearray(max(size, len(carry) + BLOCK))
+                need = max(size, len(carry) + BLOCK)
+                if buf is None or len(buf) < need:
+                    buf = bytearray(need)
                 buf[:len(carry)] = carry
                 try:
                     got = f.readinto(memoryview(buf)[len(carry):])
@@ -150,7 +153,7 @@ class _Reader:
         try:
             tbl = pcsv.read_csv(pa.py_buffer(block), read_options=_csv_options()[0], parse_options=_csv_options()[1],
                                 convert_options=pcsv.ConvertOptions(column_types={
-                                    "q": self.dict_t, "i": pa.binary(), "d": pa.string(), "r": pa.binary(),
+                                    "q": pa.string(), "i": pa.binary(), "d": pa.string(), "r": pa.binary(),
                                     "s": pa.float64(), "t": pa.binary()}, strings_can_be_null=False))
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
             raise NotPlain from None  # not six fields, a score that is no number, bad UTF-8
@@ -174,12 +177,12 @@ class _Reader:
     def _full(self, tbl, catalog: Catalog):
         import pyarrow.compute as pc
 
-        q = tbl["q"].unify_dictionaries()
-        names = q.chunk(0).dictionary.to_pylist()
+        q = pc.dictionary_encode(_one(tbl["q"]))
+        names = q.dictionary.to_pylist()
         if any(not n or n.startswith("#") for n in names):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
         qmap = catalog.queries.extend(names)
-        qcode = qmap[_np([ch.indices for ch in q.chunks])]
+        qcode = qmap[_np(q.indices)]
         score = _np(tbl["s"])
         if not np.isfinite(score).all():
             raise NotPlain
@@ -189,16 +192,30 @@ class _Reader:
 
     def _columns(self, tbl):
         """(qcode, score, judged, key, docs) of a block's table."""
-        q = tbl["q"].unify_dictionaries()
-        qdict = q.chunk(0).dictionary
+        import pyarrow.compute as pc
+
+        # The queries: where lines of one query follow each other (as retrievers write them), only
+        # the first line of each stretch is looked up; else through a dictionary of the block's queries.
+        q = _one(tbl["q"])
+        heads = np.zeros(1, np.int64)
+        if len(q) > 1:
+            heads = np.r_[0, np.flatnonzero(_bools(pc.not_equal(q[1:], q[:-1]))) + 1]
+        if len(heads) <= len(q) // 16:
+            qdict, index = q.take(_ints(heads)), None
+        else:
+            enc = pc.dictionary_encode(q)
+            qdict, index = enc.dictionary, _np(enc.indices)
         if _empty_or_comment(qdict):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
         names = qdict.to_pylist()
         local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))  # known: C speed
         for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block
+            if names[i] in self.qindex:  # a query named twice among the heads (its lines not together)
+                local[i] = self.qindex[names[i]]
+                continue
             local[i] = self.qindex[names[i]] = len(self.qnames)
             self.qnames.append(names[i])
-        qcode = local[_np([ch.indices for ch in q.chunks])]
+        qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, len(q)]))
         score = _np(tbl["s"])
         if not np.isfinite(score).all():
             raise NotPlain
@@ -374,6 +391,13 @@ class _Tally:
             self.num_ret = np.r_[self.num_ret, np.zeros(extra, np.int64)]
             self.done = np.r_[self.done, np.zeros(extra, bool)]
 
+    def add_duplicates(self, n: int, rows: list[int], qcode: np.ndarray, docs, qnames: list[str]) -> None:
+        """n duplicate rows; the first of them in file order: rows (line - 1), query codes, documents."""
+        self.n_duplicates += n
+        self.duplicates += [(r + 1, qnames[q], d) for r, q, d in zip(rows, qcode.tolist(), docs.to_pylist())]
+        if len(self.duplicates) > 4 * MAX_LISTED:
+            self.duplicates = sorted(self.duplicates)[:MAX_LISTED]
+
     def settle(self, qcode, score, judged, key, docs, rows, qnames, grouped_check: bool) -> None:
         """Take rows whose queries are complete and contiguous: rows[i] is each one's line - 1."""
         n = len(qcode)
@@ -391,12 +415,9 @@ class _Tally:
         dup = _duplicates(gid, key, docs, rows)
         if len(dup):
             dup = dup[np.argsort(rows[dup], kind="stable")]  # file order
-            self.n_duplicates += len(dup)
             first = dup[:MAX_LISTED]  # the first of this chunk; the run's first are among these
-            got = _take(docs, first)
-            self.duplicates += [(int(rows[r]) + 1, qnames[qcode[r]], doc) for r, doc in zip(first.tolist(), got)]
-            if len(self.duplicates) > 4 * MAX_LISTED:
-                self.duplicates = sorted(self.duplicates)[:MAX_LISTED]
+            self.add_duplicates(len(dup), [int(rows[r]) for r in first.tolist()], qcode[first], docs.take(first),
+                                qnames)
         jrows = np.flatnonzero(judged >= 0)
         if not len(jrows) and not self.keep_top:
             return
@@ -425,8 +446,9 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
     in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
-    of one query are scattered is sorted by query: in memory (about 40 bytes a line) up to
-    SPILL_AT bytes, through temporary files above."""
+    of one query are scattered is kept in memory up to SPILL_AT bytes (about 40 bytes a line),
+    partitioned by query through temporary files above; its judged rows are ranked by counting
+    (with keep_top, its rows are sorted by query)."""
     try:
         try:
             return _read(path, name, qrels, progress, keep_top, grouped=True)
@@ -441,11 +463,20 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
+    from itertools import chain
+
     reader, tally = _Reader(path, qrels, progress), _Tally(keep_top)
     lines = 0
+    blocks = reader.blocks()
+    if grouped:
+        first = next(blocks)  # an empty file raises NotPlain
+        blocks = chain([first], blocks)
+        qcode = first[1]
+        if np.count_nonzero(qcode[1:] != qcode[:-1]) + 1 > np.count_nonzero(np.bincount(qcode)):
+            grouped = False  # a query in two places of the first block: scattered from the start
     if grouped:
         pend: list[tuple] = []  # the rows of the last query seen, which may go on in the next blocks
-        for row0, qcode, score, judged, key, docs in reader.blocks():
+        for row0, qcode, score, judged, key, docs in blocks:
             lines = row0 + len(qcode)
             if pend and (qcode == pend[-1][1][-1]).all():  # that query goes on through the whole block
                 pend.append((row0, qcode, score, judged, key, docs))
@@ -459,7 +490,7 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
             row0, qcode, score, judged, key, docs = _joined(pend)
             tally.settle(qcode, score, judged, key, _Docs(docs), _Rows(row0), reader.qnames, True)
     else:
-        lines = _scattered(reader, tally)
+        lines = _scattered(reader, tally, blocks)
     cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
     return LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
                    cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
@@ -479,47 +510,64 @@ def _joined(parts: list[tuple]) -> tuple:
             pa.chunked_array(chunks, pa.string()))
 
 
-SPILL_AT = 64 << 20  # a scattered file larger than this is sorted by query through temporary files
+SPILL_AT = 64 << 20  # a scattered file larger than this is partitioned by query through temporary files
 SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sort fastest)
 MAX_BUCKETS = 512  # temporary files open at once, at most
 
 
-def _scattered(reader: _Reader, tally: _Tally) -> int:
+def _scattered(reader: _Reader, tally: _Tally, blocks) -> int:
     """Read a file whose queries' lines are scattered: whole when it is small, else partitioned by
-    query into temporary files (Arrow IPC), settled one at a time. Returns its lines. (Partitions of
-    16 MB also sort faster than the whole: 7M lines, 2.2 s and 350 MB against 4.7 s and 1.3 GB.)"""
+    query into temporary files (Arrow IPC), settled one at a time (memory: a few blocks, as for a
+    grouped file). Without keep_top, judged rows are ranked by counting, with no sort
+    (`_settle_unsorted`: with it, a partition costs about what the whole file in memory does);
+    with keep_top, rows are sorted by query. Returns its lines."""
     size = os.path.getsize(reader.path)
     if size > SPILL_AT:
         try:
-            return _spill(reader, tally, size)
-        except OSError:  # no room for the temporary files: in memory, then
+            return _spill(reader, tally, size, blocks)
+        except OSError:  # no room for the temporary files: in memory, then, from the start
             tally.reset()
-    parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in reader.blocks()]
+            blocks = reader.blocks()
+    if not tally.keep_top:
+        parts = [_Part(_Rows(row0), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
+        lines = parts[-1].end if parts else 0
+        _settle_unsorted(parts, tally, reader.qnames)
+        return lines
+    parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
     lines = int(parts[-1][0][-1]) + 1 if parts else 0
     _settle_parts(parts, tally, reader.qnames)
     return lines
 
 
-def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
+def _spill(reader: _Reader, tally: _Tally, size: int, blocks) -> int:
+    """Partition by query into temporary files. Without keep_top, the document IDs go to one file
+    of their own, in file order as read (no reordering), and are looked up there, through a memory
+    map, only for the few rows that need them (ties with a judged row, duplicates)."""
     import tempfile
 
     import pyarrow as pa
 
     buckets = min(MAX_BUCKETS, max(2, -(-size // SPILL_BUCKET)))
-    schema = pa.schema([("row", pa.int64()), ("q", pa.int64()), ("s", pa.float64()), ("j", pa.int64()),
-                        ("k", pa.uint64()), ("d", pa.string())])
+    with_docs = bool(tally.keep_top)
+    cols = [("row", pa.int64()), ("q", pa.int32()), ("s", pa.float64()), ("j", pa.int32()), ("k", pa.uint64())]
+    schema = pa.schema(cols + [("d", pa.string())] if with_docs else cols)
     lines = 0
     with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
         writers: dict[int, object] = {}
+        store = None if with_docs else _DocStore(os.path.join(tmp, "documents.arrow"))
         try:
-            for row0, q, s, j, k, d in reader.blocks():
+            for row0, q, s, j, k, d in blocks:
                 lines = row0 + len(q)
                 b = (q % buckets).astype(np.uint16)
                 order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
                 bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
-                tbl = pa.Table.from_arrays([_ints(np.arange(row0, lines)[order]), _ints(q[order]), _ints(s[order]),
-                                            _ints(j[order]), _ints(k[order]), _one(d).take(_ints(order))],
-                                           schema=schema)
+                arrays = [_ints(np.arange(row0, lines)[order]), _ints(q[order].astype(np.int32)), _ints(s[order]),
+                          _ints(j[order].astype(np.int32)), _ints(k[order])]
+                if with_docs:
+                    arrays.append(_one(d).take(_ints(order)))
+                else:
+                    store.add(d)
+                tbl = pa.Table.from_arrays(arrays, schema=schema)
                 for i in range(buckets):
                     if bounds[i + 1] > bounds[i]:
                         if i not in writers:
@@ -528,15 +576,265 @@ def _spill(reader: _Reader, tally: _Tally, size: int) -> int:
         finally:
             for w in writers.values():
                 w.close()
-        for i in sorted(writers):
-            where = os.path.join(tmp, f"{i}.arrow")
-            with pa.ipc.open_stream(where) as f:
-                t = f.read_all()
-            _settle_parts([(_np(t["row"]), _np(t["q"]), _np(t["s"]), _np(t["j"]), _np(t["k"]), t["d"])], tally,
-                          reader.qnames)
-            del t
-            os.remove(where)
+            if store is not None:
+                store.finish()
+        try:
+            for i in sorted(writers):
+                where = os.path.join(tmp, f"{i}.arrow")
+                with pa.ipc.open_stream(where) as f:
+                    t = f.read_all()
+                rows, q, s, j, k = (_np(t[c]) for c in ("row", "q", "s", "j", "k"))
+                j = j.astype(np.int64)
+                if with_docs:
+                    _settle_parts([(rows, q, s, j, k, t["d"])], tally, reader.qnames)
+                else:  # the bucket's rows are in file order (blocks in turn, each split stably)
+                    _settle_unsorted([_Part(rows, q, s, j, k, store)], tally, reader.qnames)
+                del t, rows, q, s, j, k
+                os.remove(where)
+        finally:
+            if store is not None:
+                store.close()
     return lines
+
+
+class _DocStore:
+    """Every row's document ID in a temporary Arrow file, in file order, read back through a memory
+    map for the rows asked for."""
+
+    def __init__(self, path: str):
+        self.path, self.writer, self.starts, self.n = path, None, [0], 0
+        self.map = self.file = None
+
+    def add(self, docs) -> None:
+        import pyarrow as pa
+
+        chunks = docs.chunks if isinstance(docs, pa.ChunkedArray) else [docs]
+        for c in chunks:
+            if not len(c):
+                continue
+            batch = pa.record_batch([c], names=["d"])
+            if self.writer is None:
+                self.writer = pa.ipc.new_file(self.path, batch.schema)
+            self.writer.write_batch(batch)
+            self.n += len(c)
+            self.starts.append(self.n)
+
+    def finish(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def take(self, rows: np.ndarray):
+        """The document IDs of rows (line - 1), as one Arrow string array."""
+        import pyarrow as pa
+
+        if self.file is None:
+            self.map = pa.memory_map(self.path)
+            self.file = pa.ipc.open_file(self.map)
+        bi = np.searchsorted(self.starts, rows, "right") - 1
+        order = np.argsort(bi, kind="stable")
+        got = [self.file.get_batch(i).column(0).take(_ints(rows[sel] - self.starts[i]))
+               for i, sel in _groups(bi, order)]
+        back = np.empty(len(rows), np.int64)
+        back[order] = np.arange(len(rows))
+        return pa.concat_arrays(got).take(_ints(back)) if got else _strings([])
+
+    def close(self) -> None:
+        self.file = None
+        if self.map is not None:
+            self.map.close()
+            self.map = None
+
+
+def _groups(keys: np.ndarray, order: np.ndarray):
+    """(key, positions) for each distinct key, `order` sorting keys stably."""
+    k = keys[order]
+    cut = np.flatnonzero(np.r_[True, k[1:] != k[:-1], True])
+    for lo, hi in zip(cut[:-1].tolist(), cut[1:].tolist()):
+        yield int(k[lo]), order[lo:hi]
+
+
+class _Part:
+    """Rows of a scattered file kept for `_settle_unsorted`, in file order: `rows[i]` is row i's
+    line - 1; judged rows only as their positions `jat` and document codes `jcode`; `docs` the
+    document IDs of the rows, or a _DocStore of the whole file's."""
+
+    __slots__ = ("rows", "q", "s", "key", "docs", "jat", "jcode", "end")
+
+    def __init__(self, rows, q, s, judged, key, docs):
+        self.rows, self.s, self.key, self.docs = rows, s, key, docs
+        self.q = q.astype(np.int32) if len(q) and int(q.max()) < 1 << 31 else q
+        self.jat = np.flatnonzero(judged >= 0)
+        self.jcode = judged[self.jat]
+        self.end = rows[len(q) - 1] + 1 if len(q) else 0
+
+    def docs_at(self, at: np.ndarray):
+        """The document IDs of rows `at` (an Arrow string array)."""
+        if isinstance(self.docs, _DocStore):
+            return self.docs.take(self.rows[at])
+        return _one(self.docs.take(_ints(at)))
+
+
+def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> None:
+    """Every line of the queries in `parts`, the rows in file order but the queries' lines mixed:
+    counts, duplicates and the judged rows' ranks in trec_eval order, without sorting the rows.
+    A judged row's rank is the number of its query's rows with a higher score, plus those with
+    its score and a greater document ID (or the same document, earlier in the file)."""
+    parts = [p for p in parts if len(p.q)]
+    if not parts:
+        return
+    starts = np.cumsum([0] + [len(p.q) for p in parts])
+    nq = max(int(p.q.max()) for p in parts) + 1
+    tally.grow(nq)
+    for p in parts:
+        tally.num_ret[:nq] += np.bincount(p.q, minlength=nq)
+    tally.done[:nq] |= tally.num_ret[:nq] > 0
+    _unsorted_duplicates(parts, starts, tally, qnames)
+    # the judged rows, grouped by query and by score within it
+    at = np.concatenate([p.jat + starts[i] for i, p in enumerate(parts)])
+    if not len(at):
+        return
+    jq = np.concatenate([p.q[p.jat] for p in parts]).astype(np.int64)
+    js = np.concatenate([p.s[p.jat] for p in parts])
+    jcode = np.concatenate([p.jcode for p in parts])
+    o = np.lexsort((at, js, jq))
+    at, jq, js, jcode = at[o], jq[o], js[o], jcode[o]
+    cnt = np.bincount(jq, minlength=nq)
+    first = np.zeros(nq + 1, np.int64)
+    np.cumsum(cnt, out=first[1:])
+    before = np.zeros(len(at) + 1, np.int64)  # difference array: rows ranked above each judged row
+    tied, tied_to = [], []
+    for i, p in enumerate(parts):
+        rows = np.flatnonzero(cnt[p.q] > 0)
+        q, s = (p.q, p.s) if len(rows) == len(p.q) else (p.q[rows], p.s[rows])
+        lo, hi = first[q], first[q + 1]
+        c = _count_below(js, lo, hi, s)  # judged rows of its query with a lower score: js[lo:lo + c]
+        above = np.flatnonzero(c)
+        before += np.bincount(lo[above], minlength=len(before))
+        before -= np.bincount(lo[above] + c[above], minlength=len(before))
+        nxt = lo + c
+        tie = np.flatnonzero(nxt < hi)
+        tie = tie[js[nxt[tie]] == s[tie]]
+        tied.append(rows[tie] + starts[i])
+        tied_to.append(nxt[tie])
+    rank = np.cumsum(before)[:-1]
+    rank += _tie_ranks(parts, starts, np.concatenate(tied), np.concatenate(tied_to), at, jq, js)
+    tally.jq.append(jq)
+    tally.jdoc.append(jcode)
+    tally.jrank.append(rank)
+
+
+def _count_below(js: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """For each row, how many of js[lo:hi] (sorted, not empty) are below its score s: a binary
+    search on every row at once, without branches (one step for queries with two judged rows)."""
+    base, m = lo, hi - lo
+    while True:
+        half = m >> 1
+        if not half.any():
+            break
+        mid = base + half
+        base = np.where(js[mid] < s, mid, base)
+        m = m - half
+    return base - lo + (js[base] < s)
+
+
+def _gather(parts: list[_Part], starts: np.ndarray, at: np.ndarray, field: str) -> np.ndarray:
+    """parts' `field` (q, s, key) at global positions `at`."""
+    out = None
+    pi = np.searchsorted(starts, at, "right") - 1
+    for i in np.flatnonzero(np.bincount(pi, minlength=len(parts))).tolist():
+        sel = np.flatnonzero(pi == i)
+        vals = getattr(parts[i], field)[at[sel] - starts[i]]
+        if out is None:
+            out = np.empty(len(at), vals.dtype)
+        out[sel] = vals
+    return out if out is not None else np.zeros(0, np.int64)
+
+
+def _docs_of(parts: list[_Part], starts: np.ndarray, at: np.ndarray):
+    """The document IDs at global positions `at`, as one Arrow string array."""
+    import pyarrow as pa
+
+    if not len(at):
+        return _strings([])
+    pi = np.searchsorted(starts, at, "right") - 1
+    order = np.argsort(pi, kind="stable")
+    chunks = []
+    for i in np.flatnonzero(np.bincount(pi, minlength=len(parts))).tolist():
+        sel = order[np.searchsorted(pi[order], i, "left"):np.searchsorted(pi[order], i, "right")]
+        chunks.append(parts[i].docs_at(at[sel] - starts[i]))
+    got = pa.concat_arrays(chunks)
+    back = np.empty(len(at), np.int64)
+    back[order] = np.arange(len(at))
+    return got.take(_ints(back))
+
+
+def _tie_ranks(parts, starts, tied: np.ndarray, tied_to: np.ndarray, at: np.ndarray, jq: np.ndarray,
+               js: np.ndarray) -> np.ndarray:
+    """Per judged row (at, sorted by query and score), the rows of its query and score ranked above
+    it: those with a greater document ID, or the same one earlier in the file. `tied` are the rows
+    (global positions) with the score of some judged row of their query, the judged rows among them;
+    `tied_to[i]` is the first judged row of that query and score."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    J = len(at)
+    out = np.zeros(J, np.int64)
+    new = np.r_[True, (jq[1:] != jq[:-1]) | (js[1:] != js[:-1])]
+    group = np.cumsum(new) - 1  # judged rows of one query and score share a group
+    g = group[tied_to]
+    crowded = np.bincount(g, minlength=int(group[-1]) + 1)[g] > 1  # a judged row alone with its score: no tie
+    if not crowded.any():
+        return out
+    g, tied = g[crowded], tied[crowded]
+    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(g), _docs_of(parts, starts, tied), _ints(tied)],
+                                                 names=["g", "d", "at"]),
+                            sort_keys=[("g", "ascending"), ("d", "descending"), ("at", "ascending")]))
+    g, tied = g[o], tied[o]
+    ahead = np.arange(len(g)) - np.searchsorted(g, g, "left")  # members of the group sorted above
+    by_at = np.argsort(tied)
+    pos = np.minimum(np.searchsorted(tied[by_at], at), len(tied) - 1)
+    inside = tied[by_at[pos]] == at  # each judged row in a crowded group is among the tied rows
+    out[inside] = ahead[by_at[pos[inside]]]
+    return out
+
+
+def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, qnames: list[str]) -> None:
+    """Rows whose (query, document) came earlier in the file, among rows in any order of queries:
+    the top 32 bits of every hash sorted once; rows sharing them compared in full, then exactly."""
+    top = np.concatenate([(p.key >> np.uint64(32)).astype(np.uint32) for p in parts])
+    srt = np.sort(top)
+    same = srt[1:] == srt[:-1]
+    if not same.any():
+        return
+    twice = srt[1:][same]
+    del srt, same
+    cand = _among(top, twice)
+    del top
+    key = _gather(parts, starts, cand, "key")
+    order = np.lexsort((cand, key))  # equal keys in file order
+    k, cand = key[order], cand[order]
+    pair = np.flatnonzero(k[1:] == k[:-1])
+    if not len(pair):
+        return
+    a, b = cand[pair], cand[pair + 1]
+    q = _gather(parts, starts, np.r_[a, b], "q")
+    docs = _docs_of(parts, starts, np.r_[a, b]).to_pylist()
+    n = len(a)
+    same = (q[:n] == q[n:]) & np.array([x == y for x, y in zip(docs[:n], docs[n:])], bool)
+    dup = np.sort(b[same])
+    if not len(dup):
+        return
+    first = dup[:MAX_LISTED]
+    lines = _gather_rows(parts, starts, first)
+    tally.add_duplicates(len(dup), lines, _gather(parts, starts, first, "q"), _docs_of(parts, starts, first),
+                         qnames)
+
+
+def _gather_rows(parts: list[_Part], starts: np.ndarray, at: np.ndarray) -> list[int]:
+    """The line - 1 of rows at global positions `at`."""
+    pi = (np.searchsorted(starts, at, "right") - 1).tolist()
+    return [int(parts[i].rows[a - int(starts[i])]) for i, a in zip(pi, at.tolist())]
 
 
 def _settle_parts(parts: list, tally: _Tally, qnames: list[str]) -> None:
@@ -589,8 +887,6 @@ class _Docs:
         self.docs, self.src = docs, src
 
     def take(self, rows: np.ndarray):
-        import pyarrow as pa
-
         return self.docs.take(_ints(rows if self.src is None else self.src[rows]))
 
 
@@ -666,15 +962,25 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     if not same.any():
         return np.zeros(0, np.int64)
     twice = srt[1:][same]  # sorted (np.isin and np.unique would import numpy.ma: 50 ms)
-    at = np.minimum(np.searchsorted(twice, top), len(twice) - 1)
-    maybe = np.flatnonzero(twice[at] == top)
-    del srt, same, top
+    del srt, same
+    maybe = _among(top, twice)
+    del top
     order = maybe[np.lexsort((rows[maybe], key[maybe]))]  # equal keys in file order
     k = key[order]
     cand = np.flatnonzero(k[1:] == k[:-1])
     a, b = order[cand], order[cand + 1]
     same = (gid[a] == gid[b]) & np.array([x == y for x, y in zip(_take(docs, a), _take(docs, b))], bool)
     return np.sort(b[same])
+
+
+def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
+    """The positions of `top` (32-bit values) whose value is in `twice` (sorted, few): a table of
+    their top 20 bits rules most out with one gather, a sorted search settles the rest."""
+    mark = np.zeros(1 << 20, bool)
+    mark[twice >> np.uint32(12)] = True
+    maybe = np.flatnonzero(mark[top >> np.uint32(12)])
+    at = np.minimum(np.searchsorted(twice, top[maybe]), len(twice) - 1)
+    return maybe[twice[at] == top[maybe]]
 
 
 def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
@@ -705,47 +1011,6 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
             perm = np.arange(n)
         perm[rows] = src[o]
     return perm
-
-
-def watch_top_k(runs: list[Run | LeanRun], qrels: Qrels, k: int, progress=None) -> None:
-    """For a gate whose measures look at whole rankings (AP, nDCG): the review queue proposes the
-    unjudged documents of every run's top k, and each run's what-if needs that document's rank in
-    it, however deep. Lean runs (read with keep_top=k) are read once more for those documents, and
-    their rows are added to the kept top rows. Documents someone judged are kept already."""
-    from rankgate.core.engine import UNJUDGED, prepare
-
-    names = qrels.catalog.docs.names
-    judged = set(unique(qrels.doc).tolist())
-    watched: set[str] = set()
-    for run in runs:
-        if isinstance(run, LeanRun):
-            watched.update(d for d, r in zip(run.top_docs, run.top_rank.tolist()) if r < k)
-        else:
-            p = prepare(qrels, run, missing="zero")
-            rows = np.flatnonzero((p.rank < k) & (p.grade == UNJUDGED))
-            watched.update(names[c] for c in p.doc[rows].tolist() if c not in judged)
-    lean = [r for r in runs if isinstance(r, LeanRun)]
-    if not lean:
-        return
-    if not watched:
-        for run in lean:
-            run.watched = True
-        return
-    cat = Catalog()
-    wnames = sorted(watched)
-    for d in wnames:
-        cat.docs.code(d)
-    watch = Qrels("watched", cat, np.zeros(len(wnames), np.int32), np.arange(len(wnames), dtype=np.int32),
-                  np.zeros(len(wnames), np.int64), [])
-    for run in lean:
-        run.watched = True  # its rows of documents judged for other queries, at any rank, count too
-        w = read_lean_run(run.path, run.name, watch, progress)
-        if w is None or w.qnames != run.qnames:  # the file changed under us: leave the run as it was read
-            continue
-        deep = np.flatnonzero(w.jrank >= run.keep_top)  # the top rows are kept already
-        run.top_q = np.r_[run.top_q, w.jq[deep]]
-        run.top_docs = run.top_docs + [wnames[c] for c in w.jdoc[deep].tolist()]
-        run.top_rank = np.r_[run.top_rank, w.jrank[deep]]
 
 
 def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | None:
