@@ -228,3 +228,22 @@ def test_suggest_limit_below_1_is_refused(capsys, bench):
     code, _, err = run(capsys, "labels", "suggest", bench, "--judged", "--limit", "-5",
                        "--judge-command", f"{sys.executable} judges/lexical.py")
     assert code == 2 and "--limit: N must be at least 1" in one_line(err)
+
+
+def test_running_out_of_memory_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    """The last guard behind every reader's bound: a process cap below what must be kept (e.g. trec_eval
+    on a huge gzipped run) ends in one line, not a MemoryError traceback."""
+    import rankgate.core.trec_eval as trec_eval_core
+    from rankgate.cli import main
+
+    qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(trec_eval_core, "read_qrels", no_memory)
+    assert main(["trec_eval", str(qrels), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: out of memory in `rankgate trec_eval`"), err

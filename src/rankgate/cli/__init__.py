@@ -101,6 +101,16 @@ def main(argv: list[str] | None = None) -> int:
         for p in e.problems:
             say_error(p)
         return EXIT_INVALID
+    except MemoryError:  # the last guard: every reader bounds its memory, but a cap can be below what is kept
+        import gc
+
+        gc.collect()
+        from rankgate.core.text import visible
+
+        command = next((a for a in argv if not a.startswith("-")), "rankgate")
+        print(f"error: out of memory in `rankgate {visible(command)}`: its inputs need more memory than this "
+              "process may use; nothing was written", file=sys.stderr)
+        return EXIT_INVALID
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
