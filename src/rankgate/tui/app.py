@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.worker import get_current_worker
 
@@ -270,6 +270,11 @@ class ReviewApp(App[int]):
             self.review.corpus_loaded()
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key typed in one burst with a prompt's key belongs to that prompt (screens/editing.py)."""
+        if self.review is not None and self.review.model is not None:
+            self.review.take_early_key(event)
 
     def on_unmount(self) -> None:
         if self.loaded is not None:

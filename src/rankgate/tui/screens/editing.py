@@ -8,6 +8,7 @@ import gc
 import time
 
 from rich.text import Text
+from textual import events
 
 from rankgate.core.text import visible
 from rankgate.tui.labels import Refused
@@ -50,6 +51,20 @@ def collect_if_due() -> None:
 
 class EditingActions:
     """Grade, reason, remove, version, unsure, undo/redo, add, notes: each writes through `_write`."""
+
+    def take_early_key(self, event: events.Key) -> None:
+        """A key typed in one burst with the key that opened a prompt (a paste ending in Enter, tmux
+        send-keys, a fast typist) is read before the prompt opens: it went to the list focused then and
+        reaches the app (ReviewApp.on_key) after the prompt opened. It belongs to the prompt: handed over in
+        order, rather than run as this screen's binding (a letter is an action here) or lost. A key read after
+        the prompt opened goes where the focus is."""
+        top = self.app.screen
+        bar = self.query_one(ReasonBar)
+        prompt = (bar if bar.is_open else None) if top is self else top
+        if (prompt is not None and hasattr(prompt, "take_key") and event.time < prompt.opened_at
+                and prompt.take_key(event)):
+            event.stop()
+            event.prevent_default()
 
     def _write(self, qid: str, doc: str, write) -> bool:
         """Run one edit of the store (`write()`), re-score its query, update every pane. A refused edit (the

@@ -1,0 +1,81 @@
+"""Keys typed in one burst (a paste ending in a newline, tmux send-keys, a fast typist) land where they were
+meant: the reason typed right after a grade key, the text typed right after a key that opens a prompt.
+
+`pilot.press` waits for the app to be idle after each key; `burst` sends them all at once, as a terminal
+does, so each key is read before the previous one has been acted on."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.keys import _character_to_key
+
+from rankgate.tui.screens.prompts import NotesEditor, TextPrompt
+
+from rankgate.tui.widgets.reason_bar import ReasonBar
+from tests.tui.conftest import SIZE, make_app, ready
+
+
+async def burst(pilot, *keys: str) -> None:
+    """Every key sent to the app before it has handled the first (as from a terminal), then wait."""
+    app = pilot.app
+    for key in keys:
+        char = key if len(key) == 1 else {"enter": "\r"}.get(key)
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)  # "!" is "exclamation_mark", " " is "space"
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_a_reason_typed_in_one_burst_after_the_grade_is_saved(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        before = screen.model.labels.labels(qid).get(doc)
+        await burst(pilot, "2", *"same", "enter")  # as tmux send-keys "2same" Enter
+        lab = screen.model.labels.labels(qid)[doc]
+        assert (lab.grade, lab.reason) == (2, "same")
+        assert not screen.query_one(ReasonBar).is_open
+        assert app.screen is screen and (screen.qid, screen.doc) == (qid, doc)  # no letter acted as a key
+
+
+async def test_a_reason_changed_with_r_in_one_burst_replaces_the_old_one(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        await pilot.press("1", *"outdated", "enter")  # typed at a human pace
+        await pilot.pause()
+        assert screen.model.labels.labels(qid)[doc].reason == "outdated"
+        await burst(pilot, "r", "ctrl+u", *"burst four", "enter")  # ctrl+u: not text, it empties the Input
+        lab = screen.model.labels.labels(qid)[doc]
+        assert (lab.grade, lab.reason) == (1, "burst four")
+        assert not screen.query_one(ReasonBar).is_open and app.screen is screen
+
+
+async def test_the_text_of_a_prompt_typed_in_one_burst_with_its_key_goes_into_it(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        book = screen.model.labels
+        await pilot.press("2", "escape")
+        await pilot.pause()
+        await burst(pilot, "V", *"v9", "enter")  # the version prompt holds the current one: v9 goes after it
+        assert book.labels(qid)[doc].collection_version.endswith("v9")
+        assert not isinstance(app.screen, TextPrompt)
+        await burst(pilot, "!", *"ask ana", "enter")
+        lab = book.labels(qid)[doc]
+        assert lab.unsure and "ask ana" in str(lab.unsure)
+        await burst(pilot, "o", *"hi there", "ctrl+s")
+        assert not isinstance(app.screen, NotesEditor)
+        assert screen.model.query(screen.qi).notes.endswith("hi there")
+        assert app.screen is screen and (screen.qid, screen.doc) == (qid, doc)  # no letter acted as a key
