@@ -79,3 +79,15 @@ async def test_the_text_of_a_prompt_typed_in_one_burst_with_its_key_goes_into_it
         assert not isinstance(app.screen, NotesEditor)
         assert screen.model.query(screen.qi).notes.endswith("hi there")
         assert app.screen is screen and (screen.qid, screen.doc) == (qid, doc)  # no letter acted as a key
+
+
+async def test_the_add_form_typed_in_one_burst_with_a_adds_the_label(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid = screen.qid
+        await burst(pilot, "a", *"d-snap", "enter", "3", "enter", "enter", *"by hand", "enter")
+        lab = screen.model.labels.mine(qid, "d-snap")
+        assert lab is not None and (lab.grade, lab.reason) == (3, "by hand")
+        assert app.screen is screen
