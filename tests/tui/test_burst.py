@@ -91,3 +91,24 @@ async def test_the_add_form_typed_in_one_burst_with_a_adds_the_label(tiny):
         lab = screen.model.labels.mine(qid, "d-snap")
         assert lab is not None and (lab.grade, lab.reason) == (3, "by hand")
         assert app.screen is screen
+
+
+async def test_export_and_quit_with_keys_typed_after_e_exits_cleanly(tmp_path):
+    import shutil
+
+    from rankgate.tui.screens.sync import QuitScreen
+    from tests.conftest import SAMPLES
+
+    folder = tmp_path / "mybench"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.review.edit("q-recovery", "doc-rpo", 2, "states the RPO")
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitScreen)
+        await burst(pilot, "e", *"/tmp/x .venv/bin/rankgate review sample_benchmarks/seed-lab")
+    assert app._exception is None
+    assert app.return_code == 0
+    assert '"doc-rpo"' in (folder / "qrels.json").read_text()
