@@ -112,3 +112,22 @@ async def test_export_and_quit_with_keys_typed_after_e_exits_cleanly(tmp_path):
     assert app._exception is None
     assert app.return_code == 0
     assert '"doc-rpo"' in (folder / "qrels.json").read_text()
+
+
+async def test_history_shows_a_later_reason_as_its_own_row(tiny):
+    """Issue #13: one row per edit. The reason typed right after the grade is that edit's; each `r` is another."""
+    from rankgate.tui.screens.history import HistoryScreen
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        doc = screen.doc
+        await pilot.press("1", *"outdated", "enter")
+        await burst(pilot, "r", "ctrl+u", *"burstfour", "enter")
+        await burst(pilot, "r", "ctrl+u", *"again", "enter")
+        await pilot.press("h")
+        await pilot.pause()
+        assert isinstance(app.screen, HistoryScreen)
+        rows = [(c.action, c.grade, c.reason) for c in app.screen.changes if c.doc == doc]  # oldest first
+        assert rows[-3:] == [("set", 1, "outdated"), ("reason", 1, "burstfour"), ("reason", 1, "again")]
