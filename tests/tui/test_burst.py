@@ -131,3 +131,25 @@ async def test_history_shows_a_later_reason_as_its_own_row(tiny):
         assert isinstance(app.screen, HistoryScreen)
         rows = [(c.action, c.grade, c.reason) for c in app.screen.changes if c.doc == doc]  # oldest first
         assert rows[-3:] == [("set", 1, "outdated"), ("reason", 1, "burstfour"), ("reason", 1, "again")]
+
+
+async def test_undoing_a_reason_says_it_undid_the_reason(tiny):
+    from tests.tui.test_app import collect_notes
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        notes = collect_notes(app)
+        await pilot.press("1", *"outdated", "enter")
+        await pilot.press("r", "ctrl+u", *"newer", "enter")
+        await pilot.pause()
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert screen.model.labels.labels(qid)[doc].reason == "outdated"
+        assert notes[-1].startswith('undo reason "newer"'), notes[-1]
+        await pilot.press("ctrl+z")  # the grade and its reason: one edit
+        await pilot.pause()
+        assert notes[-1].startswith("undo grade 1"), notes[-1]
+        assert doc not in screen.model.labels.labels(qid)

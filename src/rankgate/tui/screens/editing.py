@@ -13,7 +13,7 @@ from textual import events
 from rankgate.core.text import visible
 from rankgate.tui.labels import Refused
 from rankgate.tui.messages import LabelsEdited
-from rankgate.tui.safe import literal
+from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
@@ -106,7 +106,12 @@ class EditingActions:
             where = visible(f"{qid} {doc}", lines="space")
             self.notify(f"removed {where}: {lab.grade} (ctrl+z to undo)", title="removed", markup=False)
             return True
-        return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, merge=merge, open=open))
+        mine = book.mine(qid, doc)
+        what = None  # the undo step's name: "grade 2" unless only the reason changed (`r`)
+        if reason is not None and mine is not None and mine.grade == grade and reason != mine.reason:
+            what = f'reason "{excerpt(reason, 30)}"' if reason else "reason (emptied)"
+        return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, what=what, merge=merge,
+                                                      open=open))
 
     def _fold_when_idle(self) -> None:
         """The store folds its journal into its snapshot every thousand edits, on the edit that reaches it
