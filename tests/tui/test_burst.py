@@ -153,3 +153,18 @@ async def test_undoing_a_reason_says_it_undid_the_reason(tiny):
         await pilot.pause()
         assert notes[-1].startswith("undo grade 1"), notes[-1]
         assert doc not in screen.model.labels.labels(qid)
+
+
+async def test_a_filter_typed_in_one_burst_with_slash_filters(tiny):
+    from tests.tui.test_app import collect_notes
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        notes = collect_notes(app)
+        await burst(pilot, "slash", *"dns", "enter")  # s is "cycle sort" on the review screen
+        assert screen.query_one("#query-filter").value == "dns"
+        assert screen.qid == "q-dns"
+        assert screen.focused is screen.query_one("#query-list")  # Enter took the filter, as typed slowly
+        assert not any("sorted by" in n for n in notes)

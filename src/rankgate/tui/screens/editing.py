@@ -9,6 +9,7 @@ import time
 
 from rich.text import Text
 from textual import events
+from textual.widgets import Input
 
 from rankgate.core.text import visible
 from rankgate.tui.labels import Refused
@@ -65,6 +66,25 @@ class EditingActions:
                 and prompt.take_key(event)):
             event.stop()
             event.prevent_default()
+        elif top is self and event.time < self.filter_opened_at and self._filter_key(event):
+            event.stop()
+            event.prevent_default()
+
+    def _filter_key(self, event: events.Key) -> bool:
+        """A key typed in one burst with `/`, into the query filter: text, Backspace, Enter (Escape and
+        other keys act as typed now)."""
+        inp = self.focused
+        if not isinstance(inp, Input) or inp.id != "query-filter":
+            return False
+        if event.key == "enter":
+            inp.post_message(Input.Submitted(inp, inp.value))
+        elif event.key == "backspace":
+            inp.action_delete_left()
+        elif event.is_printable and event.character:
+            inp.insert_text_at_cursor(event.character)
+        else:
+            return False
+        return True
 
     def _write(self, qid: str, doc: str, write) -> bool:
         """Run one edit of the store (`write()`), re-score its query, update every pane. A refused edit (the

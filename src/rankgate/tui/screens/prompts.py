@@ -68,7 +68,7 @@ class EarlyKeys:
         return True
 
     def early_enter(self, inp: Input) -> None:
-        inp.action_submit()
+        inp.post_message(Input.Submitted(inp, inp.value))
 
 
 class TextPrompt(EarlyKeys, ModalScreen[str | None]):
