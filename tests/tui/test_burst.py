@@ -168,3 +168,15 @@ async def test_a_filter_typed_in_one_burst_with_slash_filters(tiny):
         assert screen.qid == "q-dns"
         assert screen.focused is screen.query_one("#query-list")  # Enter took the filter, as typed slowly
         assert not any("sorted by" in n for n in notes)
+
+
+async def test_an_export_path_typed_in_one_burst_with_e_is_written(tiny, tmp_path):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("2", "escape")
+        await pilot.pause()
+        out = tmp_path / "out.jsonl"
+        await burst(pilot, "e", "ctrl+u", *str(out), "enter")
+        assert out.exists() and "d-rpo" in out.read_text()
+        assert app.screen is app.review
