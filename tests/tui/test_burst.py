@@ -72,6 +72,8 @@ async def test_the_text_of_a_prompt_typed_in_one_burst_with_its_key_goes_into_it
         await burst(pilot, "V", *"v9", "enter")  # the version prompt holds the current one: v9 goes after it
         assert book.labels(qid)[doc].collection_version.endswith("v9")
         assert not isinstance(app.screen, TextPrompt)
+        await burst(pilot, "V", "ctrl+u", *"v10", "enter")  # ctrl+u empties it first
+        assert book.labels(qid)[doc].collection_version == "v10"
         await burst(pilot, "!", *"ask ana", "enter")
         lab = book.labels(qid)[doc]
         assert lab.unsure and "ask ana" in str(lab.unsure)
@@ -179,4 +181,23 @@ async def test_an_export_path_typed_in_one_burst_with_e_is_written(tiny, tmp_pat
         out = tmp_path / "out.jsonl"
         await burst(pilot, "e", "ctrl+u", *str(out), "enter")
         assert out.exists() and "d-rpo" in out.read_text()
+        assert app.screen is app.review
+
+
+async def test_a_prompt_keeps_early_keys_until_it_is_mounted_then_types_them_in_order(tiny):
+    from rich.text import Text
+
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        got = []
+        prompt = TextPrompt(Text("a value"), "old")
+        app.push_screen(prompt, got.append)  # not yet mounted: the keys wait
+        for key, char in [("ctrl+u", None), ("n", "n"), ("e", "e"), ("x", "x"), ("backspace", None),
+                          ("w", "w"), ("enter", "\r"), ("q", "q")]:
+            assert prompt.take_key(events.Key(key, char))
+        assert prompt._early and not got
+        await pilot.pause()
+        await pilot.pause()
+        assert got == ["new"]  # ctrl+u emptied "old"; the q after Enter is dropped (the prompt had closed)
         assert app.screen is app.review

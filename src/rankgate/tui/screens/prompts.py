@@ -5,6 +5,7 @@ Every text from data reaches them as `rich.text.Text` built through `tui.safe`.
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from rich.text import Text
@@ -19,6 +20,19 @@ from textual.widgets.option_list import Option
 
 from rankgate.tui.safe import literal
 from rankgate.tui.screens import apply_cursor_blink
+
+
+def run_key_binding(widget, key: str) -> bool:
+    """Run the widget's own binding of `key` now (an Input's ctrl+u, left, home ...), when it is a plain
+    action without arguments; False when it has none."""
+    for binding in getattr(widget, "BINDINGS", ()):
+        if not isinstance(binding, Binding) or key not in binding.key.split(","):
+            continue
+        action = getattr(widget, f"action_{binding.action}", None)
+        if action is not None and "(" not in binding.action and not inspect.iscoroutinefunction(action):
+            action()
+            return True
+    return False
 
 
 class EarlyKeys:
@@ -64,7 +78,7 @@ class EarlyKeys:
         elif event.key == "enter":
             self.early_enter(focused)
         else:
-            return False
+            return run_key_binding(focused, event.key)
         return True
 
     def early_enter(self, inp: Input) -> None:
