@@ -165,9 +165,10 @@ async def test_a_filter_typed_in_one_burst_with_slash_filters(tiny):
         await ready(pilot)
         screen = app.screen
         notes = collect_notes(app)
-        await burst(pilot, "slash", *"dns", "enter")  # s is "cycle sort" on the review screen
+        await burst(pilot, "slash", *"dns", "enter", "0", "escape")  # s is "cycle sort" on the review screen
         assert screen.query_one("#query-filter").value == "dns"
         assert screen.qid == "q-dns"
+        assert [e.what for e in screen.model.labels.done] == ["grade 0"]  # the 0 after Enter graded
         assert screen.focused is screen.query_one("#query-list")  # Enter took the filter, as typed slowly
         assert not any("sorted by" in n for n in notes)
 

@@ -60,7 +60,9 @@ class EditingActions:
         order, rather than run as this screen's binding (a letter is an action here) or lost. A key read after
         the prompt opened goes where the focus is."""
         top = self.app.screen
-        bar = self.query_one(ReasonBar)
+        bar = getattr(self, "_reason_bar", None)
+        if bar is None:  # looked up once: this runs on every key
+            bar = self._reason_bar = self.query_one(ReasonBar)
         prompt = (bar if bar.is_open else None) if top is self else top
         if (prompt is not None and hasattr(prompt, "take_key") and event.time < prompt.opened_at
                 and prompt.take_key(event)):
@@ -77,6 +79,8 @@ class EditingActions:
         if not isinstance(inp, Input) or inp.id != "query-filter":
             return False
         if event.key == "enter":
+            self.set_focus(self.queries.list)  # now, as the filter's Enter does: the keys after it are the list's
+            self.filter_opened_at = 0.0
             inp.post_message(Input.Submitted(inp, inp.value))
         elif event.key == "backspace":
             inp.action_delete_left()
