@@ -37,7 +37,6 @@ async def test_a_reason_typed_in_one_burst_after_the_grade_is_saved(tiny):
         await ready(pilot)
         screen = app.screen
         qid, doc = screen.qid, screen.doc
-        before = screen.model.labels.labels(qid).get(doc)
         await burst(pilot, "2", *"same", "enter")  # as tmux send-keys "2same" Enter
         lab = screen.model.labels.labels(qid)[doc]
         assert (lab.grade, lab.reason) == (2, "same")
@@ -202,3 +201,15 @@ async def test_a_prompt_keeps_early_keys_until_it_is_mounted_then_types_them_in_
         await pilot.pause()
         assert got == ["new"]  # ctrl+u emptied "old"; the q after Enter is dropped (the prompt had closed)
         assert app.screen is app.review
+
+
+async def test_the_grade_picker_and_the_reason_after_it_take_one_burst(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        await burst(pilot, "g", "3", *"why", "enter")  # the picker's grade key, then the reason
+        lab = screen.model.labels.labels(qid)[doc]
+        assert (lab.grade, lab.reason) == (3, "why")
+        assert app.screen is screen and not screen.query_one(ReasonBar).is_open
