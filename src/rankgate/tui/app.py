@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from textual import on, work
+from textual import events, on, work
+from textual._time import get_time  # the clock of `Message.time` (monotonic)
 from textual.app import App
 from textual.worker import get_current_worker
 
@@ -41,6 +42,8 @@ class ReviewApp(App[int]):
         self.error: BaseException | None = None
         self.sync: Sync | None = None  # the benchmark's qrels file against its workspace (screens/sync.py)
         self._sync_check: Sync | str | None = None
+        self._leaving = False  # the quit dialog's choice was to leave: keys from then on are dropped
+        self._quit_chosen_at = 0.0  # when a choice was made in the quit dialog (on_key)
 
     def on_mount(self) -> None:
         if self.ask_reviewer:
@@ -255,6 +258,9 @@ class ReviewApp(App[int]):
             self.notify(visible(f"nothing changed: {e}"), severity="error", timeout=15, markup=False)
 
     def _quit_chosen(self, choice: str | None) -> None:
+        if choice is not None:
+            self._quit_chosen_at = get_time()  # the keys read before this came with the choice (on_key)
+            self._leaving = choice == "quit"
         if choice == "export":
             try:
                 out = self.sync.export()
@@ -262,6 +268,7 @@ class ReviewApp(App[int]):
                 self.notify(visible(f"export failed, nothing changed: {e}"), severity="error", timeout=15,
                             markup=False)
                 return
+            self._leaving = True
             self.exit(return_code=0, message=f"wrote {out.labels} labels to {self.sync.manifest.qrels}")
         elif choice == "quit":
             self.exit(return_code=0)
@@ -274,6 +281,16 @@ class ReviewApp(App[int]):
             self.review.corpus_loaded()
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key typed in one burst with a prompt's key belongs to that prompt (screens/editing.py). Keys
+        typed after the quit dialog's choice (in the same burst) are dropped: once leaving, a letter would
+        act on the review screen (x removes a label, e opens the export dialog) while the app closes."""
+        if self._leaving or event.time < self._quit_chosen_at:
+            event.stop()
+            event.prevent_default()
+        elif self.review is not None and self.review.model is not None:
+            self.review.take_early_key(event)
 
     def on_unmount(self) -> None:
         if self.loaded is not None:

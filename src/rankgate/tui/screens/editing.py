@@ -8,11 +8,13 @@ import gc
 import time
 
 from rich.text import Text
+from textual import events
+from textual.widgets import Input
 
 from rankgate.core.text import visible
 from rankgate.tui.labels import Refused
 from rankgate.tui.messages import LabelsEdited
-from rankgate.tui.safe import literal
+from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
@@ -50,6 +52,43 @@ def collect_if_due() -> None:
 
 class EditingActions:
     """Grade, reason, remove, version, unsure, undo/redo, add, notes: each writes through `_write`."""
+
+    def take_early_key(self, event: events.Key) -> None:
+        """A key typed in one burst with the key that opened a prompt (a paste ending in Enter, tmux
+        send-keys, a fast typist) is read before the prompt opens: it went to the list focused then and
+        reaches the app (ReviewApp.on_key) after the prompt opened. It belongs to the prompt: handed over in
+        order, rather than run as this screen's binding (a letter is an action here) or lost. A key read after
+        the prompt opened goes where the focus is."""
+        top = self.app.screen
+        bar = getattr(self, "_reason_bar", None)
+        if bar is None:  # looked up once: this runs on every key
+            bar = self._reason_bar = self.query_one(ReasonBar)
+        prompt = (bar if bar.is_open else None) if top is self else top
+        if (prompt is not None and hasattr(prompt, "take_key") and event.time < prompt.opened_at
+                and prompt.take_key(event)):
+            event.stop()
+            event.prevent_default()
+        elif top is self and event.time < self.filter_opened_at and self._filter_key(event):
+            event.stop()
+            event.prevent_default()
+
+    def _filter_key(self, event: events.Key) -> bool:
+        """A key typed in one burst with `/`, into the query filter: text, Backspace, Enter (Escape and
+        other keys act as typed now)."""
+        inp = self.focused
+        if not isinstance(inp, Input) or inp.id != "query-filter":
+            return False
+        if event.key == "enter":
+            self.set_focus(self.queries.list)  # now, as the filter's Enter does: the keys after it are the list's
+            self.filter_opened_at = 0.0
+            inp.post_message(Input.Submitted(inp, inp.value))
+        elif event.key == "backspace":
+            inp.action_delete_left()
+        elif event.is_printable and event.character:
+            inp.insert_text_at_cursor(event.character)
+        else:
+            return False
+        return True
 
     def _write(self, qid: str, doc: str, write) -> bool:
         """Run one edit of the store (`write()`), re-score its query, update every pane. A refused edit (the
@@ -91,7 +130,12 @@ class EditingActions:
             where = visible(f"{qid} {doc}", lines="space")
             self.notify(f"removed {where}: {lab.grade} (ctrl+z to undo)", title="removed", markup=False)
             return True
-        return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, merge=merge, open=open))
+        mine = book.mine(qid, doc)
+        what = None  # the undo step's name: "grade 2" unless only the reason changed (`r`)
+        if reason is not None and mine is not None and mine.grade == grade and reason != mine.reason:
+            what = f'reason "{excerpt(reason, 30)}"' if reason else "reason (emptied)"
+        return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, what=what, merge=merge,
+                                                      open=open))
 
     def _fold_when_idle(self) -> None:
         """The store folds its journal into its snapshot every thousand edits, on the edit that reaches it

@@ -10,14 +10,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from rankgate.tui.screens import apply_cursor_blink
+from rankgate.tui.screens.prompts import EarlyKeys
 
 
-class ExportDialog(ModalScreen[str | None]):
+class ExportDialog(EarlyKeys, ModalScreen[str | None]):
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, default: str) -> None:
         super().__init__()
         self.default = default
+        self._wait_for_keys()  # the keys typed in one burst with `e` (prompts.EarlyKeys)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -27,8 +29,9 @@ class ExportDialog(ModalScreen[str | None]):
                               "qrels. Enter writes · Escape cancels", style="dim"))
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        self.set_focus(self.query_one(Input))
         apply_cursor_blink(self)
+        self._keys_ready()
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -2,8 +2,10 @@
 
 A row names whose judgment changed (the reviewer; for an import, the reviewer
 the file names, or the file when it names none) and, apart, who made the change
-when that is someone else ("imported by ana", "by lena"). A reason typed right
-after a grade is shown with it, as one row (one edit); an undo or a redo says so.
+when that is someone else ("imported by ana", "by lena"). One row per edit: a reason
+typed right after its grade is one edit with it (the store records it as amending the
+grade's event and folds the two, as `rankgate labels history` does); a reason changed
+later (`r`) is a row of its own. An undo or a redo says so.
 The columns cut long values; the highlighted row is shown whole, wrapped, under the list.
 """
 
@@ -22,22 +24,6 @@ from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.text_static import TextStatic
 
 IMPORTS = ("import", "merge", "migrate")
-
-
-def one_row_per_edit(changes: list[Change]) -> list[Change]:
-    """A grade followed at once by its reason (same pair, same person, nothing between) as one row."""
-    out: list[Change] = []
-    for c in changes:
-        last = out[-1] if out else None
-        if (last is not None and c.action == "reason" and last.action in ("set", "regrade")
-                and (last.query, last.doc, last.by, last.reviewer) == (c.query, c.doc, c.by, c.reviewer)
-                and last.grade == c.grade and not c.extra.get("cause")
-                and c.extra.get("version") == last.extra.get("version")):
-            out[-1] = Change(last.query, last.doc, last.action, c.grade, c.reason, last.reviewer, c.time, last.before,
-                             dict(last.extra, merged=True))
-            continue
-        out.append(c)
-    return out
 
 
 def action_of(c: Change) -> str:
@@ -118,7 +104,7 @@ class HistoryScreen(ModalScreen[None]):
     def __init__(self, qid: str, changes: list[Change]) -> None:
         super().__init__()
         self.qid = qid
-        self.changes = one_row_per_edit(changes)
+        self.changes = changes  # one per edit: the store folds a reason into its grade's event
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):

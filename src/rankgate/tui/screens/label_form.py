@@ -23,6 +23,7 @@ from textual.widgets import Input, Static
 from rankgate.core.benchmark import DEFAULT_GRADES
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
+from rankgate.tui.screens.prompts import EarlyKeys
 
 
 def scale_text(scale: dict[int, str]) -> str:
@@ -47,7 +48,7 @@ def parse_grade(value: str, scale: dict[int, str]) -> tuple[int | None, str]:
     return g, ""
 
 
-class LabelForm(ModalScreen[tuple[str, int, str, str] | None]):
+class LabelForm(EarlyKeys, ModalScreen[tuple[str, int, str, str] | None]):
     """Returns (document, grade, reason, collection version)."""
 
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
@@ -62,6 +63,7 @@ class LabelForm(ModalScreen[tuple[str, int, str, str] | None]):
         self.version = version
         self.known = known
         self.confirmed: str | None = None  # an unknown document ID the user confirmed (Enter twice)
+        self._wait_for_keys()  # the keys typed in one burst with `a` (prompts.EarlyKeys)
 
     def compose(self) -> ComposeResult:
         lo, hi = min(self.scale), max(self.scale)
@@ -88,6 +90,8 @@ class LabelForm(ModalScreen[tuple[str, int, str, str] | None]):
 
     def on_mount(self) -> None:
         apply_cursor_blink(self)
+        self.set_focus(self.query_one(Input))
+        self._keys_ready()
 
     def _error(self, what: str, field: str) -> None:
         self.query_one("#form-help", Static).update(literal(what, style="bold red"))
@@ -96,7 +100,10 @@ class LabelForm(ModalScreen[tuple[str, int, str, str] | None]):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if event.input.id != "form-reason":
+        self.early_enter(event.input)
+
+    def early_enter(self, inp: Input) -> None:
+        if inp.id != "form-reason":
             self.focus_next()
             return
         self.save()

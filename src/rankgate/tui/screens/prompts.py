@@ -5,10 +5,12 @@ Every text from data reaches them as `rich.text.Text` built through `tui.safe`.
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from rich.text import Text
 from textual import events, on
+from textual._time import get_time  # the clock of `Message.time` (monotonic)
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -20,7 +22,70 @@ from rankgate.tui.safe import literal
 from rankgate.tui.screens import apply_cursor_blink
 
 
-class TextPrompt(ModalScreen[str | None]):
+def run_key_binding(widget, key: str) -> bool:
+    """Run the widget's own binding of `key` now (an Input's ctrl+u, left, home ...), when it is a plain
+    action without arguments; False when it has none."""
+    for binding in getattr(widget, "BINDINGS", ()):
+        if not isinstance(binding, Binding) or key not in binding.key.split(","):
+            continue
+        action = getattr(widget, f"action_{binding.action}", None)
+        if action is not None and "(" not in binding.action and not inspect.iscoroutinefunction(action):
+            action()
+            return True
+    return False
+
+
+class EarlyKeys:
+    """A prompt opened by a key takes the keys typed in the same burst (a paste ending in Enter, a fast
+    typist). A terminal's keys are read before the app acts on the first: the ones after the key that opens
+    the prompt were sent to the widget focused then, and reach the review screen, which hands them here
+    (`take_key`, screens/editing.py). They are kept until the prompt is mounted, then typed into it in order,
+    as if typed after it opened (`early_key`). Keys left after the prompt closed on one of them are dropped."""
+
+    opened_at: float = 0.0
+    _early: list | None = None  # None once the prompt takes keys at once
+
+    def _wait_for_keys(self) -> None:
+        self.opened_at = get_time()  # a key read before this was meant for the prompt
+        self._early = []
+
+    def take_key(self, event: events.Key) -> bool:
+        """Keep the key until the prompt is mounted; then type it in. False: a key it does not take runs as
+        a key typed now (the focused widget's bindings)."""
+        if self._early is not None:
+            self._early.append(event)
+            return True
+        return self.early_key(event) if self.is_active else True
+
+    def _keys_ready(self) -> None:
+        early, self._early = self._early or [], None
+        for event in early:
+            if not self.is_active:
+                break
+            self.early_key(event)
+
+    def early_key(self, event: events.Key) -> bool:
+        """One early key, as typed now: text into the focused Input, Enter submits it, Escape cancels."""
+        focused = self.focused
+        if event.key == "escape":
+            self.dismiss(None)
+        elif not isinstance(focused, Input):
+            return False
+        elif event.is_printable and event.character:
+            focused.insert_text_at_cursor(event.character)
+        elif event.key == "backspace":
+            focused.action_delete_left()
+        elif event.key == "enter":
+            self.early_enter(focused)
+        else:
+            return run_key_binding(focused, event.key)
+        return True
+
+    def early_enter(self, inp: Input) -> None:
+        inp.post_message(Input.Submitted(inp, inp.value))
+
+
+class TextPrompt(EarlyKeys, ModalScreen[str | None]):
     """One line of text. `check(value)` returns why a value is refused ("" or None: accepted); a refused value
     keeps the prompt open with the reason in red."""
 
@@ -32,6 +97,7 @@ class TextPrompt(ModalScreen[str | None]):
         self.title_text, self.value, self.placeholder, self.help = title, value, placeholder, help
         self.check = check
         self.input_id = id_
+        self._wait_for_keys()
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -41,16 +107,23 @@ class TextPrompt(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         apply_cursor_blink(self)
-        self.query_one(Input).focus()
+        self.set_focus(self.query_one(Input))  # now: the early keys go in
+        self._keys_ready()
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        why = self.check(event.value) if self.check else None
+        self.submit(event.value)
+
+    def early_enter(self, inp: Input) -> None:
+        self.submit(inp.value)
+
+    def submit(self, value: str) -> None:
+        why = self.check(value) if self.check else None
         if why:
             self.query_one("#prompt-help", Static).update(literal(why, style="bold red"))
             return
-        self.dismiss(event.value)
+        self.dismiss(value)
 
 
 class Choice(ModalScreen[str | None]):
@@ -80,7 +153,7 @@ class Choice(ModalScreen[str | None]):
         self.dismiss(None if event.option.id == "cancel" else event.option.id)
 
 
-class GradePicker(ModalScreen[int | None]):
+class GradePicker(EarlyKeys, ModalScreen[int | None]):
     """The benchmark's scale by name: for grades without a key (above 9, below -9) and for naming them."""
 
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
@@ -89,6 +162,7 @@ class GradePicker(ModalScreen[int | None]):
         super().__init__()
         self.grades = sorted(scale)
         self.scale, self.current, self.doc = scale, current, doc
+        self._wait_for_keys()
 
     def compose(self) -> ComposeResult:
         from rankgate.tui.commands import grade_key
@@ -113,7 +187,20 @@ class GradePicker(ModalScreen[int | None]):
     def on_mount(self) -> None:
         ol = self.query_one(OptionList)
         ol.highlighted = self.grades.index(self.current) if self.current in self.grades else 0
-        ol.focus()
+        self.set_focus(ol)
+        self._keys_ready()
+
+    def early_key(self, event: events.Key) -> bool:
+        if event.key == "escape":
+            self.dismiss(None)
+        elif event.key == "enter":
+            ol = self.query_one(OptionList)
+            if ol.highlighted is not None:
+                self.dismiss(self.grades[ol.highlighted])
+        else:
+            self.on_key(event)
+            return event._stop_propagation
+        return True
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -130,7 +217,7 @@ class GradePicker(ModalScreen[int | None]):
             self.dismiss(chosen)
 
 
-class NotesEditor(ModalScreen[str | None]):
+class NotesEditor(EarlyKeys, ModalScreen[str | None]):
     """A query's notes, several lines: ctrl+s saves, Escape cancels."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "save", "Save", priority=True)]
@@ -138,6 +225,7 @@ class NotesEditor(ModalScreen[str | None]):
     def __init__(self, qid: str, notes: str) -> None:
         super().__init__()
         self.qid, self.notes = qid, notes
+        self._wait_for_keys()
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -152,7 +240,24 @@ class NotesEditor(ModalScreen[str | None]):
         if not getattr(self.app, "cursor_blink", True):
             area.cursor_blink = False
         area.move_cursor(area.document.end)  # go on writing after what is there
-        area.focus()
+        self.set_focus(area)
+        self._keys_ready()
+
+    def early_key(self, event: events.Key) -> bool:
+        area = self.query_one(TextArea)
+        if event.key == "escape":
+            self.dismiss(None)
+        elif event.key == "ctrl+s":
+            self.action_save()
+        elif event.key == "enter":
+            area.insert("\n")
+        elif event.key == "backspace":
+            area.action_delete_left()
+        elif event.is_printable and event.character:
+            area.insert(event.character)
+        else:
+            return False
+        return True
 
     def action_save(self) -> None:
         self.dismiss(self.query_one(TextArea).text)

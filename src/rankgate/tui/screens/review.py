@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
+from textual._time import get_time  # the clock of `Message.time` (monotonic)
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -72,6 +73,7 @@ class ReviewScreen(EditingActions, Screen):
         self.ask_reason = True
         self.ask_whose = True  # a grade on a label only others judged asks whether to add my own judgment
         self.grades: dict[int, str] = dict(DEFAULT_GRADES)  # the benchmark's grade scale
+        self.filter_opened_at = 0.0  # `/` was pressed
         self._negative_until = 0.0  # `-` was pressed: a digit until then is a negative grade
         self.last_edit_s = 0.0  # the last edit: from its key to every pane updated
         self.last_paint_s = 0.0  # ... and to the screen repainted with it
@@ -537,7 +539,8 @@ class ReviewScreen(EditingActions, Screen):
         self.action_next_review(-1)
 
     def action_focus_filter(self) -> None:
-        self.query_one("#query-filter", Input).focus()
+        self.set_focus(self.query_one("#query-filter", Input))  # now, and the keys typed with `/` are its
+        self.filter_opened_at = get_time()  # (take_early_key, screens/editing.py)
 
     def _blind_refuses(self, what: str) -> bool:
         """In blind review, what would show a run's name or how it does is refused, with the way out."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
+from textual._time import get_time  # the clock of `Message.time` (monotonic)
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -33,6 +35,7 @@ class ReasonBar(Horizontal):
         self.target: tuple[str, str, int] | None = None
         self.original = ""
         self.return_to = None  # the widget that had the focus before the bar opened
+        self.opened_at = 0.0  # a key read before this, reaching the review screen, was typed for the bar
 
     def compose(self) -> ComposeResult:
         yield Static(id="reason-label")
@@ -50,7 +53,25 @@ class ReasonBar(Horizontal):
         inp = self.query_one(Input)
         inp.value = reason
         self.display = True
+        self.opened_at = get_time()
         self.screen.set_focus(inp)  # now: the keys typed next are the reason's
+
+    def take_key(self, event: events.Key) -> bool:
+        """A key typed in the same burst as the grade (read before the bar opened, so sent to the list focused
+        then; screens/editing.py hands it here), as if typed now: text, Backspace, Enter saves, Escape skips.
+        False for another key: it runs as a key typed now (the Input's own bindings, then the screen's)."""
+        inp = self.query_one(Input)
+        if event.key == "enter":
+            self.action_save()
+        elif event.key == "escape":
+            self.action_cancel()
+        elif event.key == "backspace":
+            inp.action_delete_left()
+        elif event.is_printable and event.character:
+            inp.insert_text_at_cursor(event.character)
+        else:
+            return False
+        return True
 
     @property
     def is_open(self) -> bool:
