@@ -44,6 +44,8 @@ def _inputs(p) -> None:
     p.add_argument("--short-rankings", choices=("error", "allow"),
                    help="a ranking shorter than k: error or allow; gate refuses by default, score scores it "
                    "with a warning (allow: no warning; error: refuse)")
+    p.set_defaults(extra_words_hint="runs are given with --runs FILE, one --runs per run; or use "
+                   "`rankgate trec_eval QRELS RUN`")
 
 
 def register(sub) -> None:

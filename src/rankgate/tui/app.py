@@ -259,7 +259,8 @@ class ReviewApp(App[int]):
                 self.notify(visible(f"export failed, nothing changed: {e}"), severity="error", timeout=15,
                             markup=False)
                 return
-            self.exit(return_code=0, message=f"wrote {out.labels} labels to {self.sync.manifest.qrels}")
+            self.exit(return_code=0, message=f"wrote {out.labels} label{'' if out.labels == 1 else 's'} "
+                      f"to {self.sync.manifest.qrels}")
         elif choice == "quit":
             self.exit(return_code=0)
 
