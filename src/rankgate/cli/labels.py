@@ -827,7 +827,8 @@ def _add_queue(cmds, common) -> None:
     p.add_argument("--queries", help="queries file (JSONL: tags, must_pass ...)")
     p.add_argument("--db", metavar="FILE", help="take the labels from this workspace")
     p.add_argument("--policy", help="policy file (TOML): the gate whose decision the queue is ordered by")
-    p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
+    p.add_argument("--k", type=int, help="the cutoff k (default: a policy file's, the benchmark folder's; 10 "
+                   "on raw files)")
     p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default 1)")
     p.add_argument("--baseline", help="the gate's baseline run")
     p.add_argument("--candidate", help="the gate's candidate run")
