@@ -4,6 +4,7 @@
     python bench/bench_app.py --edits 300 --starts 7
     python bench/bench_app.py --queries 1000   # a smaller variant, for trying things
     python bench/bench_app.py --starts 0 --busy 2 --edits 100   # the grade keys only, quiet and under load
+    python bench/bench_app.py --cold-only --starts 5            # first open and re-open, quiet and beside 1 busy
     python bench/bench_app.py --keys-only --busy 2 --edits 100  # the same, no first open, no sample: 2-3 min
 
 Prints:
@@ -12,7 +13,9 @@ Prints:
   (run files parsed by the core reader, labels imported into a fresh store)
   until the review screen shows every pane consistent;
 - cold start, re-open: the same in new processes once the store and the
-  parsed-run cache exist (p50 and p95 over --starts processes);
+  parsed-run and score caches exist (p50 and p95 over --starts processes);
+  both with the CPU seconds of the app's process and the load average, and
+  again beside --cold-busy CPU-busy processes;
 - the grade keys, key to consistent panes: --edits presses of `0` and as many
   of `1`, each on a random document of the candidate's top k (on a random
   query) whose grade it changes, p50 and p95 per grade; first with the machine
@@ -117,7 +120,7 @@ def generate(folder: Path, queries: int, runs: int, depth: int, docs: int, seed:
 # ---- one process: start, measure, leave ------------------------------------------------------------------
 
 CHILD = r"""
-import asyncio, json, sys, time
+import asyncio, json, resource, sys, time
 t0 = time.perf_counter()
 from rankgate.tui.app import ReviewApp
 from rankgate.tui.loader import Inputs
@@ -131,26 +134,62 @@ async def main():
                 raise SystemExit(f"error: {app.error}")
             await asyncio.sleep(0.001)
         ready = app.screen.first_frame_at - t0  # the review screen's first frame is drawn
-        print(json.dumps({"ready": ready, "hits": app.loaded.cache_hits}), flush=True)
+        use = resource.getrusage(resource.RUSAGE_SELF)  # every thread's CPU so far (the corpus's worker may run)
+        print(json.dumps({"ready": ready, "hits": app.loaded.cache_hits, "cpu": use.ru_utime + use.ru_stime}),
+              flush=True)
         app.exit()
 
 asyncio.run(main())
 """
 
 
-def cold_start(folder: Path, env: dict) -> tuple[float, float]:
+def cold_start(folder: Path, env: dict) -> tuple[float, float, float]:
     """(seconds from spawning the process to the first frame of consistent panes, the same from the
-    first line of the program). Python's own start-up is the difference."""
+    first line of the program, the process's CPU seconds (user + system, every thread) by then).
+    Python's own start-up is the difference of the first two. The child runs with its bytecode cached,
+    as an installed package does (PYTHONDONTWRITEBYTECODE would compile every module at every start)."""
+    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     t = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(folder)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     wall = time.perf_counter() - t
     _, err = proc.communicate()
-    if proc.returncode != 0 or not line.startswith("{"):
+    if not line.startswith("{"):
         raise SystemExit(err[-2000:])
-    inside = json.loads(line)["ready"]
-    return wall, inside
+    if proc.returncode != 0:  # measured, then failed on the way out: said, not hidden
+        print(f"(the app failed after its first frame: {err.strip().splitlines()[-1:]})", file=sys.stderr)
+    got = json.loads(line)
+    return wall, got["ready"], got["cpu"]
+
+
+def cold_starts(folder: Path, env: dict, home: Path, starts: int, first: bool, busy: int) -> None:
+    """First open (a fresh store and run cache) and `starts` re-opens, each a new process; printed with the
+    load average before and after and the CPU seconds of the app's process; beside `busy` CPU-busy
+    processes when `busy`."""
+    where = f" beside {busy} CPU-busy process{'es' if busy != 1 else ''}" if busy else ""
+    if first:
+        shutil.rmtree(home, ignore_errors=True)
+        before = load_average()
+        with Busy(busy):
+            wall, inside, cpu = cold_start(folder, env)
+        print(f"cold start{where}, first open (parse runs, import labels): {wall:.2f} s to consistent panes "
+              f"({inside:.2f} s inside the process; CPU {cpu:.2f} s) (load average {before} -> {load_average()})")
+    if not starts:
+        return
+    cold_start(folder, env)  # the caches as the last open left them (a first open's entries are written)
+    walls, insides, cpus = [], [], []
+    before = load_average()
+    with Busy(busy):
+        for _ in range(starts):
+            wall, inside, cpu = cold_start(folder, env)
+            walls.append(wall)
+            insides.append(inside)
+            cpus.append(cpu)
+    print(f"cold start{where}, re-open: p50 {pct(walls, 50):.2f} s, p95 {pct(walls, 95):.2f} s to consistent "
+          f"panes (process start included; inside the process p50 {pct(insides, 50):.2f} s; CPU p50 "
+          f"{pct(cpus, 50):.2f} s, p95 {pct(cpus, 95):.2f} s; {starts} processes) "
+          f"(load average {before} -> {load_average()})")
 
 
 class Busy:
@@ -284,6 +323,11 @@ def main() -> int:
                     help="a benchmark folder measured the same way with its own policy ('' to skip)")
     ap.add_argument("--starts", type=int, default=5, help="re-open processes to time")
     ap.add_argument("--keep-store", action="store_true", help="skip the first-open measurement")
+    ap.add_argument("--cold-busy", type=int, default=1,
+                    help="the cold starts again beside this many CPU-busy processes (0: not)")
+    ap.add_argument("--cold-only", action="store_true", help="the cold starts only (no grade keys)")
+    ap.add_argument("--home", help="the data folder (store, caches) to use (default: bench/.cache/home-NAME; "
+                    "another, to compare two checkouts through PYTHONPATH)")
     ap.add_argument("--keys-only", action="store_true",
                     help="the grade keys on the 10k benchmark only: no cold start, no sample (as --starts 0 "
                          "--keep-store --sample ''; the store is made when missing)")
@@ -293,22 +337,14 @@ def main() -> int:
 
     folder = DATA / f"review-{args.queries // 1000}k" if args.queries >= 1000 else DATA / f"review-{args.queries}"
     generate(folder, args.queries, args.runs, args.depth, args.docs)
-    home = CACHE / f"home-{folder.name}"
+    home = Path(args.home) if args.home else CACHE / f"home-{folder.name}"
     env = dict(os.environ, RANKGATE_HOME=str(home), RANKGATE_REVIEWER="bench")
     print(f"benchmark: {args.queries} queries x {args.runs} runs x {args.depth} documents ({folder})")
-    if not args.keep_store and not (args.keys_only and home.exists()):
-        shutil.rmtree(home, ignore_errors=True)
-        wall, inside = cold_start(folder, env)
-        print(f"cold start, first open (parse runs, import labels): {wall:.2f} s to consistent panes "
-              f"({inside:.2f} s inside the process)")
-    walls, insides = [], []
-    for _ in range(args.starts):
-        wall, inside = cold_start(folder, env)
-        walls.append(wall)
-        insides.append(inside)
-    if walls:
-        print(f"cold start, re-open: p50 {pct(walls, 50):.2f} s, p95 {pct(walls, 95):.2f} s to consistent panes "
-              f"(process start included; inside the process p50 {pct(insides, 50):.2f} s)")
+    for busy in dict.fromkeys([0, args.cold_busy] if args.cold_busy and not args.keys_only else [0]):
+        first = not args.keep_store and not (args.keys_only and home.exists())
+        cold_starts(folder, env, home, args.starts, first, busy)
+    if args.cold_only:
+        return 0
 
     os.environ.update(RANKGATE_HOME=str(home), RANKGATE_REVIEWER="bench")
     report(folder.name, asyncio.run(session(folder, args.edits, args.busy)))

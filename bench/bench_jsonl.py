@@ -1,12 +1,16 @@
-"""Memory of `rankgate score` on a large JSONL run (the general reader streams it line by line).
+"""Memory of `rankgate score` (or gate, compare, validate) on a large JSONL run.
 
-    .venv/bin/python bench/bench_jsonl.py                 # a 540 MB run
+    .venv/bin/python bench/bench_jsonl.py                 # a 540 MB run, score
+    .venv/bin/python bench/bench_jsonl.py --command gate  # the gate: the run as baseline and candidate (its
+                                                          # review queue keeps each ranking's top unjudged rows)
+    .venv/bin/python bench/bench_jsonl.py --general       # RANKGATE_FAST=0: the general reader, every row
     .venv/bin/python bench/bench_jsonl.py --mb 100 --src /work/main/src   # compare another checkout
 
 Writes `data/jsonl-N/` (N MB): qrels for Q queries (3 judged documents each) and a JSONL run of
 1000 {"doc": ..., "score": ...} objects per query, MS MARCO-like IDs, until the file reaches N MB.
-Then runs `rankgate score` once (RANKGATE_FAST does not apply to JSONL) and prints the file size,
-the wall time and the peak resident memory of the process (ru_maxrss).
+Then runs the command once and prints the file size, the wall and CPU seconds (user + system), the
+peak resident memory of the process (ru_maxrss) and the load average before and after. Commands read a
+JSONL run lean (core/formats/jsonl_lean.py: only judged rows kept) unless RANKGATE_FAST=0.
 """
 
 from __future__ import annotations
@@ -53,18 +57,29 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=540)
     ap.add_argument("--src", default=str(HERE.parent / "src"), help="the rankgate source tree to measure")
+    ap.add_argument("--command", choices=("score", "gate", "compare", "validate"), default="score")
+    ap.add_argument("--general", action="store_true", help="RANKGATE_FAST=0: every row read (the general reader)")
     a = ap.parse_args()
     qrels, run = build(a.mb)
     env = dict(os.environ, PYTHONPATH=a.src)
+    if a.general:
+        env["RANKGATE_FAST"] = "0"
+    args = {"score": ["-m", "nDCG@10"], "gate": ["--baseline", "a", "--candidate", "b", "--missing-queries", "zero"],
+            "compare": ["--baseline", "a"], "validate": []}
+    two = a.command in ("gate", "compare")  # the same file twice, as baseline a and candidate b
+    runs = ["--runs", f"a={run}", "--runs", f"b={run}"] if two else ["--runs", str(run)]
+    load = os.getloadavg()[0]
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "rankgate", "score", "--qrels", str(qrels), "--runs", str(run),
-                        "-m", "nDCG@10", "--k", "10"], capture_output=True, text=True, env=env)
+    p = subprocess.run([sys.executable, "-m", "rankgate", a.command, "--qrels", str(qrels), *runs, "--k", "10",
+                        *args[a.command]], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = use.ru_maxrss / 1024
     size = run.stat().st_size / (1 << 20)
-    print(f"JSONL run {size:.0f} MB ({a.src}): exit {p.returncode}, {wall:.1f} s, peak RSS {peak:.0f} MB "
-          f"({peak / size:.2f}x the file)")
-    if p.returncode:
+    print(f"rankgate {a.command}{' (RANKGATE_FAST=0)' if a.general else ''}, JSONL run {size:.0f} MB ({a.src}): "
+          f"exit {p.returncode}, {wall:.1f} s wall, {use.ru_utime + use.ru_stime:.1f} s CPU, peak RSS {peak:.0f} MB "
+          f"({peak / size:.2f}x the file); load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    if p.returncode not in (0, 3):
         print(p.stderr[-2000:])
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
+
+from rankgate.core.errors import InputError
 
 from rankgate.core.formats import read_runs
 from rankgate.core.model import Catalog
@@ -56,3 +59,131 @@ def test_ids_with_a_line_break_survive_the_cache(tmp_path):
     again = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
     assert hits and again.catalog.docs.names[again.doc[0]] in ("a\nb", "c", "é")
     _same(again, expected)
+
+
+def test_qrels_labels_cache_reads_the_file_once_while_it_is_unchanged(tmp_path):
+    """The workspace comparison's file labels (tui/screens/sync.py) come from the cache while the folder's
+    qrels file is unchanged; the same dict as the reader's; a changed file is read again."""
+    from types import SimpleNamespace
+
+    from rankgate.store.sync import read_file_labels
+    from rankgate.tui.runcache import file_grades
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 3\nq1 0 d2 0\nq\u00e92 0 d1 1\n")
+    manifest = SimpleNamespace(qrels=qrels)
+    reads = []
+
+    def read(m):
+        reads.append(m)
+        return read_file_labels(m)
+
+    expected, _ = read_file_labels(manifest)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    assert file_grades(manifest, read, min_bytes=0, folder=cache) == expected
+    assert file_grades(manifest, read, min_bytes=0, folder=cache) == expected
+    assert len(reads) == 1 and expected[("q1", "d1")] == 3
+    qrels.write_text("q1 0 d1 1\n")
+    os.utime(qrels, ns=(1, 1))
+    assert file_grades(manifest, read, min_bytes=0, folder=cache) == {("q1", "d1"): 1}
+    assert len(reads) == 2
+    qrels.write_text("q1 0 d1 x\n")  # no longer reads: refused every time, never answered from the cache
+    os.utime(qrels, ns=(2, 2))
+    for _ in range(2):
+        with pytest.raises(InputError):
+            file_grades(manifest, read, min_bytes=0, folder=cache)
+
+
+def test_trec_order_of_a_grouped_run_sorts_only_its_broken_blocks_to_the_same_order():
+    """in_trec_order sorts a run whose queries come in blocks block by block (ties broken by document ID
+    descending, byte-wise; equal rows keep their order): the same rows as one sort of every row."""
+    import random
+
+    from rankgate.core.model import Run
+    from rankgate.tui.runcache import _grouped_order, in_trec_order
+
+    rng = random.Random(3)
+    grouped = 0
+    for _ in range(200):
+        cat = Catalog()
+        rows = []
+        for qi in range(rng.randint(1, 12)):
+            for _ in range(rng.randint(0, 20)):
+                doc = rng.choice(["a", "b", "\u00e9", "Z", "d1", "d10", "d2", "\U0001F600", "aa"]) + str(rng.randint(0, 3))
+                rows.append((f"q{qi}", doc, rng.choice([1.0, 2.0, 3.0, rng.random()])))
+        if rng.random() < 0.7:  # blocks per query, scores mostly descending
+            rows.sort(key=lambda x: (int(x[0][1:]), -x[2] if rng.random() < 0.9 else 0))
+        else:
+            rng.shuffle(rows)
+        q = np.array([cat.queries.code(a) for a, _, _ in rows], np.int32)
+        d = np.array([cat.docs.code(b) for _, b, _ in rows], np.int32)
+        s = np.array([c for _, _, c in rows], np.float64)
+        run = Run("r", "", cat, q, d, s, np.arange(len(rows), dtype=np.int64))
+        full = np.lexsort((-cat.docs.order()[d], -s, q)) if len(rows) else np.zeros(0, np.int64)
+        perm = _grouped_order(run)
+        if perm is not None:
+            grouped += 1
+            np.testing.assert_array_equal(perm, full)
+        np.testing.assert_array_equal(in_trec_order(run).where, run.where[full])
+    assert grouped > 100
+
+
+def test_old_entries_are_pruned_the_most_recently_used_kept(tmp_path, monkeypatch):
+    import rankgate.tui.runcache as runcache
+
+    monkeypatch.setattr(runcache, "KEEP_RUNS", 2)
+    files = []
+    for i in range(3):
+        run = tmp_path / f"run{i}.trec"
+        run.write_text(f"q1 Q0 d{i} 1 1.0 t\n")
+        files.append(run)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache)
+    read_runs_cached(str(files[1]), Catalog(), min_bytes=0, folder=cache)
+    for p in cache.glob("*.npz"):
+        os.utime(p, ns=(1, 1))  # both entries old ...
+    hits = []
+    read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)  # ... run0 used now
+    read_runs_cached(str(files[2]), Catalog(), min_bytes=0, folder=cache)  # a third entry: the oldest goes
+    assert len(hits) == 1 and len([p for p in cache.glob("*.npz") if not p.name.endswith("-map.npz")]) == 2
+    read_runs_cached(str(files[0]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)
+    read_runs_cached(str(files[1]), Catalog(), min_bytes=0, folder=cache, on_hit=hits.append)
+    assert len(hits) == 2  # run0 kept (used), run1 read again
+
+
+def test_a_reopen_takes_the_codes_of_last_time_while_the_catalog_is_the_same(tmp_path):
+    """The entry's map (its codes in the review's catalog) is used when the catalog holds the same names as
+    last time, and the runs equal the reader's; another catalog ignores the map, with the same runs."""
+    import rankgate.tui.runcache as runcache
+
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q} Q0 d{(q * 7 + r) % 50} {r + 1} {10 - r}.5 t\n" for q in range(20) for r in range(8)))
+    expected = read_runs(str(run), "auto", Catalog())[0]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def catalog(*docs):
+        cat = Catalog()
+        for d in docs:
+            cat.docs.code(d)
+        return cat
+
+    read_runs_cached(str(run), catalog("d7", "x"), min_bytes=0, folder=cache)  # writes the entry
+    used = []
+    real = runcache._mapped
+
+    def spy(*args):
+        got = real(*args)
+        used.append(got is not None)
+        return got
+
+    runcache._mapped = spy
+    try:
+        for cat in (catalog("d7", "x"), catalog("d7", "x"), catalog("x", "d7", "y"), catalog("x", "d7", "y")):
+            _same(read_runs_cached(str(run), cat, min_bytes=0, folder=cache)[0], expected)
+            assert cat.docs.names[:2] in (["d7", "x"], ["x", "d7"]) and len(cat.docs.names) == len(set(cat.docs.names))
+    finally:
+        runcache._mapped = real
+    assert used == [False, True, False, True]  # the map is written, used; another catalog: again

@@ -156,8 +156,9 @@ def positional_qrels(args) -> None:
 
 
 def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
-    """Read the inputs; `fast` lets large TREC runs take the compiled path (core/formats/trec_fast.py) when it
-    can; `gate` keeps what the gate's review queue needs of them too."""
+    """Read the inputs; `fast` reads runs lean where it can (large TREC runs through the compiled path,
+    core/formats/trec_fast.py; JSONL runs, core/formats/jsonl_lean.py); `gate` keeps what the gate's review
+    queue needs of them too."""
     from rankgate.cli.progress import terminal_progress
 
     positional_qrels(args)
@@ -172,7 +173,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
         overrides["rel_level"] = level
     policy = resolve(overrides, bundle)
     if reader is not None and reader.deep:  # a run was read lean, and the gate's measures see whole rankings
-        from rankgate.core.formats.trec_fast import watch_top_k
+        from rankgate.core.formats.jsonl_lean import watch_top_k
 
         watch_top_k(list(bundle.runs.values()), bundle.qrels, policy.k)
     return bundle, policy
@@ -200,43 +201,46 @@ FAST_MIN_BYTES = 1 << 20  # trec_fast.MIN_BYTES (tests/cli/test_startup.py check
 
 
 class _FastReader:
-    """The fast path's run reader (core/formats/trec_fast.py), set up on the first run file large enough
-    for it: a benchmark of small files never imports it, pyarrow's finder or the gate's depth.
-    `deep`: a run was read lean and the gate's measures look at whole rankings (then the review queue's
-    documents are looked up again in every run: trec_fast.watch_top_k)."""
+    """The lean run reader, set up on the first run file large enough for it (a benchmark of small files
+    never imports it, pyarrow's finder or the gate's depth): JSONL runs read lean (core/formats/jsonl_lean.py),
+    TREC runs through the compiled path when pyarrow is there (core/formats/trec_fast.py), so memory follows
+    what is kept, not the file. `deep`: a run was read lean and the gate's measures look at whole rankings
+    (then the review queue's documents are looked up again in every run: jsonl_lean.watch_top_k)."""
 
     def __init__(self, args, gate: bool):
         self.args, self.gate, self.deep, self._read = args, gate, False, None
 
     def __call__(self, path: str, name, qrels, progress=None):
-        fast = sys.modules.get("rankgate.core.formats.trec_fast")  # once loaded, its threshold rules
+        fast = sys.modules.get("rankgate.core.formats.trec_fast")  # once loaded, its threshold rules too
         try:
-            if self._read is None and os.path.getsize(path) < getattr(fast, "MIN_BYTES", FAST_MIN_BYTES):
+            if self._read is None and os.path.getsize(path) < min(FAST_MIN_BYTES, getattr(fast, "MIN_BYTES",
+                                                                                          FAST_MIN_BYTES)):
                 return None
         except OSError:
             return None  # the usual reader says what is wrong with the file
         if self._read is None:
             self._read = self._setup()
-        return self._read(path, name, qrels, progress) if self._read else None
+        return self._read(path, name, qrels, progress)
 
     def _setup(self):
-        from rankgate.core.formats import trec_fast as fastpath
-
-        if not fastpath.available():
-            return False
-        if not self.gate:
-            return fastpath.lean_reader
         from functools import partial
 
+        from rankgate.core.formats import trec_fast as fastpath
+        from rankgate.core.formats.jsonl_lean import lean_run_reader
+
+        trec = fastpath.lean_reader if fastpath.available() else None
+        reader = partial(lean_run_reader, fmt=self.args.run_format, trec=trec)
+        if not self.gate:
+            return reader
         from rankgate.core.bounds import UNCUT_DEPTH
 
         depth, k = gate_depth(self.args)  # no cut-off: keep the unjudged documents as deep as the bounds look
         self.deep = depth is None
-        return partial(fastpath.lean_reader, keep_top=depth or max(k, UNCUT_DEPTH))
+        return partial(reader, keep_top=depth or max(k, UNCUT_DEPTH))
 
 
 def _fast_reader(args, gate: bool) -> _FastReader | None:
-    """The fast path's reader, or None to read every run the usual way (RANKGATE_FAST=0)."""
+    """The lean run reader, or None to read every run the usual way (RANKGATE_FAST=0)."""
     if os.environ.get("RANKGATE_FAST", "1") == "0":
         return None
     return _FastReader(args, gate)

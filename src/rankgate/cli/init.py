@@ -52,6 +52,13 @@ def cmd_init(args) -> int:
         raise InputError(str(folder), "is a file, expected a folder")
     if args.k < 1:
         raise InputError("--k", "k must be at least 1")
+    from rankgate.core.benchmark import MAX_K
+    from rankgate.core.model import grade_problem
+
+    if args.k > MAX_K:  # what the benchmark's own reader refuses is never written
+        raise InputError("--k", f"k must be at most {MAX_K}")
+    if args.rel_level is not None and (why := grade_problem(args.rel_level)) is not None:
+        raise InputError("--rel-level", why)
     for what, path in (("queries", args.queries), ("corpus", args.corpus)):
         if path and not os.path.isfile(path) and not path.startswith("irds:"):
             raise InputError(path, f"no such file (expected a {what} file)")

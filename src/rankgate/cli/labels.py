@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from rankgate.cli.base import EXIT_OK, counted, policy_overrides, say, say_json, usage
@@ -371,6 +372,8 @@ def _add_export(cmds, common) -> None:
                    "adjudication, one a line (for `labels merge`, not for the gate)")
     p.add_argument("--overwrite", action="store_true", help="a benchmark's qrels file: replace it even when it "
                    "holds changes the workspace has not seen (or no longer parses)")
+    p.add_argument("--force", action="store_true", help="-o FILE: replace FILE even when it holds no judgments "
+                   "(by default an export replaces only an earlier export, qrels, or an empty file)")
     p.set_defaults(func=_export)
 
 
@@ -380,7 +383,11 @@ def _export(args) -> int:
         return _export_back(args)
     if args.output == "-":
         args.output = None
+    if args.output is not None:
+        _refuse_benchmark_inputs(args)
     with _open(args, readonly=True) as ws:
+        if args.output is not None:
+            _refuse_unrelated_file(ws, args)
         out = ws.export(args.format or "trec", args.output, plain=args.plain, version=args.label_version,
                         require_adjudication=args.require_adjudication, judged_by=args.judged_by,
                         all_reviewers=args.all_reviewers)
@@ -395,6 +402,69 @@ def _export(args) -> int:
         say(f"wrote {counted(out.labels, 'judgment')} to {args.output} ({out.format}, version {out.version}, "
               f"{out.content_hash})")
     return EXIT_OK
+
+
+def _refuse_benchmark_inputs(args) -> None:
+    """`-o FILE` never replaces a file of the benchmark named (its benchmark.toml, qrels, queries, runs, corpus,
+    ACL, guidelines, policy, pipeline stages, judge prompt), through any name or link. Checked before the
+    workspace is opened."""
+    from rankgate.core.outfile import refuse_special
+
+    out = args.output
+    if not out.strip():
+        raise InputError("-o", "expected a file name (or '-' for standard output); nothing was written")
+    refuse_special(out)
+    if not args.benchmark:
+        return
+    from rankgate.core.benchmark import load_manifest
+
+    manifest = load_manifest(args.benchmark)
+    for role, path in benchmark_inputs(manifest):
+        try:
+            if not os.path.samefile(out, path):
+                continue
+        except (OSError, ValueError):
+            continue
+        if role == "qrels":
+            raise InputError(str(out), f"is the qrels file of benchmark {visible(manifest.name)}; "
+                             f"`rankgate labels export {visible(str(manifest.folder))}` (without -o) writes it "
+                             "back, checking for changes the workspace has not seen; nothing was written")
+        raise InputError(str(out), f"is the {role} file of benchmark {visible(manifest.name)}, an input; an "
+                         "export never replaces it: nothing was written (choose another file)")
+
+
+def _refuse_unrelated_file(ws, args) -> None:
+    """Without --force, `-o FILE` replaces an existing file only when it holds judgments (an earlier export or
+    qrels, docs/labels.md) or nothing: a run, a queries file or notes are refused. The store's own files are
+    refused first, with their own words (store/transfer/export.py)."""
+    from rankgate.core.formats.sniff import holds_judgments
+    from rankgate.store.transfer.export import refuse_store_target
+
+    refuse_store_target(ws, args.output)
+    if os.path.exists(args.output) and not args.force and not holds_judgments(args.output):
+        raise InputError(str(args.output), "exists and holds no judgments (it is not an earlier export or qrels "
+                         "file); nothing was written (choose another file, or --force to replace it)")
+
+
+def benchmark_inputs(manifest) -> list[tuple[str, str]]:
+    """(role, path) of every file a benchmark folder's manifest names."""
+    from rankgate.core.formats import split_run_spec
+
+    folder = manifest.folder
+    files = [("benchmark.toml", manifest.path), ("qrels", manifest.qrels), ("queries", manifest.queries),
+             ("corpus", manifest.corpus), ("guidelines", manifest.guidelines)]
+    files += [("run", split_run_spec(str(spec))[1]) for spec in manifest.runs]  # resolved already, as the ACL
+    if manifest.acl and manifest.acl != "corpus":
+        files.append(("ACL", manifest.acl))
+    if isinstance(manifest.gate.get("policy"), str):
+        files.append(("policy", folder / manifest.gate["policy"]))
+    for t in manifest.pipelines or []:
+        if isinstance(t, dict):
+            named = [t.get("file")] + [st.get("run") for st in t.get("stages") or [] if isinstance(st, dict)]
+            files += [("pipeline stage", folder / p) for p in named if isinstance(p, str) and p]
+    if isinstance(manifest.judge.get("prompt"), str) and manifest.judge["prompt"]:
+        files.append(("judge prompt", folder / manifest.judge["prompt"]))
+    return [(role, str(p)) for role, p in files if p]
 
 
 def _export_back(args) -> int:

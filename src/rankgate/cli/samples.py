@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from rankgate.cli.base import EXIT_OK, say, usage
@@ -62,22 +64,28 @@ def cmd_copy(args) -> int:
         raise InputError(str(samples_root()), "this installation carries no samples (reinstall rankgate)")
     if args.only and args.only not in names:
         raise InputError("--only", f"no sample named {args.only!r} (expected one of {', '.join(names)})")
+    if not args.dir.strip():
+        raise InputError("samples copy", "DIR is empty: name a new folder (nothing was copied)")
     target = Path(args.dir)
     if target.exists() or target.is_symlink():
         raise InputError(args.dir, "exists already: name a new folder (nothing was copied)")
     if not target.parent.is_dir() and str(target.parent) not in ("", "."):
         raise InputError(args.dir, "cannot copy the samples: the folder above it does not exist")
     chosen = [args.only] if args.only else names
-    tmp = target.with_name(f".{target.name}.part")
-    shutil.rmtree(tmp, ignore_errors=True)
+    tmp = None
     try:
-        tmp.mkdir()
+        # a fresh folder of our own beside the target (never one that was there: that may be the user's)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent))
+        umask = os.umask(0o022)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)  # as mkdir would have made it (mkdtemp's is private)
         for name in chosen:
             shutil.copytree(samples_root() / name, tmp / name,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         tmp.rename(target)  # all or nothing
     except OSError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise InputError(args.dir, f"cannot copy the samples: {e.strerror or e}") from None
     say(f"copied {len(chosen)} sample{'s' if len(chosen) != 1 else ''} to {target}: {', '.join(chosen)}")
     if "ops-handbook" in chosen:

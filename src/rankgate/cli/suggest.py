@@ -76,6 +76,8 @@ def suggest(args) -> int:
         raise InputError("labels suggest", "name a benchmark folder: rankgate labels suggest BENCH")
     if args.queue is not None and args.queue < 1:
         raise InputError("--queue", "N must be at least 1")
+    if args.limit is not None and args.limit < 1:  # a negative N sliced pairs off the end
+        raise InputError("--limit", "N must be at least 1")
     manifest = load_manifest(args.benchmark)
     config = judge_from(args, manifest)
     with _open(args, readonly=True) as ws:

@@ -103,7 +103,8 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     """Read the inputs. A benchmark folder supplies whatever the flags leave out.
 
     `progress(path)` returns a byte-progress callback for a run file, or None.
-    `run_reader(path, name, qrels, progress)` may read a run another way (the fast path); None = the usual reader.
+    `run_reader(path, name, qrels, progress)` may read a run another way (lean: jsonl_lean.lean_run_reader, which
+    respects a forced --run-format); None = the usual reader.
     `labels(catalog)` may give the judgments and the queries they know (a label workspace's) instead of a
     qrels file; then the manifest's queries file is read only when they know none.
     `acl` names an ACL file (or "corpus") over the manifest's `acl` (core/acl.py); with one, runs are read whole.
@@ -135,7 +136,7 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
 
     def read(spec: str, name: str | None, path: str) -> Iterable[Run]:
         report = progress(path) if progress else None
-        other = run_reader(path, name, q, report) if run_reader and run_format in ("auto", "trec") else None
+        other = run_reader(path, name, q, report) if run_reader and run_format in ("auto", "trec", "jsonl") else None
         files.append(("run", path))
         return other or read_runs(spec, run_format, catalog, report)
 

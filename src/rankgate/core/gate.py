@@ -208,9 +208,8 @@ def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review:
         qrels, (base, cand), permissions, no_answer = apply_access(bundle.access, qrels, [base, cand],
                                                                    policy.checks.rel_level, no_answer)
     funnels = None
-    from rankgate.core.funnel import has_pipelines
-
-    if has_pipelines(bundle.manifest, bundle.runs):  # [[pipeline]] tables, or staged runs (core/funnel.py)
+    if getattr(bundle.manifest, "pipelines", None) or any(  # [[pipeline]] tables, or staged runs (core/funnel.py)
+            "scored_stage" in (getattr(r, "meta", None) or {}) for r in bundle.runs.values()):
         from rankgate.core.funnel import bundle_funnels
 
         found = bundle_funnels(bundle, policy.checks.rel_level, [base.name, cand.name])

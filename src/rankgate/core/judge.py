@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankgate.core.errors import InputError
+from rankgate.core.model import grade_problem
 
 JUDGE_KEYS = {"name", "command", "url", "model", "api_key_env", "prompt", "timeout", "max_calls"}
 DEFAULT_TIMEOUT = 30.0
@@ -93,10 +94,14 @@ class JudgeConfig:
     def prompt_text(self) -> str:
         if not self.prompt:
             return DEFAULT_PROMPT
+        from rankgate.core.formats.textio import MAX_TOML, read_text
+
         path = Path(self.folder) / self.prompt
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
+        try:  # a regular file of at most 8 MiB: a device or a FIFO is refused, never read or waited on
+            return read_text(path, limit=MAX_TOML, what="a prompt template")
+        except InputError as e:
+            raise InputError(str(path), f"the judge's prompt template cannot be read: {e.what}") from None
+        except OSError as e:
             raise InputError(str(path), f"the judge's prompt template cannot be read ({e})") from None
 
     def prompt_hash(self) -> str:
@@ -213,10 +218,14 @@ def parse_answer(req: JudgeRequest, obj, scale: Iterable[int], seconds: float = 
         text = obj.decode("utf-8", "replace") if isinstance(obj, bytes) else obj
         try:
             obj = json.loads(text)
+        except RecursionError:
+            return fail("the answer is JSON nested too deeply")
         except ValueError:
             found = re.search(r"\{.*\}", text, re.S)  # a chat model may wrap its JSON in words
             try:
                 obj = json.loads(found.group(0)) if found else None
+            except RecursionError:
+                return fail("the answer is JSON nested too deeply")
             except ValueError:
                 obj = None
             if obj is None:
@@ -235,6 +244,10 @@ def parse_answer(req: JudgeRequest, obj, scale: Iterable[int], seconds: float = 
     reason = obj.get("reason", "")
     if not isinstance(reason, str):
         return fail("'reason' must be text")
+    try:
+        reason.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (\ud800) cannot be stored, exported or shown
+        return fail("'reason' is not valid Unicode text (a lone UTF-16 surrogate)")
     conf = obj.get("confidence")
     if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
         return fail(f"'confidence' must be a number from 0 to 1, found {_clip(json.dumps(conf))}")
@@ -471,7 +484,8 @@ def _well_formed(rec) -> bool:
             and isinstance(rec.get("query"), str) and isinstance(rec.get("doc"), str)):
         return False
     grade = rec.get("grade")
-    return rec["kind"] != "suggestion" or (isinstance(grade, int) and not isinstance(grade, bool))
+    return rec["kind"] != "suggestion" or (isinstance(grade, int) and not isinstance(grade, bool)
+                                            and grade_problem(grade) is None)  # a hand-edited 10**30 too
 
 
 def suggested_grades(path: str | os.PathLike) -> dict[tuple[str, str], int]:

@@ -84,6 +84,8 @@ def open_envelope(data: dict, where: str) -> tuple[dict, bytes, list]:
         inner = json.loads(payload.decode("utf-8"))
     except (TypeError, ValueError):
         raise InputError(where, "not a rankgate receipt: the envelope's payload is not base64 JSON") from None
+    except RecursionError:
+        raise InputError(where, "not a rankgate receipt: the envelope's payload is JSON nested too deeply") from None
     sigs = data.get("signatures")
     if not isinstance(sigs, list):
         raise InputError(where, "not a rankgate receipt: the envelope has no signatures list")

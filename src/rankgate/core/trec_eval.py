@@ -24,7 +24,7 @@ import numpy as np
 
 from rankgate.core.errors import InputError
 from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Run
+from rankgate.core.model import Catalog, Qrels, Run, grade_problem
 from rankgate.core.text import visible
 
 # ---- reading ----------------------------------------------------------------------------------
@@ -90,6 +90,8 @@ def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
         except ValueError:
             grade = atol(g)
             odd.append((lineno, g))
+        if (why := grade_problem(grade)) is not None:  # trec_eval's atol would overflow: said, not guessed
+            raise InputError(path, why, line=lineno)
         qs.append(parts[0])
         ds.append(parts[2])
         gs.append(grade)
@@ -369,6 +371,8 @@ def _expand(root: Root, given: str) -> list[tuple[str, Measure | None]]:
     if root.params == "levels":
         if given:
             levels = sorted({round(atof(x), 4) for x in given.split(",")})
+            if not all(math.isfinite(x) for x in levels):
+                raise InputError("-m", f"{root.name}.{given}: levels must be finite numbers")
             if levels[0] < 0 or (root.name == "iprec_at_recall" and levels[-1] > 1):
                 raise InputError("-m", f"{root.name}.{given}: levels must be between 0 and 1"
                                  if root.name == "iprec_at_recall" else f"{root.name}.{given}: must be 0 or more")
@@ -381,26 +385,38 @@ def _expand(root: Root, given: str) -> list[tuple[str, Measure | None]]:
     return [(root.name, Measure(root.family))]
 
 
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
+
+
+def _finite(text: str) -> float:
+    """A measure parameter as a number: ASCII decimal syntax only (Python's float would take 1_5, a
+    non-ASCII digit, nan and inf); 1e400 is refused too (ValueError), as words are."""
+    value = float(text) if _DECIMAL.match(text.strip()) else math.nan
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
 def _check_raw(root: Root, given: str) -> None:
     parts = given.split(",")
     try:
         if root.name == "utility":
             if len(parts) != 4:
                 raise ValueError
-            vals = [float(x) for x in parts]
+            vals = [_finite(x) for x in parts]
             if vals[3] != 0:
                 raise InputError("-m", f"utility.{given}: rankgate does not compute the d coefficient (non-relevant "
                                  "not retrieved needs the collection's size); give 0")
         elif root.name == "11pt_avg":
-            if any(not 0 <= float(x) <= 1 for x in parts):
+            if any(not 0 <= _finite(x) <= 1 for x in parts):
                 raise ValueError
         elif root.name == "set_F":
-            float(given)
+            _finite(given)
         elif root.name == "rbp":
             for part in parts:
                 key, eq, value = part.partition("=")
                 if eq:
-                    float(value)
+                    _finite(value)
         elif root.name == "relstring":
             atol(given)
         else:  # level=gain pairs
@@ -408,7 +424,7 @@ def _check_raw(root: Root, given: str) -> None:
                 level, eq, gain = part.partition("=")
                 if not eq:
                     raise ValueError
-                float(gain)
+                _finite(gain)
     except ValueError:
         raise InputError("-m", f"{root.name}.{given}: parameters not understood (see trec_eval -h -m "
                          f"{root.name})") from None

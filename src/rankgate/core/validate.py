@@ -83,7 +83,7 @@ def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], ch
                                 "duplicate-ranked"))
     if checks.short_rankings == "error":
         counts = run.num_ret
-        short = np.flatnonzero((counts > 0) & (counts < checks.k)).tolist()
+        short = np.flatnonzero(counts < checks.k).tolist()  # 0 too: a JSONL run's empty ranking
         for i in short[:MAX_PER_RULE]:
             problems.append(Problem(run.path, f"run {shorten(run.name)} ranks {int(counts[i])} document"
                                     f"{'' if counts[i] == 1 else 's'} for query {shorten(run.qnames[i])}, fewer than "

@@ -123,6 +123,8 @@ class ReviewApp(App[int]):
             loaded.model.labels.close()
             return
         try:
+            if getattr(loaded.manifest, "qrels", None):
+                self.post_message(LoadProgress("comparing the workspace with the folder's qrels file", 1, 1))
             self._sync_check = Sync.check(loaded)  # read here, off the main thread
         except Exception as e:  # the comparison is advice: the review goes on without it
             self._sync_check = f"could not compare the folder's qrels with the workspace: {e}"
@@ -178,8 +180,8 @@ class ReviewApp(App[int]):
             self.notify(visible(check), title="qrels file", severity="error", timeout=20, markup=False)
         elif self.sync is not None and self.sync.comparison.file_changed:  # said before anything else
             self.push_screen(SyncScreen(self.sync), self._sync_chosen)
-        if self.read_corpus and event.loaded.corpus_path:
-            self.read_documents(event.loaded.corpus_path, event.loaded.wanted_docs)
+        if self.read_corpus and event.loaded.corpus_path:  # after the panes' first frame: not beside it
+            self.call_after_refresh(self.read_documents, event.loaded.corpus_path, event.loaded.wanted_docs)
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:
@@ -207,8 +209,9 @@ class ReviewApp(App[int]):
 
     @on(CorpusProgress)
     def _corpus_progress(self, event: CorpusProgress) -> None:
-        if self.review is not None:
-            self.review.query_one(DocView).reading(event.percent)
+        panes = self.review.query(DocView) if self.review is not None else None
+        if panes:  # (none once the app is leaving)
+            panes.first().reading(event.percent)
 
     # ---- the folder's qrels file and the workspace (screens/sync.py) ---------------------------------
 
@@ -266,8 +269,9 @@ class ReviewApp(App[int]):
 
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:
-        if self.review is not None:
-            self.review.query_one(DocView).set_corpus(event.corpus, True, error=event.error)
+        panes = self.review.query(DocView) if self.review is not None else None
+        if panes:  # (none once the app is leaving)
+            panes.first().set_corpus(event.corpus, True, error=event.error)
             self.review.corpus_loaded()
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)

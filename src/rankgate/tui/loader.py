@@ -28,6 +28,7 @@ from rankgate.core.model import Catalog, Query, Run
 from rankgate.core.policy import resolve
 from rankgate.tui.labels import LabelBook, MemoryBackend
 from rankgate.tui.model import ReviewModel
+from rankgate.tui import scorecache
 from rankgate.tui.runcache import read_runs_cached
 
 Progress = Callable[[str, int, int], None]  # (what, steps done, steps); may raise Cancelled to stop
@@ -240,11 +241,20 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     def scoring(what, done, total):
         progress(what, step, steps)
 
+    permissions = app_permissions(manifest, runs, problems)
+    # Scores under an ACL (what each query's user may see) are not cached: they are scored every time.
+    skey = None if inputs.memory or permissions is not None else scorecache.key(
+        runs, ReviewModel.measures_of(policy), policy.k, policy.checks.rel_level, no_answer)
+    cached = scorecache.load(skey, book.qrels)
     model = ReviewModel(queries=queries, runs=runs, labels=book, policy=policy, no_answer=no_answer,
                         baseline=policy.baseline, candidate=policy.candidate,
                         name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
-                        progress=scoring, permissions=app_permissions(manifest, runs, problems))
+                        progress=scoring, permissions=permissions, cached=cached)
+    if skey is not None and (not model.scored_from_cache or cached.changed):
+        done = np.flatnonzero(model.evaluated)
+        scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
+                        {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankgate.core.compare import Paired, aggregate, budget_values
-from rankgate.core.engine import evaluate
+from rankgate.core.engine import Scores, evaluate
 from rankgate.core.decision import decide, extra_measures, gate_measures, macro_keys
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run, sort_run, unique
@@ -205,7 +205,8 @@ class ReviewModel:
 
     def __init__(self, *, queries: dict[str, Query], runs: dict[str, Run], labels, policy: Policy,
                  no_answer: set[str] = frozenset(), baseline: str | None = None, candidate: str | None = None,
-                 name: str = "", collection_version: str = "", progress=None, permissions=None) -> None:
+                 name: str = "", collection_version: str = "", progress=None, permissions=None,
+                 cached=None) -> None:
         from rankgate.tui.labels import LabelBook  # plain python; keeps the type import light
 
         self.labels: LabelBook = labels
@@ -244,13 +245,13 @@ class ReviewModel:
         self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if nq else np.zeros(0, bool)
 
         self.extra: list[Measure] = extra_measures(policy)
-        self.measures: list[Measure] = list(dict.fromkeys(gate_measures(self.k) + self.extra))
+        self.measures: list[Measure] = self.measures_of(policy)
         self.hit_m, self.p_m, self.r_m, self.rr_m = gate_measures(self.k)
 
         self.runs: dict[str, RunIndex] = {}
         self.values: dict[str, dict[Measure, np.ndarray]] = {}
         self.evaluated = np.zeros(nq, bool)
-        self._score_runs(runs, qrels, progress)
+        self._score_runs(runs, qrels, progress, cached)
         self.run_names = list(self.runs)
         self.baseline = baseline if baseline in self.runs else (self.run_names[0] if self.run_names else "")
         self.candidate = candidate if candidate in self.runs else (
@@ -283,11 +284,18 @@ class ReviewModel:
         self.pair_version = 0  # bumped when the baseline or the candidate changes
         self.unjudged_in_pair()  # counted here (the loader's thread), not at the first frame
 
+    @staticmethod
+    def measures_of(policy: Policy) -> list[Measure]:
+        """Every measure the review shows: the gate's, then the policy's extra ones."""
+        return list(dict.fromkeys(gate_measures(policy.k) + extra_measures(policy)))
+
     # ---- initial, vectorised -------------------------------------------------------------------
 
-    def _score_runs(self, runs: dict[str, Run], qrels: Qrels, progress) -> None:
+    def _score_runs(self, runs: dict[str, Run], qrels: Qrels, progress, cached=None) -> None:
         """Rankings, and every run scored once, all queries at once. Runs go to a few threads: numpy
-        lets go of the GIL in its sorts and joins, so several cores share the work."""
+        lets go of the GIL in its sorts and joins, so several cores share the work. With `cached`
+        (tui/scorecache.Cached) the runs' values come from it, and only the queries whose labels changed
+        since are scored, one by one (as after a grade key)."""
         nq, cmap = self.nq, self._cmap
         self.catalog.docs.order()  # computed once here, not by each thread
         no_answer = self.no_answer
@@ -295,13 +303,24 @@ class ReviewModel:
             from rankgate.core.acl import as_seen
 
             qrels, _, no_answer = as_seen(self.access, qrels, [], self.level, no_answer)
+            cached = None  # (the score cache holds no scores under an ACL)
         answerable_ids = [q for q in self.qids if q not in no_answer]
+        names = {str(m): m for m in self.measures}
+        if cached is not None and (set(cached.values) != set(runs) or any(
+                set(per) != set(names) for per in cached.values.values())):
+            cached = None
+        self.scored_from_cache = cached is not None
 
         def index_and_score(item):
             rname, run = item
             ri = RunIndex(run, cmap, nq)
             if self.access is not None:
                 ri.hide(self._hidden_rows(ri.sorted_run()))
+            if cached is not None:
+                known = [i for i, q in enumerate(cached.qids) if q in self.qindex]
+                s = Scores(rname, [cached.qids[i] for i in known],
+                           {names[m]: v[known] for m, v in cached.values[rname].items()})
+                return rname, ri, s
             # Scored from the rows RunIndex put in trec_eval's order: the engine finds them sorted.
             s = evaluate(qrels, ri.sorted_visible_run(), self.measures, rel_level=self.level, missing="zero",
                          queries=answerable_ids)
@@ -325,6 +344,15 @@ class ReviewModel:
                 arr[pos] = s.values[m]
                 per[m] = arr
             self.values[rname] = per
+        for qid in sorted(cached.changed) if cached is not None else ():
+            qi = self.qindex.get(qid)
+            if qi is None:
+                continue
+            now, vals = self.score_query(qi)
+            self.evaluated[qi] = now
+            for rname, per in self.values.items():
+                for m, arr in per.items():
+                    arr[qi] = vals[rname][m]
 
     # ---- permissions (with an ACL) -----------------------------------------------------------------------
 

@@ -97,6 +97,20 @@ def check_address(host: str, port: int) -> None:
                              "(another program may use it: choose another --port)") from None
 
 
+def _check_numbers(args) -> None:
+    """--k, --rel-level and -m as every session would read them: refused once, before serving."""
+    from rankgate.core.benchmark import MAX_K
+    from rankgate.core.measures import parse_measures
+    from rankgate.core.model import grade_problem
+
+    if args.k is not None and not 1 <= args.k <= MAX_K:
+        raise InputError("--k", f"k must be between 1 and {MAX_K}, found {args.k}")
+    if args.rel_level is not None and (why := grade_problem(args.rel_level)) is not None:
+        raise InputError("--rel-level", why)
+    for m in args.measure:
+        parse_measures(m)
+
+
 def serve(args) -> int:
     if args.db or args.reviewer:
         raise InputError("--serve", "each browser session names its reviewer and gets a workspace of its own: "
@@ -114,6 +128,11 @@ def serve(args) -> int:
                        *(("--runs", split_run_spec(r)[1]) for r in args.runs)):
         if path and not os.path.exists(path):  # else every browser session would fail on it
             raise InputError(path, f"no such file or folder ({flag})")
+        if path and not (flag == "benchmark" and os.path.isdir(path)) and not path.startswith("irds:"):
+            from rankgate.core.formats.textio import open_input
+
+            open_input(path).close()  # a device, a pipe or a folder: refused here, not in every session
+    _check_numbers(args)
     check_address(args.host, args.port)
     if not is_loopback(args.host):
         print(f"warning: serving on {visible(args.host)}:{args.port}: anyone who can reach this address can "

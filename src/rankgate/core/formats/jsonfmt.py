@@ -20,6 +20,7 @@ import json
 import math
 import re
 from array import array
+from itertools import repeat
 from typing import Iterator
 
 import numpy as np
@@ -260,64 +261,99 @@ def runs_from_json(path: str, data, catalog: Catalog | None = None) -> list[Run]
     return runs
 
 
+class JsonlRun:
+    """The lines of a JSONL run, checked, one ranking at a time: iterate it for (line number, query ID,
+    documents, scores, the line's object), in file order; `meta` holds the `{"meta": ...}` first line once
+    seen. Both readers take it: run_from_jsonl (every row) and jsonl_lean (what the measures need)."""
+
+    def __init__(self, path: str, text, progress=None):
+        self.path, self.text, self.progress = path, text, progress
+        self.meta: dict = {}
+        self.staged = None  # a staged run: the (line number, object) pairs from its first stage line on
+
+    def __iter__(self) -> Iterator[tuple[int, str, list[str], list[float], dict]]:
+        path = self.path
+        seen: dict[str, int] = {}
+        objects = _jsonl_objects(path, self.text, self.progress)
+        for lineno, obj in objects:
+            if "meta" in obj:
+                if seen or self.meta:
+                    raise InputError(path, "run metadata must be the first line", line=lineno)
+                if not isinstance(obj["meta"], dict):
+                    raise InputError(path, "field 'meta' must be an object", line=lineno)
+                self.meta = dict(obj["meta"])
+                continue
+            if "stage" in obj:  # one ranking per query and stage: read as its final stage (formats/staged.py)
+                if seen:
+                    raise InputError(path, "field 'stage' on this ranking but not on those before: a staged run "
+                                     "gives every ranking a stage", line=lineno)
+                self.staged = itertools.chain([(lineno, obj)], objects)
+                return
+            qid = _str_field(obj, "query", path, lineno)
+            if qid in seen:
+                raise InputError(path, f"query {shorten(qid)} appears twice (first at line {seen[qid]})", line=lineno)
+            seen[qid] = lineno
+            ranking = obj.get("ranking")
+            if not isinstance(ranking, list):
+                raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
+            n = len(ranking)
+            docs: list[str] = []
+            scores: list[float] = []
+            for i, item in enumerate(ranking):
+                if isinstance(item, str) and item:
+                    doc, score = item, float(n - i)
+                elif isinstance(item, dict) and isinstance(item.get("doc"), str) and item["doc"]:
+                    doc, score = item["doc"], item.get("score", float(n - i))
+                    if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+                        raise InputError(path, f"ranking[{i}].score must be a finite number", line=lineno)
+                else:
+                    raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
+                                     line=lineno)
+                docs.append(doc)
+                scores.append(float(score))
+            for key in ("latency_ms", "context_tokens"):
+                if key in obj and obj[key] is not None:
+                    v = obj[key]
+                    if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                        raise InputError(path, f"field {key!r} must be a non-negative number", line=lineno)
+            yield lineno, qid, docs, scores, obj
+
+    def name(self, name: str | None) -> str:
+        """The run's name: `name` (NAME=FILE), else the metadata's, else the file's stem."""
+        from rankgate.core.formats.trec import run_name_from_path
+
+        return str(name or self.meta.get("name") or run_name_from_path(self.path))
+
+
+def per_query_numbers(obj: dict, qid: str, latency: dict, tokens: dict) -> None:
+    """A ranking line's latency_ms and context_tokens (checked by JsonlRun) into the run's dicts."""
+    for key, target in (("latency_ms", latency), ("context_tokens", tokens)):
+        if obj.get(key) is not None:
+            target[qid] = float(obj[key])
+
+
 def run_from_jsonl(path: str, text: str, name: str | None, catalog: Catalog | None = None, progress=None) -> Run:
     catalog = catalog or Catalog()
     qs, ds, ss, ws = array("i"), array("i"), array("d"), array("q")
-    meta: dict = {}
     latency: dict[str, float] = {}
     tokens: dict[str, float] = {}
-    seen: dict[str, int] = {}
     codes = []
-    objects = _jsonl_objects(path, text, progress)
-    for lineno, obj in objects:
-        if "meta" in obj:
-            if seen or meta:
-                raise InputError(path, "run metadata must be the first line", line=lineno)
-            if not isinstance(obj["meta"], dict):
-                raise InputError(path, "field 'meta' must be an object", line=lineno)
-            meta = dict(obj["meta"])
-            continue
-        if "stage" in obj:  # one ranking per query and stage: read as its final stage (formats/staged.py)
-            if seen:
-                raise InputError(path, "field 'stage' on this ranking but not on those before: a staged run gives "
-                                 "every ranking a stage", line=lineno)
-            from rankgate.core.formats.staged import staged_run
-
-            return staged_run(path, itertools.chain([(lineno, obj)], objects), name, catalog, meta)
-        qid = _str_field(obj, "query", path, lineno)
-        if qid in seen:
-            raise InputError(path, f"query {shorten(qid)} appears twice (first at line {seen[qid]})", line=lineno)
-        seen[qid] = lineno
-        ranking = obj.get("ranking")
-        if not isinstance(ranking, list):
-            raise InputError(path, "field 'ranking' must be a list of document IDs", line=lineno)
+    lines = JsonlRun(path, text, progress)
+    dcode = catalog.docs.code
+    for lineno, qid, docs, scores, obj in lines:
         q = catalog.queries.code(qid)
         codes.append(q)
-        n = len(ranking)
-        for i, item in enumerate(ranking):
-            if isinstance(item, str) and item:
-                doc, score = item, float(n - i)
-            elif isinstance(item, dict) and isinstance(item.get("doc"), str) and item["doc"]:
-                doc, score = item["doc"], item.get("score", float(n - i))
-                if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-                    raise InputError(path, f"ranking[{i}].score must be a finite number", line=lineno)
-            else:
-                raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
-                                 line=lineno)
-            qs.append(q)
-            ds.append(catalog.docs.code(doc))
-            ss.append(float(score))
-            ws.append(lineno)
-        for key, target in (("latency_ms", latency), ("context_tokens", tokens)):
-            if key in obj and obj[key] is not None:
-                v = obj[key]
-                if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-                    raise InputError(path, f"field {key!r} must be a non-negative number", line=lineno)
-                target[qid] = float(v)
-    from rankgate.core.formats.trec import run_name_from_path
+        n = len(docs)
+        qs.extend(repeat(q, n))
+        ds.extend(map(dcode, docs))
+        ss.extend(scores)
+        ws.extend(repeat(lineno, n))
+        per_query_numbers(obj, qid, latency, tokens)
+    if lines.staged is not None:
+        from rankgate.core.formats.staged import staged_run
 
-    name = name or meta.get("name") or run_name_from_path(path)
+        return staged_run(path, lines.staged, name, catalog, lines.meta)
     # The arrays share the collected buffers (no copy): a large run is never held twice.
-    return Run(str(name), path, catalog, np.frombuffer(qs, np.int32), np.frombuffer(ds, np.int32),
+    return Run(lines.name(name), path, catalog, np.frombuffer(qs, np.int32), np.frombuffer(ds, np.int32),
                np.frombuffer(ss, np.float64), np.frombuffer(ws, np.int64), format="jsonl",
-               meta=meta, latency_ms=latency, context_tokens=tokens, query_codes=codes)
+               meta=lines.meta, latency_ms=latency, context_tokens=tokens, query_codes=codes)

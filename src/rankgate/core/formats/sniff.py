@@ -67,3 +67,65 @@ def detect_kind(path: str | os.PathLike) -> str:
     if len(first.split("\t")) == 2 and not looks_like_beir(first):
         return "queries"
     return "qrels"
+
+
+MAX_JSON_SNIFF = 64 << 20  # a JSON file larger than this is not read whole to see whether it holds judgments
+
+
+def holds_judgments(path: str | os.PathLike) -> bool:
+    """Whether an existing file holds qrels (what `labels export` writes, with or without its header) or
+    nothing: what an export may replace without --force. From its first HEAD bytes (a JSON document of
+    at most MAX_JSON_SNIFF bytes is read whole): every line a TREC judgment `query iteration document
+    grade` (comments allowed), JSONL judgments, BEIR qrels, or JSON of query IDs to document lists or
+    grades. A run, a queries file, a store, a text or anything unreadable is not."""
+    from rankgate.core.formats.textio import ascii_fields
+
+    path = str(path)
+    try:
+        fmt = detect_format(path)
+        if fmt == "empty":
+            return True
+        with open_input(path) as f:
+            head = f.read(HEAD + 1)
+    except (InputError, OSError, EOFError, ValueError):
+        return False
+    if fmt == "json":
+        return _json_judgments(path)
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    if len(head) > HEAD:  # only whole lines
+        head = head[: head.rfind(b"\n") + 1]
+    try:
+        lines = [line for line in head.decode("utf-8").split("\n") if line.strip()]
+    except UnicodeDecodeError:
+        return False
+    if fmt == "beir":
+        return True
+    if fmt == "jsonl":
+        for line in lines:
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                return False
+            if not isinstance(obj, dict) or not ({"query", "doc", "grade"} <= set(obj) or set(obj) == {"meta"}):
+                return False
+        return True
+    judgments = [ascii_fields(line) for line in lines if not line.lstrip().startswith("#")]
+    return all(len(f) == 4 and f[3].lstrip("+-").isdigit() for f in judgments)
+
+
+def _json_judgments(path: str) -> bool:
+    from rankgate.core.formats.jsonfmt import load_json
+
+    try:
+        if os.path.getsize(path) > MAX_JSON_SNIFF:
+            return False
+        data = load_json(path)
+    except (InputError, OSError):
+        return False
+    if isinstance(data, dict) and set(data) == {"meta", "qrels"}:
+        data = data["qrels"]
+    return isinstance(data, dict) and all(
+        isinstance(v, list) and all(isinstance(d, str) for d in v)
+        or isinstance(v, dict) and all(isinstance(g, int) and not isinstance(g, bool) for g in v.values())
+        for v in data.values())

@@ -1,0 +1,168 @@
+"""A cache of the review's scores, so that re-opening a large benchmark does not score every run again.
+
+Scoring 3 runs of a million rows each costs about 1.2 CPU seconds at every
+open, for the same numbers as last time. An entry holds, per run, the
+per-query values of every measure the review shows and the labels they were
+scored with (query, document, grade). It is keyed by what the labels cannot
+change: each run file as it is (path, size, modification time, inode, run
+name), the measures, k and the relevance level, the queries without an answer,
+the rankgate version and the engine's own source files. On open the labels of
+now are compared with the entry's: the queries whose labels differ (edited
+since, by the app or `rankgate labels`) are scored again one by one (the
+model's `score_query`, as after a grade key), the rest is taken as it is.
+With many changed queries the whole review is scored again and the entry
+rewritten.
+
+Small reviews (fewer than MIN_ROWS ranked rows) are scored directly. Entries
+live beside the parsed-run cache (`cache/scores/` in the data folder); the
+newest KEEP are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rankgate import __version__
+
+FORMAT = 1
+MIN_ROWS = 200_000  # fewer ranked rows (all runs): scored directly
+KEEP = 8  # entries kept (the newest)
+RESCORE_AT_MOST = 500  # more changed queries than this: the whole review is scored again
+
+
+@dataclass
+class Cached:
+    """An entry read back: per run, its evaluated queries' IDs and {measure name: values}; the queries whose
+    labels differ from the entry's (to score again)."""
+
+    qids: list[str]
+    values: dict[str, dict[str, np.ndarray]]
+    changed: set[str] = field(default_factory=set)
+
+
+def cache_dir() -> Path:
+    from rankgate.store.paths import data_dir, make_private_dir
+
+    path = data_dir() / "cache" / "scores"
+    make_private_dir(path)
+    return path
+
+
+def _engine_stamp() -> list:
+    """The engine's and the measures' source files as they are (a development checkout edits them without a
+    new version number)."""
+    import rankgate.core.engine as engine
+    import rankgate.core.measures as measures
+
+    out = []
+    for mod in (engine, measures):
+        try:
+            st = os.stat(mod.__file__)
+            out.append([st.st_size, st.st_mtime_ns])
+        except (OSError, TypeError):
+            out.append(None)
+    return out
+
+
+def key(runs: dict, measures: list, k: int, level: int, no_answer, *, min_rows: int | None = None) -> str | None:
+    """The entry's name for these runs (each a core `Run` read from its file) and settings; None when the
+    review is small or a run has no file to stand for it."""
+    if sum(len(r) for r in runs.values()) < (MIN_ROWS if min_rows is None else min_rows):
+        return None
+    ident: list = [FORMAT, __version__, _engine_stamp(), [str(m) for m in measures], k, level,
+                   sorted(no_answer)]
+    for name, run in runs.items():
+        try:
+            st = os.stat(run.path)
+        except (OSError, TypeError, ValueError):
+            return None
+        ident.append([name, run.name, os.path.realpath(run.path), st.st_size, st.st_mtime_ns, st.st_ino])
+    return hashlib.sha256(json.dumps(ident).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _label_lines(qrels) -> list[str] | None:
+    """One text a label: query, document, grade (unit separators between); None when an ID holds a
+    separator or a line break (such labels are not cached)."""
+    qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
+    lines = [f"{qn[q]}\x1f{dn[d]}\x1f{g}"
+             for q, d, g in zip(qrels.q.tolist(), qrels.doc.tolist(), qrels.grade.tolist())]
+    text = "\n".join(lines)
+    if text.count("\n") != max(len(lines) - 1, 0) or text.count("\x1f") != 2 * len(lines):
+        return None
+    return lines
+
+
+def load(name: str | None, qrels, *, folder: Path | None = None) -> Cached | None:
+    """The entry `name` with the queries whose labels changed since it was written; None: no usable entry,
+    or more changed queries than RESCORE_AT_MOST."""
+    if name is None:
+        return None
+    where = (folder or cache_dir()) / f"{name}.npz"
+    if not where.is_file():
+        return None
+    try:
+        with np.load(where, allow_pickle=False) as z:
+            header = json.loads(z["header"].tobytes().decode("utf-8", "surrogatepass"))
+            labels = z["labels"].tobytes().decode("utf-8", "surrogatepass")
+            values = {run: {m: z[f"v{i}_{j}"] for j, m in enumerate(ms)}
+                      for i, (run, ms) in enumerate(header["runs"])}
+        qids = header["qids"]
+        if any(len(v) != len(qids) for per in values.values() for v in per.values()):
+            return None
+    except Exception:  # a torn or foreign entry: score again
+        return None
+    lines = _label_lines(qrels)
+    if lines is None:
+        return None
+    before = set(labels.split("\n")) if labels else set()
+    now = set(lines)
+    changed = {line.split("\x1f", 1)[0] for line in before ^ now}
+    if len(changed) > RESCORE_AT_MOST:
+        return None
+    try:
+        os.utime(where)  # recently used: kept
+    except OSError:
+        pass
+    return Cached(qids, values, changed)
+
+
+def save(name: str | None, qrels, qids: list[str], values: dict[str, dict], *, folder: Path | None = None) -> None:
+    """Write the entry: `values` {run: {measure: per-query values in `qids`' order}} scored with `qrels`.
+    A failure to write is ignored (the next open scores again)."""
+    lines = _label_lines(qrels) if name is not None else None
+    if lines is None:
+        return
+    try:
+        folder = folder or cache_dir()
+        arrays: dict[str, np.ndarray] = {}
+        runs = []
+        for i, (run, per) in enumerate(values.items()):
+            runs.append([run, [str(m) for m in per]])
+            for j, v in enumerate(per.values()):
+                arrays[f"v{i}_{j}"] = np.asarray(v, np.float64)
+        header = {"qids": list(qids), "runs": runs}
+        arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8", "surrogatepass"), np.uint8)
+        arrays["labels"] = np.frombuffer("\n".join(lines).encode("utf-8", "surrogatepass"), np.uint8)
+        where = folder / f"{name}.npz"
+        tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, where)
+        _prune(folder)
+    except (OSError, ValueError):
+        pass
+
+
+def _prune(folder: Path) -> None:
+    entries = sorted(folder.glob("*.npz"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in entries[KEEP:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass

@@ -1,0 +1,104 @@
+"""The review's score cache (tui/scorecache.py): a re-open takes the scores of the last open, scores again
+only the queries whose labels changed since, and agrees with the core's full scoring every time."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from rankgate.tui import scorecache
+from rankgate.tui.loader import Inputs, load
+from tests.tui.test_model import assert_agrees
+
+
+@pytest.fixture
+def cached(monkeypatch):
+    monkeypatch.setattr(scorecache, "MIN_ROWS", 0)  # the tiny benchmark is cached as a large one is
+
+
+def _open(path):
+    m = load(Inputs(str(path))).model
+    return m
+
+
+def test_reopen_takes_the_scores_and_agrees(tiny, cached):
+    m = _open(tiny)
+    assert not m.scored_from_cache
+    first = {r: {k: v.copy() for k, v in per.items()} for r, per in m.values.items()}
+    m.labels.close()
+    m = _open(tiny)
+    assert m.scored_from_cache
+    for r, per in first.items():
+        for k, v in per.items():
+            assert (m.values[r][k] == v).all()
+    assert_agrees(m)
+    m.labels.close()
+
+
+def test_labels_changed_since_are_scored_again(tiny, cached):
+    m = _open(tiny)
+    before = m.metric(m.candidate, m.rr_m, m.qindex["q-restore"])
+    m.labels.set("q-restore", "d-rpo", 2, "states the RPO")  # the candidate's rank 2
+    m.labels.set("q-new", "d-vpn", 1, "a first label for an unlabelled query")
+    for qid in ("q-markup",):
+        for doc in list(m.labels.grades(qid)):
+            if m.labels.mine(qid, doc) is not None:
+                m.labels.remove(qid, doc)
+    m.labels.close()
+    m = _open(tiny)
+    assert m.scored_from_cache
+    assert m.metric(m.candidate, m.rr_m, m.qindex["q-restore"]) == 0.5 != before
+    assert m.evaluated[m.qindex["q-new"]]
+    assert_agrees(m)
+    m.labels.close()
+
+
+def test_a_changed_run_file_is_scored_again(tiny, cached):
+    m = _open(tiny)
+    m.labels.close()
+    run = next((tiny / "runs").iterdir())
+    run.write_text(run.read_text().replace("d-snap", "d-other"))
+    os.utime(run, ns=(1, 1))
+    m = _open(tiny)
+    assert not m.scored_from_cache
+    assert_agrees(m)
+    m.labels.close()
+    m = _open(tiny)
+    assert m.scored_from_cache
+    m.labels.close()
+
+
+def test_many_changed_queries_score_everything_again(tiny, cached, monkeypatch):
+    m = _open(tiny)
+    m.labels.set("q-restore", "d-rpo", 2, "r")
+    m.labels.set("q-dns", "d-mail", 1, "r")
+    m.labels.close()
+    monkeypatch.setattr(scorecache, "RESCORE_AT_MOST", 1)
+    m = _open(tiny)
+    assert not m.scored_from_cache
+    assert_agrees(m)
+    m.labels.close()
+
+
+def test_a_torn_entry_is_ignored(tiny, cached, private_home):
+    _open(tiny).labels.close()
+    (entry,) = (private_home / "cache" / "scores").glob("*.npz")
+    entry.write_bytes(entry.read_bytes()[:100])
+    m = _open(tiny)
+    assert not m.scored_from_cache
+    assert_agrees(m)
+    m.labels.close()
+
+
+def test_scores_under_an_acl_are_not_cached(tmp_path, cached, private_home):
+    """With an ACL the measures are what each query's user may see: scored at every open, never cached."""
+    from tests.tui.test_permissions_app import _assert_same, _core_gate, _permissions_sample
+
+    bench = _permissions_sample(tmp_path)
+    for _ in range(2):
+        m = _open(bench)
+        assert m.access is not None and not m.scored_from_cache
+        _assert_same(m.gate(fresh=True), _core_gate(m))
+        m.labels.close()
+    assert not list((private_home / "cache" / "scores").glob("*.npz"))
