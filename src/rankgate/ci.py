@@ -6,6 +6,7 @@ given flags and, from the environment GitHub sets:
 - prints one `::error::` workflow command per failed check, naming each lost must-pass query and the
   relevant documents the candidate no longer has in its top k (escaped: core.text.visible, then GitHub's
   own `%`, CR, LF and, in properties, `:` and `,` encoding);
+- when the gate cannot run (exit 2), puts its `error: ...` line itself in the annotation;
 - writes `decision`, `exit-code` and `receipt` to the file named by GITHUB_OUTPUT;
 - exits as the gate does (0 accept, 3 reject, 2 invalid input).
 Without those variables it still gates and prints the annotations, so it can be tried locally.
@@ -14,6 +15,8 @@ Without those variables it still gates and prints the annotations, so it can be 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -60,6 +63,32 @@ def annotations(data: dict, limit: int = LIMIT) -> list[str]:
     return out
 
 
+class _Tee(io.TextIOBase):
+    """stderr as it was, and a copy kept: the gate's `error: ...` lines go into the annotation too."""
+
+    def __init__(self, stream):
+        self.stream, self.seen = stream, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.seen.write(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def errors_seen(self) -> list[str]:
+        return [line.removeprefix("error: ") for line in self.seen.getvalue().splitlines()
+                if line.startswith("error: ")]
+
+
+def could_not_run(code: int, errors: list[str]) -> str:
+    """The annotation when the gate could not run: its first error line (and how many more there are)."""
+    if not errors:
+        return f"the gate could not run (exit {code}): the lines above say why"
+    more = f" (and {len(errors) - 1} more: see the log)" if len(errors) > 1 else ""
+    return f"the gate could not run (exit {code}): {errors[0]}{more}"
+
+
 def _append(path: str | None, text: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as f:
@@ -76,7 +105,10 @@ def run(argv: list[str] | None = None, env: dict | None = None) -> int:
     ours, gate_args = parser.parse_known_args(argv)
     with tempfile.TemporaryDirectory(prefix="rankgate-ci-") as tmp:
         md, result = Path(tmp) / "summary.md", Path(tmp) / "result.json"
-        code = rankgate(["gate", *gate_args, "--receipt", ours.receipt, "--markdown", str(md), "-o", str(result)])
+        tee = _Tee(sys.stderr)
+        with contextlib.redirect_stderr(tee):
+            code = rankgate(["gate", *gate_args, "--receipt", ours.receipt, "--markdown", str(md), "-o",
+                             str(result)])
         outputs = {"exit-code": str(code)}
         if code in (0, 3) and result.exists():
             data = json.loads(result.read_text(encoding="utf-8"))
@@ -86,7 +118,7 @@ def run(argv: list[str] | None = None, env: dict | None = None) -> int:
             outputs |= {"decision": data["decision"], "receipt": ours.receipt}
         else:
             print(f"::error title={escape_property('rankgate')}::"
-                  f"{escape_data(f'the gate could not run (exit {code}): the line above says why')}", flush=True)
+                  f"{escape_data(could_not_run(code, tee.errors_seen()))}", flush=True)
             outputs["decision"] = "invalid"
     _append(env.get("GITHUB_OUTPUT"), "".join(f"{key}={visible(value)}\n" for key, value in outputs.items()))
     return code

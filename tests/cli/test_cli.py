@@ -164,3 +164,36 @@ def test_score_table_cuts_long_missing_lists_the_json_keeps_them(tmp_path, capsy
     data = _json.loads(out)
     text = _json.dumps(data)
     assert "doc-0499" in text
+
+
+def test_score_qrels_run_as_trec_eval_takes_them_says_how_runs_are_given(capsys):
+    three = SAMPLES / "three-questions"
+    code, out, err = cli(capsys, "score", three / "qrels.trec", three / "run.trec")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.strip() == (f"error: rankgate: unrecognized arguments: {three / 'run.trec'} (runs are given with "
+                           "--runs FILE, one --runs per run; or use `rankgate trec_eval QRELS RUN`)")
+    code, _, err = cli(capsys, "score", LAB, "--bogus")  # a stray flag: no word about runs
+    assert code == 2 and err.strip() == "error: rankgate: unrecognized arguments: --bogus"
+
+
+def test_counts_take_their_noun_in_the_right_number(tmp_path, capsys):
+    from rankgate.cli.base import counted
+
+    assert (counted(1, "judgment"), counted(0, "judgment"), counted(2, "query", "queries")) == \
+        ("1 judgment", "0 judgments", "2 queries")
+    qrels = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    db = tmp_path / "w.json"
+    assert cli(capsys, "labels", "import", "--db", db, qrels)[0] == 0
+    code, out, _ = cli(capsys, "labels", "export", "--db", db, "--format", "trec", "-o", tmp_path / "out.trec")
+    assert code == 0 and out.startswith(f"wrote 1 judgment to {tmp_path / 'out.trec'} (trec")
+    code, out, _ = cli(capsys, "labels", "freeze", "--db", db, "v1")
+    assert code == 0 and out.startswith("froze v1: 1 judgment over 1 query, ")
+
+
+def test_labels_queue_takes_the_benchmark_as_b_too(capsys):
+    code, positional, _ = cli(capsys, "labels", "queue", LAB, "--json")
+    assert code == 0 and json.loads(positional)
+    code, flag, _ = cli(capsys, "labels", "queue", "-b", LAB, "--json")
+    assert code == 0 and flag == positional
+    code, _, err = cli(capsys, "labels", "queue", "-b", LAB, SAMPLES / "ops-handbook")
+    assert code == 2 and "name the benchmark folder once" in err

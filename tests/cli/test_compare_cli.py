@@ -50,7 +50,7 @@ def test_refusals_are_one_line(tmp_path, capsys):
     assert code == 2 and "resamples must be between 100" in err
     q = write(tmp_path / "q.trec", "q1 0 d1 1\n")
     r = write(tmp_path / "r.trec", "q1 Q0 d1 1 1 a\nq1 Q0 d2 2 0.5 a\nq1 Q0 d3 3 0.2 a\n")
-    code, _, err = run(capsys, "--qrels", q, "--runs", r)
+    code, _, err = run(capsys, "--qrels", q, "--runs", r, "--k", "3")
     assert code == 2 and "nothing to compare" in err
 
 

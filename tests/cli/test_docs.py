@@ -1,9 +1,7 @@
 """rankgate docs: the pages README links, readable offline from the installed package (a wheel too)."""
 
-import shutil
 import subprocess
 import sys
-import zipfile
 
 import pytest
 
@@ -47,30 +45,16 @@ def test_a_page_reaches_the_terminal_escaped(capsys, monkeypatch, tmp_path):
     assert code == 0 and out == "# Trap\n\tkept\\x1b]0;owned\\x07 and \\u202e\n"
 
 
-def test_the_wheel_carries_the_docs_and_the_command_reads_them(tmp_path):
-    """Build the wheel from a copy of the sources, unpack it, and run `rankgate docs` from it alone."""
-    src = tmp_path / "src-copy"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w",
-                            str(tmp_path / "wheel")], capture_output=True, text=True)
-    if built.returncode != 0:
-        pytest.skip(f"cannot build a wheel here (pip wheel needs setuptools from an index): {built.stderr[-200:]}")
-    (wheel,) = (tmp_path / "wheel").glob("rankgate-*.whl")
-    with zipfile.ZipFile(wheel) as z:
-        shipped = sorted(n.removeprefix("rankgate/docs/").removesuffix(".md") for n in z.namelist()
-                         if n.startswith("rankgate/docs/"))
-        z.extractall(tmp_path / "unpacked")
+def test_the_wheel_carries_the_docs_and_the_command_reads_them(tmp_path, built_wheel):
+    """The wheel (built once per session, tests/cli/conftest.py), unpacked: `rankgate docs` runs from it alone."""
+    shipped = sorted(n.removeprefix("rankgate/docs/").removesuffix(".md") for n in built_wheel.names
+                     if n.startswith("rankgate/docs/"))
     assert shipped == PAGES
-    env = {"PYTHONPATH": str(tmp_path / "unpacked"), "PATH": "/usr/bin:/bin"}
-    where = subprocess.run([sys.executable, "-c", "import rankgate; print(rankgate.__file__)"], env=env,
+    where = subprocess.run([sys.executable, "-c", "import rankgate; print(rankgate.__file__)"],
+                           env={"PYTHONPATH": str(built_wheel.unpacked), "PATH": "/usr/bin:/bin"},
                            capture_output=True, text=True, cwd=tmp_path)
-    assert where.stdout.startswith(str(tmp_path / "unpacked")), where
-    out = subprocess.run([sys.executable, "-m", "rankgate", "docs", "ci"], env=env, capture_output=True,
-                         text=True, cwd=tmp_path)
+    assert where.stdout.startswith(str(built_wheel.unpacked)), where
+    out = built_wheel.run("docs", "ci", cwd=tmp_path)
     assert out.returncode == 0 and out.stdout == (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
-    listing = subprocess.run([sys.executable, "-m", "rankgate", "docs"], env=env, capture_output=True, text=True,
-                             cwd=tmp_path)
+    listing = built_wheel.run("docs", cwd=tmp_path)
     assert listing.returncode == 0 and [line.split()[0] for line in listing.stdout.splitlines()[:len(PAGES)]] == PAGES

@@ -122,7 +122,7 @@ def bench(tmp_path, label_version="v1", snaps=("v1", "v1")):
         rows = [{"query": "q1", "ranking": ["d1", "x", "y"]}, {"query": "q2", "ranking": ["d2", "x", "y"]}]
         write(tmp_path / f"{name}.jsonl", "\n".join(json.dumps(r) for r in [{"meta": meta}, *rows]) + "\n")
     return ["--qrels", tmp_path / "judgments.jsonl", "--runs", tmp_path / "a.jsonl", "--runs", tmp_path / "b.jsonl",
-            "--baseline", "a", "--candidate", "b"]
+            "--baseline", "a", "--candidate", "b", "--k", "3"]
 
 
 def test_runs_on_another_snapshot_than_the_labels_are_refused(tmp_path, capsys):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.ci import annotations, escape_data, escape_property
+from rankgate.ci import annotations, could_not_run, escape_data, escape_property, run
 from tests.conftest import SAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,26 @@ def test_an_accept_and_an_invalid_input(tmp_path):
     assert "::error" not in proc.stdout and "✅ ACCEPT" in files["GITHUB_STEP_SUMMARY"]
     proc, files, outputs = _github(tmp_path, tmp_path / "nowhere", ARGS="")
     assert outputs["decision"] == "invalid" and "RANKGATE_EXIT=2" in files["GITHUB_ENV"]
-    assert "::error title=rankgate::the gate could not run (exit 2)" in proc.stdout
+    assert f"::error title=rankgate::the gate could not run (exit 2): {tmp_path / 'nowhere'}: no such file" \
+        in proc.stdout.splitlines()
+
+
+def test_the_annotation_of_an_invalid_input_names_the_error_escaped(tmp_path, capsys):
+    """The gate's own `error:` line goes into the annotation: escaped for the terminal, then for GitHub."""
+    bad = tmp_path / "50%\nq\x1b]0;x\x07.trec"
+    bad.write_text("q1 0 d1 1\n", encoding="utf-8")
+    code = run(["--qrels", str(bad), "--runs", str(bad)], env={})
+    out, err = capsys.readouterr()
+    assert code == 2 and "error: " in err  # the log keeps the line too
+    (line,) = [line for line in out.splitlines() if line.startswith("::error")]
+    assert line == (f"::error title=rankgate::the gate could not run (exit 2): {tmp_path}/50%25\\x0aq\\x1b]0;x"
+                    "\\x07.trec:1: 4 columns, expected 6: query Q0 document rank score tag")
+
+
+def test_could_not_run_keeps_the_first_error_and_counts_the_rest():
+    assert could_not_run(2, []) == "the gate could not run (exit 2): the lines above say why"
+    assert could_not_run(2, ["a.trec:3: bad", "b.trec:1: bad"]) == \
+        "the gate could not run (exit 2): a.trec:3: bad (and 1 more: see the log)"
 
 
 def test_the_last_step_fails_the_job_unless_accepted():

@@ -42,11 +42,11 @@ def test_init_points_at_the_files_and_says_what_it_found(tmp_path, capsys, monke
     assert data["gate"] == {"baseline": "x", "candidate": "y"}
     assert "queries: 3 in" in out and "texts for 2 of the 2 judged" in out
     assert "judged: 4 judgments of 4 documents for 2 queries, grades 0, 1, 2, 3" in out
-    assert "run: x: 2 queries, 4 ranked documents" in out
+    assert "run 'x': 2 queries, 4 ranked documents" in out
     assert "texts: found for 2 of 4 judged documents" in out
     assert "short" not in out
     code, out, err = cli(capsys, *init_args(src, tmp_path / "deep"))  # k = 10: rankings of 2 are short
-    assert code == 0 and "note: run x ranks fewer than k=10 documents for 2 of 2 queries" in out
+    assert code == 0 and "note: run 'x' ranks fewer than k=10 documents for 2 of 2 queries" in out
     m = load_manifest(folder)
     assert m.corpus == folder / "../data/corpus.jsonl"
     # gate opens it (from anywhere)

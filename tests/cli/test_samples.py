@@ -44,3 +44,23 @@ def test_review_with_no_argument_prints_usage(capsys):
     code, out, err = run(capsys, "review")
     assert code == 2 and out == ""
     assert err.startswith("usage: rankgate review") and "rankgate samples copy" in err
+
+
+def test_the_wheel_carries_every_sample_file_and_the_readme_walkthrough_runs_from_it(tmp_path, built_wheel):
+    """A pip user's first steps (README): copy the samples, gate ops-handbook and its permissions (exit 3), funnel."""
+    in_repo = sorted(str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*")
+                     if p.is_file() and "__pycache__" not in p.parts)
+    shipped = sorted(n.removeprefix("rankgate/samples/") for n in built_wheel.names
+                     if n.startswith("rankgate/samples/"))
+    assert "ops-handbook/runs/pipeline/bm25-plain-rerank.jsonl" in in_repo and shipped == in_repo
+    assert built_wheel.run("samples", "copy", "my-samples", cwd=tmp_path).returncode == 0
+    copied = sorted(str(p.relative_to(tmp_path / "my-samples")) for p in (tmp_path / "my-samples").rglob("*")
+                    if p.is_file())
+    assert copied == in_repo
+    gate = built_wheel.run("gate", "my-samples/ops-handbook", "-o", "result.json", cwd=tmp_path)
+    assert gate.returncode == 3, gate.stderr
+    assert json.loads((tmp_path / "result.json").read_text())["candidate"] == "bm25-prf"
+    acl = built_wheel.run("gate", "my-samples/ops-handbook/permissions", cwd=tmp_path)
+    assert acl.returncode == 3 and "no_permission_leaks failed" in acl.stderr, acl.stderr
+    funnel = built_wheel.run("funnel", "my-samples/ops-handbook", "--format", "table", cwd=tmp_path)
+    assert funnel.returncode == 0 and "lost at rerank" in funnel.stdout, funnel.stderr

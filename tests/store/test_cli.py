@@ -108,7 +108,7 @@ def test_queries_status_and_the_default_workspace(cli, tmp_path, private_home):
                                                     "tags": ["gpu"], "must_pass": True}) + "\n")
     assert cli("labels", "import", files["trec"], qfile)[0] == 0  # no --db: the default workspace
     code, out, _ = cli("labels", "queries")
-    assert 'q-gpu 1 judgments must-pass tags=gpu "gpu out of memory"' in out.splitlines()
+    assert 'q-gpu 1 judgment must-pass tags=gpu "gpu out of memory"' in out.splitlines()
     code, out, _ = cli("labels", "status", "--json")
     status = json.loads(out)
     assert status["path"] == str(paths.workspace_path()) and status["judgments"] == len(LABELS)
@@ -121,7 +121,7 @@ def test_purge_needs_yes(cli, tmp_path):
     code, _, err = cli("labels", "purge", "--db", db, "q-dns", "doc-spam")
     assert code == 2 and "add --yes" in err
     code, out, _ = cli("labels", "purge", "--db", db, "q-dns", "doc-spam", "--yes", "--why", "gdpr")
-    assert code == 0 and out.startswith("purged document 'doc-spam' of query 'q-dns': 1 judgments")
+    assert code == 0 and out.startswith("purged document 'doc-spam' of query 'q-dns': 1 judgment, ")
 
 
 def test_errors_are_one_line_with_exit_2(cli, tmp_path):

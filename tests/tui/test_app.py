@@ -316,7 +316,7 @@ async def test_qrels_file_and_runs_without_a_folder(tiny):
         await ready(pilot)
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
-        assert (screen.model.baseline, screen.model.candidate, screen.model.k) == ("a", "b", 3)
+        assert (screen.model.baseline, screen.model.candidate, screen.model.k) == ("a", "b", 10)  # raw files: k=10
         assert screen.model.labels.saved
 
 

@@ -19,6 +19,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, as for any bad input
         raise UsageError(f"{self.prog}: {message}")
 
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, and a word left over gets the command's hint (`set_defaults(extra_words_hint=...)`):
+        `rankgate score QRELS RUN` says how runs are given."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            hint = getattr(parsed, "extra_words_hint", None)
+            words = any(not e.startswith("-") for e in extras)
+            self.error(f"unrecognized arguments: {' '.join(extras)}" + (f" ({hint})" if hint and words else ""))
+        return parsed
+
 
 PATHS = {"qrels", "runs", "queries", "corpus", "policy", "db", "output", "receipt", "markdown", "junit", "benchmark",
          "bench", "files", "map", "path", "dir", "folder", "sign_key", "key"}
@@ -49,6 +59,11 @@ def policy_overrides(args) -> dict:
     overrides = {key: getattr(args, key, None) for key in OVERRIDES if key != "measures"}
     overrides["measures"] = getattr(args, "measure", None)
     return overrides
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """`1 judgment`, `2 judgments`: a count with its noun in the number it takes."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def emit(text: str) -> None:

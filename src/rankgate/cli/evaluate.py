@@ -36,7 +36,8 @@ def _inputs(p) -> None:
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
     p.add_argument("--run-format", choices=RUN_FORMATS, default="auto")
     p.add_argument("--policy", help="policy file (TOML): rules, slices, significance, budgets, waivers (docs/policy.md)")
-    p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
+    p.add_argument("--k", type=int, help="the cutoff k (default: a policy file's, the benchmark folder's; 10 on raw "
+                   "files, as review and init)")
     p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (trec_eval -l; default 1)")
     p.add_argument("--missing-queries", choices=("error", "zero"),
                    help="a qrels query without a ranking: error or score 0 (trec_eval -c); gate and compare "
@@ -44,6 +45,8 @@ def _inputs(p) -> None:
     p.add_argument("--short-rankings", choices=("error", "allow"),
                    help="a ranking shorter than k: error or allow; gate refuses by default, score scores it "
                    "with a warning (allow: no warning; error: refuse)")
+    p.set_defaults(extra_words_hint="runs are given with --runs FILE, one --runs per run; or use "
+                   "`rankgate trec_eval QRELS RUN`")
 
 
 def register(sub) -> None:

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from rankgate.cli.base import EXIT_OK, say
+from rankgate.cli.base import EXIT_OK, counted, say
 from rankgate.core.benchmark import MANIFEST
 from rankgate.core.errors import InputError
 from rankgate.core.formats import split_run_spec
@@ -263,11 +263,12 @@ def _report(folder, manifest, bundle, judged, top, texts, args) -> None:
     import numpy as np
 
     for name, run in bundle.runs.items():
-        say(f"run: {name}: {len(run.query_codes)} queries, {len(run.q)} ranked documents")
+        say(f"run {name!r}: {counted(len(run.query_codes), 'query', 'queries')}, "
+            f"{counted(len(run.q), 'ranked document')}")
         counts = np.bincount(run.q, minlength=max(run.query_codes, default=-1) + 1)[run.query_codes]
         short = int((counts < args.k).sum())
         if short:
-            say(f"note: run {name} ranks fewer than k={args.k} documents for {short} of {len(counts)} queries "
+            say(f"note: run {name!r} ranks fewer than k={args.k} documents for {short} of {len(counts)} queries "
                 "(the gate refuses short rankings: a smaller --k, or short_rankings = \"allow\" in a policy)")
     if texts is None:
         say("texts: no corpus (--corpus FILE to see documents in the review)")

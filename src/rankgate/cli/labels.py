@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from rankgate.cli.base import EXIT_OK, policy_overrides, say, say_json, usage
+from rankgate.cli.base import EXIT_OK, counted, policy_overrides, say, say_json, usage
 from rankgate.cli.suggest import add_suggest, judge_agreement_lines, judge_agreement_of
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
@@ -273,7 +273,7 @@ def _queries(args) -> int:
         if q.tags:
             flags.append("tags=" + ",".join(q.tags))
         text = f" {json.dumps(q.text, ensure_ascii=False)}" if q.text else ""
-        say(f"{q.id} {n} judgments{' ' + ' '.join(flags) if flags else ''}{text}")
+        say(f"{q.id} {counted(n, 'judgment')}{' ' + ' '.join(flags) if flags else ''}{text}")
     return EXIT_OK
 
 
@@ -307,7 +307,8 @@ def _freeze(args) -> int:
     if args.json:
         _print_json(v.as_dict())
     else:
-        say(f"froze {v.name}: {v.labels} judgments over {v.queries} queries, {v.content_hash}")
+        say(f"froze {v.name}: {counted(v.labels, 'judgment')} over {counted(v.queries, 'query', 'queries')}, "
+            f"{v.content_hash}")
     return EXIT_OK
 
 
@@ -324,7 +325,7 @@ def _versions(args) -> int:
             say_json(v.as_dict())
         else:
             note = f" {json.dumps(v.note, ensure_ascii=False)}" if v.note else ""
-            say(f"{v.name} {v.created} {v.who} {v.labels} judgments {v.content_hash}{note}")
+            say(f"{v.name} {v.created} {v.who} {counted(v.labels, 'judgment')} {v.content_hash}{note}")
     return EXIT_OK
 
 
@@ -398,7 +399,7 @@ def _export(args) -> int:
         _print_json({"path": args.output, "format": out.format, "version": out.version,
                      "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out})
     else:
-        say(f"wrote {out.labels} judgments to {args.output} ({out.format}, version {out.version}, "
+        say(f"wrote {counted(out.labels, 'judgment')} to {args.output} ({out.format}, version {out.version}, "
               f"{out.content_hash})")
     return EXIT_OK
 
@@ -494,7 +495,7 @@ def _export_back(args) -> int:
                      "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out,
                      "workspace": str(ws.path)})
     else:
-        say(f"wrote {out.labels} judgments to {manifest.qrels} ({out.format}, version {out.version}, "
+        say(f"wrote {counted(out.labels, 'judgment')} to {manifest.qrels} ({out.format}, version {out.version}, "
             f"{out.content_hash}); `rankgate gate {manifest.folder}` now reads them")
     return EXIT_OK
 
@@ -530,7 +531,8 @@ def _purge(args) -> int:
     if args.json:
         _print_json(event.as_dict())
     else:
-        say(f"purged {target}: {event.before['judgments']} judgments, {event.before['events']} events")
+        say(f"purged {target}: {counted(event.before['judgments'], 'judgment')}, "
+            f"{counted(event.before['events'], 'event')}")
     return EXIT_OK
 
 
@@ -888,12 +890,15 @@ def _add_queue(cmds, common) -> None:
                         "decisive first")
     p.add_argument("benchmark", nargs="?", metavar="BENCHMARK", help="a benchmark folder (its workspace's labels "
                    "when it has one, else its qrels); flags override it")
+    p.add_argument("-b", "--benchmark", dest="benchmark_flag", metavar="FOLDER", help="the benchmark folder "
+                   "(as BENCHMARK, the way `labels set` and `agreement` take it)")
     p.add_argument("--qrels", help="qrels file (instead of a workspace)")
     p.add_argument("--runs", action="append", default=[], metavar="[NAME=]FILE", help="run file (repeatable)")
     p.add_argument("--queries", help="queries file (JSONL: tags, must_pass ...)")
     p.add_argument("--db", metavar="FILE", help="take the labels from this workspace")
     p.add_argument("--policy", help="policy file (TOML): the gate whose decision the queue is ordered by")
-    p.add_argument("--k", type=int, help="the cutoff k (default: policy, manifest, else 3)")
+    p.add_argument("--k", type=int, help="the cutoff k (default: a policy file's, the benchmark folder's; 10 "
+                   "on raw files)")
     p.add_argument("--rel-level", type=int, help="grade >= N counts as relevant (default 1)")
     p.add_argument("--baseline", help="the gate's baseline run")
     p.add_argument("--candidate", help="the gate's candidate run")
@@ -915,6 +920,10 @@ def _queue(args) -> int:
     from rankgate.store import Workspace
 
     manifest = None
+    if args.benchmark_flag:
+        if args.benchmark and args.benchmark != args.benchmark_flag:
+            raise InputError("labels queue", "name the benchmark folder once (BENCHMARK or -b FOLDER)")
+        args.benchmark = args.benchmark_flag
     if args.benchmark:
         if not is_benchmark(args.benchmark):
             raise InputError(args.benchmark, "not a benchmark folder (no benchmark.toml); name files with --qrels "

@@ -118,6 +118,9 @@ class Waiver:
         return {"query": self.query, "owner": self.owner, "reason": self.reason, "expires": self.expires.isoformat()}
 
 
+RAW_K = 10  # k on raw files (no benchmark folder): what `rankgate init` writes, so every face shows one k
+
+
 @dataclass
 class Policy:
     k: int = 3
@@ -474,7 +477,9 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
     get = overrides.get
     policy = Policy()
     m = bundle.manifest
-    if m is not None:
+    if m is None:
+        policy.k = RAW_K  # a policy file or --k may set another
+    else:
         policy.k = m.k
         policy.checks = replace(policy.checks, rel_level=m.rel_level)
         gate = dict(m.gate)

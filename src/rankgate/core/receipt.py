@@ -448,6 +448,9 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
         bundle = load_bundle(flags.qrels, flags.runs, benchmark=flags.benchmark, queries=flags.queries,
                              qrels_format=flags.qrels_format or "auto", run_format=flags.run_format or "auto",
                              acl=flags.acl, suggestions=suggested)
+        if overrides.get("k") is None and bundle.manifest is None and not overrides.get("policy") and \
+                type(data["result"].get("k")) is int:
+            overrides["k"] = data["result"]["k"]  # raw files: the k they were gated at (the default was 3 before)
         policy = resolve(overrides, bundle)
         problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
         if problems:

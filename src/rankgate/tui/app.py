@@ -269,7 +269,8 @@ class ReviewApp(App[int]):
                             markup=False)
                 return
             self._leaving = True
-            self.exit(return_code=0, message=f"wrote {out.labels} labels to {self.sync.manifest.qrels}")
+            self.exit(return_code=0, message=f"wrote {out.labels} label{'' if out.labels == 1 else 's'} "
+                      f"to {self.sync.manifest.qrels}")
         elif choice == "quit":
             self.exit(return_code=0)
 

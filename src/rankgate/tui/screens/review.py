@@ -652,7 +652,8 @@ class ReviewScreen(EditingActions, Screen):
             return None
         self.exported_to = done.path
         note = "".join(f"\nnote: {n}" for n in done.notes)
-        self.notify(f"wrote {done.labels} labels ({done.format}) to {done.path}{note}", title="exported",
+        self.notify(f"wrote {done.labels} label{'' if done.labels == 1 else 's'} "
+                    f"({done.format}) to {done.path}{note}", title="exported",
                     markup=False, timeout=10)
         return done
 
