@@ -87,7 +87,7 @@ def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], ch
         for i in short[:MAX_PER_RULE]:
             problems.append(Problem(run.path, f"run {shorten(run.name)} ranks {int(counts[i])} document"
                                     f"{'' if counts[i] == 1 else 's'} for query {shorten(run.qnames[i])}, fewer than "
-                                    f"k={checks.k} (use --short-rankings allow to accept)", "short-ranking"))
+                                    f"k={checks.k} (use --short-rankings allow to accept them, or a smaller --k)", "short-ranking"))
         if len(short) > MAX_PER_RULE:
             problems.append(Problem(run.path, f"... and {len(short) - MAX_PER_RULE} more like this",
                                     "short-ranking"))
@@ -148,7 +148,7 @@ def _short(run: Run, k: int) -> list[Problem]:
     short = [c for c in run.query_codes if counts[c] < k]
     found = [Problem(run.path, f"run {shorten(run.name)} ranks {int(counts[c])} document"
                      f"{'' if counts[c] == 1 else 's'} for query {shorten(qn[c])}, fewer than k={k} "
-                     "(use --short-rankings allow to accept)", "short-ranking") for c in short]
+                     "(use --short-rankings allow to accept them, or a smaller --k)", "short-ranking") for c in short]
     out: list[Problem] = []
     _capped(out, found, run.path, "short-ranking")
     return out
