@@ -19,6 +19,7 @@ from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.suggested import accept as accept_suggestion, ask_judge
+from rankgate.tui.typeahead import type_key
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
 from rankgate.tui.widgets.ranking import RankingList
@@ -78,17 +79,13 @@ class EditingActions:
         inp = self.focused
         if not isinstance(inp, Input) or inp.id != "query-filter":
             return False
-        if event.key == "enter":
+
+        def enter() -> None:
             self.set_focus(self.queries.list)  # now, as the filter's Enter does: the keys after it are the list's
             self.filter_opened_at = 0.0
             inp.post_message(Input.Submitted(inp, inp.value))
-        elif event.key == "backspace":
-            inp.action_delete_left()
-        elif event.is_printable and event.character:
-            inp.insert_text_at_cursor(event.character)
-        else:
-            return False
-        return True
+
+        return type_key(event, insert=inp.insert_text_at_cursor, delete_left=inp.action_delete_left, enter=enter)
 
     def _write(self, qid: str, doc: str, write) -> bool:
         """Run one edit of the store (`write()`), re-score its query, update every pane. A refused edit (the

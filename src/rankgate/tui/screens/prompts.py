@@ -19,6 +19,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from rankgate.tui.safe import literal
+from rankgate.tui.typeahead import type_key
 from rankgate.tui.screens import apply_cursor_blink
 
 
@@ -69,17 +70,11 @@ class EarlyKeys:
         focused = self.focused
         if event.key == "escape":
             self.dismiss(None)
-        elif not isinstance(focused, Input):
+            return True
+        if not isinstance(focused, Input):
             return False
-        elif event.is_printable and event.character:
-            focused.insert_text_at_cursor(event.character)
-        elif event.key == "backspace":
-            focused.action_delete_left()
-        elif event.key == "enter":
-            self.early_enter(focused)
-        else:
-            return run_key_binding(focused, event.key)
-        return True
+        return type_key(event, insert=focused.insert_text_at_cursor, delete_left=focused.action_delete_left,
+                        enter=lambda: self.early_enter(focused)) or run_key_binding(focused, event.key)
 
     def early_enter(self, inp: Input) -> None:
         inp.post_message(Input.Submitted(inp, inp.value))
@@ -245,19 +240,11 @@ class NotesEditor(EarlyKeys, ModalScreen[str | None]):
 
     def early_key(self, event: events.Key) -> bool:
         area = self.query_one(TextArea)
-        if event.key == "escape":
-            self.dismiss(None)
-        elif event.key == "ctrl+s":
+        if event.key == "ctrl+s":
             self.action_save()
-        elif event.key == "enter":
-            area.insert("\n")
-        elif event.key == "backspace":
-            area.action_delete_left()
-        elif event.is_printable and event.character:
-            area.insert(event.character)
-        else:
-            return False
-        return True
+            return True
+        return type_key(event, insert=area.insert, delete_left=area.action_delete_left,
+                        enter=lambda: area.insert("\n"), escape=lambda: self.dismiss(None))
 
     def action_save(self) -> None:
         self.dismiss(self.query_one(TextArea).text)

@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.typeahead import type_key
 
 
 class ReasonBar(Horizontal):
@@ -61,17 +62,8 @@ class ReasonBar(Horizontal):
         then; screens/editing.py hands it here), as if typed now: text, Backspace, Enter saves, Escape skips.
         False for another key: it runs as a key typed now (the Input's own bindings, then the screen's)."""
         inp = self.query_one(Input)
-        if event.key == "enter":
-            self.action_save()
-        elif event.key == "escape":
-            self.action_cancel()
-        elif event.key == "backspace":
-            inp.action_delete_left()
-        elif event.is_printable and event.character:
-            inp.insert_text_at_cursor(event.character)
-        else:
-            return False
-        return True
+        return type_key(event, insert=inp.insert_text_at_cursor, delete_left=inp.action_delete_left,
+                        enter=self.action_save, escape=self.action_cancel)
 
     @property
     def is_open(self) -> bool:
