@@ -331,7 +331,9 @@ def test_ctrl_c_stops_the_run_keeps_what_was_stored_and_stops_the_judge(tmp_path
     env = dict(os.environ, PYTHONPATH=str(SAMPLES.parent / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "rankgate", "labels", "suggest", str(bench), "--queue", "40",
                              "--judge-command", f"{sys.executable} {slow} {pidfile}"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a suite started in the background ignores SIGINT, and so would the child
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
