@@ -247,3 +247,24 @@ def test_running_out_of_memory_is_one_line_and_exit_2(tmp_path, monkeypatch, cap
     assert main(["trec_eval", str(qrels), str(run)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: out of memory in `rankgate trec_eval`"), err
+
+
+@pytest.mark.parametrize("lean", [True, False])
+@pytest.mark.parametrize("line, expected", [
+    ('{"query": "q1", "ranking": ["d1"], "latency_m": 5}', "unknown key 'latency_m' in a ranking line (did you mean 'latency_ms'?"),
+    ('{"query": "q1", "ranking": [{"doc": "d1", "scor": 2}]}', "unknown key 'scor' in ranking[0] (did you mean 'score'?"),
+])
+def test_a_misspelt_key_in_a_jsonl_run_is_refused_not_ignored(tmp_path, monkeypatch, capsys, lean, line, expected):
+    """A misspelt latency_ms would leave a budget rule without its numbers; a misspelt score would rank by
+    position: both are refused on the lean and the general path."""
+    import rankgate.cli.evaluate as evaluate
+    from rankgate.cli import main
+
+    monkeypatch.setattr(evaluate, "FAST_MIN_BYTES", 0)
+    monkeypatch.setenv("RANKGATE_FAST", "1" if lean else "0")
+    qrels, run = tmp_path / "q.trec", tmp_path / "r.jsonl"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text(line + "\n")
+    assert main(["score", "--qrels", str(qrels), "--runs", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "r.jsonl:1: " + expected in err, err

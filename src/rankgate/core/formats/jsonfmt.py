@@ -261,6 +261,25 @@ def runs_from_json(path: str, data, catalog: Catalog | None = None) -> list[Run]
     return runs
 
 
+# The keys a ranking line and a ranked item may have; any other is refused, so a misspelt "latency_ms"
+# cannot silently leave a budget rule without its numbers ("stage": formats/staged.py).
+RUN_LINE_KEYS = frozenset(("query", "ranking", "latency_ms", "context_tokens", "stage"))
+RUN_ITEM_KEYS = frozenset(("doc", "score"))
+
+
+def unknown_key(obj: dict, known: frozenset, what: str, path: str, lineno: int) -> None:
+    """Refuse the first key of `obj` not in `known`, with a "did you mean" when one is close."""
+    key = next((k for k in obj if k not in known), None)
+    if key is None:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise InputError(path, f"unknown key {shorten(str(key))} in {what} ({hint}expected "
+                     f"{', '.join(sorted(known))})", line=lineno)
+
+
 class JsonlRun:
     """The lines of a JSONL run, checked, one ranking at a time: iterate it for (line number, query ID,
     documents, scores, the line's object), in file order; `meta` holds the `{"meta": ...}` first line once
@@ -289,6 +308,8 @@ class JsonlRun:
                                      "gives every ranking a stage", line=lineno)
                 self.staged = itertools.chain([(lineno, obj)], objects)
                 return
+            if len(obj) > 2 and not obj.keys() <= RUN_LINE_KEYS:
+                unknown_key(obj, RUN_LINE_KEYS, "a ranking line", path, lineno)
             qid = _str_field(obj, "query", path, lineno)
             if qid in seen:
                 raise InputError(path, f"query {shorten(qid)} appears twice (first at line {seen[qid]})", line=lineno)
@@ -306,6 +327,8 @@ class JsonlRun:
                     doc, score = item["doc"], item.get("score", float(n - i))
                     if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
                         raise InputError(path, f"ranking[{i}].score must be a finite number", line=lineno)
+                    if len(item) > 1 + ("score" in item):
+                        unknown_key(item, RUN_ITEM_KEYS, f"ranking[{i}]", path, lineno)
                 else:
                     raise InputError(path, f"ranking[{i}] must be a document ID or an object with 'doc' and 'score'",
                                      line=lineno)

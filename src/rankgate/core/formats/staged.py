@@ -46,6 +46,9 @@ def scored_ranking(items: list, path: str, lineno: int) -> list[tuple[float, str
 
 def stage_line(path: str, lineno: int, obj: dict) -> tuple[str, str, list]:
     """One line of a staged JSONL run: (query, stage, its raw ranking list), checked."""
+    from rankgate.core.formats.jsonfmt import RUN_LINE_KEYS, unknown_key
+
+    unknown_key(obj, RUN_LINE_KEYS, "a ranking line", path, lineno)
     qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")
     if not isinstance(qid, str) or not qid:
         raise InputError(path, "field 'query' must be a non-empty string", line=lineno)
