@@ -26,7 +26,8 @@ from typing import Iterator
 import numpy as np
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import JudgmentRows, numbered_lines, read_text, shorten
+from rankgate.core.formats.textio import (RUN_ITEM_KEYS, RUN_LINE_KEYS, JudgmentRows, numbered_lines, read_text, shorten,
+                                          unknown_key)
 from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Run, grade_problem
 from rankgate.core.errors import Problem
 
@@ -259,25 +260,6 @@ def runs_from_json(path: str, data, catalog: Catalog | None = None) -> list[Run]
                         np.frombuffer(ss, np.float64).copy(), np.frombuffer(ws, np.int64).copy(), format="json",
                         query_codes=codes))
     return runs
-
-
-# The keys a ranking line and a ranked item may have; any other is refused, so a misspelt "latency_ms"
-# cannot silently leave a budget rule without its numbers ("stage": formats/staged.py).
-RUN_LINE_KEYS = frozenset(("query", "ranking", "latency_ms", "context_tokens", "stage"))
-RUN_ITEM_KEYS = frozenset(("doc", "score"))
-
-
-def unknown_key(obj: dict, known: frozenset, what: str, path: str, lineno: int) -> None:
-    """Refuse the first key of `obj` not in `known`, with a "did you mean" when one is close."""
-    key = next((k for k in obj if k not in known), None)
-    if key is None:
-        return
-    import difflib
-
-    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise InputError(path, f"unknown key {shorten(str(key))} in {what} ({hint}expected "
-                     f"{', '.join(sorted(known))})", line=lineno)
 
 
 class JsonlRun:

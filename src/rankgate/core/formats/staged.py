@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from rankgate.core.errors import InputError
-from rankgate.core.formats.textio import shorten
+from rankgate.core.formats.textio import RUN_LINE_KEYS, shorten, unknown_key
 
 
 def ranking_order(items: list, path: str, lineno: int) -> list[str]:
@@ -46,8 +46,6 @@ def scored_ranking(items: list, path: str, lineno: int) -> list[tuple[float, str
 
 def stage_line(path: str, lineno: int, obj: dict) -> tuple[str, str, list]:
     """One line of a staged JSONL run: (query, stage, its raw ranking list), checked."""
-    from rankgate.core.formats.jsonfmt import RUN_LINE_KEYS, unknown_key
-
     unknown_key(obj, RUN_LINE_KEYS, "a ranking line", path, lineno)
     qid, stage, ranking = obj.get("query"), obj.get("stage"), obj.get("ranking")
     if not isinstance(qid, str) or not qid:

@@ -250,3 +250,22 @@ class JudgmentRows:
         return Qrels(self.path, self.catalog, np.frombuffer(self.qs, np.int32).copy(),
                      np.frombuffer(self.ds, np.int32).copy(), np.frombuffer(self.gs, np.int64).copy(),
                      list(self.declared), format=fmt, **extra)
+
+
+# The keys a ranking line and a ranked item may have; any other is refused, so a misspelt "latency_ms"
+# cannot silently leave a budget rule without its numbers ("stage": formats/staged.py).
+RUN_LINE_KEYS = frozenset(("query", "ranking", "latency_ms", "context_tokens", "stage"))
+RUN_ITEM_KEYS = frozenset(("doc", "score"))
+
+
+def unknown_key(obj: dict, known: frozenset, what: str, path: str, lineno: int) -> None:
+    """Refuse the first key of `obj` not in `known`, with a "did you mean" when one is close."""
+    key = next((k for k in obj if k not in known), None)
+    if key is None:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise InputError(path, f"unknown key {shorten(str(key))} in {what} ({hint}expected "
+                     f"{', '.join(sorted(known))})", line=lineno)
