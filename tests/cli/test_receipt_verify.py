@@ -2,35 +2,21 @@
 
 import hashlib
 import json
-import shutil
 
 import pytest
 
-from rankgate.cli import main
-from tests.conftest import SAMPLES
+from tests.cli.receipts import gate_receipt, ops_copy, run
 
 ARGS = ["--as-of", "2026-06-01", "--resamples", "500"]
 
 
 @pytest.fixture
 def bench(tmp_path):
-    folder = tmp_path / "ops"
-    shutil.copytree(SAMPLES / "ops-handbook", folder, ignore=shutil.ignore_patterns("corpus.jsonl", "*.trec",
-                                                                                     "dense-*", "make_runs.py"))
-    return folder
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return ops_copy(tmp_path)
 
 
 def gated(capsys, bench, *extra):
-    receipt = bench.parent / "receipt.json"
-    code, _, err = run(capsys, "gate", bench, "--policy", bench / "policy.toml", "--receipt", receipt, *ARGS, *extra)
-    assert code in (0, 3), err
-    return receipt
+    return gate_receipt(capsys, bench, ARGS, *extra)
 
 
 def test_an_untouched_receipt_verifies(capsys, bench):

@@ -2,31 +2,20 @@
 says which version wrote it; a newer version's receipt, or an edited one, is still a difference."""
 
 import json
-import shutil
 
 import pytest
 
 import rankgate
-from rankgate.cli import main
 from rankgate.core import receipt as receipt_module
 from rankgate.core.receipt import body_digest, older_version
-from tests.conftest import SAMPLES
+from tests.cli.receipts import ops_copy, run
 
 ARGS = ["--as-of", "2026-06-01", "--resamples", "300"]
 
 
 @pytest.fixture
 def bench(tmp_path):
-    folder = tmp_path / "ops"
-    shutil.copytree(SAMPLES / "ops-handbook", folder, ignore=shutil.ignore_patterns("corpus.jsonl", "*.trec",
-                                                                                     "dense-*", "make_runs.py"))
-    return folder
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return ops_copy(tmp_path)
 
 
 def gated_by(capsys, monkeypatch, bench, version):
