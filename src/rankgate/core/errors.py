@@ -24,6 +24,13 @@ class InputError(Exception):
         return f"{place}: {self.what}"
 
 
+def refuse_unknown_keys(table: dict, known, path: str, where: str) -> None:
+    """A TOML table's first unknown key (sorted), named with where it is and the keys expected."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise InputError(path, f"{where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(known))})")
+
+
 @dataclass(frozen=True)
 class Problem:
     """One structural problem found by validation."""

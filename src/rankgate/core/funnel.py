@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rankgate.core.errors import InputError
+from rankgate.core.errors import InputError, refuse_unknown_keys
 from rankgate.core.formats.corpus import json_line
 from rankgate.core.formats.staged import ranking_order, stage_line
 from rankgate.core.formats.textio import ASCII_SPACE, numbered_lines, read_text, shorten
@@ -105,9 +105,7 @@ def parse_pipelines(tables: list, folder: Path, mpath: str) -> list[Pipeline]:
         where = f"pipeline[{i}]"
         if not isinstance(t, dict):
             raise InputError(mpath, f"{where} must be a table with 'name' and 'stages'")
-        unknown = sorted(set(t) - PIPELINE_KEYS)
-        if unknown:
-            raise InputError(mpath, f"{where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(PIPELINE_KEYS))})")
+        refuse_unknown_keys(t, PIPELINE_KEYS, mpath, where)
         name = t.get("name")
         if not isinstance(name, str) or not name:
             raise InputError(mpath, f"{where}: 'name' must name the system, e.g. \"bm25-rerank\"")
@@ -124,9 +122,7 @@ def parse_pipelines(tables: list, folder: Path, mpath: str) -> list[Pipeline]:
         built: list[Stage] = []
         for j, s in enumerate(stages):
             sw = f"{where}.stages[{j}]"
-            unknown = sorted(set(s) - STAGE_KEYS)
-            if unknown:
-                raise InputError(mpath, f"{sw}: unknown key {unknown[0]!r} (expected {', '.join(sorted(STAGE_KEYS))})")
+            refuse_unknown_keys(s, STAGE_KEYS, mpath, sw)
             sname = s.get("name")
             if not isinstance(sname, str) or not sname:
                 raise InputError(mpath, f"{sw}: 'name' must name the stage, e.g. \"rerank\"")

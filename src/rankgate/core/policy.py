@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from rankgate.core.benchmark import MAX_K, load_toml
-from rankgate.core.errors import InputError
+from rankgate.core.errors import InputError, refuse_unknown_keys
 from rankgate.core.measures import Measure, parse_measure
 from rankgate.core.validate import Checks
 
@@ -273,10 +273,7 @@ def _str_list(v: list, path: str, what: str, of: str) -> list[str]:
 
 
 def _significance(t: dict, path: str, p: Policy) -> None:
-    unknown = sorted(set(t) - SIGNIFICANCE_KEYS)
-    if unknown:
-        raise InputError(path, f"significance: unknown key {unknown[0]!r} (expected "
-                         f"{', '.join(sorted(SIGNIFICANCE_KEYS))})")
+    refuse_unknown_keys(t, SIGNIFICANCE_KEYS, path, "significance")
     if "resamples" in t:
         p.resamples = _typed(t["resamples"], int, path, "significance.resamples")
         if not 100 <= p.resamples <= 10_000_000:
@@ -311,9 +308,7 @@ def _rule(r, path, i) -> Rule:
     where = f"rules[{i}]"
     if not isinstance(r, dict):
         raise InputError(path, f"{where} must be a table with 'measure' and 'check'")
-    unknown = sorted(set(r) - ALL_RULE_KEYS)
-    if unknown:
-        raise InputError(path, f"{where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(ALL_RULE_KEYS))})")
+    refuse_unknown_keys(r, ALL_RULE_KEYS, path, where)
     kind = r.get("check", "not_lower")
     if kind not in CHECK_KINDS:
         raise InputError(path, f"{where}: 'check' must be one of {', '.join(CHECK_KINDS)}, found {kind!r}")
@@ -422,9 +417,7 @@ def _waiver(w, path, i) -> Waiver:
     where = f"waivers[{i}]"
     if not isinstance(w, dict):
         raise InputError(path, f"{where} must be a table with query, owner, reason and expires")
-    unknown = sorted(set(w) - WAIVER_KEYS)
-    if unknown:
-        raise InputError(path, f"{where}: unknown key {unknown[0]!r} (expected {', '.join(sorted(WAIVER_KEYS))})")
+    refuse_unknown_keys(w, WAIVER_KEYS, path, where)
     missing = [k for k in ("query", "owner", "reason", "expires") if k not in w]
     if missing:
         raise InputError(path, f"{where}: missing {missing[0]!r} (a waiver names the query, its owner, the reason "
