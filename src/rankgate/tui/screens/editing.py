@@ -156,7 +156,7 @@ class EditingActions:
         same for the query: a grade typed in one burst after `/dns` Enter grades a document of the query
         the filter moved to, not of the one shown before (QueryPane.catch_up)."""
         qi = self.queries.catch_up()
-        if qi != self.qi:
+        if qi != self._list_at:  # the list moved since the query shown was picked
             self.show_query(qi)
         focused = self.focused
         if isinstance(focused, (RankingList, LabelList)) and 0 <= focused.cursor < len(focused.rows):

@@ -70,6 +70,7 @@ class ReviewScreen(EditingActions, Screen):
         self.model: ReviewModel | None = None
         self.qi: int | None = None
         self.doc: str | None = None
+        self._list_at: int | None = None  # the query list's query when the query shown was picked
         self.ask_reason = True
         self.ask_whose = True  # a grade on a label only others judged asks whether to add my own judgment
         self.grades: dict[int, str] = dict(DEFAULT_GRADES)  # the benchmark's grade scale
@@ -283,7 +284,10 @@ class ReviewScreen(EditingActions, Screen):
             t.append(f" unjudged in the gate's top {m.k} · ", style="dim")
             queued = m.queue_left()
             t.append("queue ", style="dim")
-            t.append("? (u builds it)" if queued is None else f"{queued} left", style="bold")
+            t.append("?" if queued is None else f"{queued} left", style="bold")
+            n = len(m.runs)  # u walks every loaded run's top k; the gate's report counts only its two runs'
+            t.append(f" in {n} run{'s' if n != 1 else ''}" + (" (u builds it)" if queued is None else ""),
+                     style="dim")
             if self.queue_order.order != "decisive":  # U chose another order for u
                 t.append(f" ({ORDER_WORDS[self.queue_order.order]})", style="dim")
         if book.done:
@@ -340,6 +344,7 @@ class ReviewScreen(EditingActions, Screen):
         else the candidate's first; with no runs, the first label listed that has a text (_first_label)."""
         m = self.model
         self.qi = qi
+        self._list_at = self.queries.current  # where the query list was (EditingActions._follow_focus)
         picked = doc is None
         if doc is None and qi is not None:
             first = m.first_unjudged(qi)
