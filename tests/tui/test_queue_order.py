@@ -159,3 +159,9 @@ async def test_the_app_and_the_gate_say_what_their_review_queues_count(tmp_path,
         status = plain(app.screen.query_one("#status-bar"))
         assert re.search(rf"queue {m.queue_left()} left in 3 runs\b", status), status
         assert m.queue_left() > total
+        await pilot.resize_terminal(80, 24)  # shorter words, and the queue's runs still in view
+        await pilot.pause()
+        await pilot.pause()
+        bar = app.screen.query_one("#status-bar")
+        status = plain(bar)
+        assert re.search(rf"queue {m.queue_left()}, 3 runs$", status) and len(status) <= bar.size.width, status
