@@ -391,9 +391,15 @@ def _export(args) -> int:
     with _open(args, readonly=True) as ws:
         if args.output is not None:
             _refuse_unrelated_file(ws, args)
-        out = ws.export(args.format or "trec", args.output, plain=args.plain, version=args.label_version,
-                        require_adjudication=args.require_adjudication, judged_by=args.judged_by,
-                        all_reviewers=args.all_reviewers)
+        options = dict(plain=args.plain, version=args.label_version, require_adjudication=args.require_adjudication,
+                       judged_by=args.judged_by, all_reviewers=args.all_reviewers)
+        manifest = getattr(ws, "manifest", None)
+        if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
+            from rankgate.store import sync
+
+            out = sync.export_like_qrels(ws, manifest, args.format or "trec", args.output, **options)
+        else:
+            out = ws.export(args.format or "trec", args.output, **options)
     for n in out.notes:
         _note(n)
     if args.output is None:  # the file itself when piped; escaped on a terminal

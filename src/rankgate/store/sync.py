@@ -634,19 +634,19 @@ def _own_format(ws, target: Path, fmt: str | None) -> tuple[str, list[str]]:
     return fmt, notes
 
 
-def _write_like(ws, fmt: str, path: Path, like: Path):
-    """ws.export(fmt) to `path`; TREC keeps `like`'s own iteration column and separator when every line has
-    the same (`Q0`, a tab), so a diff of the file shows the changed labels and the header only."""
+def _write_like(ws, fmt: str, path: Path, like: Path, **options):
+    """ws.export(fmt, **options) to `path`; TREC keeps `like`'s own iteration column and separator when every
+    line has the same (`Q0`, a tab), so a diff of the file shows the changed labels and the header only."""
     if fmt != "trec":
-        return ws.export(fmt, path)
+        return ws.export(fmt, path, **options)
     column, sep = trec_layout(like)
     if (column, sep) == ("0", " "):
-        return ws.export(fmt, path)
+        return ws.export(fmt, path, **options)
     from rankgate.store.storage import atomic_write
     from rankgate.store.transfer.export import refuse_store_target
 
     refuse_store_target(ws, path)
-    out = ws.export(fmt, None)  # the text only: written below with the file's own column
+    out = ws.export(fmt, None, **options)  # the text only: written below with the file's own column
     lines = []
     for line in out.text.splitlines(keepends=True):
         if not line.startswith("#"):  # `query 0 document grade`: IDs hold no whitespace (the export checks)
@@ -656,6 +656,12 @@ def _write_like(ws, fmt: str, path: Path, like: Path):
     out.text = "".join(lines)
     atomic_write(path, out.text.encode("utf-8"), output=True)
     return out
+
+
+def export_like_qrels(ws, manifest, fmt: str, path, **options):
+    """`labels export BENCH -o FILE`: TREC written with the benchmark's own iteration column (a copy of an
+    outside qrels file diffs against it line by line); other formats as ws.export writes them."""
+    return _write_like(ws, fmt, Path(path), Path(manifest.qrels), **options)
 
 
 def trec_layout(path: str | os.PathLike) -> tuple[str, str]:
