@@ -151,3 +151,25 @@ def test_export_back_keeps_the_files_own_iteration_column(cli, samples, tmp_path
     assert body == want.replace(sep.join(("q2", column, "d5", "1")), sep.join(("q2", column, "d5", "0"))
                                 ).splitlines()
     assert cli("labels", "status", folder)[0] == 0  # the file reads back as the workspace holds it
+
+
+def test_o_never_replaces_a_read_only_file(cli, samples, tmp_path):
+    """-o FILE (and every output written the same way): a file or folder with no write bit is refused; a
+    rename would replace a 0444 file even for its owner, and root passes every permission check."""
+    folder = _bench(samples, tmp_path)
+    ro = tmp_path / "reference.trec"
+    ro.write_text(QRELS)
+    ro.chmod(0o444)
+    code, out, err = cli("labels", "export", folder, "-o", ro)
+    assert code == 2 and "cannot write here (read-only" in err and len(err.strip().splitlines()) == 1, err
+    assert ro.read_text() == QRELS and stat.S_IMODE(ro.stat().st_mode) == 0o444
+    shut = tmp_path / "shut"
+    shut.mkdir()
+    shut.chmod(0o555)
+    try:
+        code, out, err = cli("labels", "export", folder, "-o", shut / "new.trec")
+        receipt = cli("gate", samples / "seed-lab", "--receipt", shut / "r.json")
+    finally:
+        shut.chmod(0o755)
+    assert code == 2 and "cannot write here (read-only: its folder" in err and not list(shut.iterdir())
+    assert receipt[0] == 2 and "cannot write here (read-only" in receipt[2]
