@@ -25,7 +25,8 @@ def test_benchmark_toml_is_named_with_the_line_of_the_id(capsys, tmp_path):
     b4 = tmp_path / "b4"
     shutil.copytree(SAMPLES / "ops-handbook", b4)
     toml = b4 / "benchmark.toml"
-    toml.write_text(toml.read_text().replace('  "q-breach-evidence",\n', '  "q-breach-evidence",\n  "q-no-such-query",\n'))
+    toml.write_text(toml.read_text().replace('  "q-breach-evidence",\n',
+                                             '  "q-breach-evidence",\n  "q-no-such-query",\n'))
     line = toml.read_text().splitlines().index('  "q-no-such-query",') + 1
     code, err = gate(capsys, b4)
     assert code == 2 and err == (f"error: {toml}:{line}: [gate] must_pass: query 'q-no-such-query' is not in the "

@@ -206,7 +206,8 @@ class ReviewApp(App[int]):
         """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input); with label
         edits not yet in the folder's qrels file, offer to export them first."""
         if self.loaded is not None and self.unexported:
-            self.push_screen(QuitScreen(self.unexported, self.sync.manifest.qrels, self.sync.copy_path), self._quit_chosen)
+            self.push_screen(QuitScreen(self.unexported, self.sync.manifest.qrels, self.sync.copy_path),
+                             self._quit_chosen)
             return
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
