@@ -571,13 +571,15 @@ def folder_copy_path(manifest) -> Path:
 
 def outside_message(manifest) -> str:
     """Why an export back to a qrels file outside the folder was refused, and the two ways on."""
+    from shlex import quote
+
     copy = folder_copy_path(manifest)
     fmt = file_format(manifest.qrels)
     as_fmt = "" if fmt == "trec" else f" --format {fmt}"
     return (f"is outside the benchmark folder {manifest.folder} (its benchmark.toml points at it; `rankgate init` "
             "without --copy does that); nothing was written: write a copy into the folder with `rankgate labels "
-            f"export {manifest.folder} -o {copy}{as_fmt}` and set qrels = \"{copy.name}\" in {manifest.path}, or "
-            "replace that file itself with --outside-folder")
+            f"export {quote(str(manifest.folder))} -o {quote(str(copy))}{as_fmt}` and set qrels = \"{copy.name}\" "
+            f"in {manifest.path}, or replace that file itself with --outside-folder")
 
 
 def read_only(path: str | os.PathLike) -> bool:
