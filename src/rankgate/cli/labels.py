@@ -372,6 +372,9 @@ def _add_export(cmds, common) -> None:
                    "adjudication, one a line (for `labels merge`, not for the gate)")
     p.add_argument("--overwrite", action="store_true", help="a benchmark's qrels file: replace it even when it "
                    "holds changes the workspace has not seen (or no longer parses)")
+    p.add_argument("--outside-folder", action="store_true", help="a benchmark's qrels file outside its folder "
+                   "(`rankgate init` without --copy points at one): replace that file itself (by default refused; "
+                   "-o FILE writes a copy)")
     p.add_argument("--force", action="store_true", help="-o FILE: replace FILE even when it holds no judgments "
                    "(by default an export replaces only an earlier export, qrels, or an empty file)")
     p.set_defaults(func=_export)
@@ -388,9 +391,15 @@ def _export(args) -> int:
     with _open(args, readonly=True) as ws:
         if args.output is not None:
             _refuse_unrelated_file(ws, args)
-        out = ws.export(args.format or "trec", args.output, plain=args.plain, version=args.label_version,
-                        require_adjudication=args.require_adjudication, judged_by=args.judged_by,
-                        all_reviewers=args.all_reviewers)
+        options = dict(plain=args.plain, version=args.label_version, require_adjudication=args.require_adjudication,
+                       judged_by=args.judged_by, all_reviewers=args.all_reviewers)
+        manifest = getattr(ws, "manifest", None)
+        if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
+            from rankgate.store import sync
+
+            out = sync.export_like_qrels(ws, manifest, args.format or "trec", args.output, **options)
+        else:
+            out = ws.export(args.format or "trec", args.output, **options)
     for n in out.notes:
         _note(n)
     if args.output is None:  # the file itself when piped; escaped on a terminal
@@ -487,7 +496,7 @@ def _export_back(args) -> int:
             fmt = args.format
         if args.require_adjudication and ws.disagreements():
             ws.export("trec", None, require_adjudication=True)  # raises, naming the first disagreement
-        out = sync.export_back(ws, manifest, fmt, overwrite=args.overwrite)
+        out = sync.export_back(ws, manifest, fmt, overwrite=args.overwrite, outside_folder=args.outside_folder)
     for n in out.notes:
         _note(n)
     if args.json:

@@ -100,6 +100,9 @@ def _check_queries(qrels: Qrels, policy: Policy, no_answer) -> None:
     known = set(qrels.query_ids) | set(no_answer)
     unknown = [q for q in policy.must_pass if q not in known]
     if unknown:
+        at = policy.must_pass_at  # the file and key (with its line) or the flag that set it
+        if at is not None:
+            raise at.error(f"{'' if at.key else 'must-pass '}query {unknown[0]!r} is not in the qrels", unknown[0])
         raise InputError(policy.source or "--must-pass", f"must-pass query {unknown[0]!r} is not in the qrels")
     bad = [w.query for w in policy.waivers if w.query not in known]
     if bad:

@@ -46,7 +46,24 @@ def output_target(path: str | os.PathLike) -> tuple[Path, int | None]:
     new contents) and that file's permission bits when it exists (None for a new file)."""
     st = refuse_special(path)
     real = Path(os.path.realpath(path)) if os.path.islink(path) or st is not None else Path(path)
+    refuse_read_only(path, real, st)
     return real, (stat.S_IMODE(st.st_mode) if st is not None else None)
+
+
+def refuse_read_only(path, real: Path, st: os.stat_result | None) -> None:
+    """A file, or the folder it is replaced in, with no write bit in its mode is not written, even by root
+    (whom permissions let through) or its owner (a rename replaces a 0444 file): a reference file kept
+    read-only on purpose stays as it is."""
+    try:
+        folder_mode = os.stat(real.parent).st_mode
+    except OSError:
+        folder_mode = None  # the write itself says why
+    if st is not None and not st.st_mode & 0o222:
+        raise InputError(str(path), "cannot write here (read-only: the file has no write permission); nothing was "
+                         "written (choose another file)")
+    if folder_mode is not None and not folder_mode & 0o222:
+        raise InputError(str(path), f"cannot write here (read-only: its folder {real.parent} has no write "
+                         "permission); nothing was written (choose another file)")
 
 
 # Every file an input reader opened in this process (device, inode): an output must not replace one.

@@ -141,6 +141,7 @@ class Policy:
     no_permission_leaks: bool = True  # with an ACL, a run that returns a document its user may not see fails
     require_stable: bool = False  # reject a decision the unjudged documents could flip (core/bounds.py)
     stability: bool = True  # report whether the unjudged documents could flip each check (core/bounds.py)
+    must_pass_at: "SetAt | None" = None  # where must_pass was set (a file's key, the queries file, --must-pass)
 
     def effective_rules(self) -> list[Rule]:
         if self.rules is not None:
@@ -205,8 +206,9 @@ def _typed(v, kind, path: str, what: str):
     return v
 
 
-def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Policy:
-    """A policy from a TOML table (a policy file, or the manifest's [gate] table) over `base`."""
+def policy_from_table(data: dict, path: str, base: Policy | None = None, table: str = "") -> Policy:
+    """A policy from a TOML table (a policy file, or the manifest's [gate] table) over `base`; `table`:
+    the table's name in the file ("gate"; "" the top level), for messages naming a key's line."""
     p = base.copy() if base else Policy()
     unknown = sorted(set(data) - POLICY_KEYS)
     if unknown:
@@ -237,6 +239,7 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None) -> Poli
         p.measures = [_measure(m, path, "policy key 'measures'") for m in get("measures", list)]
     if "must_pass" in data:
         p.must_pass = _str_list(get("must_pass", list), path, "policy key 'must_pass'", "query IDs")
+        p.must_pass_at = SetAt(path, f"[{table}] must_pass" if table else "must_pass", table)
     for key in ("baseline", "candidate"):
         if key in data:
             setattr(p, key, get(key, str))
@@ -439,6 +442,53 @@ def _waiver(w, path, i) -> Waiver:
     return Waiver(w["query"], w["owner"], w["reason"], exp)
 
 
+@dataclass(frozen=True)
+class SetAt:
+    """Where a policy key was set, for a message about its value: a file and the key as written there
+    (`[gate] must_pass`), with the TOML table holding it ("" the top level; None: not a TOML file), or a
+    flag (`--must-pass`, key "")."""
+
+    where: str
+    key: str
+    table: str | None = None
+
+    def error(self, what: str, value: str | None = None) -> InputError:
+        """An InputError naming the file, the line of `value` in the key (else of the key) and the key."""
+        line = toml_key_line(self.where, self.table, self.key.rpartition(" ")[2], value) \
+            if self.table is not None else None
+        return InputError(self.where, f"{self.key}: {what}" if self.key else what, line=line)
+
+
+def toml_key_line(path: str, table: str, key: str, value: str | None = None) -> int | None:
+    """The line of `key = ...` in `table` of a TOML file ("" the top level), or of the string `value` in
+    that key's value (an array over several lines); None when it cannot be told (the file changed, a
+    dotted or inline key)."""
+    import re
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    current, start = "", None
+    for i, line in enumerate(lines):
+        head = re.match(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$", line)  # [table] or [[array]]
+        if head:
+            current = head.group(1)
+            if start is not None:
+                break
+            continue
+        if start is None:
+            if current == table and re.match(rf"\s*['\"]?{re.escape(key)}['\"]?\s*=", line):
+                start = i
+                if value is None:
+                    return i + 1
+        elif re.match(r"\s*[A-Za-z0-9_\"'-]+\s*=", line):  # the next key: the value was not found
+            break
+        if start is not None and value is not None and (f'"{value}"' in line or f"'{value}'" in line):
+            return i + 1
+    return None if start is None else start + 1
+
+
 def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
     """A policy file: its top level, or its [gate] table when it has one."""
     data = load_toml(path)
@@ -447,7 +497,7 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
         where = "[gate] policy" if table is not data else "policy"
         raise InputError(str(path), f"{where}: a policy file cannot name another policy file (only "
                          "benchmark.toml's [gate] table can); copy its rules here or pass it with --policy")
-    p = policy_from_table(table, str(path), base)
+    p = policy_from_table(table, str(path), base, "gate" if table is not data else "")
     p.source = str(path)
     p.sources.append(str(path))
     return p
@@ -481,11 +531,14 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
             if not isinstance(named, str):
                 raise InputError(str(m.path), "key 'gate.policy' must be a file name")
             policy = load_policy(m.folder / named, policy)
-        policy = policy_from_table(gate, str(m.path), policy)
+        policy = policy_from_table(gate, str(m.path), policy, "gate")
     if get("policy"):
         policy = load_policy(get("policy"), policy)
     if bundle.queries and not policy.must_pass:
         policy.must_pass = bundle.must_pass
+        files = getattr(bundle, "files", None) or []
+        policy.must_pass_at = SetAt(next((p for role, p in files if role == "queries"), "the queries file"),
+                                    "must_pass")
     if get("k") is not None:
         if get("k") < 1:
             raise InputError("--k", "k must be at least 1")
@@ -504,6 +557,7 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
         policy.measures = list(dict.fromkeys(policy.measures + [x for t in get("measures") for x in parse_measures(t)]))
     if get("must_pass"):
         policy.must_pass = list(dict.fromkeys(get("must_pass")))
+        policy.must_pass_at = SetAt("--must-pass", "")
     for key in ("baseline", "candidate"):
         value = get(key)
         if value and isinstance(value, str):

@@ -518,15 +518,19 @@ def file_format(path: str | os.PathLike) -> str:
     return "trec"
 
 
-def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False):
+def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False, outside_folder: bool = False):
     """Write the workspace's labels to the benchmark's own qrels file (its own format, atomically, with the
-    version and hash header) and record the sync. Refused, nothing changed: a folder that cannot be
-    written; a file with changes the workspace has not seen (or that no longer parses), unless
-    `overwrite`. Returns the store's Export."""
+    version and hash header; a TREC file keeps its own iteration column, e.g. `Q0`) and record the sync.
+    Refused, nothing changed: a qrels file outside the benchmark folder (`rankgate init` without --copy
+    points at one), unless `outside_folder`; a file or folder that cannot be written (no write bit in its
+    mode counts, even for root); a file with changes the workspace has not seen (or that no longer
+    parses), unless `overwrite`. Returns the store's Export."""
     target = Path(manifest.qrels)
     if ws.blind:
         raise InputError(str(target), "blind review shows your own labels only; leave blind review to export the "
                          "benchmark's labels")
+    if not outside_folder and is_outside_folder(manifest):
+        raise InputError(str(target), outside_message(manifest))
     if not overwrite and target.exists():
         c = compare(ws, manifest)  # a file that no longer parses: its file:line, nothing written
         if c.last_sync_unknown and not c.in_sync:
@@ -541,6 +545,84 @@ def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False
                              f"{'s' if n != 1 else ''} the workspace has not seen; `rankgate labels status` "
                              "lists them); nothing was written: bring them in first (`rankgate review` offers "
                              "it), or overwrite them with --overwrite")
+    fmt, notes = _own_format(ws, target, fmt)
+    if read_only(target):
+        raise InputError(str(target), "cannot write here (read-only); nothing was changed, neither the file nor "
+                         "the workspace (export elsewhere with -o FILE)")
+    grades = workspace_grades(ws)
+    out = _write_like(ws, fmt, target, target)
+    out.notes[:0] = notes
+    record_sync(ws, manifest, "export", grades, version=out.version)
+    return out
+
+
+def is_outside_folder(manifest) -> bool:
+    """benchmark.toml names a qrels file outside the benchmark folder (`../x`, an absolute path: what
+    `rankgate init` without --copy writes). A link inside the folder is inside (its target is written)."""
+    parent = os.path.realpath(Path(manifest.qrels).parent)
+    root = os.path.realpath(manifest.folder)
+    return parent != root and not parent.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def folder_copy_path(manifest) -> Path:
+    """Where an export of a qrels file outside the folder goes instead: the same name, in the folder."""
+    return Path(manifest.folder) / Path(manifest.qrels).name
+
+
+def outside_message(manifest) -> str:
+    """Why an export back to a qrels file outside the folder was refused, and the two ways on."""
+    from shlex import quote
+
+    copy = folder_copy_path(manifest)
+    fmt = file_format(manifest.qrels)
+    as_fmt = "" if fmt == "trec" else f" --format {fmt}"
+    return (f"is outside the benchmark folder {manifest.folder} (its benchmark.toml points at it; `rankgate init` "
+            "without --copy does that); nothing was written: write a copy into the folder with `rankgate labels "
+            f"export {quote(str(manifest.folder))} -o {quote(str(copy))}{as_fmt}` and set qrels = \"{copy.name}\" "
+            f"in {manifest.path}, or replace that file itself with --outside-folder")
+
+
+def read_only(path: str | os.PathLike) -> bool:
+    """The file, or the folder it is replaced in, cannot be written: no write bit in its mode (refused even
+    for root, whom `os.access` lets through: a 0444 reference file in a 0555 folder), or no access."""
+    real = Path(os.path.realpath(path))  # a symlinked qrels file: its target is written, the link stays
+    for p in (real.parent, real):
+        try:
+            mode = os.stat(p).st_mode
+        except FileNotFoundError:
+            continue  # a file not there yet: its folder decides
+        except OSError:
+            return True
+        if mode & 0o222 == 0 or not os.access(p, os.W_OK):
+            return True
+    return False
+
+
+def export_copy(ws, manifest) -> tuple:
+    """The workspace's labels to a copy of the benchmark's qrels file inside its folder (its own format and
+    iteration column): the safe export when benchmark.toml points outside the folder. Not a sync (the
+    gate reads the file benchmark.toml names until it names the copy). Returns (Export, the copy's path)."""
+    from rankgate.core.formats.sniff import holds_judgments
+
+    copy = folder_copy_path(manifest)
+    if ws.blind:
+        raise InputError(str(copy), "blind review shows your own labels only; leave blind review to export the "
+                         "benchmark's labels")
+    if os.path.lexists(copy) and not holds_judgments(copy):
+        raise InputError(str(copy), "exists and holds no judgments (it is not an earlier export or qrels file); "
+                         "nothing was written (export elsewhere with `rankgate labels export "
+                         f"{manifest.folder} -o FILE`)")
+    fmt, notes = _own_format(ws, Path(manifest.qrels), None)
+    if read_only(copy):
+        raise InputError(str(copy), "cannot write here (read-only); nothing was changed (export elsewhere with "
+                         "-o FILE)")
+    out = _write_like(ws, fmt, copy, Path(manifest.qrels))
+    out.notes[:0] = notes
+    return out, copy
+
+
+def _own_format(ws, target: Path, fmt: str | None) -> tuple[str, list[str]]:
+    """The export format that keeps `target`'s own (binary JSON becomes graded when a grade is not 1)."""
     notes = []
     if fmt is None:
         fmt = file_format(target)
@@ -551,16 +633,60 @@ def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False
                 fmt = "json-graded"
                 notes.append(f"{target.name} was binary JSON; written as graded JSON to keep {off} grade"
                              f"{'s' if off != 1 else ''} other than 1")
-    real = Path(os.path.realpath(target))  # a symlinked qrels file: its target is written, the link stays
-    folder = real.parent
-    if not os.access(folder, os.W_OK) or (real.exists() and not os.access(real, os.W_OK)):
-        raise InputError(str(target), "cannot write here (read-only); nothing was changed, neither the file nor "
-                         "the workspace (export elsewhere with -o FILE)")
-    grades = workspace_grades(ws)
-    out = ws.export(fmt, target)
-    out.notes[:0] = notes
-    record_sync(ws, manifest, "export", grades, version=out.version)
+    return fmt, notes
+
+
+def _write_like(ws, fmt: str, path: Path, like: Path, **options):
+    """ws.export(fmt, **options) to `path`; TREC keeps `like`'s own iteration column and separator when every
+    line has the same (`Q0`, a tab), so a diff of the file shows the changed labels and the header only."""
+    if fmt != "trec":
+        return ws.export(fmt, path, **options)
+    column, sep = trec_layout(like)
+    if (column, sep) == ("0", " "):
+        return ws.export(fmt, path, **options)
+    from rankgate.store.storage import atomic_write
+    from rankgate.store.transfer.export import refuse_store_target
+
+    refuse_store_target(ws, path)
+    out = ws.export(fmt, None, **options)  # the text only: written below with the file's own column
+    lines = []
+    for line in out.text.splitlines(keepends=True):
+        if not line.startswith("#"):  # `query 0 document grade`: IDs hold no whitespace (the export checks)
+            q, _, d, g = line.split(" ")
+            line = sep.join((q, column, d, g))
+        lines.append(line)
+    out.text = "".join(lines)
+    atomic_write(path, out.text.encode("utf-8"), output=True)
     return out
+
+
+def export_like_qrels(ws, manifest, fmt: str, path, **options):
+    """`labels export BENCH -o FILE`: TREC written with the benchmark's own iteration column (a copy of an
+    outside qrels file diffs against it line by line); other formats as ws.export writes them."""
+    return _write_like(ws, fmt, Path(path), Path(manifest.qrels), **options)
+
+
+def trec_layout(path: str | os.PathLike) -> tuple[str, str]:
+    """(iteration column, separator) of a TREC qrels file's judgment lines when every line has the same
+    (e.g. ("Q0", " ")); else (or an unreadable file) ("0", " "), what an export writes."""
+    columns, seps = set(), set()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip() or line.startswith("#"):
+                    continue
+                parts = line.split()
+                if len(parts) != 4:
+                    return "0", " "
+                columns.add(parts[1])
+                seps.add("\t" if line.rstrip("\r\n").count("\t") == 3 else " ")
+                if len(columns) > 1 or len(seps) > 1:
+                    return "0", " "
+    except OSError:
+        return "0", " "
+    if len(columns) != 1 or any(c.startswith("#") for c in columns):
+        return "0", " "
+    return columns.pop(), seps.pop()
 
 
 @dataclass

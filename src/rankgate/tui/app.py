@@ -206,7 +206,8 @@ class ReviewApp(App[int]):
         """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input); with label
         edits not yet in the folder's qrels file, offer to export them first."""
         if self.loaded is not None and self.unexported:
-            self.push_screen(QuitScreen(self.unexported, self.sync.manifest.qrels), self._quit_chosen)
+            self.push_screen(QuitScreen(self.unexported, self.sync.manifest.qrels, self.sync.copy_path),
+                             self._quit_chosen)
             return
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
@@ -263,14 +264,13 @@ class ReviewApp(App[int]):
             self._leaving = choice == "quit"
         if choice == "export":
             try:
-                out = self.sync.export()
+                message = self.sync.quit_export()  # to a copy when the file is outside the folder
             except InputError as e:
                 self.notify(visible(f"export failed, nothing changed: {e}"), severity="error", timeout=15,
                             markup=False)
                 return
             self._leaving = True
-            self.exit(return_code=0, message=f"wrote {out.labels} label{'' if out.labels == 1 else 's'} "
-                      f"to {self.sync.manifest.qrels}")
+            self.exit(return_code=0, message=message)
         elif choice == "quit":
             self.exit(return_code=0)
 

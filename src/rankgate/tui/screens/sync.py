@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rankgate.core.errors import InputError
+from rankgate.core.text import visible
 from rankgate.store import sync
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
@@ -72,6 +73,25 @@ class Sync:
         out = sync.export_back(self.ws, self.manifest)
         self.again()
         return out
+
+    @property
+    def copy_path(self):
+        """Where the quit dialog's export writes when benchmark.toml names a qrels file outside the folder
+        (`rankgate init` without --copy): a copy in the folder; None when the file is inside."""
+        return sync.folder_copy_path(self.manifest) if sync.is_outside_folder(self.manifest) else None
+
+    def quit_export(self) -> str:
+        """The quit dialog's `e`: the labels back to the folder's qrels file, or to a copy in the folder when
+        that file is outside it (never replaced from the app); returns the line to print on the way out."""
+        copy = self.copy_path
+        if copy is None:
+            out = self.export()
+            return f"wrote {out.labels} label{'' if out.labels == 1 else 's'} to {visible(str(self.manifest.qrels))}"
+        out, copy = sync.export_copy(self.ws, self.manifest)
+        name = visible(copy.name)
+        return (f"wrote {out.labels} label{'' if out.labels == 1 else 's'} to {visible(str(copy))}, a copy: "
+                f"`rankgate gate` still reads {visible(str(self.manifest.qrels))}; set qrels = \"{name}\" in "
+                f"{visible(str(self.manifest.path))} to gate on them")
 
 
 def difference_lines(comparison: sync.Comparison, limit: int = SHOW_AT_MOST) -> Text:
@@ -144,14 +164,16 @@ class SyncScreen(ModalScreen[str | None]):
 
 class QuitScreen(ModalScreen[str | None]):
     """Quitting with unexported edits: export them to the folder's qrels file and quit (`export`), quit
-    anyway (`quit`), or stay (escape)."""
+    anyway (`quit`), or stay (escape). When benchmark.toml names a qrels file outside the folder (`copy`:
+    where a copy goes), the dialog says so and `e` writes that copy instead: the app never replaces a
+    file outside the benchmark folder (docs/review.md)."""
 
     BINDINGS = [("e", "dismiss('export')", "Export and quit"), ("q", "dismiss('quit')", "Quit without exporting"),
                 ("escape", "dismiss(None)", "Stay")]
 
-    def __init__(self, n: int, qrels) -> None:
+    def __init__(self, n: int, qrels, copy=None) -> None:
         super().__init__()
-        self.n, self.qrels = n, qrels
+        self.n, self.qrels, self.copy = n, qrels, copy
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="quit-dialog"):
@@ -159,11 +181,18 @@ class QuitScreen(ModalScreen[str | None]):
             yield Static(head)
             body = Text("`rankgate gate` reads ", end="")
             body.append_text(literal(str(self.qrels)))
-            body.append(", which does not hold them yet.")
+            if self.copy is None:
+                body.append(", which does not hold them yet.")
+                export = "export to that file and quit"
+            else:
+                body.append(", outside the benchmark folder (init without --copy points at it), which does not "
+                            "hold them yet. The app does not replace a file outside the folder.")
+                export = f"write a copy into the folder ({visible(str(self.copy))}) and quit; then point "
+                export += "benchmark.toml's qrels at it"
             yield Static(body)
             keys = Text(end="", style="dim")
-            for key, what in (("e", "export to that file and quit"), ("q", "quit without exporting (they stay "
-                              "in the workspace)"), ("escape", "stay")):
+            for key, what in (("e", export), ("q", "quit without exporting (they stay in the workspace)"),
+                              ("escape", "stay")):
                 keys.append(key, style="bold")
                 keys.append(f": {what}   ")
             yield Static(keys)

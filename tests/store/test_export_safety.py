@@ -1,0 +1,175 @@
+"""An export back never harms a file it should not write (store/sync.py's export_back): a file or folder with
+no write bit is read-only even for root; a qrels file outside the benchmark folder (`rankgate init` without
+--copy points at one) is written only when asked (`--outside-folder`), else a copy goes into the folder; a
+TREC file keeps its own iteration column (`Q0`), so its diff is the changed labels and the header."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+import pytest
+
+from rankgate.store import paths, sync
+
+QRELS = "".join(f"{q} Q0 {d} {g}\n" for q, d, g in (("q1", "d1", 1), ("q1", "d4", 0), ("q2", "d5", 1),
+                                                     ("q3", "d7", 2)))
+
+
+def _store_files():
+    """Every workspace file (the snapshot, journal, history, sync record), but the lock."""
+    return {p.name: p.read_bytes() for p in paths.workspace_dir(create=False).iterdir() if not p.name.endswith(".lock")}
+
+
+def _bench(samples, tmp_path, qrels_text=QRELS):
+    folder = tmp_path / "bench"
+    shutil.copytree(samples / "three-questions", folder)
+    (folder / "qrels.trec").write_text(qrels_text)
+    return folder
+
+
+@pytest.fixture
+def as_root(monkeypatch):
+    """os.access as root sees it: everything writable. Only the mode bits can say read-only then."""
+    monkeypatch.setattr(os, "access", lambda *a, **kw: True)
+
+
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_no_write_bit_is_read_only_even_for_root(cli, samples, tmp_path, as_root, what):
+    folder = _bench(samples, tmp_path)
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    qrels = folder / "qrels.trec"
+    locked = qrels if what == "file" else folder
+    before, store = qrels.read_bytes(), _store_files()
+    mode = stat.S_IMODE(locked.stat().st_mode)
+    locked.chmod(0o444 if what == "file" else 0o555)
+    try:
+        code, out, err = cli("labels", "export", folder)
+    finally:
+        locked.chmod(mode)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "cannot write here (read-only); nothing was changed" in err and str(qrels) in err
+    assert qrels.read_bytes() == before and sorted(os.listdir(folder)) == sorted(os.listdir(samples /
+                                                                                          "three-questions"))
+    assert _store_files() == store  # the sync record too
+    code, out, err = cli("labels", "export", folder)  # writable again: written
+    assert code == 0, err
+
+
+def _outside(cli, samples, tmp_path):
+    """A folder made by `rankgate init` without --copy: its benchmark.toml points at ../shared files."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "qrels.trec").write_text(QRELS)
+    shutil.copy(samples / "three-questions" / "run.trec", shared / "run.trec")
+    folder = tmp_path / "bench"
+    code, out, err = cli("init", folder, "--qrels", shared / "qrels.trec", "--runs", shared / "run.trec")
+    assert code == 0, err
+    return folder, shared / "qrels.trec"
+
+
+def test_a_qrels_file_outside_the_folder_is_not_written_without_asking(cli, samples, tmp_path):
+    folder, qrels = _outside(cli, samples, tmp_path)
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "also answers")[0] == 0
+    before, store = qrels.read_bytes(), _store_files()
+    code, out, err = cli("labels", "export", folder)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    copy = folder / "qrels.trec"
+    assert "is outside the benchmark folder" in err and "qrels.trec" in err.split(":")[1]
+    assert f"rankgate labels export {folder} -o {copy}" in err and "--outside-folder" in err
+    assert f'set qrels = "qrels.trec" in {folder / "benchmark.toml"}' in err
+    assert qrels.read_bytes() == before and _store_files() == store and not copy.exists()
+    # the way on it names: a copy in the folder, in the file's own layout (Q0), then benchmark.toml names it
+    code, out, err = cli("labels", "export", folder, "-o", copy)
+    assert code == 0, err
+    assert [ln for ln in copy.read_text().splitlines() if not ln.startswith("#")] == (
+        "q1 Q0 d1 1\nq1 Q0 d4 0\nq1 Q0 d2 1\nq2 Q0 d5 1\nq3 Q0 d7 2").splitlines()
+    assert qrels.read_bytes() == before
+    toml = folder / "benchmark.toml"
+    text = toml.read_text()
+    toml.write_text("\n".join('qrels = "qrels.trec"' if ln.startswith("qrels =") else ln
+                              for ln in text.splitlines()) + "\n")
+    code, out, _ = cli("labels", "status", folder)
+    assert code == 0 and "in sync" in out
+    # or the explicit flag: the file outside is written, as asked
+    toml.write_text(text)
+    assert cli("labels", "set", "-b", folder, "q3", "d9", "1", "--reason", "r")[0] == 0
+    code, out, err = cli("labels", "export", folder, "--outside-folder")
+    assert code == 0, err
+    assert "q3 Q0 d9 1\n" in qrels.read_text() and cli("labels", "status", folder)[0] == 0
+
+
+def test_outside_and_read_only_stays_read_only_with_the_flag(cli, samples, tmp_path, as_root):
+    folder, qrels = _outside(cli, samples, tmp_path)
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    before = qrels.read_bytes()
+    qrels.chmod(0o444)
+    qrels.parent.chmod(0o555)
+    try:
+        code, _, err = cli("labels", "export", folder, "--outside-folder")
+    finally:
+        qrels.parent.chmod(0o755)
+        qrels.chmod(0o644)
+    assert code == 2 and "cannot write here (read-only)" in err and qrels.read_bytes() == before
+
+
+def test_a_link_inside_the_folder_is_inside(samples, tmp_path):
+    from rankgate.core.benchmark import load_manifest
+
+    folder = _bench(samples, tmp_path)
+    assert not sync.is_outside_folder(load_manifest(folder))
+    (tmp_path / "elsewhere.trec").write_text(QRELS)
+    (folder / "qrels.trec").unlink()
+    (folder / "qrels.trec").symlink_to(tmp_path / "elsewhere.trec")  # the link is the folder's: written through
+    assert not sync.is_outside_folder(load_manifest(folder))
+    (folder / "benchmark.toml").write_text((folder / "benchmark.toml").read_text().replace(
+        'qrels = "qrels.trec"', 'qrels = "../elsewhere.trec"'))
+    assert sync.is_outside_folder(load_manifest(folder))
+    (folder / "sub").mkdir()
+    (folder / "sub" / "q.trec").write_text(QRELS)
+    (folder / "benchmark.toml").write_text((folder / "benchmark.toml").read_text().replace(
+        'qrels = "../elsewhere.trec"', 'qrels = "sub/q.trec"'))
+    assert not sync.is_outside_folder(load_manifest(folder))
+
+
+@pytest.mark.parametrize("layout,sep,column", [("Q0", " ", "Q0"), ("Q0", "\t", "Q0"), ("0", " ", "0"),
+                                               ("mixed", " ", "0")])
+def test_export_back_keeps_the_files_own_iteration_column(cli, samples, tmp_path, layout, sep, column):
+    rows = [("q1", "d1", 1), ("q1", "d4", 0), ("q2", "d5", 1), ("q3", "d7", 2)]
+    cols = ["Q0", "0", "Q0", "Q0"] if layout == "mixed" else [layout] * 4
+    text = "".join(sep.join((q, c, d, str(g))) + "\n" for (q, d, g), c in zip(rows, cols))
+    folder = _bench(samples, tmp_path, text)
+    assert cli("labels", "set", "-b", folder, "q2", "d5", "0", "--reason", "not it")[0] == 0
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0, err
+    written = (folder / "qrels.trec").read_text().splitlines()
+    header = [ln for ln in written if ln.startswith("#")]
+    body = [ln for ln in written if not ln.startswith("#")]
+    assert [ln.split("# ")[1].split(":")[0] for ln in header][:3] == ["version", "content_hash", "exported_at"]
+    want = text if layout != "mixed" else "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)
+    assert body == want.replace(sep.join(("q2", column, "d5", "1")), sep.join(("q2", column, "d5", "0"))
+                                ).splitlines()
+    assert cli("labels", "status", folder)[0] == 0  # the file reads back as the workspace holds it
+
+
+def test_o_never_replaces_a_read_only_file(cli, samples, tmp_path):
+    """-o FILE (and every output written the same way): a file or folder with no write bit is refused; a
+    rename would replace a 0444 file even for its owner, and root passes every permission check."""
+    folder = _bench(samples, tmp_path)
+    ro = tmp_path / "reference.trec"
+    ro.write_text(QRELS)
+    ro.chmod(0o444)
+    code, out, err = cli("labels", "export", folder, "-o", ro)
+    assert code == 2 and "cannot write here (read-only" in err and len(err.strip().splitlines()) == 1, err
+    assert ro.read_text() == QRELS and stat.S_IMODE(ro.stat().st_mode) == 0o444
+    shut = tmp_path / "shut"
+    shut.mkdir()
+    shut.chmod(0o555)
+    try:
+        code, out, err = cli("labels", "export", folder, "-o", shut / "new.trec")
+        receipt = cli("gate", samples / "seed-lab", "--receipt", shut / "r.json")
+    finally:
+        shut.chmod(0o755)
+    assert code == 2 and "cannot write here (read-only: its folder" in err and not list(shut.iterdir())
+    assert receipt[0] == 2 and "cannot write here (read-only" in receipt[2]
