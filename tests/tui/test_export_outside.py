@@ -45,3 +45,29 @@ async def test_quit_dialog_names_a_file_outside_the_folder_and_writes_a_copy(tmp
     said = "".join(capsys.readouterr().err.splitlines())  # the line printed on the way out (wrapped)
     assert f"wrote 4 labels to {folder / 'qrels.trec'}, a copy" in said
     assert f'set qrels = "qrels.trec" in {folder / "benchmark.toml"}' in said
+
+
+async def test_the_export_dialog_offers_the_copy_and_never_the_file_outside(tmp_path, capsys):
+    """`e` while reviewing: the suggested path is the copy in the folder; Enter writes it in the file's own
+    layout (Q0, no header as the file had none) and leaves the file outside untouched."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "qrels.trec").write_text(QRELS)
+    shutil.copy(SAMPLES / "three-questions" / "run.trec", shared / "run.trec")
+    folder = tmp_path / "nb"
+    assert main(["init", str(folder), "--qrels", str(shared / "qrels.trec"), "--runs", str(shared / "run.trec")]) == 0
+    capsys.readouterr()
+    before = (shared / "qrels.trec").read_bytes()
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert app.review.edit("q2", "d5", 0, "does not answer it")
+        await pilot.pause()
+        assert app.review.default_export_path() == str(folder / "qrels.trec")
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.review.exported_to == (folder / "qrels.trec").resolve()
+    assert (shared / "qrels.trec").read_bytes() == before
+    assert (folder / "qrels.trec").read_text() == QRELS.replace("q2 Q0 d5 1", "q2 Q0 d5 0")

@@ -38,6 +38,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths
@@ -638,11 +639,14 @@ def _own_format(ws, target: Path, fmt: str | None) -> tuple[str, list[str]]:
 
 def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     """ws.export(fmt, **options) to `path`; TREC keeps `like`'s own iteration column and separator when every
-    line has the same (`Q0`, a tab), so a diff of the file shows the changed labels and the header only."""
+    line has the same (`Q0`, a tab), so a diff of the file shows the changed labels only, and is written
+    without the `#` header when `like` has none (trec_eval, the C tool, stops at a run of comment lines)."""
     if fmt != "trec":
         return ws.export(fmt, path, **options)
-    column, sep = trec_layout(like)
-    if (column, sep) == ("0", " "):
+    layout = trec_layout(like)
+    if not layout.header:
+        options["plain"] = True
+    if (layout.column, layout.sep) == ("0", " "):
         return ws.export(fmt, path, **options)
     from rankgate.store.storage import atomic_write
     from rankgate.store.transfer.export import refuse_store_target
@@ -653,7 +657,7 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     for line in out.text.splitlines(keepends=True):
         if not line.startswith("#"):  # `query 0 document grade`: IDs hold no whitespace (the export checks)
             q, _, d, g = line.split(" ")
-            line = sep.join((q, column, d, g))
+            line = layout.sep.join((q, layout.column, d, g))
         lines.append(line)
     out.text = "".join(lines)
     atomic_write(path, out.text.encode("utf-8"), output=True)
@@ -666,27 +670,33 @@ def export_like_qrels(ws, manifest, fmt: str, path, **options):
     return _write_like(ws, fmt, Path(path), Path(manifest.qrels), **options)
 
 
-def trec_layout(path: str | os.PathLike) -> tuple[str, str]:
-    """(iteration column, separator) of a TREC qrels file's judgment lines when every line has the same
-    (e.g. ("Q0", " ")); else (or an unreadable file) ("0", " "), what an export writes."""
-    columns, seps = set(), set()
+class TrecLayout(NamedTuple):
+    column: str  # the iteration column every judgment line has ("Q0"), else "0"
+    sep: str  # " " or "\t"
+    header: bool  # the file has `#` lines (or is missing or empty): an export writes its header
+
+
+def trec_layout(path: str | os.PathLike) -> TrecLayout:
+    """How a TREC qrels file's lines look: its iteration column and separator when every line has the same
+    (e.g. "Q0", " "), else (or an unreadable file) what an export writes ("0", " "); whether it has a header."""
+    columns, seps, comments, lines = set(), set(), False, 0
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
+                if line.startswith("#"):
+                    comments = True
                 if not line.strip() or line.startswith("#"):
                     continue
+                lines += 1
                 parts = line.split()
-                if len(parts) != 4:
-                    return "0", " "
-                columns.add(parts[1])
+                columns.add(parts[1] if len(parts) == 4 else "")
                 seps.add("\t" if line.rstrip("\r\n").count("\t") == 3 else " ")
-                if len(columns) > 1 or len(seps) > 1:
-                    return "0", " "
     except OSError:
-        return "0", " "
-    if len(columns) != 1 or any(c.startswith("#") for c in columns):
-        return "0", " "
-    return columns.pop(), seps.pop()
+        return TrecLayout("0", " ", True)
+    header = comments or not lines
+    if len(columns) != 1 or len(seps) != 1 or "" in columns or any(c.startswith("#") for c in columns):
+        return TrecLayout("0", " ", header)
+    return TrecLayout(columns.pop(), seps.pop(), header)
 
 
 @dataclass

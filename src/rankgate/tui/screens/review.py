@@ -636,8 +636,8 @@ class ReviewScreen(EditingActions, Screen):
 
     def default_export_path(self) -> str:
         state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
-        if state is not None:
-            return str(state.manifest.qrels)
+        if state is not None:  # a qrels file outside the folder is never replaced from the app: a copy in it
+            return str(state.copy_path or state.manifest.qrels)
         name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
         return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
 
@@ -657,6 +657,11 @@ class ReviewScreen(EditingActions, Screen):
                 out = state.export()  # back to the folder's qrels file, in its own format, for `rankgate gate`
                 done = Exported(Path(state.manifest.qrels).resolve(), out.labels, out.format, list(out.notes))
                 self.refresh_top()
+            elif state is not None and state.copy_path is not None and \
+                    Path(path).expanduser().resolve() == state.copy_path.resolve():
+                out, copy = state.export_copy()  # in the outside file's own format
+                done = Exported(copy.resolve(), out.labels, out.format, list(out.notes) + [
+                    f"a copy: `rankgate gate` reads {state.manifest.qrels} until benchmark.toml names {copy.name}"])
             else:
                 done = self.model.labels.export(Path(path).expanduser(), fmt)
         except Exception as e:

@@ -80,6 +80,10 @@ class Sync:
         (`rankgate init` without --copy): a copy in the folder; None when the file is inside."""
         return sync.folder_copy_path(self.manifest) if sync.is_outside_folder(self.manifest) else None
 
+    def export_copy(self):
+        """The labels to a copy of the outside qrels file in the folder: (Export, its path)."""
+        return sync.export_copy(self.ws, self.manifest)
+
     def quit_export(self) -> str:
         """The quit dialog's `e`: the labels back to the folder's qrels file, or to a copy in the folder when
         that file is outside it (never replaced from the app); returns the line to print on the way out."""
