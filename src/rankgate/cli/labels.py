@@ -148,10 +148,13 @@ def _import(args) -> int:
                                          collection_version=args.collection_version, why=args.why,
                                          dry_run=args.dry_run)
             path = ws.path
+            off = _off_scale_labels(args, ws)
         _saved(ws)
     except ImportConflicts as e:
         _print_conflicts(e.conflicts)
         raise
+    if off:
+        _note(off)
     if _report_notes_or_json(args, report):
         return EXIT_OK
     verb = "would import" if args.dry_run else "imported"
@@ -159,6 +162,26 @@ def _import(args) -> int:
           f"unchanged, {report.kept} kept as stored; {report.queries_added} new queries, "
           f"{report.queries_updated} updated")
     return EXIT_OK
+
+
+def _off_scale_labels(args, ws, show: int = 3) -> str:
+    """After an import into a benchmark that declares its scale: which labels have a grade off it (a note,
+    not a refusal: a qrels from elsewhere may use another scale; the user decides to widen [grades] or
+    regrade). Empty when none, or when the benchmark declares no scale."""
+    from rankgate.store.labels import off_scale
+
+    m = ws.manifest
+    if m is None or not m.grades_declared:
+        return ""
+    off = [(q.id, d, g) for q in ws.queries() for d, g in ws.grades(q.id).items() if g not in m.grades]
+    if not off:
+        return ""
+    shown = ", ".join(f"{visible(q)} {visible(d)} {g}" for q, d, g in off[:show])
+    more = f" and {len(off) - show} more" if len(off) > show else ""
+    why = off_scale(off[0][2], m, visible(os.path.normpath(args.benchmark or ".")))
+    scale = why[why.index(" is not on ") + len(" is not on "):]
+    return (f"{counted(len(off), 'label')} with a grade off {scale}: {shown}{more}; they count in the gate as they are: "
+            "add their grades to [grades] or regrade them with `rankgate labels set`")
 
 
 def _add_set(cmds, common) -> None:
@@ -173,8 +196,19 @@ def _add_set(cmds, common) -> None:
     p.set_defaults(func=_set)
 
 
+def _check_scale(args, ws, command: str) -> None:
+    """A grade off the scale the benchmark declares is refused before anything is stored."""
+    from rankgate.store.labels import off_scale
+    from rankgate.store.records import check_grade
+
+    grade = check_grade(args.grade, command)
+    if (why := off_scale(grade, ws.manifest, visible(os.path.normpath(args.benchmark or ".")))) is not None:
+        raise InputError(command, why)
+
+
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
+        _check_scale(args, ws, "labels set")
         if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
             label = None if ws.blind else ws.judgment(args.query, args.doc)
             whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
@@ -799,6 +833,7 @@ def _adjudicate(args) -> int:
         else:
             if args.grade is None:
                 raise InputError("labels adjudicate", "name the final grade: QID DOC GRADE --reason TEXT")
+            _check_scale(args, ws, "labels adjudicate")
             if not args.reason or not args.reason.strip():
                 raise InputError("labels adjudicate", f"an adjudication needs --reason (why is {args.doc!r} "
                                  f"graded {args.grade} for {args.query!r}?)")
