@@ -76,3 +76,36 @@ def test_import_notes_grades_off_the_declared_scale_and_imports_them(cli, oh, tm
                    "`rankgate labels set`\n")
     code, out, err = cli("labels", "import", "-b", "oh", write(tmp_path / "ok.trec", "q-leaked-key 0 zx 1\n"))
     assert code == 0 and "zz 4" in err  # still there: said again until it is fixed
+
+
+def test_errors_name_the_command_not_the_workspace_file_the_user_never_named(cli, oh, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        (("set", "q-leaked-key", "zz", "1"), "labels set: a new label needs --reason (why is 'zz' graded 1 for "
+                                             "'q-leaked-key'?)"),
+        (("set", "q-nope", "zz", "1", "--reason", "x"), "labels set: unknown query 'q-nope'"),
+        (("remove", "q-leaked-key", "zz"), "labels remove: no judgment to remove"),
+        (("confirm", "q-leaked-key", "zz"), "labels confirm: no label to confirm"),
+        (("diff", "nov"), "labels diff: no version 'nov'"),
+        (("freeze", ""), "labels freeze: version name ''"),
+    ]
+    for argv, says in cases:
+        code, out, err = cli("labels", argv[0], "-b", "oh", *argv[1:])
+        assert code == 2 and err.startswith(f"error: {says}") and err.count("\n") == 1, (argv, err)
+        assert "workspaces" not in err and ".json" not in err
+    db = tmp_path / "w.json"  # a workspace file the user names is still named
+    code, _, err = cli("labels", "set", "--db", db, "-b", "oh", "q-nope", "zz", "1", "--reason", "x")
+    assert code == 2 and err.startswith(f"error: {db}: unknown query 'q-nope'")
+
+
+def test_history_of_an_unknown_query_says_so_as_set_does(cli, tmp_path):
+    db = tmp_path / "w2.json"
+    code, _, err = cli("labels", "import", "--db", db, write(tmp_path / "q.trec", "q-one 0 d1 1\n"))
+    assert code == 0, err
+    code, out, err = cli("labels", "history", "--db", db, "zzz")
+    assert (code, out) == (2, "")
+    assert err == f"error: {db}: unknown query 'zzz'; import its queries or qrels first\n"
+    code, out, err = cli("labels", "history", "--db", db, "q-onr")
+    assert code == 2 and "did you mean q-one?" in err
+    code, out, err = cli("labels", "history", "--db", db, "q-one")
+    assert code == 0 and "q-one d1" in out, err

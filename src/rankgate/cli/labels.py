@@ -33,6 +33,30 @@ def register(sub) -> None:
     common = _workspace_flags()
     for add in SUBCOMMANDS:
         add(cmds, common)
+    for name, p in cmds.choices.items():
+        if (func := p.get_default("func")) is not None:
+            p.set_defaults(func=_in_user_words(name, func))
+
+
+# The store's errors name the workspace file they concern; those below are about the file itself and keep it.
+ABOUT_THE_FILE = ("opened read-only", "the workspace is closed", "no label store here", "edits are refused")
+
+
+def _in_user_words(name: str, func):
+    """A subcommand run with -b FOLDER (no --db): an error about what the user typed (an ID, a grade, a
+    version name, a missing judgment) names the command, not the workspace file in the data folder the user
+    never named (`error: labels set: a new label needs --reason ...`). Errors about the file itself keep it."""
+    def run(args):
+        try:
+            return func(args)
+        except InputError as e:
+            internal = getattr(args, "workspace_path", None)
+            if (type(e) is InputError and args.benchmark and not args.db and internal and e.path == internal
+                    and not e.what.startswith(ABOUT_THE_FILE)):
+                raise InputError(f"labels {name}", e.what, e.line, e.where) from None
+            raise
+
+    return run
 
 
 def _workspace_flags() -> argparse.ArgumentParser:
@@ -75,6 +99,7 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
                                           on_conflict=on_conflict, blind=blind)
         if ws.located:
             _note(ws.located)
+        args.workspace_path = str(ws.path)  # its errors name it; _in_user_words names the command instead
         return ws
     return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
 
@@ -213,7 +238,7 @@ def _set(args) -> int:
             label = None if ws.blind else ws.judgment(args.query, args.doc)
             whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
                 "judgment goes beside theirs" if label is not None else ""
-            raise InputError(str(ws.path), f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
+            raise InputError("labels set", f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
                              f"for {args.query!r}?){whose}")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
@@ -322,6 +347,9 @@ def _add_history(cmds, common) -> None:
 def _history(args) -> int:
     with _open(args, readonly=True) as ws:
         events = ws.history(args.query, args.doc, limit=args.limit)
+        if args.query and not events and ws.query(args.query) is None:  # as `labels set` says it
+            unknown = ws._unknown_query(args.query)
+            raise InputError(unknown.path, unknown.what.replace(", or add it with --add-query", ""))
     for e in events:
         say_json(e.as_dict()) if args.json else say(e.describe())
     return EXIT_OK
