@@ -51,7 +51,8 @@ def _in_user_words(name: str, func):
             return func(args)
         except InputError as e:
             internal = getattr(args, "workspace_path", None)
-            if (type(e) is InputError and args.benchmark and not args.db and internal and e.path == internal
+            if (type(e) is InputError and getattr(args, "benchmark", None) and not getattr(args, "db", None)
+                    and internal and e.path == internal
                     and not e.what.startswith(ABOUT_THE_FILE)):
                 raise InputError(f"labels {name}", e.what, e.line, e.where) from None
             raise
@@ -193,20 +194,23 @@ def _off_scale_labels(args, ws, show: int = 3) -> str:
     """After an import into a benchmark that declares its scale: which labels have a grade off it (a note,
     not a refusal: a qrels from elsewhere may use another scale; the user decides to widen [grades] or
     regrade). Empty when none, or when the benchmark declares no scale."""
-    from rankgate.store.labels import off_scale
+    from rankgate.store.labels import declared_scale
 
-    m = ws.manifest
-    if m is None or not m.grades_declared:
+    scale = declared_scale(ws.manifest, _bench_name(args))
+    if not scale:
         return ""
-    off = [(q.id, d, g) for q in ws.queries() for d, g in ws.grades(q.id).items() if g not in m.grades]
+    off = [(q.id, d, g) for q in ws.queries() for d, g in ws.grades(q.id).items() if g not in ws.manifest.grades]
     if not off:
         return ""
     shown = ", ".join(f"{visible(q)} {visible(d)} {g}" for q, d, g in off[:show])
     more = f" and {len(off) - show} more" if len(off) > show else ""
-    why = off_scale(off[0][2], m, visible(os.path.normpath(args.benchmark or ".")))
-    scale = why[why.index(" is not on ") + len(" is not on "):]
-    return (f"{counted(len(off), 'label')} with a grade off {scale}: {shown}{more}; they count in the gate as they are: "
-            "add their grades to [grades] or regrade them with `rankgate labels set`")
+    return (f"{counted(len(off), 'label')} with a grade off {scale}: {shown}{more}; they count in the gate as "
+            "they are: add their grades to [grades] or regrade them with `rankgate labels set`")
+
+
+def _bench_name(args) -> str:
+    """The benchmark folder as the user named it, for messages."""
+    return visible(os.path.normpath(args.benchmark or "."))
 
 
 def _add_set(cmds, common) -> None:
@@ -227,7 +231,7 @@ def _check_scale(args, ws, command: str) -> None:
     from rankgate.store.records import check_grade
 
     grade = check_grade(args.grade, command)
-    if (why := off_scale(grade, ws.manifest, visible(os.path.normpath(args.benchmark or ".")))) is not None:
+    if (why := off_scale(grade, ws.manifest, _bench_name(args))) is not None:
         raise InputError(command, why)
 
 

@@ -23,13 +23,20 @@ def scale_words(grades: Iterable[int]) -> str:
     return ", ".join(map(str, gs))
 
 
+def declared_scale(manifest, benchmark: str) -> str:
+    """`oh's scale 0–3 ([grades] in benchmark.toml)`: the scale `manifest` declares, its benchmark named
+    `benchmark` as the user gave it; "" when it declares none (then any grade goes, as in a TREC qrels)."""
+    if manifest is None or not getattr(manifest, "grades_declared", False):
+        return ""
+    return f"{benchmark}'s scale {scale_words(manifest.grades)} ([grades] in benchmark.toml)"
+
+
 def off_scale(grade: int, manifest, benchmark: str) -> str | None:
-    """Why `grade` may not be set in `manifest`'s benchmark (named `benchmark`, as the user gave it), or None.
-    Only a scale the benchmark declares (`[grades]` in benchmark.toml) binds; without one any grade goes,
-    as in a TREC qrels."""
-    if manifest is None or not getattr(manifest, "grades_declared", False) or grade in manifest.grades:
+    """Why `grade` may not be set in `manifest`'s benchmark, or None (on its scale, or no scale declared)."""
+    scale = declared_scale(manifest, benchmark)
+    if not scale or grade in manifest.grades:
         return None
-    return f"grade {grade} is not on {benchmark}'s scale {scale_words(manifest.grades)} ([grades] in benchmark.toml)"
+    return f"grade {grade} is not on {scale}"
 
 
 def label_state(j: dict | None) -> dict | None:
