@@ -23,7 +23,8 @@ def files(tmp_path):
 
 def test_a_run_that_cannot_be_read_does_not_hide_the_next_runs_problem(tmp_path, capsys):
     qrels, two, dup = files(tmp_path)
-    code = main(["validate", "--qrels", str(qrels), "--runs", str(two), "--runs", str(dup), "--k", "3", "--format", "text"])
+    code = main(["validate", "--qrels", str(qrels), "--runs", str(two), "--runs", str(dup), "--k", "3",
+                 "--format", "text"])
     err = capsys.readouterr().err.splitlines()
     assert code == 2
     assert err[0].startswith(f"error: {two}:3: score 'NaNx' is not a number")
@@ -34,7 +35,8 @@ def test_a_run_that_cannot_be_read_does_not_hide_the_next_runs_problem(tmp_path,
 def test_json_lists_them_too_and_every_unreadable_file_has_its_line(tmp_path, capsys):
     qrels, two, dup = files(tmp_path)
     three = write(tmp_path / "three.trec", "q1 Q0 d1 1\n")  # 4 columns
-    code = main(["validate", "--qrels", str(qrels), "--runs", str(two), "--runs", str(three), "--runs", str(dup), "--k", "3"])
+    code = main(["validate", "--qrels", str(qrels), "--runs", str(two), "--runs", str(three), "--runs", str(dup),
+                 "--k", "3"])
     out = json.loads(capsys.readouterr().out)
     assert code == 2 and out["status"] == "invalid"
     assert [(p["where"], p["rule"]) for p in out["problems"]] == [
@@ -44,6 +46,7 @@ def test_json_lists_them_too_and_every_unreadable_file_has_its_line(tmp_path, ca
 def test_a_bad_qrels_file_still_stops_at_once(tmp_path, capsys):
     _, two, dup = files(tmp_path)
     qrels = write(tmp_path / "bad-qrels.txt", "q1 0 d1 x\n")
-    code = main(["validate", "--qrels", str(qrels), "--runs", str(two), "--runs", str(dup), "--k", "3", "--format", "text"])
+    code = main(["validate", "--qrels", str(qrels), "--runs", str(two), "--runs", str(dup), "--k", "3",
+                 "--format", "text"])
     err = capsys.readouterr().err.splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith(f"error: {qrels}:1:")

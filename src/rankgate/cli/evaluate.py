@@ -316,7 +316,7 @@ def corpus_report(bundle: Bundle, path: str | None) -> dict | None:
 
 # ---- commands ----------------------------------------------------------------------------------
 
-def _unread(e: Exception, path: str) -> "Problem":  # noqa: F821 (imported inside)
+def _unread(e: Exception, path: str):
     """A file that could not be read, as one of validate's problems."""
     from rankgate.core.errors import Problem
 
