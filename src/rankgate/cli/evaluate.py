@@ -155,7 +155,7 @@ def positional_qrels(args) -> None:
         args.qrels, args.benchmark = b, None
 
 
-def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
+def load(args, fast: bool = False, gate: bool = False, on_run_error=None) -> tuple[Bundle, Policy]:
     """Read the inputs; `fast` reads runs lean where it can (large TREC runs through the compiled path,
     core/formats/trec_fast.py; JSONL runs, core/formats/jsonl_lean.py); `gate` keeps what the gate's review
     queue needs of them too."""
@@ -166,7 +166,7 @@ def load(args, fast: bool = False, gate: bool = False) -> tuple[Bundle, Policy]:
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader, acl=getattr(args, "acl", None),
-                         suggestions=suggestions_file(args))
+                         suggestions=suggestions_file(args), on_run_error=on_run_error)
     overrides = policy_overrides(args)
     level = bundle.qrels.meta.get("dataset_rel_level")  # an ir_datasets dataset's official level
     if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
@@ -316,10 +316,28 @@ def corpus_report(bundle: Bundle, path: str | None) -> dict | None:
 
 # ---- commands ----------------------------------------------------------------------------------
 
+def _unread(e: Exception, path: str):
+    """A file that could not be read, as one of validate's problems."""
+    from rankgate.core.errors import Problem
+
+    if isinstance(e, InputError):
+        where = e.path + (f":{e.line}" if e.line is not None else "") + (f": {e.where}" if e.where else "")
+        return Problem(where, e.what, "unreadable")
+    return Problem(path, getattr(e, "strerror", None) or str(e), "unreadable")
+
+
 def cmd_validate(args) -> int:
-    bundle, policy = load(args, fast=True)
-    corpus = corpus_report(bundle, args.corpus)
-    problems = problems_of(bundle, policy)
+    unread: list = []  # a run file that cannot be read is listed, and the others are still checked
+    try:
+        bundle, policy = load(args, fast=True, on_run_error=lambda path, e: unread.append(_unread(e, path)))
+    except InputError as e:
+        if not unread:
+            raise
+        problems = [_unread(e, e.path)]  # what the runs left out made impossible to check (e.g. a baseline)
+    else:
+        corpus = corpus_report(bundle, args.corpus)
+        problems = problems_of(bundle, policy)
+    problems = unread + problems
     if problems:
         if args.format == "json":
             emit(json.dumps({"status": "invalid", "problems": [p.as_dict() for p in problems]}, indent=2))

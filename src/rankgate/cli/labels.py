@@ -33,6 +33,31 @@ def register(sub) -> None:
     common = _workspace_flags()
     for add in SUBCOMMANDS:
         add(cmds, common)
+    for name, p in cmds.choices.items():
+        if (func := p.get_default("func")) is not None:
+            p.set_defaults(func=_in_user_words(name, func))
+
+
+# The store's errors name the workspace file they concern; those below are about the file itself and keep it.
+ABOUT_THE_FILE = ("opened read-only", "the workspace is closed", "no label store here", "edits are refused")
+
+
+def _in_user_words(name: str, func):
+    """A subcommand run with -b FOLDER (no --db): an error about what the user typed (an ID, a grade, a
+    version name, a missing judgment) names the command, not the workspace file in the data folder the user
+    never named (`error: labels set: a new label needs --reason ...`). Errors about the file itself keep it."""
+    def run(args):
+        try:
+            return func(args)
+        except InputError as e:
+            internal = getattr(args, "workspace_path", None)
+            if (type(e) is InputError and getattr(args, "benchmark", None) and not getattr(args, "db", None)
+                    and internal and e.path == internal
+                    and not e.what.startswith(ABOUT_THE_FILE)):
+                raise InputError(f"labels {name}", e.what, e.line, e.where) from None
+            raise
+
+    return run
 
 
 def _workspace_flags() -> argparse.ArgumentParser:
@@ -75,6 +100,7 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
                                           on_conflict=on_conflict, blind=blind)
         if ws.located:
             _note(ws.located)
+        args.workspace_path = str(ws.path)  # its errors name it; _in_user_words names the command instead
         return ws
     return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
 
@@ -148,10 +174,13 @@ def _import(args) -> int:
                                          collection_version=args.collection_version, why=args.why,
                                          dry_run=args.dry_run)
             path = ws.path
+            off = _off_scale_labels(args, ws)
         _saved(ws)
     except ImportConflicts as e:
         _print_conflicts(e.conflicts)
         raise
+    if off:
+        _note(off)
     if _report_notes_or_json(args, report):
         return EXIT_OK
     verb = "would import" if args.dry_run else "imported"
@@ -159,6 +188,29 @@ def _import(args) -> int:
           f"unchanged, {report.kept} kept as stored; {report.queries_added} new queries, "
           f"{report.queries_updated} updated")
     return EXIT_OK
+
+
+def _off_scale_labels(args, ws, show: int = 3) -> str:
+    """After an import into a benchmark that declares its scale: which labels have a grade off it (a note,
+    not a refusal: a qrels from elsewhere may use another scale; the user decides to widen [grades] or
+    regrade). Empty when none, or when the benchmark declares no scale."""
+    from rankgate.store.labels import declared_scale
+
+    scale = declared_scale(ws.manifest, _bench_name(args))
+    if not scale:
+        return ""
+    off = [(q.id, d, g) for q in ws.queries() for d, g in ws.grades(q.id).items() if g not in ws.manifest.grades]
+    if not off:
+        return ""
+    shown = ", ".join(f"{visible(q)} {visible(d)} {g}" for q, d, g in off[:show])
+    more = f" and {len(off) - show} more" if len(off) > show else ""
+    return (f"{counted(len(off), 'label')} with a grade off {scale}: {shown}{more}; they count in the gate as "
+            "they are: add their grades to [grades] or regrade them with `rankgate labels set`")
+
+
+def _bench_name(args) -> str:
+    """The benchmark folder as the user named it, for messages."""
+    return visible(os.path.normpath(args.benchmark or "."))
 
 
 def _add_set(cmds, common) -> None:
@@ -173,13 +225,24 @@ def _add_set(cmds, common) -> None:
     p.set_defaults(func=_set)
 
 
+def _check_scale(args, ws, command: str) -> None:
+    """A grade off the scale the benchmark declares is refused before anything is stored."""
+    from rankgate.store.labels import off_scale
+    from rankgate.store.records import check_grade
+
+    grade = check_grade(args.grade, command)
+    if (why := off_scale(grade, ws.manifest, _bench_name(args))) is not None:
+        raise InputError(command, why)
+
+
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
+        _check_scale(args, ws, "labels set")
         if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
             label = None if ws.blind else ws.judgment(args.query, args.doc)
             whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
                 "judgment goes beside theirs" if label is not None else ""
-            raise InputError(str(ws.path), f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
+            raise InputError("labels set", f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
                              f"for {args.query!r}?){whose}")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
@@ -288,6 +351,9 @@ def _add_history(cmds, common) -> None:
 def _history(args) -> int:
     with _open(args, readonly=True) as ws:
         events = ws.history(args.query, args.doc, limit=args.limit)
+        if args.query and not events and ws.query(args.query) is None:  # as `labels set` says it
+            unknown = ws._unknown_query(args.query)
+            raise InputError(unknown.path, unknown.what.replace(", or add it with --add-query", ""))
     for e in events:
         say_json(e.as_dict()) if args.json else say(e.describe())
     return EXIT_OK
@@ -808,6 +874,7 @@ def _adjudicate(args) -> int:
         else:
             if args.grade is None:
                 raise InputError("labels adjudicate", "name the final grade: QID DOC GRADE --reason TEXT")
+            _check_scale(args, ws, "labels adjudicate")
             if not args.reason or not args.reason.strip():
                 raise InputError("labels adjudicate", f"an adjudication needs --reason (why is {args.doc!r} "
                                  f"graded {args.grade} for {args.query!r}?)")

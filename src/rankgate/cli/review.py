@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 
 RAW_K = 10  # k for raw files (no benchmark folder, no policy file): what `rankgate init` writes
@@ -50,12 +52,22 @@ def raw_defaults(args) -> None:
         args.k = RAW_K
 
 
+NO_TERMINAL = "rankgate review needs a terminal; use --serve for a browser, or rankgate gate/score in scripts"
+
+
+def has_terminal() -> bool:
+    """The app reads keys from stdin and draws on stdout/stderr: without a terminal on all three it would
+    draw into a file or a pipe and wait for keys forever. A Textual driver named in TEXTUAL_DRIVER (each
+    `--serve` browser session runs with textual-serve's web driver, on pipes) needs none."""
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return True
+    return all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout, sys.stderr))
+
+
 def run(args) -> int:
+    from rankgate.cli.base import EXIT_INVALID
+
     if not (args.path or args.qrels or args.queries or args.serve):  # nothing to review: say how, and where
-        import sys
-
-        from rankgate.cli.base import EXIT_INVALID
-
         args.usage.print_usage(sys.stderr)
         print("rankgate review: name a benchmark folder or a qrels file; to try it on a sample:\n"
               "  rankgate samples copy samples && rankgate review samples/ops-handbook", file=sys.stderr)
@@ -64,7 +76,18 @@ def run(args) -> int:
         from rankgate.tui.serve import serve
 
         return serve(args)
+    raw_defaults(args)
+    if not has_terminal():  # checked here, not in the app: tests drive the app headless (App.run_test)
+        from rankgate.core.errors import InputError
+        from rankgate.tui.loader import Inputs, check_inputs
+
+        try:
+            check_inputs(Inputs.from_args(args))  # a missing file is said first, as with a terminal
+        except InputError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_INVALID
+        print(f"error: {NO_TERMINAL}", file=sys.stderr)
+        return EXIT_INVALID
     from rankgate.tui.app import run_review  # textual is imported only here
 
-    raw_defaults(args)
     return run_review(args)

@@ -58,6 +58,7 @@ class Manifest:
     gate: dict = field(default_factory=dict)
     description: str = ""
     grades: dict[int, str] = field(default_factory=lambda: dict(DEFAULT_GRADES))  # grade -> name, by grade
+    grades_declared: bool = False  # benchmark.toml has a [grades] table (else `grades` is the default scale)
     guidelines: Path | None = None  # the labelling guidelines (Markdown), inside the folder
     acl: str | None = None  # the ACL file (resolved against the folder), or "corpus"
     pipelines: list = field(default_factory=list)  # the [[pipeline]] tables as written (core/funnel.py reads them)
@@ -204,7 +205,7 @@ def load_manifest(path: str | Path) -> Manifest:
         rel_level=_level if (_level := _expect(data, "rel_level", int, mpath, required=False)) is not None else 1,
         no_answer=[str(x) for x in no_answer], gate=gate,
         description=_expect(data, "description", str, mpath, required=False) or "",
-        grades=grades, guidelines=guidelines,
+        grades=grades, grades_declared="grades" in data, guidelines=guidelines,
         acl=None if not acl else acl if acl == "corpus" else str(folder / acl), pipelines=pipelines,
         judge=_expect(data, "judge", dict, mpath, required=False) or {},
     )

@@ -99,7 +99,7 @@ def read_run_files(specs: list[str], read: Callable[[str, str | None, str], Iter
 def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benchmark: str | Manifest | None = None,
                 queries: str | None = None, qrels_format: str = "auto", run_format: str = "auto",
                 progress=None, run_reader=None, labels=None, acl: str | None = None,
-                suggestions: str | None = None) -> Bundle:
+                suggestions: str | None = None, on_run_error=None) -> Bundle:
     """Read the inputs. A benchmark folder supplies whatever the flags leave out.
 
     `progress(path)` returns a byte-progress callback for a run file, or None.
@@ -110,6 +110,8 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     `acl` names an ACL file (or "corpus") over the manifest's `acl` (core/acl.py); with one, runs are read whole.
     `suggestions`: a suggestions journal (store/suggestions.py) whose grades count for the pairs nobody
     judged (`--with-suggestions`); it is an input like the others.
+    `on_run_error(path, error)`: a run file that cannot be read is handed to it and left out (validate lists
+    every file's problem); without, its error is raised.
     """
     from rankgate.core.acl import acl_source
 
@@ -140,7 +142,7 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
         files.append(("run", path))
         return other or read_runs(spec, run_format, catalog, report)
 
-    loaded = read_run_files(run_specs(runs, manifest), read)
+    loaded = read_run_files(run_specs(runs, manifest), read, on_run_error)
     qpath = queries or (str(manifest.queries) if manifest and manifest.queries and not known else None)
     qs = dict(known)
     if qpath:

@@ -191,6 +191,8 @@ def parse_measure(text: str) -> Measure:
 
 def parse_measures(text: str) -> list[Measure]:
     """One name, or a comma-separated list; trec_eval family names expand to their cutoffs."""
+    if (dotted := _trec_dotted(str(text).strip())) is not None:  # `P.5,10`: trec_eval's list of cutoffs
+        return list(dict.fromkeys(dotted))
     out: list[Measure] = []
     for part in (p.strip() for p in _split_list(str(text))):
         if not part:
@@ -201,8 +203,37 @@ def parse_measures(text: str) -> list[Measure]:
     return list(dict.fromkeys(out))
 
 
+_TREC_DOTTED = re.compile(r"^([A-Za-z_]+)\.(.+)$")
+
+
+def _trec_dotted(text: str) -> list[Measure] | None:
+    """trec_eval's own -m notation, parameters after a dot: `ndcg_cut.10`, `P.5,10`, `recall.1000`,
+    `iprec_at_recall.0.5`: the measures ndcg_cut_10, P_5 and P_10 ... name. None: not such a name."""
+    m = _TREC_DOTTED.match(text.replace(" ", ""))
+    if not m:
+        return None
+    name, values = m.groups()
+    level_fam = _TREC_LEVEL_FAMILY.get(name.lower() + "_")
+    if name not in _TREC_CUT_FAMILY and level_fam is None:
+        return None
+    out = []
+    for value in values.split(","):
+        if level_fam is not None:
+            try:
+                out.append(Measure(level_fam, _level(float(value), text, FAMILIES[level_fam].level_max)))
+            except ValueError:
+                raise _bad(text, "the recall level is not a number") from None
+        elif re.fullmatch(r"[+-]?\d+", value):
+            out.append(Measure(_TREC_CUT_FAMILY[name], _positive(int(value), text)))
+        else:
+            raise _bad(text, "the cutoff must be a whole number")
+    return out
+
+
 def _parse_one(text: str) -> list[Measure]:
     low = text.lower()
+    if (dotted := _trec_dotted(text)) is not None:
+        return dotted
     if low == "all_trec":
         return list(ALL_TREC)
     if low == "official":
@@ -223,6 +254,9 @@ def _parse_one(text: str) -> list[Measure]:
             return [Measure(fam, _level(level, text, FAMILIES[fam].level_max))]
     m = _IR.match(text.replace(" ", ""))
     if not m:
+        neg = re.match(r"^([A-Za-z]+)(?:\([^()]*\))?@-\d+$", text.replace(" ", ""))  # P@-1: a cutoff below 1
+        if neg and neg.group(1).lower() in _FAMILY_ALIASES:
+            raise _bad(text, "the cutoff must be at least 1")
         raise _unknown(text)
     fam = _FAMILY_ALIASES.get(m.group("fam").lower())
     if fam is None:

@@ -15,6 +15,30 @@ from typing import Iterable
 from rankgate.store.records import REVIEW_KINDS, UNRESOLVED, Diff, Judgment
 
 
+def scale_words(grades: Iterable[int]) -> str:
+    """A grade scale in a few characters: `0–3` when it has no gap, else `-2, 0, 1, 3`."""
+    gs = sorted(grades)
+    if len(gs) > 2 and gs == list(range(gs[0], gs[-1] + 1)):
+        return f"{gs[0]}–{gs[-1]}"
+    return ", ".join(map(str, gs))
+
+
+def declared_scale(manifest, benchmark: str) -> str:
+    """`oh's scale 0–3 ([grades] in benchmark.toml)`: the scale `manifest` declares, its benchmark named
+    `benchmark` as the user gave it; "" when it declares none (then any grade goes, as in a TREC qrels)."""
+    if manifest is None or not getattr(manifest, "grades_declared", False):
+        return ""
+    return f"{benchmark}'s scale {scale_words(manifest.grades)} ([grades] in benchmark.toml)"
+
+
+def off_scale(grade: int, manifest, benchmark: str) -> str | None:
+    """Why `grade` may not be set in `manifest`'s benchmark, or None (on its scale, or no scale declared)."""
+    scale = declared_scale(manifest, benchmark)
+    if not scale or grade in manifest.grades:
+        return None
+    return f"grade {grade} is not on {scale}"
+
+
 def label_state(j: dict | None) -> dict | None:
     """What history keeps of a judgment: grade, reason, collection version, reviewer (and flags when set)."""
     if j is None or j.get("removed") is not None:
