@@ -55,6 +55,7 @@ def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrel
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 100)
     if grouped:
         rows = sorted(rows, key=lambda r: r[0])
@@ -106,11 +107,13 @@ def test_a_large_scattered_file_goes_through_temporary_files(tmp_path, monkeypat
     run = write(tmp_path / "run.trec", "".join(lines))
     qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q{q} 0 d{q % 15} 1\n" for q in range(20))))
     monkeypatch.setattr(fast, "SPILL_AT", 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 1 << 40)
     whole = fast.read_lean_run(str(run), "run", qrels)
     made = []
     real = pa.ipc.new_stream
     monkeypatch.setattr(pa.ipc, "new_stream", lambda where, schema: made.append(where) or real(where, schema))
     monkeypatch.setattr(fast, "SPILL_AT", 0)
+    monkeypatch.setattr(fast, "HOLD_AT", 0)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 1000)
     monkeypatch.setattr(fast, "BLOCK", 512)
     spilled = fast.read_lean_run(str(run), "run", qrels)
@@ -243,6 +246,7 @@ def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeyp
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
     runs = []
     for name, rows in (("a", a), ("b", b)):
@@ -422,6 +426,7 @@ def test_long_scattered_rankings_sort_as_the_general_path(tmp_path, capsys, monk
 
     monkeypatch.setattr(fast, "BLOCK", 4096)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     lines = [f"q{q} Q0 d{d} 1 {(d * 7919) % 97 / 4} t\n" for q in range(3) for d in range(400)]
     random.Random(3).shuffle(lines)
     run = write(tmp_path / "run.trec", "".join(lines))
@@ -509,6 +514,7 @@ def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypat
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
     path = tmp_path / "run.trec"
     path.write_bytes("".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows).encode())
