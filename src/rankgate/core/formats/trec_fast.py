@@ -511,8 +511,8 @@ def _joined(parts: list[tuple]) -> tuple:
 
 
 SPILL_AT = 64 << 20  # with keep_top (the gate): a scattered file larger than this is partitioned by query on disk
-HOLD_AT = 256 << 20  # without (score): bytes of a scattered file's rows kept in memory (ROW_BYTES a line), past
-#                      which the rows go to partitions by query on disk (memory stays bounded for any file)
+HOLD_AT = 128 << 20  # without (score): bytes of a scattered file's rows kept in memory (ROW_BYTES a line, 7M
+#                      lines: 112 MB); past it the rows go to partitions by query on disk (bounded for any file)
 ROW_BYTES = 16  # what a kept row costs: query (4), score (8), the hash's top half (4); its document ID is on disk
 SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sort fastest)
 MAX_BUCKETS = 512  # temporary files open at once, at most
