@@ -7,11 +7,14 @@ What it does differently from the general reader, with the same results:
   blank line sends the whole file to the general reader, which names any fault);
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
-  together, as retrievers write them; a file whose queries are scattered is
-  partitioned by query into temporary files that are settled one at a time, its
-  document IDs in a file of their own read back only where needed (up to
-  SPILL_AT bytes, or with no room on disk, it is kept in memory); `keep_top`
-  also keeps each ranking's top rows (the gate's review queue);
+  together, as retrievers write them; of a file whose queries are scattered,
+  each row's query, score and hash are kept (16 bytes a line), its document ID
+  written once to a temporary file and read back only where needed (ties with a
+  judged row, duplicates); past HOLD_AT bytes kept, the rows go to partitions by
+  query on disk, settled one at a time, so memory stays bounded for any file
+  (with no room on disk, all is kept in memory); `keep_top` also keeps each
+  ranking's top rows (the gate's review queue; its scattered rows are sorted by
+  query, in memory up to SPILL_AT bytes of file, else through partitions);
 - only query IDs are interned, once per stretch of a query's lines; a document is
   looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document) (hash_strings), confirmed exactly;
@@ -446,9 +449,9 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
     in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
-    of one query are scattered is kept in memory up to SPILL_AT bytes (about 40 bytes a line),
-    partitioned by query through temporary files above; its judged rows are ranked by counting
-    (with keep_top, its rows are sorted by query)."""
+    of one query are scattered keeps 16 bytes a line in memory up to HOLD_AT bytes, and is
+    partitioned by query through temporary files past it; its judged rows are ranked by counting
+    (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file)."""
     try:
         try:
             return _read(path, name, qrels, progress, keep_top, grouped=True)
