@@ -66,6 +66,7 @@ class _Reader:
         self.path, self.progress = path, progress
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
+        self.columns_here = False  # see blocks()
         if qrels is None:  # read_full_run: every document is kept
             return
         names = qrels.catalog.docs.names
@@ -76,14 +77,19 @@ class _Reader:
         """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
         block is read, parsed by pyarrow, hashed and looked up in a second thread (one block after
         another, so the query index grows in file order) while this one is settled (numpy and
-        pyarrow release the GIL), so reading and the rest overlap."""
+        pyarrow release the GIL), so reading and the rest overlap. With `columns_here` (set by a
+        caller with little to do per block: a scattered file), the second thread only reads and
+        parses, and the hash and lookup are done in the caller's thread, beside it (still in file order)."""
         from concurrent.futures import ThreadPoolExecutor
 
         raw = self._raw_blocks()
 
         def step():
             block = next(raw, None)
-            return None if block is None else self._columns(self._table(block))
+            if block is None:
+                return None
+            tbl = self._table(block)
+            return tbl if self.columns_here else self._columns(tbl)
 
         total, row0 = os.path.getsize(self.path), 0
         with ThreadPoolExecutor(1, thread_name_prefix="rankgate-read") as pool:
@@ -91,6 +97,8 @@ class _Reader:
             try:
                 while (parsed := _result(ahead, row0)) is not None:
                     ahead = pool.submit(step)
+                    if not isinstance(parsed, tuple):  # a table: its columns here, beside the next block's parsing
+                        parsed = self._columns(parsed)
                     yield (row0, *parsed)
                     row0 += len(parsed[0])
                     if self.progress:
@@ -533,6 +541,7 @@ def _scattered(reader: _Reader, tally: _Tally, blocks) -> int:
     import tempfile
 
     size = os.path.getsize(reader.path)
+    reader.columns_here = True  # this thread only keeps each block: it works out the blocks' columns too
     try:
         if not tally.keep_top:
             with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
@@ -780,14 +789,15 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     o = np.lexsort((at, js, jq))
     at, jq, js, jcode = at[o], jq[o], js[o], jcode[o]
     cnt = np.bincount(jq, minlength=nq)
-    first = np.zeros(nq + 1, np.int64)
+    first = np.zeros(nq + 1, np.int32 if len(at) < 1 << 31 else np.int64)  # 32 bits: half the memory traffic
     np.cumsum(cnt, out=first[1:])
     before = np.zeros(len(at) + 1, np.int64)  # difference array: rows ranked above each judged row
     tied, tied_to = [], []
     for i, p in enumerate(parts):
-        rows = np.flatnonzero(cnt[p.q] > 0)
-        q, s = (p.q, p.s) if len(rows) == len(p.q) else (p.q[rows], p.s[rows])
-        lo, hi = first[q], first[q + 1]
+        some = cnt[p.q] > 0
+        rows = None if some.all() else np.flatnonzero(some)  # None: every row's query has judged rows
+        q, s = (p.q, p.s) if rows is None else (p.q[rows], p.s[rows])
+        lo, hi = first[q], first[1:][q]
         c = _count_below(js, lo, hi, s)  # judged rows of its query with a lower score: js[lo:lo + c]
         above = np.flatnonzero(c)
         before += np.bincount(lo[above], minlength=len(before))
@@ -795,7 +805,7 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
         nxt = lo + c
         tie = np.flatnonzero(nxt < hi)
         tie = tie[js[nxt[tie]] == s[tie]]
-        tied.append(rows[tie] + starts[i])
+        tied.append((tie if rows is None else rows[tie]) + starts[i])
         tied_to.append(nxt[tie])
     rank = np.cumsum(before)[:-1]
     rank += _tie_ranks(parts, starts, np.concatenate(tied), np.concatenate(tied_to), at, jq, js)
