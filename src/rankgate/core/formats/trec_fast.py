@@ -611,8 +611,8 @@ def _unheld(held: list, blocks):
 def _spill(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str, store=None) -> int:
     """Partition by query into temporary files in `tmp`. Without keep_top, the document IDs go to one
     file of their own (`store`), in file order as read (no reordering; a block whose documents are
-    None has them there already), and are looked up there, through a memory map, only for the few
-    rows that need them (ties with a judged row, duplicates)."""
+    None has them there already), and are looked up there only for the few rows that need them
+    (ties with a judged row, duplicates)."""
     import pyarrow as pa
 
     buckets = min(MAX_BUCKETS, max(2, -(-size // SPILL_BUCKET)))
@@ -677,7 +677,7 @@ class _DocStore:
         import threading
 
         self.path, self.writer, self.starts, self.n = path, None, [0], 0
-        self.map = self.file = None
+        self.source = self.file = None
         self.lock = threading.Lock()
 
     def add(self, docs) -> None:
@@ -708,8 +708,8 @@ class _DocStore:
         import pyarrow as pa
 
         if self.file is None:
-            self.map = pa.OSFile(self.path)
-            self.file = pa.ipc.open_file(self.map)
+            self.source = pa.OSFile(self.path)
+            self.file = pa.ipc.open_file(self.source)
         bi = np.searchsorted(self.starts, rows, "right") - 1
         order = np.argsort(bi, kind="stable")
         got = [self.file.get_batch(i).column(0).take(_ints(rows[sel] - self.starts[i]))
@@ -720,9 +720,9 @@ class _DocStore:
 
     def close(self) -> None:
         self.file = None
-        if self.map is not None:
-            self.map.close()
-            self.map = None
+        if self.source is not None:
+            self.source.close()
+            self.source = None
 
 
 def _groups(keys: np.ndarray, order: np.ndarray):
