@@ -55,6 +55,7 @@ def test_fast_path_equals_general_path(tmp_path, capsys, monkeypatch, rows, qrel
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 100)
     if grouped:
         rows = sorted(rows, key=lambda r: r[0])
@@ -106,11 +107,13 @@ def test_a_large_scattered_file_goes_through_temporary_files(tmp_path, monkeypat
     run = write(tmp_path / "run.trec", "".join(lines))
     qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q{q} 0 d{q % 15} 1\n" for q in range(20))))
     monkeypatch.setattr(fast, "SPILL_AT", 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 1 << 40)
     whole = fast.read_lean_run(str(run), "run", qrels)
     made = []
     real = pa.ipc.new_stream
     monkeypatch.setattr(pa.ipc, "new_stream", lambda where, schema: made.append(where) or real(where, schema))
     monkeypatch.setattr(fast, "SPILL_AT", 0)
+    monkeypatch.setattr(fast, "HOLD_AT", 0)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 1000)
     monkeypatch.setattr(fast, "BLOCK", 512)
     spilled = fast.read_lean_run(str(run), "run", qrels)
@@ -243,6 +246,7 @@ def test_gate_compare_and_validate_agree_on_both_paths(tmp_path, capsys, monkeyp
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
     runs = []
     for name, rows in (("a", a), ("b", b)):
@@ -422,6 +426,7 @@ def test_long_scattered_rankings_sort_as_the_general_path(tmp_path, capsys, monk
 
     monkeypatch.setattr(fast, "BLOCK", 4096)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     lines = [f"q{q} Q0 d{d} 1 {(d * 7919) % 97 / 4} t\n" for q in range(3) for d in range(400)]
     random.Random(3).shuffle(lines)
     run = write(tmp_path / "run.trec", "".join(lines))
@@ -509,6 +514,7 @@ def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypat
 
     monkeypatch.setattr(fast, "BLOCK", block)
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
+    monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
     path = tmp_path / "run.trec"
     path.write_bytes("".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows).encode())
@@ -520,3 +526,100 @@ def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypat
     assert key(counted) == key(sorted_)
     assert counted.qnames == sorted_.qnames and counted.num_ret.tolist() == sorted_.num_ret.tolist()
     assert counted.duplicates == sorted_.duplicates and counted.n_duplicates == sorted_.n_duplicates
+
+
+shuffled_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q-unjudged"]),
+                                 st.sampled_from(["d1", "d2", "d3", "d10", "a-much-longer-document-id", "é"]),
+                                 st.sampled_from([0.5, 1.0, 1.0, 2.5, -0.0])), min_size=1, max_size=50)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=shuffled_st, qrels=st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q9"]),
+                                               st.dictionaries(st.sampled_from(["d1", "d2", "d3", "d10", "é"]),
+                                                               st.integers(0, 3), min_size=1, max_size=3),
+                                               min_size=1, max_size=4),
+       seed=st.integers(0, 2**16), block=st.sampled_from([16 << 20, 48, 101]),
+       hold=st.sampled_from(["memory", "just over", "half", "none"]))
+def test_a_shuffled_run_scores_as_the_general_reader(tmp_path, capsys, monkeypatch, rows, qrels, seed, block, hold):
+    """A run whose queries' lines are shuffled through the file, read by counting (`score`):
+    every measure equals the general reader's, ties, duplicate (query, document) pairs, a query
+    nobody judged and documents judged only for other queries included, whether its rows are
+    kept in memory, go to partitions on disk when HOLD_AT is passed by the last block (`just
+    over`) or halfway (`half`), or from the first block (`none`)."""
+    import random
+
+    from rankgate.core.formats import trec_fast as fast
+
+    random.Random(seed).shuffle(rows)
+    rows = [("q1", "d1", 1.0), ("q2", "d2", 1.0)] + rows + [("q1", "d3", 1.0)]  # q1 in two places: scattered
+    limits = {"memory": 1 << 40, "just over": fast.ROW_BYTES * len(rows) - 1,
+              "half": fast.ROW_BYTES * len(rows) // 2, "none": 0}
+    monkeypatch.setattr(fast, "BLOCK", block)
+    monkeypatch.setattr(fast, "HOLD_AT", limits[hold])
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
+    spills, counted = [], []
+    real_spill, real_counted = fast._spill, fast._counted
+    monkeypatch.setattr(fast, "_spill", lambda *a, **kw: spills.append(1) or real_spill(*a, **kw))
+    monkeypatch.setattr(fast, "_counted", lambda *a, **kw: counted.append(1) or real_counted(*a, **kw))
+    run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows))
+    q = write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items() for d, g in ds.items()))
+    argv = ["score", "--qrels", q, "--runs", run, "--format", "json", "-m", every_measure(),
+            "--missing-queries", "zero", "--short-rankings", "allow", "--k", "2"]
+    assert score(capsys, monkeypatch, True, *argv) == score(capsys, monkeypatch, False, *argv)
+    assert counted == [1] and len(spills) == (hold != "memory")
+
+
+def test_a_shuffled_run_just_over_the_limit_keeps_its_duplicates_and_ranks(tmp_path, monkeypatch):
+    """The rows kept in memory handed to partitions (HOLD_AT passed by the last block): the same
+    ranks, counts and duplicates, named in file order, as all in memory."""
+    import random
+
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    rng = random.Random(11)
+    lines = [f"q{q} Q0 d{d} 0 {rng.choice([1, 2, 3])} t\n" for q in range(30) for d in range(20)]
+    lines += [lines[7], lines[300], lines[7]]  # duplicates, one of them twice
+    rng.shuffle(lines)
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q{q} 0 d{(3 * q) % 20} 1\n" for q in range(25))))
+    monkeypatch.setattr(fast, "BLOCK", 700)
+    monkeypatch.setattr(fast, "HOLD_AT", 1 << 40)
+    whole = fast.read_lean_run(str(run), "run", qrels)
+    monkeypatch.setattr(fast, "HOLD_AT", fast.ROW_BYTES * len(lines) - 1)
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 2000)
+    spills = []
+    real = fast._spill
+    monkeypatch.setattr(fast, "_spill", lambda *a, **kw: spills.append(1) or real(*a, **kw))
+    over = fast.read_lean_run(str(run), "run", qrels)
+    key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
+    assert spills == [1] and key(over) == key(whole) and over.num_ret.tolist() == whole.num_ret.tolist()
+    assert over.n_duplicates == whole.n_duplicates == 3 and over.duplicates == whole.duplicates
+    assert [d[0] for d in over.duplicates] == sorted(d[0] for d in over.duplicates)
+
+
+@pytest.mark.parametrize("hold", [1 << 40, 0])
+def test_shuffled_rows_whose_hashes_collide_are_told_apart_exactly(tmp_path, monkeypatch, hold):
+    """The duplicate check of a scattered file sorts the top 32 bits of each row's hash; rows that
+    share them are compared by query and document. With only 4 values of it (every row a
+    candidate), the same duplicates as with the whole hash."""
+    import numpy as np
+
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    lines = [f"q{i % 7} Q0 d{(i * 5) % 11} 0 {i % 3} t\n" for i in range(60)]  # each pair once...
+    lines.insert(40, lines[3])  # ...but these two
+    lines.insert(50, lines[12])
+    lines += ["qx Q0 dz 0 1 t\n", "qy Q0 dz 0 1 t\n"]  # one document, two queries: no duplicate
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d2 1\n"))
+    monkeypatch.setattr(fast, "BLOCK", 300)
+    monkeypatch.setattr(fast, "HOLD_AT", hold)
+    exact = fast.read_lean_run(str(run), "run", qrels)
+    monkeypatch.setattr(fast, "_top", lambda key: (key >> np.uint64(62)).astype(np.uint32))
+    coarse = fast.read_lean_run(str(run), "run", qrels)
+    assert exact.n_duplicates == coarse.n_duplicates == 2
+    assert exact.duplicates == coarse.duplicates == [(41, "q3", "d4"), (51, "q5", "d5")]
+    key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
+    assert key(exact) == key(coarse)

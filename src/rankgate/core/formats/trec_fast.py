@@ -7,11 +7,14 @@ What it does differently from the general reader, with the same results:
   blank line sends the whole file to the general reader, which names any fault);
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
-  together, as retrievers write them; a file whose queries are scattered is
-  partitioned by query into temporary files that are settled one at a time, its
-  document IDs in a file of their own read back only where needed (up to
-  SPILL_AT bytes, or with no room on disk, it is kept in memory); `keep_top`
-  also keeps each ranking's top rows (the gate's review queue);
+  together, as retrievers write them; of a file whose queries are scattered,
+  each row's query, score and hash are kept (16 bytes a line), its document ID
+  written once to a temporary file and read back only where needed (ties with a
+  judged row, duplicates); past HOLD_AT bytes kept, the rows go to partitions by
+  query on disk, settled one at a time, so memory stays bounded for any file
+  (with no room on disk, all is kept in memory); `keep_top` also keeps each
+  ranking's top rows (the gate's review queue; its scattered rows are sorted by
+  query, in memory up to SPILL_AT bytes of file, else through partitions);
 - only query IDs are interned, once per stretch of a query's lines; a document is
   looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document) (hash_strings), confirmed exactly;
@@ -63,6 +66,7 @@ class _Reader:
         self.path, self.progress = path, progress
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
+        self.columns_here = False  # see blocks()
         if qrels is None:  # read_full_run: every document is kept
             return
         names = qrels.catalog.docs.names
@@ -73,14 +77,19 @@ class _Reader:
         """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
         block is read, parsed by pyarrow, hashed and looked up in a second thread (one block after
         another, so the query index grows in file order) while this one is settled (numpy and
-        pyarrow release the GIL), so reading and the rest overlap."""
+        pyarrow release the GIL), so reading and the rest overlap. With `columns_here` (set by a
+        caller with little to do per block: a scattered file), the second thread only reads and
+        parses, and the hash and lookup are done in the caller's thread, beside it (still in file order)."""
         from concurrent.futures import ThreadPoolExecutor
 
         raw = self._raw_blocks()
 
         def step():
             block = next(raw, None)
-            return None if block is None else self._columns(self._table(block))
+            if block is None:
+                return None
+            tbl = self._table(block)
+            return tbl if self.columns_here else self._columns(tbl)
 
         total, row0 = os.path.getsize(self.path), 0
         with ThreadPoolExecutor(1, thread_name_prefix="rankgate-read") as pool:
@@ -88,6 +97,8 @@ class _Reader:
             try:
                 while (parsed := _result(ahead, row0)) is not None:
                     ahead = pool.submit(step)
+                    if not isinstance(parsed, tuple):  # a table: its columns here, beside the next block's parsing
+                        parsed = self._columns(parsed)
                     yield (row0, *parsed)
                     row0 += len(parsed[0])
                     if self.progress:
@@ -324,7 +335,7 @@ def _ints(a: np.ndarray):
 
     a = np.ascontiguousarray(a)
     t = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(), np.dtype(np.uint64): pa.uint64(),
-         np.dtype(np.float64): pa.float64()}[a.dtype]
+         np.dtype(np.uint32): pa.uint32(), np.dtype(np.float64): pa.float64()}[a.dtype]
     return pa.Array.from_buffers(t, len(a), [None, pa.py_buffer(a)])
 
 
@@ -446,9 +457,9 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
     in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
-    of one query are scattered is kept in memory up to SPILL_AT bytes (about 40 bytes a line),
-    partitioned by query through temporary files above; its judged rows are ranked by counting
-    (with keep_top, its rows are sorted by query)."""
+    of one query are scattered keeps 16 bytes a line in memory up to HOLD_AT bytes, and is
+    partitioned by query through temporary files past it; its judged rows are ranked by counting
+    (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file)."""
     try:
         try:
             return _read(path, name, qrels, progress, keep_top, grouped=True)
@@ -510,100 +521,164 @@ def _joined(parts: list[tuple]) -> tuple:
             pa.chunked_array(chunks, pa.string()))
 
 
-SPILL_AT = 64 << 20  # a scattered file larger than this is partitioned by query through temporary files
+SPILL_AT = 64 << 20  # with keep_top (the gate): a scattered file larger than this is partitioned by query on disk
+HOLD_AT = 128 << 20  # without (score): bytes of a scattered file's rows kept in memory (ROW_BYTES a line, 7M
+#                      lines: 112 MB); past it the rows go to partitions by query on disk (bounded for any file)
+ROW_BYTES = 16  # what a kept row costs: query (4), score (8), the hash's top half (4); its document ID is on disk
 SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sort fastest)
 MAX_BUCKETS = 512  # temporary files open at once, at most
 
 
 def _scattered(reader: _Reader, tally: _Tally, blocks) -> int:
-    """Read a file whose queries' lines are scattered: whole when it is small, else partitioned by
-    query into temporary files (Arrow IPC), settled one at a time (memory: a few blocks, as for a
-    grouped file). Without keep_top, judged rows are ranked by counting, with no sort
-    (`_settle_unsorted`: with it, a partition costs about what the whole file in memory does);
-    with keep_top, rows are sorted by query. Returns its lines."""
+    """Read a file whose queries' lines are scattered. Returns its lines.
+
+    Without keep_top (`score`), judged rows are ranked by counting, with no sort (`_settle_unsorted`):
+    every row's query, score and hash are kept in memory, its document ID written once to a
+    temporary file (read back only for ties and duplicates), up to HOLD_AT bytes; a larger file's
+    rows go to partitions by query on disk, settled one at a time (memory: a few blocks, as for a
+    grouped file). With keep_top, rows are sorted by query: in memory up to SPILL_AT bytes of file,
+    else through partitions that carry the document IDs. With no room on disk, all in memory."""
+    import tempfile
+
     size = os.path.getsize(reader.path)
-    if size > SPILL_AT:
-        try:
-            return _spill(reader, tally, size, blocks)
-        except OSError:  # no room for the temporary files: in memory, then, from the start
-            tally.reset()
-            blocks = reader.blocks()
+    reader.columns_here = True  # this thread only keeps each block: it works out the blocks' columns too
+    try:
+        if not tally.keep_top:
+            with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
+                return _counted(reader, tally, size, blocks, tmp)
+        if size > SPILL_AT:
+            with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
+                return _spill(reader, tally, size, blocks, tmp)
+    except OSError:  # no room for the temporary files: in memory, then, from the start
+        tally.reset()
+        blocks = reader.blocks()
     if not tally.keep_top:
         parts = [_Part(_Rows(row0), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
-        lines = parts[-1].end if parts else 0
         _settle_unsorted(parts, tally, reader.qnames)
-        return lines
+        return parts[-1].end if parts else 0
     parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
     lines = int(parts[-1][0][-1]) + 1 if parts else 0
     _settle_parts(parts, tally, reader.qnames)
     return lines
 
 
-def _spill(reader: _Reader, tally: _Tally, size: int, blocks) -> int:
-    """Partition by query into temporary files. Without keep_top, the document IDs go to one file
-    of their own, in file order as read (no reordering), and are looked up there, through a memory
-    map, only for the few rows that need them (ties with a judged row, duplicates)."""
-    import tempfile
+def _counted(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str) -> int:
+    """Keep each block's query, score and hash (its document IDs to a file), then rank the judged
+    rows by counting; past HOLD_AT bytes kept, what is kept and the rest of the file go to
+    partitions by query instead."""
+    store = _DocStore(os.path.join(tmp, "documents.arrow"))
+    try:
+        held, kept, lines = [], 0, 0
+        for row0, q, s, j, k, d in blocks:
+            lines = row0 + len(q)
+            store.add(d)
+            held.append(_Part(_Rows(row0), q, s, j, k, store))
+            kept += ROW_BYTES * len(q)
+            if kept > HOLD_AT:
+                return _spill(reader, tally, size, _unheld(held, blocks), tmp, store)
+        store.finish()
+        _give_back_memory()
+        _settle_unsorted(held, tally, reader.qnames)
+        return lines
+    finally:
+        store.close()
 
+
+def _give_back_memory() -> None:
+    """Return the memory the reading freed to the system (glibc keeps it in its arenas, one per
+    thread), so that the settling's own does not add to it: 30-40 MB less at the peak on 7M lines."""
+    import ctypes
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc
+            pass
+
+
+def _unheld(held: list, blocks):
+    """The kept parts as blocks again (their documents already stored: None), then the rest; each part
+    is let go of as it is handed on."""
+    while held:
+        p = held.pop(0)
+        j = np.full(len(p.q), -1, np.int64)
+        j[p.jat] = p.jcode
+        yield p.rows.row0, p.q, p.s, j, p.key, None
+    yield from blocks
+
+
+def _spill(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str, store=None) -> int:
+    """Partition by query into temporary files in `tmp`. Without keep_top, the document IDs go to one
+    file of their own (`store`), in file order as read (no reordering; a block whose documents are
+    None has them there already), and are looked up there only for the few rows that need them
+    (ties with a judged row, duplicates)."""
     import pyarrow as pa
 
     buckets = min(MAX_BUCKETS, max(2, -(-size // SPILL_BUCKET)))
     with_docs = bool(tally.keep_top)
-    cols = [("row", pa.int64()), ("q", pa.int32()), ("s", pa.float64()), ("j", pa.int32()), ("k", pa.uint64())]
+    cols = [("row", pa.int64()), ("q", pa.int32()), ("s", pa.float64()), ("j", pa.int32()),
+            ("k", pa.uint64() if with_docs else pa.uint32())]  # the whole hash, or its top 32 bits (_Part)
     schema = pa.schema(cols + [("d", pa.string())] if with_docs else cols)
     lines = 0
-    with tempfile.TemporaryDirectory(prefix="rankgate-") as tmp:
-        writers: dict[int, object] = {}
-        store = None if with_docs else _DocStore(os.path.join(tmp, "documents.arrow"))
-        try:
-            for row0, q, s, j, k, d in blocks:
-                lines = row0 + len(q)
-                b = (q % buckets).astype(np.uint16)
-                order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
-                bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
-                arrays = [_ints(np.arange(row0, lines)[order]), _ints(q[order].astype(np.int32)), _ints(s[order]),
-                          _ints(j[order].astype(np.int32)), _ints(k[order])]
-                if with_docs:
-                    arrays.append(_one(d).take(_ints(order)))
-                else:
-                    store.add(d)
-                tbl = pa.Table.from_arrays(arrays, schema=schema)
-                for i in range(buckets):
-                    if bounds[i + 1] > bounds[i]:
-                        if i not in writers:
-                            writers[i] = pa.ipc.new_stream(os.path.join(tmp, f"{i}.arrow"), schema)
-                        writers[i].write_table(tbl.slice(bounds[i], bounds[i + 1] - bounds[i]))
-        finally:
-            for w in writers.values():
-                w.close()
-            if store is not None:
-                store.finish()
-        try:
-            for i in sorted(writers):
-                where = os.path.join(tmp, f"{i}.arrow")
-                with pa.ipc.open_stream(where) as f:
-                    t = f.read_all()
-                rows, q, s, j, k = (_np(t[c]) for c in ("row", "q", "s", "j", "k"))
-                j = j.astype(np.int64)
-                if with_docs:
-                    _settle_parts([(rows, q, s, j, k, t["d"])], tally, reader.qnames)
-                else:  # the bucket's rows are in file order (blocks in turn, each split stably)
-                    _settle_unsorted([_Part(rows, q, s, j, k, store)], tally, reader.qnames)
-                del t, rows, q, s, j, k
-                os.remove(where)
-        finally:
-            if store is not None:
-                store.close()
+    writers: dict[int, object] = {}
+    if store is None and not with_docs:
+        store = _DocStore(os.path.join(tmp, "documents.arrow"))
+    try:
+        for row0, q, s, j, k, d in blocks:
+            lines = row0 + len(q)
+            if not with_docs and k.dtype != np.uint32:
+                k = _top(k)
+            b = (q % buckets).astype(np.uint16)
+            order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
+            bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
+            arrays = [_ints(np.arange(row0, lines)[order]), _ints(q[order].astype(np.int32)), _ints(s[order]),
+                      _ints(j[order].astype(np.int32)), _ints(k[order])]
+            if with_docs:
+                arrays.append(_one(d).take(_ints(order)))
+            elif d is not None:
+                store.add(d)
+            tbl = pa.Table.from_arrays(arrays, schema=schema)
+            for i in range(buckets):
+                if bounds[i + 1] > bounds[i]:
+                    if i not in writers:
+                        writers[i] = pa.ipc.new_stream(os.path.join(tmp, f"{i}.arrow"), schema)
+                    writers[i].write_table(tbl.slice(bounds[i], bounds[i + 1] - bounds[i]))
+    finally:
+        for w in writers.values():
+            w.close()
+        if store is not None:
+            store.finish()
+    try:
+        for i in sorted(writers):
+            where = os.path.join(tmp, f"{i}.arrow")
+            with pa.ipc.open_stream(where) as f:
+                t = f.read_all()
+            rows, q, s, j, k = (_np(t[c]) for c in ("row", "q", "s", "j", "k"))
+            j = j.astype(np.int64)
+            if with_docs:
+                _settle_parts([(rows, q, s, j, k, t["d"])], tally, reader.qnames)
+            else:  # the bucket's rows are in file order (blocks in turn, each split stably)
+                _settle_unsorted([_Part(rows, q, s, j, k, store)], tally, reader.qnames)
+            del t, rows, q, s, j, k
+            os.remove(where)
+    finally:
+        if store is not None:
+            store.close()
     return lines
 
 
 class _DocStore:
-    """Every row's document ID in a temporary Arrow file, in file order, read back through a memory
-    map for the rows asked for."""
+    """Every row's document ID in a temporary Arrow file, in file order, read back for the rows asked
+    for (by one thread at a time: the duplicate check and the ties may ask at once). Read as a file,
+    not a memory map: the pages a map touches count as the process's memory."""
 
     def __init__(self, path: str):
+        import threading
+
         self.path, self.writer, self.starts, self.n = path, None, [0], 0
-        self.map = self.file = None
+        self.source = self.file = None
+        self.lock = threading.Lock()
 
     def add(self, docs) -> None:
         import pyarrow as pa
@@ -626,11 +701,15 @@ class _DocStore:
 
     def take(self, rows: np.ndarray):
         """The document IDs of rows (line - 1), as one Arrow string array."""
+        with self.lock:
+            return self._take(rows)
+
+    def _take(self, rows: np.ndarray):
         import pyarrow as pa
 
         if self.file is None:
-            self.map = pa.memory_map(self.path)
-            self.file = pa.ipc.open_file(self.map)
+            self.source = pa.OSFile(self.path)
+            self.file = pa.ipc.open_file(self.source)
         bi = np.searchsorted(self.starts, rows, "right") - 1
         order = np.argsort(bi, kind="stable")
         got = [self.file.get_batch(i).column(0).take(_ints(rows[sel] - self.starts[i]))
@@ -641,9 +720,9 @@ class _DocStore:
 
     def close(self) -> None:
         self.file = None
-        if self.map is not None:
-            self.map.close()
-            self.map = None
+        if self.source is not None:
+            self.source.close()
+            self.source = None
 
 
 def _groups(keys: np.ndarray, order: np.ndarray):
@@ -656,13 +735,14 @@ def _groups(keys: np.ndarray, order: np.ndarray):
 
 class _Part:
     """Rows of a scattered file kept for `_settle_unsorted`, in file order: `rows[i]` is row i's
-    line - 1; judged rows only as their positions `jat` and document codes `jcode`; `docs` the
-    document IDs of the rows, or a _DocStore of the whole file's."""
+    line - 1; `key` the top 32 bits of each row's hash; judged rows only as their positions `jat`
+    and document codes `jcode`; `docs` the document IDs of the rows, or a _DocStore of the whole file's."""
 
     __slots__ = ("rows", "q", "s", "key", "docs", "jat", "jcode", "end")
 
     def __init__(self, rows, q, s, judged, key, docs):
-        self.rows, self.s, self.key, self.docs = rows, s, key, docs
+        self.rows, self.s, self.docs = rows, s, docs
+        self.key = key if key.dtype == np.uint32 else _top(key)
         self.q = q.astype(np.int32) if len(q) and int(q.max()) < 1 << 31 else q
         self.jat = np.flatnonzero(judged >= 0)
         self.jcode = judged[self.jat]
@@ -689,7 +769,16 @@ def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> No
     for p in parts:
         tally.num_ret[:nq] += np.bincount(p.q, minlength=nq)
     tally.done[:nq] |= tally.num_ret[:nq] > 0
-    _unsorted_duplicates(parts, starts, tally, qnames)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="rankgate-duplicates") as pool:  # beside the counting
+        dups = pool.submit(_unsorted_duplicates, parts, starts, tally, qnames)
+        _rank_by_counting(parts, starts, nq, tally)
+        dups.result()
+
+
+def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _Tally) -> None:
+    """The judged rows' ranks (see _settle_unsorted) into the tally."""
     # the judged rows, grouped by query and by score within it
     at = np.concatenate([p.jat + starts[i] for i, p in enumerate(parts)])
     if not len(at):
@@ -700,14 +789,15 @@ def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> No
     o = np.lexsort((at, js, jq))
     at, jq, js, jcode = at[o], jq[o], js[o], jcode[o]
     cnt = np.bincount(jq, minlength=nq)
-    first = np.zeros(nq + 1, np.int64)
+    first = np.zeros(nq + 1, np.int32 if len(at) < 1 << 31 else np.int64)  # 32 bits: half the memory traffic
     np.cumsum(cnt, out=first[1:])
     before = np.zeros(len(at) + 1, np.int64)  # difference array: rows ranked above each judged row
     tied, tied_to = [], []
     for i, p in enumerate(parts):
-        rows = np.flatnonzero(cnt[p.q] > 0)
-        q, s = (p.q, p.s) if len(rows) == len(p.q) else (p.q[rows], p.s[rows])
-        lo, hi = first[q], first[q + 1]
+        some = cnt[p.q] > 0
+        rows = None if some.all() else np.flatnonzero(some)  # None: every row's query has judged rows
+        q, s = (p.q, p.s) if rows is None else (p.q[rows], p.s[rows])
+        lo, hi = first[q], first[1:][q]
         c = _count_below(js, lo, hi, s)  # judged rows of its query with a lower score: js[lo:lo + c]
         above = np.flatnonzero(c)
         before += np.bincount(lo[above], minlength=len(before))
@@ -715,7 +805,7 @@ def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> No
         nxt = lo + c
         tie = np.flatnonzero(nxt < hi)
         tie = tie[js[nxt[tie]] == s[tie]]
-        tied.append(rows[tie] + starts[i])
+        tied.append((tie if rows is None else rows[tie]) + starts[i])
         tied_to.append(nxt[tie])
     rank = np.cumsum(before)[:-1]
     rank += _tie_ranks(parts, starts, np.concatenate(tied), np.concatenate(tied_to), at, jq, js)
@@ -801,34 +891,46 @@ def _tie_ranks(parts, starts, tied: np.ndarray, tied_to: np.ndarray, at: np.ndar
 
 def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, qnames: list[str]) -> None:
     """Rows whose (query, document) came earlier in the file, among rows in any order of queries:
-    the top 32 bits of every hash sorted once; rows sharing them compared in full, then exactly."""
-    top = np.concatenate([(p.key >> np.uint64(32)).astype(np.uint32) for p in parts])
-    srt = np.sort(top)
-    same = srt[1:] == srt[:-1]
-    if not same.any():
+    the rows' hashes (their top 32 bits, `key`) sorted once; the few rows that share one are sorted
+    by query, document and line, and compared exactly."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    twice = _repeated([p.key for p in parts])
+    if not len(twice):
         return
-    twice = srt[1:][same]
-    del srt, same
-    cand = _among(top, twice)
-    del top
-    key = _gather(parts, starts, cand, "key")
-    order = np.lexsort((cand, key))  # equal keys in file order
-    k, cand = key[order], cand[order]
-    pair = np.flatnonzero(k[1:] == k[:-1])
-    if not len(pair):
-        return
-    a, b = cand[pair], cand[pair + 1]
-    q = _gather(parts, starts, np.r_[a, b], "q")
-    docs = _docs_of(parts, starts, np.r_[a, b]).to_pylist()
-    n = len(a)
-    same = (q[:n] == q[n:]) & np.array([x == y for x, y in zip(docs[:n], docs[n:])], bool)
-    dup = np.sort(b[same])
+    cand = np.concatenate([_among(p.key, twice) + starts[i] for i, p in enumerate(parts)])
+    q = _gather(parts, starts, cand, "q").astype(np.int64)
+    docs = _docs_of(parts, starts, cand)
+    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(q), docs, _ints(cand)], names=["q", "d", "at"]),
+                            sort_keys=[("q", "ascending"), ("d", "ascending"), ("at", "ascending")]))
+    q, cand, docs = q[o], cand[o], docs.take(_ints(o))
+    same = (q[1:] == q[:-1]) & _bools(pc.equal(docs[1:], docs[:-1]))  # the later of two equal neighbours
+    dup = np.sort(cand[1:][same])
     if not len(dup):
         return
     first = dup[:MAX_LISTED]
     lines = _gather_rows(parts, starts, first)
     tally.add_duplicates(len(dup), lines, _gather(parts, starts, first, "q"), _docs_of(parts, starts, first),
                          qnames)
+
+
+def _repeated(keys: list[np.ndarray], pieces: int = 8) -> np.ndarray:
+    """The values (32 bits) found more than once among the arrays `keys`, sorted: one range of values
+    at a time (an eighth of the rows each: a few MB to sort, not a copy of all)."""
+    shift = np.uint32(32 - (pieces - 1).bit_length())
+    high = [(k >> shift).astype(np.uint8) for k in keys]
+    out = []
+    for i in range(pieces):
+        piece = np.concatenate([k[h == i] for k, h in zip(keys, high)])
+        piece.sort()
+        out.append(piece[1:][piece[1:] == piece[:-1]])
+    return np.concatenate(out)
+
+
+def _top(key: np.ndarray) -> np.ndarray:
+    """The top 32 bits of 64-bit hashes (what the duplicate check of a scattered file sorts)."""
+    return (key >> np.uint64(32)).astype(np.uint32)
 
 
 def _gather_rows(parts: list[_Part], starts: np.ndarray, at: np.ndarray) -> list[int]:
