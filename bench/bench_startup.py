@@ -26,9 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = {
     "python -c pass": ["-c", "pass"],
     "import numpy": ["-c", "import numpy"],
+    "import numpy, numpy.random": ["-c", "import numpy, numpy.random"],  # the gate's floor: its tests draw resamples
     "rankgate --help": ["-m", "rankgate", "--help"],
     "rankgate score seed-lab": ["-m", "rankgate", "score", "sample_benchmarks/seed-lab"],
     "rankgate gate seed-lab": ["-m", "rankgate", "gate", "sample_benchmarks/seed-lab"],
+    "gate, as the rankgate script": ["-c", "import sys; from rankgate.cli import main; sys.exit(main())", "gate",
+                                     "sample_benchmarks/seed-lab"],  # what .venv/bin/rankgate runs: no runpy
 }
 
 
@@ -47,8 +50,11 @@ def cpu_seconds(argv: list[str], env: dict) -> float:
 
 
 def instructions(argv: list[str], env: dict) -> int | None:
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *argv],
-                         env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
+    # a fixed hash seed, one OpenBLAS thread and no address randomisation (setarch -R) keep the count steady
+    env = dict(env, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
+    fixed = ["setarch", "-R"] if shutil.which("setarch") else []
+    out = subprocess.run([*fixed, "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                          *argv], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
     found = re.search(r"I\s+refs:\s+([\d,]+)", out)
     return int(found.group(1).replace(",", "")) if found else None
 

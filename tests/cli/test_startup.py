@@ -91,3 +91,33 @@ def test_docs_imports_only_its_own_command_module_and_no_numpy():
     mods = imported_after(GATE.format(argv=["docs"], code=0))
     assert "rankgate.cli.docs" in mods and "numpy" not in mods
     assert not {m for m in mods if m.startswith("rankgate.cli.")} - {"rankgate.cli.docs", "rankgate.cli.base"}
+
+
+def test_gate_on_the_seed_lab_loads_only_what_it_uses():
+    """`rankgate gate` on a benchmark folder with no ACL, no queries file and small JSON files builds only the
+    gate's flags and leaves unloaded what that folder does not need: the ACL and queries/corpus readers, the
+    other commands' modules, and the Unicode escape patterns (its text is ASCII)."""
+    script = (GATE.format(argv=["gate", "sample_benchmarks/seed-lab"], code=3) + "\n"
+              "from rankgate.core import text\n"
+              "print('unicode patterns compiled:', text._unicode_unsafe.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", script + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    mods = set(lines[-1].split())
+    assert {"rankgate.core.gate", "rankgate.core.policy", "rankgate.core.queue", "numpy.random"} <= mods
+    assert not {"rankgate.core.acl", "rankgate.core.formats.corpus", "rankgate.core.judge", "rankgate.cli.tables",
+                "rankgate.cli.funnel", "rankgate.core.trec_eval", "difflib", "csv", "pandas"} & mods
+    assert lines[-2] == "unicode patterns compiled: 0"
+
+
+def test_a_command_builds_only_its_own_flags():
+    """`rankgate gate` builds the gate's parser, not evaluate's four other commands' (a hundred flags); the
+    command's own help is unchanged."""
+    from rankgate.cli import _parser_for
+
+    sub = next(a for a in _parser_for(["gate", "x"])._actions if a.dest == "command")
+    assert set(sub.choices) == {"gate"}
+    full = next(a for a in _parser_for(["nonsense"])._actions if a.dest == "command")
+    assert full.choices["gate"].format_help() == sub.choices["gate"].format_help()
+    assert {"validate", "score", "compare", "receipt", "labels"} <= set(full.choices)

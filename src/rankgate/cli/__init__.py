@@ -49,14 +49,34 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     return parser, parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
 
-def build_parser(modules: tuple[str, ...] = MODULES) -> argparse.ArgumentParser:
-    """The parser with every command of `modules` (default: all of them)."""
+def build_parser(modules: tuple[str, ...] = MODULES, command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command of `modules` (default: all of them); with `command`, only that one's
+    flags (a module's other commands are not built: evaluate's five hold a hundred flags)."""
     from importlib import import_module
 
     parser, sub = _parser()
     for name in modules:
-        import_module(f"rankgate.cli.{name}").register(sub)
+        import_module(f"rankgate.cli.{name}").register(_OneCommand(sub, command) if command else sub)
     return parser
+
+
+class _OneCommand:
+    """What a module's `register(sub)` sees when one of its commands runs: that command's parser is built,
+    the others are skipped (whatever register does to them does nothing)."""
+
+    def __init__(self, sub, command: str):
+        self._sub, self._command = sub, command
+
+    def add_parser(self, name: str, **kwargs):
+        return self._sub.add_parser(name, **kwargs) if name == self._command else _Skipped()
+
+    def __getattr__(self, name: str):
+        return getattr(self._sub, name)
+
+
+class _Skipped:
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: self
 
 
 def _overview() -> argparse.ArgumentParser:
@@ -70,7 +90,7 @@ def _overview() -> argparse.ArgumentParser:
 def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
     command = next((a for a in argv if not a.startswith("-")), None)
     if command in COMMANDS:
-        return build_parser((COMMANDS[command][0],))
+        return build_parser((COMMANDS[command][0],), command)
     if command is None:
         return _overview()
     return build_parser()  # an unknown word: argparse names the choices

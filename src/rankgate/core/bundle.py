@@ -14,7 +14,6 @@ from typing import Callable, Iterable
 from rankgate.core.benchmark import Manifest, is_benchmark, load_manifest
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels, read_runs, split_run_spec
-from rankgate.core.formats.corpus import read_queries
 from rankgate.core.model import Catalog, Qrels, Query, Run
 
 
@@ -113,10 +112,9 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     `on_run_error(path, error)`: a run file that cannot be read is handed to it and left out (validate lists
     every file's problem); without, its error is raised.
     """
-    from rankgate.core.acl import acl_source
-
     manifest, qrels = find_manifest(benchmark, qrels)
-    if acl_source(manifest, acl):
+    has_acl = bool(acl or getattr(manifest, "acl", None))  # core/acl.py's acl_source; acl.py loads only with one
+    if has_acl:
         run_reader = None  # a leak may sit anywhere in a ranking: keep every row
     catalog = Catalog()
     files: list[tuple[str, str]] = []
@@ -146,10 +144,12 @@ def load_bundle(qrels: str | None = None, runs: list[str] | None = None, *, benc
     qpath = queries or (str(manifest.queries) if manifest and manifest.queries and not known else None)
     qs = dict(known)
     if qpath:
+        from rankgate.core.formats.corpus import read_queries
+
         qs.update(read_queries(qpath))
         files.append(("queries", qpath))
     bundle = Bundle.of(q, loaded, qs, manifest, files)
-    if labels is None:
+    if labels is None and (has_acl or qpath):  # else load_access finds nothing to check
         from rankgate.core.acl import check_known, load_access
 
         corpus = str(manifest.corpus) if manifest is not None and manifest.corpus else None

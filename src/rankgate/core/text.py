@@ -10,6 +10,7 @@ CLI tables and listings, error lines, Markdown and JUnit files, and the app.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # C0 and C1 controls, DEL; zero-width, bidi and line/paragraph separators; BOM;
@@ -20,8 +21,20 @@ import re
 _INVISIBLE = "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\uffa0\U000e0100-\U000e01ef"
 _FORMAT = ("\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
            "\ud800-\udfff\ufffe\uffff\U000e0000-\U000e007f")
-_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_FORMAT}{_INVISIBLE}]")
-_UNSAFE_KEEP_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}{_INVISIBLE}]")
+_CONTROLS = "\x00-\x1f\x7f"
+_CONTROLS_KEEP_LINES = "\x00-\x08\x0b-\x1f\x7f"
+_ASCII_UNSAFE = {False: re.compile(f"[{_CONTROLS}]"), True: re.compile(f"[{_CONTROLS_KEEP_LINES}]")}
+
+
+@functools.cache
+def _unicode_unsafe(keep_lines: bool) -> re.Pattern:
+    return re.compile(f"[{_CONTROLS_KEEP_LINES if keep_lines else _CONTROLS}\x80-\x9f{_FORMAT}{_INVISIBLE}]")
+
+
+def _unsafe(text: str, keep_lines: bool = False) -> re.Pattern:
+    """The characters to escape in `text`. ASCII text (the usual case) needs only the controls: the whole
+    pattern's Unicode ranges take milliseconds to compile, so it is compiled on the first text that needs it."""
+    return _ASCII_UNSAFE[keep_lines] if text.isascii() else _unicode_unsafe(keep_lines)
 
 
 def _escape(m: re.Match) -> str:
@@ -41,12 +54,12 @@ def visible(value: object, *, lines: str = "escape") -> str:
     """
     text = str(value)
     if lines == "escape":
-        return _UNSAFE.sub(_escape, text)
+        return _unsafe(text).sub(_escape, text)
     text = text.replace("\r\n", "\n")
     if lines == "space":
-        return _UNSAFE_KEEP_LINES.sub(_escape, text).replace("\n", " ").replace("\t", " ")
+        return _unsafe(text, keep_lines=True).sub(_escape, text).replace("\n", " ").replace("\t", " ")
     if lines == "keep":
-        return _UNSAFE_KEEP_LINES.sub(_escape, text)
+        return _unsafe(text, keep_lines=True).sub(_escape, text)
     raise ValueError(f"lines must be escape, space or keep, not {lines!r}")
 
 
@@ -60,7 +73,7 @@ def _json_escape(m: re.Match) -> str:
 
 def visible_json(text: str) -> str:
     """JSON text (json.dumps with ensure_ascii=False) with the same characters as \\u escapes: still the same JSON."""
-    return _UNSAFE_KEEP_LINES.sub(_json_escape, text)
+    return _unsafe(text, keep_lines=True).sub(_json_escape, text)
 
 
 def cut_list(items: list[str], width: int, sep: str = ", ") -> tuple[list[str], int]:
