@@ -282,6 +282,16 @@ def diff_labels(old: str, new: str, a: dict[str, dict[str, dict]], b: dict[str, 
     return out
 
 
+HAND_KINDS = ("set", "regrade", "reason")  # the events of a grade or a reason set by hand (the app, `labels set`)
+
+
+def hand_edits(events: Iterable[dict]) -> list[list[str]]:
+    """[when, query, doc, reviewer] of each event that set a reviewer's grade or reason by hand."""
+    return [[e["when"], e["query"], e["doc"], (e.get("after") or {}).get("reviewer", "")] for e in events
+            if e.get("kind") in HAND_KINDS and e.get("scope") != "adjudication" and e.get("doc") is not None
+            and e.get("after")]
+
+
 def as_judgment(j: dict, label: bool = False) -> Judgment:
     """A Judgment from a record; `label`: it is a pair's label, not one reviewer's own."""
     how = reached(j) if label else ""
