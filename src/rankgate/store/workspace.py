@@ -40,6 +40,7 @@ from rankgate.store.labels import (
     judgments_of,
     label_counts,
     label_state,
+    labels_as_qrels,
     pair_label,
     pair_view,
     standing,
@@ -437,8 +438,10 @@ class Workspace(DurableIndex):
             self._check_open()
             if self.blind:
                 for_reviewer, _ = self._view(for_reviewer, True)
-            queries, labels = self._label_set(version, for_reviewer)
             meta = {"workspace": str(self.path), "version": version or "unfrozen"}
+            if version is None and for_reviewer is None:  # the labels now: from the snapshot's columns
+                return labels_as_qrels(str(self.path), self._queries, self._labels, self._adj, catalog, meta)
+            queries, labels = self._label_set(version, for_reviewer)
             if for_reviewer is not None:
                 meta["reviewer"] = for_reviewer
             return as_qrels(str(self.path), queries, labels, catalog, meta)
