@@ -397,6 +397,25 @@ def _packed_column(doc: dict, f: str) -> list:
     return [col["all"]] * doc["n"] if isinstance(col, dict) else col
 
 
+def label_grades(labels, adjudications: dict) -> dict[tuple[str, str], int]:
+    """{(query, doc): grade} of every pair's label (as `pair_labels`), read from the snapshot's columns for
+    each query never built that holds one standing judgment per document: no record per judgment."""
+    from rankgate.store.columns import all_new
+
+    out: dict[tuple[str, str], int] = {}
+    columns_of = getattr(labels, "columns_of", lambda q: None)
+    for q in list(dict.keys(labels)):
+        cols = columns_of(q)
+        if cols is not None and not adjudications.get(q) and all_new(cols):
+            grades = _packed_column(cols, "grade")
+            if all(type(g) is int for g in grades):
+                out.update(zip(zip([q] * cols["n"], cols["doc"]), grades))
+                continue
+        per = pair_labels({q: labels.get(q, {})}, {q: adjudications.get(q) or {}})[q]
+        out.update(((q, d), int(s["grade"])) for d, s in per.items())
+    return out
+
+
 def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catalog, meta: dict):
     """`as_qrels` of the current labels (every pair's label), read from the snapshot's columns for each query
     that was never built and has one standing judgment per document (what an import leaves): no record per

@@ -197,8 +197,9 @@ def _write_summary(db: Path, summary: dict) -> None:
 
 def workspace_grades(ws) -> dict[tuple[str, str], int]:
     """{(query, doc): grade} of the workspace's current labels (every reviewer's, as exported)."""
-    _, labels = ws._label_set(None)
-    return {(q, d): int(s["grade"]) for q, per in labels.items() for d, s in per.items()}
+    from rankgate.store.labels import label_grades
+
+    return label_grades(ws._labels, ws._adj)
 
 
 def query_grades(ws, qid: str) -> dict[str, int]:

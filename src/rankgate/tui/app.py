@@ -106,7 +106,7 @@ class ReviewApp(App[int]):
         self.ask_reviewer = False
         self.on_mount()
 
-    @work(thread=True, exclusive=True, group="load")
+    @work(thread=True, exclusive=True, group="load", description="load")
     def load(self) -> None:
         worker = get_current_worker()
 
@@ -133,7 +133,7 @@ class ReviewApp(App[int]):
             self._sync_check = f"could not compare the folder's qrels with the workspace: {e}"
         self.post_message(LoadedMessage(loaded))
 
-    @work(thread=True, exclusive=True, group="corpus")
+    @work(thread=True, exclusive=True, group="corpus", description="read_documents")
     def read_documents(self, path, wanted=None) -> None:
         shown = [-1]
 
