@@ -185,6 +185,12 @@ class ReviewApp(App[int]):
             self.push_screen(SyncScreen(self.sync), self._sync_chosen)
         if self.read_corpus and event.loaded.corpus_path:  # after the panes' first frame: not beside it
             self.call_after_refresh(self.read_documents, event.loaded.corpus_path, event.loaded.wanted_docs)
+        if self.sync is not None:  # the labels the unexported count follows edits with, if left for later
+            self.call_after_refresh(self._sync_ready, self.sync)
+
+    @work(thread=True, group="sync", description="sync_ready")
+    def _sync_ready(self, state: Sync) -> None:
+        state.tracker.ready()  # (the first edit waits for it, if it comes first)
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:

@@ -366,3 +366,66 @@ def _save_labels(where: Path, grades: dict) -> None:
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)
     os.replace(tmp, where)
+
+
+# ---- the comparison of a benchmark's qrels file with its workspace, as the last open found it -------------
+
+COMPARISON_FORMAT = 1
+KEEP_COMPARISONS = 8
+
+
+def comparison_key(ws, manifest) -> str | None:
+    """The comparison's inputs as they are now: the qrels file (as `file_key`), and the workspace's snapshot,
+    journal and sync record (size, modification time, inode); None when the qrels file cannot be read."""
+    from rankgate.store import paths
+
+    parts: list = ["comparison", COMPARISON_FORMAT, os.path.realpath(ws.path)]
+    for p in (ws.path, paths.sidecar(ws.path, paths.JOURNAL), paths.sidecar(ws.path, paths.SYNC)):
+        try:
+            st = os.stat(p)
+            parts.append([st.st_size, st.st_mtime_ns, st.st_ino])
+        except OSError:
+            parts.append(None)
+    return file_key(str(manifest.qrels), *parts)
+
+
+def compare_cached(ws, manifest, read, *, folder: Path | None = None):
+    """(`store.sync.compare(ws, manifest)`, None), or from the cache when none of its inputs changed since
+    (`comparison_key`): (the comparison without the file's labels and the last sync's, a function giving them
+    for `sync.Unexported`). Re-opening an 80,000-label benchmark compared them again each time: 0.3 s."""
+    from rankgate.store import sync
+
+    key = comparison_key(ws, manifest)
+    where = (folder or cache_dir()) / f"compare-{key}.json" if key is not None else None
+    if where is not None and where.is_file():
+        try:
+            got = json.loads(where.read_text(encoding="utf-8"))
+            record = sync.read_record(ws.path, labels=False)
+            if bool(got["synced"]) == (record is not None):
+                comparison = sync.Comparison(
+                    Path(ws.path), Path(manifest.qrels), [sync.Difference(*d) for d in got["differences"]],
+                    got["file_labels"], got["workspace_labels"], record[0] if record else None, {}, {},
+                    {} if record else None)
+                _used(where)
+
+                def inputs():
+                    base = sync.read_record(ws.path)
+                    return file_grades(manifest, read, folder=folder), base[1] if base else None
+
+                return comparison, inputs
+        except Exception:  # a torn or foreign entry: compare again
+            pass
+    comparison = sync.compare(ws, manifest, file_grades(manifest, read, folder=folder), {})
+    if where is not None:
+        try:
+            data = {"synced": comparison.synced is not None, "file_labels": comparison.file_labels,
+                    "workspace_labels": comparison.workspace_labels,
+                    "differences": [[d.query, d.doc, d.base, d.file, d.workspace, d.side]
+                                    for d in comparison.differences]}
+            tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, where)
+            _prune(where.parent, "compare-*.json", KEEP_COMPARISONS)
+        except OSError:
+            pass
+    return comparison, None
