@@ -120,9 +120,12 @@ def load(name: str | None, qrels, *, folder: Path | None = None) -> Cached | Non
     lines = _label_lines(qrels)
     if lines is None:
         return None
-    before = set(labels.split("\n")) if labels else set()
-    now = set(lines)
-    changed = {line.split("\x1f", 1)[0] for line in before ^ now}
+    if "\n".join(lines) == labels:  # the labels as they were (the common re-open): no sets to build
+        changed = set()
+    else:
+        before = set(labels.split("\n")) if labels else set()
+        now = set(lines)
+        changed = {line.split("\x1f", 1)[0] for line in before ^ now}
     if len(changed) > RESCORE_AT_MOST:
         return None
     try:
