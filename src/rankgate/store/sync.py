@@ -224,7 +224,8 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
                "qrels": _resolved(manifest.qrels), "file_sha256": sha if sha is not None else
                file_sha256(manifest.qrels), "labels_hash": content_hash((q, d, g) for (q, d), g in grades.items()),
                "how": how, "at": ws._clock(), "version": version}
-    unexported = count_unexported(base, workspace_grades(ws))
+    now = workspace_grades(ws)
+    unexported = 0 if now == grades else count_unexported(base, now)  # (an import's: the same labels)
     summary.update(unexported=unexported, stamp=_stamp(ws.path))
     _write_record(ws.path, summary, base)
     _start_session(ws, summary, True)
@@ -436,6 +437,16 @@ def read_file_labels(manifest) -> tuple[dict[tuple[str, str], int], dict]:
         grades[(q, d)] = int(g)
         details[(q, d)] = (detail.reason or "", detail.collection_version or "", detail.reviewer or reviewer)
     return grades, details
+
+
+def read_file_grades(manifest) -> tuple[dict[tuple[str, str], int], dict]:
+    """`read_file_labels` without the details ({} in their place): what the app's comparison keeps."""
+    from rankgate.core.formats import read_qrels
+
+    qrels = read_qrels(manifest.qrels)
+    qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
+    qs, ds = [qn[q] for q in qrels.q.tolist()], [dn[d] for d in qrels.doc.tolist()]
+    return dict(zip(zip(qs, ds), map(int, qrels.grade.tolist()))), {}
 
 
 def compare(ws, manifest, file_grades: dict | None = None, details: dict | None = None) -> Comparison:

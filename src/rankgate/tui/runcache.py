@@ -294,9 +294,8 @@ def _codes(interner, names: list[str]) -> np.ndarray:
 
     out = np.fromiter(map(interner.codes.get, names, repeat(-1)), np.int64, len(names))
     new = np.flatnonzero(out < 0)
-    if len(new):
-        code = interner.code
-        out[new] = [code(names[i]) for i in new.tolist()]
+    if len(new):  # (`names` are distinct: each new one is interned once, in order, as `code` would)
+        out[new] = interner.extend([names[i] for i in new.tolist()])
     return out.astype(np.int32)
 
 

@@ -50,7 +50,7 @@ class Sync:
 
         try:  # as the last open compared them while nothing changed since, else the file's labels from the
             # parsed-file cache while the file is unchanged (tui/runcache.py)
-            comparison, inputs = compare_cached(ws, manifest, sync.read_file_labels)
+            comparison, inputs = compare_cached(ws, manifest, sync.read_file_grades)
         except InputError as e:
             return f"the folder's qrels file no longer reads: {e}; the workspace is left as it is"
         return cls(ws, manifest, comparison, sync.Unexported(comparison, inputs), not backend.read_only,
