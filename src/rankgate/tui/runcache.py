@@ -280,8 +280,10 @@ def _mapped(where: Path, catalog: Catalog, qnames: list[str], dnames: list[str])
             return None
         plan.append((interner, [names[i] for i in new.tolist()], n0))
     for interner, new, n0 in plan:  # the new names take the codes they had: n0, n0 + 1, ...
-        if new:
-            interner.extend(new)
+        if new:  # (distinct, and new to the catalog while the digest holds: no lookup of each)
+            interner.codes.update(zip(new, range(n0, n0 + len(new))))
+            interner.names.extend(new)
+            interner.order_changed()
         if len(interner) != n0 + len(new):  # (cannot happen while the digest holds)
             raise ValueError("catalog out of step with the entry's map")
     return qmap, dmap
