@@ -63,3 +63,18 @@ def test_one_collection_version_is_the_qrels_version(tmp_path, db):
     assert got.meta["collection_version"] == "v9"
     _same(got, _record_by_record(ws))
     ws.close()
+
+
+def test_a_malformed_column_is_named_as_a_read_of_the_query_names_it(tmp_path, db):
+    import pytest
+
+    from rankgate.store.storage import DamagedFile
+
+    rows = [{"query": f"q{i % 3}", "doc": f"d{i}", "grade": 1} for i in range(150)]
+    ws = Workspace.open(db, reviewer="tester")
+    ws.import_files([str(write(tmp_path / "q.jsonl", "".join(json.dumps(r) + "\n" for r in rows)))])
+    cols = ws._labels.columns_of("q1")
+    cols["grade"] = ["2"] * cols["n"]  # a grade as text, as a damaged snapshot could hold
+    with pytest.raises(DamagedFile, match="malformed judgment of query 'q1' \\(row 1\\)"):
+        ws.to_qrels(Catalog())
+    ws.close()

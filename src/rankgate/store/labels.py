@@ -416,6 +416,9 @@ def label_grades(labels, adjudications: dict) -> dict[tuple[str, str], int]:
     return out
 
 
+INT, STR = frozenset((int,)), frozenset((str,))
+
+
 def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catalog, meta: dict):
     """`as_qrels` of the current labels (every pair's label), read from the snapshot's columns for each query
     that was never built and has one standing judgment per document (what an import leaves): no record per
@@ -430,6 +433,8 @@ def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catal
     qcode = catalog.queries.code
     declared, counts, docs_all, grades_all = [], [], [], []
     chunks, made, shared, versions = [], {}, {}, set()
+    grade_types: set = set()
+    id_types: set = set()
     columns_of = getattr(labels, "columns_of", lambda q: None)
     for qid in queries:
         q = qcode(qid)
@@ -438,8 +443,11 @@ def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catal
         if cols is not None and not adjudications.get(qid) and all_new(cols):
             docs, grades = cols["doc"], _packed_column(cols, "grade")
             reasons, cvs, who = (_packed_column(cols, f) for f in ("reason", "collection_version", "reviewer"))
-            if not (all(type(g) is int for g in grades) and all(type(d) is str for d in docs)
-                    and all(type(w) is str for w in who)):
+            # the types seen, as sets (a C loop, not a Python one a row): grades int, documents and reviewers str
+            grade_types.update(map(type, grades))
+            id_types.update(map(type, docs))
+            id_types.update(map(type, who) if isinstance(cols["reviewer"], list) else map(type, who[:1]))
+            if not (grade_types <= INT and id_types <= STR):
                 labels.get(qid)  # raises DamagedFile naming the query and the row, as a read of it does
             chunks.append((qid, docs, reasons, cvs, who))
             versions.update(cvs if len(cvs) < 2 or not isinstance(cols["collection_version"], dict) else cvs[:1])
