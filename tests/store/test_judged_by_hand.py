@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from rankgate.store import Workspace
-from rankgate.tui.store_backend import StoreBackend, hand_edits_cached
+from rankgate.tui.store_backend import StoreBackend
 
 from .conftest import write
 
@@ -53,6 +53,8 @@ def test_edits_folded_into_the_history_file_still_count(tmp_path, db):
 
 
 def test_the_cached_history_edits_follow_the_history_file(tmp_path, db):
+    from rankgate.tui.store_backend import hand_edits_cached
+
     folder = tmp_path / "cache"
     folder.mkdir()
     ws = Workspace.open(db, reviewer="tester")
