@@ -213,3 +213,32 @@ async def test_the_grade_picker_and_the_reason_after_it_take_one_burst(tiny):
         lab = screen.model.labels.labels(qid)[doc]
         assert (lab.grade, lab.reason) == (3, "why")
         assert app.screen is screen and not screen.query_one(ReasonBar).is_open
+
+
+async def test_a_grade_typed_in_one_burst_after_a_filter_grades_the_document_shown_after_it(tiny):
+    """`/dns` Enter `0` typed at once: the filter moves the list to q-dns, and the 0 grades q-dns's current
+    document, the one shown as current once every earlier key has taken effect (not q-restore's, current
+    before the filter moved the list)."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert screen.qid == "q-restore"
+        await burst(pilot, "slash", *"dns", "enter", "0", "escape")
+        assert (screen.qid, screen.queries.current) == ("q-dns", screen.model.qindex["q-dns"])
+        edits = [(e.what, e.qid, e.doc) for e in screen.model.labels.done]
+        assert edits == [("grade 0", "q-dns", screen.doc)], edits
+        assert screen.model.labels.labels("q-dns")[screen.doc].grade == 0
+
+
+async def test_a_grade_typed_in_one_burst_after_moving_down_the_queries_grades_the_next_query(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert screen.focused is screen.queries.list
+        first = screen.qid
+        await burst(pilot, "down", "1", "escape")
+        assert screen.qid != first
+        edits = [(e.what, e.qid, e.doc) for e in screen.model.labels.done]
+        assert edits == [("grade 1", screen.qid, screen.doc)], edits

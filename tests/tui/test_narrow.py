@@ -136,3 +136,24 @@ async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
             await pilot.pause()
             assert app.screen is form and "Enter again to add it anyway" in str(form.query_one("#form-help").render())
             assert inside("#form-help") and inside("#form-reason")
+
+
+async def test_the_footer_shows_the_review_queue_keys_where_they_fit(tiny):
+    """`u` (the review queue) and `U` (its order) follow `n next N prev` in the footer, whole, from the width
+    they fit at; narrower, they are left out whole (the palette and `?` list them)."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        for width, shown in ((80, False), (120, True), (160, True)):
+            await pilot.resize_terminal(width, 30)
+            for _ in range(3):
+                await pilot.pause()
+            await pilot.pause(0.1)
+            footer = app.screen.query_one(FittingFooter)
+            keys = [(k.key_display or k.key, k.description, k.action) for k in footer.query(FooterKey)
+                    if not k.has_class("-command-palette")]
+            actions = [a for _, _, a in keys]
+            assert ("cycle_queue_order" in actions) == shown, (width, keys)
+            if shown:
+                at = actions.index("prev_review")
+                assert keys[at + 1:at + 3] == [("u", "queue", "next_queued"), ("U", "order", "cycle_queue_order")]

@@ -128,3 +128,40 @@ async def test_the_orders_are_in_the_palette_and_the_help(tmp_path, capsys):
         await screen.run_action("set_queue_order('disagreement')")
         await pilot.pause()
         assert screen.queue_order.order == "disagreement"
+
+
+async def test_the_app_and_the_gate_say_what_their_review_queues_count(tmp_path, capsys):
+    """The app's queue (`u`) covers every loaded run's top k, the gate's report only the baseline's and the
+    candidate's on the queries it evaluates (123 against 82 on ops-handbook): each says which, so the numbers
+    do not look contradictory."""
+    import json
+    import re
+
+    from tests.tui.test_sync import plain
+
+    folder = tmp_path / "ops"
+    shutil.copytree(SAMPLES / "ops-handbook", folder)
+    md = tmp_path / "gate.md"
+    assert main(["gate", str(folder), "--markdown", str(md)]) == 3
+    report = json.loads(capsys.readouterr().out)
+    total = report["coverage"]["review_queue_total"]
+    text = md.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("Unjudged documents to review first"))
+    assert f"of {total} in the baseline's and the candidate's top {report['k']}, on the queries the gate " \
+           "evaluates" in line, line
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        m = app.screen.model
+        assert len(m.runs) == 3 > 2
+        queue = m.review_queue()
+        assert {r for it in queue.items for r in it.ranks} == set(m.runs)  # every loaded run's top k
+        status = plain(app.screen.query_one("#status-bar"))
+        assert re.search(rf"queue {m.queue_left()} left in 3 runs\b", status), status
+        assert m.queue_left() > total
+        await pilot.resize_terminal(80, 24)  # shorter words, and the queue's runs still in view
+        await pilot.pause()
+        await pilot.pause()
+        bar = app.screen.query_one("#status-bar")
+        status = plain(bar)
+        assert re.search(rf"queue {m.queue_left()}, 3 runs$", status) and len(status) <= bar.size.width, status

@@ -222,3 +222,30 @@ async def test_ids_from_the_file_are_shown_escaped(tmp_path):
         await pilot.pause()
         lines = plain(app.screen.query_one("#sync-lines"))
         assert "[b]x[/b]" in lines and "\x1b" not in lines
+
+
+async def test_export_on_quit_works_on_a_workspace_named_with_db(tmp_path, capsys):
+    """`rankgate review FOLDER --db FILE`: the first open's import is the last sync (recorded beside FILE),
+    so quitting with an edit can export it to the folder's qrels file, as with the default workspace. A
+    --db workspace made before it had a sync record gets one from its history on the next open."""
+    folder = tmp_path / "mybench"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    db = tmp_path / "x.json"
+    for round, doc in enumerate(("doc-rpo", "doc-storage-price")):
+        if round:  # as a workspace made before --db sessions recorded their sync: no record beside it
+            os.remove(f"{db}.sync")
+        app = make_app(folder, db=str(db))
+        async with app.run_test(size=SIZE) as pilot:
+            await loaded(pilot)
+            assert isinstance(app.screen, ReviewScreen)  # no "the file changed" question on the way in
+            assert app.review.edit("q-recovery", doc, 2, "states the RPO")
+            await pilot.pause()
+            assert app.unexported == 1 and "1 unexported" in plain(app.review.query_one("#top-bar"))
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen)
+            await pilot.press("e")  # export to the folder's qrels file, and quit
+            await pilot.pause()
+        assert app.return_code == 0 and not app.is_running
+        qrels = json.loads((folder / "qrels.json").read_text())
+        assert doc in qrels.get("qrels", qrels)["q-recovery"], qrels

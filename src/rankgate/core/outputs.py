@@ -261,8 +261,10 @@ def _md_coverage(d: dict, k: int, queue_rows: int) -> list[str]:
         queue = cov.get("review_queue") or []
         if queue:
             total = cov.get("review_queue_total", len(queue))
-            out += ["", f"Unjudged documents to review first ({min(queue_rows, len(queue))} of {total}; "
-                        "what a relevant label would change):", "",
+            # the gate's pair only (`rankgate review` and `labels queue` walk every loaded run's top k)
+            out += ["", f"Unjudged documents to review first ({min(queue_rows, len(queue))} of {total} in the "
+                        f"baseline's and the candidate's top {k}, on the queries the gate evaluates; what a "
+                        "relevant label would change):", "",
                     _row(["query", "document", "rank b / c", "would flip", "moves a Δ by up to"]),
                     _row(["---", "---", "---", "---", "--:"])]
             for x in queue[:queue_rows]:

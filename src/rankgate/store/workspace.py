@@ -173,8 +173,8 @@ class Workspace(DurableIndex):
         try:
             if not readonly and not ws._meta.get("benchmark"):
                 ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict)
-            if not readonly and path is None:
-                sync.after_open(ws, manifest)
+            if not readonly:  # `--db FILE` too: its record lives beside FILE, so an export back can tell
+                sync.after_open(ws, manifest)  # the file's changes from the workspace's
         except BaseException:
             ws.close()
             raise

@@ -58,10 +58,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("prev_review", "N", "Previous query needing review", "Jump back to the previous query needing review",
             "prev"),
     Command("next_queued", "u", "Next in the review queue",
-            "Jump to the unjudged top-k document whose label could most change the gate or a must-pass query"),
+            "Jump to the unjudged top-k document whose label could most change the gate or a must-pass query",
+            "queue"),
     Command("cycle_queue_order", "U", "Review queue order: decisive, suggested, disagreement",
             "What u walks: the most decisive first, then what a judge suggested relevant (unjudged) first, then "
-            "judged pairs where the judge's suggestion and the label disagree"),
+            "judged pairs where the judge's suggestion and the label disagree", "order"),
     Command("focus_filter", "slash", "Filter queries", "Filter by words, #slice or is:review, is:must, is:miss ...",
             "filter", key_display="/"),
     Command("filter('is:must')", "m", "Show must-pass queries", "Filter the list to must-pass queries", "must"),

@@ -151,7 +151,12 @@ class EditingActions:
 
     def _follow_focus(self) -> None:
         """The focused list's highlighted document is the current one, now: a key typed right after a
-        cursor move acts on the row it moved to (the highlight's own message may still be on its way)."""
+        cursor move acts on the row it moved to (the highlight's own message may still be on its way). The
+        same for the query: a grade typed in one burst after `/dns` Enter grades a document of the query
+        the filter moved to, not of the one shown before (QueryPane.catch_up)."""
+        qi = self.queries.catch_up()
+        if qi != self._list_at:  # the list moved since the query shown was picked
+            self.show_query(qi)
         focused = self.focused
         if isinstance(focused, (RankingList, LabelList)) and 0 <= focused.cursor < len(focused.rows):
             self.set_doc(focused.rows[focused.cursor].doc)

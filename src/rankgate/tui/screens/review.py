@@ -69,6 +69,7 @@ class ReviewScreen(EditingActions, Screen):
         self.model: ReviewModel | None = None
         self.qi: int | None = None
         self.doc: str | None = None
+        self._list_at: int | None = None  # the query list's query when the query shown was picked
         self.ask_reason = True
         self.ask_whose = True  # a grade on a label only others judged asks whether to add my own judgment
         self.grades: dict[int, str] = dict(DEFAULT_GRADES)  # the benchmark's grade scale
@@ -260,6 +261,11 @@ class ReviewScreen(EditingActions, Screen):
         self.query_one("#top-bar", TextStatic).show(t)
         self.refresh_status()
 
+    STATUS_WORDY = 96  # columns from which the status line says "in the gate's top k", "queue N left in 3 runs"
+
+    def on_resize(self) -> None:
+        self.refresh_status()  # its wording follows the width
+
     def refresh_status(self) -> None:
         """Progress: judged this session and today, unjudged left in the gate's runs' top k, the review
         queue's length, and what ctrl+z would undo."""
@@ -277,12 +283,17 @@ class ReviewScreen(EditingActions, Screen):
         if self.labels_only:
             t.append(f"{int((m.num_labels > 0).sum())} of {m.nq} queries have labels", style="dim")
         else:
+            narrow = self.app.size.width < self.STATUS_WORDY  # shorter words: the queue's runs stay in view
             left = m.unjudged_in_pair()
             t.append(f"{left}", style="bold magenta" if left else "bold green")
-            t.append(f" unjudged in the gate's top {m.k} · ", style="dim")
+            t.append(f" unjudged{',' if narrow else ' in the'} gate's top {m.k} · ", style="dim")
             queued = m.queue_left()
             t.append("queue ", style="dim")
-            t.append("? (u builds it)" if queued is None else f"{queued} left", style="bold")
+            t.append("?" if queued is None else f"{queued}" if narrow else f"{queued} left", style="bold")
+            n = len(m.runs)  # u walks every loaded run's top k; the gate's report counts only its two runs'
+            runs = f"{n} run{'s' if n != 1 else ''}"
+            t.append((f", {runs}" if narrow else f" in {runs}") + (" (u builds it)" if queued is None else ""),
+                     style="dim")
             if self.queue_order.order != "decisive":  # U chose another order for u
                 t.append(f" ({ORDER_WORDS[self.queue_order.order]})", style="dim")
         if book.done:
@@ -339,6 +350,7 @@ class ReviewScreen(EditingActions, Screen):
         else the candidate's first; with no runs, the first label listed that has a text (_first_label)."""
         m = self.model
         self.qi = qi
+        self._list_at = self.queries.current  # where the query list was (EditingActions._follow_focus)
         picked = doc is None
         if doc is None and qi is not None:
             first = m.first_unjudged(qi)

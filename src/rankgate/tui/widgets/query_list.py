@@ -216,6 +216,15 @@ class QueryPane(Vertical):
         self.rebuild(keep=self.current)
         return self.sort
 
+    def catch_up(self) -> int | None:
+        """The filter as typed, applied now (its Changed message may still be on its way: keys typed in one
+        burst); the query under the cursor then."""
+        value = self.query_one(Input).value
+        if value != self.filter_text and self.model is not None:
+            self.filter_text = value
+            self.rebuild(keep=self.current)
+        return self.current
+
     def set_filter(self, text: str) -> None:
         self.query_one(Input).value = text  # the Changed handler rebuilds
 
