@@ -296,8 +296,15 @@ def _codes(interner, names: list[str]) -> np.ndarray:
 
     out = np.fromiter(map(interner.codes.get, names, repeat(-1)), np.int64, len(names))
     new = np.flatnonzero(out < 0)
-    if len(new):  # (`names` are distinct: each new one is interned once, in order, as `code` would)
-        out[new] = interner.extend([names[i] for i in new.tolist()])
+    if len(new):  # `names` are distinct (a catalog's): the new ones take the next codes, in order, as `code`
+        n0 = len(interner)  # would give them, without a second lookup each
+        added = [names[i] for i in new.tolist()]
+        if len(dict.fromkeys(added)) != len(added):  # (a damaged entry: read the file again)
+            raise ValueError("an entry's names repeat")
+        interner.codes.update(zip(added, range(n0, n0 + len(added))))
+        interner.names.extend(added)
+        interner.order_changed()
+        out[new] = np.arange(n0, n0 + len(added))
     return out.astype(np.int32)
 
 
