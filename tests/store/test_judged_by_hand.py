@@ -75,3 +75,20 @@ def test_the_cached_history_edits_follow_the_history_file(tmp_path, db):
     again = hand_edits_cached(ws, folder)
     assert calls and [e[1:] for e in again] == [["q1", "d1", "tester"], ["q2", "d2", "tester"]]
     ws.close()
+
+
+def test_old_hand_edit_entries_are_pruned(tmp_path, db, monkeypatch):
+    from rankgate.tui import runcache
+    from rankgate.tui.store_backend import hand_edits_cached
+
+    monkeypatch.setattr(runcache, "KEEP_LABELS", 2)
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    ws = Workspace.open(db, reviewer="tester")
+    ws.import_files([str(_qrels(tmp_path))])
+    for i in range(4):  # each fold changes the history file: a new entry
+        ws.set_judgment("q1", f"d-new-{i}", 1, create_query=True)
+        ws.checkpoint()
+        assert len(hand_edits_cached(ws, folder)) == i + 1
+    assert len(list(folder.glob("hand-*.json"))) == 2
+    ws.close()

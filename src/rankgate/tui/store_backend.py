@@ -184,7 +184,7 @@ def hand_edits_cached(ws: Workspace, folder: Path | None = None) -> list[list[st
     import json
     import time
 
-    from rankgate.tui.runcache import cache_dir, file_key
+    from rankgate.tui.runcache import KEEP_LABELS, _prune, _used, cache_dir, file_key
 
     history = paths.sidecar(ws.path, paths.HISTORY)
     key = file_key(str(history), "hand-edits", 1)
@@ -194,6 +194,7 @@ def hand_edits_cached(ws: Workspace, folder: Path | None = None) -> list[list[st
     try:
         got = json.loads(where.read_text(encoding="utf-8"))
         if isinstance(got, list) and all(isinstance(e, list) and len(e) == 4 for e in got):
+            _used(where)  # recently used: kept by _prune
             return got
     except (OSError, ValueError):
         pass
@@ -203,6 +204,7 @@ def hand_edits_cached(ws: Workspace, folder: Path | None = None) -> list[list[st
         tmp = where.with_name(f".{where.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps([e for e in edits if e[0][:10] >= since]), encoding="utf-8")
         os.replace(tmp, where)
+        _prune(where.parent, "hand-*.json", KEEP_LABELS)  # (each fold makes a new entry)
     except OSError:  # a cache that cannot be written is read again next time
         pass
     return edits
