@@ -170,7 +170,8 @@ def read_record(db: str | os.PathLike, labels: bool = True) -> tuple[dict, dict[
             if not line2.endswith(b"\n"):  # cut short: the labels at the last sync are not all there
                 return None
             if not labels:
-                ok = isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and line2.startswith(b"{")
+                ok = isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and line2.startswith(b"{") \
+                    and line2.rstrip().endswith(b"}")
                 return (summary, None) if ok else None
             base = json.loads(line2)
         if (isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict)
