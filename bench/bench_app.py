@@ -6,6 +6,8 @@
     python bench/bench_app.py --starts 0 --busy 2 --edits 100   # the grade keys only, quiet and under load
     python bench/bench_app.py --cold-only --starts 5            # first open and re-open, quiet and beside 1 busy
     python bench/bench_app.py --keys-only --busy 2 --edits 100  # the same, no first open, no sample: 2-3 min
+    python bench/bench_app.py --cold-only --starts 5 --baseline /tmp/main/src  # beside another tree, alternating
+      (make it with `git archive main src | tar -x -C /tmp/main; python -m compileall -q /tmp/main/src`)
 
 Prints:
 
@@ -163,33 +165,39 @@ def cold_start(folder: Path, env: dict) -> tuple[float, float, float]:
     return wall, got["ready"], got["cpu"]
 
 
-def cold_starts(folder: Path, env: dict, home: Path, starts: int, first: bool, busy: int) -> None:
+def cold_starts(folder: Path, sides: list[tuple[str, dict, Path]], starts: int, first: bool, busy: int) -> None:
     """First open (a fresh store and run cache) and `starts` re-opens, each a new process; printed with the
     load average before and after and the CPU seconds of the app's process; beside `busy` CPU-busy
-    processes when `busy`."""
+    processes when `busy`. `sides`: (label, environment, data folder) of each source tree compared (one,
+    or two with --baseline): their first opens one after the other, their re-opens alternating."""
     where = f" beside {busy} CPU-busy process{'es' if busy != 1 else ''}" if busy else ""
+    label = (lambda name: f" [{name}]") if len(sides) > 1 else (lambda name: "")
     if first:
-        shutil.rmtree(home, ignore_errors=True)
-        before = load_average()
-        with Busy(busy):
-            wall, inside, cpu = cold_start(folder, env)
-        print(f"cold start{where}, first open (parse runs, import labels): {wall:.2f} s to consistent panes "
-              f"({inside:.2f} s inside the process; CPU {cpu:.2f} s) (load average {before} -> {load_average()})")
+        for name, env, home in sides:
+            shutil.rmtree(home, ignore_errors=True)
+            before = load_average()
+            with Busy(busy):
+                wall, inside, cpu = cold_start(folder, env)
+            print(f"cold start{where}{label(name)}, first open (parse runs, import labels): {wall:.2f} s to "
+                  f"consistent panes ({inside:.2f} s inside the process; CPU {cpu:.2f} s) (load average {before} -> "
+                  f"{load_average()})")
     if not starts:
         return
-    cold_start(folder, env)  # the caches as the last open left them (a first open's entries are written)
-    walls, insides, cpus = [], [], []
+    for _, env, _ in sides:
+        cold_start(folder, env)  # the caches as the last open left them (a first open's entries are written)
+    got = {name: ([], [], []) for name, _, _ in sides}
     before = load_average()
     with Busy(busy):
         for _ in range(starts):
-            wall, inside, cpu = cold_start(folder, env)
-            walls.append(wall)
-            insides.append(inside)
-            cpus.append(cpu)
-    print(f"cold start{where}, re-open: p50 {pct(walls, 50):.2f} s, p95 {pct(walls, 95):.2f} s to consistent "
-          f"panes (process start included; inside the process p50 {pct(insides, 50):.2f} s; CPU p50 "
-          f"{pct(cpus, 50):.2f} s, p95 {pct(cpus, 95):.2f} s; {starts} processes) "
-          f"(load average {before} -> {load_average()})")
+            for name, env, _ in sides:
+                for xs, x in zip(got[name], cold_start(folder, env)):
+                    xs.append(x)
+    after = load_average()
+    for name, (walls, insides, cpus) in got.items():
+        print(f"cold start{where}{label(name)}, re-open: p50 {pct(walls, 50):.2f} s, p95 {pct(walls, 95):.2f} s to "
+              f"consistent panes (process start included; inside the process p50 {pct(insides, 50):.2f} s; CPU p50 "
+              f"{pct(cpus, 50):.2f} s, p95 {pct(cpus, 95):.2f} s; {starts} processes) (load average {before} -> "
+              f"{after})")
 
 
 class Busy:
@@ -326,6 +334,9 @@ def main() -> int:
     ap.add_argument("--cold-busy", type=int, default=1,
                     help="the cold starts again beside this many CPU-busy processes (0: not)")
     ap.add_argument("--cold-only", action="store_true", help="the cold starts only (no grade keys)")
+    ap.add_argument("--baseline", metavar="SRC",
+                    help="another source tree's src/ (e.g. of `git archive main`) measured beside this one: first "
+                         "opens one after the other, re-opens alternating (its data folder: --home's + '-baseline')")
     ap.add_argument("--home", help="the data folder (store, caches) to use (default: bench/.cache/home-NAME; "
                     "another, to compare two checkouts through PYTHONPATH)")
     ap.add_argument("--keys-only", action="store_true",
@@ -342,7 +353,13 @@ def main() -> int:
     print(f"benchmark: {args.queries} queries x {args.runs} runs x {args.depth} documents ({folder})")
     for busy in dict.fromkeys([0, args.cold_busy] if args.cold_busy and not args.keys_only else [0]):
         first = not args.keep_store and not (args.keys_only and home.exists())
-        cold_starts(folder, env, home, args.starts, first, busy)
+        sides = [("this", env, home)]
+        if args.baseline:
+            here = str(HERE.parent / "src")
+            sides = [("baseline", dict(env, PYTHONPATH=str(Path(args.baseline).resolve()),
+                                       RANKGATE_HOME=f"{home}-baseline"), Path(f"{home}-baseline")),
+                     ("this", dict(env, PYTHONPATH=here), home)]
+        cold_starts(folder, sides, args.starts, first, busy)
     if args.cold_only:
         return 0
 

@@ -239,3 +239,40 @@ def test_significance_is_deferred_after_an_edit_then_fresh(tiny):
     m.set_pair("stemmed", "prf")
     assert not m.gate().stale  # another pair: nothing to reuse, decided now
     m.labels.close()
+
+
+def test_in_order_agrees_with_sort_run():
+    """RunIndex takes a run's rows as they are when `in_order` finds them in trec_eval's order (as the parsed-run
+    cache keeps them), else sorts them: the same rows as `sort_run` every time."""
+    import numpy as np
+
+    from rankgate.core.model import Catalog, Run, sort_run
+    from rankgate.tui.model import in_order
+
+    rng = np.random.default_rng(3)
+    taken = recognised = 0
+    for trial in range(300):
+        cat = Catalog()
+        nq, per = int(rng.integers(1, 5)), int(rng.integers(1, 6))
+        for i in range(8):
+            cat.docs.code(f"d{rng.integers(0, 50)}é" if i % 3 == 0 else f"D{i}")
+        q = np.repeat(rng.permutation(nq), per).astype(np.int32)
+        if trial % 3 == 0:
+            q = rng.permutation(q)  # a query in several blocks
+        doc = rng.integers(0, len(cat.docs), len(q)).astype(np.int32)
+        score = rng.integers(0, 3, len(q)).astype(float)  # many ties
+        for _ in range(nq):
+            cat.queries.code(f"q{_}")
+        run = Run("r", "", cat, q, doc, score, np.arange(len(q), dtype=np.int64))
+        want = sort_run(run)
+        got = in_order(run)
+        if got is not None:
+            taken += 1
+            for a, b in zip(got, want):
+                assert a.tolist() == b.tolist()
+        # a run put in order is recognised as such
+        ordered = Run("r", "", cat, *want, np.arange(len(q), dtype=np.int64))
+        dup = len(set(zip(want[0].tolist(), want[1].tolist()))) < len(q)
+        recognised += in_order(ordered) is not None
+        assert in_order(ordered) is not None or dup or len(q) < 2
+    assert taken > 10 and recognised > 100  # both ways exercised

@@ -72,6 +72,10 @@ class Interner:
             self._order = order
         return self._order
 
+    def order_changed(self) -> None:
+        """Names were added to `codes` and `names` directly (a cache that knows them to be new)."""
+        self._order = None
+
     def extend(self, names: list[str]) -> np.ndarray:
         """Codes of many names at once, interning the new ones (the readers' fast path)."""
         codes = self.codes

@@ -72,8 +72,9 @@ def check_columns(path: str, doc) -> str:
         raise DamagedFile(path, "a judgments document without a query or a count")
     n = doc["n"]
     cols = [doc.get(f) for f in FIELDS] + ([doc[MORE]] if MORE in doc else [])
-    if not all(len(c) == n if isinstance(c, list) else isinstance(c, dict) and SAME in c for c in cols):
-        raise DamagedFile(path, f"the judgments of query {doc['query']!r} are not columns of equal length")
+    for c in cols:  # (a loop, not all() over a generator: 10,000 queries' documents on every open)
+        if not (len(c) == n if isinstance(c, list) else isinstance(c, dict) and SAME in c):
+            raise DamagedFile(path, f"the judgments of query {doc['query']!r} are not columns of equal length")
     return doc["query"]
 
 

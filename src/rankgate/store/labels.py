@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
+from collections.abc import Mapping
 from typing import Iterable
 
 from rankgate.store.records import REVIEW_KINDS, UNRESOLVED, Diff, Judgment
@@ -306,6 +307,16 @@ def diff_labels(old: str, new: str, a: dict[str, dict[str, dict]], b: dict[str, 
     return out
 
 
+HAND_KINDS = ("set", "regrade", "reason")  # the events of a grade or a reason set by hand (the app, `labels set`)
+
+
+def hand_edits(events: Iterable[dict]) -> list[list[str]]:
+    """[when, query, doc, reviewer] of each event that set a reviewer's grade or reason by hand."""
+    return [[e["when"], e["query"], e["doc"], (e.get("after") or {}).get("reviewer", "")] for e in events
+            if e.get("kind") in HAND_KINDS and e.get("scope") != "adjudication" and e.get("doc") is not None
+            and e.get("after")]
+
+
 def as_judgment(j: dict, label: bool = False) -> Judgment:
     """A Judgment from a record; `label`: it is a pair's label, not one reviewer's own."""
     how = reached(j) if label else ""
@@ -363,6 +374,128 @@ def label_counts(labels: dict, adjudications: dict) -> dict:
     adjudicated = sum(1 for per in adjudications.values() for a in per.values() if a.get("removed") is None)
     return {"removed": removed, "reviewers": sorted(names), "reviewer_judgments": reviews,
             "disagreements": unresolved, "adjudicated": adjudicated, "needs_review": needs}
+
+
+class Details(Mapping):
+    """A label set's details ({(query, doc): JudgmentDetail}, as `Qrels.details`), kept as each query's columns
+    and made into a dict on first read: the app reads none of them when it opens (80,000 entries)."""
+
+    def __init__(self, chunks: list, made: dict) -> None:
+        self._chunks = chunks  # (qid, docs, reasons, versions, reviewers): per-query columns
+        self._made = made  # (qid, doc) -> JudgmentDetail built already, for queries read record by record
+
+    def _all(self) -> dict:
+        if self._chunks is not None:
+            from rankgate.core.model import JudgmentDetail
+
+            made, shared = {}, {}
+            for qid, docs, reasons, versions, reviewers in self._chunks:
+                for doc, key in zip(docs, zip(reasons, versions, reviewers)):
+                    if key != ("", "", ""):
+                        detail = shared.get(key)
+                        if detail is None:
+                            detail = shared[key] = JudgmentDetail(*key)
+                        made[(qid, doc)] = detail
+            made.update(self._made)
+            self._made, self._chunks = made, None
+        return self._made
+
+    def __getitem__(self, key):
+        return self._all()[key]
+
+    def get(self, key, default=None):
+        return self._all().get(key, default)
+
+    def __contains__(self, key) -> bool:
+        return key in self._all()
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def _packed_column(doc: dict, f: str) -> list:
+    col = doc[f]
+    return [col["all"]] * doc["n"] if isinstance(col, dict) else col
+
+
+def label_grades(labels, adjudications: dict) -> dict[tuple[str, str], int]:
+    """{(query, doc): grade} of every pair's label (as `pair_labels`), read from the snapshot's columns for
+    each query never built that holds one standing judgment per document: no record per judgment."""
+    from rankgate.store.columns import all_new
+
+    out: dict[tuple[str, str], int] = {}
+    columns_of = getattr(labels, "columns_of", lambda q: None)
+    for q in list(dict.keys(labels)):
+        cols = columns_of(q)
+        if cols is not None and not adjudications.get(q) and all_new(cols):
+            grades = _packed_column(cols, "grade")
+            if all(type(g) is int for g in grades):
+                out.update(zip(zip([q] * cols["n"], cols["doc"]), grades))
+                continue
+        per = pair_labels({q: labels.get(q, {})}, {q: adjudications.get(q) or {}})[q]
+        out.update(((q, d), int(s["grade"])) for d, s in per.items())
+    return out
+
+
+INT, STR = frozenset((int,)), frozenset((str,))
+
+
+def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catalog, meta: dict):
+    """`as_qrels` of the current labels (every pair's label), read from the snapshot's columns for each query
+    that was never built and has one standing judgment per document (what an import leaves): no record per
+    judgment. The other queries go through `pair_labels`, as `as_qrels` does. Same output as
+    `as_qrels(path, queries, pair_labels(labels, adjudications), catalog, meta)`."""
+    import numpy as np
+
+    from rankgate.core.model import Catalog, JudgmentDetail, Qrels
+    from rankgate.store.columns import all_new
+
+    catalog = catalog or Catalog()
+    qcode = catalog.queries.code
+    declared, counts, docs_all, grades_all = [], [], [], []
+    chunks, made, shared, versions = [], {}, {}, set()
+    grade_types: set = set()
+    id_types: set = set()
+    columns_of = getattr(labels, "columns_of", lambda q: None)
+    for qid in queries:
+        q = qcode(qid)
+        declared.append(q)
+        cols = columns_of(qid)
+        if cols is not None and not adjudications.get(qid) and all_new(cols):
+            docs, grades = cols["doc"], _packed_column(cols, "grade")
+            reasons, cvs, who = (_packed_column(cols, f) for f in ("reason", "collection_version", "reviewer"))
+            # the types seen, as sets (a C loop, not a Python one a row): grades int, documents and reviewers str
+            grade_types.update(map(type, grades))
+            id_types.update(map(type, docs))
+            id_types.update(map(type, who) if isinstance(cols["reviewer"], list) else map(type, who[:1]))
+            if not (grade_types <= INT and id_types <= STR):
+                labels.get(qid)  # raises DamagedFile naming the query and the row, as a read of it does
+            chunks.append((qid, docs, reasons, cvs, who))
+            versions.update(cvs if len(cvs) < 2 or not isinstance(cols["collection_version"], dict) else cvs[:1])
+        else:
+            per = pair_labels({qid: labels.get(qid, {})}, {qid: adjudications.get(qid) or {}})[qid]
+            docs = list(per)
+            grades = [s["grade"] for s in per.values()]
+            for doc, s in per.items():
+                key = (s["reason"], s["collection_version"], s["reviewer"])
+                if key != ("", "", ""):
+                    detail = shared.get(key)
+                    if detail is None:
+                        detail = shared[key] = JudgmentDetail(*key)
+                    made[(qid, doc)] = detail
+                versions.add(key[1])
+        counts.append(len(docs))
+        docs_all += docs
+        grades_all += grades
+    if len(versions) == 1 and "" not in versions:
+        meta["collection_version"] = versions.pop()
+    qs = np.repeat(np.array(declared, np.int32), counts) if declared else np.zeros(0, np.int32)
+    ds = catalog.docs.extend(docs_all) if docs_all else np.zeros(0, np.int32)
+    return Qrels(path, catalog, qs, ds, np.array(grades_all, np.int64).reshape(-1), declared, format="store",
+                 details=Details(chunks, made), meta=meta)
 
 
 def as_qrels(path: str, queries: dict, labels: dict[str, dict[str, dict]], catalog, meta: dict):

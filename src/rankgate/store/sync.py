@@ -160,15 +160,20 @@ def adopt(located: Located) -> None:
 # --------------------------------------------------------------------------- the sync record
 
 
-def read_record(db: str | os.PathLike) -> tuple[dict, dict[str, int]] | None:
+def read_record(db: str | os.PathLike, labels: bool = True) -> tuple[dict, dict[str, int]] | None:
     """(summary, {label_key: grade} at the last sync), or None: no record, or one that cannot be used (empty,
-    cut short, not JSON), so the last sync is unknown."""
+    cut short, not JSON), so the last sync is unknown. `labels=False`: the labels are not parsed (None in
+    their place; 80,000 labels cost 0.05 s), only checked to be all there."""
     try:
         with open(paths.sidecar(db, paths.SYNC), "rb") as f:
             summary = json.loads(f.readline())
             line2 = f.readline()
             if not line2.endswith(b"\n"):  # cut short: the labels at the last sync are not all there
                 return None
+            if not labels:
+                ok = isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and line2.startswith(b"{") \
+                    and line2.rstrip().endswith(b"}")
+                return (summary, None) if ok else None
             base = json.loads(line2)
         if (isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict)
                 and all(isinstance(g, int) and not isinstance(g, bool) for g in base.values())):
@@ -198,8 +203,9 @@ def _write_summary(db: Path, summary: dict) -> None:
 
 def workspace_grades(ws) -> dict[tuple[str, str], int]:
     """{(query, doc): grade} of the workspace's current labels (every reviewer's, as exported)."""
-    _, labels = ws._label_set(None)
-    return {(q, d): int(s["grade"]) for q, per in labels.items() for d, s in per.items()}
+    from rankgate.store.labels import label_grades
+
+    return label_grades(ws._labels, ws._adj)
 
 
 def query_grades(ws, qid: str) -> dict[str, int]:
@@ -220,7 +226,8 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
                "qrels": _resolved(manifest.qrels), "file_sha256": sha if sha is not None else
                file_sha256(manifest.qrels), "labels_hash": content_hash((q, d, g) for (q, d), g in grades.items()),
                "how": how, "at": ws._clock(), "version": version}
-    unexported = count_unexported(base, workspace_grades(ws))
+    now = workspace_grades(ws)
+    unexported = 0 if now == grades else count_unexported(base, now)  # (an import's: the same labels)
     summary.update(unexported=unexported, stamp=_stamp(ws.path))
     _write_record(ws.path, summary, base)
     _start_session(ws, summary, True)
@@ -275,12 +282,12 @@ def after_open(ws, manifest) -> None:
     if ws.benchmark_import is not None:
         record_sync(ws, manifest, "import", workspace_grades(ws))
         return
-    record = read_record(ws.path)
+    record = read_record(ws.path, labels=False)
     if record is not None:
-        summary, base = record
+        summary, _ = record
         if summary.get("folder") != _resolved(manifest.folder):  # adopted: the folder moved
             summary.update(folder=_resolved(manifest.folder), qrels=_resolved(manifest.qrels))
-            _write_record(ws.path, summary, base)
+            _write_record(ws.path, summary, read_record(ws.path)[1])
         # the count on file holds for the labels as opened when the files are as it was counted at
         _start_session(ws, summary, summary.get("stamp") == _stamp(ws.path))
         return
@@ -434,6 +441,16 @@ def read_file_labels(manifest) -> tuple[dict[tuple[str, str], int], dict]:
     return grades, details
 
 
+def read_file_grades(manifest) -> tuple[dict[tuple[str, str], int], dict]:
+    """`read_file_labels` without the details ({} in their place): what the app's comparison keeps."""
+    from rankgate.core.formats import read_qrels
+
+    qrels = read_qrels(manifest.qrels)
+    qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
+    qs, ds = [qn[q] for q in qrels.q.tolist()], [dn[d] for d in qrels.doc.tolist()]
+    return dict(zip(zip(qs, ds), map(int, qrels.grade.tolist()))), {}
+
+
 def compare(ws, manifest, file_grades: dict | None = None, details: dict | None = None) -> Comparison:
     """Every label that differs between the folder's qrels file and the workspace, by side."""
     if file_grades is None:
@@ -462,16 +479,37 @@ class Unexported:
     """The number of unexported edits, kept current edit by edit (the app's header): a pair counts when
     the workspace's label differs from the file's and from the last sync's."""
 
-    def __init__(self, comparison: Comparison) -> None:
-        self.file = comparison.file_grades
-        self.base = comparison.base
-        self.file_docs: dict[str, set[str]] = {}
-        for q, d in self.file:
-            self.file_docs.setdefault(q, set()).add(d)
+    def __init__(self, comparison: Comparison, inputs=None) -> None:
+        """`inputs`: when the comparison came without the file's labels and the last sync's (the app's cache of
+        it, tui/runcache.py), a function giving (file grades, base) as `compare` reads them: called by
+        `ready()`, at the latest on the first `touch`."""
+        import threading
+
+        self._lock = threading.Lock()
+        self._inputs = inputs
+        if inputs is None:
+            self._take(comparison.file_grades, comparison.base)
         self.dirty: dict[str, set[str]] = {}
         for d in comparison.differences:
             if d.side != "file":
                 self.dirty.setdefault(d.query, set()).add(d.doc)
+
+    def _take(self, file: dict, base: dict | None) -> None:
+        self.file, self.base = file, base
+        self.file_docs: dict[str, set[str]] = {}
+        for q, d in self.file:
+            self.file_docs.setdefault(q, set()).add(d)
+
+    def ready(self) -> None:
+        """The file's labels and the last sync's, read now if they were left for later."""
+        with self._lock:
+            if self._inputs is not None:
+                try:
+                    self._take(*self._inputs())
+                except Exception:  # the file no longer reads: the count stays as it was at open
+                    self._take({}, {})
+                    self.touch = lambda qid, grades: None
+                self._inputs = None
 
     @property
     def count(self) -> int:
@@ -479,6 +517,7 @@ class Unexported:
 
     def touch(self, qid: str, grades: dict[str, int]) -> None:
         """Query `qid`'s labels are now `grades` ({doc: grade})."""
+        self.ready()
         out = set()
         for doc in self.file_docs.get(qid, set()) | set(grades):
             f, w = self.file.get((qid, doc)), grades.get(doc)

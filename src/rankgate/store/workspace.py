@@ -27,6 +27,7 @@ from typing import Iterable
 from rankgate.core.errors import InputError
 from rankgate.core.model import Query
 from rankgate.store import marks, paths, recovery, sync
+from rankgate.store.columns import expand_events
 from rankgate.store.durable import FOLD_EDITS, DurableIndex
 from rankgate.store.labels import (
     as_judgment,
@@ -34,9 +35,12 @@ from rankgate.store.labels import (
     content_hash,
     diff_labels,
     grades_of,
+    HAND_KINDS,
+    hand_edits,
     judgments_of,
     label_counts,
     label_state,
+    labels_as_qrels,
     pair_label,
     pair_view,
     standing,
@@ -340,6 +344,46 @@ class Workspace(DurableIndex):
                 events = events[-limit:] if limit > 0 else []
             return [Event.of(e) for e in events]
 
+    def hand_edits_in_history_file(self) -> list[list[str]]:
+        """[when, query, doc, reviewer] of each grade or reason set by hand (`HAND_KINDS`: the app's keys,
+        `labels set`) that the history file holds, read without building the events of imports (a document of
+        an import's judgments is skipped whole). The history file changes only at a fold, so the app keeps
+        this list in its cache keyed by the file (tui/store_backend.py)."""
+        from rankgate.store.durable import EMPTY_HISTORY
+        from rankgate.store.storage import SnapshotStorage, parse_tables
+
+        with self._mutex:
+            self._check_open()
+            if self._history is not None:
+                return hand_edits(e for e in self._history if e["jseq"] <= self._meta["history_seq"])
+            path = self._file(paths.HISTORY)
+            raw = SnapshotStorage(path, access_mode="r").read_bytes() or EMPTY_HISTORY
+            table = parse_tables(path, raw).get("history")
+            docs = [e for e in table.values() if isinstance(e, dict) and e.get("kind") in HAND_KINDS] \
+                if isinstance(table, dict) else []
+            return hand_edits(expand_events(str(path), docs))
+
+    def judged_by_hand(self, day: str, reviewer: str | None = None, *,
+                       in_history_file: list[list[str]] | None = None) -> set[tuple[str, str]]:
+        """The pairs whose judgment by `reviewer` (default: the workspace's) was set by hand on `day` (UTC,
+        "YYYY-MM-DD": a grade or a reason typed in the app or given to `labels set`) and still stands with
+        that day's edit. Labels imported or merged, adjudications and confirmations do not count.
+        `in_history_file`: `hand_edits_in_history_file()` as kept (read from the file when None); the edits
+        not folded yet come from the journal, in memory."""
+        with self._mutex:
+            self._check_open()
+            who = reviewer or self.reviewer
+            folded = self.hand_edits_in_history_file() if in_history_file is None else in_history_file
+            recent = hand_edits(e for r in self._pending if r["seq"] > self._meta["history_seq"]
+                                for e in r["events"])
+            out = set()
+            for when, q, d, rv in folded + recent:
+                if rv == who and when.startswith(day):
+                    rec = self._labels.get(q, {}).get(d, {}).get(who)
+                    if standing(rec) and (rec.get("updated") or "").startswith(day):
+                        out.add((q, d))
+            return out
+
     def versions(self) -> list[Version]:
         with self._mutex:
             self._check_open()
@@ -394,8 +438,10 @@ class Workspace(DurableIndex):
             self._check_open()
             if self.blind:
                 for_reviewer, _ = self._view(for_reviewer, True)
-            queries, labels = self._label_set(version, for_reviewer)
             meta = {"workspace": str(self.path), "version": version or "unfrozen"}
+            if version is None and for_reviewer is None:  # the labels now: from the snapshot's columns
+                return labels_as_qrels(str(self.path), self._queries, self._labels, self._adj, catalog, meta)
+            queries, labels = self._label_set(version, for_reviewer)
             if for_reviewer is not None:
                 meta["reviewer"] = for_reviewer
             return as_qrels(str(self.path), queries, labels, catalog, meta)

@@ -106,7 +106,7 @@ class ReviewApp(App[int]):
         self.ask_reviewer = False
         self.on_mount()
 
-    @work(thread=True, exclusive=True, group="load")
+    @work(thread=True, exclusive=True, group="load", description="load")
     def load(self) -> None:
         worker = get_current_worker()
 
@@ -133,7 +133,7 @@ class ReviewApp(App[int]):
             self._sync_check = f"could not compare the folder's qrels with the workspace: {e}"
         self.post_message(LoadedMessage(loaded))
 
-    @work(thread=True, exclusive=True, group="corpus")
+    @work(thread=True, exclusive=True, group="corpus", description="read_documents")
     def read_documents(self, path, wanted=None) -> None:
         shown = [-1]
 
@@ -185,6 +185,12 @@ class ReviewApp(App[int]):
             self.push_screen(SyncScreen(self.sync), self._sync_chosen)
         if self.read_corpus and event.loaded.corpus_path:  # after the panes' first frame: not beside it
             self.call_after_refresh(self.read_documents, event.loaded.corpus_path, event.loaded.wanted_docs)
+        if self.sync is not None:  # the labels the unexported count follows edits with, if left for later
+            self.call_after_refresh(self._sync_ready, self.sync)
+
+    @work(thread=True, group="sync", description="sync_ready")
+    def _sync_ready(self, state: Sync) -> None:
+        state.tracker.ready()  # (the first edit waits for it, if it comes first)
 
     @on(LoadFailed)
     def _failed(self, event: LoadFailed) -> None:

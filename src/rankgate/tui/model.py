@@ -46,13 +46,42 @@ FILTER_FLAGS = {
 }
 
 
+def in_order(run: Run):
+    """(query, doc, score) of a run whose rows are in trec_eval's order already (as the parsed-run cache keeps
+    them: tui/runcache.py), else None. Checked as `sort_run` checks, without its sort of every row's query
+    and its lookup of every row's document order: each query's block starts with a query not seen before,
+    scores do not go up within it, and ties (few) have document IDs going down, byte-wise."""
+    q, doc, score = run.q, run.doc, run.score
+    n = len(q)
+    if n < 2:
+        return None
+    same = q[1:] == q[:-1]
+    firsts = q[np.r_[0, np.flatnonzero(~same) + 1]]
+    if len(unique(firsts)) != len(firsts):  # a query in two blocks
+        return None
+    ds = score[1:] - score[:-1]
+    if bool((same & (ds > 0)).any()):
+        return None
+    tie = np.flatnonzero(same & (ds == 0))
+    if len(tie) > 10_000:  # many ties: the catalog's byte-wise order of every document
+        order = run.catalog.docs.order()
+        if bool((order[doc[tie + 1]] >= order[doc[tie]]).any()):
+            return None
+    elif len(tie):
+        names = run.catalog.docs.names
+        if any(names[b].encode("utf-8", "surrogatepass") >= names[a].encode("utf-8", "surrogatepass")
+               for a, b in zip(doc[tie].tolist(), doc[tie + 1].tolist())):
+            return None
+    return q, doc, score
+
+
 class RunIndex:
     """One run's rankings in trec_eval order, sliced per query of the review."""
 
     def __init__(self, run: Run, cmap: np.ndarray, nq: int) -> None:
         self.run = run
         self.name = run.name
-        q, doc, score = sort_run(run)
+        q, doc, score = in_order(run) or sort_run(run)
         self.doc = doc
         self._sorted = (q, doc, score)
         self.start = np.zeros(nq, np.int64)
@@ -297,7 +326,6 @@ class ReviewModel:
         (tui/scorecache.Cached) the runs' values come from it, and only the queries whose labels changed
         since are scored, one by one (as after a grade key)."""
         nq, cmap = self.nq, self._cmap
-        self.catalog.docs.order()  # computed once here, not by each thread
         no_answer = self.no_answer
         if self.access is not None:  # what each query's user may see (core/acl.py)
             from rankgate.core.acl import as_seen
@@ -310,6 +338,8 @@ class ReviewModel:
                 set(per) != set(names) for per in cached.values.values())):
             cached = None
         self.scored_from_cache = cached is not None
+        if cached is None:  # (with scores from the cache, runs in order need no document order: in_order)
+            self.catalog.docs.order()  # computed once here, not by each thread
 
         def index_and_score(item):
             rname, run = item

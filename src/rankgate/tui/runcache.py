@@ -280,8 +280,10 @@ def _mapped(where: Path, catalog: Catalog, qnames: list[str], dnames: list[str])
             return None
         plan.append((interner, [names[i] for i in new.tolist()], n0))
     for interner, new, n0 in plan:  # the new names take the codes they had: n0, n0 + 1, ...
-        if new:
-            interner.extend(new)
+        if new:  # (distinct, and new to the catalog while the digest holds: no lookup of each)
+            interner.codes.update(zip(new, range(n0, n0 + len(new))))
+            interner.names.extend(new)
+            interner.order_changed()
         if len(interner) != n0 + len(new):  # (cannot happen while the digest holds)
             raise ValueError("catalog out of step with the entry's map")
     return qmap, dmap
@@ -294,9 +296,15 @@ def _codes(interner, names: list[str]) -> np.ndarray:
 
     out = np.fromiter(map(interner.codes.get, names, repeat(-1)), np.int64, len(names))
     new = np.flatnonzero(out < 0)
-    if len(new):
-        code = interner.code
-        out[new] = [code(names[i]) for i in new.tolist()]
+    if len(new):  # `names` are distinct (a catalog's): the new ones take the next codes, in order, as `code`
+        n0 = len(interner)  # would give them, without a second lookup each
+        added = [names[i] for i in new.tolist()]
+        if len(dict.fromkeys(added)) != len(added):  # (a damaged entry: read the file again)
+            raise ValueError("an entry's names repeat")
+        interner.codes.update(zip(added, range(n0, n0 + len(added))))
+        interner.names.extend(added)
+        interner.order_changed()
+        out[new] = np.arange(n0, n0 + len(added))
     return out.astype(np.int32)
 
 
@@ -366,3 +374,66 @@ def _save_labels(where: Path, grades: dict) -> None:
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)
     os.replace(tmp, where)
+
+
+# ---- the comparison of a benchmark's qrels file with its workspace, as the last open found it -------------
+
+COMPARISON_FORMAT = 1
+KEEP_COMPARISONS = 8
+
+
+def comparison_key(ws, manifest) -> str | None:
+    """The comparison's inputs as they are now: the qrels file (as `file_key`), and the workspace's snapshot,
+    journal and sync record (size, modification time, inode); None when the qrels file cannot be read."""
+    from rankgate.store import paths
+
+    parts: list = ["comparison", COMPARISON_FORMAT, os.path.realpath(ws.path)]
+    for p in (ws.path, paths.sidecar(ws.path, paths.JOURNAL), paths.sidecar(ws.path, paths.SYNC)):
+        try:
+            st = os.stat(p)
+            parts.append([st.st_size, st.st_mtime_ns, st.st_ino])
+        except OSError:
+            parts.append(None)
+    return file_key(str(manifest.qrels), *parts)
+
+
+def compare_cached(ws, manifest, read, *, folder: Path | None = None):
+    """(`store.sync.compare(ws, manifest)`, None), or from the cache when none of its inputs changed since
+    (`comparison_key`): (the comparison without the file's labels and the last sync's, a function giving them
+    for `sync.Unexported`). Re-opening an 80,000-label benchmark compared them again each time: 0.3 s."""
+    from rankgate.store import sync
+
+    key = comparison_key(ws, manifest)
+    where = (folder or cache_dir()) / f"compare-{key}.json" if key is not None else None
+    if where is not None and where.is_file():
+        try:
+            got = json.loads(where.read_text(encoding="utf-8"))
+            record = sync.read_record(ws.path, labels=False)
+            if bool(got["synced"]) == (record is not None):
+                comparison = sync.Comparison(
+                    Path(ws.path), Path(manifest.qrels), [sync.Difference(*d) for d in got["differences"]],
+                    got["file_labels"], got["workspace_labels"], record[0] if record else None, {}, {},
+                    {} if record else None)
+                _used(where)
+
+                def inputs():
+                    base = sync.read_record(ws.path)
+                    return file_grades(manifest, read, folder=folder), base[1] if base else None
+
+                return comparison, inputs
+        except Exception:  # a torn or foreign entry: compare again
+            pass
+    comparison = sync.compare(ws, manifest, file_grades(manifest, read, folder=folder), {})
+    if where is not None:
+        try:
+            data = {"synced": comparison.synced is not None, "file_labels": comparison.file_labels,
+                    "workspace_labels": comparison.workspace_labels,
+                    "differences": [[d.query, d.doc, d.base, d.file, d.workspace, d.side]
+                                    for d in comparison.differences]}
+            tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, where)
+            _prune(where.parent, "compare-*.json", KEEP_COMPARISONS)
+        except OSError:
+            pass
+    return comparison, None

@@ -86,16 +86,22 @@ def key(runs: dict, measures: list, k: int, level: int, no_answer, *, min_rows: 
     return hashlib.sha256(json.dumps(ident).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _label_lines(qrels) -> list[str] | None:
-    """One text a label: query, document, grade (unit separators between); None when an ID holds a
+def _label_text(qrels) -> str | None:
+    """One line a label: query, document, grade (unit separators between); None when an ID holds a
     separator or a line break (such labels are not cached)."""
     qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
-    lines = [f"{qn[q]}\x1f{dn[d]}\x1f{g}"
-             for q, d, g in zip(qrels.q.tolist(), qrels.doc.tolist(), qrels.grade.tolist())]
-    text = "\n".join(lines)
-    if text.count("\n") != max(len(lines) - 1, 0) or text.count("\x1f") != 2 * len(lines):
+    n = len(qrels.q)
+    rows = zip(map(qn.__getitem__, qrels.q.tolist()), map(dn.__getitem__, qrels.doc.tolist()),
+               map(str, qrels.grade.tolist()))
+    text = "\n".join(map("\x1f".join, rows))  # (maps and joins: no Python loop a label)
+    if text.count("\n") != max(n - 1, 0) or text.count("\x1f") != 2 * n:
         return None
-    return lines
+    return text
+
+
+def _label_lines(qrels) -> list[str] | None:
+    text = _label_text(qrels)
+    return None if text is None else text.split("\n") if text else []
 
 
 def load(name: str | None, qrels, *, folder: Path | None = None) -> Cached | None:
@@ -117,12 +123,15 @@ def load(name: str | None, qrels, *, folder: Path | None = None) -> Cached | Non
             return None
     except Exception:  # a torn or foreign entry: score again
         return None
-    lines = _label_lines(qrels)
-    if lines is None:
+    text = _label_text(qrels)
+    if text is None:
         return None
-    before = set(labels.split("\n")) if labels else set()
-    now = set(lines)
-    changed = {line.split("\x1f", 1)[0] for line in before ^ now}
+    if text == labels:  # the labels as they were (the common re-open): no sets to build
+        changed = set()
+    else:
+        before = set(labels.split("\n")) if labels else set()
+        now = set(text.split("\n")) if text else set()
+        changed = {line.split("\x1f", 1)[0] for line in before ^ now}
     if len(changed) > RESCORE_AT_MOST:
         return None
     try:

@@ -15,7 +15,6 @@ from rankgate.core.text import visible
 from rankgate.tui.labels import Refused
 from rankgate.tui.messages import LabelsEdited
 from rankgate.tui.safe import excerpt, literal
-from rankgate.tui.screens.guidelines import GuidelinesScreen
 from rankgate.tui.screens.label_form import LabelForm, scale_text
 from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.suggested import accept as accept_suggestion, ask_judge
@@ -436,6 +435,8 @@ class EditingActions:
         self.app.push_screen(NotesEditor(q.id, q.notes), done)
 
     def action_guidelines(self) -> None:
+        from rankgate.tui.screens.guidelines import GuidelinesScreen  # (Markdown: imported when first shown)
+
         manifest = self.loaded.manifest if self.loaded else None
         self.app.push_screen(GuidelinesScreen(manifest.guidelines if manifest else None,
                                               manifest.folder if manifest else None))

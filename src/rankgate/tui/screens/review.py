@@ -27,7 +27,6 @@ from rankgate.tui.model import ReviewModel
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
-from rankgate.tui.screens.compare import CompareScreen
 from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
 from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
@@ -325,7 +324,7 @@ class ReviewScreen(EditingActions, Screen):
             return
         self.fresh_gate(model, model.gate_inputs(fresh=True))
 
-    @work(thread=True, exclusive=True, group="gate")
+    @work(thread=True, exclusive=True, group="gate", description="fresh_gate")
     def fresh_gate(self, model: ReviewModel, inputs) -> None:
         view = model.decide(inputs)  # reads only the inputs, taken on the main thread
         if model is self.model:  # not re-opened meanwhile
@@ -507,7 +506,7 @@ class ReviewScreen(EditingActions, Screen):
         self.notify(order_note(order, self.model, suggestion_book(self)), markup=False, timeout=5)
         self.refresh_status()
 
-    @work(thread=True, exclusive=True, group="queue")
+    @work(thread=True, exclusive=True, group="queue", description="build_queue")
     def _build_queue(self, job) -> None:
         """The review queue of a large benchmark, built off the main thread; then `u` goes on."""
         try:
@@ -612,7 +611,7 @@ class ReviewScreen(EditingActions, Screen):
         if m is not None and m.nq <= self.QUEUE_INLINE and not m.queue_fresh():
             self._build_queue_quiet(m.queue_job())
 
-    @work(thread=True, exclusive=True, group="queue")
+    @work(thread=True, exclusive=True, group="queue", description="build_queue_quiet")
     def _build_queue_quiet(self, job) -> None:
         model = self.model
         try:
@@ -683,6 +682,8 @@ class ReviewScreen(EditingActions, Screen):
         def done(qid: str | None) -> None:
             if qid:
                 self.go_to(qid)
+
+        from rankgate.tui.screens.compare import CompareScreen  # (imported when first shown, not at start)
 
         self.app.push_screen(CompareScreen(self.model), done)
 

@@ -47,13 +47,15 @@ class Sync:
         manifest = getattr(ws, "manifest", None)
         if manifest is None or ws.blind:  # blind review: other reviewers' labels stay out of sight
             return None
-        from rankgate.tui.runcache import file_grades
+        from rankgate.tui.runcache import compare_cached
 
-        try:  # the file's labels from the parsed-file cache while the file is unchanged (tui/runcache.py)
-            comparison = sync.compare(ws, manifest, file_grades(manifest, sync.read_file_labels), {})
+        try:  # as the last open compared them while nothing changed since, else the file's labels from the
+            # parsed-file cache while the file is unchanged (tui/runcache.py)
+            comparison, inputs = compare_cached(ws, manifest, sync.read_file_grades)
         except InputError as e:
             return f"the folder's qrels file no longer reads: {e}; the workspace is left as it is"
-        return cls(ws, manifest, comparison, sync.Unexported(comparison), not backend.read_only, ws.located)
+        return cls(ws, manifest, comparison, sync.Unexported(comparison, inputs), not backend.read_only,
+                   ws.located)
 
     @property
     def unexported(self) -> int:

@@ -1,0 +1,99 @@
+"""The app's cache of the comparison between a benchmark's qrels file and its workspace (tui/runcache.py
+`compare_cached`): a re-open with nothing changed takes the last comparison (and reads the file's labels and
+the last sync's only when the unexported count needs them); a change of any input compares again."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from rankgate.core.bundle import find_manifest
+from rankgate.store import sync
+from rankgate.store.workspace import Workspace
+from rankgate.tui.runcache import compare_cached
+from tests.conftest import SAMPLES
+
+
+def _open(folder):
+    manifest, _ = find_manifest(None, str(folder))
+    return Workspace.open_benchmark(manifest, reviewer="tester"), manifest
+
+
+def _fresh(ws, manifest):
+    return sync.compare(ws, manifest)
+
+
+def _same(a: sync.Comparison, b: sync.Comparison) -> None:
+    assert [vars(d) for d in a.differences] == [vars(d) for d in b.differences]
+    assert (a.file_labels, a.workspace_labels, a.synced, a.last_sync_unknown) == \
+        (b.file_labels, b.workspace_labels, b.synced, b.last_sync_unknown)
+
+
+def _compare(ws, manifest, cache, reads):
+    def read(m):
+        reads.append(1)
+        return sync.read_file_labels(m)
+
+    return compare_cached(ws, manifest, read, folder=cache)
+
+
+def test_each_input_changed_compares_again(tmp_path):
+    folder = tmp_path / "seed-lab"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    ws, manifest = _open(folder)
+    reads: list = []
+    first, inputs = _compare(ws, manifest, cache, reads)
+    assert inputs is None and reads  # compared: the file was read
+    _same(first, _fresh(ws, manifest))
+    reads.clear()
+    again, inputs = _compare(ws, manifest, cache, reads)
+    assert inputs is not None and not reads  # nothing changed: the last comparison, no file read
+    _same(again, first)
+    tracker, full = sync.Unexported(again, inputs), sync.Unexported(_fresh(ws, manifest))
+    qid, doc = next(iter(full.file))
+    ws.set_judgment(qid, doc, 3, reason="edited")  # the workspace changes ...
+    grades = sync.query_grades(ws, qid)
+    tracker.touch(qid, grades)  # ... the lazily read labels count it as the full tracker does
+    full.touch(qid, grades)
+    assert tracker.count == full.count == 1
+    now, inputs = _compare(ws, manifest, cache, reads)  # the journal changed: compared again
+    assert inputs is None and reads
+    _same(now, _fresh(ws, manifest))
+    assert now.unexported == 1
+
+    reads.clear()
+    path = manifest.qrels  # the qrels file changes
+    qrels = json.loads(path.read_text())
+    body = qrels.get("qrels", qrels)
+    body[next(iter(body))] = ["doc-added-in-the-file"]
+    path.write_text(json.dumps(qrels))
+    now, inputs = _compare(ws, manifest, cache, reads)
+    assert inputs is None and reads and now.file_changed
+    _same(now, _fresh(ws, manifest))
+
+    reads.clear()
+    sync.keep_workspace(ws, manifest)  # the sync record changes (the workspace kept as it is)
+    now, inputs = _compare(ws, manifest, cache, reads)
+    assert inputs is None and reads
+    _same(now, _fresh(ws, manifest))
+    assert not now.file_changed
+    ws.close()
+
+
+def test_no_sync_record_is_remembered_as_unknown(tmp_path):
+    folder = tmp_path / "seed-lab"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    ws, manifest = _open(folder)
+    from rankgate.store import paths
+
+    paths.sidecar(ws.path, paths.SYNC).unlink()
+    reads: list = []
+    first, _ = _compare(ws, manifest, cache, reads)
+    again, inputs = _compare(ws, manifest, cache, reads)
+    assert inputs is not None and first.last_sync_unknown and again.last_sync_unknown
+    _same(again, first)
+    ws.close()
