@@ -39,7 +39,7 @@ from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import ORDER_WORDS, QueueOrder, empty_order_note, next_order, order_note
 from rankgate.tui.suggested import suggestion_book, suggestion_of, suggestion_text
 from rankgate.tui.widgets.footer import FittingFooter
-from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
+from rankgate.tui.widgets.gate_panel import GatePanel, decision_text, unread_line
 from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.load_panel import LoadPanel
@@ -133,7 +133,7 @@ class ReviewScreen(EditingActions, Screen):
             self.query_one(LoadPanel).display = False
             self.query_one("#panes").display = True
             self.query_one(DocView).set_corpus(None, bool(loaded.corpus_path), missing=loaded.corpus_missing)
-            self.query_one(GatePanel).bind(m, loaded.problems)
+            self.query_one(GatePanel).bind(m, loaded.problems, loaded.unread_pair)
             self.query_one(LabelEditor).bind(m, self.grade_keys())
             self.query_one(RankingPane).bind(m)
             self.query_one(QueryPane).bind(m)
@@ -237,9 +237,11 @@ class ReviewScreen(EditingActions, Screen):
             t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
             t.append(f" · {m.nq} queries · k={m.k}", style="dim")
         else:
-            t.append_text(decision_text(view))  # the decision and its one-line reason lead, on any width
+            unread = self.query_one(GatePanel).unread  # a run of the pair left out: no decision
+            t.append_text(decision_text(view, unread))  # the decision and its one-line reason lead, on any width
             t.append(" ")
-            t.append_text(literal(one_line_reason(view.check_details, view.k), style="bold"))
+            t.append_text(literal(unread_line(unread) if unread else one_line_reason(view.check_details, view.k),
+                                  style="bold"))
             t.append(" · ", style="dim")
             t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
             t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
@@ -598,11 +600,14 @@ class ReviewScreen(EditingActions, Screen):
             m.set_pair(baseline=name)
         else:
             m.set_pair(candidate=name)
+        self.query_one(GatePanel).unread.pop(role, None)  # a run picked in place of the one left out
         self._runs_changed()
 
     def action_swap_runs(self) -> None:
         m = self.model
         m.set_pair(baseline=m.candidate, candidate=m.baseline)
+        gate = self.query_one(GatePanel)  # the run left out keeps its place in the pair's names: roles swap
+        gate.unread = {("baseline" if role == "candidate" else "candidate"): w for role, w in gate.unread.items()}
         self._runs_changed()
 
     def _count_queue(self) -> None:

@@ -1,0 +1,45 @@
+"""What a newcomer met in the app (notes/s7/newcomer.md), each as they met it."""
+
+from __future__ import annotations
+
+from rankgate.tui.screens.review import ReviewScreen
+from tests.tui.conftest import SIZE, make_app, ready
+
+
+def _top(app) -> str:
+    return str(app.screen.query_one("#top-bar").render())
+
+
+def _gate(app) -> str:
+    return str(app.screen.query_one("#gate-body").render())
+
+
+async def test_a_candidate_left_out_gives_no_decision_not_the_baseline_against_itself(tiny):
+    """F20: the candidate's file has a bad line: no ACCEPT of the baseline against itself, but no decision,
+    naming the run and its file:line; picking another candidate gives a decision again."""
+    (tiny / "runs" / "prf.jsonl").write_text('{"meta": {"name": "prf"}}\n{"query": "q-tls", "ranking": 7}\n')
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert isinstance(app.screen, ReviewScreen) and app.error is None
+        top, gate = _top(app), _gate(app)
+        for shown in (top, gate):
+            assert "NO DECISION" in shown and "candidate prf left out" in shown and "prf.jsonl:2" in shown
+            assert "ACCEPT" not in shown and "REJECT" not in shown
+        assert "plain vs plain" not in gate
+        app.screen.action_set_run("candidate", "stemmed")  # picked by the reviewer (c): a decision again
+        await pilot.pause()
+        assert app.screen.model.candidate == "stemmed"
+        assert "NO DECISION" not in _top(app) and ("ACCEPT" in _top(app) or "REJECT" in _top(app))
+
+
+async def test_raw_files_with_the_candidate_unreadable_give_no_decision(tiny):
+    """F20 with raw files: the second run given is the candidate, read or not."""
+    bad = tiny / "bad.trec"
+    bad.write_text("q-tls 0 d-cert 1\n")
+    app = make_app(tiny / "judgments.jsonl", runs=[str(tiny / "runs" / "plain.jsonl"), str(bad)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        top = _top(app)
+        assert "NO DECISION" in top and "candidate bad left out" in top and "bad.trec:1" in top
+        assert "ACCEPT" not in top and "REJECT" not in top
