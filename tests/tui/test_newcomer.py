@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rankgate.tui.screens.review import ReviewScreen
 from tests.tui.conftest import SIZE, make_app, ready
+from tests.tui.factory import RUNS
 
 
 def _top(app) -> str:
@@ -43,3 +44,21 @@ async def test_raw_files_with_the_candidate_unreadable_give_no_decision(tiny):
         top = _top(app)
         assert "NO DECISION" in top and "candidate bad left out" in top and "bad.trec:1" in top
         assert "ACCEPT" not in top and "REJECT" not in top
+
+
+async def test_a_run_ranking_a_document_twice_is_left_out_and_named(tiny):
+    """F19: `gate` refuses a run with a document ranked twice for a query (file:line); the app did not say a
+    word and used it. Now it is left out and named, as a run with a bad score is."""
+    path = tiny / "runs" / "stemmed.trec"
+    lines = [f"{q} Q0 {d} {i + 1} {10 - i} stemmed" for q, docs in RUNS["stemmed"].items() for i, d in enumerate(docs)]
+    path.write_text("\n".join(lines + [lines[1]]) + "\n")  # its second line again, as the last line
+    manifest = tiny / "benchmark.toml"
+    manifest.write_text(manifest.read_text().replace("runs/stemmed.jsonl", "runs/stemmed.trec"))
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert sorted(app.screen.model.runs) == ["plain", "prf"]
+        gate = _gate(app)
+        assert "run left out:" in gate and f"stemmed.trec:{len(lines) + 1}" in gate and "twice for query" in gate
+        assert any("twice for query" in n.message for n in app._notifications)
+        assert "NO DECISION" not in _top(app)  # not a run of the gate's pair: the decision stands

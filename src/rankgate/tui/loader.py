@@ -211,7 +211,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
         problems.append(f"run left out: {_describe(e, path)}")
         name = next((n for n, p in map(split_run_spec, specs) if p == path and n), None) or run_name_from_path(path)
         order.append(name)
-        left_out[name] = f"{e.path}:{e.line}" if isinstance(e, InputError) and e.line else path
+        left_out[name] = (f"{e.path}:{e.line}" if e.line else e.path) if isinstance(e, InputError) else path
 
     runs = read_run_files(specs, read, on_error=refuse) if specs else {NO_RUNS: no_runs(catalog)}
     if not runs:  # nothing to review rankings of: the first refusal is the error
