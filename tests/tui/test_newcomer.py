@@ -62,3 +62,30 @@ async def test_a_run_ranking_a_document_twice_is_left_out_and_named(tiny):
         assert "run left out:" in gate and f"stemmed.trec:{len(lines) + 1}" in gate and "twice for query" in gate
         assert any("twice for query" in n.message for n in app._notifications)
         assert "NO DECISION" not in _top(app)  # not a run of the gate's pair: the decision stands
+
+
+async def test_the_pane_with_the_keys_and_the_query_shown_are_marked_without_colour(tiny):
+    """F22: on open the arrows move the query list while a grade key grades the rankings' ▸ document. The
+    query shown has ▸ on its row, the pane the keys go to says so in its title, and the reason prompt of a
+    grade names the query and the document it graded."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        lst = screen.query_one("#query-list")
+        titles = lambda: {w: str(screen.query_one(f"#{w}").border_title) for w in ("queries", "gate", "labels", "rankings")}  # noqa: E731
+        assert titles() == {"queries": "Queries ◂ keys", "gate": "Gate", "labels": "Query", "rankings": "Rankings"}
+        rows = [lst.render_row(i, 60).plain for i in range(lst.count)]
+        assert rows[lst.cursor].startswith("▸") and sum(r.startswith("▸") for r in rows) == 1
+        await pilot.press("down")
+        await pilot.pause()
+        assert lst.render_row(lst.cursor, 60).plain.startswith("▸")
+        assert not lst.render_row(lst.cursor - 1, 60).plain.startswith("▸")
+        await pilot.press("tab", "tab", "tab")  # queries -> gate -> query and labels -> rankings
+        await pilot.pause()
+        assert titles() == {"queries": "Queries", "gate": "Gate", "labels": "Query", "rankings": "Rankings ◂ keys"}
+        qid, doc = screen.qid, screen.doc
+        await pilot.press("1")
+        await pilot.pause()
+        label = str(screen.query_one("#reason-label").render())
+        assert f"grade 1 of {qid} · {doc}" in label

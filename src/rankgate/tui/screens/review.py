@@ -218,6 +218,20 @@ class ReviewScreen(EditingActions, Screen):
     def qid(self) -> str | None:
         return None if self.qi is None else self.model.qids[self.qi]
 
+    # The panes' titles; the one the keys go to (arrows, Enter) says so, in words a plain capture shows too.
+    PANE_TITLES = {"queries": "Queries", "gate": "Gate", "labels": "Query", "rankings": "Rankings", "doc": "Document"}
+    KEYS_HERE = "◂ keys"
+
+    def watch_focused(self, focused) -> None:
+        for wid, title in self.PANE_TITLES.items():
+            pane = next(iter(self.query(f"#{wid}")), None)
+            if pane is None:
+                continue
+            here = focused is not None and (focused is pane or pane in focused.ancestors)
+            want = f"{title} {self.KEYS_HERE}" if here else title
+            if pane.border_title != want:
+                pane.border_title = want
+
     # ---- showing ----------------------------------------------------------------------------------------
 
     def refresh_top(self) -> None:

@@ -40,7 +40,7 @@ class QueryList(LineList):
         idw = 18 if width >= 70 else 12
         slicew = 12 if width >= 80 else 0
         tail = self.LABELS_TAIL if self.labels_only else self.TAIL
-        textw = width - 2 - (idw + 1) - (slicew + 1 if slicew else 0) - tail - 1
+        textw = width - 3 - (idw + 1) - (slicew + 1 if slicew else 0) - tail - 1
         if textw < 8:
             textw = 0
         return idw, slicew, textw
@@ -48,7 +48,7 @@ class QueryList(LineList):
     def render_header(self, width: int) -> Text:
         idw, slicew, textw = self._layout(width)
         t = Text(end="")
-        t.append("  ")
+        t.append("   ")
         t.append(f"{'query':<{idw}} ")
         if textw:
             t.append(f"{'text':<{textw}} ")
@@ -72,6 +72,7 @@ class QueryList(LineList):
         b, c = m.values[m.baseline], m.values[m.candidate]
         ev = bool(m.evaluated[qi])
         t = Text(end="")
+        t.append("▸" if index == self.cursor else " ", style="bold")  # the query shown: seen without colour too
         t.append(MUST[0] if m.must[qi] else " ", style=MUST[1])
         t.append(" ")
         t.append_text(literal(excerpt(q.id, idw).ljust(idw)))
