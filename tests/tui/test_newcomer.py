@@ -89,3 +89,24 @@ async def test_the_pane_with_the_keys_and_the_query_shown_are_marked_without_col
         await pilot.pause()
         label = str(screen.query_one("#reason-label").render())
         assert f"grade 1 of {qid} · {doc}" in label
+
+
+async def test_the_footer_always_shows_help_and_the_pane_key_where_panes_are_hidden(tiny):
+    """F2: `? help` at every width; `p pane` below 120 columns (the only way to the Query and Document panes
+    there); `q quit` where it fits (from 140), and `n next` still from 100."""
+    from textual.widgets._footer import FooterKey
+
+    from rankgate.tui.widgets.footer import FittingFooter
+
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for width, want, not_want in ((80, {"help", "next_pane"}, {"quit"}),
+                                      (100, {"help", "next_pane", "next_review"}, {"quit"}),
+                                      (160, {"help", "quit", "next_review", "next_queued"}, {"next_pane"})):
+            await pilot.resize_terminal(width, 30)
+            for _ in range(3):
+                await pilot.pause()
+            await pilot.pause(0.1)
+            shown = {k.action for k in app.screen.query_one(FittingFooter).query(FooterKey)}
+            assert want <= shown and not (not_want & shown), (width, shown)
