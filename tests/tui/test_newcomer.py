@@ -110,3 +110,46 @@ async def test_the_footer_always_shows_help_and_the_pane_key_where_panes_are_hid
             await pilot.pause(0.1)
             shown = {k.action for k in app.screen.query_one(FittingFooter).query(FooterKey)}
             assert want <= shown and not (not_want & shown), (width, shown)
+
+
+def _status(app) -> str:
+    return str(app.screen.query_one("#status-bar").render())
+
+
+async def test_unexported_edits_and_the_reviewer_are_seen_at_80_and_100_columns(tiny):
+    """F17/F5/F4: "N unexported" sits beside "judged N this session" (it was last in the top bar, cut at any
+    width up to 260); the reviewer leads line 2 from 100 columns; both lines keep only whole pieces."""
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("1", "escape")
+        await pilot.pause()
+        assert app.unexported == 1
+        status = _status(app)
+        assert status.startswith("judged 1 this session, 1 today · 1 unexported · ") and len(status) <= 78
+        assert "tester" not in status
+        await pilot.resize_terminal(100, 30)
+        for _ in range(3):
+            await pilot.pause()
+        status, top = _status(app), _top(app)
+        assert status.startswith("tester judged 1 this session") and "1 unexported" in status
+        for line in (status, top):  # every piece whole: no piece cut by the edge
+            assert len(line) <= 98 and not line.endswith("·") and "…" not in line.split(" · ")[-1][-2:]
+        await pilot.resize_terminal(160, 45)
+        for _ in range(3):
+            await pilot.pause()
+        assert _top(app).endswith("candidate prf · collection tiny-1")
+
+
+async def test_the_rankings_and_the_label_line_say_what_they_count_in_plain_words(tiny):
+    """F7: "misses 1 in top 3" read as a count among the top 3; F8: "0-3 grades it" as a description."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        screen.go_to("q-restore", "d-rpo")
+        await pilot.pause()
+        missing = str(screen.query_one("#column-candidate .ranking-missing").render())
+        assert missing == "1 relevant not in the top 3: d-restore"
+        detail = str(screen.query_one("#label-detail").render())
+        assert detail.startswith("d-rpo  unjudged · press 0-3 to grade it")

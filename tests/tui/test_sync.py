@@ -123,7 +123,7 @@ async def test_keep_the_workspace_then_export_on_the_way_out(tmp_path, capsys):
         await pilot.press("k")  # keep the workspace: its two differences are now unexported edits
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen) and app_decision(app) == "accept"
-        assert app.unexported == 2 and "2 unexported" in plain(app.review.query_one("#top-bar"))
+        assert app.unexported == 2 and "2 unexported" in plain(app.review.query_one("#status-bar"))
         assert gate_decision(capsys, folder) == "reject"  # CI does not have them yet ...
         assert "2 unexported label edits" in gate("gate", folder).stderr  # ... and says so
         await pilot.press("q")

@@ -191,20 +191,35 @@ class QueryPane(Vertical):
             self.post_message(self.QueryHighlighted(self.current))
 
     def _status(self) -> None:
+        """What is listed; each piece whole and only while it fits the pane (most wanted first)."""
         m = self.model
         lst = self.list
-        t = Text(end="")
-        t.append(f"{lst.count} of {m.nq} queries", style="bold")
-        t.append(f" · sort: {self.sort}", style="dim")
-        if self.stale:
-            t.append(" (order before your edits: s re-sorts)", style="yellow")
-        need = int((m.unjudged > 0).sum())
-        t.append(f" · {need} need review", style="magenta")
-        t.append(f" · {int(m.must.sum())} must-pass", style="yellow")
+        count = Text(f"{lst.count} of {m.nq} queries", style="bold")
+        sort = Text(f"sort: {self.sort}", style="dim")
+        stale = Text("order before your edits: s re-sorts", style="yellow") if self.stale else Text("")
+        need = Text(f"{int((m.unjudged > 0).sum())} need review", style="magenta")
+        must = Text(f"{int(m.must.sum())} must-pass", style="yellow")
+        filt = Text("filter: ", style="dim") if self.filter_text else Text("")
         if self.filter_text:
-            t.append(" · filter: ", style="dim")
-            t.append_text(literal(excerpt(self.filter_text, 30)))
-        self.query_one("#query-status", TextStatic).show(t)
+            filt.append_text(literal(excerpt(self.filter_text, 30)))
+        status = self.query_one("#query-status", TextStatic)
+        room = status.content_size.width or 10**6  # not laid out yet: everything (on_resize fits it)
+        used, kept = len(count.plain), set()
+        for piece in (filt, stale, need, must, sort):  # by priority
+            if piece.plain and used + 3 + len(piece.plain) <= room:
+                used += 3 + len(piece.plain)
+                kept.add(id(piece))
+        t = Text(end="")
+        t.append_text(count)
+        for piece in (sort, stale, need, must, filt):  # in this order on screen
+            if id(piece) in kept:
+                t.append(" · ", style="dim")
+                t.append_text(piece)
+        status.show(t)
+
+    def on_resize(self) -> None:
+        if self.model is not None:
+            self._status()
 
     def redraw(self) -> None:
         self.list.refresh()
