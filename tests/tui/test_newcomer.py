@@ -153,3 +153,29 @@ async def test_the_rankings_and_the_label_line_say_what_they_count_in_plain_word
         assert missing == "1 relevant not in the top 3: d-restore"
         detail = str(screen.query_one("#label-detail").render())
         assert detail.startswith("d-rpo  unjudged · press 0-3 to grade it")
+
+
+async def test_help_page_down_moves_by_the_visible_height(tiny):
+    """F1 (not reproduced: at 100x30 `?`, Home, PageDown moves from "U" to "/", one visible height): PageDown
+    and PageUp move by the visible height, Home and End to the ends."""
+    from textual.containers import VerticalScroll
+
+    from rankgate.tui.screens.help import HelpScreen
+
+    app = make_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one(VerticalScroll)
+        page = box.scrollable_content_region.height
+        await pilot.press("end")
+        await pilot.pause(0.5)
+        assert box.scroll_y > page  # the help is longer than two pages at 100x30
+        await pilot.press("home", "pagedown")
+        await pilot.pause(0.5)
+        assert box.scroll_y == page
+        await pilot.press("pageup")
+        await pilot.pause(0.5)
+        assert box.scroll_y == 0
