@@ -179,3 +179,18 @@ async def test_help_page_down_moves_by_the_visible_height(tiny):
         await pilot.press("pageup")
         await pilot.pause(0.5)
         assert box.scroll_y == 0
+
+
+async def test_the_quit_dialog_is_centred_like_the_others(tiny):
+    """F3: the "N label edits not exported" dialog was drawn at the top-left corner, over the status bar."""
+    from rankgate.tui.screens.sync import QuitScreen
+
+    app = make_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("1", "escape", "q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitScreen)
+        box = app.screen.query_one("#quit-dialog").region
+        assert abs((box.x + box.right) / 2 - 50) <= 1 and abs((box.y + box.bottom) / 2 - 15) <= 1, box
+        await pilot.press("escape")
