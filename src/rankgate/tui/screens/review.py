@@ -269,11 +269,18 @@ class ReviewScreen(EditingActions, Screen):
         if self.blind:
             items.append(Text("your labels only, ranks hidden", style="dim"))
         room = self.app.size.width - 2  # the bar's padding
+        # Kept by priority (what is saved, the runs, the collection version, k, the name, the size), shown in
+        # order; one that does not fit is left out whole.
+        used, kept = len(t.plain), set()
+        first = ("labels NOT", "k=", "baseline ", "candidate ", "collection ")
+        for item in sorted(items, key=lambda i: (not i.plain.startswith(first), items.index(i))):
+            if used + 3 + len(item.plain) <= room:
+                used += 3 + len(item.plain)
+                kept.add(id(item))
         for item in items:
-            if len(t.plain) + 3 + len(item.plain) > room:
-                break  # this one and the rest: left out whole
-            t.append(" · ", style="dim")
-            t.append_text(item)
+            if id(item) in kept:
+                t.append(" · ", style="dim")
+                t.append_text(item)
         self.query_one("#top-bar", TextStatic).show(t)
         self.refresh_status()
 
