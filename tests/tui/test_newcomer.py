@@ -27,7 +27,7 @@ async def test_a_candidate_left_out_gives_no_decision_not_the_baseline_against_i
         for shown in (top, gate):
             assert "NO DECISION" in shown and "candidate prf left out" in shown and "prf.jsonl:2" in shown
             assert "ACCEPT" not in shown and "REJECT" not in shown
-        assert "plain vs plain" not in gate
+        assert "plain vs plain" not in gate and "candidate plain" not in top
         app.screen.action_set_run("candidate", "stemmed")  # picked by the reviewer (c): a decision again
         await pilot.pause()
         assert app.screen.model.candidate == "stemmed"

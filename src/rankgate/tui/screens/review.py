@@ -257,6 +257,8 @@ class ReviewScreen(EditingActions, Screen):
                                   style="bold"))
             items.append(Text(f"k={m.k}", style="dim"))
             for role, name, style in (("baseline", m.baseline, "bold"), ("candidate", m.candidate, "bold cyan")):
+                if role in unread:  # named in the lead as left out: not the run standing in for it
+                    continue
                 item = Text(f"{role} ", style="dim")
                 item.append_text(literal(excerpt(name, 24), style=style))
                 items.append(item)
