@@ -151,3 +151,17 @@ def test_a_folder_that_cannot_be_written_leaves_nothing(tmp_path, capsys, monkey
             assert _tree(ro) == []
         finally:
             ro.chmod(0o755)
+
+
+def test_init_refuses_a_run_ranking_a_document_twice_and_writes_nothing(tmp_path, capsys):
+    """As `gate` and `validate` do: one line with the file and the line, exit 2, no folder left behind."""
+    src = raw_files(tmp_path)
+    y = src / "runs" / "y.trec"
+    y.write_text(y.read_text() + "1 Q0 a 3 1 y\n")  # 'a' again for query 1, as line 5
+    for more in ((), ("--copy",)):
+        folder = tmp_path / f"bench{len(more)}"
+        code, out, err = cli(capsys, *init_args(src, folder, *more))
+        assert code == 2 and err.strip() == f"error: {y}:5: run 'y' ranks document 'a' twice for query '1'"
+        assert not folder.exists()
+    code, out, err = cli(capsys, "gate", "--qrels", src / "qrels.txt", "--runs", src / "runs" / "x.trec", "--runs", y)
+    assert code == 2 and f"{y}:5: run 'y' ranks document 'a' twice for query '1'" in err

@@ -66,7 +66,7 @@ async def test_grade_a_document_and_the_gate_flips(tiny):
         assert "ACCEPT" in plain(screen.query_one("#top-bar"))
         cand = screen.query_one(RankingPane).lists()["candidate"]
         assert cand.rows[1].state == "found"
-        assert plain(screen.query_one("#column-candidate .ranking-missing")) == "misses 1 in top 3: d-restore"
+        assert plain(screen.query_one("#column-candidate .ranking-missing")) == "1 relevant not in the top 3: d-restore"
         labels = screen.query_one(LabelEditor).list
         assert "d-rpo" in [lab.doc for lab in labels.rows]
         qlist = screen.query_one(QueryList)

@@ -123,7 +123,7 @@ async def test_keep_the_workspace_then_export_on_the_way_out(tmp_path, capsys):
         await pilot.press("k")  # keep the workspace: its two differences are now unexported edits
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen) and app_decision(app) == "accept"
-        assert app.unexported == 2 and "2 unexported" in plain(app.review.query_one("#top-bar"))
+        assert app.unexported == 2 and "2 unexported" in plain(app.review.query_one("#status-bar"))
         assert gate_decision(capsys, folder) == "reject"  # CI does not have them yet ...
         assert "2 unexported label edits" in gate("gate", folder).stderr  # ... and says so
         await pilot.press("q")
@@ -146,14 +146,14 @@ async def test_header_counts_edits_and_quitting_can_leave_them_unexported(tmp_pa
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         screen = app.review
-        assert "unexported" not in plain(screen.query_one("#top-bar"))
+        assert "unexported" not in plain(screen.query_one("#status-bar"))
         assert screen.edit("q-recovery", "doc-rpo", 2, "states the RPO")
         assert screen.edit("q-dns", "doc-dnssec", 0, "unrelated")
         await pilot.pause()
-        assert app.unexported == 2 and "2 unexported" in plain(screen.query_one("#top-bar"))
+        assert app.unexported == 2 and "2 unexported" in plain(screen.query_one("#status-bar"))
         assert screen.edit("q-dns", "doc-dnssec", None)  # removed again: back as the file has it
         await pilot.pause()
-        assert app.unexported == 1 and "1 unexported" in plain(screen.query_one("#top-bar"))
+        assert app.unexported == 1 and "1 unexported" in plain(screen.query_one("#status-bar"))
         await pilot.press("q")
         await pilot.pause()
         assert isinstance(app.screen, QuitScreen)
@@ -197,7 +197,7 @@ async def test_the_export_key_writes_back_to_the_folder_by_default(tmp_path, cap
         assert app.screen.query_one("#export-path").value == str(folder / "qrels.trec")
         await pilot.press("enter")
         await pilot.pause()
-        assert app.unexported == 0 and "unexported" not in plain(app.review.query_one("#top-bar"))
+        assert app.unexported == 0 and "unexported" not in plain(app.review.query_one("#status-bar"))
         text = (folder / "qrels.trec").read_text()
         assert text.startswith("# version: unfrozen\n") and "q1 0 d2 1\n" in text  # TREC stays TREC
         await pilot.press("q")  # nothing unexported: quits at once
@@ -240,7 +240,7 @@ async def test_export_on_quit_works_on_a_workspace_named_with_db(tmp_path, capsy
             assert isinstance(app.screen, ReviewScreen)  # no "the file changed" question on the way in
             assert app.review.edit("q-recovery", doc, 2, "states the RPO")
             await pilot.pause()
-            assert app.unexported == 1 and "1 unexported" in plain(app.review.query_one("#top-bar"))
+            assert app.unexported == 1 and "1 unexported" in plain(app.review.query_one("#status-bar"))
             await pilot.press("q")
             await pilot.pause()
             assert isinstance(app.screen, QuitScreen)

@@ -172,7 +172,7 @@ async def test_long_missing_list_is_cut(tiny):
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         text = plain(app.screen.query_one("#column-candidate .ranking-missing"))
-        assert text.startswith("misses 301 in top 3: d-extra-000, d-extra-001")
+        assert text.startswith("301 relevant not in the top 3: d-extra-000, d-extra-001")
         assert " ... and " in text and text.endswith(" more (M lists them)")
         shown = text.split(": ", 1)[1].split(" ... and ")[0].split(", ")
         assert int(text.rsplit(" ... and ", 1)[1].split()[0]) == 301 - len(shown)
@@ -238,7 +238,7 @@ async def test_blind_review_hides_run_names_decision_and_measures(tiny):
         misses = [plain(t) for t in pane.query(".ranking-missing")]
         assert [t.split()[:2] for t in titles] == [["run", "1"], ["run", "2"]]
         assert not any("plain" in t or "prf" in t or "RR" in t for t in titles)
-        assert all("in top" not in t and "hidden" in t for t in misses)
+        assert all("in the top" not in t and "hidden" in t for t in misses)
         ql = review.query_one(QueryList)
         assert "RR" not in ql.render_header(100).plain and "measures hidden" in ql.render_header(100).plain
         assert "→" not in ql.render_row(0, 100).plain

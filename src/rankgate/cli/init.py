@@ -65,6 +65,10 @@ def cmd_init(args) -> int:
 
     # Read everything first: a bad file stops here, before anything is written.
     bundle = load_bundle(args.qrels, args.runs, queries=args.queries)
+    from rankgate.core.validate import refuse_duplicates
+
+    for run in bundle.runs.values():  # as `gate` and `validate` refuse it: one line, nothing written
+        refuse_duplicates(run)
     qrels = bundle.qrels
     names = qrels.catalog.docs.names
     judged = {names[c] for c in set(qrels.doc.tolist())}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rankgate.core.formats.textio import shorten
-from rankgate.core.errors import Problem
+from rankgate.core.errors import InputError, Problem
 from rankgate.core.formats.jsonfmt import jpath
 from rankgate.core.model import LeanRun, Qrels, Run, unique
 
@@ -139,6 +139,14 @@ def _duplicates(run: Run) -> list[Problem]:
     if len(dup) > MAX_PER_RULE + 1:
         out[-1] = Problem(run.path, f"... and {len(dup) - MAX_PER_RULE} more like this", "duplicate-ranked")
     return out
+
+
+def refuse_duplicates(run: Run) -> None:
+    """A run that ranks a document twice for a query stops here (InputError naming the file and the line), as
+    `validate` refuses it: `rankgate init` and the app refuse it the same way."""
+    found = _duplicates(run)
+    if found:
+        raise InputError(found[0].where, found[0].what)
 
 
 def _short(run: Run, k: int) -> list[Problem]:

@@ -23,6 +23,7 @@ from rankgate.core.bundle import Bundle, find_manifest, read_run_files, run_spec
 from rankgate.core.errors import InputError
 from rankgate.core.formats import read_qrels, split_run_spec
 from rankgate.core.formats.irds import is_irds
+from rankgate.core.formats.trec import run_name_from_path
 from rankgate.core.formats.corpus import Document, read_corpus, read_queries
 from rankgate.core.model import Catalog, Query, Run
 from rankgate.core.policy import resolve
@@ -83,6 +84,7 @@ class Loaded:
     wanted_docs: Container[str] | None = None  # the documents the review can show: the rest of a corpus is skipped
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # inputs left out, each with file, line and why
+    unread_pair: dict[str, str] = field(default_factory=dict)  # the gate's runs left out, by role (unread_pair)
 
 
 def default_reviewer() -> str:
@@ -180,6 +182,8 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     if getattr(book.backend, "read_only", ""):
         problems.append(f"labels read-only (edits are refused): {book.backend.read_only}")
     refused: list[tuple[str, BaseException]] = []
+    order: list[str] = []  # every run's name in the order given, read or left out (unread_pair)
+    left_out: dict[str, str] = {}  # a run left out: its name -> where and why
 
     def hit(_where):
         nonlocal hits
@@ -198,11 +202,16 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                 shown[0] = pct
                 progress(f"reading {name} · {pct}%", step - 1, steps)
 
-        return read_runs_cached(spec, catalog, on_hit=hit, progress=reading)
+        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading)
+        order.extend(r.name for r in got)
+        return got
 
     def refuse(path: str, e: BaseException) -> None:
         refused.append((path, e))
         problems.append(f"run left out: {_describe(e, path)}")
+        name = next((n for n, p in map(split_run_spec, specs) if p == path and n), None) or run_name_from_path(path)
+        order.append(name)
+        left_out[name] = (f"{e.path}:{e.line}" if e.line else e.path) if isinstance(e, InputError) else path
 
     runs = read_run_files(specs, read, on_error=refuse) if specs else {NO_RUNS: no_runs(catalog)}
     if not runs:  # nothing to review rankings of: the first refusal is the error
@@ -261,7 +270,17 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     progress("ready", steps, steps)
     corpus = Path(inputs.corpus) if inputs.corpus else manifest.corpus if manifest else None
     return Loaded(model, manifest, book.reviewer, corpus, hits, problems=problems,
-                  corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes)
+                  corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes,
+                  unread_pair=unread_pair(policy.baseline, policy.candidate, order, left_out))
+
+
+def unread_pair(baseline: str | None, candidate: str | None, order: list[str], left_out: dict[str, str]) -> dict:
+    """The gate's runs that could not be read, by role: {"candidate": "full-dup left out (FILE:LINE)"}.
+    The pair is the policy's, else the first two runs given (read or not), as `rankgate gate` takes them;
+    while one of them is unread the app shows no decision (the model gates what it could read)."""
+    names = {"baseline": baseline or (order[0] if order else None),
+             "candidate": candidate or (order[1] if len(order) > 1 else None)}
+    return {role: f"{name} left out ({left_out[name]})" for role, name in names.items() if name in left_out}
 
 
 def app_permissions(manifest: Manifest | None, runs: dict, problems: list[str]):

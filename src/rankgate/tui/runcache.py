@@ -33,7 +33,7 @@ from rankgate.core.formats import read_runs, split_run_spec
 from rankgate.core.model import Catalog, Run, unique
 
 MIN_BYTES = 1 << 17  # files smaller than this (128 KB) are read directly
-FORMAT = 2  # 2: query and document names as one text each, not JSON
+FORMAT = 3  # 2: query and document names as one text each, not JSON; 3: a run ranking a document twice is never kept
 
 
 def cache_dir() -> Path:
@@ -71,7 +71,7 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
     except OSError:
         size = 0
     if size < min_bytes:
-        return read_runs(spec, "auto", catalog, progress)
+        return _checked(read_runs(spec, "auto", catalog, progress))
     key = _key(path, spec)
     where = (folder or cache_dir()) / f"{key}.npz"
     if key is not None and where.is_file():
@@ -84,13 +84,22 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
         except Exception:  # a torn or foreign entry: read the file again
             pass
     local = Catalog()
-    runs = [in_trec_order(r) for r in _read(spec, path, local, progress)]
+    runs = [in_trec_order(r) for r in _checked(_read(spec, path, local, progress))]  # refused: never cached
     if key is not None:
         try:
             _save(where, runs, local)
         except OSError:
             pass
     return [_recode(r, local, catalog) for r in runs]
+
+
+def _checked(runs: list[Run]) -> list[Run]:
+    """A run that ranks a document twice for a query is refused with its file:line, as `rankgate gate` does."""
+    from rankgate.core.validate import refuse_duplicates
+
+    for run in runs:
+        refuse_duplicates(run)
+    return runs
 
 
 def _read(spec: str, path: str, catalog: Catalog, progress) -> list[Run]:

@@ -1,5 +1,5 @@
-"""Every relevant document each run misses in its top k, for one query: the full list the rankings' "misses N
-in top k: ... and N more" line cuts (key M). Each ID escaped, one a line; Enter goes to the document."""
+"""Every relevant document each run misses in its top k, for one query: the full list the rankings' "N relevant not in
+the top k: ... and N more" line cuts (key M). Each ID escaped, one a line; Enter goes to the document."""
 
 from __future__ import annotations
 

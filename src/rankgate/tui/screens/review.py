@@ -38,7 +38,7 @@ from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import ORDER_WORDS, QueueOrder, empty_order_note, next_order, order_note
 from rankgate.tui.suggested import suggestion_book, suggestion_of, suggestion_text
 from rankgate.tui.widgets.footer import FittingFooter
-from rankgate.tui.widgets.gate_panel import GatePanel, decision_text
+from rankgate.tui.widgets.gate_panel import GatePanel, decision_text, unread_line
 from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.load_panel import LoadPanel
@@ -132,7 +132,7 @@ class ReviewScreen(EditingActions, Screen):
             self.query_one(LoadPanel).display = False
             self.query_one("#panes").display = True
             self.query_one(DocView).set_corpus(None, bool(loaded.corpus_path), missing=loaded.corpus_missing)
-            self.query_one(GatePanel).bind(m, loaded.problems)
+            self.query_one(GatePanel).bind(m, loaded.problems, loaded.unread_pair)
             self.query_one(LabelEditor).bind(m, self.grade_keys())
             self.query_one(RankingPane).bind(m)
             self.query_one(QueryPane).bind(m)
@@ -217,54 +217,77 @@ class ReviewScreen(EditingActions, Screen):
     def qid(self) -> str | None:
         return None if self.qi is None else self.model.qids[self.qi]
 
+    # The panes' titles; the one the keys go to (arrows, Enter) says so, in words a plain capture shows too.
+    PANE_TITLES = {"queries": "Queries", "gate": "Gate", "labels": "Query", "rankings": "Rankings", "doc": "Document"}
+    KEYS_HERE = "◂ keys"
+
+    def watch_focused(self, focused) -> None:
+        for wid, title in self.PANE_TITLES.items():
+            pane = next(iter(self.query(f"#{wid}")), None)
+            if pane is None:
+                continue
+            here = focused is not None and (focused is pane or pane in focused.ancestors)
+            want = f"{title} {self.KEYS_HERE}" if here else title
+            if pane.border_title != want:
+                pane.border_title = want
+
     # ---- showing ----------------------------------------------------------------------------------------
 
     def refresh_top(self) -> None:
+        """The decision and its reason (or the mode) lead; then the benchmark, its size, k, the runs and the
+        collection version, each whole and only while it fits (never cut mid-word)."""
         m = self.model
         view = self._gate
         t = Text(end="")
+        items: list[Text] = [literal(excerpt(m.name, 30), style="bold cyan"), Text(f"{m.nq} queries", style="dim")]
         if self.labels_only:  # no runs: no decision, no measures
             t.append(" LABELS ", style="bold reverse")
             t.append(" labels only: no runs given (--runs FILE adds rankings and the gate)", style="bold")
-            t.append(" · ", style="dim")
-            t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
-            t.append(f" · {m.nq} queries · {int(m.num_labels.sum())} labels", style="dim")
+            items.append(Text(f"{int(m.num_labels.sum())} labels", style="dim"))
         elif self.blind:  # no decision, no run names: B shows them again
             t.append(" BLIND ", style="bold reverse")
             t.append(" runs, decision and measures hidden (B shows them)", style="bold")
-            t.append(" · ", style="dim")
-            t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
-            t.append(f" · {m.nq} queries · k={m.k}", style="dim")
+            items.append(Text(f"k={m.k}", style="dim"))
         else:
-            t.append_text(decision_text(view))  # the decision and its one-line reason lead, on any width
+            unread = self.query_one(GatePanel).unread  # a run of the pair left out: no decision
+            t.append_text(decision_text(view, unread))  # the decision and its one-line reason lead, on any width
             t.append(" ")
-            t.append_text(literal(one_line_reason(view.check_details, view.k), style="bold"))
-            t.append(" · ", style="dim")
-            t.append_text(literal(excerpt(m.name, 30), style="bold cyan"))
-            t.append(f" · {m.nq} queries · k={m.k} · ", style="dim")
-            t.append("baseline ", style="dim")
-            t.append_text(literal(excerpt(m.baseline, 24), style="bold"))
-            t.append(" · candidate ", style="dim")
-            t.append_text(literal(excerpt(m.candidate, 24), style="bold cyan"))
+            t.append_text(literal(unread_line(unread) if unread else one_line_reason(view.check_details, view.k),
+                                  style="bold"))
+            items.append(Text(f"k={m.k}", style="dim"))
+            for role, name, style in (("baseline", m.baseline, "bold"), ("candidate", m.candidate, "bold cyan")):
+                if role in unread:  # named in the lead as left out: not the run standing in for it
+                    continue
+                item = Text(f"{role} ", style="dim")
+                item.append_text(literal(excerpt(name, 24), style=style))
+                items.append(item)
+        if not m.labels.saved:  # before the rest: it must be seen
+            items.insert(0, Text("labels NOT saved (no store)", style="bold red"))
         if m.collection_version:
-            t.append(" · collection ", style="dim")
-            t.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
-        t.append(" · reviewer ", style="dim")
-        t.append_text(literal(excerpt(self.loaded.reviewer, 16)))
-        if not m.labels.saved:
-            t.append(" · labels NOT saved (no store)", style="bold red")
-        unexported = getattr(self.app, "unexported", 0)  # not yet in the folder's qrels file (screens/sync.py)
-        if unexported:
-            t.append(f" · {unexported} unexported", style="bold yellow")
+            item = Text("collection ", style="dim")
+            item.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
+            items.append(item)
         if self.blind:
-            t.append(" · your labels only, ranks hidden", style="dim")
+            items.append(Text("your labels only, ranks hidden", style="dim"))
+        room = self.app.size.width - 2  # the bar's padding
+        # Kept by priority (what is saved, the runs, the collection version, k, the name, the size), shown in
+        # order; one that does not fit is left out whole.
+        used, kept = len(t.plain), set()
+        first = ("labels NOT", "k=", "baseline ", "candidate ", "collection ")
+        for item in sorted(items, key=lambda i: (not i.plain.startswith(first), items.index(i))):
+            if used + 3 + len(item.plain) <= room:
+                used += 3 + len(item.plain)
+                kept.add(id(item))
+        for item in items:
+            if id(item) in kept:
+                t.append(" · ", style="dim")
+                t.append_text(item)
         self.query_one("#top-bar", TextStatic).show(t)
         self.refresh_status()
 
-    STATUS_WORDY = 96  # columns from which the status line says "in the gate's top k", "queue N left in 3 runs"
-
     def on_resize(self) -> None:
-        self.refresh_status()  # its wording follows the width
+        if self.model is not None and getattr(self, "_gate", None) is not None:
+            self.refresh_top()  # what fits follows the width (and refresh_status's wording)
 
     def refresh_status(self) -> None:
         """Progress: judged this session and today, unjudged left in the gate's runs' top k, the review
@@ -280,27 +303,65 @@ class ReviewScreen(EditingActions, Screen):
         t.append(" this session, ", style="dim")
         t.append(f"{book.judged_today(session)}", style="bold")
         t.append(" today · ", style="dim")
-        if self.labels_only:
-            t.append(f"{int((m.num_labels > 0).sum())} of {m.nq} queries have labels", style="dim")
-        else:
-            narrow = self.app.size.width < self.STATUS_WORDY  # shorter words: the queue's runs stay in view
-            left = m.unjudged_in_pair()
-            t.append(f"{left}", style="bold magenta" if left else "bold green")
-            t.append(f" unjudged{',' if narrow else ' in the'} gate's top {m.k} · ", style="dim")
-            queued = m.queue_left()
-            t.append("queue ", style="dim")
-            t.append("?" if queued is None else f"{queued}" if narrow else f"{queued} left", style="bold")
-            n = len(m.runs)  # u walks every loaded run's top k; the gate's report counts only its two runs'
-            runs = f"{n} run{'s' if n != 1 else ''}"
-            t.append((f", {runs}" if narrow else f" in {runs}") + (" (u builds it)" if queued is None else ""),
-                     style="dim")
-            if self.queue_order.order != "decisive":  # U chose another order for u
-                t.append(f" ({ORDER_WORDS[self.queue_order.order]})", style="dim")
+        t = t[:-3] if t.plain.endswith(" · ") else t  # the pieces below bring their own separators
+        unexported = getattr(self.app, "unexported", 0)  # not yet in the folder's qrels file (screens/sync.py)
+        if unexported:  # early in the line: seen at 80 columns
+            t.append(" · ", style="dim")
+            t.append(f"{unexported} unexported", style="bold yellow")
+        room = self.app.size.width - 2  # the bar's padding
+        who = literal(excerpt(self.loaded.reviewer, 16), style="bold") if self.loaded else Text("")
+        if room < 98:  # below 100 columns the progress and the queue take the line
+            who = Text("")
+        last = Text(end="")
         if book.done:
             e = book.done[-1]
-            t.append(" · ^z: ", style="dim")
-            t.append_text(literal(excerpt(f"{e.what} {e.doc}", 40), style="dim italic"))
-        self.query_one("#status-bar", TextStatic).show(t)
+            last.append("^z: ", style="dim")
+            last.append_text(literal(excerpt(f"{e.what} {e.doc}", 40), style="dim italic"))
+        if self.labels_only:
+            forms = [[Text(f"{int((m.num_labels > 0).sum())} of {m.nq} queries have labels", style="dim")]]
+        else:  # long words when all fit, else short ones (the queue's runs stay in view)
+            forms = [self._queue_words(narrow=False), self._queue_words(narrow=True)]
+        for form in forms:  # pieces by priority: the progress, who judges, the queue, what ctrl+z undoes
+            pieces = [form[0], who, *form[1:], last]
+            used = len(t.plain)
+            kept = []
+            for piece in pieces:
+                extra = len(piece.plain) + (1 if piece is who else 3)
+                if piece.plain and used + extra <= room:
+                    kept.append(piece)
+                    used += extra
+            if all(p in kept for p in form) or form is forms[-1]:
+                break
+        out = Text(end="")
+        if who in kept:
+            out.append_text(who)
+            out.append(" ")
+        out.append_text(t)
+        for piece in pieces:
+            if piece in kept and piece is not who:
+                out.append(" · ", style="dim")
+                out.append_text(piece)
+        self.query_one("#status-bar", TextStatic).show(out)
+
+    SHORT_ORDER = {"suggested": "suggested first", "disagreement": "disagreements"}
+
+    def _queue_words(self, narrow: bool) -> list[Text]:
+        """The unjudged documents in the gate's top k and the review queue, in long or short words."""
+        m = self.model
+        left = m.unjudged_in_pair()
+        unjudged = Text(f"{left}", style="bold magenta" if left else "bold green", end="")
+        unjudged.append(f" unjudged{',' if narrow else ' in the'} gate's top {m.k}", style="dim")
+        queued = m.queue_left()
+        t = Text("queue ", style="dim", end="")
+        t.append("?" if queued is None else f"{queued}" if narrow else f"{queued} left", style="bold")
+        n = len(m.runs)  # u walks every loaded run's top k; the gate's report counts only its two runs'
+        runs = f"{n} run{'s' if n != 1 else ''}"
+        t.append((f", {runs}" if narrow else f" in {runs}") + (" (u builds it)" if queued is None else ""),
+                 style="dim")
+        order = self.queue_order.order
+        if order != "decisive":  # U chose another order for u
+            t.append(f" ({self.SHORT_ORDER[order] if narrow else ORDER_WORDS[order]})", style="dim")
+        return [unjudged, t]
 
     def refresh_gate(self) -> None:
         """The gate now; when its significance tests are from before the last edit, a fresh one follows."""
@@ -597,11 +658,14 @@ class ReviewScreen(EditingActions, Screen):
             m.set_pair(baseline=name)
         else:
             m.set_pair(candidate=name)
+        self.query_one(GatePanel).unread.pop(role, None)  # a run picked in place of the one left out
         self._runs_changed()
 
     def action_swap_runs(self) -> None:
         m = self.model
         m.set_pair(baseline=m.candidate, candidate=m.baseline)
+        gate = self.query_one(GatePanel)  # the run left out keeps its place in the pair's names: roles swap
+        gate.unread = {("baseline" if role == "candidate" else "candidate"): w for role, w in gate.unread.items()}
         self._runs_changed()
 
     def _count_queue(self) -> None:
@@ -709,7 +773,7 @@ class ReviewScreen(EditingActions, Screen):
     action_show_funnel = show_funnel  # key F: the stage funnel of the two runs (tui/screens/funnel.py)
 
     def action_show_missing(self) -> None:
-        """The full lists the rankings' "misses N in top k" lines cut: every relevant document each run
+        """The full lists the rankings' "N relevant not in the top k" lines cut: every relevant document each run
         misses in its top k, one a line; Enter goes to the document."""
         if self.qi is None:
             return

@@ -26,6 +26,16 @@ def key_text_width(key: FooterKey) -> int:
     return cell_len(key.key_display) + (1 + cell_len(key.description) if key.description else 0)
 
 
+# Keys given room first, shown last (beside the palette key): (action, from this width, below this width).
+# `? help` always; `p` below 120 columns, where it is the only way to the Query and Document panes;
+# `q quit` from 140 columns (narrower it would push out `n next` or `u queue`).
+PRIORITY = (("help", 0, None), ("next_pane", 0, 120), ("quit", 140, None))
+
+
+def priority_actions(width: int) -> list[str]:
+    return [a for a, lo, hi in PRIORITY if width >= lo and (hi is None or width < hi)]
+
+
 class FittingFooter(Footer):
     _composed_width = -1
 
@@ -38,14 +48,27 @@ class FittingFooter(Footer):
             return
         palette = [w for w in widgets if isinstance(w, FooterKey) and w.has_class("-command-palette")]
         room = width - sum(key_text_width(k) + PALETTE_EXTRA for k in palette)
+        first = {a: i for i, a in enumerate(priority_actions(width))}
+        kept = []  # the priority keys that fit, in their order
+        for w in sorted((w for w in widgets if isinstance(w, FooterKey) and w.action in first),
+                        key=lambda w: first[w.action]):
+            if key_text_width(w) + KEY_EXTRA <= room:
+                room -= key_text_width(w) + KEY_EXTRA
+                kept.append(w)
         used, fits = 0, True
         for w in widgets:
             if isinstance(w, FooterKey) and w not in palette:
+                if w.action in first:
+                    continue  # placed below, before the palette key
                 used += key_text_width(w) + KEY_EXTRA
                 fits = fits and used <= room
                 if not fits:
                     continue  # this key and every one after it: left out whole
+            if w in palette:
+                yield from kept
             yield w
+        if not palette:
+            yield from kept
 
     def on_resize(self) -> None:
         if self.size.width != self._composed_width and self._bindings_ready:

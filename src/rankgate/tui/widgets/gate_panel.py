@@ -24,10 +24,17 @@ MACRO_LABELS = {"hit_rate_at_k": "Success@{k}", "precision_at_k": "P@{k}", "reca
                 "mrr_at_k": "RR@{k}"}
 
 
-def decision_text(view: GateView) -> Text:
+def decision_text(view: GateView, unread: dict | None = None) -> Text:
+    if unread:  # a run of the pair could not be read: no decision on what remains
+        return Text(" NO DECISION ", style="bold black on yellow", end="")
     if view.accepted:
         return Text(" ACCEPT ", style="bold black on green", end="")
     return Text(" REJECT ", style="bold white on red", end="")
+
+
+def unread_line(unread: dict) -> str:
+    """Why there is no decision: "candidate full-dup left out (FILE:LINE)" (loader.unread_pair)."""
+    return "; ".join(f"{role} {what}" for role, what in unread.items())
 
 
 class GatePanel(VerticalScroll):
@@ -39,6 +46,7 @@ class GatePanel(VerticalScroll):
         self.model: ReviewModel | None = None
         self.view: GateView | None = None
         self.problems: list[str] = []
+        self.unread: dict[str, str] = {}  # a run of the pair left out at load, by role: no decision
         self.show_passing = False
         self.blind = False  # blind review: no decision, no run names, no measures
         self._spark: tuple | None = None  # (width, the deltas, their sparkline) last drawn
@@ -55,9 +63,10 @@ class GatePanel(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "Gate"
 
-    def bind(self, model: ReviewModel, problems: list[str] = ()) -> None:
+    def bind(self, model: ReviewModel, problems: list[str] = (), unread: dict | None = None) -> None:
         self.model = model
         self.problems = list(problems)
+        self.unread = dict(unread or {})
 
     def deltas_line(self) -> Text:
         """A sparkline of the per-query RR@k deltas on the evaluated queries, most lost first."""
@@ -95,17 +104,24 @@ class GatePanel(VerticalScroll):
         if self.border_subtitle != subtitle:  # setting it repaints the whole pane, even to the same text
             self.border_subtitle = subtitle
         head = Text(end="")
-        head.append_text(decision_text(view))
+        head.append_text(decision_text(view, self.unread))
         head.append("  ")
-        head.append_text(literal(excerpt(view.candidate, 22), style="bold cyan"))
-        head.append(" vs ", style="dim")
-        head.append_text(literal(excerpt(view.baseline, 22), style="bold"))
+        if self.unread:
+            head.append_text(literal(unread_line(self.unread), style="bold"))
+        else:
+            head.append_text(literal(excerpt(view.candidate, 22), style="bold cyan"))
+            head.append(" vs ", style="dim")
+            head.append_text(literal(excerpt(view.baseline, 22), style="bold"))
         head.append(f" · k={view.k} · {view.evaluated} judged", style="dim")
         for problem in self.problems:  # a file left out at load: the decision is on what remains
             head.append("\n! ", style="bold red")
             head.append_text(literal(problem, style="red"))
         if self.problems:
             head.append("\n  fix the file and press ctrl+r to read it again", style="dim")
+        if self.unread:  # the checks would compare what remains (a run with itself): none shown
+            head.append("\n  the gate needs both runs: no checks until then (b / c picks another run)", style="dim")
+            self.query_one("#gate-body", TextStatic).show(head)
+            return
 
         reasons = Text(end="")
         for i, line in enumerate(failing_lines(view.check_details, view.k)):

@@ -175,7 +175,7 @@ class LabelEditor(Vertical):
             t.append_text(literal(doc, style="bold"))
             if lab is None:
                 t.append("  unjudged", style="bold magenta")
-                t.append(f" · {self.keys} grades it", style="dim")
+                t.append(f" · press {self.keys} to grade it", style="dim")
             else:
                 t.append(f"  grade {lab.grade}", style="bold green" if lab.grade >= m.level else "bold red")
                 meta = [x for x in (lab.how or lab.reviewer, lab.time or "") if x]

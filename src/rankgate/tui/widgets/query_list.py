@@ -40,7 +40,7 @@ class QueryList(LineList):
         idw = 18 if width >= 70 else 12
         slicew = 12 if width >= 80 else 0
         tail = self.LABELS_TAIL if self.labels_only else self.TAIL
-        textw = width - 2 - (idw + 1) - (slicew + 1 if slicew else 0) - tail - 1
+        textw = width - 3 - (idw + 1) - (slicew + 1 if slicew else 0) - tail - 1
         if textw < 8:
             textw = 0
         return idw, slicew, textw
@@ -48,7 +48,7 @@ class QueryList(LineList):
     def render_header(self, width: int) -> Text:
         idw, slicew, textw = self._layout(width)
         t = Text(end="")
-        t.append("  ")
+        t.append("   ")
         t.append(f"{'query':<{idw}} ")
         if textw:
             t.append(f"{'text':<{textw}} ")
@@ -72,6 +72,7 @@ class QueryList(LineList):
         b, c = m.values[m.baseline], m.values[m.candidate]
         ev = bool(m.evaluated[qi])
         t = Text(end="")
+        t.append("▸" if index == self.cursor else " ", style="bold")  # the query shown: seen without colour too
         t.append(MUST[0] if m.must[qi] else " ", style=MUST[1])
         t.append(" ")
         t.append_text(literal(excerpt(q.id, idw).ljust(idw)))
@@ -190,20 +191,35 @@ class QueryPane(Vertical):
             self.post_message(self.QueryHighlighted(self.current))
 
     def _status(self) -> None:
+        """What is listed; each piece whole and only while it fits the pane (most wanted first)."""
         m = self.model
         lst = self.list
-        t = Text(end="")
-        t.append(f"{lst.count} of {m.nq} queries", style="bold")
-        t.append(f" · sort: {self.sort}", style="dim")
-        if self.stale:
-            t.append(" (order before your edits: s re-sorts)", style="yellow")
-        need = int((m.unjudged > 0).sum())
-        t.append(f" · {need} need review", style="magenta")
-        t.append(f" · {int(m.must.sum())} must-pass", style="yellow")
+        count = Text(f"{lst.count} of {m.nq} queries", style="bold")
+        sort = Text(f"sort: {self.sort}", style="dim")
+        stale = Text("order before your edits: s re-sorts", style="yellow") if self.stale else Text("")
+        need = Text(f"{int((m.unjudged > 0).sum())} need review", style="magenta")
+        must = Text(f"{int(m.must.sum())} must-pass", style="yellow")
+        filt = Text("filter: ", style="dim") if self.filter_text else Text("")
         if self.filter_text:
-            t.append(" · filter: ", style="dim")
-            t.append_text(literal(excerpt(self.filter_text, 30)))
-        self.query_one("#query-status", TextStatic).show(t)
+            filt.append_text(literal(excerpt(self.filter_text, 30)))
+        status = self.query_one("#query-status", TextStatic)
+        room = status.content_size.width or 10**6  # not laid out yet: everything (on_resize fits it)
+        used, kept = len(count.plain), set()
+        for piece in (filt, stale, need, must, sort):  # by priority
+            if piece.plain and used + 3 + len(piece.plain) <= room:
+                used += 3 + len(piece.plain)
+                kept.add(id(piece))
+        t = Text(end="")
+        t.append_text(count)
+        for piece in (sort, stale, need, must, filt):  # in this order on screen
+            if id(piece) in kept:
+                t.append(" · ", style="dim")
+                t.append_text(piece)
+        status.show(t)
+
+    def on_resize(self) -> None:
+        if self.model is not None:
+            self._status()
 
     def redraw(self) -> None:
         self.list.refresh()

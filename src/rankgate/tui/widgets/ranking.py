@@ -178,7 +178,7 @@ class RankingPane(Horizontal):
             if self.blind:
                 miss.append("blind: what this run misses is hidden", style="dim")
             elif missing:
-                head = f"misses {len(missing)} in top {m.k}: "
+                head = f"{len(missing)} relevant not in the top {m.k}: "  # not "misses 59 in top 10" (59 of 10?)
                 miss.append(head, style="bold red")
                 # Two of the three lines' worth (words wrap), then "... and N more": a list of thousands of
                 # IDs is never drawn whole.
