@@ -435,7 +435,10 @@ def cmd_gate(args) -> int:
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
+    alone = _one_run(bundle, policy)
     result = gate_bundle(bundle, policy, as_of=as_of)
+    if alone:  # recorded in the JSON (and the receipt): nothing was compared
+        result.data["no_baseline"] = True
     if getattr(args, "with_suggestions", False):  # recorded in the JSON, so in the receipt
         result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
@@ -464,8 +467,39 @@ def cmd_gate(args) -> int:
     if not args.quiet:
         from rankgate.core.outputs import verdict_line
 
-        say(verdict_line(result.data), err=True)
+        line = verdict_line(result.data)
+        if alone:
+            head = f" {visible(policy.candidate)} vs {visible(policy.candidate)}:"
+            line = line.replace(head, f" {visible(policy.candidate)} (no baseline: absolute rules only):", 1)
+        say(line, err=True)
     return code
+
+
+# Rule kinds that compare the candidate with the baseline; a budget compares too when it has a max_ratio.
+COMPARING = {"not_lower", "no_significant_regression", "no_newly_failed", "no_stage_loss"}
+
+
+def _one_run(bundle: Bundle, policy: Policy) -> bool:
+    """True when the gate has one run to look at (no baseline, or baseline = candidate) and every rule is absolute
+    (floors, must-pass, judged share, budgets without max_ratio): then the run is gated on those alone.
+    A comparing rule with one run would compare the run with itself and pass: refused, exit 2."""
+    base, cand = policy.baseline, policy.candidate
+    if len(bundle.runs) == 1 and not (base and cand):
+        base = cand = next(iter(bundle.runs))
+    if not base or base != cand:
+        return False
+    comparing = [r for r in policy.effective_rules()
+                 if r.kind in COMPARING or (r.kind == "budget" and r.max_ratio is not None)]
+    if not comparing:
+        policy.baseline = policy.candidate = base
+        return True
+    rules = ", ".join(dict.fromkeys(visible(r.name) for r in comparing))
+    if len(bundle.runs) == 1:
+        head = f"only one run ({visible(base)}): a gate compares two"
+    else:
+        head = f"the baseline and the candidate are both {visible(base)!r}: a gate compares two runs"
+    raise InputError("gate", f"{head} ({rules} would compare {visible(base)} with itself); name them with "
+                     "--baseline/--candidate, or use `rankgate score`")
 
 
 def _refuse_inputs(bundle: Bundle, policy: Policy, outputs) -> None:
