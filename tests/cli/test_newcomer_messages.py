@@ -46,3 +46,37 @@ def test_gate_on_one_run_with_absolute_rules_only_gates_it_on_those(tmp_path, ca
     toml.write_text(toml.read_text().replace("min = 0.8", "min = 0.9"))
     code, out, err = cli(capsys, "gate", folder)
     assert code == 3 and err.startswith("REJECT assistant (no baseline: absolute rules only): ")
+
+
+# ---- F11: the line that is wrong comes first -------------------------------------------------------
+
+def test_a_repeated_line_is_reported_first_and_names_the_first_occurrence(tmp_path, capsys):
+    qrels = write(tmp_path / "q.trec", "".join(f"q{i} 0 d{i} 1\n" for i in range(1, 5)))
+    lines = [f"q1 Q0 d{i} {i} {1 - i / 10} t\n" for i in range(1, 6)]
+    run = write(tmp_path / "dup.trec", "".join(lines) + lines[2])  # line 6 repeats line 3; q2..q4 unranked
+    other = write(tmp_path / "b.trec", "".join(lines))
+    for command in ("score", "gate"):
+        extra = ["--runs", other] if command == "gate" else []
+        code, _, err = cli(capsys, command, "--qrels", qrels, "--runs", run, *extra)
+        errors = err.strip().splitlines()
+        assert code == 2 and len(errors) >= 2
+        assert errors[0] == f"error: {run}:6: run 'dup' ranks document 'd3' twice for query 'q1' (first at line 3)"
+        assert "has no ranking for 3 qrels queries" in errors[1]
+
+
+# ---- F18: the docs say the k raw files really get ----------------------------------------------------
+
+def test_the_docs_state_the_k_that_raw_files_get(capsys):
+    from rankgate.core.policy import RAW_K
+    from tests.conftest import SAMPLES as samples
+
+    three = samples / "three-questions"
+    code, out, _ = cli(capsys, "score", "--qrels", three / "qrels.trec", "--runs", three / "run.trec",
+                       "--short-rankings", "allow", "--format", "table")
+    assert code == 0 and f"P@{RAW_K}" in out
+    root = samples.parent
+    assert f"cuts at k = {RAW_K} unless" in " ".join((root / "README.md").read_text().split())
+    assert f"({RAW_K} on raw files without `--k`)" in " ".join((root / "docs" / "review.md").read_text().split())
+    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        flat = " ".join(doc.read_text().split())
+        assert "cut at k = 3" not in flat and "cut at 3" not in flat, doc

@@ -290,7 +290,13 @@ def problems_of(bundle: Bundle, policy: Policy) -> list:
         judged = set(bundle.qrels.query_ids)
         for run in lean:
             problems += validate_lean(run, judged, set(bundle.no_answer), policy.checks)
-    return problems
+    return sorted(problems, key=lambda p: not _located(p.where))  # a line's problem first: often the cause
+
+
+def _located(where: str) -> bool:
+    """A problem at a line (`file:6`) or a JSON path (`file: $["run"]`), not one about a whole file."""
+    head, _, tail = where.rpartition(":")
+    return bool(head) and (tail.isdigit() or tail.lstrip().startswith("$"))
 
 
 def _valid_json(bundle: Bundle, policy: Policy, corpus: dict | None = None) -> str:
