@@ -80,3 +80,27 @@ def test_the_docs_state_the_k_that_raw_files_get(capsys):
     for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
         flat = " ".join(doc.read_text().split())
         assert "cut at k = 3" not in flat and "cut at 3" not in flat, doc
+
+
+# ---- F10: a misspelt option or measure gets the likely one ----------------------------------------------
+
+def test_a_misspelt_option_gets_did_you_mean_and_no_word_about_runs(capsys):
+    lab = SAMPLES / "seed-lab"
+    code, out, err = cli(capsys, "gate", lab, "--recieipt", "x.json")
+    assert code == 2 and out == ""
+    assert err.strip() == "error: rankgate: unrecognized arguments: --recieipt x.json (did you mean --receipt?)"
+    code, _, err = cli(capsys, "compare", lab, "--baslein=a")
+    assert code == 2 and err.strip().endswith("(did you mean --baseline?)")
+    code, _, err = cli(capsys, "gate", lab, "stray-word-not-a-file")  # not a file: no hint about runs
+    assert code == 2 and err.strip() == "error: rankgate: unrecognized arguments: stray-word-not-a-file"
+
+
+def test_a_misspelt_measure_gets_did_you_mean(capsys):
+    lab = SAMPLES / "seed-lab"
+    for typed, meant in (("nDGC@10", "nDCG@10"), ("ndcg_cut.10", "ndcg_cut_10"), ("recip_rnak", "recip_rank")):
+        code, out, err = cli(capsys, "score", lab, "-m", typed)
+        assert code == 2 and out == ""
+        assert err.strip() == (f"error: measure: {typed!r}: unknown measure; did you mean {meant}? "
+                               "(`rankgate docs measures` lists them)")
+    code, _, err = cli(capsys, "score", lab, "-m", "zzzz@10")  # nothing close: the families
+    assert code == 2 and "did you mean" not in err and "rankgate computes P, R, RR, nDCG" in err

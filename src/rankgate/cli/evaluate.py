@@ -441,8 +441,9 @@ def cmd_gate(args) -> int:
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
-    alone = _one_run(bundle, policy)
+    same = _same_run(bundle, policy)  # then the gate's input errors (a must-pass query not in the qrels) come first
     result = gate_bundle(bundle, policy, as_of=as_of)
+    alone = same and _one_run(bundle, policy)
     if alone:  # recorded in the JSON (and the receipt): nothing was compared
         result.data["no_baseline"] = True
     if getattr(args, "with_suggestions", False):  # recorded in the JSON, so in the receipt
@@ -485,19 +486,23 @@ def cmd_gate(args) -> int:
 COMPARING = {"not_lower", "no_significant_regression", "no_newly_failed", "no_stage_loss"}
 
 
+def _same_run(bundle: Bundle, policy: Policy) -> bool:
+    """One run to gate: no baseline or candidate named and one run loaded (then it is both), or one named twice."""
+    base, cand = policy.baseline, policy.candidate
+    if len(bundle.runs) == 1:  # the one run fills the role not named (a wrong name is said by the gate)
+        only = next(iter(bundle.runs))
+        policy.baseline, policy.candidate = base, cand = base or only, cand or only
+    return bool(base) and base == cand
+
+
 def _one_run(bundle: Bundle, policy: Policy) -> bool:
     """True when the gate has one run to look at (no baseline, or baseline = candidate) and every rule is absolute
     (floors, must-pass, judged share, budgets without max_ratio): then the run is gated on those alone.
     A comparing rule with one run would compare the run with itself and pass: refused, exit 2."""
-    base, cand = policy.baseline, policy.candidate
-    if len(bundle.runs) == 1 and not (base and cand):
-        base = cand = next(iter(bundle.runs))
-    if not base or base != cand:
-        return False
+    base = policy.baseline
     comparing = [r for r in policy.effective_rules()
                  if r.kind in COMPARING or (r.kind == "budget" and r.max_ratio is not None)]
     if not comparing:
-        policy.baseline = policy.candidate = base
         return True
     rules = ", ".join(dict.fromkeys(visible(r.name) for r in comparing))
     if len(bundle.runs) == 1:
