@@ -104,3 +104,39 @@ def test_a_misspelt_measure_gets_did_you_mean(capsys):
                                "(`rankgate docs measures` lists them)")
     code, _, err = cli(capsys, "score", lab, "-m", "zzzz@10")  # nothing close: the families
     assert code == 2 and "did you mean" not in err and "rankgate computes P, R, RR, nDCG" in err
+
+
+# ---- F12, F21: a file given as qrels that is something else says what it looks like ----------------------
+
+def test_a_queries_file_given_as_qrels_says_it_looks_like_one(tmp_path, capsys):
+    topics = write(tmp_path / "topics.tsv", "156493\tdo goldfish grow\n1037798\twho is robert gray\n")
+    run = write(tmp_path / "r.trec", "156493 Q0 d1 1 1.0 t\n")
+    code, out, err = cli(capsys, "score", "--qrels", topics, "--runs", run)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.strip() == (f"error: {topics}:1: grade 'grow' is not an integer (expected a whole number such as 0, "
+                           "1, 2 or -1); this looks like a queries file (2 tab-separated columns, text in the "
+                           "second): give it with --queries")
+    five = write(tmp_path / "five.tsv", "1037798\twho is robert gray\n")  # 5 words: the column count
+    code, _, err = cli(capsys, "score", "--qrels", five, "--runs", run)
+    assert code == 2 and "5 columns, expected 4" in err and "this looks like a queries file" in err
+    qrels = write(tmp_path / "q.trec", "156493 0 d1 x\n")  # a bad grade in real qrels: no such hint
+    code, _, err = cli(capsys, "score", "--qrels", qrels, "--runs", run)
+    assert code == 2 and "grade 'x' is not an integer" in err and "looks like" not in err
+
+
+def test_a_jsonl_run_or_corpus_given_as_qrels_says_what_a_judgment_holds(capsys):
+    ops = SAMPLES / "ops-handbook"
+    run = ops / "runs" / "bm25-plain.jsonl"
+    said = {
+        run: ":2: field 'doc' must be a non-empty string; a judgment line holds \"query\", \"doc\" and \"grade\" "
+             "(this looks like a run: it has 'ranking'; give it with --runs)",
+        ops / "corpus.jsonl": ":1: field 'query' must be a non-empty string; a judgment line holds \"query\", "
+                              "\"doc\" and \"grade\" (this looks like a corpus: documents with an ID and a text; "
+                              "give it with --corpus)",
+        ops / "queries.jsonl": ":1: field 'query' must be a non-empty string; a judgment line holds \"query\", "
+                               "\"doc\" and \"grade\" (this looks like a queries file or a corpus: an ID and a "
+                               "text; give it with --queries or --corpus)",
+    }
+    for qrels, tail in said.items():
+        code, out, err = cli(capsys, "score", "--qrels", qrels, "--runs", run)
+        assert code == 2 and out == "" and err.strip() == f"error: {qrels}{tail}"
