@@ -140,3 +140,21 @@ def test_a_jsonl_run_or_corpus_given_as_qrels_says_what_a_judgment_holds(capsys)
     for qrels, tail in said.items():
         code, out, err = cli(capsys, "score", "--qrels", qrels, "--runs", run)
         assert code == 2 and out == "" and err.strip() == f"error: {qrels}{tail}"
+
+
+# ---- F13: benchmark.toml's errors in its own words, at the key's line -----------------------------------
+
+def test_benchmark_toml_gate_errors_name_the_table_and_the_line(tmp_path, capsys):
+    folder = tmp_path / "b1"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    toml = folder / "benchmark.toml"
+    original = toml.read_text()
+    n = len(original.splitlines())
+    for added, said in (('k = "five"', "[gate] key 'k' must be an integer, found a string"),
+                        ("kk = 3", "unknown [gate] key 'kk' (expected one of ")):
+        toml.write_text(original + added + "\n")  # after [gate]: a key of that table
+        code, out, err = cli(capsys, "gate", folder)
+        assert code == 2 and out == "" and err.startswith(f"error: {toml}:{n + 1}: {said}")
+    policy = write(tmp_path / "p.toml", "# a policy\nk = 0\n")
+    code, _, err = cli(capsys, "gate", SAMPLES / "seed-lab", "--policy", policy)
+    assert code == 2 and err.strip() == f"error: {policy}:2: policy key 'k' must be at least 1"
