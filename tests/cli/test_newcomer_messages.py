@@ -158,3 +158,18 @@ def test_benchmark_toml_gate_errors_name_the_table_and_the_line(tmp_path, capsys
     policy = write(tmp_path / "p.toml", "# a policy\nk = 0\n")
     code, _, err = cli(capsys, "gate", SAMPLES / "seed-lab", "--policy", policy)
     assert code == 2 and err.strip() == f"error: {policy}:2: policy key 'k' must be at least 1"
+
+
+# ---- F15: the gate's result is not its receipt ----------------------------------------------------------
+
+def test_receipt_verify_on_the_gates_result_says_which_flag_writes_a_receipt(tmp_path, capsys):
+    result = tmp_path / "result.json"
+    code, _, _ = cli(capsys, "gate", SAMPLES / "seed-lab", "-o", result, "--quiet")
+    assert code == 3 and result.is_file()
+    code, out, err = cli(capsys, "receipt", "verify", result)
+    assert code == 2 and out == ""
+    assert err.strip() == (f"error: {result}: not a rankgate receipt (expected 'inputs' and 'result'); this is a "
+                           "gate's result: `-o` writes the result, `--receipt FILE` writes a receipt")
+    other = write(tmp_path / "other.json", '{"a": 1}')
+    code, _, err = cli(capsys, "receipt", "verify", other)
+    assert code == 2 and err.strip() == f"error: {other}: not a rankgate receipt (expected 'inputs' and 'result')"
