@@ -173,3 +173,21 @@ def test_receipt_verify_on_the_gates_result_says_which_flag_writes_a_receipt(tmp
     other = write(tmp_path / "other.json", '{"a": 1}')
     code, _, err = cli(capsys, "receipt", "verify", other)
     assert code == 2 and err.strip() == f"error: {other}: not a rankgate receipt (expected 'inputs' and 'result')"
+
+
+# ---- F24: a run lacking judged queries: what each face does, as the docs say ------------------------------
+
+def test_a_run_lacking_judged_queries_score_stops_trec_eval_and_evaluate_average_what_it_ranks(tmp_path, capsys):
+    import rankgate
+
+    qrels = write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d2 1\n")
+    run = write(tmp_path / "one.trec", "q1 Q0 d1 1 1.0 t\n")
+    code, out, err = cli(capsys, "score", "--qrels", qrels, "--runs", run, "-m", "P@1", "--short-rankings", "allow")
+    assert code == 2 and out == "" and "has no ranking for 1 qrels query: 'q2'" in err and "--missing-queries zero" in err
+    code, out, err = cli(capsys, "trec_eval", "-m", "P.1", qrels, run)
+    assert code == 0 and "P_1                   \tall\t1.0000" in out and "trec_eval 9" in err
+    scores = rankgate.evaluate(str(qrels), str(run), "P@1")
+    assert scores.qids == ["q1"]
+    assert rankgate.evaluate(str(qrels), str(run), "P@1", missing="zero").qids == ["q1", "q2"]
+    readme = " ".join((SAMPLES.parent / "README.md").read_text().split())
+    assert "One case stops `score` (exit 2, naming the queries): a judged query the run does not rank" in readme
