@@ -191,3 +191,24 @@ def test_a_run_lacking_judged_queries_score_stops_trec_eval_and_evaluate_average
     assert rankgate.evaluate(str(qrels), str(run), "P@1", missing="zero").qids == ["q1", "q2"]
     readme = " ".join((SAMPLES.parent / "README.md").read_text().split())
     assert "One case stops `score` (exit 2, naming the queries): a judged query the run does not rank" in readme
+
+
+# ---- F25: a damaged snapshot with no backup: no `labels recover` that cannot work ----------------------
+
+def test_a_damaged_snapshot_without_backup_says_what_to_do_not_recover(tmp_path, capsys):
+    qrels = SAMPLES / "three-questions" / "qrels.trec"
+    db = tmp_path / "w.json"
+    assert cli(capsys, "labels", "import", "--db", db, "--reviewer", "me", qrels)[0] == 0
+    broken = tmp_path / "brk.json"  # a copy of the snapshot alone, cut short: no .bak, no journal
+    broken.write_bytes(db.read_bytes()[:100])
+    code, _, err = cli(capsys, "labels", "export", "--db", broken)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "labels recover" not in err
+    assert (f"there is no backup copy (.bak) to recover from: move it aside (`mv {broken} {broken}.damaged`, "
+            f"with its .journal and .history) and import the labels again from your exported qrels "
+            f"(`rankgate labels import --db {broken} QRELS`)") in err
+    code, _, err = cli(capsys, "labels", "recover", "--db", broken)
+    assert code == 2 and "nothing to recover from: move it aside" in err
+    (tmp_path / "brk.json.bak").write_bytes(db.read_bytes())  # with a backup, recover is the way back
+    code, _, err = cli(capsys, "labels", "export", "--db", broken)
+    assert code == 2 and f"`rankgate labels recover --db {broken}` rebuilds the workspace" in err
