@@ -212,3 +212,23 @@ def test_a_damaged_snapshot_without_backup_says_what_to_do_not_recover(tmp_path,
     (tmp_path / "brk.json.bak").write_bytes(db.read_bytes())  # with a backup, recover is the way back
     code, _, err = cli(capsys, "labels", "export", "--db", broken)
     assert code == 2 and f"`rankgate labels recover --db {broken}` rebuilds the workspace" in err
+
+
+# ---- F16: --db FILE is several files, and the help and docs say so -------------------------------------
+
+def test_the_db_help_and_docs_name_every_file_of_a_workspace(tmp_path, capsys):
+    import pytest
+
+    from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK
+
+    with pytest.raises(SystemExit):
+        main(["labels", "export", "--help"])
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "FILE.journal, FILE.history and FILE.lock beside it belong to it: a backup copies them all" in flat
+    db = tmp_path / "work.json"
+    assert cli(capsys, "labels", "import", "--db", db, "--reviewer", "me", SAMPLES / "three-questions" / "qrels.trec")[0] == 0
+    beside = {p.name[len(db.name):] for p in tmp_path.iterdir() if p.name.startswith(db.name)} - {""}
+    assert beside and beside <= {JOURNAL, HISTORY, LOCK, BACKUP, HISTORY + BACKUP, JOURNAL_PREV}
+    labels_md = (SAMPLES.parent / "docs" / "labels.md").read_text()
+    for suffix in (JOURNAL, HISTORY, LOCK, BACKUP, HISTORY + BACKUP, JOURNAL_PREV):
+        assert f"`work.json{suffix}`" in labels_md
