@@ -232,3 +232,15 @@ def test_the_db_help_and_docs_name_every_file_of_a_workspace(tmp_path, capsys):
     labels_md = (SAMPLES.parent / "docs" / "labels.md").read_text()
     for suffix in (JOURNAL, HISTORY, LOCK, BACKUP, HISTORY + BACKUP, JOURNAL_PREV):
         assert f"`work.json{suffix}`" in labels_md
+
+
+def test_a_one_run_gate_on_absolute_rules_writes_a_receipt_that_verifies(tmp_path, capsys):
+    three = SAMPLES / "three-questions"
+    policy = write(tmp_path / "p.toml", '[[rules]]\ncheck = "floor"\nmeasure = "R@3"\nmin = 0.5\n')
+    receipt = tmp_path / "r.json"
+    code, out, err = cli(capsys, "gate", "--qrels", three / "qrels.trec", "--runs", three / "run.trec", "--k", "3",
+                         "--policy", policy, "--receipt", receipt)
+    assert code == 0 and json.loads(out)["no_baseline"] is True
+    assert err.strip() == "ACCEPT run (no baseline: absolute rules only): 2 of 2 checks pass"
+    code, _, err = cli(capsys, "receipt", "verify", receipt)
+    assert code == 0, err

@@ -443,9 +443,7 @@ def cmd_gate(args) -> int:
         return EXIT_OK
     same = _same_run(bundle, policy)  # then the gate's input errors (a must-pass query not in the qrels) come first
     result = gate_bundle(bundle, policy, as_of=as_of)
-    alone = same and _one_run(bundle, policy)
-    if alone:  # recorded in the JSON (and the receipt): nothing was compared
-        result.data["no_baseline"] = True
+    alone = same and _one_run(bundle, policy)  # the JSON says "no_baseline" (core/gate.py)
     if getattr(args, "with_suggestions", False):  # recorded in the JSON, so in the receipt
         result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
@@ -489,9 +487,9 @@ COMPARING = {"not_lower", "no_significant_regression", "no_newly_failed", "no_st
 def _same_run(bundle: Bundle, policy: Policy) -> bool:
     """One run to gate: no baseline or candidate named and one run loaded (then it is both), or one named twice."""
     base, cand = policy.baseline, policy.candidate
-    if len(bundle.runs) == 1:  # the one run fills the role not named (a wrong name is said by the gate)
+    if len(bundle.runs) == 1:  # the one run fills the role not named, as gate_bundle does (a wrong name is said there)
         only = next(iter(bundle.runs))
-        policy.baseline, policy.candidate = base, cand = base or only, cand or only
+        base, cand = base or only, cand or only
     return bool(base) and base == cand
 
 
