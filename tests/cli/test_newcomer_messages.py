@@ -244,3 +244,13 @@ def test_a_one_run_gate_on_absolute_rules_writes_a_receipt_that_verifies(tmp_pat
     assert err.strip() == "ACCEPT run (no baseline: absolute rules only): 2 of 2 checks pass"
     code, _, err = cli(capsys, "receipt", "verify", receipt)
     assert code == 0, err
+
+
+def test_the_markdown_of_a_one_run_gate_says_there_is_no_baseline(tmp_path, capsys):
+    three = SAMPLES / "three-questions"
+    policy = write(tmp_path / "p.toml", '[[rules]]\ncheck = "floor"\nmeasure = "R@3"\nmin = 0.5\n')
+    summary = tmp_path / "gate.md"
+    code, _, _ = cli(capsys, "gate", "--qrels", three / "qrels.trec", "--runs", three / "run.trec", "--k", "3",
+                     "--policy", policy, "--markdown", summary, "--quiet")
+    assert code == 0 and "Candidate **run** no baseline: absolute rules only, k = 3" in summary.read_text()
+    assert "against baseline" not in summary.read_text()

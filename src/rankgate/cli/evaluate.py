@@ -443,7 +443,8 @@ def cmd_gate(args) -> int:
         return EXIT_OK
     same = _same_run(bundle, policy)  # then the gate's input errors (a must-pass query not in the qrels) come first
     result = gate_bundle(bundle, policy, as_of=as_of)
-    alone = same and _one_run(bundle, policy)  # the JSON says "no_baseline" (core/gate.py)
+    if same:
+        _one_run(bundle, policy)  # refuses comparing rules; else the JSON says "no_baseline" (core/gate.py)
     if getattr(args, "with_suggestions", False):  # recorded in the JSON, so in the receipt
         result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
@@ -472,11 +473,7 @@ def cmd_gate(args) -> int:
     if not args.quiet:
         from rankgate.core.outputs import verdict_line
 
-        line = verdict_line(result.data)
-        if alone:
-            head = f" {visible(policy.candidate)} vs {visible(policy.candidate)}:"
-            line = line.replace(head, f" {visible(policy.candidate)} (no baseline: absolute rules only):", 1)
-        say(line, err=True)
+        say(verdict_line(result.data), err=True)
     return code
 
 
@@ -493,15 +490,15 @@ def _same_run(bundle: Bundle, policy: Policy) -> bool:
     return bool(base) and base == cand
 
 
-def _one_run(bundle: Bundle, policy: Policy) -> bool:
-    """True when the gate has one run to look at (no baseline, or baseline = candidate) and every rule is absolute
-    (floors, must-pass, judged share, budgets without max_ratio): then the run is gated on those alone.
-    A comparing rule with one run would compare the run with itself and pass: refused, exit 2."""
+def _one_run(bundle: Bundle, policy: Policy) -> None:
+    """The gate has one run to look at (baseline = candidate): every rule must be absolute (floors, must-pass,
+    judged share, budgets without max_ratio), and the run is gated on those alone. A comparing rule would compare
+    the run with itself and pass: refused, exit 2."""
     base = policy.baseline
     comparing = [r for r in policy.effective_rules()
                  if r.kind in COMPARING or (r.kind == "budget" and r.max_ratio is not None)]
     if not comparing:
-        return True
+        return
     rules = ", ".join(dict.fromkeys(visible(r.name) for r in comparing))
     if len(bundle.runs) == 1:
         head = f"only one run ({visible(base)}): a gate compares two"
