@@ -254,3 +254,9 @@ def test_the_markdown_of_a_one_run_gate_says_there_is_no_baseline(tmp_path, caps
                      "--policy", policy, "--markdown", summary, "--quiet")
     assert code == 0 and "Candidate **run** no baseline: absolute rules only, k = 3" in summary.read_text()
     assert "against baseline" not in summary.read_text()
+
+
+def test_a_negative_cutoff_says_the_cutoff_must_be_at_least_1(capsys):
+    for typed in ("P@-1", "nDCG(judged_only=True)@-5"):
+        code, _, err = cli(capsys, "score", SAMPLES / "seed-lab", "-m", typed)
+        assert code == 2 and err.startswith(f"error: measure: {typed!r}: the cutoff must be at least 1 (expected e.g.")

@@ -178,6 +178,9 @@ def _bad(text: str, why: str) -> InputError:
 
 
 def _unknown(text: str) -> InputError:
+    negative = re.match(r"^([A-Za-z]+)(?:\([^()]*\))?@-\d+(?:\.\d+)?$", text.replace(" ", ""))
+    if negative and negative.group(1).lower() in _FAMILY_ALIASES:  # P@-1: a known measure, a cutoff below 1
+        return _bad(text, "the cutoff must be at least 1")
     guess = _guess(text)
     if guess:
         return InputError("measure", f"{text!r}: unknown measure; did you mean {guess}? "
