@@ -260,3 +260,11 @@ def test_a_negative_cutoff_says_the_cutoff_must_be_at_least_1(capsys):
     for typed in ("P@-1", "nDCG(judged_only=True)@-5"):
         code, _, err = cli(capsys, "score", SAMPLES / "seed-lab", "-m", typed)
         assert code == 2 and err.startswith(f"error: measure: {typed!r}: the cutoff must be at least 1 (expected e.g.")
+
+
+def test_labels_set_without_reason_names_the_command_not_the_workspace_file(tmp_path, capsys):
+    db = tmp_path / "w.json"
+    assert cli(capsys, "labels", "import", "--db", db, "--reviewer", "me", SAMPLES / "three-questions" / "qrels.trec")[0] == 0
+    code, _, err = cli(capsys, "labels", "set", "--db", db, "--reviewer", "me", "q1", "zz", "1")
+    assert code == 2 and err.strip() == ("error: labels set: a new label needs --reason (why is 'zz' graded 1 for "
+                                         "'q1'?)")

@@ -180,7 +180,7 @@ def _set(args) -> int:
             label = None if ws.blind else ws.judgment(args.query, args.doc)
             whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
                 "judgment goes beside theirs" if label is not None else ""
-            raise InputError(str(ws.path), f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
+            raise InputError("labels set", f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
                              f"for {args.query!r}?){whose}")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
