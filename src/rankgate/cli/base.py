@@ -24,7 +24,7 @@ class Parser(argparse.ArgumentParser):
         `rankgate score QRELS RUN` says how runs are given."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
-            self.error(f"unrecognized arguments: {' '.join(visible(e) for e in extras)}" + self._hint(parsed, extras))
+            self.error(f"unrecognized arguments: {' '.join(extras)}" + self._hint(parsed, extras))
         return parsed
 
     def _hint(self, parsed, extras: list[str]) -> str:

@@ -417,7 +417,9 @@ class DurableIndex:
             hint = (f"the last good snapshot is kept as {self._file(BACKUP)}: `rankgate labels recover --db {db}` "
                     "rebuilds the workspace from it and the journals")
         elif Path(e.path) == self.path:  # the snapshot, and no backup: `labels recover` has nothing to start from
-            hint = NO_BASE.format(db=db)
+            import shlex
+
+            hint = NO_BASE.format(db=shlex.quote(db))
         else:
             hint = ("there is no backup copy; `rankgate labels recover --db {db}` moves the damaged files aside "
                     "and keeps what can be read").format(db=db)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -99,7 +100,7 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path]) -> str:
         aside.append(ix.path)
         return f"restored from {ix._file(BACKUP).name}"
     raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read; nothing to "
-                     "recover from: " + NO_BASE.split(": ", 1)[1].format(db=ix.path))
+                     "recover from: " + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
 
 
 def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]:
