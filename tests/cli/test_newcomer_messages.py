@@ -22,7 +22,8 @@ def test_gate_on_a_folder_with_one_run_refuses_to_compare_it_with_itself(capsys)
         assert code == 2 and out == "" and "ACCEPT" not in err
         assert err.strip().splitlines() == [
             f"error: gate: only one run ({run}): a gate compares two (recall_not_lower, mrr_not_lower would compare "
-            f"{run} with itself); name them with --baseline/--candidate, or use `rankgate score`"]
+            f"{run} with itself); add the run to compare (--runs, or `runs` in benchmark.toml) and name both with "
+            "--baseline/--candidate, or use `rankgate score`"]
 
 
 def test_gate_naming_one_run_twice_among_several_is_refused_too(tmp_path, capsys):

@@ -501,11 +501,13 @@ def _one_run(bundle: Bundle, policy: Policy) -> None:
         return
     rules = ", ".join(dict.fromkeys(visible(r.name) for r in comparing))
     if len(bundle.runs) == 1:
-        head = f"only one run ({visible(base)}): a gate compares two"
+        head, todo = f"only one run ({visible(base)}): a gate compares two", \
+            "add the run to compare (--runs, or `runs` in benchmark.toml) and name both with --baseline/--candidate"
     else:
-        head = f"the baseline and the candidate are both {visible(base)!r}: a gate compares two runs"
-    raise InputError("gate", f"{head} ({rules} would compare {visible(base)} with itself); name them with "
-                     "--baseline/--candidate, or use `rankgate score`")
+        head, todo = f"the baseline and the candidate are both {visible(base)!r}: a gate compares two runs", \
+            "name two with --baseline/--candidate"
+    raise InputError("gate", f"{head} ({rules} would compare {visible(base)} with itself); {todo}, or use "
+                     "`rankgate score`")
 
 
 def _refuse_inputs(bundle: Bundle, policy: Policy, outputs) -> None:
