@@ -269,3 +269,19 @@ def test_labels_set_without_reason_names_the_command_not_the_workspace_file(tmp_
     code, _, err = cli(capsys, "labels", "set", "--db", db, "--reviewer", "me", "q1", "zz", "1")
     assert code == 2 and err.strip() == ("error: labels set: a new label needs --reason (why is 'zz' graded 1 for "
                                          "'q1'?)")
+
+
+# ---- F30: validate lists every problem, a run that cannot be read does not hide the next one's -----------
+
+def test_validate_reads_the_other_runs_when_one_cannot_be_read(tmp_path, capsys):
+    qrels = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    bad = write(tmp_path / "bad.trec", "q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 NaNx t\n")
+    dup = write(tmp_path / "dup.trec", "q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\nq1 Q0 d1 3 0.2 t\n")
+    code, out, err = cli(capsys, "validate", "--qrels", qrels, "--runs", bad, "--runs", dup, "--k", "1",
+                         "--format", "json")
+    assert code == 2
+    rules = [(p["where"], p["rule"]) for p in json.loads(out)["problems"]]
+    assert rules == [(f"{bad}:2", "unreadable"), (f"{dup}:3", "duplicate-ranked")]
+    assert err.strip().splitlines()[0].startswith(f"error: {bad}:2: score 'NaNx' is not a number")
+    code, _, err = cli(capsys, "validate", "--qrels", qrels, "--runs", bad, "--k", "1")  # the only run: its line
+    assert code == 2 and len(err.strip().splitlines()) == 1 and f"{bad}:2: score 'NaNx'" in err
