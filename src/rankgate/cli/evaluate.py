@@ -323,9 +323,9 @@ def corpus_report(bundle: Bundle, path: str | None) -> dict | None:
 # ---- commands ----------------------------------------------------------------------------------
 
 def cmd_validate(args) -> int:
-    bundle, policy = load(args, fast=True)
+    unreadable, bundle, policy = _load_every_run(args)
     corpus = corpus_report(bundle, args.corpus)
-    problems = problems_of(bundle, policy)
+    problems = unreadable + problems_of(bundle, policy)
     if problems:
         if args.format == "json":
             emit(json.dumps({"status": "invalid", "problems": [p.as_dict() for p in problems]}, indent=2))
@@ -337,6 +337,28 @@ def cmd_validate(args) -> int:
     emit(_valid_json(bundle, policy, corpus) if args.format == "json" else
          f"valid: {len(bundle.qrels.query_ids)} queries, runs {', '.join(sorted(bundle.runs))}, k={policy.k}{texts}")
     return EXIT_OK
+
+
+def _load_every_run(args) -> tuple[list, Bundle, Policy]:
+    """`load`, and a `--runs` file that cannot be read is one problem: validate reads the other runs and lists
+    theirs too (a bad run does not hide the next one's problems)."""
+    from rankgate.core.errors import Problem
+    from rankgate.core.formats import split_run_spec
+
+    unreadable = []
+    while True:
+        try:
+            bundle, policy = load(args, fast=True)
+            return unreadable, bundle, policy
+        except InputError as e:
+            bad = [s for s in args.runs or [] if split_run_spec(s)[1] == e.path]
+            if not bad or len(bad) == len(args.runs):  # not a run, or no other run left to read
+                if not unreadable:
+                    raise
+                raise ValidationError(unreadable + [Problem(f"{e.path}:{e.line}" if e.line else e.path, e.what)]) \
+                    from None
+            unreadable.append(Problem(f"{e.path}:{e.line}" if e.line else e.path, e.what, "unreadable"))
+            args.runs = [s for s in args.runs if s not in bad]
 
 
 def cmd_score(args) -> int:

@@ -129,14 +129,11 @@ def _duplicates(run: Run) -> list[Problem]:
     if not len(dup):
         return []
     qn, dn = run.catalog.queries.names, run.catalog.docs.names
-    first_row = dict(zip(order[dup].tolist(), order[np.searchsorted(sk, sk[dup])].tolist()))  # stable: earliest row
     found = []
     for row in np.sort(order[dup])[: MAX_PER_RULE + 1].tolist():  # in file order
         qid, doc = qn[run.q[row]], dn[run.doc[row]]
-        first = f" (first at line {int(run.where[first_row[row]])})" if run.format != "json" else ""
         found.append(Problem(_row_where(run, row, qid),
-                             f"run {shorten(run.name)} ranks document {shorten(doc)} twice for query {shorten(qid)}"
-                             + first, "duplicate-ranked"))
+                             f"run {shorten(run.name)} ranks document {shorten(doc)} twice for query {shorten(qid)}", "duplicate-ranked"))
     out: list[Problem] = []
     _capped(out, found, run.path, "duplicate-ranked")
     if len(dup) > MAX_PER_RULE + 1:

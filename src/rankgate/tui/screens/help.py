@@ -15,23 +15,6 @@ from rankgate.tui.safe import literal
 from rankgate.tui.widgets.marks import HIT, MISS, MUST, STATE, STATE_WORDS
 
 
-class PagedScroll(VerticalScroll):
-    """Pages and ends without animation: a PageDown pressed while an animated Home was still passing by
-    counted from there, and moved more or less than the visible height (lines were never seen)."""
-
-    def action_page_down(self) -> None:
-        self.scroll_to(y=self.scroll_target_y + self.scrollable_content_region.height, animate=False)
-
-    def action_page_up(self) -> None:
-        self.scroll_to(y=self.scroll_target_y - self.scrollable_content_region.height, animate=False)
-
-    def action_scroll_home(self) -> None:
-        self.scroll_to(y=0, animate=False)
-
-    def action_scroll_end(self) -> None:
-        self.scroll_to(y=self.max_scroll_y, animate=False)
-
-
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [("escape,question_mark,q", "dismiss(None)", "Close")]
 
@@ -64,7 +47,7 @@ class HelpScreen(ModalScreen[None]):
         legend.append(" rank movement from baseline to candidate    ")
         legend.append("?n", style="bold magenta")
         legend.append(" unjudged documents in some run's top k")
-        with PagedScroll(classes="dialog wide"):
+        with VerticalScroll(classes="dialog wide"):
             yield Static(Text("Keys", style="bold"))
             yield Static(keys, id="help-keys")
             yield Static(Text("\nLegend", style="bold"))
