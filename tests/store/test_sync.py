@@ -260,7 +260,9 @@ def test_the_receipt_names_the_version_the_labels_were_exported_from(cli, sample
     assert cli("labels", "freeze", "-b", folder, "v1")[0] == 0
     assert cli("labels", "export", folder)[0] == 0
     receipt = tmp_path / "receipt.json"
-    code, _, _ = cli("gate", folder, "--receipt", receipt)
+    policy = tmp_path / "floor.toml"  # one run: a gate of absolute rules only (a comparing rule is refused)
+    policy.write_text('[[rules]]\ncheck = "floor"\nmeasure = "R@3"\nmin = 0.1\n')
+    code, _, _ = cli("gate", folder, "--receipt", receipt, "--policy", policy)
     r = json.loads(receipt.read_text())["predicate"]  # an in-toto statement
     qrels = next(i for i in r["inputs"] if i["role"] == "qrels")
     assert qrels["sha256"] == sync.file_sha256(folder / "qrels.trec").removeprefix("sha256:")

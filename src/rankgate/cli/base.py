@@ -24,10 +24,34 @@ class Parser(argparse.ArgumentParser):
         `rankgate score QRELS RUN` says how runs are given."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
-            hint = getattr(parsed, "extra_words_hint", None)
-            words = any(not e.startswith("-") for e in extras)
-            self.error(f"unrecognized arguments: {' '.join(extras)}" + (f" ({hint})" if hint and words else ""))
+            self.error(f"unrecognized arguments: {' '.join(extras)}" + self._hint(parsed, extras))
         return parsed
+
+    def _hint(self, parsed, extras: list[str]) -> str:
+        """`did you mean --receipt?` for a misspelt option (difflib against the command's own options); the
+        command's hint about extra words only when one is an existing file (a misspelt option's value is not)."""
+        import difflib
+        import os
+
+        parser = self
+        while True:  # the (sub)command that was given: its options
+            sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+            name = getattr(parsed, sub.dest, None) if sub else None
+            if name not in (sub.choices if sub else {}):
+                break
+            parser = sub.choices[name]
+        options = [o for o in parser._option_string_actions if o.startswith("--")]
+        guesses = []
+        for e in extras:
+            if e.startswith("--"):
+                close = difflib.get_close_matches(e.split("=", 1)[0], options, n=1, cutoff=0.75)
+                guesses += [f"did you mean {close[0]}?"] if close else []
+        if guesses:
+            return f" ({'; '.join(dict.fromkeys(guesses))})"
+        hint = getattr(parsed, "extra_words_hint", None)
+        files = [e for i, e in enumerate(extras) if not e.startswith("-") and os.path.isfile(e)
+                 and not (i and extras[i - 1].startswith("-") and "=" not in extras[i - 1])]
+        return f" ({hint})" if hint and files else ""
 
 
 PATHS = {"qrels", "runs", "queries", "corpus", "policy", "db", "output", "receipt", "markdown", "junit", "benchmark",

@@ -290,7 +290,13 @@ def problems_of(bundle: Bundle, policy: Policy) -> list:
         judged = set(bundle.qrels.query_ids)
         for run in lean:
             problems += validate_lean(run, judged, set(bundle.no_answer), policy.checks)
-    return problems
+    return sorted(problems, key=lambda p: not _located(p.where))  # a line's problem first: often the cause
+
+
+def _located(where: str) -> bool:
+    """A problem at a line (`file:6`) or a JSON path (`file: $["run"]`), not one about a whole file."""
+    head, _, tail = where.rpartition(":")
+    return bool(head) and (tail.isdigit() or tail.lstrip().startswith("$"))
 
 
 def _valid_json(bundle: Bundle, policy: Policy, corpus: dict | None = None) -> str:
@@ -453,7 +459,10 @@ def cmd_gate(args) -> int:
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
+    same = _same_run(bundle, policy)  # then the gate's input errors (a must-pass query not in the qrels) come first
     result = gate_bundle(bundle, policy, as_of=as_of)
+    if same:
+        _one_run(bundle, policy)  # refuses comparing rules; else the JSON says "no_baseline" (core/gate.py)
     if getattr(args, "with_suggestions", False):  # recorded in the JSON, so in the receipt
         result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
@@ -484,6 +493,39 @@ def cmd_gate(args) -> int:
 
         say(verdict_line(result.data), err=True)
     return code
+
+
+# Rule kinds that compare the candidate with the baseline; a budget compares too when it has a max_ratio.
+COMPARING = {"not_lower", "no_significant_regression", "no_newly_failed", "no_stage_loss"}
+
+
+def _same_run(bundle: Bundle, policy: Policy) -> bool:
+    """One run to gate: no baseline or candidate named and one run loaded (then it is both), or one named twice."""
+    base, cand = policy.baseline, policy.candidate
+    if len(bundle.runs) == 1:  # the one run fills the role not named, as gate_bundle does (a wrong name is said there)
+        only = next(iter(bundle.runs))
+        base, cand = base or only, cand or only
+    return bool(base) and base == cand
+
+
+def _one_run(bundle: Bundle, policy: Policy) -> None:
+    """The gate has one run to look at (baseline = candidate): every rule must be absolute (floors, must-pass,
+    judged share, budgets without max_ratio), and the run is gated on those alone. A comparing rule would compare
+    the run with itself and pass: refused, exit 2."""
+    base = policy.baseline
+    comparing = [r for r in policy.effective_rules()
+                 if r.kind in COMPARING or (r.kind == "budget" and r.max_ratio is not None)]
+    if not comparing:
+        return
+    rules = ", ".join(dict.fromkeys(visible(r.name) for r in comparing))
+    if len(bundle.runs) == 1:
+        head, todo = f"only one run ({visible(base)}): a gate compares two", \
+            "add the run to compare (--runs, or `runs` in benchmark.toml) and name both with --baseline/--candidate"
+    else:
+        head, todo = f"the baseline and the candidate are both {visible(base)!r}: a gate compares two runs", \
+            "name two with --baseline/--candidate"
+    raise InputError("gate", f"{head} ({rules} would compare {visible(base)} with itself); {todo}, or use "
+                     "`rankgate score`")
 
 
 def _refuse_inputs(bundle: Bundle, policy: Policy, outputs) -> None:

@@ -65,7 +65,8 @@ def _workspace_flags() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     where = common.add_argument_group("workspace")
     where.add_argument("--db", metavar="FILE", help="the workspace file (default: the default workspace in "
-                       "the user's data folder, or $RANKGATE_HOME)")
+                       "the user's data folder, or $RANKGATE_HOME); FILE.journal, FILE.history and FILE.lock "
+                       "beside it belong to it: a backup copies them all (or use `labels export`)")
     where.add_argument("-b", "--benchmark", metavar="FOLDER", help="a benchmark folder: open its workspace by "
                        "name (the first open imports its qrels)")
     where.add_argument("--reviewer", help="your name in the history (default: $RANKGATE_REVIEWER, git's "

@@ -27,7 +27,8 @@ def register(sub) -> None:
     review.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
                         help="extra measures for the gate: nDCG@10, AP, RR@10, P(rel=2)@10 ... (repeatable)")
     review.add_argument("--policy", metavar="FILE", help="policy file (TOML): docs/policy.md")
-    review.add_argument("--db", help="the label workspace file (default: the user's data folder)")
+    review.add_argument("--db", help="the label workspace file (default: the user's data folder); its .journal, "
+                        ".history and .lock beside it belong to it: a backup copies them all")
     review.add_argument("--reviewer", help="your name in the label history")
     review.add_argument("--blind", action="store_true",
                         help="blind review: see only your own grades, runs' documents without ranks (B toggles)")

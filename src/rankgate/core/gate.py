@@ -161,6 +161,8 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
     }
     if permissions is not None:
         data["permissions"] = permissions.as_dict()
+    if baseline.name == candidate.name:  # one run: nothing was compared (docs/policy.md, One run)
+        data["no_baseline"] = True
     if funnels:
         from rankgate.core.funnel import side_by_side
 
@@ -199,6 +201,9 @@ def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Dec
 
 def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review: bool = True) -> GateResult:
     """`run_gate` on a loaded bundle: its queries (weights, tags), no-answer queries and manifest version."""
+    if len(bundle.runs) == 1:  # one run fills the role not named (`rankgate gate` refuses comparing rules on it)
+        only = next(iter(bundle.runs))
+        policy.baseline, policy.candidate = policy.baseline or only, policy.candidate or only
     if not policy.baseline or not policy.candidate:
         raise InputError("gate", "name the runs to compare: --baseline NAME --candidate NAME "
                          f"(loaded: {', '.join(sorted(bundle.runs))})")

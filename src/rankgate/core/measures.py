@@ -178,8 +178,32 @@ def _bad(text: str, why: str) -> InputError:
 
 
 def _unknown(text: str) -> InputError:
+    negative = re.match(r"^([A-Za-z]+)(?:\([^()]*\))?@-\d+(?:\.\d+)?$", text.replace(" ", ""))
+    if negative and negative.group(1).lower() in _FAMILY_ALIASES:  # P@-1: a known measure, a cutoff below 1
+        return _bad(text, "the cutoff must be at least 1")
+    guess = _guess(text)
+    if guess:
+        return InputError("measure", f"{text!r}: unknown measure; did you mean {guess}? "
+                          "(`rankgate docs measures` lists them)")
     return InputError("measure", f"{text!r}: unknown measure; rankgate computes {', '.join(FAMILIES)} "
                       "(ir_measures notation, e.g. nDCG(judged_only=True)@10) and trec_eval's names")
+
+
+def _guess(text: str) -> str | None:
+    """The measure a misspelt name most likely meant: `nDGC@10` -> nDCG@10, `recip_rnak` -> recip_rank,
+    trec_eval's `-m ndcg_cut.10` -> ndcg_cut_10; None when nothing is close."""
+    import difflib
+
+    dotted = re.match(r"^([a-zA-Z_]+)\.(\d+)$", text)
+    if dotted and _TREC_CUT.match(f"{dotted[1]}_{dotted[2]}"):
+        return f"{dotted[1]}_{dotted[2]}"
+    head = re.split(r"[@(]", text, maxsplit=1)[0]
+    if "_" in head:  # a trec_eval name
+        close = difflib.get_close_matches(text.lower(), list(_TREC_FIXED), n=1, cutoff=0.75)
+        return close[0] if close else None
+    close = difflib.get_close_matches(head.lower(), list(_FAMILY_ALIASES), n=1, cutoff=0.6)
+    guess = _FAMILY_ALIASES[close[0]] + text[len(head):] if close and len(head) >= 4 else None
+    return guess if guess and _IR.match(guess.replace(" ", "")) else None
 
 
 def parse_measure(text: str) -> Measure:

@@ -141,7 +141,8 @@ def _md_head(d: dict, k: int) -> list[str]:
     ok = d["accepted"]
     out = [f"## rankgate gate: {'✅ ACCEPT' if ok else '❌ REJECT'}", ""]
     na = len(d.get("no_answer_queries", []))
-    out.append(f"Candidate **{md(d['candidate'])}** against baseline **{md(d['baseline'])}**, k = {k}, "
+    against = "no baseline: absolute rules only" if d.get("no_baseline") else f"against baseline **{md(d['baseline'])}**"
+    out.append(f"Candidate **{md(d['candidate'])}** {against}, k = {k}, "
                f"{d.get('queries', 0)} queries" + (f" ({na} no-answer queries reported apart)" if na else "")
                + f", as of {d.get('as_of', '')}.")
     failed = [c for c in d["check_details"] if not c["passed"]]
@@ -511,4 +512,5 @@ def verdict_line(d: dict, limit: int = 3) -> str:
     passed = sum(1 for c in checks if c.get("passed"))
     parts.append(f"{passed} of {len(checks)} checks pass")
     word = "ACCEPT" if d.get("accepted") else "REJECT"
-    return f"{word} {visible(d.get('candidate'))} vs {visible(d.get('baseline'))}: " + "; ".join(parts)
+    against = " (no baseline: absolute rules only)" if d.get("no_baseline") else f" vs {visible(d.get('baseline'))}"
+    return f"{word} {visible(d.get('candidate'))}{against}: " + "; ".join(parts)

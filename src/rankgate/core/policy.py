@@ -489,6 +489,18 @@ def toml_key_line(path: str, table: str, key: str, value: str | None = None) -> 
     return None if start is None else start + 1
 
 
+def _at_key(e: InputError, path, table: str, word: str) -> InputError:
+    """An error about `policy key 'k'` of a file, in the file's own word (`[gate] key 'k'` in benchmark.toml) and
+    at the key's line (toml_key_line: tomllib gives no positions)."""
+    import re
+
+    found = re.search(r"policy key '([^']+)'", e.what)
+    if found is None or e.line is not None or e.path != str(path):
+        return e
+    line = toml_key_line(str(path), table, found.group(1))
+    return InputError(e.path, e.what.replace("policy key", word, 1), line=line, where=e.where)
+
+
 def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
     """A policy file: its top level, or its [gate] table when it has one."""
     data = load_toml(path)
@@ -497,7 +509,10 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
         where = "[gate] policy" if table is not data else "policy"
         raise InputError(str(path), f"{where}: a policy file cannot name another policy file (only "
                          "benchmark.toml's [gate] table can); copy its rules here or pass it with --policy")
-    p = policy_from_table(table, str(path), base, "gate" if table is not data else "")
+    try:
+        p = policy_from_table(table, str(path), base, "gate" if table is not data else "")
+    except InputError as e:
+        raise _at_key(e, path, "gate" if table is not data else "", "policy key") from None
     p.source = str(path)
     p.sources.append(str(path))
     return p
@@ -531,7 +546,10 @@ def resolve(overrides: Mapping[str, Any], bundle) -> Policy:
             if not isinstance(named, str):
                 raise InputError(str(m.path), "key 'gate.policy' must be a file name")
             policy = load_policy(m.folder / named, policy)
-        policy = policy_from_table(gate, str(m.path), policy, "gate")
+        try:
+            policy = policy_from_table(gate, str(m.path), policy, "gate")
+        except InputError as e:
+            raise _at_key(e, m.path, "gate", "[gate] key") from None
     if get("policy"):
         policy = load_policy(get("policy"), policy)
     if bundle.queries and not policy.must_pass:

@@ -267,7 +267,9 @@ def open_receipt(path: str) -> Opened:
         opened.statement, data = data, data.get("predicate")
     opened.body = data
     if not isinstance(data, dict) or not isinstance(data.get("inputs"), list) or "result" not in data:
-        raise InputError(path, "not a rankgate receipt (expected 'inputs' and 'result')")
+        result = isinstance(data, dict) and "accepted" in data and "checks" in data  # the gate's JSON (-o, stdout)
+        raise InputError(path, "not a rankgate receipt (expected 'inputs' and 'result')" + (
+            "; this is a gate's result: `-o` writes the result, `--receipt FILE` writes a receipt" if result else ""))
     if not isinstance(data["result"], dict) or not all(
             isinstance(i, dict) and isinstance(i.get("path"), str) for i in data["inputs"]):
         raise InputError(path, "not a rankgate receipt: 'result' must be an object and each input have a path")

@@ -71,6 +71,10 @@ FOLD_EDITS = 1000  # fold the journal into the snapshot after this many edits ..
 FOLD_BYTES = 8 << 20  # ... or this many journal bytes (a large import folds at once)
 FOLD_ON_CLOSE = 100  # on close, fold when the journal holds at least this many edits
 EMPTY_HISTORY = b'{"history":{}}'
+# A snapshot that cannot be read and has no backup (.bak): what to do, since `labels recover` starts from one of them.
+NO_BASE = ("there is no backup copy (.bak) to recover from: move it aside (`mv {db} {db}.damaged`, with its .journal "
+           "and .history) and import the labels again from your exported qrels (`rankgate labels import --db {db} "
+           "QRELS`), or put back a copy of all its files")
 
 
 def history_bytes(events: list[dict]) -> bytes:
@@ -412,6 +416,10 @@ class DurableIndex:
         elif self._file(BACKUP).exists():
             hint = (f"the last good snapshot is kept as {self._file(BACKUP)}: `rankgate labels recover --db {db}` "
                     "rebuilds the workspace from it and the journals")
+        elif Path(e.path) == self.path:  # the snapshot, and no backup: `labels recover` has nothing to start from
+            import shlex
+
+            hint = NO_BASE.format(db=shlex.quote(db))
         else:
             hint = ("there is no backup copy; `rankgate labels recover --db {db}` moves the damaged files aside "
                     "and keeps what can be read").format(db=db)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.store.columns import expand_events
-from rankgate.store.durable import FOLD_EDITS, DurableIndex, history_bytes
+from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, history_bytes
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
 from rankgate.store.storage import (
     DamagedFile,
@@ -99,7 +100,7 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path]) -> str:
         aside.append(ix.path)
         return f"restored from {ix._file(BACKUP).name}"
     raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read; nothing to "
-                     "recover from")
+                     "recover from: " + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
 
 
 def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]:

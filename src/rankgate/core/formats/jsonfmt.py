@@ -202,12 +202,28 @@ def jsonl_judgments(path: str, text: str, meta: dict) -> Iterator[tuple[int, dic
         if "meta" in obj and len(obj) == 1 and isinstance(obj["meta"], dict):
             meta.update(obj["meta"])
             continue
-        _str_field(obj, "query", path, lineno)
-        _str_field(obj, "doc", path, lineno)
+        for key in ("query", "doc"):
+            v = obj.get(key)
+            if not isinstance(v, str) or not v:
+                raise InputError(path, f"field {key!r} must be a non-empty string; a judgment line holds "
+                                 '"query", "doc" and "grade"' + _judgment_hint(obj), line=lineno)
         grade = obj.get("grade")
         if not _is_grade(grade):
-            raise InputError(path, f"field 'grade' must be an integer, found {shorten(json.dumps(grade))}", line=lineno)
+            raise InputError(path, f"field 'grade' must be an integer, found {shorten(json.dumps(grade))}"
+                             + _judgment_hint(obj), line=lineno)
         yield lineno, obj
+
+
+def _judgment_hint(obj: dict) -> str:
+    """What a line given as a judgment looks like instead, from its keys (a run, a corpus, queries)."""
+    keys = set(obj)
+    if "ranking" in keys:
+        return " (this looks like a run: it has 'ranking'; give it with --runs)"
+    if keys & {"docid", "doc_id", "_id", "title", "contents", "body"} and "query" not in keys:
+        return " (this looks like a corpus: documents with an ID and a text; give it with --corpus)"
+    if keys & {"id", "qid", "query_id"} and "text" in keys and "query" not in keys:
+        return " (this looks like a queries file or a corpus: an ID and a text; give it with --queries or --corpus)"
+    return ""
 
 
 def judgment_detail(obj: dict, path: str, lineno: int) -> JudgmentDetail:

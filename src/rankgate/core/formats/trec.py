@@ -36,10 +36,24 @@ def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
                 _comment_meta(raw, meta)
                 continue
             if len(parts) != 4:
-                raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade",
-                                 line=lineno)
-            rows.add(parts[0], parts[2], parse_grade(parts[3], path, lineno), lineno)
+                raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade"
+                                 + _queries_hint(raw), line=lineno)
+            try:
+                grade = parse_grade(parts[3], path, lineno)
+            except InputError as e:
+                e.what += _queries_hint(raw)
+                raise
+            rows.add(parts[0], parts[2], grade, lineno)
     return rows.qrels("trec", meta=meta)
+
+
+def _queries_hint(line: str) -> str:
+    """A qrels line that reads `id<TAB>text` is a queries (topics) file given as qrels: say so."""
+    cols = line.split("\t")
+    if len(cols) == 2 and cols[0].strip() and any(c.isalpha() for c in cols[1]):
+        return ("; this looks like a queries file (2 tab-separated columns, text in the second): "
+                "give it with --queries")
+    return ""
 
 
 def _comment_meta(line: str, meta: dict) -> None:
