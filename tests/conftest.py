@@ -22,6 +22,19 @@ def samples() -> Path:
     return SAMPLES
 
 
+@pytest.fixture
+def cli(capsys):
+    """Run `rankgate ...` in-process: (exit code, stdout, stderr)."""
+    from rankgate.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        cap = capsys.readouterr()
+        return code, cap.out, cap.err
+
+    return run
+
+
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, bytes):

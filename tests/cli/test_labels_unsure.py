@@ -5,18 +5,7 @@ import json
 
 import pytest
 
-from rankgate.cli import main
 from tests.conftest import SAMPLES, write
-
-
-@pytest.fixture
-def cli(capsys):
-    def run(*argv):
-        code = main([str(a) for a in argv])
-        cap = capsys.readouterr()
-        return code, cap.out, cap.err
-
-    return run
 
 
 @pytest.fixture

@@ -87,16 +87,3 @@ def seed_json(folder: Path) -> Path:
 
 def labels_of(ws: Workspace) -> dict[tuple[str, str], int]:
     return {(j.query, j.doc): j.grade for j in ws.judgments()}
-
-
-@pytest.fixture
-def cli(capsys):
-    """Run `rankgate ...` in-process: (exit code, stdout, stderr)."""
-    from rankgate.cli import main
-
-    def run(*argv):
-        code = main([str(a) for a in argv])
-        cap = capsys.readouterr()
-        return code, cap.out, cap.err
-
-    return run

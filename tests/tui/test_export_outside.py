@@ -14,7 +14,8 @@ from tests.tui.test_sync import loaded, plain
 QRELS = "q1 Q0 d1 1\nq1 Q0 d4 0\nq2 Q0 d5 1\nq3 Q0 d7 2\n"
 
 
-async def test_quit_dialog_names_a_file_outside_the_folder_and_writes_a_copy(tmp_path, capsys):
+def _pointing_outside(tmp_path, capsys):
+    """A folder made by `rankgate init` without --copy: its benchmark.toml points at shared/qrels.trec."""
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "qrels.trec").write_text(QRELS)
@@ -22,6 +23,11 @@ async def test_quit_dialog_names_a_file_outside_the_folder_and_writes_a_copy(tmp
     folder = tmp_path / "nb"
     assert main(["init", str(folder), "--qrels", str(shared / "qrels.trec"), "--runs", str(shared / "run.trec")]) == 0
     capsys.readouterr()
+    return shared, folder
+
+
+async def test_quit_dialog_names_a_file_outside_the_folder_and_writes_a_copy(tmp_path, capsys):
+    shared, folder = _pointing_outside(tmp_path, capsys)
     before = (shared / "qrels.trec").read_bytes()
     app = make_app(folder)
     async with app.run_test(size=SIZE) as pilot:
@@ -50,13 +56,7 @@ async def test_quit_dialog_names_a_file_outside_the_folder_and_writes_a_copy(tmp
 async def test_the_export_dialog_offers_the_copy_and_never_the_file_outside(tmp_path, capsys):
     """`e` while reviewing: the suggested path is the copy in the folder; Enter writes it in the file's own
     layout (Q0, no header as the file had none) and leaves the file outside untouched."""
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    (shared / "qrels.trec").write_text(QRELS)
-    shutil.copy(SAMPLES / "three-questions" / "run.trec", shared / "run.trec")
-    folder = tmp_path / "nb"
-    assert main(["init", str(folder), "--qrels", str(shared / "qrels.trec"), "--runs", str(shared / "run.trec")]) == 0
-    capsys.readouterr()
+    shared, folder = _pointing_outside(tmp_path, capsys)
     before = (shared / "qrels.trec").read_bytes()
     app = make_app(folder)
     async with app.run_test(size=SIZE) as pilot:

@@ -450,7 +450,7 @@ def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catal
     `as_qrels(path, queries, pair_labels(labels, adjudications), catalog, meta)`."""
     import numpy as np
 
-    from rankgate.core.model import Catalog, JudgmentDetail, Qrels
+    from rankgate.core.model import Catalog, Qrels
     from rankgate.store.columns import all_new
 
     catalog = catalog or Catalog()
@@ -480,13 +480,7 @@ def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catal
             docs = list(per)
             grades = [s["grade"] for s in per.values()]
             for doc, s in per.items():
-                key = (s["reason"], s["collection_version"], s["reviewer"])
-                if key != ("", "", ""):
-                    detail = shared.get(key)
-                    if detail is None:
-                        detail = shared[key] = JudgmentDetail(*key)
-                    made[(qid, doc)] = detail
-                versions.add(key[1])
+                versions.add(_detail_of(s, shared, made, (qid, doc)))
         counts.append(len(docs))
         docs_all += docs
         grades_all += grades
@@ -496,6 +490,20 @@ def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catal
     ds = catalog.docs.extend(docs_all) if docs_all else np.zeros(0, np.int32)
     return Qrels(path, catalog, qs, ds, np.array(grades_all, np.int64).reshape(-1), declared, format="store",
                  details=Details(chunks, made), meta=meta)
+
+
+def _detail_of(s: dict, shared: dict, details: dict, pair: tuple[str, str]) -> str:
+    """A label's reason, collection version and reviewer as its details (one object per distinct three, in
+    `shared`), unless all are empty; returns its collection version."""
+    from rankgate.core.model import JudgmentDetail
+
+    key = (s["reason"], s["collection_version"], s["reviewer"])
+    if key != ("", "", ""):
+        detail = shared.get(key)
+        if detail is None:
+            detail = shared[key] = JudgmentDetail(*key)
+        details[pair] = detail
+    return key[1]
 
 
 def as_qrels(path: str, queries: dict, labels: dict[str, dict[str, dict]], catalog, meta: dict):
@@ -519,13 +527,7 @@ def as_qrels(path: str, queries: dict, labels: dict[str, dict[str, dict]], catal
             qs.append(q)
             ds.append(dcode(doc))
             gs.append(s["grade"])
-            key = (s["reason"], s["collection_version"], s["reviewer"])
-            if key != ("", "", ""):
-                detail = shared.get(key)
-                if detail is None:
-                    detail = shared[key] = JudgmentDetail(*key)
-                details[(qid, doc)] = detail
-            versions.add(key[1])
+            versions.add(_detail_of(s, shared, details, (qid, doc)))
     if len(versions) == 1 and "" not in versions:
         meta["collection_version"] = versions.pop()
     return Qrels(path, catalog, np.frombuffer(qs, np.int32).copy(), np.frombuffer(ds, np.int32).copy(),
