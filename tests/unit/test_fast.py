@@ -623,3 +623,24 @@ def test_shuffled_rows_whose_hashes_collide_are_told_apart_exactly(tmp_path, mon
     assert exact.duplicates == coarse.duplicates == [(41, "q3", "d4"), (51, "q5", "d5")]
     key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
     assert key(exact) == key(coarse)
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_a_grouped_duplicate_is_found_when_a_colliding_document_sits_between(tmp_path, capsys, monkeypatch,
+                                                                             forced):
+    """X, Y, X in one query where X and Y share a hash (a real 64-bit collision of hash_strings, or every
+    document forced to one hash): the repeat of X is refused as the general reader refuses it (it was
+    missed: only neighbours in hash order were compared, and Y sat between)."""
+    import numpy as np
+
+    from rankgate.core.formats import trec_fast as fast
+
+    x, y = "DOCAAAAABBBBBBBB", "GFfslsqxkxo++^|y"  # found by the red team's search: same hash_strings value
+    if forced:
+        monkeypatch.setattr(fast, "hash_strings", lambda d: np.full(len(d), 12345, np.uint64))
+    lines = [f"q0 Q0 {x} 1 9 t\n", f"q0 Q0 {y} 2 8 t\n", f"q0 Q0 {x} 3 7 t\n", f"q1 Q0 {x} 1 9 t\n"]
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = write(tmp_path / "q.trec", f"q0 0 {x} 1\nq1 0 {y} 1\n")
+    got = [score(capsys, monkeypatch, fast_, "score", "--qrels", qrels, "--runs", run) for fast_ in (True, False)]
+    assert got[0] == got[1]
+    assert got[0][0] == 2 and f"run.trec:3: run 'run' ranks document '{x}' twice for query 'q0'" in got[0][2]

@@ -1067,12 +1067,11 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     del srt, same
     maybe = _among(top, twice)
     del top
-    order = maybe[np.lexsort((rows[maybe], key[maybe]))]  # equal keys in file order
-    k = key[order]
-    cand = np.flatnonzero(k[1:] == k[:-1])
-    a, b = order[cand], order[cand + 1]
-    same = (gid[a] == gid[b]) & np.array([x == y for x, y in zip(_take(docs, a), _take(docs, b))], bool)
-    return np.sort(b[same])
+    # the candidates (few) by query, document and line: a repeat sits right after its first, even when a
+    # document whose hash collides with it comes in between in the file
+    seen = sorted(zip(gid[maybe].tolist(), _take(docs, maybe), rows[maybe].tolist(), maybe.tolist()))
+    again = [b[3] for a, b in zip(seen, seen[1:]) if a[0] == b[0] and a[1] == b[1]]
+    return np.sort(np.array(again, np.int64))
 
 
 def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
