@@ -644,3 +644,18 @@ def test_a_grouped_duplicate_is_found_when_a_colliding_document_sits_between(tmp
     got = [score(capsys, monkeypatch, fast_, "score", "--qrels", qrels, "--runs", run) for fast_ in (True, False)]
     assert got[0] == got[1]
     assert got[0][0] == 2 and f"run.trec:3: run 'run' ranks document '{x}' twice for query 'q0'" in got[0][2]
+
+
+def test_a_line_too_long_is_refused_in_the_same_words_by_both_readers(tmp_path, capsys, monkeypatch):
+    """One limit and one message for a line over 32 MiB (the fast path said '16 MB', yet took 20 MiB lines
+    by falling back)."""
+    from rankgate.core.formats import textio
+
+    run = tmp_path / "run.trec"
+    with open(run, "w") as f:
+        f.write("q1 Q0 d1 1 2.0 t\n" * 1000)
+        f.write("q1 Q0 " + "x" * (textio.MAX_LINE + 10) + " 2 1.0 t\n")
+    qrels = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    got = [score(capsys, monkeypatch, fast_, "score", "--qrels", qrels, "--runs", run) for fast_ in (True, False)]
+    assert got[0] == got[1]
+    assert got[0][0] == 2 and "run.trec:1001: a line longer than 32 MiB" in got[0][2]

@@ -34,6 +34,7 @@ from itertools import repeat
 import numpy as np
 
 from rankgate.core.errors import InputError
+from rankgate.core.formats import textio
 from rankgate.core.model import Catalog, LeanRun, Qrels, Run, unique
 
 BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
@@ -267,7 +268,7 @@ def _ascii(block) -> bool:
     return not len(a) or int(a.max()) < 0x80
 
 
-MAX_LINE = 16 << 20  # bytes: a longer line is refused (no TREC run line comes near it)
+MAX_LINE = textio.MAX_LINE  # bytes: a longer line is refused, as the general reader refuses it
 
 
 def _result(future, row0: int):
@@ -275,6 +276,13 @@ def _result(future, row0: int):
         return future.result()
     except LineTooLong:
         raise LineTooLong(row0 + 1) from None
+
+
+def _too_long(path: str, line: int) -> InputError:
+    """The general reader's words (textio), so both readers refuse a long line alike."""
+    limit = f"{MAX_LINE >> 20} MiB" if MAX_LINE >= 1 << 20 else f"{MAX_LINE} bytes"
+    return InputError(path, f"a line longer than {limit} (the longest line rankgate reads; docs/formats.md, "
+                      "Limits)", line=line)
 
 
 class LineTooLong(Exception):
@@ -468,9 +476,7 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
     except NotPlain:
         return None
     except LineTooLong as e:
-        limit = f"{MAX_LINE >> 20} MB" if MAX_LINE >= 1 << 20 else f"{MAX_LINE} bytes"
-        raise InputError(path, f"a line longer than {limit} (expected TREC run lines: query Q0 document rank "
-                         "score tag)", line=e.line) from None
+        raise _too_long(path, e.line) from None
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
@@ -1189,8 +1195,7 @@ def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) 
     except NotPlain:
         return None
     except LineTooLong as e:
-        raise InputError(path, f"a line longer than {MAX_LINE >> 20} MB (expected TREC run lines: query Q0 "
-                         "document rank score tag)", line=e.line) from None
+        raise _too_long(path, e.line) from None
     q, d, s, w = (np.concatenate([p[i] for p in parts]) for i in range(4))
     first = np.unique(q, return_index=True)[1]
     order = q[np.sort(first)].tolist()  # queries in the order the file first names them
