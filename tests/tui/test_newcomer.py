@@ -194,3 +194,28 @@ async def test_the_quit_dialog_is_centred_like_the_others(tiny):
         box = app.screen.query_one("#quit-dialog").region
         assert abs((box.x + box.right) / 2 - 50) <= 1 and abs((box.y + box.bottom) / 2 - 15) <= 1, box
         await pilot.press("escape")
+
+
+async def test_a_folder_with_one_run_gives_no_decision_where_the_cli_refuses(tmp_path):
+    """Red team: three-questions has one run (baseline = candidate = golden) and the default rules compare
+    the two: `rankgate gate` exits 2, and the app showed ACCEPT golden vs golden. Now no decision, saying why;
+    with absolute rules only (a floor) the app decides, as the CLI does."""
+    import shutil
+
+    from tests.conftest import SAMPLES
+
+    folder = shutil.copytree(SAMPLES / "three-questions", tmp_path / "tq")
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        top, gate = _top(app), _gate(app)
+        for shown in (top, gate):
+            assert "NO DECISION" in shown and "ACCEPT" not in shown and "REJECT" not in shown
+            assert "would compare it with itself" in shown
+    manifest = folder / "benchmark.toml"
+    text = manifest.read_text()
+    manifest.write_text(text + '\n[[gate.rules]]\ncheck = "floor"\nmeasure = "R@3"\nmin = 0.1\n')
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert "NO DECISION" not in _top(app) and "ACCEPT" in _top(app)

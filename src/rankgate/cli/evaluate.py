@@ -495,10 +495,6 @@ def cmd_gate(args) -> int:
     return code
 
 
-# Rule kinds that compare the candidate with the baseline; a budget compares too when it has a max_ratio.
-COMPARING = {"not_lower", "no_significant_regression", "no_newly_failed", "no_stage_loss"}
-
-
 def _same_run(bundle: Bundle, policy: Policy) -> bool:
     """One run to gate: no baseline or candidate named and one run loaded (then it is both), or one named twice."""
     base, cand = policy.baseline, policy.candidate
@@ -513,11 +509,10 @@ def _one_run(bundle: Bundle, policy: Policy) -> None:
     judged share, budgets without max_ratio), and the run is gated on those alone. A comparing rule would compare
     the run with itself and pass: refused, exit 2."""
     base = policy.baseline
-    comparing = [r for r in policy.effective_rules()
-                 if r.kind in COMPARING or (r.kind == "budget" and r.max_ratio is not None)]
+    comparing = policy.comparing_rules()
     if not comparing:
         return
-    rules = ", ".join(dict.fromkeys(visible(r.name) for r in comparing))
+    rules = ", ".join(visible(r) for r in comparing)
     if len(bundle.runs) == 1:
         head, todo = f"only one run ({visible(base)}): a gate compares two", \
             "add the run to compare (--runs, or `runs` in benchmark.toml) and name both with --baseline/--candidate"

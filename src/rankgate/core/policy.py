@@ -121,6 +121,10 @@ class Waiver:
 RAW_K = 10  # k on raw files (no benchmark folder): what `rankgate init` writes, so every face shows one k
 
 
+# Rule kinds that compare the candidate with the baseline; a budget compares too when it has a max_ratio.
+COMPARING = {"not_lower", "no_significant_regression", "no_newly_failed", "no_stage_loss"}
+
+
 @dataclass
 class Policy:
     k: int = 3
@@ -147,6 +151,12 @@ class Policy:
         if self.rules is not None:
             return self.rules
         return [Rule("recall_not_lower", Measure("R", self.k)), Rule("mrr_not_lower", Measure("RR", self.k))]
+
+    def comparing_rules(self) -> list[str]:
+        """The names of the rules that compare the candidate with the baseline (a budget when it has a
+        max_ratio): with one run in both roles they would compare it with itself and pass."""
+        return list(dict.fromkeys(r.name for r in self.effective_rules()
+                                  if r.kind in COMPARING or (r.kind == "budget" and r.max_ratio is not None)))
 
     def copy(self) -> "Policy":
         return replace(self, measures=list(self.measures), rules=None if self.rules is None else list(self.rules),
