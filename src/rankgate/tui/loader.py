@@ -272,17 +272,18 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     return Loaded(model, manifest, book.reviewer, corpus, hits, problems=problems,
                   corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes,
                   unread_pair=unread_pair(policy.baseline, policy.candidate, order, left_out)
-                  or one_run_pair(model.baseline, model.candidate, policy))
+                  or one_run_pair(model.baseline, model.candidate, policy, len(runs)))
 
 
-def one_run_pair(baseline: str | None, candidate: str | None, policy) -> dict:
+def one_run_pair(baseline: str | None, candidate: str | None, policy, n_runs: int) -> dict:
     """One run in both roles (a folder with one run): with rules that compare the two there is no decision,
     as `rankgate gate` refuses it; {"candidate": why}, cleared when `c` picks another run."""
     rules = policy.comparing_rules()
     if not baseline or baseline != candidate or not rules:
         return {}
+    todo = "c picks another run" if n_runs > 1 else "add the run to compare to benchmark.toml's runs"
     return {"candidate": f"is {baseline}, the baseline too: {', '.join(rules)} would compare it with itself "
-                         "(c picks another run)"}
+                         f"({todo})"}
 
 
 def unread_pair(baseline: str | None, candidate: str | None, order: list[str], left_out: dict[str, str]) -> dict:
