@@ -12,6 +12,7 @@ import stat
 import pytest
 
 from rankgate.store import paths, sync
+from tests.conftest import write
 
 QRELS = "".join(f"{q} Q0 {d} {g}\n" for q, d, g in (("q1", "d1", 1), ("q1", "d4", 0), ("q2", "d5", 1),
                                                      ("q3", "d7", 2)))
@@ -182,3 +183,24 @@ def test_o_never_replaces_a_read_only_file(cli, samples, tmp_path):
         shut.chmod(0o755)
     assert code == 2 and "cannot write here (read-only: its folder" in err and not list(shut.iterdir())
     assert receipt[0] == 2 and "cannot write here (read-only" in receipt[2]
+
+
+def test_o_never_replaces_another_stores_own_files(cli, tmp_path):
+    """Red team: `-o` replaced another workspace's .lock (an empty file counts as replaceable), which lets two
+    processes write that store at once. Any file of rankgate's workspaces folder, and a sidecar beside a
+    --db store, is refused; nothing changes."""
+    from rankgate.store.paths import workspace_dir
+
+    other = tmp_path / "other.json"
+    assert cli("labels", "import", "--db", other, write(tmp_path / "q.trec", QRELS))[0] == 0
+    mine = tmp_path / "mine.json"
+    assert cli("labels", "import", "--db", mine, tmp_path / "q.trec")[0] == 0
+    lock = tmp_path / "other.json.lock"
+    lock.write_text("")
+    inside = workspace_dir() / "someone-else.json.lock"
+    inside.write_text("")
+    for target in (lock, inside):
+        code, _, err = cli("labels", "export", "--db", mine, "-o", target, "--force")
+        assert code == 2 and "an export never replaces it" in err, err
+        assert target.read_text() == ""
+    assert cli("labels", "export", "--db", mine, "-o", tmp_path / "fine.trec")[0] == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.store.labels import content_hash, reached, standing
@@ -106,6 +107,10 @@ def refuse_store_target(ws, path: str | os.PathLike) -> None:
     if is_store_file(ws.path, path):
         raise InputError(str(path), f"is the label store {ws.path} or one of its own files; an export never "
                          "replaces it (choose another output file)")
+    other = _store_of(path)
+    if other is not None:
+        raise InputError(str(path), f"is one of the files of the label store {other} (its lock, journal, history, "
+                         "backup or sync record); an export never replaces it (choose another output file)")
     head = b""
     if os.path.isfile(path):  # never opens a FIFO or a device (the write refuses those)
         try:
@@ -116,6 +121,27 @@ def refuse_store_target(ws, path: str | os.PathLike) -> None:
     if head.startswith(STORE_HEADS) or head[9:].startswith(b'{"journal":"rankgate-journal"'):
         raise InputError(str(path), "holds a rankgate label store; an export never replaces one (choose another "
                          "output file)")
+
+
+def _store_of(path: str | os.PathLike) -> str | None:
+    """The label store whose own file `path` is: anything in rankgate's workspaces folder, or a sidecar
+    (`.lock`, `.journal` ...) beside a store file (`--db`); None for any other file."""
+    from rankgate.store.paths import STORE_SUFFIXES, workspace_dir
+
+    real = Path(os.path.realpath(path))
+    home = Path(os.path.realpath(workspace_dir(create=False)))
+    if real.parent == home or home in real.parents:
+        return str(home)
+    for suffix in STORE_SUFFIXES:
+        base, sep, _ = real.name.partition(suffix)
+        if sep and base and real.with_name(base).is_file():
+            try:
+                with open(real.with_name(base), "rb") as f:
+                    if f.read(64).startswith(STORE_HEADS):
+                        return str(real.with_name(base))
+            except OSError:
+                pass
+    return None
 
 
 def export_time() -> str:
