@@ -98,3 +98,15 @@ def test_history_of_an_unknown_query_says_so_as_set_does(cli, tmp_path):
     assert code == 2 and "did you mean q-one?" in err
     code, out, err = cli("labels", "history", "--db", db, "q-one")
     assert code == 0 and "q-one d1" in out, err
+
+
+def test_history_of_a_document_never_judged_for_the_query_says_so(cli, tmp_path):
+    """Red team: `labels history Q DOC` of a document never judged for Q printed nothing; now one line on
+    stderr (exit 0, stdout empty: no history is an answer), and the judged one still prints its events."""
+    db = tmp_path / "w.json"
+    assert cli("labels", "import", "--db", db, write(tmp_path / "q.trec", "q-one 0 d1 1\n"))[0] == 0
+    code, out, err = cli("labels", "history", "--db", db, "q-one", "nodoc")
+    assert (code, out) == (0, "")
+    assert err == "no history: document 'nodoc' was never judged for query 'q-one'\n"
+    code, out, err = cli("labels", "history", "--db", db, "q-one", "d1")
+    assert code == 0 and "q-one d1" in out and err == ""

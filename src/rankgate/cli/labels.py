@@ -355,6 +355,9 @@ def _history(args) -> int:
         if args.query and not events and ws.query(args.query) is None:  # as `labels set` says it
             unknown = ws._unknown_query(args.query)
             raise InputError(unknown.path, unknown.what.replace(", or add it with --add-query", ""))
+    if not events and args.query and args.doc:  # a known query, a document never judged for it: say so
+        say(f"no history: document '{visible(args.doc)}' was never judged for query '{visible(args.query)}'",
+            err=True)
     for e in events:
         say_json(e.as_dict()) if args.json else say(e.describe())
     return EXIT_OK
