@@ -49,3 +49,11 @@ def test_score_takes_the_dotted_name_and_prints_trec_evals_name(tmp_path, capsys
         assert main(["score", "--qrels", str(qrels), "--runs", str(run), "-m", m, "--format", "trec"]) == 0
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1] and "ndcg_cut_10" in outs[0]
+
+
+def test_a_list_of_bare_cutoffs_after_a_measure_says_how_to_write_it():
+    """Red team: `-m 'P@5,10'` said "'10': unknown measure"; a bare cut-off in a list says what to write."""
+    with pytest.raises(InputError) as e:
+        parse_measures("P@5,10")
+    assert "'10' is a cut-off alone; name each measure whole (P@5,P@10), or use trec_eval's P.5,10" in str(e.value)
+    assert [str(m) for m in parse_measures("P@5,P@10")] == [str(m) for m in parse_measures("P.5,10")]

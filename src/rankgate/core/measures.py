@@ -221,6 +221,9 @@ def parse_measures(text: str) -> list[Measure]:
     for part in (p.strip() for p in _split_list(str(text))):
         if not part:
             continue
+        if part.isdecimal() and out:  # `P@5,10`: a list of cut-offs is trec_eval's notation, P.5,10
+            raise _bad(text, f"'{part}' is a cut-off alone; name each measure whole (P@5,P@10), or use "
+                       "trec_eval's P.5,10")
         out.extend(_parse_one(part))
     if not out:
         raise _bad(text, "no measure named")
