@@ -110,3 +110,17 @@ def test_history_of_a_document_never_judged_for_the_query_says_so(cli, tmp_path)
     assert err == "no history: document 'nodoc' was never judged for query 'q-one'\n"
     code, out, err = cli("labels", "history", "--db", db, "q-one", "d1")
     assert code == 0 and "q-one d1" in out and err == ""
+
+
+def test_a_pair_imported_with_a_control_character_can_be_graded(cli, tmp_path):
+    """Red team: `labels import` took IDs holding ESC (the formats read them), `labels set` refused them, and
+    the app showed such pairs to grade and then said "label not saved". A pair the store holds is graded;
+    a new ID with a control character is still refused (a typing or paste slip)."""
+    esc = "q\x1b[31mRED"
+    db = tmp_path / "w.json"
+    assert cli("labels", "import", "--db", db, write(tmp_path / "q.trec", f"{esc} 0 d\x1bx 1\n"))[0] == 0
+    code, out, err = cli("labels", "set", "--db", db, esc, "d\x1bx", "2", "--reason", "checked")
+    assert code == 0, err
+    assert "\x1b" not in out + err  # shown escaped
+    code, _, err = cli("labels", "set", "--db", db, esc, "new\x1bdoc", "1", "--reason", "typo")
+    assert code == 2 and "control characters" in err

@@ -477,8 +477,11 @@ class Workspace(DurableIndex):
             self._check_writable()
             db = str(self.path)
             caused = self._cause(cause, undoes)
-            check_id(qid, "query", db)
-            check_id(doc, "document", db)
+            # a new ID is checked; one the store already holds (an import takes any the formats read) is not
+            if not isinstance(qid, str) or qid not in self._queries:
+                check_id(qid, "query", db)
+            if not isinstance(doc, str) or doc not in self._labels.get(qid, {}):
+                check_id(doc, "document", db)
             grade = check_grade(grade, db)
             for name, value in (("reason", reason), ("collection version", collection_version)):
                 if value is not None and not isinstance(value, str):
