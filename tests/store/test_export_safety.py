@@ -204,3 +204,20 @@ def test_o_never_replaces_another_stores_own_files(cli, tmp_path):
         assert code == 2 and "an export never replaces it" in err, err
         assert target.read_text() == ""
     assert cli("labels", "export", "--db", mine, "-o", tmp_path / "fine.trec")[0] == 0
+
+
+def test_export_back_keeps_the_files_own_leading_comments(cli, samples, tmp_path):
+    """Red team: three-questions' qrels starts with a line saying what it is; a write-back replaced it with
+    rankgate's header. The user's comments stay first, rankgate's header follows, and a second export keeps
+    them once."""
+    folder = _bench(samples, tmp_path, "# The golden set: three questions.\n" + QRELS)
+    assert cli("labels", "set", "-b", folder, "q2", "d5", "0", "--reason", "not it")[0] == 0
+    for _ in range(2):
+        code, _, err = cli("labels", "export", folder)
+        assert code == 0, err
+        lines = (folder / "qrels.trec").read_text().splitlines()
+        assert lines[0] == "# The golden set: three questions."
+        assert [ln.split(":")[0] for ln in lines[1:4]] == ["# version", "# content_hash", "# exported_at"]
+        assert sum(ln.startswith("# The golden set") for ln in lines) == 1
+        assert "q2 Q0 d5 0" in lines
+    assert cli("labels", "status", folder)[0] == 0

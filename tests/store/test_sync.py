@@ -212,7 +212,8 @@ def test_export_writes_back_to_the_folders_qrels_in_its_own_format(cli, samples,
     assert code == 0, err
     assert f"wrote 5 judgments to {folder / 'qrels.trec'} (trec" in out
     text = (folder / "qrels.trec").read_text()
-    assert text.startswith("# version: unfrozen\n# content_hash: sha256:") and "q1 0 d2 1\n" in text
+    own = "# The golden-set example: three questions, one relevant set each.\n"  # the file's own first line stays
+    assert text.startswith(own + "# version: unfrozen\n# content_hash: sha256:") and "q1 0 d2 1\n" in text
     assert cli("labels", "status", folder)[0] == 0  # in sync
     env = dict(os.environ)
     gate = _gate("score", folder, env=env)

@@ -199,7 +199,8 @@ async def test_the_export_key_writes_back_to_the_folder_by_default(tmp_path, cap
         await pilot.pause()
         assert app.unexported == 0 and "unexported" not in plain(app.review.query_one("#status-bar"))
         text = (folder / "qrels.trec").read_text()
-        assert text.startswith("# version: unfrozen\n") and "q1 0 d2 1\n" in text  # TREC stays TREC
+        assert text.startswith("# The golden-set example") and "\n# version: unfrozen\n" in text  # its own line first
+        assert "q1 0 d2 1\n" in text  # TREC stays TREC
         await pilot.press("q")  # nothing unexported: quits at once
         await pilot.pause()
     assert app.return_code == 0

@@ -685,7 +685,8 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     layout = trec_layout(like)
     if not layout.header:
         options["plain"] = True
-    if (layout.column, layout.sep) == ("0", " "):
+    own = _own_comments(like) if layout.header else []
+    if (layout.column, layout.sep) == ("0", " ") and not own:
         return ws.export(fmt, path, **options)
     from rankgate.store.storage import atomic_write
     from rankgate.store.transfer.export import refuse_store_target
@@ -698,7 +699,7 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
             q, _, d, g = line.split(" ")
             line = layout.sep.join((q, layout.column, d, g))
         lines.append(line)
-    out.text = "".join(lines)
+    out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
     atomic_write(path, out.text.encode("utf-8"), output=True)
     return out
 
@@ -707,6 +708,28 @@ def export_like_qrels(ws, manifest, fmt: str, path, **options):
     """`labels export BENCH -o FILE`: TREC written with the benchmark's own iteration column (a copy of an
     outside qrels file diffs against it line by line); other formats as ws.export writes them."""
     return _write_like(ws, fmt, Path(path), Path(manifest.qrels), **options)
+
+
+# the `# key:` lines an export writes (store/transfer/export.py _header): any other comment is the user's
+HEADER_KEYS = ("version", "content_hash", "exported_at", "collection_version", "reviewer", "unresolved",
+               "adjudicated", "needs_review")
+
+
+def _own_comments(path: str | os.PathLike) -> list[str]:
+    """The comment lines at the head of a TREC qrels file that are not rankgate's header (a line the user
+    wrote there, e.g. what the file is): a write-back keeps them."""
+    own = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.startswith("#"):
+                    break
+                key = line[1:].strip().partition(":")[0]
+                if key not in HEADER_KEYS:
+                    own.append(line.rstrip("\r\n") + "\n")
+    except OSError:
+        return []
+    return own
 
 
 class TrecLayout(NamedTuple):
