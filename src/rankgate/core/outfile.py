@@ -54,16 +54,30 @@ def refuse_read_only(path, real: Path, st: os.stat_result | None) -> None:
     """A file, or the folder it is replaced in, with no write bit in its mode is not written, even by root
     (whom permissions let through) or its owner (a rename replaces a 0444 file): a reference file kept
     read-only on purpose stays as it is."""
-    try:
-        folder_mode = os.stat(real.parent).st_mode
-    except OSError:
-        folder_mode = None  # the write itself says why
-    if st is not None and not st.st_mode & 0o222:
+    which = no_write_bit(real, st)
+    if which is real:
         raise InputError(str(path), "cannot write here (read-only: the file has no write permission); nothing was "
                          "written (choose another file)")
-    if folder_mode is not None and not folder_mode & 0o222:
+    if which is not None:
         raise InputError(str(path), f"cannot write here (read-only: its folder {real.parent} has no write "
                          "permission); nothing was written (choose another file)")
+
+
+def no_write_bit(real: Path, st: os.stat_result | None = None) -> Path | None:
+    """`real` (a file, `st` its stat if known) or its folder when its mode has no write bit at all, else None."""
+    if st is None:
+        try:
+            st = os.stat(real)
+        except OSError:
+            st = None  # not there yet: its folder decides
+    if st is not None and not st.st_mode & 0o222:
+        return real
+    try:
+        if not os.stat(real.parent).st_mode & 0o222:
+            return real.parent
+    except OSError:
+        pass  # the write itself says why
+    return None
 
 
 # Every file an input reader opened in this process (device, inode): an output must not replace one.

@@ -625,17 +625,12 @@ def outside_message(manifest) -> str:
 def read_only(path: str | os.PathLike) -> bool:
     """The file, or the folder it is replaced in, cannot be written: no write bit in its mode (refused even
     for root, whom `os.access` lets through: a 0444 reference file in a 0555 folder), or no access."""
+    from rankgate.core.outfile import no_write_bit
+
     real = Path(os.path.realpath(path))  # a symlinked qrels file: its target is written, the link stays
-    for p in (real.parent, real):
-        try:
-            mode = os.stat(p).st_mode
-        except FileNotFoundError:
-            continue  # a file not there yet: its folder decides
-        except OSError:
-            return True
-        if mode & 0o222 == 0 or not os.access(p, os.W_OK):
-            return True
-    return False
+    if no_write_bit(real) is not None:
+        return True
+    return not os.access(real.parent, os.W_OK) or (os.path.exists(real) and not os.access(real, os.W_OK))
 
 
 def export_copy(ws, manifest) -> tuple:
