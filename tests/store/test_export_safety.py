@@ -115,15 +115,25 @@ def test_outside_and_read_only_stays_read_only_with_the_flag(cli, samples, tmp_p
     assert code == 2 and "cannot write here (read-only)" in err and qrels.read_bytes() == before
 
 
-def test_a_link_inside_the_folder_is_inside(samples, tmp_path):
+def test_where_the_link_points_decides_outside(samples, tmp_path):
+    """A link in the folder is as inside as the file it points at: the target is what a write-back replaces.
+    (Until the eighth session a link in the folder counted as inside wherever it pointed.)"""
     from rankgate.core.benchmark import load_manifest
 
     folder = _bench(samples, tmp_path)
     assert not sync.is_outside_folder(load_manifest(folder))
     (tmp_path / "elsewhere.trec").write_text(QRELS)
     (folder / "qrels.trec").unlink()
-    (folder / "qrels.trec").symlink_to(tmp_path / "elsewhere.trec")  # the link is the folder's: written through
+    (folder / "qrels.trec").symlink_to(tmp_path / "elsewhere.trec")  # a link in the folder to a file outside it
+    manifest = load_manifest(folder)
+    assert sync.is_outside_folder(manifest)
+    assert sync.folder_copy_path(manifest) == folder / "qrels.labels.trec"  # never the link itself
+    (folder / "kept.trec").write_text(QRELS)
+    (folder / "qrels.trec").unlink()
+    (folder / "qrels.trec").symlink_to("kept.trec")  # a link into the folder is inside
     assert not sync.is_outside_folder(load_manifest(folder))
+    (folder / "qrels.trec").unlink()
+    (folder / "qrels.trec").write_text(QRELS)
     (folder / "benchmark.toml").write_text((folder / "benchmark.toml").read_text().replace(
         'qrels = "qrels.trec"', 'qrels = "../elsewhere.trec"'))
     assert sync.is_outside_folder(load_manifest(folder))
@@ -221,3 +231,45 @@ def test_export_back_keeps_the_files_own_leading_comments(cli, samples, tmp_path
         assert sum(ln.startswith("# The golden set") for ln in lines) == 1
         assert "q2 Q0 d5 0" in lines
     assert cli("labels", "status", folder)[0] == 0
+
+
+def test_a_link_in_the_folder_to_an_outside_file_is_refused_like_one(cli, samples, tmp_path):
+    folder = _bench(samples, tmp_path)
+    outside = tmp_path / "shared" / "qrels.trec"
+    outside.parent.mkdir()
+    shutil.move(folder / "qrels.trec", outside)
+    (folder / "qrels.trec").symlink_to(outside)
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
+    before, store = outside.read_bytes(), _store_files()
+    code, out, err = cli("labels", "export", folder)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert f"is outside the benchmark folder {folder} (it is a link to {outside})" in err
+    assert f"-o {folder / 'qrels.labels.trec'}" in err and "--outside-folder" in err
+    assert outside.read_bytes() == before and _store_files() == store and (folder / "qrels.trec").is_symlink()
+    code, out, err = cli("labels", "export", folder, "-o", folder / "qrels.labels.trec")  # the way it names
+    assert code == 0 and outside.read_bytes() == before, err
+    code, out, err = cli("labels", "export", folder, "--outside-folder")  # the other way: written through
+    assert code == 0, err
+    assert (folder / "qrels.trec").is_symlink() and "q1 Q0 d2 1\n" in outside.read_text()
+
+
+def test_the_copy_is_never_one_of_the_inputs(samples, tmp_path):
+    """The quit dialog's copy (and the refusal's `-o`): not a run named like the outside file, not a file
+    that holds no judgments; a previous copy (judgments only) is reused."""
+    from rankgate.core.benchmark import load_manifest
+
+    folder = _bench(samples, tmp_path)
+    run = folder / "run.trec"  # the folder's run (benchmark.toml: golden=run.trec)
+    outside = tmp_path / "out" / "run.trec"  # an outside qrels file with the run's name
+    outside.parent.mkdir()
+    shutil.move(folder / "qrels.trec", outside)
+    toml = folder / "benchmark.toml"
+    toml.write_text(toml.read_text().replace('qrels = "qrels.trec"', f'qrels = "{outside}"'))
+    manifest = load_manifest(folder)
+    assert str(folder / run.name) in "".join(manifest.runs)
+    stem, ext = run.name.rsplit(".", 1)
+    assert sync.folder_copy_path(manifest) == folder / f"{stem}.labels.{ext}"
+    (folder / f"{stem}.labels.{ext}").write_text("not judgments\n")  # someone's notes: not replaced
+    assert sync.folder_copy_path(manifest) == folder / f"{stem}.labels-2.{ext}"
+    (folder / f"{stem}.labels.{ext}").write_text(QRELS)  # a previous copy: replaced
+    assert sync.folder_copy_path(manifest) == folder / f"{stem}.labels.{ext}"

@@ -363,7 +363,9 @@ def test_export_writes_through_a_symlink_keeps_the_mode_and_refuses_a_pipe(cli, 
     (folder / "qrels.trec").symlink_to(real)
     real.chmod(0o644)
     assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "r")[0] == 0
-    code, out, err = cli("labels", "export", folder)
+    code, out, err = cli("labels", "export", folder)  # the link's target is outside the folder: asked first
+    assert code == 2 and "outside the benchmark folder" in err and "q1 0 d2 1\n" not in real.read_text(), err
+    code, out, err = cli("labels", "export", folder, "--outside-folder")
     assert code == 0, err
     assert (folder / "qrels.trec").is_symlink() and "q1 0 d2 1\n" in real.read_text()
     assert stat.S_IMODE(real.stat().st_mode) == 0o644

@@ -597,16 +597,48 @@ def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False
 
 
 def is_outside_folder(manifest) -> bool:
-    """benchmark.toml names a qrels file outside the benchmark folder (`../x`, an absolute path: what
-    `rankgate init` without --copy writes). A link inside the folder is inside (its target is written)."""
+    """The qrels file written back is outside the benchmark folder: benchmark.toml names one (`../x`, an
+    absolute path: what `rankgate init` without --copy writes), or a link in the folder points at one (the
+    link's target is what a write-back replaces). A link to a file in the folder is inside."""
+    real = os.path.realpath(manifest.qrels)
+    root = os.path.realpath(manifest.folder)
+    return not real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def is_outside_folder_as_named(manifest) -> bool:
+    """benchmark.toml's qrels path itself leads outside the folder (before any link in the folder is followed)."""
     parent = os.path.realpath(Path(manifest.qrels).parent)
     root = os.path.realpath(manifest.folder)
     return parent != root and not parent.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def benchmark_inputs(manifest) -> set[str]:
+    """Every file the benchmark reads (benchmark.toml, the qrels, the runs, queries, corpus, guidelines, ACL),
+    each as its resolved path: what a copy written into the folder must never replace."""
+    paths = [manifest.path, manifest.qrels, manifest.queries, manifest.corpus, manifest.guidelines]
+    if manifest.acl and manifest.acl != "corpus":
+        paths.append(manifest.acl)
+    for run in manifest.runs:  # "NAME=path" or a path (which may hold "=" itself): both
+        paths += [run, run.partition("=")[2]]
+    return {os.path.realpath(p) for p in paths if p}
+
+
 def folder_copy_path(manifest) -> Path:
-    """Where an export of a qrels file outside the folder goes instead: the same name, in the folder."""
-    return Path(manifest.folder) / Path(manifest.qrels).name
+    """Where an export of a qrels file outside the folder goes instead: the same name in the folder, else
+    STEM.labels.EXT, STEM.labels-2.EXT, ...: the first that is not one of the benchmark's inputs (a run named
+    like the outside file, or a link in the folder to it) and is either absent or holds judgments only (the
+    previous copy, which is replaced)."""
+    from rankgate.core.formats.sniff import holds_judgments
+
+    folder, name = Path(manifest.folder), Path(manifest.qrels).name
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    inputs = benchmark_inputs(manifest)
+    for n in range(1, 100):
+        copy = folder / (name if n == 1 else f"{stem}.labels{'' if n == 2 else f'-{n - 1}'}{dot}{ext}")
+        if os.path.realpath(copy) in inputs or (os.path.lexists(copy) and not holds_judgments(copy)):
+            continue
+        return copy
+    return folder / name  # a folder with 99 such files: export_copy refuses it with its reason
 
 
 def outside_message(manifest) -> str:
@@ -616,8 +648,10 @@ def outside_message(manifest) -> str:
     copy = folder_copy_path(manifest)
     fmt = file_format(manifest.qrels)
     as_fmt = "" if fmt == "trec" else f" --format {fmt}"
-    return (f"is outside the benchmark folder {manifest.folder} (its benchmark.toml points at it; `rankgate init` "
-            "without --copy does that); nothing was written: write a copy into the folder with `rankgate labels "
+    linked = os.path.islink(manifest.qrels) and not is_outside_folder_as_named(manifest)
+    why = (f"it is a link to {os.path.realpath(manifest.qrels)}" if linked
+           else "its benchmark.toml points at it; `rankgate init` without --copy does that")
+    return (f"is outside the benchmark folder {manifest.folder} ({why}); nothing was written: write a copy into the folder with `rankgate labels "
             f"export {quote(str(manifest.folder))} -o {quote(str(copy))}{as_fmt}` and set qrels = \"{copy.name}\" "
             f"in {manifest.path}, or replace that file itself with --outside-folder")
 
@@ -643,6 +677,9 @@ def export_copy(ws, manifest) -> tuple:
     if ws.blind:
         raise InputError(str(copy), "blind review shows your own labels only; leave blind review to export the "
                          "benchmark's labels")
+    if os.path.realpath(copy) in benchmark_inputs(manifest):
+        raise InputError(str(copy), "is one of the benchmark's inputs; nothing was written (export elsewhere with "
+                         f"`rankgate labels export {manifest.folder} -o FILE`)")
     if os.path.lexists(copy) and not holds_judgments(copy):
         raise InputError(str(copy), "exists and holds no judgments (it is not an earlier export or qrels file); "
                          "nothing was written (export elsewhere with `rankgate labels export "
