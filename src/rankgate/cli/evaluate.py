@@ -332,14 +332,31 @@ def _unread(e: Exception, path: str):
     return Problem(path, getattr(e, "strerror", None) or str(e), "unreadable")
 
 
+def _runs_if_qrels_failed(args, e: InputError) -> list[str] | None:
+    """The run files to check without qrels when `e` is the qrels file's own error; else None."""
+    from rankgate.core.bundle import run_specs
+
+    try:
+        manifest, qrels = find_manifest(args.benchmark, args.qrels)
+        path = qrels or (str(manifest.qrels) if manifest else None)
+        return run_specs(args.runs, manifest) if path is not None and e.path == str(path) else None
+    except InputError:
+        return None
+
+
 def cmd_validate(args) -> int:
     unread: list = []  # a run file that cannot be read is listed, and the others are still checked
     try:
         bundle, policy = load(args, fast=True, on_run_error=lambda path, e: unread.append(_unread(e, path)))
     except InputError as e:
-        if not unread:
+        if unread:
+            problems = [_unread(e, e.path)]  # what the runs left out made impossible to check (e.g. a baseline)
+        elif (specs := _runs_if_qrels_failed(args, e)) is not None:  # the runs are still checked for
+            from rankgate.core.validate import runs_without_qrels  # what needs no qrels
+
+            problems = [_unread(e, e.path)] + runs_without_qrels(specs, args.run_format)
+        else:
             raise
-        problems = [_unread(e, e.path)]  # what the runs left out made impossible to check (e.g. a baseline)
     else:
         corpus = corpus_report(bundle, args.corpus)
         problems = problems_of(bundle, policy)

@@ -72,6 +72,30 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
     return problems
 
 
+def runs_without_qrels(specs: list[str], run_format: str = "auto") -> list[Problem]:
+    """What the run files `specs` ([NAME=]FILE) show without qrels (when the qrels cannot be read): each file
+    that cannot be read (its file:line), two runs of one name, a document ranked twice for a query. The rules
+    that need the qrels (missing queries, short rankings at k) wait for them. Runs are read whole here."""
+    from rankgate.core.bundle import read_run_files
+    from rankgate.core.formats import read_runs
+    from rankgate.core.model import Catalog
+
+    problems: list[Problem] = []
+
+    def unread(path: str, e: Exception) -> None:
+        if isinstance(e, InputError):
+            where = e.path + (f":{e.line}" if e.line is not None else "") + (f": {e.where}" if e.where else "")
+            problems.append(Problem(where, e.what, "unreadable"))
+        else:
+            problems.append(Problem(path, getattr(e, "strerror", None) or str(e), "unreadable"))
+
+    catalog = Catalog()
+    runs = read_run_files(specs, lambda spec, name, path: read_runs(spec, run_format, catalog), unread)
+    for run in runs.values():
+        problems.extend(_duplicates(run))
+    return problems
+
+
 def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], checks: Checks) -> list[Problem]:
     """The run-level rules of `validate`, for a lean run (read by core.formats.trec_fast)."""
     problems = query_set_problems(run.name, run.path, set(run.query_ids), qrels_queries, no_answer, checks)
