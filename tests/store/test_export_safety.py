@@ -145,7 +145,7 @@ def test_where_the_link_points_decides_outside(samples, tmp_path):
 
 
 @pytest.mark.parametrize("layout,sep,column", [("Q0", " ", "Q0"), ("Q0", "\t", "Q0"), ("0", " ", "0"),
-                                               ("mixed", " ", "0")])
+                                               ("mixed", " ", "Q0")])
 @pytest.mark.parametrize("had_header", [False, True])
 def test_export_back_keeps_the_files_own_layout(cli, samples, tmp_path, layout, sep, column, had_header):
     """The iteration column (Q0), the separator and the order stay; the `#` header is written only when the
@@ -164,13 +164,33 @@ def test_export_back_keeps_the_files_own_layout(cli, samples, tmp_path, layout, 
         assert [ln.split("# ")[1].split(":")[0] for ln in header][:3] == ["version", "content_hash", "exported_at"]
     else:
         assert header == []
-    want = text if layout != "mixed" else "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)
+    want = text  # a mixed column too: each line keeps its own (it was all `0` until the eighth session)
     assert body == want.replace(sep.join(("q2", column, "d5", "1")), sep.join(("q2", column, "d5", "0"))
                                 ).splitlines()
     assert cli("labels", "status", folder)[0] == 0  # the file reads back as the workspace holds it
     code, out, err = cli("labels", "export", folder)  # a second export: the same layout again
     assert code == 0, err
     assert [ln for ln in (folder / "qrels.trec").read_text().splitlines() if not ln.startswith("#")] == body
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\n"])
+def test_export_back_keeps_crlf_and_each_lines_own_column(cli, samples, tmp_path, newline):
+    """A file with CRLF endings and a mixed iteration column (`Q0`, `0`, a tab): a write-back changes the one
+    edited grade and adds the new pair in the most common column; nothing else in the file moves."""
+    lines = ["# our reference labels", "q1 Q0 d1 1", "q1 0 d4 0", "q2 Q0 d5 1", "q3\tQ0\td7\t2", "q3 Q0 d8 0"]
+    folder = _bench(samples, tmp_path, "".join(line + newline for line in lines))
+    assert cli("labels", "set", "-b", folder, "q1", "d4", "2", "--reason", "it is")[0] == 0
+    assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "new")[0] == 0
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0, err
+    raw = (folder / "qrels.trec").read_bytes().decode()
+    assert raw.count(newline) == len(raw.splitlines()) and (newline == "\r\n" or "\r" not in raw)
+    body = [ln for ln in raw.splitlines() if not ln.startswith("#")]
+    assert raw.startswith("# our reference labels" + newline)
+    assert body == ["q1 Q0 d1 1", "q1 0 d4 2", "q1 Q0 d2 1", "q2 Q0 d5 1", "q3\tQ0\td7\t2", "q3 Q0 d8 0"], body
+    assert cli("labels", "status", folder)[0] == 0  # reads back as the workspace holds it
+    code, out, err = cli("labels", "export", folder)  # a second export changes nothing
+    assert code == 0 and (folder / "qrels.trec").read_bytes().decode().splitlines()[-6:] == body, err
 
 
 def test_o_never_replaces_a_read_only_file(cli, samples, tmp_path):

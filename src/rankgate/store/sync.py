@@ -709,28 +709,32 @@ def _own_format(ws, target: Path, fmt: str | None) -> tuple[str, list[str]]:
 
 
 def _write_like(ws, fmt: str, path: Path, like: Path, **options):
-    """ws.export(fmt, **options) to `path`; TREC keeps `like`'s own iteration column and separator when every
-    line has the same (`Q0`, a tab), so a diff of the file shows the changed labels only, and is written
-    without the `#` header when `like` has none (trec_eval, the C tool, stops at a run of comment lines)."""
+    """ws.export(fmt, **options) to `path`; TREC keeps `like`'s own layout (trec_layout), so a diff of the file
+    shows the changed labels only: each pair the file holds keeps its line's iteration column and separator
+    (`Q0`, a tab), a new pair takes the file's most common ones, every line the file's line ending (CRLF);
+    and it is written without the `#` header when `like` has none (trec_eval, the C tool, stops at a run of
+    comment lines)."""
     if fmt != "trec":
         return ws.export(fmt, path, **options)
     layout = trec_layout(like)
     if not layout.header:
         options["plain"] = True
     own = _own_comments(like) if layout.header else []
-    if (layout.column, layout.sep) == ("0", " ") and not own:
+    if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own:
         return ws.export(fmt, path, **options)
     from rankgate.store.storage import atomic_write
     from rankgate.store.transfer.export import refuse_store_target
 
     refuse_store_target(ws, path)
-    out = ws.export(fmt, None, **options)  # the text only: written below with the file's own column
-    lines = []
-    for line in out.text.splitlines(keepends=True):
+    out = ws.export(fmt, None, **options)  # the text only: written below in the file's own layout
+    lines, nl = [], layout.newline
+    for line in out.text.splitlines():
         if not line.startswith("#"):  # `query 0 document grade`: IDs hold no whitespace (the export checks)
             q, _, d, g = line.split(" ")
-            line = layout.sep.join((q, layout.column, d, g))
-        lines.append(line)
+            column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
+            line = sep.join((q, column, d, g))
+        lines.append(line + nl)
+    own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
     atomic_write(path, out.text.encode("utf-8"), output=True)
     return out
@@ -765,32 +769,43 @@ def _own_comments(path: str | os.PathLike) -> list[str]:
 
 
 class TrecLayout(NamedTuple):
-    column: str  # the iteration column every judgment line has ("Q0"), else "0"
-    sep: str  # " " or "\t"
+    column: str  # the iteration column most judgment lines have ("Q0"), else "0"
+    sep: str  # " " or "\t", the one most lines have
     header: bool  # the file has `#` lines (or is missing or empty): an export writes its header
+    newline: str = "\n"  # "\r\n" when most lines end so
+    lines: dict = {}  # {(query, doc): (column, separator)} of the lines that differ from the two above
 
 
 def trec_layout(path: str | os.PathLike) -> TrecLayout:
-    """How a TREC qrels file's lines look: its iteration column and separator when every line has the same
-    (e.g. "Q0", " "), else (or an unreadable file) what an export writes ("0", " "); whether it has a header."""
-    columns, seps, comments, lines = set(), set(), False, 0
+    """How a TREC qrels file's lines look: the iteration column and separator most of its judgment lines have
+    (e.g. "Q0", " "; the first seen of a tie), and each line's own where it differs; its line ending; whether it
+    has a header. An unreadable file: what an export writes ("0", " ", "\n")."""
+    from collections import Counter
+
+    kinds, endings, comments, per_line = Counter(), Counter(), False, {}
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
             for line in f:
                 if line.startswith("#"):
                     comments = True
+                if line.endswith("\n"):
+                    endings["\r\n" if line.endswith("\r\n") else "\n"] += 1
                 if not line.strip() or line.startswith("#"):
                     continue
-                lines += 1
                 parts = line.split()
-                columns.add(parts[1] if len(parts) == 4 else "")
-                seps.add("\t" if line.rstrip("\r\n").count("\t") == 3 else " ")
+                if len(parts) != 4:
+                    continue  # not a judgment line (the reader says so)
+                column = "0" if parts[1].startswith("#") else parts[1]
+                kind = (column, "\t" if line.rstrip("\r\n").count("\t") == 3 else " ")
+                kinds[kind] += 1
+                per_line[(parts[0], parts[2])] = kind
     except OSError:
         return TrecLayout("0", " ", True)
-    header = comments or not lines
-    if len(columns) != 1 or len(seps) != 1 or "" in columns or any(c.startswith("#") for c in columns):
-        return TrecLayout("0", " ", header)
-    return TrecLayout(columns.pop(), seps.pop(), header)
+    header = comments or not kinds
+    column, sep = kinds.most_common(1)[0][0] if kinds else ("0", " ")
+    newline = "\r\n" if endings["\r\n"] > endings["\n"] else "\n"
+    lines = {key: kind for key, kind in per_line.items() if kind != (column, sep)} if len(kinds) > 1 else {}
+    return TrecLayout(column, sep, header, newline, lines)
 
 
 @dataclass
