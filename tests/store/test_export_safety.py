@@ -293,3 +293,17 @@ def test_the_copy_is_never_one_of_the_inputs(samples, tmp_path):
     assert sync.folder_copy_path(manifest) == folder / f"{stem}.labels-2.{ext}"
     (folder / f"{stem}.labels.{ext}").write_text(QRELS)  # a previous copy: replaced
     assert sync.folder_copy_path(manifest) == folder / f"{stem}.labels.{ext}"
+
+
+@pytest.mark.parametrize("command", [["labels", "export", "{folder}", "-o", "{loop}"],
+                                     ["gate", "{folder}", "--receipt", "{loop}"]])
+def test_an_output_onto_a_symlink_loop_is_refused_and_the_link_stays(cli, samples, tmp_path, command):
+    folder = _bench(samples, tmp_path)
+    (tmp_path / "l2").symlink_to("l1")
+    (tmp_path / "l1").symlink_to("l2")
+    loop = tmp_path / "l1"
+    code, out, err = cli(*[part.format(folder=folder, loop=loop) for part in command])
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: {loop}: cannot be opened (") and "symbolic link that leads back to itself" in err
+    assert "nothing was written" in err and "Traceback" not in err
+    assert loop.is_symlink() and os.readlink(loop) == "l2" and os.readlink(tmp_path / "l2") == "l1"

@@ -6,6 +6,7 @@ one line instead of being replaced by a new file."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -33,8 +34,11 @@ def refuse_special(path: str | os.PathLike) -> os.stat_result | None:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except OSError:  # cannot look (permission): the write itself says why
-        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # a link leading back to itself: a write would replace the link
+            raise InputError(str(path), f"cannot be opened ({e.strerror}: a symbolic link that leads back to "
+                             "itself); nothing was written (choose a file path)") from None
+        return None  # cannot look (permission): the write itself says why
     if not stat.S_ISREG(st.st_mode):
         raise InputError(str(path), f"is {file_kind(st.st_mode)}, expected a regular file to write; nothing was written "
                          "(choose a file path)")
