@@ -58,3 +58,27 @@ def test_the_wheel_carries_the_docs_and_the_command_reads_them(tmp_path, built_w
     assert out.returncode == 0 and out.stdout == (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     listing = built_wheel.run("docs", cwd=tmp_path)
     assert listing.returncode == 0 and [line.split()[0] for line in listing.stdout.splitlines()[:len(PAGES)]] == PAGES
+
+
+def test_the_review_page_is_the_users_guide_and_the_apps_inside_is_in_contributing(capsys):
+    """F28: `rankgate docs review` printed 940 lines, half of them how the app is built and measured. That
+    material is CONTRIBUTING.md's ("Inside the review app"); every anchor the page links is still on it."""
+    import re
+
+    code, out, _ = run(capsys, "docs", "review")
+    assert code == 0
+    for developers in ("## How an edit stays fast", "## Figures", "## Tests", "## Files", "bench_app.py",
+                       "tests/tui/", "tui/commands.py", "cache/runs/", "scorecache"):
+        assert developers not in out, developers
+    assert "## Keys" in out and "## When a file is bad" in out and len(out.splitlines()) < 700
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for moved in ("### How an edit stays fast", "### Figures (`python bench/bench_app.py`)", "### Tests",
+                  "### Files", "#### Opening DL19 from raw files", "`test_scorecache.py`"):
+        assert moved in contributing, moved
+
+    def anchor(heading: str) -> str:
+        return re.sub(r"[^\w\- ]", "", heading.strip("# ").lower()).replace(" ", "-")
+
+    anchors = {anchor(line) for line in out.splitlines() if line.startswith("#")}
+    for link in re.findall(r"\]\(#([^)]+)\)", out):
+        assert link in anchors, link
