@@ -250,3 +250,38 @@ async def test_export_on_quit_works_on_a_workspace_named_with_db(tmp_path, capsy
         assert app.return_code == 0 and not app.is_running
         qrels = json.loads((folder / "qrels.json").read_text())
         assert doc in qrels.get("qrels", qrels)["q-recovery"], qrels
+
+
+async def test_a_refused_export_on_quit_says_what_to_do_in_the_app(tmp_path, capsys):
+    """The folder's file changed while the app was open: `e` on the way out is refused, and the notice names
+    the app's key (ctrl+r, which offers to bring the change in), not `rankgate review`, the app one is in."""
+    folder = tmp_path / "mybench"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert app.review.edit("q-dns", "doc-dnssec", 0, "unrelated")
+        await pilot.pause()
+        edit_qrels(folder, lambda q: q.update({"q-recovery": ["doc-rpo"]}))  # someone changes the file
+        changed = (folder / "qrels.json").read_bytes()
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        said = [n.message for n in app._notifications if "export failed" in n.message]
+        assert len(said) == 1 and "rankgate review" not in said[0] and "--overwrite" not in said[0], said
+        assert "changed since the last import or export" in said[0] and "press ctrl+r" in said[0]
+        assert app.is_running and (folder / "qrels.json").read_bytes() == changed
+        await pilot.press("ctrl+r")  # as it says: read again, and the app offers to bring the change in
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        await pilot.press("b")
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitScreen)
+        await pilot.press("e")  # then the export goes through
+        await pilot.pause()
+    assert app.return_code == 0
+    code, out, _ = cli(capsys, "labels", "status", folder)
+    assert code == 0 and "in sync" in out

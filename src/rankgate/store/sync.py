@@ -558,13 +558,15 @@ def file_format(path: str | os.PathLike) -> str:
     return "trec"
 
 
-def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False, outside_folder: bool = False):
+def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False, outside_folder: bool = False,
+                bring_in: str | None = None):
     """Write the workspace's labels to the benchmark's own qrels file (its own format, atomically, with the
     version and hash header; a TREC file keeps its own iteration column, e.g. `Q0`) and record the sync.
     Refused, nothing changed: a qrels file outside the benchmark folder (`rankgate init` without --copy
     points at one), unless `outside_folder`; a file or folder that cannot be written (no write bit in its
     mode counts, even for root); a file with changes the workspace has not seen (or that no longer
-    parses), unless `overwrite`. Returns the store's Export."""
+    parses), unless `overwrite`; `bring_in`: what to do then, in the words of the face that asked (the app's
+    keys; by default the commands). Returns the store's Export."""
     target = Path(manifest.qrels)
     if ws.blind:
         raise InputError(str(target), "blind review shows your own labels only; leave blind review to export the "
@@ -575,12 +577,17 @@ def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False
         c = compare(ws, manifest)  # a file that no longer parses: its file:line, nothing written
         if c.last_sync_unknown and not c.in_sync:
             n = len(c.differences)
+            how = (f": {bring_in}" if bring_in else " (`rankgate labels status` lists them; bring them in with "
+                   "`rankgate review`, or overwrite the file with --overwrite)")
             raise InputError(str(target), f"the last sync with the workspace is unknown (no usable sync record) "
                              f"and {n} label{'s differ' if n != 1 else ' differs'}: the file may hold labels the "
-                             "workspace has not seen; nothing was written (`rankgate labels status` lists them; "
-                             "bring them in with `rankgate review`, or overwrite the file with --overwrite)")
+                             f"workspace has not seen; nothing was written{how}")
         if c.file_changed:
             n = sum(1 for d in c.differences if d.side != "workspace")
+            if bring_in:
+                raise InputError(str(target), f"changed since the last import or export ({n} label"
+                                 f"{'s' if n != 1 else ''} the workspace has not seen); nothing was written: "
+                                 f"{bring_in}")
             raise InputError(str(target), f"changed since the last import or export ({n} label"
                              f"{'s' if n != 1 else ''} the workspace has not seen; `rankgate labels status` "
                              "lists them); nothing was written: bring them in first (`rankgate review` offers "

@@ -71,8 +71,9 @@ class Sync:
         self.tracker = sync.Unexported(self.comparison)
 
     def export(self):
-        """The workspace's labels to the folder's qrels file (store.sync.export_back)."""
-        out = sync.export_back(self.ws, self.manifest)
+        """The workspace's labels to the folder's qrels file (store.sync.export_back); refused when the file
+        changed since the last sync, with what to do in the app."""
+        out = sync.export_back(self.ws, self.manifest, bring_in=BRING_IN)
         self.again()
         return out
 
@@ -98,6 +99,11 @@ class Sync:
         return (f"wrote {out.labels} label{'' if out.labels == 1 else 's'} to {visible(str(copy))}, a copy: "
                 f"`rankgate gate` still reads {visible(str(self.manifest.qrels))}; set qrels = \"{name}\" in "
                 f"{visible(str(self.manifest.path))} to gate on them")
+
+
+# what a refused export back says to do, in the app (the commands' words name `rankgate review`: this app)
+BRING_IN = ("press ctrl+r: the app reads the file again and offers to bring its changes in (b) or to keep the "
+            "workspace's labels (k); then export again")
 
 
 def difference_lines(comparison: sync.Comparison, limit: int = SHOW_AT_MOST) -> Text:
