@@ -71,3 +71,56 @@ async def test_the_export_dialog_offers_the_copy_and_never_the_file_outside(tmp_
         assert app.review.exported_to == (folder / "qrels.trec").resolve()
     assert (shared / "qrels.trec").read_bytes() == before
     assert (folder / "qrels.trec").read_text() == QRELS.replace("q2 Q0 d5 1", "q2 Q0 d5 0")
+
+
+async def test_the_quit_dialog_never_offers_a_copy_onto_one_of_the_inputs(tmp_path, capsys):
+    """The outside qrels file is named like the folder's run (run.trec): the copy the dialog offers is
+    run.labels.trec, and `e` writes it; the run is untouched (it offered the run, then failed)."""
+    folder = tmp_path / "c"
+    shutil.copytree(SAMPLES / "three-questions", folder)
+    (folder / "qrels.trec").write_text(QRELS)
+    (tmp_path / "out").mkdir()
+    shutil.move(folder / "qrels.trec", tmp_path / "out" / "run.trec")
+    toml = folder / "benchmark.toml"
+    toml.write_text(toml.read_text().replace('qrels = "qrels.trec"', 'qrels = "../out/run.trec"'))
+    run = (folder / "run.trec").read_bytes()
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert app.review.edit("q2", "d5", 0, "does not answer it")
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitScreen)
+        text = " ".join(plain(s) for s in app.screen.query("Static"))
+        assert f"e: write a copy into the folder ({folder / 'run.labels.trec'}) and quit" in text, text
+        await pilot.press("e")
+        await pilot.pause()
+    assert app.return_code == 0 and (folder / "run.trec").read_bytes() == run
+    assert "q2 Q0 d5 0" in (folder / "run.labels.trec").read_text()
+    assert 'set qrels = "run.labels.trec"' in "".join(capsys.readouterr().err.splitlines())
+
+
+async def test_a_link_in_the_folder_to_a_file_outside_is_never_written_from_the_app(tmp_path, capsys):
+    folder = tmp_path / "c"
+    shutil.copytree(SAMPLES / "three-questions", folder)
+    outside = tmp_path / "shared" / "qrels.trec"
+    outside.parent.mkdir()
+    outside.write_text(QRELS)
+    (folder / "qrels.trec").unlink()
+    (folder / "qrels.trec").symlink_to(outside)
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert app.review.edit("q2", "d5", 0, "does not answer it")
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitScreen)
+        text = " ".join(plain(s) for s in app.screen.query("Static"))
+        assert "qrels.trec, a link in the folder to a file outside it, which does not hold them yet" in text, text
+        assert f"e: write a copy into the folder ({folder / 'qrels.labels.trec'}) and quit" in text
+        await pilot.press("e")
+        await pilot.pause()
+    assert app.return_code == 0 and outside.read_text() == QRELS and (folder / "qrels.trec").is_symlink()
+    assert "q2 Q0 d5 0" in (folder / "qrels.labels.trec").read_text()

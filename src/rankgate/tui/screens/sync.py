@@ -10,6 +10,8 @@ some, `QuitScreen` offers to export them to the folder's qrels file first.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -197,8 +199,10 @@ class QuitScreen(ModalScreen[str | None]):
                 body.append(", which does not hold them yet.")
                 export = "export to that file and quit"
             else:
-                body.append(", outside the benchmark folder (init without --copy points at it), which does not "
-                            "hold them yet. The app does not replace a file outside the folder.")
+                why = "a link in the folder to a file outside it" if os.path.islink(self.qrels) else \
+                    "outside the benchmark folder (init without --copy points at it)"
+                body.append(f", {why}, which does not hold them yet. The app does not replace a file outside the "
+                            "folder.")
                 export = f"write a copy into the folder ({visible(str(self.copy))}) and quit; then point "
                 export += "benchmark.toml's qrels at it"
             yield Static(body)
