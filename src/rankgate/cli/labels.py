@@ -353,8 +353,7 @@ def _history(args) -> int:
     with _open(args, readonly=True) as ws:
         events = ws.history(args.query, args.doc, limit=args.limit)
         if args.query and not events and ws.query(args.query) is None:  # as `labels set` says it
-            unknown = ws._unknown_query(args.query)
-            raise InputError(unknown.path, unknown.what.replace(", or add it with --add-query", ""))
+            raise ws.unknown_query(args.query, can_add=False)
     if not events and args.query and args.doc:  # a known query, a document never judged for it: say so
         say(f"no history: document '{visible(args.doc)}' was never judged for query '{visible(args.query)}'",
             err=True)

@@ -29,7 +29,7 @@ def target(ws, qid: str, doc: str, who: str, marked: bool) -> tuple[str, dict]:
     if marked and ws.judgment(qid, doc) is not None:
         raise InputError(str(ws.path), f"document {doc!r} for query {qid!r} is not marked unsure")
     if qid not in ws._queries:
-        raise ws._unknown_query(qid)
+        raise ws.unknown_query(qid)
     raise InputError(str(ws.path), f"no label to mark: document {doc!r} for query {qid!r} is not judged "
                      "(grade it first)")
 

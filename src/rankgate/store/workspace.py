@@ -397,11 +397,13 @@ class Workspace(DurableIndex):
                 "collection_version": self.collection_version, "benchmark": self._meta.get("benchmark"),
                 "readonly": self.readonly, **counts}
 
-    def _unknown_query(self, qid: str) -> InputError:
+    def unknown_query(self, qid: str, *, can_add: bool = True) -> InputError:
+        """The error for a query the workspace does not know, with the likely ones; `can_add`: the command
+        can add it (--add-query)."""
         close = difflib.get_close_matches(qid, list(self._queries), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        return InputError(str(self.path), f"unknown query {qid!r}{hint}; import its queries or qrels first, or "
-                          "add it with --add-query")
+        return InputError(str(self.path), f"unknown query {qid!r}{hint}; import its queries or qrels first"
+                          + (", or add it with --add-query" if can_add else ""))
 
     # ---------------------------------------------------------------- versions
 
@@ -491,7 +493,7 @@ class Workspace(DurableIndex):
             events: list[dict] = []
             if qid not in self._queries:
                 if not create_query:
-                    raise self._unknown_query(qid)
+                    raise self.unknown_query(qid)
                 rec = query_record(qid, {}, now, now)
                 ops.append(["query", rec])
                 events.append(self._event("query", qid, None, None, query_state(rec), who, now, why, 0))
@@ -553,7 +555,7 @@ class Workspace(DurableIndex):
                     raise InputError(str(self.path), f"document {doc!r} for query {qid!r} has an adjudication and "
                                      "no judgment of yours: withdraw the adjudication instead")
                 if of_reviewer is None and qid not in self._queries:
-                    raise self._unknown_query(qid)
+                    raise self.unknown_query(qid)
                 what = "was removed already" if old is not None else "does not exist"
                 mine = "your" if of_reviewer is None else f"{of_reviewer}'s"
                 raise InputError(str(self.path), f"no judgment to remove: {mine} judgment of document {doc!r} for "
@@ -579,7 +581,7 @@ class Workspace(DurableIndex):
             live = [r for r in revs.values() if r.get("removed") is None]
             if not live:
                 if qid not in self._queries:
-                    raise self._unknown_query(qid)
+                    raise self.unknown_query(qid)
                 raise InputError(db, f"nothing to adjudicate: no reviewer has judged document {doc!r} for query "
                                  f"{qid!r}")
             old = self._adj.get(qid, {}).get(doc)
@@ -695,7 +697,7 @@ class Workspace(DurableIndex):
             raise InputError(str(self.path), "the notes must be text")
         query = self.query(qid)
         if query is None:
-            raise self._unknown_query(qid)
+            raise self.unknown_query(qid)
         import dataclasses
 
         return self.set_query(dataclasses.replace(query, notes=notes), why=why, reviewer=reviewer, cause=cause,
