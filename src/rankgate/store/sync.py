@@ -658,7 +658,8 @@ def outside_message(manifest) -> str:
     linked = os.path.islink(manifest.qrels) and not is_outside_folder_as_named(manifest)
     why = (f"it is a link to {os.path.realpath(manifest.qrels)}" if linked
            else "its benchmark.toml points at it; `rankgate init` without --copy does that")
-    return (f"is outside the benchmark folder {manifest.folder} ({why}); nothing was written: write a copy into the folder with `rankgate labels "
+    return (f"is outside the benchmark folder {manifest.folder} ({why}); nothing was written: write a copy into "
+            "the folder with `rankgate labels "
             f"export {quote(str(manifest.folder))} -o {quote(str(copy))}{as_fmt}` and set qrels = \"{copy.name}\" "
             f"in {manifest.path}, or replace that file itself with --outside-folder")
 
