@@ -121,3 +121,51 @@ def test_a_command_builds_only_its_own_flags():
     full = next(a for a in _parser_for(["nonsense"])._actions if a.dest == "command")
     assert full.choices["gate"].format_help() == sub.choices["gate"].format_help()
     assert {"validate", "score", "compare", "receipt", "labels"} <= set(full.choices)
+
+
+def _threads_after_validate(env_extra: dict) -> list[str]:
+    """Run `rankgate validate` on the seed lab as its own process would (main() reading sys.argv), then print the
+    process's thread count and what its environment says about OpenBLAS (what a judge command would inherit)."""
+    import os
+
+    script = ("import os, sys\nsys.argv = ['rankgate', 'validate', 'sample_benchmarks/seed-lab']\n"
+              "from rankgate.cli import main\nimport contextlib, io\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    assert main() == 0\n"
+              "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                                            "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                         env=env | env_extra)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_the_rankgate_process_loads_openblas_with_one_thread_and_leaves_the_environment_as_it_was():
+    import os
+
+    import pytest
+
+    if not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2:
+        pytest.skip("needs Linux's /proc and two cores (OpenBLAS starts one thread per core)")
+    assert _threads_after_validate({}) == ["1", "None"]  # no OpenBLAS worker; a child process sees no setting
+    assert _threads_after_validate({"OPENBLAS_NUM_THREADS": "2"}) == ["2", "2"]  # the user's own setting wins
+    assert _threads_after_validate({"OMP_NUM_THREADS": "2"})[0] == "2"
+
+
+def test_main_called_with_arguments_leaves_openblas_alone():
+    """rankgate.cli.main(argv) in someone else's process (the pytest plugin, a hook) changes no setting."""
+    import os
+
+    import pytest
+
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("needs Linux's /proc")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                                            "OMP_NUM_THREADS")}
+    script = ("import sys\nfrom rankgate.cli import main\nimport contextlib, io\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['validate', 'sample_benchmarks/seed-lab']) == 0\n"
+              "import os\nprint(len(os.listdir('/proc/self/task')) > 1 or (os.cpu_count() or 1) < 2)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"]
