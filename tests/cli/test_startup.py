@@ -170,3 +170,18 @@ def test_main_called_with_arguments_leaves_openblas_alone():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True"]
+
+
+def test_only_the_process_entry_point_freezes_what_start_up_loaded():
+    """main() without arguments (the rankgate process) imports with the collector off, then freezes what it
+    loaded and turns the collector back on; main(argv) in someone else's process leaves the collector alone."""
+    script = ("import gc, sys, contextlib, io\nfrom rankgate.cli import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['validate', 'sample_benchmarks/seed-lab']) == 0\n"
+              "print(gc.isenabled(), gc.get_freeze_count())\n"
+              "sys.argv = ['rankgate', 'validate', 'sample_benchmarks/seed-lab']\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    assert main() == 0\n"
+              "print(gc.isenabled(), gc.get_freeze_count() > 10000)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["True 0", "True True"]
