@@ -119,7 +119,7 @@ def _numpy_one_thread() -> None:
 def main(argv: list[str] | None = None) -> int:
     """The `rankgate` command. Without `argv` it is the process's own entry point (the `rankgate` script,
     `python -m rankgate`): it reads sys.argv, may load numpy with one BLAS thread, and keeps the garbage
-    collector off while it imports (then freezes what was loaded): about 7% of `gate` on a small benchmark."""
+    collector off while it imports (then freezes what was loaded): about 5% of `gate` on a small benchmark."""
     from rankgate.core.outfile import forget_inputs
 
     forget_inputs()
