@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = {
     "python -c pass": ["-c", "pass"],
     "import numpy": ["-c", "import numpy"],
-    "import numpy, numpy.random": ["-c", "import numpy, numpy.random"],  # the gate's floor: its tests draw resamples
+    "import numpy, 1 BLAS thread": ["-c", "import numpy"],  # the floor of the commands that compute: rankgate loads
+    # numpy with one OpenBLAS thread (cli.main); numpy.random is no longer on the gate's path (stats.SplitMix64)
     "rankgate --help": ["-m", "rankgate", "--help"],
     "rankgate score seed-lab": ["-m", "rankgate", "score", "sample_benchmarks/seed-lab"],
     "rankgate gate seed-lab": ["-m", "rankgate", "gate", "sample_benchmarks/seed-lab"],
@@ -35,10 +36,13 @@ COMMANDS = {
 }
 
 
-def env_for(src: Path) -> dict:
+ENV = {"import numpy, 1 BLAS thread": {"OPENBLAS_NUM_THREADS": "1"}}  # what a command runs with beyond PYTHONPATH
+
+
+def env_for(src: Path, name: str = "") -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(src)
-    return env
+    return env | ENV.get(name, {})
 
 
 def cpu_seconds(argv: list[str], env: dict) -> float:
@@ -50,7 +54,8 @@ def cpu_seconds(argv: list[str], env: dict) -> float:
 
 
 def instructions(argv: list[str], env: dict) -> int | None:
-    # a fixed hash seed, one OpenBLAS thread and no address randomisation (setarch -R) keep the count steady
+    # a fixed hash seed, one OpenBLAS thread and no address randomisation (setarch -R) keep the count steady; so
+    # the counts do not show OpenBLAS's thread start-up (the CPU column does: rankgate itself asks for one thread)
     env = dict(env, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
     fixed = ["setarch", "-R"] if shutil.which("setarch") else []
     out = subprocess.run([*fixed, "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
@@ -73,7 +78,7 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], env=env_for(src), check=True)
         print(f"\n{src}")
         for name, argv in COMMANDS.items():
-            env = env_for(src)
+            env = env_for(src, name)
             cpu_seconds(argv, env)  # warm the file cache
             cpu = statistics.median(cpu_seconds(argv, env) for _ in range(args.runs))
             line = f"  {name:<26} CPU {cpu * 1000:6.0f} ms"

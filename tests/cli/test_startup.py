@@ -62,13 +62,14 @@ def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
     lazy = {"rankgate.core.formats.trec_fast", "importlib.util", "pyarrow", "rankgate.core.receipt",
             "rankgate.core.signing", "xml.etree.ElementTree", "rankgate.core.charts", "rankgate.core.mermaid",
             "rankgate.core.svgplot", "rankgate.core.funnel", "rankgate.store.workspace", "tinydb",
-            "numpy.ma"}  # np.unique/np.quantile load numpy.ma: stats.quantiles and model.unique do not
+            "numpy.ma",  # np.unique/np.quantile load numpy.ma: stats.quantiles and model.unique do not
+            "numpy.random"}  # the resamples come from stats.SplitMix64; numpy's PCG64 only re-checks older receipts
     assert not lazy & mods
 
 
 def test_score_loads_neither_numpy_ma_nor_numpy_random():
     """np.unique and np.intersect1d without assume_unique load numpy.ma (a few ms); score needs neither it
-    nor numpy.random (the gate's bootstrap does)."""
+    nor numpy.random (nor does the gate: its resamples come from stats.SplitMix64)."""
     mods = imported_after(GATE.format(argv=["score", "sample_benchmarks/seed-lab"], code=0))
     assert "numpy" in mods and not {"numpy.ma", "numpy.random"} & mods
 
@@ -105,8 +106,8 @@ def test_gate_on_the_seed_lab_loads_only_what_it_uses():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     mods = set(lines[-1].split())
-    assert {"rankgate.core.gate", "rankgate.core.policy", "rankgate.core.queue", "numpy.random"} <= mods
-    assert not {"rankgate.core.acl", "rankgate.core.formats.corpus", "rankgate.core.judge", "rankgate.cli.tables",
+    assert {"rankgate.core.gate", "rankgate.core.policy", "rankgate.core.queue", "rankgate.core.stats"} <= mods
+    assert not {"numpy.random", "rankgate.core.acl", "rankgate.core.formats.corpus", "rankgate.core.judge", "rankgate.cli.tables",
                 "rankgate.cli.funnel", "rankgate.core.trec_eval", "difflib", "csv", "pandas"} & mods
     assert lines[-2] == "unicode patterns compiled: 0"
 
@@ -121,3 +122,66 @@ def test_a_command_builds_only_its_own_flags():
     full = next(a for a in _parser_for(["nonsense"])._actions if a.dest == "command")
     assert full.choices["gate"].format_help() == sub.choices["gate"].format_help()
     assert {"validate", "score", "compare", "receipt", "labels"} <= set(full.choices)
+
+
+def _threads_after_validate(env_extra: dict) -> list[str]:
+    """Run `rankgate validate` on the seed lab as its own process would (main() reading sys.argv), then print the
+    process's thread count and what its environment says about OpenBLAS (what a judge command would inherit)."""
+    import os
+
+    script = ("import os, sys\nsys.argv = ['rankgate', 'validate', 'sample_benchmarks/seed-lab']\n"
+              "from rankgate.cli import main\nimport contextlib, io\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    assert main() == 0\n"
+              "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                                            "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                         env=env | env_extra)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_the_rankgate_process_loads_openblas_with_one_thread_and_leaves_the_environment_as_it_was():
+    import os
+
+    import pytest
+
+    if not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2:
+        pytest.skip("needs Linux's /proc and two cores (OpenBLAS starts one thread per core)")
+    assert _threads_after_validate({}) == ["1", "None"]  # no OpenBLAS worker; a child process sees no setting
+    assert _threads_after_validate({"OPENBLAS_NUM_THREADS": "2"}) == ["2", "2"]  # the user's own setting wins
+    assert _threads_after_validate({"OMP_NUM_THREADS": "2"})[0] == "2"
+
+
+def test_main_called_with_arguments_leaves_openblas_alone():
+    """rankgate.cli.main(argv) in someone else's process (the pytest plugin, a hook) changes no setting."""
+    import os
+
+    import pytest
+
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("needs Linux's /proc")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                                            "OMP_NUM_THREADS")}
+    script = ("import sys\nfrom rankgate.cli import main\nimport contextlib, io\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['validate', 'sample_benchmarks/seed-lab']) == 0\n"
+              "import os\nprint(len(os.listdir('/proc/self/task')) > 1 or (os.cpu_count() or 1) < 2)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"]
+
+
+def test_only_the_process_entry_point_freezes_what_start_up_loaded():
+    """main() without arguments (the rankgate process) imports with the collector off, then freezes what it
+    loaded and turns the collector back on; main(argv) in someone else's process leaves the collector alone."""
+    script = ("import gc, sys, contextlib, io\nfrom rankgate.cli import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['validate', 'sample_benchmarks/seed-lab']) == 0\n"
+              "print(gc.isenabled(), gc.get_freeze_count())\n"
+              "sys.argv = ['rankgate', 'validate', 'sample_benchmarks/seed-lab']\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    assert main() == 0\n"
+              "print(gc.isenabled(), gc.get_freeze_count() > 10000)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["True 0", "True True"]

@@ -22,7 +22,7 @@ import numpy as np
 from rankgate.core.engine import UNJUDGED, MIN_GEO_MEAN, Prepared, evaluate
 from rankgate.core.measures import Measure
 from rankgate.core.model import Qrels, Query, Run
-from rankgate.core.stats import PairedTest, paired_tests, percentile
+from rankgate.core.stats import PairedTest, generator_name, paired_tests, percentile
 
 TIE = 1e-9  # per-query deltas closer to zero than this are ties
 ROLES = ("baseline", "candidate")
@@ -405,9 +405,12 @@ class Comparison:
 
 
 def significance_settings(resamples: int, seed: int, confidence: float) -> dict:
-    return {"test": "paired randomization (sign flip), two-sided", "interval": "percentile bootstrap",
-            "effect_size": "Cohen's d_z (mean delta / sd of deltas)", "resamples": resamples, "seed": seed,
-            "confidence": confidence}
+    out = {"test": "paired randomization (sign flip), two-sided", "interval": "percentile bootstrap",
+           "effect_size": "Cohen's d_z (mean delta / sd of deltas)", "resamples": resamples, "seed": seed,
+           "confidence": confidence}
+    if generator_name() != "PCG64":  # the resamples' generator; results without one (older receipts) used PCG64
+        out["generator"] = generator_name()
+    return out
 
 
 def _status(b_hit: bool, c_hit: bool) -> str:

@@ -374,6 +374,7 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     from rankgate.core.formats import split_run_spec
     from rankgate.core.gate import gate_bundle
     from rankgate.core.policy import OVERRIDES, resolve
+    from rankgate.core.stats import generator
     from rankgate.core.validate import validate
 
     opened = open_receipt(path)
@@ -457,7 +458,8 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
         problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
         if problems:
             raise ValidationError(problems)
-        result = gate_bundle(bundle, policy, as_of=as_of)
+        with generator(_recorded_generator(data)):  # the resamples as they were drawn
+            result = gate_bundle(bundle, policy, as_of=as_of)
         if suggested:
             result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                           "file": next(p for r, p in bundle.files if r == "suggestions")}
@@ -506,6 +508,13 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     if v.differences:
         v.status = "mismatch"
     return v
+
+
+def _recorded_generator(data: dict) -> str:
+    """The resamples' generator the receipt names; one that names none was written before rankgate had its
+    own (numpy's PCG64)."""
+    sig = data["result"].get("significance")
+    return str(sig.get("generator", "PCG64")) if isinstance(sig, dict) else "PCG64"
 
 
 REQUIRED = ("decision", "exit_code", "policy", "result", "inputs", "invocation")  # in every receipt's body

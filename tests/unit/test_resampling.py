@@ -1,0 +1,139 @@
+"""The resamples' generator (stats.SplitMix64): it is SplitMix64, computed for any stretch of a stream at once;
+deterministic for a seed, streams and seeds differ, chunks do not matter; sign flips and bootstrap draws are
+uniform, p-values under no difference are uniform and bootstrap intervals cover. numpy's PCG64 is kept for
+receipts written before it."""
+
+import numpy as np
+import pytest
+
+from rankgate.core import stats
+from rankgate.core.stats import PCG64, SplitMix64, bootstrap_ci, generator, paired_tests, randomization_test
+
+MASK = (1 << 64) - 1
+
+
+def reference(state: int, count: int) -> list[int]:
+    """SplitMix64 as published (Vigna's splitmix64.c), one output at a time."""
+    out = []
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) & MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def test_it_is_splitmix64_and_any_stretch_equals_the_sequence():
+    assert reference(1234567, 3) == [6457827717110365317, 3203168211198807973, 9817491932198370423]
+    assert stats.splitmix64(1234567, 3).tolist() == reference(1234567, 3)
+    seq = reference(2**64 - 5, 300)  # the state wraps
+    assert stats.splitmix64(2**64 - 5, 300).tolist() == seq
+    assert stats.splitmix64(2**64 - 5, 17, 250).tolist() == seq[250:267]
+
+
+def test_bits_and_draws_follow_their_definition():
+    """Sign bit j of resample r is bit j % 64 of word r * ceil(n/64) + j // 64; bootstrap draw j of resample r is
+    the (j % 2 == 0: low, else high) half of word r * ceil(n/2) + j // 2, times n, over 2**32."""
+    seed, n = 11, 70
+    key0, key1 = reference(seed, 2)
+    g0, g1 = SplitMix64(seed, 0), SplitMix64(seed, 1)
+    assert (g0.key, g1.key) == (key0, key1)
+    bits = g0.sign_bits(3, 2, n)
+    words = reference(key0, 10)
+    for r in range(2):
+        for j in range(n):
+            assert bits[r, j] == (words[(3 + r) * 2 + j // 64] >> (j % 64)) & 1
+    draws = g1.indices(3, 2, n, np.int64)
+    words = reference(key1, 5 * 35)
+    for r in range(2):
+        for j in range(n):
+            w = words[(3 + r) * 35 + j // 2]
+            half = w & 0xFFFFFFFF if j % 2 == 0 else w >> 32
+            assert draws[r, j] == half * n >> 32
+
+
+def test_deterministic_for_a_seed_and_different_across_streams_and_seeds():
+    a = SplitMix64(5, 0).sign_bits(0, 50, 40)
+    assert np.array_equal(a, SplitMix64(5, 0).sign_bits(0, 50, 40))
+    assert not np.array_equal(a, SplitMix64(5, 1).sign_bits(0, 50, 40))
+    assert not np.array_equal(a, SplitMix64(6, 0).sign_bits(0, 50, 40))
+    d = np.random.default_rng(1).normal(0.05, 0.2, 60)
+    assert randomization_test(d, resamples=2000, seed=7) == randomization_test(d, resamples=2000, seed=7)
+    assert bootstrap_ci(d, resamples=2000, seed=7) != bootstrap_ci(d, resamples=2000, seed=8)
+
+
+def test_chunks_do_not_change_the_numbers(monkeypatch):
+    D = np.random.default_rng(2).normal(0, 0.2, (90, 3))
+    whole = paired_tests(D, resamples=3000, seed=4)
+    monkeypatch.setattr(stats, "CHUNK_CELLS", 1000)  # 11 resamples a chunk
+    chunked = paired_tests(D, resamples=3000, seed=4)
+    assert [(t.p_value, t.ci_low, t.ci_high) for t in whole] == [(t.p_value, t.ci_low, t.ci_high) for t in chunked]
+
+
+def test_sign_bits_are_fair_coins():
+    bits = SplitMix64(0, 0).sign_bits(0, 20000, 37).astype(float)
+    assert abs(bits.mean() - 0.5) < 0.002
+    assert np.abs(bits.mean(axis=0) - 0.5).max() < 0.015  # every query (20,000 flips: sd 0.0035)
+    c = np.corrcoef(bits[:, :10].T)
+    assert np.abs(c - np.eye(10)).max() < 0.03  # neighbouring queries' signs independent
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 100, 1001])
+def test_bootstrap_draws_are_uniform_over_the_queries(n):
+    rows = max(1, 200_000 // n)
+    draws = SplitMix64(3, 1).indices(0, rows, n, np.int32)
+    assert draws.shape == (rows, n) and draws.min() >= 0 and draws.max() <= n - 1
+    counts = np.bincount(draws.ravel(), minlength=n)
+    expected = rows * n / n
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < n - 1 + 6 * np.sqrt(2 * max(1, n - 1)) + 10  # chi-square with n - 1 degrees of freedom
+
+
+def test_p_values_under_no_difference_are_uniform():
+    """Deltas symmetric about 0: P(p <= a) is about a for every a (the test is neither liberal nor conservative)."""
+    rng = np.random.default_rng(5)
+    p = np.array([randomization_test(rng.normal(0, 0.2, 25), resamples=400, seed=s)[0] for s in range(400)])
+    for a in (0.05, 0.1, 0.25, 0.5, 0.75):
+        assert abs((p <= a).mean() - a) < 4 * np.sqrt(a * (1 - a) / 400) + 0.01, a
+
+
+def test_bootstrap_intervals_cover_the_true_mean():
+    rng = np.random.default_rng(6)
+    covered = [lo <= 0.1 <= hi for lo, hi in
+               (bootstrap_ci(rng.normal(0.1, 0.3, 40), resamples=1000, seed=s, confidence=0.9) for s in range(300))]
+    assert 0.83 <= np.mean(covered) <= 0.95  # 90% nominal; the percentile interval runs a little short at n = 40
+
+
+def test_a_strong_effect_is_found_by_both_generators_alike():
+    d = np.random.default_rng(7).normal(0.1, 0.2, 80)
+    new = paired_tests(d, resamples=4000, seed=1)[0]
+    with generator("PCG64"):
+        old = paired_tests(d, resamples=4000, seed=1)[0]
+    assert new.p_value < 0.01 and old.p_value < 0.01
+    assert new.ci_low == pytest.approx(old.ci_low, abs=0.01) and new.ci_high == pytest.approx(old.ci_high, abs=0.01)
+
+
+def test_the_old_generator_draws_exactly_what_rankgate_drew_before():
+    """PCG64 is what every receipt without a `generator` was computed with: numpy's PCG64 seeded with
+    SeedSequence([seed, stream]), sign bytes then unpacked bits, bootstrap indices by Generator.integers."""
+    import numpy.random
+
+    old = numpy.random.Generator(numpy.random.PCG64(numpy.random.SeedSequence([9, 0])))
+    g = PCG64(9, 0)
+    for m in (100, 37):
+        assert np.array_equal(g.sign_bits(0, m, 45),
+                              np.unpackbits(old.integers(0, 256, size=(m, 6), dtype=np.uint8), axis=1, count=45))
+    old = numpy.random.Generator(numpy.random.PCG64(numpy.random.SeedSequence([9, 1])))
+    g = PCG64(9, 1)
+    assert np.array_equal(g.indices(0, 50, 45, np.int32), old.integers(0, 45, size=(50, 45), dtype=np.int32))
+
+
+def test_the_generator_in_force_is_named_and_restored():
+    assert stats.generator_name() == "SplitMix64"
+    with generator("PCG64"):
+        assert stats.generator_name() == "PCG64"
+        with generator("no such generator"):  # an unknown name (a newer receipt's): the default
+            assert stats.generator_name() == "SplitMix64"
+        assert stats.generator_name() == "PCG64"
+    assert stats.generator_name() == "SplitMix64"
