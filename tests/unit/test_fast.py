@@ -659,3 +659,27 @@ def test_a_line_too_long_is_refused_in_the_same_words_by_both_readers(tmp_path, 
     got = [score(capsys, monkeypatch, fast_, "score", "--qrels", qrels, "--runs", run) for fast_ in (True, False)]
     assert got[0] == got[1]
     assert got[0][0] == 2 and "run.trec:1001: a line longer than 32 MiB" in got[0][2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=" \nab", max_size=40))
+def test_an_empty_field_is_seen_at_any_byte_offset(text):
+    """The lean parse's check (two spaces in a row, or a space before a line break) finds the pair
+    wherever it sits, at an even or an odd offset of the block."""
+    from rankgate.core.formats import trec_fast as fast
+
+    block = bytearray(text.encode())
+    assert fast._empty_field(memoryview(block)) == ("  " in text or " \n" in text)
+
+
+@pytest.mark.parametrize("bad", ["q1 Q0 d2 2 1.5 \n", "q1 Q0  2 1.5 t\n", "q1 Q0 d2  1.5 t\n", "q1  d2 2 1.5 t\n"])
+def test_an_empty_field_deep_in_a_large_file_sends_it_to_the_general_reader(tmp_path, monkeypatch, bad):
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 64)
+    lines = [f"q1 Q0 d{i} {i} {100 - i} t\n" for i in range(1, 40)]
+    lines[23] = bad
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d1 1\n"))
+    assert fast.read_lean_run(str(run), "run", qrels) is None
