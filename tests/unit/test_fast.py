@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -683,3 +684,21 @@ def test_an_empty_field_deep_in_a_large_file_sends_it_to_the_general_reader(tmp_
     run = write(tmp_path / "run.trec", "".join(lines))
     qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d1 1\n"))
     assert fast.read_lean_run(str(run), "run", qrels) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=9), min_size=1, max_size=6),
+       rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=30))
+def test_counting_below_a_row_equals_a_sorted_search(groups, rows):
+    """_count_below (one comparison where a query has one judged score, a search where it has more)
+    counts the judged scores below each row's score as searchsorted does."""
+    from rankgate.core.formats import trec_fast as fast
+
+    js = np.concatenate([np.sort(np.array(g, np.float64)) for g in groups])
+    first = np.cumsum([0] + [len(g) for g in groups])
+    rows = [(g % len(groups), v) for g, v in rows]
+    lo = np.array([first[g] for g, _ in rows], np.int32)
+    m = np.array([len(groups[g]) for g, _ in rows], np.int32)
+    s = np.array([v for _, v in rows], np.float64)
+    want = [int(np.searchsorted(js[first[g]:first[g + 1]], v, "left")) for g, v in rows]
+    assert fast._count_below(js, lo, m, s).tolist() == want
