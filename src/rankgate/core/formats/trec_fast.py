@@ -847,14 +847,15 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     np.cumsum(cnt, out=first[1:])
     before = np.zeros(len(at) + 1, np.int64)  # difference array: rows ranked above each judged row
     per_query = cnt.astype(first.dtype)
+    # A row ranked below every judged row of its query (most rows: judged documents sit near the
+    # top) counts for none of them: one look at the query's lowest judged score rules it out.
+    lowest = np.full(nq, np.inf)  # a query without judged rows: every row is below
+    lowest[cnt > 0] = js[first[:-1][cnt > 0]]
     tied, tied_to = [], []
     for i, p in enumerate(parts):
-        k = per_query[p.q]  # judged rows of each row's query
-        some = k > 0
-        rows = None if some.all() else np.flatnonzero(some)  # None: every row's query has judged rows
-        q, s = (p.q, p.s) if rows is None else (p.q[rows], p.s[rows])
-        if rows is not None:
-            k = k[rows]
+        rows = np.flatnonzero(lowest[p.q] <= p.s)  # above or level with some judged row of its query
+        q, s = p.q[rows], p.s[rows]
+        k = per_query[q]  # judged rows of each row's query
         lo = first[q]
         c = _count_below(js, lo, k, s)  # judged rows of its query with a lower score: js[lo:lo + c]
         above = np.flatnonzero(c)
@@ -863,7 +864,7 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
         nxt = lo + c
         tie = np.flatnonzero(c < k)
         tie = tie[js[nxt[tie]] == s[tie]]
-        tied.append((tie if rows is None else rows[tie]) + starts[i])
+        tied.append(rows[tie] + starts[i])
         tied_to.append(nxt[tie])
     rank = np.cumsum(before)[:-1]
     rank += _tie_ranks(parts, starts, np.concatenate(tied), np.concatenate(tied_to), at, jq, js)
