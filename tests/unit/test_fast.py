@@ -703,17 +703,3 @@ def test_counting_below_a_row_equals_a_sorted_search(groups, rows):
     want = [int(np.searchsorted(js[first[g]:first[g + 1]], v, "left")) for g, v in rows]
     assert fast._count_below(js, lo, m, s).tolist() == want
 
-
-@settings(max_examples=100, deadline=None)
-@given(keys=st.lists(st.lists(st.sampled_from([0, 1, 7, 1 << 29, (1 << 29) - 1, 3 << 29, (1 << 32) - 1, 12345]),
-                              max_size=12), min_size=1, max_size=4))
-def test_repeated_values_are_found_alike_from_sorted_blocks(keys):
-    """The duplicate check's repeated 32-bit values: the same from each block sorted as it was read
-    (slices per range, merged) as from the blocks as they are."""
-    from rankgate.core.formats import trec_fast as fast
-
-    arrays = [np.array(k, np.uint32) for k in keys]
-    flat = sorted(v for k in keys for v in k)
-    want = [b for a, b in zip(flat, flat[1:]) if a == b]
-    assert fast._repeated(arrays).tolist() == want
-    assert fast._repeated(arrays, [np.sort(a) for a in arrays]).tolist() == want

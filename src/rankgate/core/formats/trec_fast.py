@@ -5,10 +5,11 @@ What it does differently from the general reader, with the same results:
 - the file is read in blocks of BLOCK bytes, each parsed by pyarrow's CSV reader
   (one space between fields; a tab, CR, VT, FF, NUL, empty field, comment or
   blank line sends the whole file to the general reader, which names any fault);
+  scoring parses only the query, document and score columns (`_lean_table`);
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
   together, as retrievers write them; of a file whose queries are scattered,
-  each row's query, score and hash are kept (20 bytes a line), its document ID
+  each row's query, score and hash are kept (16 bytes a line), its document ID
   written once to a temporary file and read back only where needed (ties with a
   judged row, duplicates); past HOLD_AT bytes kept, the rows go to partitions by
   query on disk, settled one at a time, so memory stays bounded for any file
@@ -572,10 +573,9 @@ def _joined(parts: list[tuple]) -> tuple:
 
 
 SPILL_AT = 64 << 20  # with keep_top (the gate): a scattered file larger than this is partitioned by query on disk
-HOLD_AT = 160 << 20  # without (score): bytes of a scattered file's rows kept in memory (ROW_BYTES a line, 7M
-#                      lines: 140 MB); past it the rows go to partitions by query on disk (bounded for any file)
-ROW_BYTES = 20  # what a kept row costs: query (4), score (8), the hash's top half (4) and the same sorted per
-#                 block (4, for the duplicate check); its document ID is on disk
+HOLD_AT = 128 << 20  # without (score): bytes of a scattered file's rows kept in memory (ROW_BYTES a line, 7M
+#                      lines: 112 MB); past it the rows go to partitions by query on disk (bounded for any file)
+ROW_BYTES = 16  # what a kept row costs: query (4), score (8), the hash's top half (4); its document ID is on disk
 SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sort fastest)
 MAX_BUCKETS = 512  # temporary files open at once, at most
 
@@ -623,9 +623,7 @@ def _counted(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str) -> int
         for row0, q, s, j, k, d in blocks:
             lines = row0 + len(q)
             store.add(d)
-            part = _Part(_Rows(row0), q, s, j, k, store)
-            part.sorted = np.sort(part.key)  # here, beside the next block's parsing, not after the last block
-            held.append(part)
+            held.append(_Part(_Rows(row0), q, s, j, k, store))
             kept += ROW_BYTES * len(q)
             if kept > HOLD_AT:
                 return _spill(reader, tally, size, _unheld(held, blocks), tmp, store)
@@ -791,7 +789,7 @@ class _Part:
     line - 1; `key` the top 32 bits of each row's hash; judged rows only as their positions `jat`
     and document codes `jcode`; `docs` the document IDs of the rows, or a _DocStore of the whole file's."""
 
-    __slots__ = ("rows", "q", "s", "key", "docs", "jat", "jcode", "end", "sorted")
+    __slots__ = ("rows", "q", "s", "key", "docs", "jat", "jcode", "end")
 
     def __init__(self, rows, q, s, judged, key, docs):
         self.rows, self.s, self.docs = rows, s, docs
@@ -800,7 +798,6 @@ class _Part:
         self.jat = np.flatnonzero(judged >= 0)
         self.jcode = judged[self.jat]
         self.end = rows[len(q) - 1] + 1 if len(q) else 0
-        self.sorted = None  # `key` sorted, when worked out as the part was read (_repeated)
 
     def docs_at(self, at: np.ndarray):
         """The document IDs of rows `at` (an Arrow string array)."""
@@ -963,7 +960,7 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    twice = _repeated([p.key for p in parts], [p.sorted for p in parts])
+    twice = _repeated([p.key for p in parts])
     if not len(twice):
         return
     cand = np.concatenate([_among(p.key, twice) + starts[i] for i, p in enumerate(parts)])
@@ -982,26 +979,15 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
                          qnames)
 
 
-def _repeated(keys: list[np.ndarray], sorted_keys: list | None = None, pieces: int = 8) -> np.ndarray:
+def _repeated(keys: list[np.ndarray], pieces: int = 8) -> np.ndarray:
     """The values (32 bits) found more than once among the arrays `keys`, sorted: one range of values
-    at a time (an eighth of the rows each: a few MB to sort, not a copy of all). With `sorted_keys`
-    (each of `keys` sorted, or None), a range of an array sorted is a slice of it, and merging the
-    slices (a stable sort of sorted runs) costs a quarter of sorting them."""
-    bits = (pieces - 1).bit_length()
-    shift = np.uint32(32 - bits)
-    if sorted_keys is not None and all(k is not None for k in sorted_keys):
-        edges = (np.arange(1, pieces, dtype=np.uint64) << np.uint64(32 - bits)).astype(np.uint32)
-        cuts = [np.r_[0, np.searchsorted(k, edges), len(k)] for k in sorted_keys]
-        ranges = ((k[c[i]:c[i + 1]] for k, c in zip(sorted_keys, cuts)) for i in range(pieces))
-        kind = "stable"
-    else:
-        high = [(k >> shift).astype(np.uint8) for k in keys]
-        ranges = ((k[h == i] for k, h in zip(keys, high)) for i in range(pieces))
-        kind = None
+    at a time (an eighth of the rows each: a few MB to sort, not a copy of all)."""
+    shift = np.uint32(32 - (pieces - 1).bit_length())
+    high = [(k >> shift).astype(np.uint8) for k in keys]
     out = []
-    for parts in ranges:
-        piece = np.concatenate(list(parts))
-        piece.sort(kind=kind)
+    for i in range(pieces):
+        piece = np.concatenate([k[h == i] for k, h in zip(keys, high)])
+        piece.sort()
         out.append(piece[1:][piece[1:] == piece[:-1]])
     return np.concatenate(out)
 
