@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -659,3 +660,46 @@ def test_a_line_too_long_is_refused_in_the_same_words_by_both_readers(tmp_path, 
     got = [score(capsys, monkeypatch, fast_, "score", "--qrels", qrels, "--runs", run) for fast_ in (True, False)]
     assert got[0] == got[1]
     assert got[0][0] == 2 and "run.trec:1001: a line longer than 32 MiB" in got[0][2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=" \nab", max_size=40))
+def test_an_empty_field_is_seen_at_any_byte_offset(text):
+    """The lean parse's check (two spaces in a row, or a space before a line break) finds the pair
+    wherever it sits, at an even or an odd offset of the block."""
+    from rankgate.core.formats import trec_fast as fast
+
+    block = bytearray(text.encode())
+    assert fast._empty_field(memoryview(block)) == ("  " in text or " \n" in text)
+
+
+@pytest.mark.parametrize("bad", ["q1 Q0 d2 2 1.5 \n", "q1 Q0  2 1.5 t\n", "q1 Q0 d2  1.5 t\n", "q1  d2 2 1.5 t\n"])
+def test_an_empty_field_deep_in_a_large_file_sends_it_to_the_general_reader(tmp_path, monkeypatch, bad):
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 64)
+    lines = [f"q1 Q0 d{i} {i} {100 - i} t\n" for i in range(1, 40)]
+    lines[23] = bad
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d1 1\n"))
+    assert fast.read_lean_run(str(run), "run", qrels) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=9), min_size=1, max_size=6),
+       rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=30))
+def test_counting_below_a_row_equals_a_sorted_search(groups, rows):
+    """_count_below (one comparison where a query has one judged score, a search where it has more)
+    counts the judged scores below each row's score as searchsorted does."""
+    from rankgate.core.formats import trec_fast as fast
+
+    js = np.concatenate([np.sort(np.array(g, np.float64)) for g in groups])
+    first = np.cumsum([0] + [len(g) for g in groups])
+    rows = [(g % len(groups), v) for g, v in rows]
+    lo = np.array([first[g] for g, _ in rows], np.int32)
+    m = np.array([len(groups[g]) for g, _ in rows], np.int32)
+    s = np.array([v for _, v in rows], np.float64)
+    want = [int(np.searchsorted(js[first[g]:first[g + 1]], v, "left")) for g, v in rows]
+    assert fast._count_below(js, lo, m, s).tolist() == want
+
