@@ -35,7 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 PEERS = HERE / "peers"
-DEFAULT_PEER_PYTHON = Path("/work/bench-venv/bin/python")
+DEFAULT_PEER_PYTHON = HERE / ".venv-peers" / "bin" / "python"  # bench/README.md, Setup
 
 MEASURES = ["AP", "nDCG@10", "RR@10", "R@100", "P@10"]
 TREC_NAMES = {"map": "AP", "ndcg_cut_10": "nDCG@10", "recip_rank_cut_10": "RR@10", "recall_100": "R@100",

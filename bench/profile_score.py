@@ -1,6 +1,6 @@
 """Where `rankgate score` spends its time: stage timers, and optionally a full profile.
 
-    /work/bench-venv/bin/python bench/profile_score.py                  # msmarco, stage timers
+    bench/.venv-peers/bin/python bench/profile_score.py                  # msmarco, stage timers
     ... profile_score.py --bench shuffled
     ... profile_score.py --general             # the general (non-pyarrow) reader
     ... profile_score.py --profiler cprofile   # plus the top functions (cProfile, slower)
