@@ -83,14 +83,51 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
             return runs
         except Exception:  # a torn or foreign entry: read the file again
             pass
+    cols = _read_columns(spec, path, progress)
+    if cols is not None:  # a plain TREC file: its names looked up in the catalog once each
+        return [_from_columns(spec, path, cols, catalog, where if key is not None else None)]
     local = Catalog()
     runs = [in_trec_order(r) for r in _checked(_read(spec, path, local, progress))]  # refused: never cached
     if key is not None:
         try:
-            _save(where, runs, local)
+            _save(where, runs, local.queries.names, local.docs.names)
         except OSError:
             pass
     return [_recode(r, local, catalog) for r in runs]
+
+
+def _read_columns(spec: str, path: str, progress):
+    """A plain TREC run's columns in the file's own codes through pyarrow (trec_fast.read_full_columns),
+    None for another file (the general reader reads it)."""
+    if os.environ.get("RANKGATE_FAST", "1") == "0":
+        return None
+    from rankgate.core.formats import detect_format, trec_fast
+
+    if not trec_fast.available() or detect_format(path) != "trec":
+        return None
+    return trec_fast.read_full_columns(path, progress)
+
+
+def _from_columns(spec: str, path: str, cols, catalog: Catalog, where: Path | None) -> Run:
+    """The run in the catalog's codes, checked and in trec_eval's order; its entry written (in the file's own
+    codes, which are the entry's) when `where`."""
+    from rankgate.core.formats.trec import run_name_from_path
+
+    name = split_run_spec(spec)[0] or run_name_from_path(path)
+    qmap, dmap = _codes(catalog.queries, cols.qnames), _codes(catalog.docs, cols.dnames)
+    run = Run(name, path, catalog, qmap[cols.q], dmap[cols.doc], cols.score, cols.where, "trec",
+              query_codes=qmap.tolist())
+    _checked([run])  # refused: never cached
+    perm = _trec_perm(run)
+    if perm is not None:
+        run = _permuted(run, perm)
+    if where is not None:
+        q, d = (cols.q, cols.doc) if perm is None else (cols.q[perm], cols.doc[perm])
+        try:
+            _save(where, [run], cols.qnames, cols.dnames, [(q, d)])
+        except OSError:
+            pass
+    return run
 
 
 def _checked(runs: list[Run]) -> list[Run]:
@@ -103,15 +140,7 @@ def _checked(runs: list[Run]) -> list[Run]:
 
 
 def _read(spec: str, path: str, catalog: Catalog, progress) -> list[Run]:
-    """A plain TREC run through pyarrow (core.formats.trec_fast.read_full_run), else the general reader."""
-    name, _ = split_run_spec(spec)
-    if os.environ.get("RANKGATE_FAST", "1") != "0":
-        from rankgate.core.formats import detect_format, trec_fast
-
-        if trec_fast.available() and detect_format(path) == "trec":
-            run = trec_fast.read_full_run(path, name, catalog, progress)
-            if run is not None:
-                return [run]
+    """A run file that is not plain TREC (or without pyarrow): the general reader."""
     return read_runs(spec, "auto", catalog, progress)
 
 
@@ -119,14 +148,24 @@ def in_trec_order(run: Run) -> Run:
     """The run's rows in trec_eval's order (query blocks; score descending, then document ID
     descending, byte-wise), as the engine sorts them; every later scoring finds them in order and
     skips its sort (a million rows with ties take the engine about a second each time)."""
+    perm = _trec_perm(run)
+    return run if perm is None else _permuted(run, perm)
+
+
+def _trec_perm(run: Run) -> np.ndarray | None:
+    """The rows' permutation to trec_eval's order; None when they are in it."""
     if not len(run.q):
-        return run
+        return None
     perm = _grouped_order(run)
     if perm is None:  # queries scattered through the file: one sort of every row
         docorder = run.catalog.docs.order()[run.doc]
         perm = np.lexsort((-docorder, -run.score, run.q))
     if np.array_equal(perm, np.arange(len(perm))):
-        return run
+        return None
+    return perm
+
+
+def _permuted(run: Run, perm: np.ndarray) -> Run:
     return Run(run.name, run.path, run.catalog, run.q[perm], run.doc[perm], run.score[perm], run.where[perm],
                run.format, run.meta, run.latency_ms, run.context_tokens, list(run.query_codes))
 
@@ -168,10 +207,13 @@ def _grouped_order(run: Run) -> np.ndarray | None:
     return perm
 
 
-def _save(where: Path, runs: list[Run], local: Catalog) -> None:
+def _save(where: Path, runs: list[Run], qnames: list[str], dnames: list[str],
+          codes: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
+    """The entry: the runs with their codes into `qnames` and `dnames` (the runs' own, or `codes`: (query
+    codes, document codes) of each run)."""
     arrays: dict[str, np.ndarray] = {}
     header = {"runs": []}
-    for what, names in (("queries", local.queries.names), ("docs", local.docs.names)):
+    for what, names in (("queries", qnames), ("docs", dnames)):
         if any("\n" in n or not n for n in names):  # (a JSON run's IDs may hold a line break)
             header[what] = names
         else:  # one text, split on load: much faster than JSON for 100,000s of IDs
@@ -180,7 +222,8 @@ def _save(where: Path, runs: list[Run], local: Catalog) -> None:
         header["runs"].append({"name": r.name, "path": r.path, "format": r.format, "meta": r.meta,
                                "latency_ms": r.latency_ms, "context_tokens": r.context_tokens,
                                "query_codes": list(r.query_codes)})
-        arrays[f"q{i}"], arrays[f"d{i}"], arrays[f"s{i}"], arrays[f"w{i}"] = r.q, r.doc, r.score, r.where
+        q, d = codes[i] if codes is not None else (r.q, r.doc)
+        arrays[f"q{i}"], arrays[f"d{i}"], arrays[f"s{i}"], arrays[f"w{i}"] = q, d, r.score, r.where
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
