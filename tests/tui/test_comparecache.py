@@ -45,9 +45,15 @@ def test_each_input_changed_compares_again(tmp_path):
     ws, manifest = _open(folder)
     reads: list = []
     first, inputs = _compare(ws, manifest, cache, reads)
-    assert inputs is None and reads  # compared: the file was read
+    assert inputs is not None and not reads  # the first open's: the labels its import read, the file not again
     _same(first, _fresh(ws, manifest))
-    reads.clear()
+    tracker = sync.Unexported(first, inputs)
+    tracker.ready()
+    assert tracker.count == 0 and not reads
+    again, inputs = _compare(ws, manifest, cache, reads)  # (once: the next comparison is not the import's)
+    assert inputs is not None and not reads  # nothing changed: the last comparison, no file read
+    ws.close()
+    ws, manifest = _open(folder)
     again, inputs = _compare(ws, manifest, cache, reads)
     assert inputs is not None and not reads  # nothing changed: the last comparison, no file read
     _same(again, first)
@@ -96,4 +102,20 @@ def test_no_sync_record_is_remembered_as_unknown(tmp_path):
     again, inputs = _compare(ws, manifest, cache, reads)
     assert inputs is not None and first.last_sync_unknown and again.last_sync_unknown
     _same(again, first)
+    ws.close()
+
+
+def test_an_edit_after_the_first_import_is_compared(tmp_path):
+    """The first open's comparison takes the import's labels only while the workspace is as imported."""
+    folder = tmp_path / "seed-lab"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    ws, manifest = _open(folder)
+    qid, doc = next(iter(sync.workspace_grades(ws)))
+    ws.set_judgment(qid, doc, 3, reason="edited")
+    reads: list = []
+    now, inputs = _compare(ws, manifest, cache, reads)
+    assert inputs is None and reads and now.unexported == 1
+    _same(now, _fresh(ws, manifest))
     ws.close()

@@ -114,6 +114,9 @@ class Workspace(DurableIndex):
         self._reviewer = reviewer
         self._resolved_reviewer: str | None = None
         self.benchmark_import: ImportReport | None = None  # what the first open of a benchmark imported
+        # (size, mtime, inode) of the history file while it holds only that import's events (the store was empty)
+        self.import_history: tuple | None = None
+        self.import_grades: tuple | None = None  # (edit seq, the workspace's grades) as that import's sync record has them
         self.located = ""  # how a benchmark's workspace was found, when that needs saying (store/sync.py)
         self.manifest = None  # the benchmark folder's Manifest, when opened with open_benchmark
 
@@ -172,7 +175,10 @@ class Workspace(DurableIndex):
         ws.manifest = manifest
         try:
             if not readonly and not ws._meta.get("benchmark"):
+                empty = ws._next_event == 1 and not ws._pending  # no event yet: a new store
                 ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict)
+                if empty:
+                    ws.import_history = _file_state(paths.sidecar(ws.path, paths.HISTORY))
             if not readonly:  # `--db FILE` too: its record lives beside FILE, so an export back can tell
                 sync.after_open(ws, manifest)  # the file's changes from the workspace's
         except BaseException:
@@ -783,3 +789,11 @@ class Workspace(DurableIndex):
     def recover(cls, path: str | os.PathLike) -> dict:
         """Rebuild a damaged workspace from what can be read; never deletes a file (store.recovery)."""
         return recovery.recover(path)
+
+
+def _file_state(path) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino

@@ -16,7 +16,7 @@ from rankgate.core.errors import InputError
 from rankgate.core.model import Catalog, Qrels, Query
 from rankgate.store import paths
 from rankgate.store.storage import Locked
-from rankgate.store.workspace import Workspace
+from rankgate.store.workspace import Workspace, _file_state
 from rankgate.tui.labels import Backend, Change, Exported, Label
 
 EXPORT_FORMATS = {"jsonl": "jsonl", "trec": "trec", "json": "json-graded"}
@@ -198,7 +198,9 @@ def hand_edits_cached(ws: Workspace, folder: Path | None = None) -> list[list[st
             return got
     except (OSError, ValueError):
         pass
-    edits = ws.hand_edits_in_history_file()
+    # a benchmark's first open into a new store: its history is the import's, which holds no hand edit
+    only_import = ws.import_history is not None and ws.import_history == _file_state(history)
+    edits = [] if only_import else ws.hand_edits_in_history_file()
     try:
         since = time.strftime("%Y-%m-%d", time.gmtime(os.stat(history).st_mtime - 86400))
         tmp = where.with_name(f".{where.name}.{os.getpid()}.tmp")

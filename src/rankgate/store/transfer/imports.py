@@ -81,10 +81,16 @@ def import_benchmark(ws, manifest, on_conflict: str = "stop") -> ImportReport:
                           "qrels": str(Path(manifest.qrels).resolve()),
                           "imported": ws._clock()},
             "collection_version": manifest.collection_version or ws.collection_version}
-    return _import(ws, [qrels], query_list, files=[str(manifest.qrels)] + [q for q, _ in query_list],
-                   on_conflict=on_conflict, collection_version=cv, reviewer=None,
-                   why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
-                   no_answer=manifest.no_answer)
+    report = _import(ws, [qrels], query_list, files=[str(manifest.qrels)] + [q for q, _ in query_list],
+                     on_conflict=on_conflict, collection_version=cv, reviewer=None,
+                     why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
+                     no_answer=manifest.no_answer)
+    # {(query, doc): grade} of the file as read (not a field: not in the report's dict): the app's first
+    # comparison of the file with the workspace takes them rather than reading the file again
+    qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
+    report.file_grades = dict(zip(zip([qn[c] for c in qrels.q.tolist()], [dn[c] for c in qrels.doc.tolist()]),
+                                  qrels.grade.tolist()))
+    return report
 
 
 def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conflict: str,
