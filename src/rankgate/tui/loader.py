@@ -85,6 +85,7 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # inputs left out, each with file, line and why
     unread_pair: dict[str, str] = field(default_factory=dict)  # the gate's runs left out, by role (unread_pair)
+    later: list[Callable[[], None]] = field(default_factory=list)  # the caches' writing, after the first frame
 
 
 def default_reviewer() -> str:
@@ -98,14 +99,20 @@ def _noop(what: str, done: int, total: int) -> None:
     pass
 
 
-def load(inputs: Inputs, progress: Progress = _noop) -> Loaded:
+def load(inputs: Inputs, progress: Progress = _noop, *, defer_caches: bool = False) -> Loaded:
     """Read and score everything. The cyclic garbage collector is paused while millions of small
     objects are made (it would rescan them again and again), and what was loaded is then frozen
-    out of its view, so that later collections (while keys are pressed) stay short."""
+    out of its view, so that later collections (while keys are pressed) stay short. `defer_caches`:
+    new parsed-run cache entries are left in `Loaded.later` for the caller to write (the app, after
+    its first frame), else written here."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(inputs, progress)
+        loaded = _load(inputs, progress)
+        if not defer_caches:
+            while loaded.later:
+                loaded.later.pop(0)()
+        return loaded
     finally:
         gc.freeze()  # before the collector runs again, or its first pass scans everything just made
         if enabled:
@@ -182,6 +189,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     if getattr(book.backend, "read_only", ""):
         problems.append(f"labels read-only (edits are refused): {book.backend.read_only}")
     refused: list[tuple[str, BaseException]] = []
+    later: list[Callable[[], None]] = []  # new parsed-run cache entries: written after the first frame
     order: list[str] = []  # every run's name in the order given, read or left out (unread_pair)
     left_out: dict[str, str] = {}  # a run left out: its name -> where and why
 
@@ -202,7 +210,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                 shown[0] = pct
                 progress(f"reading {name} · {pct}%", step - 1, steps)
 
-        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading)
+        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading, later=later)
         order.extend(r.name for r in got)
         return got
 
@@ -272,7 +280,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     return Loaded(model, manifest, book.reviewer, corpus, hits, problems=problems,
                   corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes,
                   unread_pair=unread_pair(policy.baseline, policy.candidate, order, left_out)
-                  or one_run_pair(model.baseline, model.candidate, policy, len(runs)))
+                  or one_run_pair(model.baseline, model.candidate, policy, len(runs)), later=later)
 
 
 def one_run_pair(baseline: str | None, candidate: str | None, policy, n_runs: int) -> dict:

@@ -62,9 +62,11 @@ def file_key(path: str, *parts) -> str | None:
 
 def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
                      folder: Path | None = None, on_hit: Callable[[str], None] | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> list[Run]:
+                     progress: Callable[[int, int], None] | None = None,
+                     later: list[Callable[[], None]] | None = None) -> list[Run]:
     """The runs of one file (as `core.formats.read_runs`), from the cache when it is fresh;
-    `progress(bytes done, bytes)` while a file is parsed."""
+    `progress(bytes done, bytes)` while a file is parsed. With `later`, a new entry is not written here:
+    its writing is appended to `later` (the app writes it after its first frame)."""
     _, path = split_run_spec(spec)
     try:
         size = os.path.getsize(path)
@@ -85,15 +87,23 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
             pass
     cols = _read_columns(spec, path, progress)
     if cols is not None:  # a plain TREC file: its names looked up in the catalog once each
-        return [_from_columns(spec, path, cols, catalog, where if key is not None else None)]
+        return [_from_columns(spec, path, cols, catalog, where if key is not None else None, later)]
     local = Catalog()
     runs = [in_trec_order(r) for r in _checked(_read(spec, path, local, progress))]  # refused: never cached
     if key is not None:
+        _write(later, where, runs, local.queries.names, local.docs.names)
+    return [_recode(r, local, catalog) for r in runs]
+
+
+def _write(later: list | None, where: Path, *entry) -> None:
+    """`_save(where, *entry)` now, or appended to `later`; a failure to write is ignored (read again next time)."""
+    def write() -> None:
         try:
-            _save(where, runs, local.queries.names, local.docs.names)
+            _save(where, *entry)
         except OSError:
             pass
-    return [_recode(r, local, catalog) for r in runs]
+
+    write() if later is None else later.append(write)
 
 
 def _read_columns(spec: str, path: str, progress):
@@ -108,7 +118,7 @@ def _read_columns(spec: str, path: str, progress):
     return trec_fast.read_full_columns(path, progress)
 
 
-def _from_columns(spec: str, path: str, cols, catalog: Catalog, where: Path | None) -> Run:
+def _from_columns(spec: str, path: str, cols, catalog: Catalog, where: Path | None, later: list | None) -> Run:
     """The run in the catalog's codes, checked and in trec_eval's order; its entry written (in the file's own
     codes, which are the entry's) when `where`."""
     from rankgate.core.formats.trec import run_name_from_path
@@ -123,10 +133,7 @@ def _from_columns(spec: str, path: str, cols, catalog: Catalog, where: Path | No
         run = _permuted(run, perm)
     if where is not None:
         q, d = (cols.q, cols.doc) if perm is None else (cols.q[perm], cols.doc[perm])
-        try:
-            _save(where, [run], cols.qnames, cols.dnames, [(q, d)])
-        except OSError:
-            pass
+        _write(later, where, [run], cols.qnames, cols.dnames, [(q, d)])
     return run
 
 
