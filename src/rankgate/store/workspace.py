@@ -116,6 +116,7 @@ class Workspace(DurableIndex):
         self.benchmark_import: ImportReport | None = None  # what the first open of a benchmark imported
         # (size, mtime, inode) of the history file while it holds only that import's events (the store was empty)
         self.import_history: tuple | None = None
+        self.imported_into_empty = False  # that import went into a store with no event yet
         self.import_grades: tuple | None = None  # (edit seq, the workspace's grades) as that import's sync record has them
         self.located = ""  # how a benchmark's workspace was found, when that needs saying (store/sync.py)
         self.manifest = None  # the benchmark folder's Manifest, when opened with open_benchmark
@@ -179,6 +180,7 @@ class Workspace(DurableIndex):
                 ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict)
                 if empty:
                     ws.import_history = _file_state(paths.sidecar(ws.path, paths.HISTORY))
+                    ws.imported_into_empty = True
             if not readonly:  # `--db FILE` too: its record lives beside FILE, so an export back can tell
                 sync.after_open(ws, manifest)  # the file's changes from the workspace's
         except BaseException:

@@ -508,17 +508,22 @@ def _save_comparison(where: Path, comparison) -> None:
 
 
 def _just_imported(ws, manifest):
-    """As `compare_cached`, when this open imported the folder's qrels file into the workspace and the
-    workspace holds exactly the file's labels as the import read them: in sync, no difference, nothing read
-    again (a first open of 80,000 labels read and compared them again: 0.6 s). None otherwise."""
+    """As `compare_cached`, when this open imported the folder's qrels file into a new workspace, every row
+    of it a new label, and nothing changed since: the workspace holds exactly the file's labels, as the sync
+    record has them. In sync, no difference, nothing read again (a first open of 80,000 labels read and
+    compared them again: 0.6 s). None otherwise."""
     from rankgate.store import sync
 
     report = getattr(ws, "benchmark_import", None)
-    got, at = getattr(report, "file_grades", None), getattr(ws, "import_grades", None)
+    at = getattr(ws, "import_grades", None)
     ws.import_grades = None  # once: the workspace's next comparison is made afresh
-    if got is None or at is None or at[0] != ws._seq or got != at[1]:  # (no edit since the import)
-        return None
+    if report is None or at is None or not getattr(ws, "imported_into_empty", False) or at[0] != ws._seq:
+        return None  # (at[0]: no edit since the import)
     synced = at[1]
+    if report.conflicts or report.changed or report.unchanged or report.kept or \
+            not report.added == getattr(report, "file_labels", -1) == len(synced):
+        return None
+    got = synced
     record = sync.read_record(ws.path, labels=False)
     if record is None:
         return None

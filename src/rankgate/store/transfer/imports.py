@@ -85,11 +85,7 @@ def import_benchmark(ws, manifest, on_conflict: str = "stop") -> ImportReport:
                      on_conflict=on_conflict, collection_version=cv, reviewer=None,
                      why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
                      no_answer=manifest.no_answer)
-    # {(query, doc): grade} of the file as read (not a field: not in the report's dict): the app's first
-    # comparison of the file with the workspace takes them rather than reading the file again
-    qn, dn = qrels.catalog.queries.names, qrels.catalog.docs.names
-    report.file_grades = dict(zip(zip([qn[c] for c in qrels.q.tolist()], [dn[c] for c in qrels.doc.tolist()]),
-                                  qrels.grade.tolist()))
+    report.file_labels = len(qrels.q)  # (not a field: not in the report's dict) the file's rows, as read
     return report
 
 
