@@ -119,3 +119,42 @@ def test_an_edit_after_the_first_import_is_compared(tmp_path):
     assert inputs is None and reads and now.unexported == 1
     _same(now, _fresh(ws, manifest))
     ws.close()
+
+
+def _backend(folder):
+    from rankgate.tui.loader import Inputs
+    from rankgate.tui.store_backend import StoreBackend
+
+    manifest, _ = find_manifest(None, str(folder))
+    return StoreBackend.open(Inputs(str(folder)), manifest, str(manifest.qrels), "tester"), manifest
+
+
+def test_the_apps_first_import_is_folded_after_the_first_frame(tmp_path):
+    """The app's first open leaves a large import in the journal (safe there) and folds it after its first
+    frame: the labels are the same, the journal empty, the sync record's count holds, and the comparison made
+    at open is found by the next open. Closed before that, the store folds it on close."""
+    from rankgate.store import paths
+
+    for close_first in (False, True):
+        folder = tmp_path / f"ops-{close_first}"
+        shutil.copytree(SAMPLES / "ops-handbook", folder)
+        cache = tmp_path / f"cache-{close_first}"
+        cache.mkdir()
+        backend, manifest = _backend(folder)
+        ws = backend.ws
+        grades = sync.workspace_grades(ws)
+        assert ws.fold_later is not None and ws._journal.count == 1  # not folded yet
+        first, inputs = _compare(ws, manifest, cache, [])
+        assert inputs is not None and first.in_sync
+        if not close_first:
+            backend.fold_import()
+            assert ws.fold_later is None and ws._journal.count == 0
+        backend.close()
+        again = Workspace.open_benchmark(manifest, reviewer="tester")
+        assert again._journal.count == 0 and sync.workspace_grades(again) == grades  # folded, nothing lost
+        assert sync.read_summary(again.path)["stamp"] == sync._stamp(again.path)  # the count on file holds
+        reads: list = []
+        now, inputs = _compare(again, manifest, cache, reads)
+        assert inputs is not None and not reads and now.in_sync  # the comparison kept, no file read
+        again.close()
+        assert paths.sidecar(again.path, paths.HISTORY).exists()

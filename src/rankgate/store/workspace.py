@@ -117,6 +117,8 @@ class Workspace(DurableIndex):
         # (size, mtime, inode) of the history file while it holds only that import's events (the store was empty)
         self.import_history: tuple | None = None
         self.imported_into_empty = False  # that import went into a store with no event yet
+        self.fold_later: int | None = None  # that import's edit seq, while it waits in the journal to be folded
+        self.import_comparison = None  # the app's first comparison, kept again once that import is folded
         self.import_grades: tuple | None = None  # (edit seq, the workspace's grades) as that import's sync record has them
         self.located = ""  # how a benchmark's workspace was found, when that needs saying (store/sync.py)
         self.manifest = None  # the benchmark folder's Manifest, when opened with open_benchmark
@@ -155,10 +157,11 @@ class Workspace(DurableIndex):
     @classmethod
     def open_benchmark(cls, benchmark, *, readonly: bool = False, reviewer: str | None = None,
                        path: str | os.PathLike | None = None, fold_every: int = FOLD_EDITS,
-                       on_conflict: str = "stop", blind: bool = False) -> "Workspace":
+                       on_conflict: str = "stop", blind: bool = False, fold_import: bool = True) -> "Workspace":
         """The workspace of a benchmark folder (or its `Manifest`), found by the benchmark's name.
 
         The first open imports the folder's qrels (and queries file); later opens use the store.
+        `fold_import=False`: a large first import is left in the journal for the caller to fold (`fold_later`).
         """
         from rankgate.core.benchmark import Manifest, load_manifest
 
@@ -177,7 +180,7 @@ class Workspace(DurableIndex):
         try:
             if not readonly and not ws._meta.get("benchmark"):
                 empty = ws._next_event == 1 and not ws._pending  # no event yet: a new store
-                ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict)
+                ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict, fold=fold_import)
                 if empty:
                     ws.import_history = _file_state(paths.sidecar(ws.path, paths.HISTORY))
                     ws.imported_into_empty = True

@@ -273,6 +273,9 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
         scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
                         {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
+    fold = getattr(book.backend, "fold_import", None)
+    if fold is not None and getattr(getattr(book.backend, "ws", None), "fold_later", None) is not None:
+        later.append(fold)  # a first open's import, folded into the snapshot after the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
     progress("ready", steps, steps)

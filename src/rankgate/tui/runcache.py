@@ -468,6 +468,7 @@ def compare_cached(ws, manifest, read, *, folder: Path | None = None):
     if fresh is not None:
         if where is not None:
             _save_comparison(where, fresh[0])
+        ws.import_comparison = (fresh[0], folder)  # saved again once the import is folded (keep_import_comparison)
         return fresh
     if where is not None and where.is_file():
         try:
@@ -535,3 +536,15 @@ def _just_imported(ws, manifest):
         return got, base[1] if base else None
 
     return comparison, inputs
+
+
+def keep_import_comparison(ws) -> None:
+    """The first open's comparison (`_just_imported`) under the store's files as they are now (its import
+    folded, nothing else changed): the next open finds it."""
+    got = getattr(ws, "import_comparison", None)
+    ws.import_comparison = None
+    if got is None or ws.manifest is None:
+        return
+    key = comparison_key(ws, ws.manifest)
+    if key is not None:
+        _save_comparison((got[1] or cache_dir()) / f"compare-{key}.json", got[0])

@@ -49,7 +49,8 @@ class StoreBackend(Backend):
     def _open(cls, inputs, manifest, qrels_path, reviewer, readonly: bool) -> "StoreBackend":
         blind = getattr(inputs, "blind", False)
         if manifest is not None:
-            ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db, blind=blind, readonly=readonly)
+            ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db, blind=blind, readonly=readonly,
+                                          fold_import=False)  # folded after the first frame (fold_import)
         else:
             db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
             ws = Workspace.open(db, reviewer=reviewer, blind=blind, readonly=readonly)
@@ -163,7 +164,29 @@ class StoreBackend(Backend):
         return self.ws.fold_if_due(min_edits)
 
     def close(self) -> None:
-        self.ws.close()
+        try:
+            self.fold_import()
+        finally:
+            self.ws.close()
+
+    def fold_import(self) -> None:
+        """A first open's import waits in the journal (safe there) so that the first frame comes sooner: it is
+        folded into the snapshot here, after the first frame (or on close), so that no later open replays it.
+        With no edit since, the sync record's count still holds (its stamp follows the files: store.sync.remember)
+        and the comparison kept at open is kept under the files' new state (tui/runcache.py)."""
+        ws = self.ws
+        with ws._mutex:
+            at = ws.fold_later
+            if at is None or ws.closed:
+                return
+            ws.fold_later = None
+            if not ws.fold_if_due(1) or ws.fold_problem or ws._seq != at:
+                return
+            from rankgate.store import sync
+            from rankgate.tui.runcache import keep_import_comparison
+
+            sync.remember(ws)  # no edit: only its stamp
+            keep_import_comparison(ws)
 
 
 def _label(j, how: str) -> Label:
