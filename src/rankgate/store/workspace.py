@@ -119,7 +119,7 @@ class Workspace(DurableIndex):
         self.imported_into_empty = False  # that import went into a store with no event yet
         self.fold_later: int | None = None  # that import's edit seq, while it waits in the journal to be folded
         self.import_comparison = None  # the app's first comparison, kept again once that import is folded
-        self.import_grades: tuple | None = None  # (edit seq, the workspace's grades) as that import's sync record has them
+        self.import_grades: tuple | None = None  # (edit seq, the workspace grades) as its sync record has them
         self.located = ""  # how a benchmark's workspace was found, when that needs saying (store/sync.py)
         self.manifest = None  # the benchmark folder's Manifest, when opened with open_benchmark
 
