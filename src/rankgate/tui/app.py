@@ -187,7 +187,7 @@ class ReviewApp(App[int]):
             self.call_after_refresh(self.read_documents, event.loaded.corpus_path, event.loaded.wanted_docs)
         if self.sync is not None:  # the labels the unexported count follows edits with, if left for later
             self.call_after_refresh(self._sync_ready, self.sync)
-        if event.loaded.later:  # the parsed-run cache's new entries: after the first frame
+        if event.loaded.later:  # new parsed-run cache entries, the first import's fold: after the first frame
             self.call_after_refresh(self._write_caches, event.loaded.later)
 
     @work(thread=True, group="caches", description="write_caches")

@@ -85,7 +85,7 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # inputs left out, each with file, line and why
     unread_pair: dict[str, str] = field(default_factory=dict)  # the gate's runs left out, by role (unread_pair)
-    later: list[Callable[[], None]] = field(default_factory=list)  # the caches' writing, after the first frame
+    later: list[Callable[[], None]] = field(default_factory=list)  # to run after the first frame (load())
 
 
 def default_reviewer() -> str:
@@ -103,8 +103,8 @@ def load(inputs: Inputs, progress: Progress = _noop, *, defer_caches: bool = Fal
     """Read and score everything. The cyclic garbage collector is paused while millions of small
     objects are made (it would rescan them again and again), and what was loaded is then frozen
     out of its view, so that later collections (while keys are pressed) stay short. `defer_caches`:
-    new parsed-run cache entries are left in `Loaded.later` for the caller to write (the app, after
-    its first frame), else written here."""
+    new parsed-run cache entries (and the fold of a first open's import) are left in `Loaded.later` for
+    the caller to run (the app, after its first frame), else done here."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -189,7 +189,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     if getattr(book.backend, "read_only", ""):
         problems.append(f"labels read-only (edits are refused): {book.backend.read_only}")
     refused: list[tuple[str, BaseException]] = []
-    later: list[Callable[[], None]] = []  # new parsed-run cache entries: written after the first frame
+    later: list[Callable[[], None]] = []  # new parsed-run cache entries, the import's fold: after the first frame
     order: list[str] = []  # every run's name in the order given, read or left out (unread_pair)
     left_out: dict[str, str] = {}  # a run left out: its name -> where and why
 
