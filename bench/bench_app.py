@@ -163,7 +163,8 @@ def cold_start(folder: Path, env: dict, first: bool | None = None) -> tuple[floa
         print(f"(the app failed after its first frame: {err.strip().splitlines()[-1:]})", file=sys.stderr)
     got = json.loads(line)
     if first is False and not got["hits"]:  # a re-open that parsed its runs again measures a first open
-        print("(a re-open found no parsed-run cache entry: the first open did not leave them)", file=sys.stderr)
+        print("(a re-open read no run from the parsed-run cache: runs under 128 KB are not kept, or the first "
+              "open did not leave its entries)", file=sys.stderr)
     return wall, got["ready"], got["cpu"]
 
 
