@@ -192,6 +192,23 @@ class Workspace(DurableIndex):
         return ws
 
     @property
+    def edit_seq(self) -> int:
+        """The number of the last edit committed (it grows with every edit)."""
+        return self._seq
+
+    def fold_import(self, then=None) -> None:
+        """Fold the import `open_benchmark(fold_import=False)` left in the journal (the app: after its first
+        frame, or on close). With no edit since, the sync record's count still holds (its stamp follows the
+        files: store/sync.remember) and `then()` runs before any edit can come in."""
+        with self._mutex:
+            at, self.fold_later = self.fold_later, None
+            if at is None or self._closed or not self.fold_if_due(1) or self.fold_problem or self._seq != at:
+                return
+            sync.remember(self)
+            if then is not None:
+                then()
+
+    @property
     def reviewer(self) -> str:
         """Whose name goes into history (resolved once, on the first edit)."""
         if self._resolved_reviewer is None:

@@ -518,7 +518,7 @@ def _just_imported(ws, manifest):
     report = getattr(ws, "benchmark_import", None)
     at = getattr(ws, "import_grades", None)
     ws.import_grades = None  # once: the workspace's next comparison is made afresh
-    if report is None or at is None or not getattr(ws, "imported_into_empty", False) or at[0] != ws._seq:
+    if report is None or at is None or not getattr(ws, "imported_into_empty", False) or at[0] != ws.edit_seq:
         return None  # (at[0]: no edit since the import)
     synced = at[1]
     if report.conflicts or report.changed or report.unchanged or report.kept or \

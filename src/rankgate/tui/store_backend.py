@@ -171,22 +171,11 @@ class StoreBackend(Backend):
 
     def fold_import(self) -> None:
         """A first open's import waits in the journal (safe there) so that the first frame comes sooner: it is
-        folded into the snapshot here, after the first frame (or on close), so that no later open replays it.
-        With no edit since, the sync record's count still holds (its stamp follows the files: store.sync.remember)
-        and the comparison kept at open is kept under the files' new state (tui/runcache.py)."""
-        ws = self.ws
-        with ws._mutex:
-            at = ws.fold_later
-            if at is None or ws.closed:
-                return
-            ws.fold_later = None
-            if not ws.fold_if_due(1) or ws.fold_problem or ws._seq != at:
-                return
-            from rankgate.store import sync
-            from rankgate.tui.runcache import keep_import_comparison
+        folded into the snapshot here, after the first frame (or on close), so that no later open replays it;
+        the comparison kept at open is kept under the files' new state (tui/runcache.py)."""
+        from rankgate.tui.runcache import keep_import_comparison
 
-            sync.remember(ws)  # no edit: only its stamp
-            keep_import_comparison(ws)
+        self.ws.fold_import(then=lambda: keep_import_comparison(self.ws))
 
 
 def _label(j, how: str) -> Label:
