@@ -145,7 +145,7 @@ asyncio.run(main())
 """
 
 
-def cold_start(folder: Path, env: dict) -> tuple[float, float, float]:
+def cold_start(folder: Path, env: dict, first: bool | None = None) -> tuple[float, float, float]:
     """(seconds from spawning the process to the first frame of consistent panes, the same from the
     first line of the program, the process's CPU seconds (user + system, every thread) by then).
     Python's own start-up is the difference of the first two. The child runs with its bytecode cached,
@@ -162,6 +162,9 @@ def cold_start(folder: Path, env: dict) -> tuple[float, float, float]:
     if proc.returncode != 0:  # measured, then failed on the way out: said, not hidden
         print(f"(the app failed after its first frame: {err.strip().splitlines()[-1:]})", file=sys.stderr)
     got = json.loads(line)
+    if first is False and not got["hits"]:  # a re-open that parsed its runs again measures a first open
+        print("(a re-open read no run from the parsed-run cache: runs under 128 KB are not kept, or the first "
+              "open did not leave its entries)", file=sys.stderr)
     return wall, got["ready"], got["cpu"]
 
 
@@ -190,7 +193,7 @@ def cold_starts(folder: Path, sides: list[tuple[str, dict, Path]], starts: int, 
     with Busy(busy):
         for _ in range(starts):
             for name, env, _ in sides:
-                for xs, x in zip(got[name], cold_start(folder, env)):
+                for xs, x in zip(got[name], cold_start(folder, env, first=False)):
                     xs.append(x)
     after = load_average()
     for name, (walls, insides, cpus) in got.items():

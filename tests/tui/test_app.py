@@ -338,7 +338,7 @@ async def test_quit_while_loading(tiny, monkeypatch):
     import rankgate.tui.app as appmod
     from rankgate.tui.loader import Cancelled
 
-    def slow(inputs, progress):
+    def slow(inputs, progress, **_):
         for i in range(1000):  # 20 s: long enough that a loaded machine cannot finish it first
             progress(f"step {i}", i, 1000)  # raises Cancelled once the app leaves
             time.sleep(0.02)

@@ -45,9 +45,15 @@ def test_each_input_changed_compares_again(tmp_path):
     ws, manifest = _open(folder)
     reads: list = []
     first, inputs = _compare(ws, manifest, cache, reads)
-    assert inputs is None and reads  # compared: the file was read
+    assert inputs is not None and not reads  # the first open's: the labels its import read, the file not again
     _same(first, _fresh(ws, manifest))
-    reads.clear()
+    tracker = sync.Unexported(first, inputs)
+    tracker.ready()
+    assert tracker.count == 0 and not reads
+    again, inputs = _compare(ws, manifest, cache, reads)  # (once: the next comparison is not the import's)
+    assert inputs is not None and not reads  # nothing changed: the last comparison, no file read
+    ws.close()
+    ws, manifest = _open(folder)
     again, inputs = _compare(ws, manifest, cache, reads)
     assert inputs is not None and not reads  # nothing changed: the last comparison, no file read
     _same(again, first)
@@ -97,3 +103,58 @@ def test_no_sync_record_is_remembered_as_unknown(tmp_path):
     assert inputs is not None and first.last_sync_unknown and again.last_sync_unknown
     _same(again, first)
     ws.close()
+
+
+def test_an_edit_after_the_first_import_is_compared(tmp_path):
+    """The first open's comparison takes the import's labels only while the workspace is as imported."""
+    folder = tmp_path / "seed-lab"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    ws, manifest = _open(folder)
+    qid, doc = next(iter(sync.workspace_grades(ws)))
+    ws.set_judgment(qid, doc, 3, reason="edited")
+    reads: list = []
+    now, inputs = _compare(ws, manifest, cache, reads)
+    assert inputs is None and reads and now.unexported == 1
+    _same(now, _fresh(ws, manifest))
+    ws.close()
+
+
+def _backend(folder):
+    from rankgate.tui.loader import Inputs
+    from rankgate.tui.store_backend import StoreBackend
+
+    manifest, _ = find_manifest(None, str(folder))
+    return StoreBackend.open(Inputs(str(folder)), manifest, str(manifest.qrels), "tester"), manifest
+
+
+def test_the_apps_first_import_is_folded_after_the_first_frame(tmp_path):
+    """The app's first open leaves a large import in the journal (safe there) and folds it after its first
+    frame: the labels are the same, the journal empty, the sync record's count holds, and the comparison made
+    at open is found by the next open. Closed before that, the store folds it on close."""
+    from rankgate.store import paths
+
+    for close_first in (False, True):
+        folder = tmp_path / f"ops-{close_first}"
+        shutil.copytree(SAMPLES / "ops-handbook", folder)
+        cache = tmp_path / f"cache-{close_first}"
+        cache.mkdir()
+        backend, manifest = _backend(folder)
+        ws = backend.ws
+        grades = sync.workspace_grades(ws)
+        assert ws.fold_later is not None and ws._journal.count == 1  # not folded yet
+        first, inputs = _compare(ws, manifest, cache, [])
+        assert inputs is not None and first.in_sync
+        if not close_first:
+            backend.fold_import()
+            assert ws.fold_later is None and ws._journal.count == 0
+        backend.close()
+        again = Workspace.open_benchmark(manifest, reviewer="tester")
+        assert again._journal.count == 0 and sync.workspace_grades(again) == grades  # folded, nothing lost
+        assert sync.read_summary(again.path)["stamp"] == sync._stamp(again.path)  # the count on file holds
+        reads: list = []
+        now, inputs = _compare(again, manifest, cache, reads)
+        assert inputs is not None and not reads and now.in_sync  # the comparison kept, no file read
+        again.close()
+        assert paths.sidecar(again.path, paths.HISTORY).exists()

@@ -44,6 +44,22 @@ def test_cache_hit_equals_reader(tmp_path):
     assert len(hits) == 1 and third.query_ids == ["q1"]
 
 
+def test_an_entry_left_for_later_is_written_when_asked(tmp_path):
+    """With `later` (the app's first open) a new entry is not written while the run is read, but when the
+    app runs what was left for after its first frame; the next read is a hit, the same run."""
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q} Q0 d{(q * 3 + r) % 40} {r + 1} {9 - r}.5 t\n" for q in range(30) for r in range(9)))
+    expected = read_runs(str(run), "auto", Catalog())[0]
+    later, hits = [], []
+    first = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, later=later)[0]
+    assert len(later) == 1 and not list(tmp_path.glob("*.npz"))
+    later.pop()()
+    again = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert hits
+    _same(first, expected)
+    _same(again, expected)
+
+
 def test_ids_with_a_line_break_survive_the_cache(tmp_path):
     """IDs are stored as one text split on line breaks; a JSONL run's IDs may hold one: those are
     stored as JSON instead, and come back the same."""

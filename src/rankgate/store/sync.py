@@ -217,8 +217,9 @@ def query_grades(ws, qid: str) -> dict[str, int]:
 
 
 def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, version: str = "",
-                sha: str | None = None) -> None:
-    """The folder's qrels file and the workspace agree on `grades` now (an import, an export, a merge)."""
+                sha: str | None = None, now: dict | None = None) -> None:
+    """The folder's qrels file and the workspace agree on `grades` now (an import, an export, a merge).
+    `now`: the workspace's grades, when the caller has them (`workspace_grades`)."""
     base = {label_key(q, d): g for (q, d), g in grades.items()}
     from rankgate.store.labels import content_hash
 
@@ -226,7 +227,7 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
                "qrels": _resolved(manifest.qrels), "file_sha256": sha if sha is not None else
                file_sha256(manifest.qrels), "labels_hash": content_hash((q, d, g) for (q, d), g in grades.items()),
                "how": how, "at": ws._clock(), "version": version}
-    now = workspace_grades(ws)
+    now = workspace_grades(ws) if now is None else now
     unexported = 0 if now == grades else count_unexported(base, now)  # (an import's: the same labels)
     summary.update(unexported=unexported, stamp=_stamp(ws.path))
     _write_record(ws.path, summary, base)
@@ -280,7 +281,9 @@ def after_open(ws, manifest) -> None:
     """A writer opened a benchmark's workspace: a first import is the first sync; a workspace from before
     sync records gets one rebuilt from its history (its labels as the benchmark's import left them)."""
     if ws.benchmark_import is not None:
-        record_sync(ws, manifest, "import", workspace_grades(ws))
+        grades = workspace_grades(ws)
+        record_sync(ws, manifest, "import", grades, now=grades)
+        ws.import_grades = (ws._seq, grades)  # as recorded (the app's first comparison: tui/runcache.py)
         return
     record = read_record(ws.path, labels=False)
     if record is not None:

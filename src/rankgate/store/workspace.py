@@ -114,6 +114,12 @@ class Workspace(DurableIndex):
         self._reviewer = reviewer
         self._resolved_reviewer: str | None = None
         self.benchmark_import: ImportReport | None = None  # what the first open of a benchmark imported
+        # (size, mtime, inode) of the history file while it holds only that import's events (the store was empty)
+        self.import_history: tuple | None = None
+        self.imported_into_empty = False  # that import went into a store with no event yet
+        self.fold_later: int | None = None  # that import's edit seq, while it waits in the journal to be folded
+        self.import_comparison = None  # the app's first comparison, kept again once that import is folded
+        self.import_grades: tuple | None = None  # (edit seq, the workspace grades) as its sync record has them
         self.located = ""  # how a benchmark's workspace was found, when that needs saying (store/sync.py)
         self.manifest = None  # the benchmark folder's Manifest, when opened with open_benchmark
 
@@ -151,10 +157,11 @@ class Workspace(DurableIndex):
     @classmethod
     def open_benchmark(cls, benchmark, *, readonly: bool = False, reviewer: str | None = None,
                        path: str | os.PathLike | None = None, fold_every: int = FOLD_EDITS,
-                       on_conflict: str = "stop", blind: bool = False) -> "Workspace":
+                       on_conflict: str = "stop", blind: bool = False, fold_import: bool = True) -> "Workspace":
         """The workspace of a benchmark folder (or its `Manifest`), found by the benchmark's name.
 
         The first open imports the folder's qrels (and queries file); later opens use the store.
+        `fold_import=False`: a large first import is left in the journal for the caller to fold (`fold_later`).
         """
         from rankgate.core.benchmark import Manifest, load_manifest
 
@@ -172,13 +179,34 @@ class Workspace(DurableIndex):
         ws.manifest = manifest
         try:
             if not readonly and not ws._meta.get("benchmark"):
-                ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict)
+                empty = ws._next_event == 1 and not ws._pending  # no event yet: a new store
+                ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict, fold=fold_import)
+                if empty:
+                    ws.import_history = _file_state(paths.sidecar(ws.path, paths.HISTORY))
+                    ws.imported_into_empty = True
             if not readonly:  # `--db FILE` too: its record lives beside FILE, so an export back can tell
                 sync.after_open(ws, manifest)  # the file's changes from the workspace's
         except BaseException:
             ws.close()
             raise
         return ws
+
+    @property
+    def edit_seq(self) -> int:
+        """The number of the last edit committed (it grows with every edit)."""
+        return self._seq
+
+    def fold_import(self, then=None) -> None:
+        """Fold the import `open_benchmark(fold_import=False)` left in the journal (the app: after its first
+        frame, or on close). With no edit since, the sync record's count still holds (its stamp follows the
+        files: store/sync.remember) and `then()` runs before any edit can come in."""
+        with self._mutex:
+            at, self.fold_later = self.fold_later, None
+            if at is None or self._closed or not self.fold_if_due(1) or self.fold_problem or self._seq != at:
+                return
+            sync.remember(self)
+            if then is not None:
+                then()
 
     @property
     def reviewer(self) -> str:
@@ -785,3 +813,11 @@ class Workspace(DurableIndex):
     def recover(cls, path: str | os.PathLike) -> dict:
         """Rebuild a damaged workspace from what can be read; never deletes a file (store.recovery)."""
         return recovery.recover(path)
+
+
+def _file_state(path) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino

@@ -116,7 +116,7 @@ class ReviewApp(App[int]):
             self.post_message(LoadProgress(what, done, total))
 
         try:
-            loaded = load(self.inputs, progress)
+            loaded = load(self.inputs, progress, defer_caches=True)
         except Cancelled:
             return
         except Exception as e:  # shown on the way out (exit 2), as the CLI shows bad input
@@ -187,6 +187,13 @@ class ReviewApp(App[int]):
             self.call_after_refresh(self.read_documents, event.loaded.corpus_path, event.loaded.wanted_docs)
         if self.sync is not None:  # the labels the unexported count follows edits with, if left for later
             self.call_after_refresh(self._sync_ready, self.sync)
+        if event.loaded.later:  # new parsed-run cache entries, the first import's fold: after the first frame
+            self.call_after_refresh(self._write_caches, event.loaded.later)
+
+    @work(thread=True, group="caches", description="write_caches")
+    def _write_caches(self, writes: list) -> None:
+        while writes:
+            writes.pop(0)()
 
     @work(thread=True, group="sync", description="sync_ready")
     def _sync_ready(self, state: Sync) -> None:

@@ -85,6 +85,7 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # inputs left out, each with file, line and why
     unread_pair: dict[str, str] = field(default_factory=dict)  # the gate's runs left out, by role (unread_pair)
+    later: list[Callable[[], None]] = field(default_factory=list)  # to run after the first frame (load())
 
 
 def default_reviewer() -> str:
@@ -98,18 +99,44 @@ def _noop(what: str, done: int, total: int) -> None:
     pass
 
 
-def load(inputs: Inputs, progress: Progress = _noop) -> Loaded:
+def load(inputs: Inputs, progress: Progress = _noop, *, defer_caches: bool = False) -> Loaded:
     """Read and score everything. The cyclic garbage collector is paused while millions of small
     objects are made (it would rescan them again and again), and what was loaded is then frozen
-    out of its view, so that later collections (while keys are pressed) stay short."""
+    out of its view, so that later collections (while keys are pressed) stay short. `defer_caches`:
+    new parsed-run cache entries (and the fold of a first open's import) are left in `Loaded.later` for
+    the caller to run (the app, after its first frame), else done here."""
+    small_pages()
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(inputs, progress)
+        loaded = _load(inputs, progress)
+        if not defer_caches:
+            while loaded.later:
+                loaded.later.pop(0)()
+        return loaded
     finally:
         gc.freeze()  # before the collector runs again, or its first pass scans everything just made
         if enabled:
             gc.enable()
+
+
+def small_pages() -> None:
+    """numpy asks Linux for transparent huge pages for each array of 4 MB or more (madvise). Where the kernel
+    compacts memory to find them at once (defrag "madvise", the usual setting) and memory is fragmented (a
+    large page cache will do), every such array costs milliseconds of system time: a first open of 10k
+    queries x 3 runs spent 1-1.5 of its CPU seconds there (scoring 1.0 s of system time, 0.13 s without).
+    The app's large arrays are made once and kept, so it asks for ordinary pages (NUMPY_MADVISE_HUGEPAGE, if
+    set, decides instead)."""
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        return
+    try:
+        from numpy._core.multiarray import _set_madvise_hugepage
+    except ImportError:  # (numpy before 2.0)
+        try:
+            from numpy.core.multiarray import _set_madvise_hugepage
+        except ImportError:
+            return
+    _set_madvise_hugepage(False)
 
 
 def check_inputs(inputs: Inputs) -> None:
@@ -182,6 +209,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     if getattr(book.backend, "read_only", ""):
         problems.append(f"labels read-only (edits are refused): {book.backend.read_only}")
     refused: list[tuple[str, BaseException]] = []
+    later: list[Callable[[], None]] = []  # new parsed-run cache entries, the import's fold: after the first frame
     order: list[str] = []  # every run's name in the order given, read or left out (unread_pair)
     left_out: dict[str, str] = {}  # a run left out: its name -> where and why
 
@@ -202,7 +230,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                 shown[0] = pct
                 progress(f"reading {name} · {pct}%", step - 1, steps)
 
-        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading)
+        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading, later=later)
         order.extend(r.name for r in got)
         return got
 
@@ -265,6 +293,9 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
         scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
                         {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
+    fold = getattr(book.backend, "fold_import", None)
+    if fold is not None and getattr(getattr(book.backend, "ws", None), "fold_later", None) is not None:
+        later.append(fold)  # a first open's import, folded into the snapshot after the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
     progress("ready", steps, steps)
@@ -272,7 +303,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     return Loaded(model, manifest, book.reviewer, corpus, hits, problems=problems,
                   corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes,
                   unread_pair=unread_pair(policy.baseline, policy.candidate, order, left_out)
-                  or one_run_pair(model.baseline, model.candidate, policy, len(runs)))
+                  or one_run_pair(model.baseline, model.candidate, policy, len(runs)), later=later)
 
 
 def one_run_pair(baseline: str | None, candidate: str | None, policy, n_runs: int) -> dict:

@@ -62,9 +62,11 @@ def file_key(path: str, *parts) -> str | None:
 
 def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
                      folder: Path | None = None, on_hit: Callable[[str], None] | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> list[Run]:
+                     progress: Callable[[int, int], None] | None = None,
+                     later: list[Callable[[], None]] | None = None) -> list[Run]:
     """The runs of one file (as `core.formats.read_runs`), from the cache when it is fresh;
-    `progress(bytes done, bytes)` while a file is parsed."""
+    `progress(bytes done, bytes)` while a file is parsed. With `later`, a new entry is not written here:
+    its writing is appended to `later` (the app writes it after its first frame)."""
     _, path = split_run_spec(spec)
     try:
         size = os.path.getsize(path)
@@ -83,14 +85,56 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
             return runs
         except Exception:  # a torn or foreign entry: read the file again
             pass
+    cols = _read_columns(spec, path, progress)
+    if cols is not None:  # a plain TREC file: its names looked up in the catalog once each
+        return [_from_columns(spec, path, cols, catalog, where if key is not None else None, later)]
     local = Catalog()
     runs = [in_trec_order(r) for r in _checked(_read(spec, path, local, progress))]  # refused: never cached
     if key is not None:
+        _write(later, where, runs, local.queries.names, local.docs.names)
+    return [_recode(r, local, catalog) for r in runs]
+
+
+def _write(later: list | None, where: Path, *entry) -> None:
+    """`_save(where, *entry)` now, or appended to `later`; a failure to write is ignored (read again next time)."""
+    def write() -> None:
         try:
-            _save(where, runs, local)
+            _save(where, *entry)
         except OSError:
             pass
-    return [_recode(r, local, catalog) for r in runs]
+
+    write() if later is None else later.append(write)
+
+
+def _read_columns(spec: str, path: str, progress):
+    """A plain TREC run's columns in the file's own codes through pyarrow (trec_fast.read_full_columns),
+    None for another file (the general reader reads it)."""
+    if os.environ.get("RANKGATE_FAST", "1") == "0":
+        return None
+    from rankgate.core.formats import detect_format, trec_fast
+
+    if not trec_fast.available() or detect_format(path) != "trec":
+        return None
+    return trec_fast.read_full_columns(path, progress)
+
+
+def _from_columns(spec: str, path: str, cols, catalog: Catalog, where: Path | None, later: list | None) -> Run:
+    """The run in the catalog's codes, checked and in trec_eval's order; its entry written (in the file's own
+    codes, which are the entry's) when `where`."""
+    from rankgate.core.formats.trec import run_name_from_path
+
+    name = split_run_spec(spec)[0] or run_name_from_path(path)
+    qmap, dmap = _codes(catalog.queries, cols.qnames), _codes(catalog.docs, cols.dnames)
+    run = Run(name, path, catalog, qmap[cols.q], dmap[cols.doc], cols.score, cols.where, "trec",
+              query_codes=qmap.tolist())
+    _checked([run])  # refused: never cached
+    perm = _trec_perm(run)
+    if perm is not None:
+        run = _permuted(run, perm)
+    if where is not None:
+        q, d = (cols.q, cols.doc) if perm is None else (cols.q[perm], cols.doc[perm])
+        _write(later, where, [run], cols.qnames, cols.dnames, [(q, d)])
+    return run
 
 
 def _checked(runs: list[Run]) -> list[Run]:
@@ -103,15 +147,7 @@ def _checked(runs: list[Run]) -> list[Run]:
 
 
 def _read(spec: str, path: str, catalog: Catalog, progress) -> list[Run]:
-    """A plain TREC run through pyarrow (core.formats.trec_fast.read_full_run), else the general reader."""
-    name, _ = split_run_spec(spec)
-    if os.environ.get("RANKGATE_FAST", "1") != "0":
-        from rankgate.core.formats import detect_format, trec_fast
-
-        if trec_fast.available() and detect_format(path) == "trec":
-            run = trec_fast.read_full_run(path, name, catalog, progress)
-            if run is not None:
-                return [run]
+    """A run file that is not plain TREC (or without pyarrow): the general reader."""
     return read_runs(spec, "auto", catalog, progress)
 
 
@@ -119,14 +155,24 @@ def in_trec_order(run: Run) -> Run:
     """The run's rows in trec_eval's order (query blocks; score descending, then document ID
     descending, byte-wise), as the engine sorts them; every later scoring finds them in order and
     skips its sort (a million rows with ties take the engine about a second each time)."""
+    perm = _trec_perm(run)
+    return run if perm is None else _permuted(run, perm)
+
+
+def _trec_perm(run: Run) -> np.ndarray | None:
+    """The rows' permutation to trec_eval's order; None when they are in it."""
     if not len(run.q):
-        return run
+        return None
     perm = _grouped_order(run)
     if perm is None:  # queries scattered through the file: one sort of every row
         docorder = run.catalog.docs.order()[run.doc]
         perm = np.lexsort((-docorder, -run.score, run.q))
     if np.array_equal(perm, np.arange(len(perm))):
-        return run
+        return None
+    return perm
+
+
+def _permuted(run: Run, perm: np.ndarray) -> Run:
     return Run(run.name, run.path, run.catalog, run.q[perm], run.doc[perm], run.score[perm], run.where[perm],
                run.format, run.meta, run.latency_ms, run.context_tokens, list(run.query_codes))
 
@@ -168,10 +214,13 @@ def _grouped_order(run: Run) -> np.ndarray | None:
     return perm
 
 
-def _save(where: Path, runs: list[Run], local: Catalog) -> None:
+def _save(where: Path, runs: list[Run], qnames: list[str], dnames: list[str],
+          codes: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
+    """The entry: the runs with their codes into `qnames` and `dnames` (the runs' own, or `codes`: (query
+    codes, document codes) of each run)."""
     arrays: dict[str, np.ndarray] = {}
     header = {"runs": []}
-    for what, names in (("queries", local.queries.names), ("docs", local.docs.names)):
+    for what, names in (("queries", qnames), ("docs", dnames)):
         if any("\n" in n or not n for n in names):  # (a JSON run's IDs may hold a line break)
             header[what] = names
         else:  # one text, split on load: much faster than JSON for 100,000s of IDs
@@ -180,7 +229,8 @@ def _save(where: Path, runs: list[Run], local: Catalog) -> None:
         header["runs"].append({"name": r.name, "path": r.path, "format": r.format, "meta": r.meta,
                                "latency_ms": r.latency_ms, "context_tokens": r.context_tokens,
                                "query_codes": list(r.query_codes)})
-        arrays[f"q{i}"], arrays[f"d{i}"], arrays[f"s{i}"], arrays[f"w{i}"] = r.q, r.doc, r.score, r.where
+        q, d = codes[i] if codes is not None else (r.q, r.doc)
+        arrays[f"q{i}"], arrays[f"d{i}"], arrays[f"s{i}"], arrays[f"w{i}"] = q, d, r.score, r.where
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
@@ -414,6 +464,12 @@ def compare_cached(ws, manifest, read, *, folder: Path | None = None):
 
     key = comparison_key(ws, manifest)
     where = (folder or cache_dir()) / f"compare-{key}.json" if key is not None else None
+    fresh = _just_imported(ws, manifest)
+    if fresh is not None:
+        if where is not None:
+            _save_comparison(where, fresh[0])
+        ws.import_comparison = (fresh[0], folder)  # saved again once the import is folded (keep_import_comparison)
+        return fresh
     if where is not None and where.is_file():
         try:
             got = json.loads(where.read_text(encoding="utf-8"))
@@ -434,15 +490,61 @@ def compare_cached(ws, manifest, read, *, folder: Path | None = None):
             pass
     comparison = sync.compare(ws, manifest, file_grades(manifest, read, folder=folder), {})
     if where is not None:
-        try:
-            data = {"synced": comparison.synced is not None, "file_labels": comparison.file_labels,
-                    "workspace_labels": comparison.workspace_labels,
-                    "differences": [[d.query, d.doc, d.base, d.file, d.workspace, d.side]
-                                    for d in comparison.differences]}
-            tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(tmp, where)
-            _prune(where.parent, "compare-*.json", KEEP_COMPARISONS)
-        except OSError:
-            pass
+        _save_comparison(where, comparison)
     return comparison, None
+
+
+def _save_comparison(where: Path, comparison) -> None:
+    try:
+        data = {"synced": comparison.synced is not None, "file_labels": comparison.file_labels,
+                "workspace_labels": comparison.workspace_labels,
+                "differences": [[d.query, d.doc, d.base, d.file, d.workspace, d.side]
+                                for d in comparison.differences]}
+        tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, where)
+        _prune(where.parent, "compare-*.json", KEEP_COMPARISONS)
+    except OSError:
+        pass
+
+
+def _just_imported(ws, manifest):
+    """As `compare_cached`, when this open imported the folder's qrels file into a new workspace, every row
+    of it a new label, and nothing changed since: the workspace holds exactly the file's labels, as the sync
+    record has them. In sync, no difference, nothing read again (a first open of 80,000 labels read and
+    compared them again: 0.6 s). None otherwise."""
+    from rankgate.store import sync
+
+    report = getattr(ws, "benchmark_import", None)
+    at = getattr(ws, "import_grades", None)
+    ws.import_grades = None  # once: the workspace's next comparison is made afresh
+    if report is None or at is None or not getattr(ws, "imported_into_empty", False) or at[0] != ws.edit_seq:
+        return None  # (at[0]: no edit since the import)
+    synced = at[1]
+    if report.conflicts or report.changed or report.unchanged or report.kept or \
+            not report.added == getattr(report, "file_labels", -1) == len(synced):
+        return None
+    got = synced
+    record = sync.read_record(ws.path, labels=False)
+    if record is None:
+        return None
+    comparison = sync.Comparison(Path(ws.path), Path(manifest.qrels), [], len(got), len(synced), record[0],
+                                 {}, {}, {})
+
+    def inputs():
+        base = sync.read_record(ws.path)
+        return got, base[1] if base else None
+
+    return comparison, inputs
+
+
+def keep_import_comparison(ws) -> None:
+    """The first open's comparison (`_just_imported`) under the store's files as they are now (its import
+    folded, nothing else changed): the next open finds it."""
+    got = getattr(ws, "import_comparison", None)
+    ws.import_comparison = None
+    if got is None or ws.manifest is None:
+        return
+    key = comparison_key(ws, ws.manifest)
+    if key is not None:
+        _save_comparison((got[1] or cache_dir()) / f"compare-{key}.json", got[0])

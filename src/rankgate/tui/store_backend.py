@@ -16,7 +16,7 @@ from rankgate.core.errors import InputError
 from rankgate.core.model import Catalog, Qrels, Query
 from rankgate.store import paths
 from rankgate.store.storage import Locked
-from rankgate.store.workspace import Workspace
+from rankgate.store.workspace import Workspace, _file_state
 from rankgate.tui.labels import Backend, Change, Exported, Label
 
 EXPORT_FORMATS = {"jsonl": "jsonl", "trec": "trec", "json": "json-graded"}
@@ -49,7 +49,8 @@ class StoreBackend(Backend):
     def _open(cls, inputs, manifest, qrels_path, reviewer, readonly: bool) -> "StoreBackend":
         blind = getattr(inputs, "blind", False)
         if manifest is not None:
-            ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db, blind=blind, readonly=readonly)
+            ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db, blind=blind, readonly=readonly,
+                                          fold_import=False)  # folded after the first frame (fold_import)
         else:
             db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
             ws = Workspace.open(db, reviewer=reviewer, blind=blind, readonly=readonly)
@@ -163,7 +164,18 @@ class StoreBackend(Backend):
         return self.ws.fold_if_due(min_edits)
 
     def close(self) -> None:
-        self.ws.close()
+        try:
+            self.fold_import()
+        finally:
+            self.ws.close()
+
+    def fold_import(self) -> None:
+        """A first open's import waits in the journal (safe there) so that the first frame comes sooner: it is
+        folded into the snapshot here, after the first frame (or on close), so that no later open replays it;
+        the comparison kept at open is kept under the files' new state (tui/runcache.py)."""
+        from rankgate.tui.runcache import keep_import_comparison
+
+        self.ws.fold_import(then=lambda: keep_import_comparison(self.ws))
 
 
 def _label(j, how: str) -> Label:
@@ -198,7 +210,9 @@ def hand_edits_cached(ws: Workspace, folder: Path | None = None) -> list[list[st
             return got
     except (OSError, ValueError):
         pass
-    edits = ws.hand_edits_in_history_file()
+    # a benchmark's first open into a new store: its history is the import's, which holds no hand edit
+    only_import = ws.import_history is not None and ws.import_history == _file_state(history)
+    edits = [] if only_import else ws.hand_edits_in_history_file()
     try:
         since = time.strftime("%Y-%m-%d", time.gmtime(os.stat(history).st_mtime - 86400))
         tmp = where.with_name(f".{where.name}.{os.getpid()}.tmp")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 from itertools import repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -70,7 +71,7 @@ class _Reader:
         self.qnames: list[str] = []
         self.columns_here = False  # see blocks()
         self.judged = None
-        if qrels is None:  # read_full_run: every document is kept
+        if qrels is None:  # read_full_columns: every document is kept
             return
         names = qrels.catalog.docs.names
         self.judged_codes = unique(qrels.doc)
@@ -214,26 +215,23 @@ class _Reader:
         return {"q": tbl["q"].combine_chunks().view(pa.string()), "d": tbl["d"].combine_chunks().view(pa.string()),
                 "s": tbl["s"]}
 
-    def full_columns(self, catalog: Catalog):
-        """(query codes, document codes, scores) of every block, in the catalog (read_full_run)."""
-        self._columns = lambda tbl: self._full(tbl, catalog)  # noqa: E731
-        return self.blocks()
-
-    def _full(self, tbl, catalog: Catalog):
+    def _full_local(self, tbl):
+        """(query codes in the file's order of first naming, the document column, scores) of a block
+        (read_full_columns)."""
         import pyarrow.compute as pc
 
         q = pc.dictionary_encode(_one(tbl["q"]))
-        names = q.dictionary.to_pylist()
-        if any(not n or n.startswith("#") for n in names):
+        if _empty_or_comment(q.dictionary):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
-        qmap = catalog.queries.extend(names)
-        qcode = qmap[_np(q.indices)]
+        names = q.dictionary.to_pylist()
+        local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))
+        for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block (distinct: a dictionary)
+            local[i] = self.qindex[names[i]] = len(self.qnames)
+            self.qnames.append(names[i])
         score = _np(tbl["s"])
         if not np.isfinite(score).all():
             raise NotPlain
-        d = pc.dictionary_encode(_one(tbl["d"]))
-        dcode = catalog.docs.extend(d.dictionary.to_pylist())[_np(d.indices)]
-        return qcode, dcode, score
+        return local[_np(q.indices)], tbl["d"], score
 
     def _columns(self, tbl):
         """(qcode, score, judged, key, docs) of a block's table."""
@@ -1244,26 +1242,63 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
                  qcode[first].tolist(), format="trec", meta={})
 
 
-def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) -> Run | None:
-    """Every row of a plain TREC run, as the general reader gives it (`read_trec_run`), or None when the
-    file is not plain. For the review app, which shows whole rankings: the documents are interned per
-    block from pyarrow's dictionary of the block (a run of 1M lines: about 5x faster)."""
-    from rankgate.core.formats.trec import run_name_from_path
+class FullColumns(NamedTuple):
+    """Every row of a plain TREC run in the file's own codes: queries and documents numbered in the order
+    the file first names them (`qnames[q[i]]`, `dnames[doc[i]]`), scores and line numbers."""
+
+    qnames: list[str]
+    q: np.ndarray  # int32
+    dnames: list[str]
+    doc: np.ndarray  # int32
+    score: np.ndarray
+    where: np.ndarray  # int64, the line of each row
+
+
+def read_full_columns(path: str, progress=None) -> FullColumns | None:
+    """Every row of a plain TREC run (`FullColumns`), or None when the file is not plain. For the review app,
+    which shows whole rankings: the blocks' query names are interned as they come; the documents are
+    encoded once for the whole file, by pyarrow (a per-block dictionary and its Python lookups cost the
+    app about half a CPU second per million rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     reader = _Reader(path, None, progress)
-    parts = []
+    reader._columns = reader._full_local
+    qs, ds, ss = [], [], []
     try:
-        for row0, q, d, s in reader.full_columns(catalog):
-            parts.append((q, d, s, np.arange(row0 + 1, row0 + 1 + len(q), dtype=np.int64)))
+        for _row0, q, d, s in reader.blocks():
+            qs.append(q)
+            ds.extend(d.chunks if isinstance(d, pa.ChunkedArray) else [d])
+            ss.append(s)
     except NotPlain:
         return None
     except LineTooLong as e:
         raise _too_long(path, e.line) from None
-    q, d, s, w = (np.concatenate([p[i] for p in parts]) for i in range(4))
-    first = np.unique(q, return_index=True)[1]
-    order = q[np.sort(first)].tolist()  # queries in the order the file first names them
-    return Run(name or run_name_from_path(path), path, catalog, q.astype(np.int32), d.astype(np.int32), s, w,
-               format="trec", query_codes=order)
+    docs = pa.chunked_array(ds, pa.string())
+    if docs.nbytes < 1 << 30:  # one array (offsets of 32 bits) encodes faster than its chunks
+        docs = pa.concat_arrays(docs.chunks)
+    enc = pc.dictionary_encode(docs)
+    if isinstance(enc, pa.ChunkedArray):  # (the chunks share the one dictionary of the whole column)
+        dnames = enc.chunk(0).dictionary.to_pylist() if enc.num_chunks else []
+        dcode = _np([c.indices for c in enc.chunks])
+    else:
+        dnames, dcode = enc.dictionary.to_pylist(), _np(enc.indices)
+    q = np.concatenate(qs).astype(np.int32)
+    return FullColumns(reader.qnames, q, dnames, dcode.astype(np.int32), np.concatenate(ss),
+                       np.arange(1, len(q) + 1, dtype=np.int64))
+
+
+def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) -> Run | None:
+    """Every row of a plain TREC run, as the general reader gives it (`read_trec_run`), or None when the
+    file is not plain (read_full_columns, in the catalog's codes)."""
+    from rankgate.core.formats.trec import run_name_from_path
+
+    got = read_full_columns(path, progress)
+    if got is None:
+        return None
+    qmap, dmap = catalog.queries.extend(got.qnames), catalog.docs.extend(got.dnames)
+    return Run(name or run_name_from_path(path), path, catalog, qmap[got.q], dmap[got.doc], got.score, got.where,
+               format="trec", query_codes=qmap.tolist())
 
 
 def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0

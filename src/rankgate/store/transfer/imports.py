@@ -69,8 +69,9 @@ def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[st
                    collection_version=collection_version, reviewer=reviewer, why=why, dry_run=dry_run)
 
 
-def import_benchmark(ws, manifest, on_conflict: str = "stop") -> ImportReport:
-    """The first open of a benchmark's workspace: its qrels and queries, its collection version."""
+def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = True) -> ImportReport:
+    """The first open of a benchmark's workspace: its qrels and queries, its collection version. `fold=False`:
+    a large import stays in the journal (safe there), for the caller to fold (`ws.fold_later`)."""
     from rankgate.core.formats import read_qrels
     from rankgate.core.formats.corpus import read_queries
 
@@ -81,15 +82,17 @@ def import_benchmark(ws, manifest, on_conflict: str = "stop") -> ImportReport:
                           "qrels": str(Path(manifest.qrels).resolve()),
                           "imported": ws._clock()},
             "collection_version": manifest.collection_version or ws.collection_version}
-    return _import(ws, [qrels], query_list, files=[str(manifest.qrels)] + [q for q, _ in query_list],
-                   on_conflict=on_conflict, collection_version=cv, reviewer=None,
-                   why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
-                   no_answer=manifest.no_answer)
+    report = _import(ws, [qrels], query_list, files=[str(manifest.qrels)] + [q for q, _ in query_list],
+                     on_conflict=on_conflict, collection_version=cv, reviewer=None,
+                     why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
+                     no_answer=manifest.no_answer, fold=fold)
+    report.file_labels = len(qrels.q)  # (not a field: not in the report's dict) the file's rows, as read
+    return report
 
 
 def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conflict: str,
             collection_version: str | None, reviewer: str | None, why: str | None, dry_run: bool,
-            meta: dict | None = None, no_answer: Iterable[str] = ()) -> ImportReport:
+            meta: dict | None = None, no_answer: Iterable[str] = (), fold: bool = True) -> ImportReport:
     with ws._mutex:
         ws._check_writable()
         if meta is None:  # a benchmark's first open imports its labels, blind or not
@@ -114,9 +117,14 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
                             why or f"import {', '.join(files) or 'benchmark'}")
         if dry_run or not batch.events:
             return report
+        if not fold and batch.ids >= FOLD_ON_CLOSE:  # not folded by the commit either (a large journal is due)
+            ws._retry_at = max(ws._retry_at, (ws._journal.count if ws._journal is not None else 0) + 2)
         ws._commit(batch.ops, batch.events)
         if batch.ids >= FOLD_ON_CLOSE and ws._journal is not None and ws._journal.count:
-            ws._fold_quietly()  # a large import ends folded into the snapshot: no open replays it
+            if fold:
+                ws._fold_quietly()  # a large import ends folded into the snapshot: no open replays it
+            else:  # the caller folds it (the app: after its first frame, at the latest when it closes the store)
+                ws.fold_later = ws._seq
         return report
 
 
