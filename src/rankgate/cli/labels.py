@@ -430,7 +430,10 @@ def _add_export(cmds, common) -> None:
                    "with grade >= 1; json-graded; jsonl: with reasons and collection versions")
     p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: a benchmark's own qrels "
                    "file; else standard output; '-': standard output)")
-    p.add_argument("--plain", action="store_true", help="no header (for tools that cannot read comments)")
+    p.add_argument("--plain", action="store_true", help="no header: no `meta` in JSON and JSONL (TREC has none "
+                   "unless --header)")
+    p.add_argument("--header", action="store_true", help="TREC: start with `# version:`, `# content_hash:`, "
+                   "`# exported_at:` lines (rankgate and `labels merge` read them; trec_eval and pytrec_eval do not)")
     p.add_argument("--version", dest="label_version", metavar="V", help="a frozen version (default: the current "
                    "labels)")
     p.add_argument("--require-adjudication", action="store_true", help="refuse while reviewers disagree about a "
@@ -451,6 +454,8 @@ def _add_export(cmds, common) -> None:
 
 def _export(args) -> int:
     _bench_positional(args)
+    if args.header and args.plain:
+        raise InputError("labels export", "--header and --plain contradict each other: choose one")
     if args.benchmark and args.output is None and args.db is None:
         return _export_back(args)
     if args.output == "-":
@@ -460,7 +465,7 @@ def _export(args) -> int:
     with _open(args, readonly=True) as ws:
         if args.output is not None:
             _refuse_unrelated_file(ws, args)
-        options = dict(plain=args.plain, version=args.label_version, require_adjudication=args.require_adjudication,
+        options = dict(plain=args.plain, header=True if args.header else None, version=args.label_version, require_adjudication=args.require_adjudication,
                        judged_by=args.judged_by, all_reviewers=args.all_reviewers)
         manifest = getattr(ws, "manifest", None)
         if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
@@ -549,7 +554,7 @@ def _export_back(args) -> int:
     """`labels export BENCH`: the workspace's labels to the benchmark's own qrels file (store/sync.py)."""
     from rankgate.store import sync
 
-    for flag, given in (("--plain", args.plain), ("--version", args.label_version),
+    for flag, given in (("--plain", args.plain), ("--header", args.header), ("--version", args.label_version),
                         ("--judged-by", args.judged_by), ("--all-reviewers", args.all_reviewers)):
         if given:
             raise InputError("labels export", f"{flag} does not write back to the benchmark's qrels file; export "

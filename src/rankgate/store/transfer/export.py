@@ -15,14 +15,17 @@ from rankgate.store.storage import atomic_write
 
 
 def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plain: bool = False,
-           version: str | None = None, require_adjudication: bool = False, judged_by: str | None = None,
+           header: bool | None = None, version: str | None = None, require_adjudication: bool = False, judged_by: str | None = None,
            all_reviewers: bool = False) -> Export:
     """Qrels that `read_qrels` reads back, with version, content hash and export time alongside.
 
     Formats: `trec` (`# key: value` header lines), `json` (binary: each query's
     documents with grade >= 1), `json-graded`, `jsonl` (one judgment a line, with
     reason, collection version and reviewer, and how the grade was reached
-    when not by a single reviewer). `plain` leaves the header out.
+    when not by a single reviewer). `header`: write the header; by default
+    (None) JSON and JSONL have it (their `meta`) and TREC does not, so
+    trec_eval and pytrec_eval read a TREC export as it is (the Export returned
+    carries the version and hash either way). `plain` leaves it out.
     The header's content_hash is the hash of the labels the file holds (for
     binary json: the listed documents at grade 1), so a second round trip
     reproduces it; `version` names the frozen version the labels are, if any;
@@ -77,15 +80,20 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
         if version is not None and judged_by is None and full != ws._versions[version]["content_hash"]:
             notes.append(f"version {version!r}: its labels rebuilt from history no longer match its recorded "
                          "content hash (purged since?)")
-        header, counts = _header(fmt, rows, name, digest, judged_by, all_reviewers, len(unresolved), notes)
+        meta, counts = _header(fmt, rows, name, digest, judged_by, all_reviewers, len(unresolved), notes)
+        if plain or not (fmt != "trec" if header is None else header):
+            meta = None
+            if fmt == "trec" and judged_by is not None:
+                notes.append(f"a TREC file without its header does not name its reviewer: merge it with "
+                             f"`rankgate labels merge --db DB {judged_by}=FILE`, or export with --header")
         left_out = 0
         if fmt == "trec":
-            text = _trec(where, rows, None if plain else header)
+            text = _trec(where, rows, meta)
         elif fmt in ("json", "json-graded"):
-            text, left_out = _json(fmt, queries, labels, rows, None if plain else header, notes)
+            text, left_out = _json(fmt, queries, labels, rows, meta, notes)
         else:
             states = _every_judgment(ws) if all_reviewers else [(q, d, s, judged_by is None) for q, d, s in rows]
-            text = _jsonl(states, None if plain else header)
+            text = _jsonl(states, meta)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
