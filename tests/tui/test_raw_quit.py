@@ -46,6 +46,7 @@ async def test_quit_with_an_edit_names_the_workspace_and_q_leaves_it_there(tmp_p
         assert "1 label edit not exported" in text
         assert "qrels.txt" in text and "does not hold it" in text
         assert workspace.name in text.replace("\n", "") or str(workspace) in text
+        assert f"rankgate labels status {d / 'qrels.txt'}" in text.replace("\n", " ")  # finds it (no --db)
         await pilot.press("q")  # quit without exporting
         await pilot.pause()
     assert app.return_code == 0
@@ -67,6 +68,7 @@ async def test_e_exports_to_the_default_file_and_quits(tmp_path):
         await pilot.pause()
         assert "2 label edits not exported" in dialog_text(app)
         assert "labels.db" in dialog_text(app)
+        assert f"rankgate labels status --db {tmp_path / 'labels.db'}" in dialog_text(app).replace("\n", " ")
         await pilot.press("e")
         await pilot.pause()
     assert app.return_code == 0

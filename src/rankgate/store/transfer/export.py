@@ -15,8 +15,8 @@ from rankgate.store.storage import atomic_write
 
 
 def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plain: bool = False,
-           header: bool | None = None, version: str | None = None, require_adjudication: bool = False, judged_by: str | None = None,
-           all_reviewers: bool = False) -> Export:
+           header: bool | None = None, version: str | None = None, require_adjudication: bool = False,
+           judged_by: str | None = None, all_reviewers: bool = False) -> Export:
     """Qrels that `read_qrels` reads back, with version, content hash and export time alongside.
 
     Formats: `trec` (`# key: value` header lines), `json` (binary: each query's

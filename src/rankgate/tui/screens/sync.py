@@ -227,6 +227,17 @@ class RawQuitScreen(QuitScreen):
         super().__init__(n, qrels)
         self.workspace, self.target = workspace, target
 
+    def status_target(self) -> str:
+        """What `rankgate labels status` takes to find the workspace: the qrels file when the app named the
+        workspace after it (store/paths.py qrels_workspace_path), else --db and the workspace."""
+        from shlex import quote
+
+        from rankgate.store.paths import qrels_workspace_path
+
+        if self.qrels and os.path.abspath(self.workspace) == str(qrels_workspace_path(self.qrels, create=False)):
+            return quote(os.path.relpath(self.qrels) if not os.path.isabs(self.qrels) else self.qrels)
+        return f"--db {quote(self.workspace)}"
+
     def compose(self) -> ComposeResult:
         them = "them" if self.n != 1 else "it"
         with Vertical(classes="dialog", id="quit-dialog"):
@@ -238,7 +249,9 @@ class RawQuitScreen(QuitScreen):
                 body.append(f", which does not hold {them}: ")
             body.append(f"{'they are' if self.n != 1 else 'it is'} in the workspace ")
             body.append_text(literal(self.workspace))
-            body.append(" (`rankgate labels status --db` that file).")
+            body.append(" (`rankgate labels status ")
+            body.append_text(literal(self.status_target()))
+            body.append("` shows it).")
             yield Static(body)
             keys = Text(end="", style="dim")
             for key, what in (("e", f"export to {visible(self.target)} and quit"),
