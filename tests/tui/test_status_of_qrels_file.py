@@ -30,7 +30,7 @@ async def test_status_of_a_qrels_file_finds_the_apps_workspace(tmp_path, capsys,
     code, out, err = cli(capsys, "labels", "status", "qrels.txt")  # a relative name, as the user types it
     assert code == 0, err
     assert "invalid TOML" not in err
-    assert f"workspace file: {where}" in out and "judgments: 5" in out
+    assert f"path: {where}" in out and "judgments: 5" in out
     assert f"--db {where}" in out  # what reaches it for the other labels commands
     code, out, err = cli(capsys, "labels", "disagreements", "-b", "qrels.txt")
     assert code == 2 and err.count("\n") == 1 and f"--db {where}" in err and "TOML" not in err

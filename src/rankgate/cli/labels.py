@@ -529,6 +529,7 @@ def _refuse_benchmark_inputs(args) -> None:
         return
     from rankgate.core.benchmark import load_manifest
 
+    _refuse_qrels_file(args.benchmark)
     manifest = load_manifest(args.benchmark)
     for role, path in benchmark_inputs(manifest):
         try:
@@ -689,7 +690,6 @@ def _status(args) -> int:
         if app_workspace is not None:
             from shlex import quote
 
-            say(f"workspace file: {app_workspace}")
             say(f"(the app's workspace for {qrels}, `rankgate review {quote(str(qrels))} --runs ...`; `rankgate gate` "
                 f"reads {qrels}, not these labels; other `rankgate labels` commands reach them with --db "
                 f"{quote(str(app_workspace))})")
@@ -720,6 +720,7 @@ def _recover(args) -> int:
 
             from rankgate.store import sync
 
+            _refuse_qrels_file(args.benchmark)
             db = sync.locate(load_manifest(args.benchmark), create=False).path
         else:
             db = paths.workspace_path()
