@@ -52,3 +52,20 @@ async def test_the_reason_field_is_usable_at_80_columns(tiny):
         assert field.content_region.width >= 36, field.content_region  # was 16 at 80 columns
         label = " ".join(str(bar.query_one("#reason-label").render()).split())
         assert f"{qid} · {doc}" in label  # which pair, still said in full
+
+
+async def test_r_a_grade_and_the_reason_in_one_burst(tiny):
+    """As tmux send-keys "r2the runbook names it" Enter: the grade goes to the picker, the rest to the reason
+    (a digit right after r graded before the fix too; this keeps the burst path working through the picker)."""
+    from tests.tui.test_burst import burst
+
+    app = make_app(tiny)
+    async with app.run_test(size=NARROW) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        await burst(pilot, "r", "2", *"the runbook names it", "enter")
+        lab = screen.model.labels.labels(qid)[doc]
+        assert (lab.grade, lab.reason) == (2, "the runbook names it")
+        assert app.screen is screen and not screen.query_one(ReasonBar).is_open
+        assert (screen.qid, screen.doc) == (qid, doc)  # no letter acted as a key
