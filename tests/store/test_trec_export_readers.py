@@ -81,3 +81,11 @@ def test_a_reviewers_trec_export_says_how_merge_finds_the_reviewer(cli, tmp_path
     mine = write(tmp_path / "bo.trec", out)
     code, _, err = cli("labels", "merge", "--db", tmp_path / "m.json", mine)
     assert code == 0, err
+
+
+def test_the_disagreement_note_names_the_workspace_it_is_about(cli, tmp_path):
+    """The note works as printed (the app shows it for its workspace of a qrels file, a name never typed)."""
+    db = _store(cli, tmp_path)
+    assert cli("labels", "set", "--db", db, "--reviewer", "bo", "q1", "d1", "0", "--reason", "off topic")[0] == 0
+    code, _, err = cli("labels", "export", "--db", db, "-o", tmp_path / "x.qrels")
+    assert code == 0 and f"`rankgate labels disagreements --db {db}` lists them" in err

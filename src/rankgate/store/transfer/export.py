@@ -80,7 +80,8 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
         if version is not None and judged_by is None and full != ws._versions[version]["content_hash"]:
             notes.append(f"version {version!r}: its labels rebuilt from history no longer match its recorded "
                          "content hash (purged since?)")
-        meta, counts = _header(fmt, rows, name, digest, judged_by, all_reviewers, len(unresolved), notes)
+        meta, counts = _header(fmt, rows, name, digest, judged_by, all_reviewers, len(unresolved), notes,
+                               _reach(ws))
         if plain or not (fmt != "trec" if header is None else header):
             meta = None
             if fmt == "trec" and judged_by is not None:
@@ -162,9 +163,19 @@ def export_time() -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _reach(ws) -> str:
+    """What `rankgate labels` commands take to reach this workspace (a note's hint works as printed, also
+    for the app's workspace of a qrels file, whose name the user never typed)."""
+    from shlex import quote
+
+    manifest = getattr(ws, "manifest", None)
+    return f"-b {quote(str(manifest.folder))}" if manifest is not None else f"--db {quote(str(ws.path))}"
+
+
 def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None, all_reviewers: bool,
-            unresolved: int, notes: list[str]) -> tuple[dict, tuple[int, int]]:
-    """The export's header, and (adjudicated, needs review) counts; notes for people go into `notes`."""
+            unresolved: int, notes: list[str], reach: str = "") -> tuple[dict, tuple[int, int]]:
+    """The export's header, and (adjudicated, needs review) counts; notes for people go into `notes`
+    (`reach`: the workspace's `-b FOLDER` or `--db FILE`, for their commands)."""
     header: dict = {"version": name, "content_hash": digest, "exported_at": export_time()}
     cvs = {s["collection_version"] for _, _, s in rows}
     if len(cvs) == 1 and "" not in cvs:
@@ -183,9 +194,10 @@ def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None,
         if n:
             header[key] = n
     if unresolved and judged_by is None:
+        command = f"rankgate labels disagreements {reach}".strip()
         notes.append(f"{unresolved} disagreement{'s' if unresolved != 1 else ''} not adjudicated: "
-                     "exported with the most recent judgment's grade; `rankgate labels disagreements` lists "
-                     "them, --require-adjudication refuses")
+                     f"exported with the most recent judgment's grade; `{command}` lists them, "
+                     "--require-adjudication refuses")
     if needs:
         notes.append(f"{needs} label{'s' if needs != 1 else ''} carried by a migration still need review "
                      "(`rankgate labels list` marks them)")
