@@ -41,7 +41,7 @@ def test_the_reviewer_story(cli, tmp_path, samples):
     assert out == "- q-gpu doc-kv-cache 1\nv1 -> current: 0 added, 1 removed, 0 regraded\n"
     code, out, _ = cli("labels", "diff", "--db", db, "v1", "--json")
     assert json.loads(out)["removed"] == [{"query": "q-gpu", "doc": "doc-kv-cache", "grade": 1}]
-    code, out, err = cli("labels", "export", "--db", db, "--format", "trec")
+    code, out, err = cli("labels", "export", "--db", db, "--format", "trec", "--header")
     assert code == 0 and "# version: unfrozen\n" in out and "q-dns 0 doc-dns-ttl -1\n" in out
     assert "doc-kv-cache" not in out
     code, out, _ = cli("labels", "export", "--db", db, "--format", "trec", "--version", "v1", "--plain")
@@ -214,7 +214,7 @@ def test_an_exported_header_value_cannot_start_a_judgment_line(cli, tmp_path):
                                                    "collection_version": "cv\nq1 0 FORGED 3"}) + "\n")
     assert cli("labels", "import", "--db", db, src)[0] == 0
     out_file = tmp_path / "out.trec"
-    assert cli("labels", "export", "--db", db, "-o", out_file)[0] == 0
+    assert cli("labels", "export", "--db", db, "-o", out_file, "--header")[0] == 0
     lines = out_file.read_text(encoding="utf-8").splitlines()
     assert [line for line in lines if not line.startswith("#")] == ["q1 0 d1 1"]
     assert "# collection_version: cv\\x0aq1 0 FORGED 3" in lines

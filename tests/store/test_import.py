@@ -130,7 +130,7 @@ def test_query_files_jsonl_and_tsv(ws, tmp_path, files):
 
 def test_a_content_hash_that_does_not_match_is_noted(ws, tmp_path):
     ws.set_judgment("q1", "d1", 1, create_query=True)
-    text = ws.export("trec").text.replace("d1 1", "d1 2")
+    text = ws.export("trec", header=True).text.replace("d1 1", "d1 2")
     with Workspace.open(tmp_path / "other.json") as other:
         report = other.import_files([write(tmp_path / "edited.trec", text)])
         assert any("do not match the content_hash" in n for n in report.notes)

@@ -120,7 +120,7 @@ def test_remove_takes_the_reviewers_own_judgment_only(two):
 
 def test_exports_say_how_labels_were_reached_and_can_refuse_open_disagreements(two, tmp_path):
     ws = two
-    out = ws.export("trec")
+    out = ws.export("trec", header=True)
     assert "# unresolved: 1\n" in out.text and out.unresolved == 1
     assert any("not adjudicated" in n for n in out.notes)
     assert "# reviewer:" not in out.text  # several reviewers
@@ -132,7 +132,7 @@ def test_exports_say_how_labels_were_reached_and_can_refuse_open_disagreements(t
     meta = json.loads(out.text)["meta"]
     assert (meta["adjudicated"], "unresolved" in meta) == (1, False)
     # a reviewer's own export names them in its header: what `merge` reads from TREC and JSON
-    mine = ws.export("trec", judged_by="bo")
+    mine = ws.export("trec", judged_by="bo", header=True)
     assert "# reviewer: bo\n" in mine.text and mine.labels == 2
     assert read_qrels(write(tmp_path / "bo.trec", mine.text)).meta["reviewer"] == "bo"
 
@@ -228,7 +228,7 @@ def test_blind_review_hides_other_reviewers(db):
                 peek()
         ws.set_judgment("q1", "d2", 1, reason="mine")
         ws.remove_judgment("q1", "d1")  # bo's own only
-        assert "# reviewer: bo" in ws.export("trec").text  # a blind reviewer exports their own labels
+        assert "# reviewer: bo" in ws.export("trec", header=True).text  # a blind reviewer exports their own labels
     with Workspace.open(db) as ws:
         assert [(j.doc, j.reviewer) for j in ws.reviews()] == [("d1", "ana"), ("d2", "ana"), ("d2", "bo")]
 

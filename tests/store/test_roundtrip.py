@@ -23,7 +23,7 @@ def _round_trip(tmp_path, source, fmt, plain, n):
     out = tmp_path / f"rt{n}.{fmt}"
     with Workspace.open(db) as ws:
         ws.import_files([source])
-        ws.export(fmt, out, plain=plain)
+        ws.export(fmt, out, header=not plain)
     return out
 
 
@@ -61,7 +61,7 @@ def test_header_collection_version_applies_to_every_label(tmp_path):
     with Workspace.open(tmp_path / "a.json") as ws:
         ws.import_files([files["trec-header"]])
         assert {j.collection_version for j in ws.judgments()} == {"lab-1"}
-        assert "# collection_version: lab-1\n" in ws.export("trec").text
+        assert "# collection_version: lab-1\n" in ws.export("trec", header=True).text
         ws.import_files([files["trec"]], collection_version="lab-1")  # the same labels: no change
         assert len(ws.history()) == 3 + 6
 
@@ -91,7 +91,7 @@ def test_export_meta_names_the_frozen_version_and_hash(ws, tmp_path):
     for (q, d), g in LABELS.items():
         ws.set_judgment(q, d, g, create_query=True)
     v = ws.freeze("v1")
-    meta = read_qrels(write(tmp_path / "e.trec", ws.export("trec").text)).meta
+    meta = read_qrels(write(tmp_path / "e.trec", ws.export("trec", header=True).text)).meta
     assert (meta["version"], meta["content_hash"]) == ("v1", v.content_hash)
     ws.set_judgment("q-gpu", "doc-gpu-memory", 2)
     assert ws.export("trec").version == "unfrozen"
@@ -154,7 +154,7 @@ def test_any_labels_round_trip(tmp_path_factory, monkeypatch, labels, fmt):
             with pytest.raises(InputError, match="starts with '#'"):  # it would read back as a comment
                 ws.export(fmt)
             return
-        text = ws.export(fmt).text
+        text = ws.export(fmt, header=True).text
         digest = ws.content_hash()
     path = write(tmp / f"e.{fmt}", text)
     back = read_qrels(path, fmt={"json-graded": "json"}.get(fmt, fmt))
@@ -163,4 +163,4 @@ def test_any_labels_round_trip(tmp_path_factory, monkeypatch, labels, fmt):
     with Workspace.open(tmp / "b.json") as again:
         again.import_files([path])
         assert labels_of(again) == labels
-        assert again.export(fmt).text == text
+        assert again.export(fmt, header=True).text == text

@@ -82,6 +82,7 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
     from rankgate.store import Workspace, sync
 
     if args.benchmark:
+        _refuse_qrels_file(args.benchmark)
         if readonly:
             from rankgate.core.benchmark import load_manifest
 
@@ -104,6 +105,32 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
         args.workspace_path = str(ws.path)  # its errors name it; _in_user_words names the command instead
         return ws
     return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
+
+
+def _qrels_file(path) -> bool:
+    """A qrels file named where a benchmark folder goes (a file that is not TOML and holds judgments)."""
+    from rankgate.core.formats.sniff import holds_judgments
+
+    return os.path.isfile(path) and not str(path).lower().endswith(".toml") and holds_judgments(path)
+
+
+def _app_workspace_line(path) -> str:
+    """Where the app keeps the labels of a qrels file, and how `labels` commands reach them."""
+    from shlex import quote
+
+    from rankgate.store import paths
+
+    ws = paths.qrels_workspace_path(path, create=False)
+    if ws.exists():
+        return (f"the app's workspace for it (`rankgate review {quote(str(path))} --runs ...`) is {ws}: pass "
+                f"--db {quote(str(ws))}")
+    return (f"`rankgate review {quote(str(path))} --runs ...` has made no workspace for it yet; to keep its labels "
+            f"in a store, `rankgate labels import --db WORK.json {quote(str(path))}`, then pass --db WORK.json")
+
+
+def _refuse_qrels_file(path) -> None:
+    if _qrels_file(path):
+        raise InputError(str(path), f"is a qrels file, not a benchmark folder; {_app_workspace_line(path)}")
 
 
 def _exists(path) -> bool:
@@ -430,7 +457,10 @@ def _add_export(cmds, common) -> None:
                    "with grade >= 1; json-graded; jsonl: with reasons and collection versions")
     p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: a benchmark's own qrels "
                    "file; else standard output; '-': standard output)")
-    p.add_argument("--plain", action="store_true", help="no header (for tools that cannot read comments)")
+    p.add_argument("--plain", action="store_true", help="no header: no `meta` in JSON and JSONL (TREC has none "
+                   "unless --header)")
+    p.add_argument("--header", action="store_true", help="TREC: start with `# version:`, `# content_hash:`, "
+                   "`# exported_at:` lines (rankgate and `labels merge` read them; trec_eval and pytrec_eval do not)")
     p.add_argument("--version", dest="label_version", metavar="V", help="a frozen version (default: the current "
                    "labels)")
     p.add_argument("--require-adjudication", action="store_true", help="refuse while reviewers disagree about a "
@@ -451,6 +481,8 @@ def _add_export(cmds, common) -> None:
 
 def _export(args) -> int:
     _bench_positional(args)
+    if args.header and args.plain:
+        raise InputError("labels export", "--header and --plain contradict each other: choose one")
     if args.benchmark and args.output is None and args.db is None:
         return _export_back(args)
     if args.output == "-":
@@ -460,8 +492,9 @@ def _export(args) -> int:
     with _open(args, readonly=True) as ws:
         if args.output is not None:
             _refuse_unrelated_file(ws, args)
-        options = dict(plain=args.plain, version=args.label_version, require_adjudication=args.require_adjudication,
-                       judged_by=args.judged_by, all_reviewers=args.all_reviewers)
+        options = dict(plain=args.plain, header=True if args.header else None, version=args.label_version,
+                       require_adjudication=args.require_adjudication, judged_by=args.judged_by,
+                       all_reviewers=args.all_reviewers)
         manifest = getattr(ws, "manifest", None)
         if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
             from rankgate.store import sync
@@ -496,6 +529,7 @@ def _refuse_benchmark_inputs(args) -> None:
         return
     from rankgate.core.benchmark import load_manifest
 
+    _refuse_qrels_file(args.benchmark)
     manifest = load_manifest(args.benchmark)
     for role, path in benchmark_inputs(manifest):
         try:
@@ -549,7 +583,7 @@ def _export_back(args) -> int:
     """`labels export BENCH`: the workspace's labels to the benchmark's own qrels file (store/sync.py)."""
     from rankgate.store import sync
 
-    for flag, given in (("--plain", args.plain), ("--version", args.label_version),
+    for flag, given in (("--plain", args.plain), ("--header", args.header), ("--version", args.label_version),
                         ("--judged-by", args.judged_by), ("--all-reviewers", args.all_reviewers)):
         if given:
             raise InputError("labels export", f"{flag} does not write back to the benchmark's qrels file; export "
@@ -622,9 +656,15 @@ def _add_status(cmds, common) -> None:
 
 
 def _status(args) -> int:
-    from rankgate.store import sync
+    from rankgate.store import paths, sync
 
     _bench_positional(args)
+    app_workspace = None
+    if args.benchmark and args.db is None and _qrels_file(args.benchmark):  # the app on raw files: its workspace
+        app_workspace = paths.qrels_workspace_path(args.benchmark, create=False)
+        if not app_workspace.exists():
+            _refuse_qrels_file(args.benchmark)  # says what to pass instead
+        qrels, args.benchmark, args.db = args.benchmark, None, str(app_workspace)
     comparison = None
     with _open(args, readonly=True) as ws:
         stats = ws.stats()
@@ -647,6 +687,12 @@ def _status(args) -> int:
                 v = ", ".join(f"{key} {value}" for key, value in v.items())
             if v is not None:
                 say(f"{k}: {v}")
+        if app_workspace is not None:
+            from shlex import quote
+
+            say(f"(the app's workspace for {qrels}, `rankgate review {quote(str(qrels))} --runs ...`; `rankgate gate` "
+                f"reads {qrels}, not these labels; other `rankgate labels` commands reach them with --db "
+                f"{quote(str(app_workspace))})")
         if comparison is not None:
             say(f"workspace file: {comparison.workspace}")
             say(f"qrels file: {comparison.qrels}")
@@ -674,6 +720,7 @@ def _recover(args) -> int:
 
             from rankgate.store import sync
 
+            _refuse_qrels_file(args.benchmark)
             db = sync.locate(load_manifest(args.benchmark), create=False).path
         else:
             db = paths.workspace_path()

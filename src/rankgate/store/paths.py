@@ -64,6 +64,12 @@ def workspace_path(name: str = DEFAULT_WORKSPACE, create: bool = True) -> Path:
     return workspace_dir(create) / workspace_file_name(name)
 
 
+def qrels_workspace_path(qrels: str | os.PathLike, create: bool = True) -> Path:
+    """The workspace of the app opened on a qrels file (`rankgate review QRELS --runs ...` without --db):
+    named after the file's absolute path, as tui/store_backend.py opens it."""
+    return workspace_path(os.path.abspath(os.fspath(qrels)), create)
+
+
 def folder_key(folder: str | os.PathLike) -> str:
     """8 hex digits of the hash of a folder's resolved path: copies and clones of a benchmark differ."""
     resolved = os.path.realpath(os.path.abspath(os.fspath(folder)))

@@ -564,7 +564,8 @@ def file_format(path: str | os.PathLike) -> str:
 def export_back(ws, manifest, fmt: str | None = None, *, overwrite: bool = False, outside_folder: bool = False,
                 bring_in: str | None = None):
     """Write the workspace's labels to the benchmark's own qrels file (its own format, atomically, with the
-    version and hash header; a TREC file keeps its own iteration column, e.g. `Q0`) and record the sync.
+    version and hash header; a TREC file only if it had one, and it keeps its own iteration column, e.g. `Q0`)
+    and record the sync.
     Refused, nothing changed: a qrels file outside the benchmark folder (`rankgate init` without --copy
     points at one), unless `outside_folder`; a file or folder that cannot be written (no write bit in its
     mode counts, even for root); a file with changes the workspace has not seen (or that no longer
@@ -728,8 +729,8 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     if fmt != "trec":
         return ws.export(fmt, path, **options)
     layout = trec_layout(like)
-    if not layout.header:
-        options["plain"] = True
+    if options.get("header") is None:  # --header / --plain choose; else the file's own way
+        options["header"] = layout.header
     own = _own_comments(like) if layout.header else []
     if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own:
         return ws.export(fmt, path, **options)
@@ -782,7 +783,7 @@ def _own_comments(path: str | os.PathLike) -> list[str]:
 class TrecLayout(NamedTuple):
     column: str  # the iteration column most judgment lines have ("Q0"), else "0"
     sep: str  # " " or "\t", the one most lines have
-    header: bool  # the file has `#` lines (or is missing or empty): an export writes its header
+    header: bool  # the file has `#` lines: an export writes its header
     newline: str = "\n"  # "\r\n" when most lines end so
     lines: dict = {}  # {(query, doc): (column, separator)} of the lines that differ from the two above
 
@@ -811,8 +812,8 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
                 kinds[kind] += 1
                 per_line[(parts[0], parts[2])] = kind
     except OSError:
-        return TrecLayout("0", " ", True)
-    header = comments or not kinds
+        return TrecLayout("0", " ", False)
+    header = comments  # a missing or empty file gets plain qrels, as any TREC export (trec_eval reads them)
     column, sep = kinds.most_common(1)[0][0] if kinds else ("0", " ")
     newline = "\r\n" if endings["\r\n"] > endings["\n"] else "\n"
     lines = {key: kind for key, kind in per_line.items() if kind != (column, sep)} if len(kinds) > 1 else {}

@@ -793,11 +793,11 @@ class Workspace(DurableIndex):
         return merge.merge_files(self, files, on_conflict=on_conflict, reviewer=reviewer, why=why, dry_run=dry_run)
 
     def export(self, fmt: str = "trec", path: str | os.PathLike | None = None, *, plain: bool = False,
-               version: str | None = None, require_adjudication: bool = False, judged_by: str | None = None,
-               all_reviewers: bool = False) -> Export:
-        """Qrels that `read_qrels` reads back, with version, content hash and export time alongside
-        (store.transfer.export)."""
-        return export.export(self, fmt, path, plain=plain, version=version,
+               header: bool | None = None, version: str | None = None, require_adjudication: bool = False,
+               judged_by: str | None = None, all_reviewers: bool = False) -> Export:
+        """Qrels that `read_qrels` reads back, with version, content hash and export time alongside (in the
+        header: TREC only with header=True; store.transfer.export)."""
+        return export.export(self, fmt, path, plain=plain, header=header, version=version,
                              require_adjudication=require_adjudication, judged_by=judged_by,
                              all_reviewers=all_reviewers)
 

@@ -21,7 +21,7 @@ from rankgate.core.text import visible
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.review import ReviewScreen
-from rankgate.tui.screens.sync import QuitScreen, Sync, SyncScreen
+from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen
 from rankgate.tui.widgets.doc_view import DocView
 
 
@@ -44,6 +44,7 @@ class ReviewApp(App[int]):
         self._sync_check: Sync | str | None = None
         self._leaving = False  # the quit dialog's choice was to leave: keys from then on are dropped
         self._quit_chosen_at = 0.0  # when a choice was made in the quit dialog (on_key)
+        self.goodbye = ""  # a line `rankgate review` prints once the screen is gone (paths whole, not wrapped)
 
     def on_mount(self) -> None:
         if self.ask_reviewer:
@@ -217,10 +218,17 @@ class ReviewApp(App[int]):
 
     def leave(self) -> None:
         """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input); with label
-        edits not yet in the folder's qrels file, offer to export them first."""
+        edits not yet in the folder's qrels file, offer to export them first. Opened on raw files: the same,
+        for edits not exported in this session (they stay in the app's workspace for the qrels file)."""
         if self.loaded is not None and self.unexported:
             self.push_screen(QuitScreen(self.unexported, self.sync.manifest.qrels, self.sync.copy_path),
                              self._quit_chosen)
+            return
+        raw = self._raw_unexported()
+        if raw:
+            n, workspace = raw
+            self.push_screen(RawQuitScreen(n, self.inputs.path, workspace, self.review.default_export_path()),
+                             self._raw_quit_chosen)
             return
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
@@ -270,6 +278,43 @@ class ReviewApp(App[int]):
                     self.review.refresh_top()
         except InputError as e:
             self.notify(visible(f"nothing changed: {e}"), severity="error", timeout=15, markup=False)
+
+    def _raw_unexported(self) -> tuple[int, str] | None:
+        """(edits not exported, the workspace holding them) of the app on raw files with a label store; None
+        for a benchmark folder, labels in memory, a read-only workspace, or no such edit."""
+        from rankgate.tui.store_backend import StoreBackend
+
+        model = self.review.model if self.loaded is not None and self.review is not None else None
+        backend = getattr(getattr(model, "labels", None), "backend", None)
+        if self.sync is not None or not isinstance(backend, StoreBackend) or backend.read_only:
+            return None
+        try:
+            n = model.labels.unexported()
+        except Exception:  # a count for a reminder: never in the way of quitting
+            return None
+        return (n, backend.where) if n else None
+
+    def _raw_quit_chosen(self, choice: str | None) -> None:
+        from shlex import quote
+
+        if choice is not None:
+            self._quit_chosen_at = get_time()  # the keys read before this came with the choice (on_key)
+            self._leaving = choice == "quit"
+        _, workspace = self._raw_unexported() or (0, "")
+        if choice == "export":
+            done = self.review.export_to(self.review.default_export_path())  # a failure is said in the app
+            if done is None:
+                return
+            self._leaving = True
+            self.goodbye = visible(
+                f"wrote {done.labels} label{'' if done.labels == 1 else 's'} ({done.format}) to {done.path}; "
+                f"`rankgate gate --qrels {quote(str(done.path))} ...` reads them")
+            self.exit(return_code=0)
+        elif choice == "quit":
+            self.goodbye = visible(
+                f"label edits not exported: they are in the workspace {workspace}; `rankgate labels export --db "
+                f"{quote(workspace)} -o FILE` writes them out")
+            self.exit(return_code=0)
 
     def _quit_chosen(self, choice: str | None) -> None:
         if choice is not None:
@@ -336,6 +381,8 @@ def run_review(args) -> int:
         return 2
     app = ReviewApp(inputs, ask_reviewer=bool(getattr(args, "ask_reviewer", False)))
     app.run()
+    if app.goodbye:
+        print(app.goodbye, file=sys.stderr)
     if app.error is not None:
         print(f"error: {app.error}", file=sys.stderr)
         return 2

@@ -184,6 +184,7 @@ class LabelBook:
         self.done: list[Edit] = []  # the undo stack (newest last)
         self.undone: list[Edit] = []  # the redo stack
         self._session: dict[tuple[str, str], tuple[Label | None, bool]] = {}  # pair -> (mine at start, judged now)
+        self._exported: dict[tuple[str, str], Label | None] = {}  # pair -> mine at this session's last export
         self._today: set[tuple[str, str]] | None = None
 
     def labels(self, qid: str) -> dict[str, Label]:
@@ -335,6 +336,13 @@ class LabelBook:
         """The pairs the reviewer has judged in this session (a new grade or reason that still stands)."""
         return {pair for pair, (_, judged) in self._session.items() if judged}
 
+    def unexported(self) -> int:
+        """The pairs edited in this session whose label is not what this session's last export wrote (with no
+        export: not what it was when the session began). The quit dialog of the app on raw files counts them;
+        a benchmark folder counts against its qrels file instead (store/sync.py Unexported)."""
+        return sum(1 for (qid, doc), (start, _) in self._session.items()
+                   if not _same(self.mine(qid, doc), self._exported.get((qid, doc), start)))
+
     def judged_today(self, session: set[tuple[str, str]] | None = None) -> int:
         """How many pairs the reviewer judged today: before this session, plus this session's (`session`:
         `judged_session()` when the caller has it). Counted without copying today's set (a long day's
@@ -366,7 +374,9 @@ class LabelBook:
         return self.labels(qid)[doc]
 
     def export(self, path: str | Path, fmt: str = "jsonl") -> Exported:
-        return self.backend.export(Path(path), fmt)
+        done = self.backend.export(Path(path), fmt)
+        self._exported = {pair: self.mine(*pair) for pair in self._session}  # what `unexported` counts from
+        return done
 
     def to_qrels(self) -> Qrels:
         """The current labels as core qrels in the app's catalog (for a full check against the core)."""

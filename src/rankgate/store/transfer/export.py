@@ -15,14 +15,17 @@ from rankgate.store.storage import atomic_write
 
 
 def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plain: bool = False,
-           version: str | None = None, require_adjudication: bool = False, judged_by: str | None = None,
-           all_reviewers: bool = False) -> Export:
+           header: bool | None = None, version: str | None = None, require_adjudication: bool = False,
+           judged_by: str | None = None, all_reviewers: bool = False) -> Export:
     """Qrels that `read_qrels` reads back, with version, content hash and export time alongside.
 
     Formats: `trec` (`# key: value` header lines), `json` (binary: each query's
     documents with grade >= 1), `json-graded`, `jsonl` (one judgment a line, with
     reason, collection version and reviewer, and how the grade was reached
-    when not by a single reviewer). `plain` leaves the header out.
+    when not by a single reviewer). `header`: write the header; by default
+    (None) JSON and JSONL have it (their `meta`) and TREC does not, so
+    trec_eval and pytrec_eval read a TREC export as it is (the Export returned
+    carries the version and hash either way). `plain` leaves it out.
     The header's content_hash is the hash of the labels the file holds (for
     binary json: the listed documents at grade 1), so a second round trip
     reproduces it; `version` names the frozen version the labels are, if any;
@@ -77,15 +80,21 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
         if version is not None and judged_by is None and full != ws._versions[version]["content_hash"]:
             notes.append(f"version {version!r}: its labels rebuilt from history no longer match its recorded "
                          "content hash (purged since?)")
-        header, counts = _header(fmt, rows, name, digest, judged_by, all_reviewers, len(unresolved), notes)
+        meta, counts = _header(fmt, rows, name, digest, judged_by, all_reviewers, len(unresolved), notes,
+                               _reach(ws))
+        if plain or not (fmt != "trec" if header is None else header):
+            meta = None
+            if fmt == "trec" and judged_by is not None:
+                notes.append(f"a TREC file without its header does not name its reviewer: merge it with "
+                             f"`rankgate labels merge --db DB {judged_by}=FILE`, or export with --header")
         left_out = 0
         if fmt == "trec":
-            text = _trec(where, rows, None if plain else header)
+            text = _trec(where, rows, meta)
         elif fmt in ("json", "json-graded"):
-            text, left_out = _json(fmt, queries, labels, rows, None if plain else header, notes)
+            text, left_out = _json(fmt, queries, labels, rows, meta, notes)
         else:
             states = _every_judgment(ws) if all_reviewers else [(q, d, s, judged_by is None) for q, d, s in rows]
-            text = _jsonl(states, None if plain else header)
+            text = _jsonl(states, meta)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -154,9 +163,19 @@ def export_time() -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _reach(ws) -> str:
+    """What `rankgate labels` commands take to reach this workspace (a note's hint works as printed, also
+    for the app's workspace of a qrels file, whose name the user never typed)."""
+    from shlex import quote
+
+    manifest = getattr(ws, "manifest", None)
+    return f"-b {quote(str(manifest.folder))}" if manifest is not None else f"--db {quote(str(ws.path))}"
+
+
 def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None, all_reviewers: bool,
-            unresolved: int, notes: list[str]) -> tuple[dict, tuple[int, int]]:
-    """The export's header, and (adjudicated, needs review) counts; notes for people go into `notes`."""
+            unresolved: int, notes: list[str], reach: str = "") -> tuple[dict, tuple[int, int]]:
+    """The export's header, and (adjudicated, needs review) counts; notes for people go into `notes`
+    (`reach`: the workspace's `-b FOLDER` or `--db FILE`, for their commands)."""
     header: dict = {"version": name, "content_hash": digest, "exported_at": export_time()}
     cvs = {s["collection_version"] for _, _, s in rows}
     if len(cvs) == 1 and "" not in cvs:
@@ -175,9 +194,10 @@ def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None,
         if n:
             header[key] = n
     if unresolved and judged_by is None:
+        command = f"rankgate labels disagreements {reach}".strip()
         notes.append(f"{unresolved} disagreement{'s' if unresolved != 1 else ''} not adjudicated: "
-                     "exported with the most recent judgment's grade; `rankgate labels disagreements` lists "
-                     "them, --require-adjudication refuses")
+                     f"exported with the most recent judgment's grade; `{command}` lists them, "
+                     "--require-adjudication refuses")
     if needs:
         notes.append(f"{needs} label{'s' if needs != 1 else ''} carried by a migration still need review "
                      "(`rankgate labels list` marks them)")

@@ -277,8 +277,13 @@ class EditingActions:
             return
         qid, doc = self.qid, self.doc
         lab = self.model.labels.labels(qid).get(doc)
-        if lab is None:
-            self.notify("this document has no label yet: grade it first", severity="warning")
+        if lab is None:  # a reason sits on a judgment: the grade first (the picker), as `!` does, then the reason
+            def graded(grade: int | None) -> None:
+                if grade is not None and self.edit(qid, doc, grade, open=True):
+                    self.query_one(ReasonBar).ask(qid, doc, grade, "", return_to=self.focused)
+
+            self.notify("not judged yet: pick a grade, then type the reason", timeout=5)
+            self.app.push_screen(GradePicker(self.grades, None, doc), graded)
             return
 
         def ask() -> None:

@@ -215,3 +215,48 @@ class QuitScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         apply_cursor_blink(self)
+
+
+class RawQuitScreen(QuitScreen):
+    """Quitting the app opened on raw files (`rankgate review QRELS --runs ...`) with label edits not exported:
+    they are in the app's workspace for QRELS (`workspace`), which `rankgate gate` never reads. `e` exports them
+    to `target` (the export dialog's default) and quits; `q` quits and they stay in the workspace; escape
+    stays. The same keys as a benchmark folder's dialog."""
+
+    def __init__(self, n: int, qrels: str | None, workspace: str, target: str) -> None:
+        super().__init__(n, qrels)
+        self.workspace, self.target = workspace, target
+
+    def status_target(self) -> str:
+        """What `rankgate labels status` takes to find the workspace: the qrels file when the app named the
+        workspace after it (store/paths.py qrels_workspace_path), else --db and the workspace."""
+        from shlex import quote
+
+        from rankgate.store.paths import qrels_workspace_path
+
+        if self.qrels and os.path.abspath(self.workspace) == str(qrels_workspace_path(self.qrels, create=False)):
+            return quote(os.path.relpath(self.qrels) if not os.path.isabs(self.qrels) else self.qrels)
+        return f"--db {quote(self.workspace)}"
+
+    def compose(self) -> ComposeResult:
+        them = "them" if self.n != 1 else "it"
+        with Vertical(classes="dialog", id="quit-dialog"):
+            yield Static(Text(f"{self.n} label edit{'s' if self.n != 1 else ''} not exported", style="bold"))
+            body = Text(end="")
+            if self.qrels:
+                body.append("`rankgate gate` reads ")
+                body.append_text(literal(str(self.qrels)))
+                body.append(f", which does not hold {them}: ")
+            body.append(f"{'they are' if self.n != 1 else 'it is'} in the workspace ")
+            body.append_text(literal(self.workspace))
+            body.append(" (`rankgate labels status ")
+            body.append_text(literal(self.status_target()))
+            body.append("` shows it).")
+            yield Static(body)
+            keys = Text(end="", style="dim")
+            for key, what in (("e", f"export to {visible(self.target)} and quit"),
+                              ("q", f"quit without exporting ({them} stay{'s' if self.n == 1 else ''} in the "
+                                    "workspace)"), ("escape", "stay")):
+                keys.append(key, style="bold")
+                keys.append(f": {what}   ")
+            yield Static(keys)
