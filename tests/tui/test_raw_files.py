@@ -278,3 +278,57 @@ async def test_labels_only_opens_on_the_first_listed_label_with_a_text_and_gives
         screen.set_doc("z9")
         screen.corpus_loaded()
         assert screen.doc == "z9"
+
+
+def shown_grade(app, qid, doc):
+    return app.review.model.labels.grades(qid).get(doc)
+
+
+async def test_a_changed_qrels_file_is_offered_on_open_as_a_benchmarks_is(tmp_path):
+    """F2 (s8): a workspace opened on raw files noticed no change of the file; now, as on a benchmark folder,
+    the app says so first and offers b (bring the changes in) or k (keep the workspace's labels); ctrl+r too."""
+    from tests.tui.test_sync import loaded, plain
+    from rankgate.tui.screens.review import ReviewScreen
+    from rankgate.tui.screens.sync import SyncScreen
+
+    d = raw_files(tmp_path)
+    qrels = d / "qrels.txt"
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)  # the first open imports the file: nothing to offer
+        assert shown_grade(app, "101", "p1") == 3
+        qrels.write_text(qrels.read_text().replace("101 0 p1 3", "101 0 p1 0"))  # changed while open
+        await pilot.press("ctrl+r")  # read the files again: the change is offered
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        text = plain(app.screen.query_one("#sync-summary"))
+        assert str(qrels) in text and "in the qrels file since then: 0 added, 1 changed, 0 removed" in text
+        await pilot.press("escape")  # later: asked again on the next open
+        await pilot.pause()
+        assert shown_grade(app, "101", "p1") == 3
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        await pilot.press("b")  # bring it in: the app shows the file's grade
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert shown_grade(app, "101", "p1") == 0
+        assert app.unexported == 0
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)  # in sync now: nothing to ask
+        qrels.write_text(qrels.read_text().replace("102 0 p3 2", "102 0 p3 1"))
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        await pilot.press("k")  # keep the workspace's label: not asked again
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen) and shown_grade(app, "102", "p3") == 2
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)

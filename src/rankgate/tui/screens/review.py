@@ -699,7 +699,7 @@ class ReviewScreen(EditingActions, Screen):
 
     def default_export_path(self) -> str:
         state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
-        if state is not None:  # a qrels file outside the folder is never replaced from the app: a copy in it
+        if state is not None and not state.raw:  # a qrels file outside the folder is never replaced: a copy in it
             return str(state.copy_path or state.manifest.qrels)
         name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
         return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
