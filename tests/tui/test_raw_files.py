@@ -335,3 +335,25 @@ async def test_a_changed_qrels_file_is_offered_on_open_as_a_benchmarks_is(tmp_pa
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_the_add_form_on_raw_files_needs_no_collection_version(tmp_path):
+    """s8 newcomer F17: raw files name no collection version, so `a` refused an empty version field while a
+    grade key needs none; now the field may stay empty (a benchmark that names one still needs it: test_expert)."""
+    from rankgate.tui.screens.label_form import LabelForm
+
+    d = raw_files(tmp_path)
+    app = app_for(d)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        m = app.screen.model
+        qid = app.screen.qid
+        await pilot.press("a")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, LabelForm) and form.query_one("#form-version").value == ""
+        await pilot.press(*"p6", "enter", "2", "enter", "enter", *"on topic", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, LabelForm), form.query_one("#form-help").content
+        lab = m.labels.labels(qid)["p6"]
+        assert (lab.grade, lab.reason, lab.collection_version or "") == (2, "on topic", "")
