@@ -1,0 +1,30 @@
+"""Small CLI wording items from the s8 newcomer walk-through (F16): each says what the user needs, in one line."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.conftest import SAMPLES
+
+
+@pytest.fixture
+def lab(tmp_path):
+    folder = tmp_path / "tb"
+    shutil.copytree(SAMPLES / "seed-lab", folder)
+    return folder
+
+
+@pytest.mark.parametrize("value, said", [('"three"', 'must be an integer, found a string ("three")'),
+                                         ("1.5", "must be an integer, found a number (1.5)"),
+                                         ("0", "must be at least 1")])
+def test_a_benchmark_toml_key_of_the_wrong_type_is_named_at_its_line(cli, lab, value, said):
+    toml = lab / "benchmark.toml"
+    lines = toml.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("k = "))
+    lines[at] = f"k = {value}"
+    toml.write_text("\n".join(lines) + "\n")
+    code, _, err = cli("gate", lab)
+    assert code == 2 and err == f"error: {toml}:{at + 1}: key 'k' {said}\n"
+    assert "a int" not in err
