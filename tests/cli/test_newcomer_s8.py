@@ -28,3 +28,9 @@ def test_a_benchmark_toml_key_of_the_wrong_type_is_named_at_its_line(cli, lab, v
     code, _, err = cli("gate", lab)
     assert code == 2 and err == f"error: {toml}:{at + 1}: key 'k' {said}\n"
     assert "a int" not in err
+
+
+def test_a_measure_asked_for_that_is_a_default_column_is_printed_once(cli):
+    code, out, _ = cli("score", SAMPLES / "three-questions", "-m", "RR@3,recip_rank_cut_3,nDCG@3", "--format", "table")
+    header = out.splitlines()[1].split()
+    assert code == 0 and header == ["query", "Success@3", "P@3", "R@3", "RR@3", "nDCG@3", "missing"]
