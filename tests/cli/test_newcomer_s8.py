@@ -34,3 +34,16 @@ def test_a_measure_asked_for_that_is_a_default_column_is_printed_once(cli):
     code, out, _ = cli("score", SAMPLES / "three-questions", "-m", "RR@3,recip_rank_cut_3,nDCG@3", "--format", "table")
     header = out.splitlines()[1].split()
     assert code == 0 and header == ["query", "Success@3", "P@3", "R@3", "RR@3", "nDCG@3", "missing"]
+
+
+def test_a_receipt_difference_between_two_long_texts_shows_where_they_differ():
+    """`receipt verify` cut both long strings at 80 characters: the two sides of a difference looked the same."""
+    from rankgate.core.receipt import diff
+
+    head = "could flip: judge these 3 documents: q-recovery/doc-storage-price, q-recovery/"
+    out: list[str] = []
+    diff({"summary": head + "doc-rpo, q-restore/doc-x"}, {"summary": head + "doc-rto, q-restore/doc-x"}, "stability", out)
+    (line,) = out
+    receipt, _, recomputed = line.partition(": receipt ")[2].partition(", recomputed ")
+    assert receipt != recomputed and "doc-rpo" in receipt and "doc-rto" in recomputed
+    assert receipt.count('"') == 2 and recomputed.count('"') == 2  # each quoted whole
