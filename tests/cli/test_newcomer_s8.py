@@ -47,3 +47,11 @@ def test_a_receipt_difference_between_two_long_texts_shows_where_they_differ():
     receipt, _, recomputed = line.partition(": receipt ")[2].partition(", recomputed ")
     assert receipt != recomputed and "doc-rpo" in receipt and "doc-rto" in recomputed
     assert receipt.count('"') == 2 and recomputed.count('"') == 2  # each quoted whole
+
+
+def test_a_short_option_the_command_lacks_is_named_with_the_command_and_its_likely_flag(cli):
+    """`gate -q` said `rankgate: unrecognized arguments: -q`, naming no command and giving no hint."""
+    code, out, err = cli("gate", SAMPLES / "seed-lab", "-q")
+    assert code == 2 and out == ""
+    assert err == ("error: rankgate gate: unrecognized arguments: -q (rankgate gate has no -q; did you mean "
+                   "--quiet?)\n")
