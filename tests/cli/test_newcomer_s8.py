@@ -55,3 +55,25 @@ def test_a_short_option_the_command_lacks_is_named_with_the_command_and_its_like
     assert code == 2 and out == ""
     assert err == ("error: rankgate gate: unrecognized arguments: -q (rankgate gate has no -q; did you mean "
                    "--quiet?)\n")
+
+
+def test_a_broken_run_the_gate_does_not_compare_is_still_refused_and_says_so(cli, tmp_path):
+    """Decision (s8 newcomer F16): the gate keeps refusing a run file listed in `runs` that does not read,
+    even when it is neither the baseline nor the candidate (the receipt hashes every run; a broken input in a
+    committed benchmark fails CI where it is); the line now says it is not the pair and how to go on. A
+    broken baseline or candidate keeps its plain error."""
+    folder = tmp_path / "vb"
+    shutil.copytree(SAMPLES / "ops-handbook", folder)
+    run = folder / "runs" / "bm25-stemmed.jsonl"
+    lines = run.read_text().splitlines()
+    lines[4] = lines[4].replace('"score": ', '"score": "high", "was": ', 1)
+    run.write_text("\n".join(lines) + "\n")
+    code, out, err = cli("gate", folder)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {run}:5: ranking[0].score must be a finite number (not the gate's baseline "
+                          "bm25-plain or candidate bm25-prf, which read fine;")
+    assert "take it out of the runs in benchmark.toml" in err
+    toml = folder / "benchmark.toml"
+    toml.write_text(toml.read_text().replace('candidate = "bm25-prf"', 'candidate = "bm25-stemmed"'))
+    code, _, err = cli("gate", folder)
+    assert code == 2 and err == f"error: {run}:5: ranking[0].score must be a finite number\n"
