@@ -444,7 +444,7 @@ def test_a_qrels_files_own_workspace_from_before_sync_records_rebuilds_its_last_
         ws.set_judgment("1", "b", 3, reason="answers it")
     qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 0\n", encoding="utf-8")
     with Workspace.open(db, reviewer="ana") as ws:
-        sync.follow_file(ws, qrels, imported=False, own=True)
+        sync.follow_file(ws, qrels, own=True)
         c = sync.compare(ws, ws.manifest)
         assert not c.last_sync_unknown
         assert {(d.query, d.doc, d.side) for d in c.differences} == {("1", "b", "workspace"), ("2", "c", "file")}
@@ -457,11 +457,11 @@ def test_a_workspace_given_with_db_is_compared_only_with_the_file_it_read(tmp_pa
     db = tmp_path / "work.json"
     with Workspace.open(db, reviewer="ana") as ws:
         ws.import_files([str(other)])
-        sync.follow_file(ws, qrels, imported=False, own=False)
+        sync.follow_file(ws, qrels, own=False)
         assert ws.manifest is None  # other labels: never offered as the file's changes
     with Workspace.open(tmp_path / "w2.json", reviewer="ana") as ws:
-        ws.import_files([str(qrels)])
-        sync.follow_file(ws, qrels, imported=True, own=False)
+        report = ws.import_files([str(qrels)])
+        sync.follow_file(ws, qrels, imported=report, own=False)
     with Workspace.open(tmp_path / "w2.json", reviewer="ana") as ws:
-        sync.follow_file(ws, qrels, imported=False, own=False)  # its record names this file
+        sync.follow_file(ws, qrels, own=False)  # its record names this file
         assert ws.manifest is not None and sync.compare(ws, ws.manifest).in_sync

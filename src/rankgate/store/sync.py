@@ -359,24 +359,24 @@ class QrelsFile:
     runs: tuple = ()
 
 
-def follow_file(ws, qrels: str | os.PathLike, *, imported: bool, own: bool) -> None:
+def follow_file(ws, qrels: str | os.PathLike, *, imported=None, own: bool) -> None:
     """Compare the workspace with the qrels file it was opened on, as a benchmark's with its folder's file
-    (`ws.manifest` becomes a QrelsFile). `imported`: this open just imported the file (its first sync).
+    (`ws.manifest` becomes a QrelsFile). `imported`: what this open just imported from the file (its
+    ImportReport: the first sync, recorded as a benchmark's first import is, by `after_open`).
     `own`: the workspace is the file's own (named after it); one given with --db follows the file only when
     it was imported from it, or its sync record names it (a workspace of other labels is never compared)."""
     path = Path(_resolved(qrels))
     raw = QrelsFile(path, path.name, path.parent)
-    if not imported and not own:
+    if imported is None and not own:
         summary = read_summary(ws.path)
         if not summary or summary.get("qrels") != str(path):
             return
     ws.manifest = raw
     if ws.readonly:
         return
-    if imported:
-        record_sync(ws, raw, "import", workspace_grades(ws))
-    else:
-        after_open(ws, raw)
+    if imported is not None:
+        ws.benchmark_import = imported
+    after_open(ws, raw)
 
 
 # --------------------------------------------------------------------------- comparing

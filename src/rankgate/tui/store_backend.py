@@ -54,10 +54,9 @@ class StoreBackend(Backend):
             db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
             ws = Workspace.open(db, reviewer=reviewer, blind=blind, readonly=readonly)
             try:
-                imported = False
+                imported = None
                 if qrels_path and not readonly and len(ws) == 0 and not ws.queries():
-                    ws.import_files([qrels_path], why=f"{sync.FIRST_REVIEW}{qrels_path}")
-                    imported = True
+                    imported = ws.import_files([qrels_path], why=f"{sync.FIRST_REVIEW}{qrels_path}")
                 if qrels_path:  # the file changed since: offered on open, as a benchmark folder's (screens/sync.py)
                     sync.follow_file(ws, qrels_path, imported=imported, own=inputs.db is None)
             except BaseException:
