@@ -42,7 +42,8 @@ def test_a_receipt_difference_between_two_long_texts_shows_where_they_differ():
 
     head = "could flip: judge these 3 documents: q-recovery/doc-storage-price, q-recovery/"
     out: list[str] = []
-    diff({"summary": head + "doc-rpo, q-restore/doc-x"}, {"summary": head + "doc-rto, q-restore/doc-x"}, "stability", out)
+    diff({"summary": head + "doc-rpo, q-restore/doc-x"}, {"summary": head + "doc-rto, q-restore/doc-x"},
+         "stability", out)
     (line,) = out
     receipt, _, recomputed = line.partition(": receipt ")[2].partition(", recomputed ")
     assert receipt != recomputed and "doc-rpo" in receipt and "doc-rto" in recomputed

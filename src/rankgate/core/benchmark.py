@@ -122,9 +122,37 @@ def _short(value) -> str:
 
 def key_line(path: Path, table: str, key: str) -> int | None:
     """The line of `key = ...` in benchmark.toml's `table` ("" the top level), when it can be told."""
-    from rankgate.core.policy import toml_key_line  # (policy imports this module)
-
     return toml_key_line(str(path), table, key)
+
+
+def toml_key_line(path: str, table: str, key: str, value: str | None = None) -> int | None:
+    """The line of `key = ...` in `table` of a TOML file ("" the top level), or of the string `value` in
+    that key's value (an array over several lines); None when it cannot be told (the file changed, a
+    dotted or inline key)."""
+    import re
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    current, start = "", None
+    for i, line in enumerate(lines):
+        head = re.match(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$", line)  # [table] or [[array]]
+        if head:
+            current = head.group(1)
+            if start is not None:
+                break
+            continue
+        if start is None:
+            if current == table and re.match(rf"\s*['\"]?{re.escape(key)}['\"]?\s*=", line):
+                start = i
+                if value is None:
+                    return i + 1
+        elif re.match(r"\s*[A-Za-z0-9_\"'-]+\s*=", line):  # the next key: the value was not found
+            break
+        if start is not None and value is not None and (f'"{value}"' in line or f"'{value}'" in line):
+            return i + 1
+    return None if start is None else start + 1
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
