@@ -170,10 +170,10 @@ def test_score_qrels_run_as_trec_eval_takes_them_says_how_runs_are_given(capsys)
     three = SAMPLES / "three-questions"
     code, out, err = cli(capsys, "score", three / "qrels.trec", three / "run.trec")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert err.strip() == (f"error: rankgate: unrecognized arguments: {three / 'run.trec'} (runs are given with "
+    assert err.strip() == (f"error: rankgate score: unrecognized arguments: {three / 'run.trec'} (runs are given with "
                            "--runs FILE, one --runs per run; or use `rankgate trec_eval QRELS RUN`)")
     code, _, err = cli(capsys, "score", LAB, "--bogus")  # a stray flag: no word about runs
-    assert code == 2 and err.strip() == "error: rankgate: unrecognized arguments: --bogus"
+    assert code == 2 and err.strip() == "error: rankgate score: unrecognized arguments: --bogus"
 
 
 def test_counts_take_their_noun_in_the_right_number(tmp_path, capsys):

@@ -47,11 +47,19 @@ def test_a_scale_with_a_gap_is_listed(cli, oh, tmp_path, monkeypatch):
     assert code == 2 and "grade 1 is not on oh's scale -2, 0, 2, 3 ([grades] in benchmark.toml)" in err
 
 
-def test_without_a_declared_scale_any_grade_goes(cli, tmp_path):
+def test_without_a_declared_scale_the_default_scale_holds_as_in_the_app(cli, tmp_path):
+    """s8 newcomer F16: the CLI took grade 7 on a benchmark without [grades] while the app's keys follow the
+    default scale 0-3 (a digit off it does nothing): both faces now refuse it, saying how to widen the scale;
+    a --db store of no benchmark takes any grade, as a TREC qrels does."""
     folder = tmp_path / "sl"
     shutil.copytree(SAMPLES / "seed-lab", folder)
     assert "[grades]" not in (folder / "benchmark.toml").read_text()
     code, out, err = cli("labels", "set", "-b", folder, "q-dns", "zz", "7", "--reason", "a wider scale")
+    assert code == 2 and "grade 7 is not on" in err and "scale 0–3 (the default" in err and "[grades]" in err
+    code, out, err = cli("labels", "set", "-b", folder, "q-dns", "zz", "3", "--reason", "on the scale")
+    assert code == 0 and "-> 3" in out, err
+    code, out, err = cli("labels", "set", "--db", tmp_path / "w.json", "q1", "zz", "7", "--reason", "x",
+                         "--add-query")
     assert code == 0 and "-> 7" in out, err
 
 

@@ -89,11 +89,11 @@ def test_a_misspelt_option_gets_did_you_mean_and_no_word_about_runs(capsys):
     lab = SAMPLES / "seed-lab"
     code, out, err = cli(capsys, "gate", lab, "--recieipt", "x.json")
     assert code == 2 and out == ""
-    assert err.strip() == "error: rankgate: unrecognized arguments: --recieipt x.json (did you mean --receipt?)"
+    assert err.strip() == "error: rankgate gate: unrecognized arguments: --recieipt x.json (did you mean --receipt?)"
     code, _, err = cli(capsys, "compare", lab, "--baslein=a")
     assert code == 2 and err.strip().endswith("(did you mean --baseline?)")
     code, _, err = cli(capsys, "gate", lab, "stray-word-not-a-file")  # not a file: no hint about runs
-    assert code == 2 and err.strip() == "error: rankgate: unrecognized arguments: stray-word-not-a-file"
+    assert code == 2 and err.strip() == "error: rankgate gate: unrecognized arguments: stray-word-not-a-file"
 
 
 def test_a_misspelt_measure_gets_did_you_mean(capsys):

@@ -428,3 +428,40 @@ def test_bring_in_with_no_usable_sync_record_takes_the_files_new_labels_and_keep
         assert ws.judgment("q1", "d1").grade == 2
         c = sync.compare(ws, ws.manifest)
     assert not c.last_sync_unknown and not c.file_changed
+
+
+# ---------------------------------------------------------------- a qrels file opened on its own (the app)
+
+
+def test_a_qrels_files_own_workspace_from_before_sync_records_rebuilds_its_last_sync(tmp_path):
+    """A raw file's workspace made before it had a sync record: its first import is the last sync, so the
+    expert's later edit is the workspace's (not exported) and the file's own change is the file's."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n", encoding="utf-8")
+    db = paths.workspace_path(str(qrels))
+    with Workspace.open(db, reviewer="ana") as ws:  # as the app wrote it before
+        ws.import_files([str(qrels)], why=f"{sync.FIRST_REVIEW}q.txt")
+        ws.set_judgment("1", "b", 3, reason="answers it")
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 0\n", encoding="utf-8")
+    with Workspace.open(db, reviewer="ana") as ws:
+        sync.follow_file(ws, qrels, own=True)
+        c = sync.compare(ws, ws.manifest)
+        assert not c.last_sync_unknown
+        assert {(d.query, d.doc, d.side) for d in c.differences} == {("1", "b", "workspace"), ("2", "c", "file")}
+
+
+def test_a_workspace_given_with_db_is_compared_only_with_the_file_it_read(tmp_path):
+    qrels, other = tmp_path / "q.txt", tmp_path / "other.txt"
+    qrels.write_text("1 0 a 1\n", encoding="utf-8")
+    other.write_text("9 0 z 1\n", encoding="utf-8")
+    db = tmp_path / "work.json"
+    with Workspace.open(db, reviewer="ana") as ws:
+        ws.import_files([str(other)])
+        sync.follow_file(ws, qrels, own=False)
+        assert ws.manifest is None  # other labels: never offered as the file's changes
+    with Workspace.open(tmp_path / "w2.json", reviewer="ana") as ws:
+        report = ws.import_files([str(qrels)])
+        sync.follow_file(ws, qrels, imported=report, own=False)
+    with Workspace.open(tmp_path / "w2.json", reviewer="ana") as ws:
+        sync.follow_file(ws, qrels, own=False)  # its record names this file
+        assert ws.manifest is not None and sync.compare(ws, ws.manifest).in_sync

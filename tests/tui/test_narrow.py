@@ -160,3 +160,31 @@ async def test_the_footer_shows_the_review_queue_keys_where_they_fit(tiny):
             if shown:
                 at = actions.index("prev_review")
                 assert keys[at + 1:at + 3] == [("u", "queue", "next_queued"), ("U", "order", "cycle_queue_order")]
+
+
+async def test_n_at_80_columns_shows_the_document_it_highlights(tmp_path):
+    """s8 newcomer F11: `n` highlighted a document of a third run (on no ranking shown) while the bottom row
+    showed the Rankings pane: a digit then graded a document the expert never saw. Now the Document pane
+    comes up with it; at 160 columns nothing moves (the Document pane is always shown)."""
+    import shutil
+
+    from tests.conftest import SAMPLES
+    from rankgate.tui.widgets.doc_view import DocView
+    from rankgate.tui.widgets.ranking import RankingPane
+
+    folder = tmp_path / "ops"
+    shutil.copytree(SAMPLES / "ops-handbook", folder)
+    app = make_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert screen.qid == "q-leaked-key" and screen.query_one(RankingPane).display
+        for _ in range(10):  # to the first unjudged document on no ranking shown
+            await pilot.press("n")
+            await pilot.pause()
+            if screen.doc == "dns-dnssec-01":
+                break
+        assert screen.doc == "dns-dnssec-01"
+        doc = screen.query_one(DocView)
+        assert doc.display and doc.region.width > 0 and not screen.query_one(RankingPane).display
+        assert "dns-dnssec-01" in app.export_screenshot()

@@ -278,3 +278,82 @@ async def test_labels_only_opens_on_the_first_listed_label_with_a_text_and_gives
         screen.set_doc("z9")
         screen.corpus_loaded()
         assert screen.doc == "z9"
+
+
+def shown_grade(app, qid, doc):
+    return app.review.model.labels.grades(qid).get(doc)
+
+
+async def test_a_changed_qrels_file_is_offered_on_open_as_a_benchmarks_is(tmp_path):
+    """F2 (s8): a workspace opened on raw files noticed no change of the file; now, as on a benchmark folder,
+    the app says so first and offers b (bring the changes in) or k (keep the workspace's labels); ctrl+r too."""
+    from tests.tui.test_sync import loaded, plain
+    from rankgate.tui.screens.review import ReviewScreen
+    from rankgate.tui.screens.sync import SyncScreen
+
+    d = raw_files(tmp_path)
+    qrels = d / "qrels.txt"
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)  # the first open imports the file: nothing to offer
+        assert shown_grade(app, "101", "p1") == 3
+        qrels.write_text(qrels.read_text().replace("101 0 p1 3", "101 0 p1 0"))  # changed while open
+        await pilot.press("ctrl+r")  # read the files again: the change is offered
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        text = plain(app.screen.query_one("#sync-summary"))
+        assert str(qrels) in text and "in the qrels file since then: 0 added, 1 changed, 0 removed" in text
+        await pilot.press("escape")  # later: asked again on the next open
+        await pilot.pause()
+        assert shown_grade(app, "101", "p1") == 3
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        await pilot.press("b")  # bring it in: the app shows the file's grade
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert shown_grade(app, "101", "p1") == 0
+        assert app.unexported == 0
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)  # in sync now: nothing to ask
+        qrels.write_text(qrels.read_text().replace("102 0 p3 2", "102 0 p3 1"))
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, SyncScreen)
+        await pilot.press("k")  # keep the workspace's label: not asked again
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen) and shown_grade(app, "102", "p3") == 2
+        assert app.review.default_export_path().endswith("-reviewed-qrels.jsonl")  # not the user's file
+        app.review.export_to(str(qrels))  # asked for by name: written back in its own format
+        assert "102 0 p3 2\n" in qrels.read_text() and not qrels.read_text().startswith("{")
+    app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_the_add_form_on_raw_files_needs_no_collection_version(tmp_path):
+    """s8 newcomer F17: raw files name no collection version, so `a` refused an empty version field while a
+    grade key needs none; now the field may stay empty (a benchmark that names one still needs it: test_expert)."""
+    from rankgate.tui.screens.label_form import LabelForm
+
+    d = raw_files(tmp_path)
+    app = app_for(d)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        m = app.screen.model
+        qid = app.screen.qid
+        await pilot.press("a")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, LabelForm) and form.query_one("#form-version").value == ""
+        await pilot.press(*"p6", "enter", "2", "enter", "enter", *"on topic", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, LabelForm), form.query_one("#form-help").content
+        lab = m.labels.labels(qid)["p6"]
+        assert (lab.grade, lab.reason, lab.collection_version or "") == (2, "on topic", "")

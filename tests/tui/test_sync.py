@@ -276,7 +276,7 @@ async def test_a_refused_export_on_quit_says_what_to_do_in_the_app(tmp_path, cap
         await loaded(pilot)
         assert isinstance(app.screen, SyncScreen)
         await pilot.press("b")
-        await pilot.pause()
+        await loaded(pilot)  # the merged labels opened again (under load, one pause was not enough)
         await pilot.press("q")
         await pilot.pause()
         assert isinstance(app.screen, QuitScreen)

@@ -90,3 +90,25 @@ def test_pandas_frames_and_numpy_values():
     out = rankgate.to_frame(s)
     assert out.to_dict("records") == [{"run": "run", "query_id": "q1", "measure": "RR@10", "value": 0.0},
                                       {"run": "run", "query_id": "q2", "measure": "RR@10", "value": 1.0}]
+
+
+def test_scores_are_looked_up_by_the_names_users_write_and_print_readably():
+    """s8 newcomer F13: summary()['nDCG@10'] and of('q1')['RR@10'] were KeyErrors (keyed by Measure objects),
+    print(scores) dumped the internal arrays."""
+    import rankgate
+
+    s = rankgate.evaluate({"q1": {"d1": 2}, "q2": {"d9": 1}}, {"q1": {"d1": 1.5, "d2": 0.3}, "q2": {"d2": 1.0}},
+                          ["nDCG@10", "RR@10"])
+    rr = rankgate.parse_measure("RR@10")
+    assert s.summary()["nDCG@10"] == s.summary()["ndcg_cut_10"] == s.summary()[rankgate.parse_measure("nDCG@10")]
+    assert s.of("q1")["RR@10"] == 1.0 and s.of("q2")["RR@10"] == 0.0
+    assert list(s.values["RR@10"]) == list(s.values[rr]) == [1.0, 0.0]
+    assert "RR@10" in s.summary() and "AP" not in s.summary() and s.summary().get("AP", -1) == -1
+    assert list(s.summary()) == [rankgate.parse_measure("nDCG@10"), rr]  # the keys stay Measure objects
+    try:
+        s.summary()["AP"]
+        raise AssertionError("no KeyError")
+    except KeyError as e:
+        assert "nDCG@10, RR@10" in str(e)
+    assert repr(s) == str(s) == "Scores(run='run', 2 queries: nDCG@10=0.5000, RR@10=0.5000)"
+    assert "array" not in repr(s)

@@ -23,29 +23,42 @@ class Parser(argparse.ArgumentParser):
         """As argparse's, and a word left over gets the command's hint (`set_defaults(extra_words_hint=...)`):
         `rankgate score QRELS RUN` says how runs are given."""
         parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            self.error(f"unrecognized arguments: {' '.join(extras)}" + self._hint(parsed, extras))
+        if extras:  # named by the (sub)command given: `rankgate gate: unrecognized arguments: -q (...)`
+            command = self._command(parsed)
+            raise UsageError(f"{command.prog}: unrecognized arguments: {' '.join(extras)}"
+                             + self._hint(parsed, extras))
         return parsed
 
-    def _hint(self, parsed, extras: list[str]) -> str:
-        """`did you mean --receipt?` for a misspelt option (difflib against the command's own options); the
-        command's hint about extra words only when one is an existing file (a misspelt option's value is not)."""
-        import difflib
-        import os
-
+    def _command(self, parsed) -> argparse.ArgumentParser:
+        """The (sub)command that was given."""
         parser = self
-        while True:  # the (sub)command that was given: its options
+        while True:
             sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
             name = getattr(parsed, sub.dest, None) if sub else None
             if name not in (sub.choices if sub else {}):
-                break
+                return parser
             parser = sub.choices[name]
+
+    def _hint(self, parsed, extras: list[str]) -> str:
+        """`did you mean --receipt?` for a misspelt option (difflib against the command's own options), or for a
+        short option the command lacks, its long options of that letter (`gate -q`: --quiet); the command's
+        hint about extra words only when one is an existing file (a misspelt option's value is not)."""
+        import difflib
+        import os
+
+        parser = self._command(parsed)
         options = [o for o in parser._option_string_actions if o.startswith("--")]
         guesses = []
         for e in extras:
             if e.startswith("--"):
                 close = difflib.get_close_matches(e.split("=", 1)[0], options, n=1, cutoff=0.75)
                 guesses += [f"did you mean {close[0]}?"] if close else []
+            elif len(e) == 2 and e[0] == "-" and e[1].isalpha():
+                same = [o for o in options if o[2:3] == e[1] and o != "--help"]
+                flags = [o for o in same if parser._option_string_actions[o].nargs == 0]  # (-q alone: a flag)
+                same = flags or same
+                if 0 < len(same) <= 3:
+                    guesses.append(f"{parser.prog} has no {e}; did you mean {' or '.join(same)}?")
         if guesses:
             return f" ({'; '.join(dict.fromkeys(guesses))})"
         hint = getattr(parsed, "extra_words_hint", None)

@@ -163,6 +163,9 @@ def load(args, fast: bool = False, gate: bool = False, on_run_error=None) -> tup
 
     positional_qrels(args)
     reader = _fast_reader(args, gate) if fast else None
+    broken: list[InputError | OSError] = []  # the gate: run files that do not read, refused below with why
+    if gate and on_run_error is None:
+        on_run_error = lambda path, e: broken.append(e)  # noqa: E731
     bundle = load_bundle(args.qrels, args.runs, benchmark=args.benchmark, queries=args.queries,
                          qrels_format=args.qrels_format, run_format=args.run_format, progress=terminal_progress,
                          run_reader=reader, acl=getattr(args, "acl", None),
@@ -171,12 +174,34 @@ def load(args, fast: bool = False, gate: bool = False, on_run_error=None) -> tup
     level = bundle.qrels.meta.get("dataset_rel_level")  # an ir_datasets dataset's official level
     if overrides.get("rel_level") is None and bundle.manifest is None and isinstance(level, int):
         overrides["rel_level"] = level
+    if broken:
+        _refuse_broken_run(broken[0], bundle, overrides)
     policy = resolve(overrides, bundle)
     if reader is not None and reader.deep:  # a run was read lean, and the gate's measures see whole rankings
         from rankgate.core.formats.jsonl_lean import watch_top_k
 
         watch_top_k(list(bundle.runs.values()), bundle.qrels, policy.k)
     return bundle, policy
+
+
+def _refuse_broken_run(error, bundle: Bundle, overrides: dict) -> None:
+    """The gate refuses a run file that does not read, even one that is neither its baseline nor its
+    candidate: the receipt hashes every run listed, and a broken input in a committed benchmark should fail
+    CI where it is, not later (docs/ci.md). When the gate's pair was read from other files, the error says
+    so and how to go on."""
+    if not isinstance(error, InputError):
+        raise error
+    try:
+        policy = resolve(overrides, bundle)
+        pair = (policy.baseline, policy.candidate)
+    except InputError:
+        raise error from None
+    if not all(pair) or not all(name in bundle.runs for name in pair):
+        raise error
+    where = "the runs in benchmark.toml" if bundle.manifest is not None else "--runs"
+    raise InputError(error.path, f"{error.what} (not the gate's baseline {pair[0]} or candidate {pair[1]}, "
+                     f"which read fine; the gate refuses every broken run it is given: fix it, or take it out "
+                     f"of {where})", line=error.line, where=error.where) from None
 
 
 def suggestions_file(args) -> str | None:

@@ -41,8 +41,9 @@ def score_table(results: list[dict]) -> str:
     out = []
     for res in results:
         k = res["k"]
-        extra = list(res["queries"][0].get("measures", {})) if res["queries"] else []
-        header = ["query", f"Success@{k}", f"P@{k}", f"R@{k}", f"RR@{k}", *extra, "missing"]
+        shown = [f"Success@{k}", f"P@{k}", f"R@{k}", f"RR@{k}"]  # an asked-for measure among them: once
+        extra = [m for m in (res["queries"][0].get("measures", {}) if res["queries"] else {}) if m not in shown]
+        header = ["query", *shown, *extra, "missing"]
         rows = [[visible(r["query"]), "yes" if r["hit_at_k"] else "NO", f"{r['precision_at_k']:.4f}",
                  f"{r['recall_at_k']:.4f}", f"{r['reciprocal_rank']:.4f}",
                  *(f"{r['measures'][m]:.4f}" for m in extra)]

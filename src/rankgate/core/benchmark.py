@@ -100,9 +100,59 @@ def _expect(data: dict, key: str, kind, path: Path, required: bool = True, where
         return None
     value = data[key]
     if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise InputError(str(path), f"key {where}{key!r} must be a {names}, found {type(value).__name__}")
+        kinds = (kind,) if isinstance(kind, type) else kind
+        names = " or ".join(TOML_KINDS.get(k, k.__name__) for k in kinds)
+        found = TOML_KINDS.get(type(value), type(value).__name__)
+        if isinstance(value, (str, int, float)):
+            found += f" ({_short(value)})"
+        raise InputError(str(path), f"key {where}{key!r} must be {names}, found {found}",
+                         line=key_line(path, where.strip().strip("[]"), key))
     return value
+
+
+# what a TOML value is, in TOML's words (for `key 'k' must be an integer, found a string ("three")`)
+TOML_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
+              dict: "a table"}
+
+
+def _short(value) -> str:
+    text = repr(value) if not isinstance(value, str) else '"' + value.replace('"', '\\"') + '"'
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def key_line(path: Path, table: str, key: str) -> int | None:
+    """The line of `key = ...` in benchmark.toml's `table` ("" the top level), when it can be told."""
+    return toml_key_line(str(path), table, key)
+
+
+def toml_key_line(path: str, table: str, key: str, value: str | None = None) -> int | None:
+    """The line of `key = ...` in `table` of a TOML file ("" the top level), or of the string `value` in
+    that key's value (an array over several lines); None when it cannot be told (the file changed, a
+    dotted or inline key)."""
+    import re
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    current, start = "", None
+    for i, line in enumerate(lines):
+        head = re.match(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$", line)  # [table] or [[array]]
+        if head:
+            current = head.group(1)
+            if start is not None:
+                break
+            continue
+        if start is None:
+            if current == table and re.match(rf"\s*['\"]?{re.escape(key)}['\"]?\s*=", line):
+                start = i
+                if value is None:
+                    return i + 1
+        elif re.match(r"\s*[A-Za-z0-9_\"'-]+\s*=", line):  # the next key: the value was not found
+            break
+        if start is not None and value is not None and (f'"{value}"' in line or f"'{value}'" in line):
+            return i + 1
+    return None if start is None else start + 1
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
@@ -163,13 +213,14 @@ def load_manifest(path: str | Path) -> Manifest:
     data = load_toml(mpath)
     unknown = sorted(set(data) - KNOWN)
     if unknown:
-        raise InputError(str(mpath), f"unknown key {unknown[0]!r} (expected one of {', '.join(sorted(KNOWN))})")
+        raise InputError(str(mpath), f"unknown key {unknown[0]!r} (expected one of {', '.join(sorted(KNOWN))})",
+                         line=key_line(mpath, "", unknown[0]))
     name = _expect(data, "name", str, mpath)
     k = _expect(data, "k", int, mpath)
     if k < 1:
-        raise InputError(str(mpath), "key 'k' must be at least 1")
+        raise InputError(str(mpath), "key 'k' must be at least 1", line=key_line(mpath, "", "k"))
     if k > MAX_K:
-        raise InputError(str(mpath), f"key 'k' must be at most {MAX_K}")
+        raise InputError(str(mpath), f"key 'k' must be at most {MAX_K}", line=key_line(mpath, "", "k"))
     runs = _expect(data, "runs", list, mpath)
     if not runs or not all(isinstance(r, str) for r in runs):
         raise InputError(str(mpath), "key 'runs' must be a non-empty list of file names")

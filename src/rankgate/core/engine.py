@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankgate.core.measures import Measure
+from rankgate.core.measures import ByMeasure, Measure
 from rankgate.core.model import Catalog, LeanRun, Qrels, Run, sort_run, unique
 
 UNJUDGED = np.iinfo(np.int64).min  # the grade of a retrieved document nobody judged
@@ -735,9 +735,11 @@ def summarise(m: Measure, values: np.ndarray) -> float:
     return float(values.mean())
 
 
-@dataclass
+@dataclass(repr=False)
 class Scores:
-    """Per-query values and summaries of some measures for one run."""
+    """Per-query values and summaries of some measures for one run. `values`, `summary()` and `of(qid)` are
+    keyed by Measure and looked up by name too (`summary()["nDCG@10"]`: core.measures.ByMeasure; `values` too
+    when `evaluate` made them)."""
 
     run: str
     qids: list[str]
@@ -745,11 +747,20 @@ class Scores:
     prepared: Prepared | None = None
 
     def summary(self) -> dict[Measure, float]:
-        return {m: summarise(m, v) for m, v in self.values.items()}
+        return ByMeasure((m, summarise(m, v)) for m, v in self.values.items())
 
     def of(self, qid: str) -> dict[Measure, float]:
-        i = self.qids.index(qid)
-        return {m: float(v[i]) for m, v in self.values.items()}
+        try:
+            i = self.qids.index(qid)
+        except ValueError:
+            raise KeyError(f"{qid!r}: not among the {len(self.qids)} queries scored") from None
+        return ByMeasure((m, float(v[i])) for m, v in self.values.items())
+
+    def __repr__(self) -> str:
+        n = len(self.qids)
+        shown = ", ".join(f"{m.name}={v:.4f}" for m, v in list(self.summary().items())[:12])
+        more = f", ... {len(self.values) - 12} more" if len(self.values) > 12 else ""
+        return f"Scores(run={self.run!r}, {n} quer{'y' if n == 1 else 'ies'}: {shown}{more})"
 
 
 def evaluate(qrels: Qrels, run: Run | LeanRun, measures: list[Measure], *, rel_level: int = 1,
@@ -764,4 +775,4 @@ def evaluate(qrels: Qrels, run: Run | LeanRun, measures: list[Measure], *, rel_l
     opts = dict(rel_level=rel_level, missing=missing, queries=queries, depth=depth, judged_only=judged_only,
                 compat=compat)
     p = prepare_lean(qrels, run, **opts) if isinstance(run, LeanRun) else prepare(qrels, run, **opts)
-    return Scores(run.name, p.qids, {m: per_query(p, m) for m in measures}, p)
+    return Scores(run.name, p.qids, ByMeasure((m, per_query(p, m)) for m in measures), p)

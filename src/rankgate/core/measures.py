@@ -206,6 +206,35 @@ def _guess(text: str) -> str | None:
     return guess if guess and _IR.match(guess.replace(" ", "")) else None
 
 
+class ByMeasure(dict):
+    """{Measure: value}, also looked up by the name a user writes: `d["nDCG@10"]`, `d["ndcg_cut_10"]`,
+    `"RR@10" in d`, `d.get("AP")` (any spelling `-m` accepts; the keys stay Measure objects)."""
+
+    def _key(self, key):
+        if isinstance(key, str):
+            try:
+                return parse_measure(key)
+            except InputError:
+                raise KeyError(key) from None
+        return key
+
+    def __getitem__(self, key):
+        try:
+            return super().__getitem__(self._key(key))
+        except KeyError:
+            have = ", ".join(m.name for m in self)
+            raise KeyError(f"{key!r}: not among these measures ({have})") from None
+
+    def __contains__(self, key) -> bool:
+        try:
+            return super().__contains__(self._key(key))
+        except KeyError:
+            return False
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
 def parse_measure(text: str) -> Measure:
     found = parse_measures(text)
     if len(found) != 1:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from rankgate.core.benchmark import MAX_K, load_toml
+from rankgate.core.benchmark import MAX_K, load_toml, toml_key_line
 from rankgate.core.errors import InputError, refuse_unknown_keys
 from rankgate.core.measures import Measure, parse_measure
 from rankgate.core.validate import Checks
@@ -467,36 +467,6 @@ class SetAt:
         line = toml_key_line(self.where, self.table, self.key.rpartition(" ")[2], value) \
             if self.table is not None else None
         return InputError(self.where, f"{self.key}: {what}" if self.key else what, line=line)
-
-
-def toml_key_line(path: str, table: str, key: str, value: str | None = None) -> int | None:
-    """The line of `key = ...` in `table` of a TOML file ("" the top level), or of the string `value` in
-    that key's value (an array over several lines); None when it cannot be told (the file changed, a
-    dotted or inline key)."""
-    import re
-
-    try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
-    current, start = "", None
-    for i, line in enumerate(lines):
-        head = re.match(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$", line)  # [table] or [[array]]
-        if head:
-            current = head.group(1)
-            if start is not None:
-                break
-            continue
-        if start is None:
-            if current == table and re.match(rf"\s*['\"]?{re.escape(key)}['\"]?\s*=", line):
-                start = i
-                if value is None:
-                    return i + 1
-        elif re.match(r"\s*[A-Za-z0-9_\"'-]+\s*=", line):  # the next key: the value was not found
-            break
-        if start is not None and value is not None and (f'"{value}"' in line or f"'{value}'" in line):
-            return i + 1
-    return None if start is None else start + 1
 
 
 def _at_key(e: InputError, path, table: str, word: str) -> InputError:

@@ -363,7 +363,27 @@ def diff(a, b, where: str, out: list[str], limit: int = 50) -> None:
             return
     elif a == b:
         return
-    out.append(f"{where}: receipt {json.dumps(a)[:80]}, recomputed {json.dumps(b)[:80]}")
+    x, y = shown_pair(a, b)
+    out.append(f"{where}: receipt {x}, recomputed {y}")
+
+
+def shown_pair(a, b, width: int = 80) -> tuple[str, str]:
+    """Two differing values as JSON, each at most about `width` characters: long texts are shown from a little
+    before their first difference (`…"d oc-storage-price, q-restore/..."…`), so the two never look the same."""
+    ja, jb = json.dumps(a), json.dumps(b)
+    if len(ja) <= width and len(jb) <= width:
+        return ja, jb
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return (ja[:width] + "…" if len(ja) > width else ja), (jb[:width] + "…" if len(jb) > width else jb)
+    import os
+
+    start = max(len(os.path.commonprefix([a, b])) - width // 3, 0)
+
+    def cut(text: str) -> str:
+        piece = text[start:start + width - 10]
+        return ("…" if start else "") + json.dumps(piece) + ("…" if start + len(piece) < len(text) else "")
+
+    return cut(a), cut(b)
 
 
 def verify_receipt(path: str, root: str | None = None, key: bytes | None = None) -> Verification:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import threading
 import uuid
 from pathlib import Path
@@ -196,6 +197,7 @@ class DurableIndex:
             if missing:
                 paths.make_private_dir(self.path.parent)
                 self._made_dirs = list(reversed(missing))
+            self._lock_was_there = os.path.lexists(self._lock.path)
             self._lock.acquire()
             remove_stale_temps(self.path)
         try:
@@ -416,6 +418,10 @@ class DurableIndex:
         elif self._file(BACKUP).exists():
             hint = (f"the last good snapshot is kept as {self._file(BACKUP)}: `rankgate labels recover --db {db}` "
                     "rebuilds the workspace from it and the journals")
+        elif Path(e.path) == self.path and (other := self._not_a_store()):  # --db given a qrels file by mistake
+            if not getattr(self, "_lock_was_there", True):
+                self._unborn = True  # its lock file goes too: nothing is left beside the user's file
+            return DamagedFile(e.path, other)
         elif Path(e.path) == self.path:  # the snapshot, and no backup: `labels recover` has nothing to start from
             import shlex
 
@@ -424,6 +430,37 @@ class DurableIndex:
             hint = ("there is no backup copy; `rankgate labels recover --db {db}` moves the damaged files aside "
                     "and keeps what can be read").format(db=db)
         return DamagedFile(e.path, f"{e.what}; {hint}", line=e.line, where=e.where)
+
+    def _not_a_store(self) -> str:
+        """What to say when the file given as the store is a qrels, run or queries file (no journal, history or
+        backup beside it): "" when it does not look like one (then it is a damaged store)."""
+        if any(self._file(s).exists() for s in (JOURNAL, HISTORY, BACKUP)):
+            return ""
+        from rankgate.core.formats.sniff import detect_kind, holds_judgments
+        from rankgate.core.formats.textio import ascii_fields
+
+        path = str(self.path)
+        try:
+            if holds_judgments(path):
+                kind = "a qrels file"
+            elif detect_kind(path) == "queries":
+                kind = "a queries file"
+            else:
+                with open(path, "rb") as f:
+                    head = f.read(4096).decode("utf-8", "replace")
+                first = next((ln for ln in head.splitlines() if ln.strip() and not ln.startswith("#")), "")
+                if len(ascii_fields(first)) == 6 or '"ranking"' in first:
+                    kind = "a run file"
+                else:
+                    return ""
+        except (OSError, InputError, ValueError):
+            return ""
+        import shlex
+
+        how = f"; import it into one with `rankgate labels import --db work.json {shlex.quote(path)}`" \
+            if kind == "a qrels file" else ""
+        return (f"looks like {kind}, not a label store: --db names the workspace file rankgate keeps labels in "
+                f"(made on first use, e.g. --db work.json){how}; nothing was changed")
 
     # ---------------------------------------------------------------- applying edits
 

@@ -33,10 +33,15 @@ def declared_scale(manifest, benchmark: str) -> str:
 
 
 def off_scale(grade: int, manifest, benchmark: str) -> str | None:
-    """Why `grade` may not be set in `manifest`'s benchmark, or None (on its scale, or no scale declared)."""
+    """Why `grade` may not be set in `manifest`'s benchmark, or None: on its scale (its [grades], else the
+    default 0–3 the app's keys follow), or no benchmark (a --db store: any grade, as in a TREC qrels)."""
     scale = declared_scale(manifest, benchmark)
-    if not scale or grade in manifest.grades:
+    grades = getattr(manifest, "grades", None)
+    if not grades or grade in grades:
         return None
+    if not scale:  # no [grades]: the default scale, which the review app's keys follow too
+        return (f"grade {grade} is not on {benchmark}'s scale {scale_words(grades)} (the default: its "
+                "benchmark.toml has no [grades]; name the grades there to use others)")
     return f"grade {grade} is not on {scale}"
 
 

@@ -298,7 +298,9 @@ def after_open(ws, manifest) -> None:
 
     why = f"import benchmark {manifest.name}"
     history = ws._load_history()
-    ids = [e["id"] for e in history if e.get("why") == why or e.get("kind") == "benchmark"]
+    first = FIRST_REVIEW if isinstance(manifest, QrelsFile) else why  # a qrels file's own workspace: its import
+    ids = [e["id"] for e in history if e.get("why") == why or e.get("kind") == "benchmark"
+           or str(e.get("why", "")).startswith(first)]
     if not ids:
         return
     _, labels = labels_at(history, max(ids) + 1)
@@ -336,6 +338,48 @@ def remember(ws) -> None:
         n = count_unexported(base, workspace_grades(ws))
     summary.update(unexported=n, stamp=_stamp(ws.path))
     _write_summary(ws.path, summary)
+
+
+# --------------------------------------------------------------------------- a qrels file on its own
+
+FIRST_REVIEW = "first review of "  # the `why` of the import that made a qrels file's workspace (tui/store_backend.py)
+
+
+@dataclass
+class QrelsFile:
+    """A qrels file opened on its own (`rankgate review QRELS --runs ...`): what this module reads of a
+    benchmark's manifest, so the file and its workspace are compared, and a changed file offered, as a
+    benchmark folder's are. Its folder is the file's own; there is no benchmark.toml."""
+
+    qrels: Path
+    name: str
+    folder: Path
+    path: Path | None = None
+    queries: None = None
+    corpus: None = None
+    guidelines: None = None
+    acl: None = None
+    runs: tuple = ()
+
+
+def follow_file(ws, qrels: str | os.PathLike, *, imported=None, own: bool) -> None:
+    """Compare the workspace with the qrels file it was opened on, as a benchmark's with its folder's file
+    (`ws.manifest` becomes a QrelsFile). `imported`: what this open just imported from the file (its
+    ImportReport: the first sync, recorded as a benchmark's first import is, by `after_open`).
+    `own`: the workspace is the file's own (named after it); one given with --db follows the file only when
+    it was imported from it, or its sync record names it (a workspace of other labels is never compared)."""
+    path = Path(_resolved(qrels))
+    raw = QrelsFile(path, path.name, path.parent)
+    if imported is None and not own:
+        summary = read_summary(ws.path)
+        if not summary or summary.get("qrels") != str(path):
+            return
+    ws.manifest = raw
+    if ws.readonly:
+        return
+    if imported is not None:
+        ws.benchmark_import = imported
+    after_open(ws, raw)
 
 
 # --------------------------------------------------------------------------- comparing

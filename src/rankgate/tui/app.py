@@ -244,7 +244,9 @@ class ReviewApp(App[int]):
     def unexported(self) -> int:
         """Label edits in the workspace that the benchmark folder's qrels file does not hold (0: none, or
         not a benchmark's store)."""
-        return self.sync.unexported if self.sync is not None else 0
+        if self.sync is None or self.sync.raw:  # a qrels file opened on its own: its changes are offered on open
+            return 0  # (screens/sync.py), its export stays the `e` key's choice of file, no count nor quit offer
+        return self.sync.unexported
 
     def edited(self, qid: str) -> None:
         if self.sync is not None:
@@ -272,7 +274,8 @@ class ReviewApp(App[int]):
             elif choice == "keep":
                 store_sync.keep_workspace(state.ws, state.manifest)
                 state.again()
-                self.notify(visible(f"kept the workspace: {state.unexported} label edits to export to "
+                n = state.unexported
+                self.notify(visible(f"kept the workspace: {n} label edit{'s' if n != 1 else ''} to export to "
                                     f"{state.manifest.qrels}"), title="qrels file", timeout=10, markup=False)
                 if self.review is not None and self.review.model is not None:
                     self.review.refresh_top()

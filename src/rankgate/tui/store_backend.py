@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.model import Catalog, Qrels, Query
-from rankgate.store import paths
+from rankgate.store import paths, sync
 from rankgate.store.storage import Locked
 from rankgate.store.workspace import Workspace, _file_state
 from rankgate.tui.labels import Backend, Change, Exported, Label
@@ -54,11 +54,12 @@ class StoreBackend(Backend):
         else:
             db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
             ws = Workspace.open(db, reviewer=reviewer, blind=blind, readonly=readonly)
-            if readonly:
-                return cls(ws)
             try:
-                if qrels_path and len(ws) == 0 and not ws.queries():
-                    ws.import_files([qrels_path], why=f"first review of {qrels_path}")
+                imported = None
+                if qrels_path and not readonly and len(ws) == 0 and not ws.queries():
+                    imported = ws.import_files([qrels_path], why=f"{sync.FIRST_REVIEW}{qrels_path}")
+                if qrels_path:  # the file changed since: offered on open, as a benchmark folder's (screens/sync.py)
+                    sync.follow_file(ws, qrels_path, imported=imported, own=inputs.db is None)
             except BaseException:
                 ws.close()
                 raise

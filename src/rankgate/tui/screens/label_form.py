@@ -1,7 +1,9 @@
 """Add a label for any document ID (one that no run retrieved, too): grade, collection version, reason.
 
 The grade must be on the benchmark's scale (a number or a grade's name); the
-collection version must not be empty; a document ID that is in no run and not
+collection version must not be empty when the benchmark names one (it is filled in; raw files and a
+benchmark without `collection_version` have none, so the field may stay empty, as a grade key leaves
+it); a document ID that is in no run and not
 in the corpus is added only after a second Enter (the form asks first).
 
 Below 34 rows (VERTICAL_BREAKPOINTS, app.tcss `LabelForm.-short`) the form is compact: one line a field,
@@ -81,7 +83,8 @@ class LabelForm(EarlyKeys, ModalScreen[tuple[str, int, str, str] | None]):
             yield Static(literal(f"scale: {scale_text(self.scale)}", style="dim"), id="form-scale")
             with Horizontal(classes="form-row"):
                 yield Static("version", classes="form-name")
-                yield Input(self.version, placeholder="collection version you inspected", id="form-version")
+                yield Input(self.version, placeholder="collection version you inspected" if self.version else
+                            "collection version (optional: none named)", id="form-version")
             with Horizontal(classes="form-row"):
                 yield Static("reason", classes="form-name")
                 yield Input(self.reason, placeholder="reason (optional)", id="form-reason")
@@ -118,7 +121,7 @@ class LabelForm(EarlyKeys, ModalScreen[tuple[str, int, str, str] | None]):
             self._error(f"{why}: nothing saved", "form-grade")
             return
         version = self.query_one("#form-version", Input).value.strip()
-        if not version:
+        if not version and self.version:  # the benchmark names one: the version inspected is said
             self._error("the collection version cannot be empty (the version you inspected)", "form-version")
             return
         if self.known is not None and not self.known(doc) and self.confirmed != doc:

@@ -553,6 +553,7 @@ class ReviewScreen(EditingActions, Screen):
         if item.doc != self.doc and self.qid == item.query:  # judged, outside the rankings' top: show it anyway
             self.set_doc(item.doc)
             self._show_doc()
+            self.bring_doc_pane()
         self.last_queued = item
         self.notify(f"{item.query} · {item.doc}: {self.queue_order.why(item, suggestion_book(self))}",
                     title="next to review", markup=False)
@@ -605,7 +606,23 @@ class ReviewScreen(EditingActions, Screen):
         for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
             if name == rname and self.query_one(RankingPane).point_at_doc(role, doc):
                 return
-        self.notify(f"{doc} is unjudged in run {rname}'s top {m.k}", markup=False)
+        shown = self.bring_doc_pane()
+        self.notify(f"{doc} is unjudged in run {rname}'s top {m.k}" + (" (shown in the Document pane; p: the "
+                    "other panes)" if shown else ""), markup=False)
+
+    def bring_doc_pane(self) -> bool:
+        """The highlighted document is on no ranking shown: on a narrow screen, where the bottom row shows one
+        pane, show the Document pane, so that what a grade key grades is on screen. True when it switched."""
+        doc = self.query_one(DocView)
+        if not self.has_class("-narrow") or self.labels_only or doc.has_class("-shown"):
+            return False
+        for w in self.query_one("#row-bottom").children:
+            w.set_class(w is doc, "-shown")
+        if self.focused is not None and doc not in self.focused.ancestors_with_self:
+            target = doc if doc.focusable else next((w for w in doc.query("*") if w.focusable), None)
+            if target is not None:
+                self.call_after_refresh(target.focus)
+        return True
 
     def action_prev_review(self) -> None:
         self.action_next_review(-1)
@@ -699,7 +716,7 @@ class ReviewScreen(EditingActions, Screen):
 
     def default_export_path(self) -> str:
         state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
-        if state is not None:  # a qrels file outside the folder is never replaced from the app: a copy in it
+        if state is not None and not state.raw:  # a qrels file outside the folder is never replaced: a copy in it
             return str(state.copy_path or state.manifest.qrels)
         name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
         return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")

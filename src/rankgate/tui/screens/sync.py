@@ -55,13 +55,19 @@ class Sync:
             # parsed-file cache while the file is unchanged (tui/runcache.py)
             comparison, inputs = compare_cached(ws, manifest, sync.read_file_grades)
         except InputError as e:
-            return f"the folder's qrels file no longer reads: {e}; the workspace is left as it is"
+            whose = "the" if isinstance(manifest, sync.QrelsFile) else "the folder's"
+            return f"{whose} qrels file no longer reads: {e}; the workspace is left as it is"
         return cls(ws, manifest, comparison, sync.Unexported(comparison, inputs), not backend.read_only,
                    ws.located)
 
     @property
     def unexported(self) -> int:
         return self.tracker.count
+
+    @property
+    def raw(self) -> bool:
+        """A qrels file opened on its own (no benchmark folder): store.sync.QrelsFile."""
+        return isinstance(self.manifest, sync.QrelsFile)
 
     def edited(self, qid: str) -> None:
         """Query `qid`'s labels changed: count its unexported edits again."""
@@ -139,7 +145,8 @@ class SyncScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         c = self.state.comparison
         with Vertical(classes="dialog", id="sync-dialog"):
-            yield Static(Text("The benchmark's qrels file changed since the last import or export", style="bold"))
+            whose = "The" if self.state.raw else "The benchmark's"
+            yield Static(Text(f"{whose} qrels file changed since the last import or export", style="bold"))
             body = Text(end="")
             body.append_text(literal(str(c.qrels)))
             body.append("\n")
@@ -154,7 +161,8 @@ class SyncScreen(ModalScreen[str | None]):
                 keys.append(": bring the file's changes in (each label keeps its reviewer; a conflict keeps "
                             "the workspace's) · ")
                 keys.append("k", style="bold")
-                keys.append(": keep the workspace as it is (an export writes it to the file) · ")
+                keys.append(": keep the workspace as it is (an export writes it to the file) · " if not self.state.raw
+                            else ": keep the workspace's labels (`rankgate gate` reads the file as it is) · ")
             else:
                 keys.append("read-only (another process writes these labels): nothing can be brought in now · ")
             keys.append("d", style="bold")
