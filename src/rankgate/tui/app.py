@@ -289,7 +289,8 @@ class ReviewApp(App[int]):
 
         model = self.review.model if self.loaded is not None and self.review is not None else None
         backend = getattr(getattr(model, "labels", None), "backend", None)
-        if self.sync is not None or not isinstance(backend, StoreBackend) or backend.read_only:
+        folder = self.sync is not None and not self.sync.raw  # a raw file's sync only follows the file's changes
+        if folder or not isinstance(backend, StoreBackend) or backend.read_only:
             return None
         try:
             n = model.labels.unexported()
