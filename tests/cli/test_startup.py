@@ -185,3 +185,26 @@ def test_only_the_process_entry_point_freezes_what_start_up_loaded():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["True 0", "True True"]
+
+
+def test_the_rankgate_process_asks_numpy_for_ordinary_pages_unless_the_user_says():
+    """core/pages.py: the process's entry point turns numpy's huge pages off for the commands that compute
+    (their system time went to the kernel's compaction); main(argv) in someone else's process leaves numpy's
+    setting alone, and NUMPY_MADVISE_HUGEPAGE, when set, decides."""
+    import os
+
+    script = ("import sys, contextlib, io\nfrom rankgate.cli import main\n"
+              "from numpy._core.multiarray import _get_madvise_hugepage as hp\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['validate', 'sample_benchmarks/seed-lab']) == 0\n"
+              "print(hp())\n"
+              "sys.argv = ['rankgate', 'validate', 'sample_benchmarks/seed-lab']\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    assert main() == 0\n"
+              "print(hp())")
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False"]
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                         env=env | {"NUMPY_MADVISE_HUGEPAGE": "1"})
+    assert out.stdout.split() == ["True", "True"], out.stderr

@@ -130,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         command = next((a for a in argv if not a.startswith("-")), None)
         if command in COMMANDS and COMMANDS[command][0] in NUMPY_MODULES:
             _numpy_one_thread()
+            from rankgate.core.pages import small_pages
+
+            small_pages()  # (core/pages.py: huge pages cost `score` of a large run up to a CPU second)
     argv = list(argv)
     parser = _parser_for(argv)  # imports the command's module
     if entry:

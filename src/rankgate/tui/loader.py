@@ -105,6 +105,8 @@ def load(inputs: Inputs, progress: Progress = _noop, *, defer_caches: bool = Fal
     out of its view, so that later collections (while keys are pressed) stay short. `defer_caches`:
     new parsed-run cache entries (and the fold of a first open's import) are left in `Loaded.later` for
     the caller to run (the app, after its first frame), else done here."""
+    from rankgate.core.pages import small_pages
+
     small_pages()
     enabled = gc.isenabled()
     gc.disable()
@@ -118,25 +120,6 @@ def load(inputs: Inputs, progress: Progress = _noop, *, defer_caches: bool = Fal
         gc.freeze()  # before the collector runs again, or its first pass scans everything just made
         if enabled:
             gc.enable()
-
-
-def small_pages() -> None:
-    """numpy asks Linux for transparent huge pages for each array of 4 MB or more (madvise). Where the kernel
-    compacts memory to find them at once (defrag "madvise", the usual setting) and memory is fragmented (a
-    large page cache will do), every such array costs milliseconds of system time: a first open of 10k
-    queries x 3 runs spent 1-1.5 of its CPU seconds there (scoring 1.0 s of system time, 0.13 s without).
-    The app's large arrays are made once and kept, so it asks for ordinary pages (NUMPY_MADVISE_HUGEPAGE, if
-    set, decides instead)."""
-    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
-        return
-    try:
-        from numpy._core.multiarray import _set_madvise_hugepage
-    except ImportError:  # (numpy before 2.0)
-        try:
-            from numpy.core.multiarray import _set_madvise_hugepage
-        except ImportError:
-            return
-    _set_madvise_hugepage(False)
 
 
 def check_inputs(inputs: Inputs) -> None:
