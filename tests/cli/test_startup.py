@@ -132,7 +132,7 @@ def _threads_after_validate(env_extra: dict) -> list[str]:
     script = ("import os, sys\nsys.argv = ['rankgate', 'validate', 'sample_benchmarks/seed-lab']\n"
               "from rankgate.cli import main\nimport contextlib, io\n"
               "with contextlib.redirect_stdout(io.StringIO()):\n    assert main() == 0\n"
-              "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
+              "print(len(os.listdir('/proc/self/task')), repr(os.environ.get('OPENBLAS_NUM_THREADS')))")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
                                                             "OMP_NUM_THREADS")}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
@@ -149,7 +149,8 @@ def test_the_rankgate_process_loads_openblas_with_one_thread_and_leaves_the_envi
     if not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2:
         pytest.skip("needs Linux's /proc and two cores (OpenBLAS starts one thread per core)")
     assert _threads_after_validate({}) == ["1", "None"]  # no OpenBLAS worker; a child process sees no setting
-    assert _threads_after_validate({"OPENBLAS_NUM_THREADS": "2"}) == ["2", "2"]  # the user's own setting wins
+    assert _threads_after_validate({"OPENBLAS_NUM_THREADS": "2"}) == ["2", "'2'"]  # the user's own setting wins
+    assert _threads_after_validate({"OPENBLAS_NUM_THREADS": ""}) == ["1", "''"]  # set but empty: kept as it was
     assert _threads_after_validate({"OMP_NUM_THREADS": "2"})[0] == "2"
 
 

@@ -109,11 +109,15 @@ def _numpy_one_thread() -> None:
 
     if "numpy" in sys.modules or any(os.environ.get(name) for name in BLAS_THREADS):
         return
+    before = os.environ.get("OPENBLAS_NUM_THREADS")  # unset, or set but empty (OpenBLAS's default)
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
         import numpy  # noqa: F401
     finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]
+        if before is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = before
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -266,6 +266,9 @@ def open_receipt(path: str) -> Opened:
                              f"{PREDICATE_TYPE})")
         opened.statement, data = data, data.get("predicate")
     opened.body = data
+    where = _not_finite(opened.statement or data)
+    if where is not None:  # Python's json reads NaN and Infinity; rankgate never writes them (JSON has neither)
+        raise InputError(path, f"not a rankgate receipt: {where[0]} is {where[1]} (JSON has no NaN or Infinity)")
     if not isinstance(data, dict) or not isinstance(data.get("inputs"), list) or "result" not in data:
         result = isinstance(data, dict) and "accepted" in data and "checks" in data  # the gate's JSON (-o, stdout)
         raise InputError(path, "not a rankgate receipt (expected 'inputs' and 'result')" + (
@@ -293,6 +296,20 @@ def open_receipt(path: str) -> Opened:
     if not isinstance(inv.get("cwd"), (str, type(None))):
         raise InputError(path, "not a rankgate receipt: invocation.cwd is not a folder name")
     return opened
+
+
+def _not_finite(value) -> tuple[str, str] | None:
+    """The first NaN or Infinity in a JSON value: (its path, e.g. `predicate.significance.seed`, and itself)."""
+    todo = [("", value)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where or "the receipt", json.dumps(value)
+        if isinstance(value, dict):
+            todo.extend((f"{where}.{str(k)[:40]}" if where else str(k)[:40], v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            todo.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return None
 
 
 INT_ARGS = ("k", "rel_level", "resamples", "seed")
@@ -484,11 +501,12 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
             result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                           "file": next(p for r, p in bundle.files if r == "suggestions")}
     except (InputError, ValidationError) as e:
+        e = _as_recorded(e, path, data["invocation"]["args"])
         if v.differences:  # a changed input that no longer reads is a mismatch, not a broken receipt
             v.status = "mismatch"
             v.differences.append(f"recomputing failed: {e}")
             return v
-        raise
+        raise e from None
     v.recomputed_decision = result.data["decision"]
     now = {(role, _norm(p)) for role, p in input_files(bundle, policy)}
     then = {(i.get("role"), _norm(_rebase(i["path"], base))) for i in data["inputs"]}
@@ -528,6 +546,16 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     if v.differences:
         v.status = "mismatch"
     return v
+
+
+def _as_recorded(e: Exception, path: str, args: dict) -> Exception:
+    """A flag's value refused in recomputing (`--seed: seed must be 0 or more`) was read from the receipt:
+    the error names the receipt and the field (`receipt verify` has no such flag)."""
+    key = e.path[2:].replace("-", "_") if isinstance(e, InputError) and e.path.startswith("--") else None
+    if key not in args:
+        return e
+    return InputError(path, f"not a rankgate receipt: invocation.args.{key} is {json.dumps(args[key])[:40]}, "
+                      f"not what rankgate gate writes there ({e.what})")
 
 
 def _recorded_generator(data: dict) -> str:

@@ -232,6 +232,14 @@ class ReviewApp(App[int]):
             return
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
+    async def action_quit(self) -> None:
+        """ctrl+q (Textual's own key) and the palette's Quit: the way out `q` takes, export offer included;
+        ctrl+q in the quit dialog is its `q`."""
+        if isinstance(self.screen, QuitScreen):
+            self.screen.dismiss("quit")
+        elif not self._leaving:
+            self.leave()
+
     @on(CorpusProgress)
     def _corpus_progress(self, event: CorpusProgress) -> None:
         panes = self.review.query(DocView) if self.review is not None else None
