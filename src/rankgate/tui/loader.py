@@ -111,15 +111,34 @@ def load(inputs: Inputs, progress: Progress = _noop, *, defer_caches: bool = Fal
     enabled = gc.isenabled()
     gc.disable()
     try:
+        let_go_of_last_load()
         loaded = _load(inputs, progress)
         if not defer_caches:
             while loaded.later:
                 loaded.later.pop(0)()
         return loaded
     finally:
-        gc.freeze()  # before the collector runs again, or its first pass scans everything just made
+        freeze()  # before the collector runs again, or its first pass scans everything just made
         if enabled:
             gc.enable()
+
+
+_frozen = False  # a load (or a corpus) was frozen out of the collector's view
+
+
+def freeze() -> None:
+    global _frozen
+    gc.freeze()
+    _frozen = True
+
+
+def let_go_of_last_load() -> None:
+    """Frozen objects are never collected: the last load's cycles (a few hundred objects), dropped by a
+    reload (ctrl+r, blind review), stayed for good, one more lot at each reload. Before loading again, what
+    was frozen is put back in the collector's view and collected once (the new load is frozen after)."""
+    if _frozen:
+        gc.unfreeze()
+        gc.collect()
 
 
 def check_inputs(inputs: Inputs) -> None:
@@ -377,6 +396,6 @@ def load_corpus(path: str | Path | None, wanted=None, progress=None) -> dict[str
     try:
         return read_corpus(path, wanted, progress)
     finally:
-        gc.freeze()
+        freeze()
         if enabled:
             gc.enable()

@@ -40,6 +40,7 @@ class FittingFooter(Footer):
     _composed_width = -1
 
     def compose(self):
+        self._forget_removed_keys()
         widgets = list(super().compose())
         width = self.size.width
         self._composed_width = width
@@ -69,6 +70,16 @@ class FittingFooter(Footer):
             yield w
         if not palette:
             yield from kept
+
+    def _forget_removed_keys(self) -> None:
+        """Textual's Footer binds each key it composes to its `compact` (`data_bind`), which files the key
+        under the footer's watchers; Textual drops a removed key from there only when `compact` changes
+        (Textual issue #6666). The footer is composed again whenever the keys change (twice a grade: the
+        reason prompt opens and closes), so every key ever shown stayed: ~1 MB an edit that never came
+        back. The keys removed by the last compose go now, as Textual itself drops them."""
+        watchers = getattr(self, "__watchers", {}).get("compact")
+        if watchers:
+            watchers[:] = [(node, callback) for node, callback in watchers if not node._closing]
 
     def on_resize(self) -> None:
         if self.size.width != self._composed_width and self._bindings_ready:
