@@ -242,3 +242,35 @@ async def test_a_grade_typed_in_one_burst_after_moving_down_the_queries_grades_t
         assert screen.qid != first
         edits = [(e.what, e.qid, e.doc) for e in screen.model.labels.done]
         assert edits == [("grade 1", screen.qid, screen.doc)], edits
+
+
+async def test_a_reason_typed_in_one_burst_into_the_open_bar_is_saved_whole(tiny):
+    """The bar already open (the grade key read and acted on), then a burst ending in Enter, as a paste or
+    tmux send-keys: Enter is a priority binding, so with the characters left in the field's queue it saved
+    the reason without its last ones ("drill notes mention the key rota")."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        await pilot.press("2")
+        await pilot.pause()
+        assert screen.query_one(ReasonBar).is_open
+        text = "drill notes mention the key rotation"
+        await burst(pilot, *text, "enter")
+        lab = screen.model.labels.labels(qid)[doc]
+        assert (lab.grade, lab.reason) == (2, text)
+        assert not screen.query_one(ReasonBar).is_open and app.screen is screen
+
+
+async def test_the_idle_fold_timer_waits_out_a_reopen(tiny):
+    """The journal's idle fold is timed after an edit; when it fires while the benchmark opens again (ctrl+r,
+    a sync's b: no model then) it does nothing. It raised AttributeError in the timer (a CI run saw it)."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        model, screen.model = screen.model, None
+        screen._fold_if_due()  # as the timer would, mid-reopen
+        screen.model = model
+        screen._fold_if_due()

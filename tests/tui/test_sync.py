@@ -277,6 +277,10 @@ async def test_a_refused_export_on_quit_says_what_to_do_in_the_app(tmp_path, cap
         assert isinstance(app.screen, SyncScreen)
         await pilot.press("b")
         await loaded(pilot)  # the merged labels opened again (under load, one pause was not enough)
+        for _ in range(100):  # and the unexported count read again (a worker after the first frame)
+            if app.loaded is not None and app.unexported:
+                break
+            await pilot.pause(0.05)
         await pilot.press("q")
         await pilot.pause()
         assert isinstance(app.screen, QuitScreen)

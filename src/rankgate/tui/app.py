@@ -353,6 +353,17 @@ class ReviewApp(App[int]):
         if event.error:
             self.notify(f"could not read the corpus: {event.error}", severity="warning", markup=False)
 
+    async def on_event(self, event: events.Event) -> None:
+        """A character (or Backspace) typed while the reason bar has the focus goes into it now, in key order,
+        not through the field's own queue: Enter is a priority binding run here when its key is read, so
+        with the characters still queued a burst (a paste, tmux send-keys) lost its last ones ("...key rota")."""
+        if (isinstance(event, events.Key) and not event.is_forwarded and event.key not in ("enter", "escape")
+                and self.review is not None and self.screen is self.review):
+            bar = self.review.reason_bar_typing()
+            if bar is not None and bar.take_key(event):
+                return
+        await super().on_event(event)
+
     def on_key(self, event: events.Key) -> None:
         """A key typed in one burst with a prompt's key belongs to that prompt (screens/editing.py). Keys
         typed after the quit dialog's choice (in the same burst) are dropped: once leaving, a letter would

@@ -53,6 +53,13 @@ def collect_if_due() -> None:
 class EditingActions:
     """Grade, reason, remove, version, unsure, undo/redo, add, notes: each writes through `_write`."""
 
+    def reason_bar_typing(self) -> ReasonBar | None:
+        """The reason bar when it is open and its field has the focus (ReviewApp.on_event types into it)."""
+        bar = getattr(self, "_reason_bar", None)
+        if bar is None:  # looked up once: this runs on every key
+            bar = self._reason_bar = self.query_one(ReasonBar)
+        return bar if bar.is_open and self.focused is bar.field else None
+
     def take_early_key(self, event: events.Key) -> None:
         """A key typed in one burst with the key that opened a prompt (a paste ending in Enter, tmux
         send-keys, a fast typist) is read before the prompt opens: it went to the list focused then and
@@ -140,7 +147,11 @@ class EditingActions:
         timer = getattr(self, "_idle_fold", None)
         if timer is not None:
             timer.stop()
-        self._idle_fold = self.set_timer(IDLE_FOLD_S, lambda: self.model.labels.fold_if_due(IDLE_FOLD_EDITS))
+        self._idle_fold = self.set_timer(IDLE_FOLD_S, self._fold_if_due)
+
+    def _fold_if_due(self) -> None:
+        if self.model is not None:  # (None while the benchmark opens again: ctrl+r, a sync's b)
+            self.model.labels.fold_if_due(IDLE_FOLD_EDITS)
 
     def _painted(self, t0: float) -> None:
         self.last_painted_at = time.perf_counter()

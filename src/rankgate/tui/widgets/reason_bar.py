@@ -68,6 +68,10 @@ class ReasonBar(Horizontal):
                         enter=self.action_save, escape=self.action_cancel)
 
     @property
+    def field(self) -> Input:
+        return self.query_one(Input)
+
+    @property
     def is_open(self) -> bool:
         return bool(self.display)
 
