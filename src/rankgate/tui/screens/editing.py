@@ -53,11 +53,15 @@ def collect_if_due() -> None:
 class EditingActions:
     """Grade, reason, remove, version, unsure, undo/redo, add, notes: each writes through `_write`."""
 
-    def reason_bar_typing(self) -> ReasonBar | None:
-        """The reason bar when it is open and its field has the focus (ReviewApp.on_event types into it)."""
+    def _bar(self) -> ReasonBar:
         bar = getattr(self, "_reason_bar", None)
         if bar is None:  # looked up once: this runs on every key
             bar = self._reason_bar = self.query_one(ReasonBar)
+        return bar
+
+    def reason_bar_typing(self) -> ReasonBar | None:
+        """The reason bar when it is open and its field has the focus (ReviewApp.on_event types into it)."""
+        bar = self._bar()
         return bar if bar.is_open and self.focused is bar.field else None
 
     def take_early_key(self, event: events.Key) -> None:
@@ -67,9 +71,7 @@ class EditingActions:
         order, rather than run as this screen's binding (a letter is an action here) or lost. A key read after
         the prompt opened goes where the focus is."""
         top = self.app.screen
-        bar = getattr(self, "_reason_bar", None)
-        if bar is None:  # looked up once: this runs on every key
-            bar = self._reason_bar = self.query_one(ReasonBar)
+        bar = self._bar()
         prompt = (bar if bar.is_open else None) if top is self else top
         if (prompt is not None and hasattr(prompt, "take_key") and event.time < prompt.opened_at
                 and prompt.take_key(event)):
