@@ -263,7 +263,7 @@ class RawQuitScreen(QuitScreen):
             yield Static(body)
             keys = Text(end="", style="dim")
             for key, what in (("e", f"export to {visible(self.target)} and quit"),
-                              ("q", f"quit without exporting ({them} stay{'s' if self.n == 1 else ''} in the "
+                              ("q", f"quit without exporting ({'it stays' if self.n == 1 else 'they stay'} in the "
                                     "workspace)"), ("escape", "stay")):
                 keys.append(key, style="bold")
                 keys.append(f": {what}   ")
