@@ -64,6 +64,21 @@ class Sync:
     def unexported(self) -> int:
         return self.tracker.count
 
+    def raw_unexported(self) -> int:
+        """A qrels file opened on its own: the label edits that neither the file (as its last sync left it)
+        nor the workspace's last export to a file holds (store.sync.record_export), whichever session made
+        them; what the quit dialog counts."""
+        exported = sync.read_exported(self.ws.path)
+        self.tracker.ready()
+        n = 0
+        for qid, docs in list(self.tracker.dirty.items()):
+            if exported is None:
+                n += len(docs)
+                continue
+            grades = sync.query_grades(self.ws, qid)
+            n += sum(1 for d in docs if grades.get(d) != exported.get(sync.label_key(qid, d)))
+        return n
+
     @property
     def raw(self) -> bool:
         """A qrels file opened on its own (no benchmark folder): store.sync.QrelsFile."""
