@@ -249,6 +249,13 @@ class ReviewApp(App[int]):
             return
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
 
+    def get_system_commands(self, screen):
+        """Textual's palette entries, its Quit in our words: it offers the export first (action_quit)."""
+        from rankgate.tui.commands import QUIT_HELP
+
+        for command in super().get_system_commands(screen):
+            yield command._replace(help=QUIT_HELP) if command.title == "Quit" else command
+
     async def action_quit(self) -> None:
         """ctrl+q (Textual's own key) and the palette's Quit: the way out `q` takes, export offer included;
         ctrl+q in the quit dialog is its `q`."""
