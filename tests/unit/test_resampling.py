@@ -196,3 +196,18 @@ def test_a_column_tested_lately_is_not_tested_again(monkeypatch):
     with generator("PCG64"):
         paired_tests(D[:, 0], resamples=500, seed=1)
     assert calls == [2, 1, 1, 1, 1, 1, 1]
+
+
+def test_draws_summed_in_pairs_or_one_by_one_give_the_same_intervals(monkeypatch):
+    """Up to PAIRS_UP_TO queries the bootstrap sums its draws two at a time from a table of sums; above it,
+    one by one: the same intervals (to float rounding), weighted or not, n odd or even."""
+    rng = np.random.default_rng(12)
+    for n in (1, 2, 7, 44):
+        D = rng.normal(0, 0.2, (n, 2))
+        for w in (None, rng.uniform(0, 3, n)):
+            paired = stats.bootstrap_cis(D, w, resamples=3000, seed=6)
+            monkeypatch.setattr(stats, "PAIRS_UP_TO", 0)
+            single = stats.bootstrap_cis(D, w, resamples=3000, seed=6)
+            monkeypatch.undo()
+            for x, y in zip(paired, single):
+                assert np.allclose(x, y, rtol=0, atol=1e-12), (n, w is None)
