@@ -13,12 +13,16 @@ optionally weighted (the statistic is then the weighted mean sum(w*d)/sum(w)).
 - The effect size: Cohen's d for paired samples (d_z), mean delta over the
   standard deviation of the deltas (weighted when weights are given).
 
-Everything is vectorised (a matrix of sign bits, or of resample counts, per
-chunk times a matrix of deltas; never a Python loop per resample) and
-deterministic: the generator is seeded from (seed, test), so a given seed,
-resample count and set of deltas always give the same numbers. Several
-measures are tested in one pass over the same resamples (`paired_tests`),
-which gives each the numbers it would get alone (up to float rounding).
+Everything is vectorised (per chunk of resamples: the sign flips summed from
+a table of each byte's sum of deltas, the bootstrap's draws looked up two at a
+time in a table of sums; never a Python loop per resample); of the bootstrap's
+means only the tails its interval uses are kept (`Tails`: 5% of them at 95%
+confidence, not all), and a column of deltas tested lately is not tested
+again (`paired_tests`). It is deterministic: the generator is seeded from
+(seed, test), so a given seed, resample count and set of deltas always give
+the same numbers. Several measures are tested in one pass over the same
+resamples (`paired_tests`), which gives each the numbers it would get alone
+(up to float rounding).
 
 The random bits come from SplitMix64 used as a counter-based generator
 (`SplitMix64`): word i of a test's stream is a pure function of (seed, test,
@@ -91,13 +95,11 @@ class SplitMix64:
         w = splitmix64(self.key, m * words, start * words).astype("<u8", copy=False)
         data = w.view(np.uint8).reshape(m, words * 8)
         values = np.arange(256, dtype=np.uint8)[:, None]
-        out = None
+        out = np.zeros((m, wd.shape[1]))
         for k in range(used):
             part = wd[8 * k: 8 * k + 8]
             bits = np.unpackbits(values, axis=1, count=len(part), bitorder="little").astype(np.float64)
-            table = bits @ part  # 256 x M: the sum of the byte's set bits' deltas
-            got = table[data[:, k]]
-            out = got if out is None else out.__iadd__(got)
+            out += (bits @ part)[data[:, k]]  # a table of 256 x M: the sum of the byte's set bits' deltas
         return out
 
     def index_halves(self, start: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -230,7 +230,7 @@ class ReviewApp(App[int]):
     def leave(self) -> None:
         """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input); with label
         edits not yet in the folder's qrels file, offer to export them first. Opened on raw files: the same,
-        for edits not exported in this session (they stay in the app's workspace for the qrels file). While the
+        for edits neither the qrels file nor the last export holds (they stay in the app's workspace). While the
         benchmark opens again (its store closed), the way out waits for it; `q` again leaves at once."""
         if self.loaded is None and self._reopening and not self._quit_when_open:
             self._quit_when_open = True
