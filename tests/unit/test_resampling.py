@@ -211,3 +211,11 @@ def test_draws_summed_in_pairs_or_one_by_one_give_the_same_intervals(monkeypatch
             monkeypatch.undo()
             for x, y in zip(paired, single):
                 assert np.allclose(x, y, rtol=0, atol=1e-12), (n, w is None)
+
+
+def test_more_columns_than_are_remembered_at_once():
+    D = np.random.default_rng(5).normal(0, 0.2, (12, stats.DONE_AT_MOST + 5))
+    stats._DONE.clear()
+    tests = paired_tests(D, resamples=200, seed=1)
+    assert len(tests) == D.shape[1] and len(stats._DONE) == stats.DONE_AT_MOST
+    assert paired_tests(D, resamples=200, seed=1) == tests

@@ -467,18 +467,19 @@ def paired_tests(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     same = (None if w is None else w.tobytes(), resamples, seed, confidence, generator_name())
     keys = [(np.ascontiguousarray(D[:, j]).tobytes(),) + same for j in range(M)]
-    todo = [j for j in range(M) if keys[j] not in _DONE]
+    found = {k: _DONE[k] for k in keys if k in _DONE}
+    todo = [j for j in range(M) if keys[j] not in found]
     if todo:
         T = D[:, todo]
         p, exact = randomization_tests(T, weights, resamples=resamples, seed=seed)
         lo, hi = bootstrap_cis(T, weights, resamples=resamples, seed=seed, confidence=confidence)
         for i, j in enumerate(todo):
-            if len(_DONE) >= DONE_AT_MOST:
-                del _DONE[next(iter(_DONE))]
-            _DONE[keys[j]] = PairedTest(n, weighted_mean(D[:, j], weights), float(p[i]), float(lo[i]), float(hi[i]),
-                                        confidence, effect_size(D[:, j], weights), resamples, seed, exact,
-                                        weights is not None)
-    return [_DONE[k] for k in keys]
+            found[keys[j]] = _DONE[keys[j]] = PairedTest(
+                n, weighted_mean(D[:, j], weights), float(p[i]), float(lo[i]), float(hi[i]), confidence,
+                effect_size(D[:, j], weights), resamples, seed, exact, weights is not None)
+        while len(_DONE) > DONE_AT_MOST:  # the oldest go
+            del _DONE[next(iter(_DONE))]
+    return [found[k] for k in keys]
 
 
 def paired_test(baseline, candidate, weights=None, *, resamples: int = 10000, seed: int = 0,
