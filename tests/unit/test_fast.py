@@ -672,11 +672,13 @@ def test_shuffled_rows_whose_whole_hashes_collide_are_told_apart_exactly(tmp_pat
     assert key(forced) == key(exact) and len(key(exact)) >= 3
 
 
-@pytest.mark.parametrize("change", ["append", "rewrite", "append, same stat", "append, same stat, parsed"])
+@pytest.mark.parametrize("change", ["append", "rewrite", "rewrite, time put back", "renamed over", "a fifo now",
+                                    "append, same stat", "append, same stat, parsed"])
 def test_a_scattered_file_changed_while_read_is_refused(tmp_path, capsys, monkeypatch, change):
     """Its document IDs are found again in the file (for a duplicate here): a file that changed since it
-    was read is refused in one line, exit 2, not misread; seen by its size or time, or (when those
-    look the same) by the block's count of lines."""
+    was read is refused in one line, exit 2, not misread or waited on; seen by its size or times (a
+    modification time put back, as `cp -p` does, still moves the change time), or (when those look
+    the same) by the block's count of lines."""
     import os
 
     from rankgate.core.formats import trec_fast as fast
@@ -697,16 +699,51 @@ def test_a_scattered_file_changed_while_read_is_refused(tmp_path, capsys, monkey
         text = run.read_bytes()
         if change.startswith("append"):  # a line in every block: the one asked for again has one more line
             run.write_bytes(text.replace(b"\n", b"\nq9 Q0 d9 0 1 t\n", 1).replace(b"t\nq0", b"t\nq9 Q0 d8 0 1 t\nq0"))
-        else:  # same size, other bytes, a later time
-            run.write_bytes(text.replace(b"d1 ", b"d7 "))
+        elif change == "renamed over":
+            (tmp_path / "new.trec").write_bytes(text.replace(b"d1 ", b"d7 "))
+            os.replace(tmp_path / "new.trec", run)
+        elif change == "a fifo now":
+            run.unlink()
+            os.mkfifo(run)
+        else:  # same size, other bytes, a later time or the same
             st = os.stat(run)
-            os.utime(run, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+            run.write_bytes(text.replace(b"d1 ", b"d7 "))
+            later = st.st_mtime_ns + (0 if "put back" in change else 10**9)
+            os.utime(run, ns=(st.st_atime_ns, later))
         return real(*a, **kw)
 
     monkeypatch.setattr(fast, "_settle_unsorted", settle_after_a_change)
     code, out, err = score(capsys, monkeypatch, True, "score", "--qrels", q, "--runs", run)
     assert code == 2 and "Traceback" not in err
     assert "run.trec: the file changed while rankgate was reading it" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_scattered_file_past_the_limit_reads_each_block_again_once(tmp_path, monkeypatch):
+    """Rows kept in memory handed to partitions (HOLD_AT passed): the kept blocks' document IDs are read
+    again once each, into a file the partitions share, not once per partition; every score tied, so
+    every partition asks for IDs; the same ranks and duplicates as all in memory."""
+    import random
+
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    rng = random.Random(5)
+    lines = [f"q{q} Q0 d{d} 0 {rng.choice([1, 2])} t\n" for q in range(40) for d in range(30)]
+    lines += [lines[3], lines[500]]
+    rng.shuffle(lines)
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q{q} 0 d{q % 30} 1\n" for q in range(40))))
+    monkeypatch.setattr(fast, "BLOCK", 2000)
+    monkeypatch.setattr(fast, "HOLD_AT", 1 << 40)
+    whole = fast.read_lean_run(str(run), "run", qrels)
+    reads, real = [], fast._Reread._read
+    monkeypatch.setattr(fast._Reread, "_read", lambda self, i: reads.append(i) or real(self, i))
+    monkeypatch.setattr(fast, "HOLD_AT", fast.ROW_BYTES * len(lines) // 2)
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 3000)
+    over = fast.read_lean_run(str(run), "run", qrels)
+    key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
+    assert key(over) == key(whole) and over.duplicates == whole.duplicates and over.n_duplicates == 2
+    assert reads and sorted(reads) == sorted(set(reads)) == list(range(len(reads)))  # the kept blocks, once each
 
 
 @pytest.mark.parametrize("forced", [False, True])

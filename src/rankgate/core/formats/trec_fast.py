@@ -623,7 +623,9 @@ def _counted(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str) -> int
             store.add(d)
             held.append(_Part(_Rows(row0), q, s, j, k, store))
             kept += ROW_BYTES * len(q)
-            if kept > HOLD_AT:
+            if kept > HOLD_AT:  # partitions settled one at a time: the IDs in a file of their own, read once
+                if isinstance(store, _Reread):
+                    store = store.to_file(os.path.join(tmp, "documents.arrow"))
                 return _spill(reader, tally, size, _unheld(held, blocks), tmp, store)
         store.finish()
         _give_back_memory()
@@ -777,23 +779,34 @@ class _Reread:
     the file is kept (the reader's spans), and a block with rows asked for is read and parsed again.
     Few blocks ever are: only rows tied with a judged row and likely duplicates need their document
     ID. Cheaper than writing 25-odd bytes a line to a temporary file (on this project's benchmark
-    machine, 1.2 CPU s of 5 for 7M lines). A file that changed since it was read is refused, not
-    misread. Not for gzip (reading again means decompressing from the start): _DocStore."""
+    machine, 1.2 CPU s of 5 for 7M lines). The file is opened once more as its first block is kept
+    and read through that descriptor (a rename or a retargeted link then changes nothing); a file
+    whose contents changed since it was read is refused, not misread. Not for gzip (reading again
+    means decompressing from the start): _DocStore."""
 
     def __init__(self, reader: _Reader):
         import threading
 
-        self.reader, self.starts = reader, [0]
+        self.reader, self.starts, self.fd = reader, [0], None
         self.lock = threading.Lock()
 
     def add(self, docs) -> None:
+        if self.fd is None:  # the reader has opened the file: the same file, or a refusal
+            import stat
+
+            self.fd = os.open(self.reader.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            st = os.fstat(self.fd)
+            if not stat.S_ISREG(st.st_mode) or _identity(self.fd) != self.reader.identity:
+                raise self._changed()
         self.starts.append(self.starts[-1] + len(docs))
 
     def finish(self) -> None:
         pass
 
     def close(self) -> None:
-        pass
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
     def take(self, rows: np.ndarray):
         """The document IDs of rows (line - 1), as one Arrow string array."""
@@ -807,38 +820,56 @@ class _Reread:
         back[order] = np.arange(len(rows))
         return pa.concat_arrays(got).take(_ints(back)) if got else _strings([])
 
-    def _block(self, i: int, local: np.ndarray):
-        """The document IDs of block i's rows `local` (0 = its first line), from the block read again:
-        a few rows found line by line, many through pyarrow's reader."""
+    def to_file(self, path: str) -> _DocStore:
+        """Every kept block's document IDs written to a _DocStore at `path` (each block read again once):
+        for rows about to be partitioned, which would otherwise ask for every block once per partition."""
+        out = _DocStore(path)
+        with self.lock:
+            for i in range(len(self.starts) - 1):
+                out.add(self._column(i, self._read(i)))
+        self.close()
+        return out
+
+    def _read(self, i: int) -> bytes:
+        """Block i's bytes, read again: refused if the file is no longer what was read."""
+        offset, size = self.reader.spans[i]
+        if _identity(self.fd) != self.reader.identity:
+            raise self._changed()
+        block = os.pread(self.fd, size, offset)
+        whole = block[-1:] == b"\n" and (not offset or os.pread(self.fd, 1, offset - 1) == b"\n")
+        if not whole or len(block) != size or _identity(self.fd) != self.reader.identity:  # changed meanwhile
+            raise self._changed()
+        return block
+
+    def _column(self, i: int, block: bytes):
+        """The document column of block i's bytes (pyarrow's reader)."""
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        offset, size = self.reader.spans[i]
-        n = self.starts[i + 1] - self.starts[i]
-        with open(self.reader.path, "rb") as f:
-            if _identity(f) != self.reader.identity:
-                raise self._changed()
-            block = os.pread(f.fileno(), size, offset)
-            if block[-1:] != b"\n" or offset and os.pread(f.fileno(), 1, offset - 1) != b"\n":
-                raise self._changed()  # no longer whole lines
-        if len(local) <= FEW_LINES:
-            docs = _docs_in_lines(block, local, n)
-            if docs is None:
-                raise self._changed()
-            return _strings_of(docs)
         try:
             tbl = pcsv.read_csv(pa.py_buffer(block), read_options=_csv_options()[0],
                                 parse_options=_csv_options()[1], convert_options=pcsv.ConvertOptions(
                                     include_columns=["d"], column_types={"d": pa.binary()}))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             raise self._changed() from None
-        if len(tbl) != n:
+        if len(tbl) != self.starts[i + 1] - self.starts[i]:
             raise self._changed()
-        return tbl["d"].combine_chunks().view(pa.string()).take(_ints(local))
+        return tbl["d"].combine_chunks().view(pa.string())
+
+    def _block(self, i: int, local: np.ndarray):
+        """The document IDs of block i's rows `local` (0 = its first line), from the block read again:
+        a few rows found line by line, many through pyarrow's reader."""
+        block = self._read(i)
+        if len(local) > FEW_LINES:
+            return self._column(i, block).take(_ints(local))
+        docs = _docs_in_lines(block, local, self.starts[i + 1] - self.starts[i])
+        if docs is None:
+            raise self._changed()
+        return _strings_of(docs)
 
     def _changed(self) -> InputError:
         return InputError(self.reader.path, "the file changed while rankgate was reading it; run the command again "
-                         "when it is complete")
+                          "when it is complete")
 
 
 FEW_LINES = 2000  # rows of one block asked for again, at most, found line by line (more: the block parsed again)
@@ -847,20 +878,24 @@ PIECE = 1 << 12  # bytes: lines are counted a piece at a time to find one again
 
 def _docs_in_lines(block: bytes, local: np.ndarray, n: int) -> list[bytes] | None:
     """The third field of the lines `local` (0-based) of a block of n plain lines (checked when it was
-    first read: one space between fields); None when the block no longer has n lines."""
+    first read: one space between fields); None when the block no longer has n lines. The lines that
+    end in one piece of PIECE bytes are split out once for all the rows asked for among them."""
     ends = np.cumsum([block.count(b"\n", at, at + PIECE) for at in range(0, len(block), PIECE)])
     if not len(ends) or ends[-1] != n:
         return None
-    pieces = np.searchsorted(ends, local, "right").tolist()  # the piece holding the line break ending each line
-    out = []
-    for r, p in zip(local.tolist(), pieces):
-        at = p * PIECE
-        for _ in range(r - (int(ends[p - 1]) if p else 0) + 1):
-            at = block.index(b"\n", at) + 1
-        fields = block[block.rfind(b"\n", 0, at - 1) + 1:at - 1].split(b" ", 3)
-        if len(fields) < 4:
+    pieces = np.searchsorted(ends, local, "right")  # the piece holding the line break ending each line
+    out: list = [None] * len(local)
+    for p, at in _groups(pieces, np.argsort(pieces, kind="stable")):
+        first = int(ends[p - 1]) if p else 0  # the first line ending in piece p
+        start = block.rfind(b"\n", 0, p * PIECE) + 1
+        lines = block[start:block.rfind(b"\n", 0, (p + 1) * PIECE)].split(b"\n")
+        if len(lines) != int(ends[p]) - first:
             return None
-        out.append(fields[2])
+        for i in at.tolist():
+            fields = lines[int(local[i]) - first].split(b" ", 3)
+            if len(fields) < 4:
+                return None
+            out[i] = fields[2]
     return out
 
 
@@ -875,14 +910,21 @@ def _strings_of(values: list[bytes]):
 
 
 def _identity(f) -> tuple:
-    """What tells an open file's contents changed: device, inode, size, modification time."""
-    st = os.fstat(f.fileno())
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    """What tells an open file (or descriptor) changed: device, inode, size, modification time, and
+    the change time, which no user call sets (a rewrite whose modification time is put back moves it)."""
+    st = os.fstat(f if isinstance(f, int) else f.fileno())
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _gzipped(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+    """The file starts as gzip does (opened without waiting: a name that became a FIFO is not waited on)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return os.read(fd, 2) == b"\x1f\x8b"
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _doc_store(reader: _Reader, tmp: str):
