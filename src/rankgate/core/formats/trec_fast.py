@@ -763,9 +763,7 @@ class _DocStore:
         order = np.argsort(bi, kind="stable")
         got = [self.file.get_batch(i).column(0).take(_ints(rows[sel] - self.starts[i]))
                for i, sel in _groups(bi, order)]
-        back = np.empty(len(rows), np.int64)
-        back[order] = np.arange(len(rows))
-        return pa.concat_arrays(got).take(_ints(back)) if got else _strings([])
+        return _in_order(pa.concat_arrays(got), order) if got else _strings([])
 
     def close(self) -> None:
         self.file = None
@@ -816,9 +814,7 @@ class _Reread:
             bi = np.searchsorted(self.starts, rows, "right") - 1
             order = np.argsort(bi, kind="stable")
             got = [self._block(i, rows[sel] - self.starts[i]) for i, sel in _groups(bi, order)]
-        back = np.empty(len(rows), np.int64)
-        back[order] = np.arange(len(rows))
-        return pa.concat_arrays(got).take(_ints(back)) if got else _strings([])
+        return _in_order(pa.concat_arrays(got), order) if got else _strings([])
 
     def to_file(self, path: str) -> _DocStore:
         """Every kept block's document IDs written to a _DocStore at `path` (each block read again once):
@@ -1069,13 +1065,17 @@ def _docs_of(parts: list[_Part], starts: np.ndarray, at: np.ndarray):
         return _strings([])
     pi = np.searchsorted(starts, at, "right") - 1
     order = np.argsort(pi, kind="stable")
-    chunks = []
-    for i in np.flatnonzero(np.bincount(pi, minlength=len(parts))).tolist():
-        sel = order[np.searchsorted(pi[order], i, "left"):np.searchsorted(pi[order], i, "right")]
-        chunks.append(parts[i].docs_at(at[sel] - starts[i]))
-    got = pa.concat_arrays(chunks)
-    back = np.empty(len(at), np.int64)
-    back[order] = np.arange(len(at))
+    chunks = [parts[i].docs_at(at[sel] - starts[i]) for i, sel in _groups(pi, order)]
+    return _in_order(pa.concat_arrays(chunks), order)
+
+
+def _in_order(got, order: np.ndarray):
+    """`got`, the values at positions `order` (a stable sort's permutation), put back in the order asked
+    for; no copy when they already are (rows asked for in file order: the ties, the duplicates)."""
+    if not len(order) or (order[1:] > order[:-1]).all():
+        return got
+    back = np.empty(len(order), np.int64)
+    back[order] = np.arange(len(order))
     return got.take(_ints(back))
 
 
@@ -1097,9 +1097,7 @@ def _tie_ranks(parts, starts, tied: np.ndarray, tied_to: np.ndarray, at: np.ndar
     if not crowded.any():
         return out
     g, tied = g[crowded], tied[crowded]
-    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(g), _docs_of(parts, starts, tied), _ints(tied)],
-                                                 names=["g", "d", "at"]),
-                            sort_keys=[("g", "ascending"), ("d", "descending"), ("at", "ascending")]))
+    o = np.lexsort((tied, -_byte_ranks(_docs_of(parts, starts, tied)), g))  # by group, document descending, line
     g, tied = g[o], tied[o]
     ahead = np.arange(len(g)) - np.searchsorted(g, g, "left")  # members of the group sorted above
     by_at = np.argsort(tied)
@@ -1107,6 +1105,18 @@ def _tie_ranks(parts, starts, tied: np.ndarray, tied_to: np.ndarray, at: np.ndar
     inside = tied[by_at[pos]] == at  # each judged row in a crowded group is among the tied rows
     out[inside] = ahead[by_at[pos[inside]]]
     return out
+
+
+def _byte_ranks(strings) -> np.ndarray:
+    """Each string's place among the distinct strings of an Arrow string array in byte order (equal
+    strings, equal places): sorting numbers beats sorting a table with a string column (a file whose
+    every row ties: 1.0 s against 0.1 s on 1.5M rows)."""
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(strings)
+    rank = np.empty(len(enc.dictionary), np.int64)
+    rank[_np(pc.sort_indices(enc.dictionary))] = np.arange(len(enc.dictionary))
+    return rank[_np(enc.indices)]
 
 
 def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, qnames: list[str]) -> None:
