@@ -252,8 +252,9 @@ class ReviewScreen(EditingActions, Screen):
             unread = self.query_one(GatePanel).unread  # a run of the pair left out: no decision
             t.append_text(decision_text(view, unread))  # the decision and its one-line reason lead, on any width
             t.append(" ")
-            t.append_text(literal(unread_line(unread) if unread else one_line_reason(view.check_details, view.k),
-                                  style="bold"))
+            reason = unread_line(unread) if unread else view.refused[0][1] if view.refused else \
+                one_line_reason(view.check_details, view.k)
+            t.append_text(literal(reason, style="bold"))
             items.append(Text(f"k={m.k}", style="dim"))
             for role, name, style in (("baseline", m.baseline, "bold"), ("candidate", m.candidate, "bold cyan")):
                 if role in unread:  # named in the lead as left out: not the run standing in for it

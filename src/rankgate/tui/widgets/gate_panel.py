@@ -25,7 +25,7 @@ MACRO_LABELS = {"hit_rate_at_k": "Success@{k}", "precision_at_k": "P@{k}", "reca
 
 
 def decision_text(view: GateView, unread: dict | None = None) -> Text:
-    if unread:  # a run of the pair could not be read: no decision on what remains
+    if unread or view.refused:  # a run of the pair could not be read, or `rankgate gate` would refuse the inputs
         return Text(" NO DECISION ", style="bold black on yellow", end="")
     if view.accepted:
         return Text(" ACCEPT ", style="bold black on green", end="")
@@ -122,6 +122,12 @@ class GatePanel(VerticalScroll):
             head.append("\n  the gate needs both runs: no checks until then (b / c picks another run)", style="dim")
             self.query_one("#gate-body", TextStatic).show(head)
             return
+        if view.refused:  # `rankgate gate` on these labels would exit 2: its reasons instead of checks
+            for where, what in view.refused:
+                head.append("\n! ", style="bold yellow")
+                head.append_text(literal(what, style="yellow"))  # the file is the run's, named in it
+            head.append("\n  `rankgate gate` refuses these inputs (exit 2): no checks until they are fixed or "
+                        "accepted (the flag or policy key named)", style="dim")
 
         reasons = Text(end="")
         for i, line in enumerate(failing_lines(view.check_details, view.k)):
@@ -175,5 +181,5 @@ class GatePanel(VerticalScroll):
         if spark.plain:
             table.append("\n")
             table.append_text(spark)
-        body = Text("\n\n", end="").join([head, checks, table, failed])
+        body = Text("\n\n", end="").join([head, table, failed] if view.refused else [head, checks, table, failed])
         self.query_one("#gate-body", TextStatic).show(body)
