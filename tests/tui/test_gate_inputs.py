@@ -160,3 +160,39 @@ def test_a_collection_version_other_than_the_runs_snapshot_stops_the_decision(tm
     m = load(Inputs(str(bench), allow_snapshot_mismatch=True)).model  # the gate's flag, in the app too
     assert not m.gate(fresh=True).refused
     m.labels.close()
+
+
+def test_the_version_prompt_warns_when_the_version_is_not_the_runs_snapshot(tmp_path):
+    """N1: the V prompt says, while the typed version differs from the runs' corpus_snapshot, what that does
+    to the gate; saved, the top bar says NO DECISION with the binding problem."""
+    import asyncio
+
+    from tests.tui.conftest import make_app, ready
+    from tests.tui.factory import write_benchmark
+
+    bench = write_benchmark(tmp_path / "tiny")
+    for run in ("plain", "prf", "stemmed"):
+        path = bench / "runs" / f"{run}.jsonl"
+        lines = path.read_text().splitlines()
+        lines[0] = json.dumps({"meta": {"name": run, "corpus_snapshot": "tiny-1"}})
+        path.write_text("\n".join(lines) + "\n")
+
+    async def run():
+        app = make_app(bench)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ready(pilot)
+            await pilot.press("2", "escape")
+            await pilot.pause()
+            await pilot.press("V")
+            await pilot.pause()
+            help_ = app.screen.query_one("#prompt-help")
+            assert "corpus_snapshot" not in str(help_.render())  # the runs' own version: no warning
+            await pilot.press("ctrl+u", *"tiny-2")
+            await pilot.pause()
+            assert "not the runs' corpus_snapshot tiny-1: the gate stops" in str(help_.render())
+            await pilot.press("enter")
+            await pilot.pause()
+            top = str(app.screen.query_one("#top-bar").render())
+            assert top.lstrip().startswith("NO DECISION") and "corpus_snapshot 'tiny-1'" in top
+
+    asyncio.run(run())

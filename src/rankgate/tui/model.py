@@ -690,6 +690,18 @@ class ReviewModel:
                 out.append((path, f"{what}; {HOW_TO_ALLOW}"))
         return out
 
+    def snapshot_warning(self, version: str) -> str:
+        """What a label's collection version does to the gate when it is not the corpus snapshot the pair of
+        runs was made on ("" when it is, or the runs carry none, or the policy allows a mismatch)."""
+        if self.policy.allow_snapshot_mismatch or self.baseline not in self.runs or self.candidate not in self.runs:
+            return ""
+        snaps = sorted({s for s in (run_snapshot(self.runs[n].run) for n in (self.baseline, self.candidate)) if s})
+        version = version.strip()
+        if not snaps or not version or version in snaps:
+            return ""
+        return (f"not the runs' corpus_snapshot {' / '.join(snaps)}: the gate stops (NO DECISION here, "
+                "`rankgate gate` exits 2) until the runs are made on this version or the policy allows a mismatch")
+
     def gate_inputs(self, *, fresh: bool = False) -> tuple:
         """What a decision reads, taken now (on the thread that edits)."""
         hit = self.values[self.candidate][self.hit_m]
