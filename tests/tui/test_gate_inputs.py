@@ -196,3 +196,23 @@ def test_the_version_prompt_warns_when_the_version_is_not_the_runs_snapshot(tmp_
             assert top.lstrip().startswith("NO DECISION") and "corpus_snapshot 'tiny-1'" in top
 
     asyncio.run(run())
+
+
+def test_a_must_pass_query_nobody_judged_stops_the_decision(files, capsys):
+    """The gate refuses a must-pass query the qrels lack (exit 2); so does the app, until it is judged."""
+    queries = files / "queries.jsonl"
+    queries.write_text("".join(json.dumps({"id": q, "text": q, "must_pass": q == "q3"}) + "\n"
+                               for q in ("q1", "q2", "q3")))
+    runs = [files / "r1.trec", files / "r2.trec"]
+    inputs = Inputs(None, [str(r) for r in runs], queries=str(queries), k=3, missing_queries="zero")
+    m = load(inputs).model
+    m.labels.set("q1", "d1", 1)
+    m.apply_edit("q1")
+    flags = ["--k", "3", "--missing-queries", "zero", "--queries", str(queries)]
+    refused, err = agree(capsys, m, runs, flags, files)
+    assert refused and "query 'q3' is not in the qrels" in refused[0][1]
+    m.labels.set("q3", "d7", 1)
+    m.apply_edit("q3")
+    refused, _ = agree(capsys, m, runs, flags, files)
+    assert not refused
+    m.labels.close()

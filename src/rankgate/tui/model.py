@@ -34,6 +34,7 @@ from rankgate.core.leniency import with_how_to_accept
 from rankgate.core.validate import RunShape, gate_input_problems, short_rankings
 from rankgate.core.engine import Scores, evaluate
 from rankgate.core.decision import decide, extra_measures, gate_measures, macro_keys
+from rankgate.core.gate import query_problems
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run, sort_run, unique
 from rankgate.core.policy import Policy
@@ -680,7 +681,10 @@ class ReviewModel:
             found = gate_input_problems(self.labels_file or "the labels", ids,
                                         {self.qids[i] for i in np.flatnonzero(rel).tolist()}, self.shapes,
                                         self.policy.checks, self.no_answer)
-            memo = self._input_memo = (judged.copy(), rel.copy(), [(p.where, p.what) for p in with_how_to_accept(found)])
+            found = [(p.where, p.what) for p in with_how_to_accept(found)]
+            if ids:  # (with none, "no judgments yet" says it all)
+                found += [(e.path, e.what) for e in query_problems(set(ids) | self.no_answer, self.policy)]
+            memo = self._input_memo = (judged.copy(), rel.copy(), found)
         out = list(memo[2])
         if not self.policy.allow_snapshot_mismatch and self.baseline in self.runs and self.candidate in self.runs:
             pair = [self.runs[n].run for n in dict.fromkeys((self.baseline, self.candidate))]
