@@ -236,7 +236,7 @@ def gate_input_problems(qrels_path: str, judged: list[str], relevant: set[str], 
                                             checks.rel_level))
     declared = set(judged)
     for run in runs:
-        problems.extend(query_set_problems(run.name, run.path, set(run.present), declared, set(no_answer), checks))
+        problems.extend(query_set_problems(run.name, run.path, run.present, declared, set(no_answer), checks))
         if checks.short_rankings == "error":
             problems.extend(short_problems(run.name, run.path, list(run.short), checks.k))
     return problems
