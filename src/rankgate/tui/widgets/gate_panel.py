@@ -3,6 +3,8 @@ listed on enter), then macro measures of both runs with deltas and the failed qu
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
@@ -30,6 +32,21 @@ def decision_text(view: GateView, unread: dict | None = None) -> Text:
     if view.accepted:
         return Text(" ACCEPT ", style="bold black on green", end="")
     return Text(" REJECT ", style="bold white on red", end="")
+
+
+def refusal_line(refused: list[tuple[str, str]]) -> str:
+    """The first reason `rankgate gate` would refuse the inputs, short enough for the top bar: what, without
+    the IDs it lists, then the flag that accepts it ("run 'bm25' ranks 42 queries absent from the qrels ·
+    --missing-queries zero accepts", "+1 more"); the gate pane has them whole."""
+    what = refused[0][1]
+    cuts = [i for i in (what.find(": '"), what.find(" ("), what.find("; ")) if i > 0]
+    line = what[:min(cuts)] if cuts else what
+    flag = re.search(r"--missing-queries zero|--short-rankings allow|--allow-snapshot-mismatch", what)
+    if flag:
+        line += f" · {flag.group(0)} accepts"
+    if len(refused) > 1:
+        line += f" (+{len(refused) - 1} more)"
+    return line
 
 
 def unread_line(unread: dict) -> str:
