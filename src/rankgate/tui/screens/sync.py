@@ -263,8 +263,8 @@ class RawQuitScreen(QuitScreen):
             yield Static(body)
             keys = Text(end="", style="dim")
             for key, what in (("e", f"export to {visible(self.target)} and quit"),
-                              ("q", f"quit without exporting ({'they stay' if self.n != 1 else 'it stays'} in "
-                                    "the workspace)"), ("escape", "stay")):
+                              ("q", f"quit without exporting ({them} stay{'s' if self.n == 1 else ''} in the "
+                                    "workspace)"), ("escape", "stay")):
                 keys.append(key, style="bold")
                 keys.append(f": {what}   ")
             yield Static(keys)
