@@ -149,7 +149,8 @@ def test_a_collection_version_other_than_the_runs_snapshot_stops_the_decision(tm
     m.apply_edit("q-dns")
     view = m.gate(fresh=True)
     assert "run 'plain' has corpus_snapshot 'tiny-1' but 1 judgment carries another collection_version " \
-           "('tiny-2': 1); pass --allow-snapshot-mismatch" in view.refused[0][1]
+           "('tiny-2': 1), e.g. query 'q-dns', document 'd-negcache'; pass --allow-snapshot-mismatch" \
+           in view.refused[0][1]
     m.labels.export(bench / "judgments.jsonl", "jsonl")
     m.labels.close()
     code = main(["gate", str(bench), "--quiet", "-o", str(tmp_path / "r.json")])

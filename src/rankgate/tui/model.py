@@ -689,10 +689,20 @@ class ReviewModel:
         if not self.policy.allow_snapshot_mismatch and self.baseline in self.runs and self.candidate in self.runs:
             pair = [self.runs[n].run for n in dict.fromkeys((self.baseline, self.candidate))]
             labels = count_versions(+self.versions, int(self.num_labels.sum()), "", self.collection_version)
-            for path, what, _ in binding_problems(labels, {r.name: run_snapshot(r) for r in pair},
-                                                  {r.name: r.path for r in pair}):
-                out.append((path, f"{what}; {HOW_TO_ALLOW}"))
+            for path, what, version in binding_problems(labels, {r.name: run_snapshot(r) for r in pair},
+                                                        {r.name: r.path for r in pair}):
+                where = self._carrier(version)
+                out.append((path, f"{what}{f', e.g. {where}' if where else ''}; {HOW_TO_ALLOW}"))
         return out
+
+    def _carrier(self, version: str) -> str:
+        """A label with this collection version, as `rankgate gate` names one: "query 'q', document 'd'"."""
+        for qid, counts in self._qversions.items():
+            if counts.get(version, 0) > 0:
+                doc = next((d for d, lab in self.labels.labels(qid).items() if lab.collection_version == version), None)
+                if doc is not None:
+                    return f"query {qid!r}, document {doc!r}"
+        return ""
 
     def snapshot_warning(self, version: str) -> str:
         """What a label's collection version does to the gate when it is not the corpus snapshot the pair of
