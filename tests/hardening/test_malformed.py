@@ -43,7 +43,7 @@ CASES = [
     ("json-qrels-dup-key", "qrels", "q.json", '{"q1": {"d1": 1, "d1": 2}}', "duplicate key", None),
     ("json-qrels-deep", "qrels", "q.json", "[" * 100_000 + "]" * 100_000, "", None),
     ("json-qrels-empty-object", "qrels", "q.json", "{}", "no judgments", None),
-    ("json-qrels-empty-lists", "qrels", "q.json", '{"q1": [], "q2": []}', "has no relevant document", None),
+    ("json-qrels-empty-lists", "qrels", "q.json", '{"q1": [], "q2": []}', "2 queries have no relevant document", None),
     # JSONL judgments
     ("jsonl-qrels-array-line", "qrels", "q.jsonl", '{"query": "q1", "doc": "d1", "grade": 1}\n[1, 2]\n',
      "expected a JSON object on each line", 2),

@@ -91,7 +91,9 @@ def write_benchmark(folder: Path, name: str = "tiny-lab") -> Path:
         f'name = "{name}"\nk = 3\ncollection_version = "tiny-1"\nqrels = "judgments.jsonl"\n'
         'queries = "queries.jsonl"\ncorpus = "corpus.jsonl"\n'
         'runs = ["runs/plain.jsonl", "runs/prf.jsonl", "runs/stemmed.jsonl"]\n\n'
-        '[gate]\nbaseline = "plain"\ncandidate = "prf"\nmust_pass = ["q-restore"]\n', encoding="utf-8")
+        # q-new is ranked and not judged yet: accepted as `rankgate gate` accepts it, with missing_queries = "zero"
+        '[gate]\nbaseline = "plain"\ncandidate = "prf"\nmust_pass = ["q-restore"]\nmissing_queries = "zero"\n',
+        encoding="utf-8")
     with open(folder / "queries.jsonl", "w", encoding="utf-8") as f:
         for q in QUERIES:
             f.write(json.dumps(q) + "\n")

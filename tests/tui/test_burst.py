@@ -9,6 +9,8 @@ from __future__ import annotations
 from textual import events
 from textual.keys import _character_to_key
 
+from textual.widgets import Input
+
 from rankgate.tui.screens.prompts import NotesEditor, TextPrompt
 
 from rankgate.tui.widgets.reason_bar import ReasonBar
@@ -68,8 +70,8 @@ async def test_the_text_of_a_prompt_typed_in_one_burst_with_its_key_goes_into_it
         book = screen.model.labels
         await pilot.press("2", "escape")
         await pilot.pause()
-        await burst(pilot, "V", *"v9", "enter")  # the version prompt holds the current one: v9 goes after it
-        assert book.labels(qid)[doc].collection_version.endswith("v9")
+        await burst(pilot, "V", *"v9", "enter")  # the version prompt's filled-in value is selected: v9 replaces it
+        assert book.labels(qid)[doc].collection_version == "v9"
         assert not isinstance(app.screen, TextPrompt)
         await burst(pilot, "V", "ctrl+u", *"v10", "enter")  # ctrl+u empties it first
         assert book.labels(qid)[doc].collection_version == "v10"
@@ -274,3 +276,27 @@ async def test_the_idle_fold_timer_waits_out_a_reopen(tiny):
         screen._fold_if_due()  # as the timer would, mid-reopen
         screen.model = model
         screen._fold_if_due()
+
+
+async def test_the_version_prompt_gives_the_same_value_typed_in_a_burst_or_slowly(tiny):
+    """Newcomer s9, N2: `V` then text in one burst was appended to the filled-in version; with the prompt open,
+    ctrl+u and a new version in one burst left the field empty (ctrl+u's binding ran after the characters)."""
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        qid, doc = screen.qid, screen.doc
+        book = screen.model.labels
+        await pilot.press("2", "escape")
+        await pilot.pause()
+        await pilot.press("V", *"slow")  # at a human pace: the selected value is replaced
+        assert app.screen.query_one(Input).value == "slow"
+        await pilot.press("escape")
+        await pilot.pause()
+        await burst(pilot, "V", *"fast")
+        assert app.screen.query_one(Input).value == "fast"
+        await burst(pilot, "ctrl+u", *"handbook-2026.15")  # the prompt open: ctrl+u, then the new value
+        assert app.screen.query_one(Input).value == "handbook-2026.15"
+        await burst(pilot, "ctrl+u", *"handbook-2026.13", "enter")
+        assert book.labels(qid)[doc].collection_version == "handbook-2026.13"
+        assert app.screen is screen

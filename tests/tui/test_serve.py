@@ -36,6 +36,16 @@ def test_session_command_makes_paths_absolute_and_asks_the_reviewer(tmp_path, mo
     assert cmd[-1] == "--ask-reviewer" and "--serve" not in cmd
 
 
+def test_session_command_passes_the_gates_input_options(tmp_path, monkeypatch):
+    """Each browser session decides as the gate would with the same options (NO DECISION where it refuses)."""
+    monkeypatch.chdir(tmp_path)
+    args = parse("q.trec", "--runs", "r.trec", "--missing-queries", "zero", "--short-rankings", "allow",
+                 "--allow-snapshot-mismatch", "--serve")
+    cmd = session_command(args)
+    assert cmd[cmd.index("--missing-queries") + 1] == "zero" and cmd[cmd.index("--short-rankings") + 1] == "allow"
+    assert "--allow-snapshot-mismatch" in cmd
+
+
 @pytest.mark.parametrize("host,local", [("127.0.0.1", True), ("::1", True), ("localhost", True),
                                         ("127.0.0.2", True), ("0.0.0.0", False), ("192.0.2.7", False),
                                         ("example.org", False)])

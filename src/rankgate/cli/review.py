@@ -27,6 +27,14 @@ def register(sub) -> None:
     review.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
                         help="extra measures for the gate: nDCG@10, AP, RR@10, P(rel=2)@10 ... (repeatable)")
     review.add_argument("--policy", metavar="FILE", help="policy file (TOML): docs/policy.md")
+    # The gate's input options, as `rankgate gate` takes them: the app shows NO DECISION where the gate refuses.
+    review.add_argument("--missing-queries", choices=("error", "zero"),
+                        help="a judged query a run does not rank, or a ranked query nobody judged: no decision "
+                        "(error, the gate's default) or scored 0 / left out (zero)")
+    review.add_argument("--short-rankings", choices=("error", "allow"),
+                        help="a ranking shorter than k: no decision (error, the gate's default) or allow")
+    review.add_argument("--allow-snapshot-mismatch", action="store_true",
+                        help="decide although the runs' corpus_snapshot differs from the labels' collection_version")
     review.add_argument("--db", help="the label workspace file (default: the user's data folder); its .journal, "
                         ".history and .lock beside it belong to it: a backup copies them all")
     review.add_argument("--reviewer", help="your name in the label history")

@@ -96,17 +96,29 @@ class GateResult:
         return bool(self.data["accepted"])
 
 
-def _check_queries(qrels: Qrels, policy: Policy, no_answer) -> None:
-    known = set(qrels.query_ids) | set(no_answer)
+def query_problems(known: set[str], policy: Policy) -> list[InputError]:
+    """The policy's queries the labels do not know (`known`: the judged queries and the no-answer ones): a
+    must-pass query, a waiver's query. `rankgate gate` refuses the first (exit 2); the review app shows them
+    as NO DECISION."""
+    out: list[InputError] = []
     unknown = [q for q in policy.must_pass if q not in known]
     if unknown:
         at = policy.must_pass_at  # the file and key (with its line) or the flag that set it
         if at is not None:
-            raise at.error(f"{'' if at.key else 'must-pass '}query {unknown[0]!r} is not in the qrels", unknown[0])
-        raise InputError(policy.source or "--must-pass", f"must-pass query {unknown[0]!r} is not in the qrels")
+            out.append(at.error(f"{'' if at.key else 'must-pass '}query {unknown[0]!r} is not in the qrels",
+                                unknown[0]))
+        else:
+            out.append(InputError(policy.source or "--must-pass", f"must-pass query {unknown[0]!r} is not in the qrels"))
     bad = [w.query for w in policy.waivers if w.query not in known]
     if bad:
-        raise InputError(policy.source or "waivers", f"waiver for query {bad[0]!r}: the query is not in the qrels")
+        out.append(InputError(policy.source or "waivers", f"waiver for query {bad[0]!r}: the query is not in the qrels"))
+    return out
+
+
+def _check_queries(qrels: Qrels, policy: Policy, no_answer) -> None:
+    problems = query_problems(set(qrels.query_ids) | set(no_answer), policy)
+    if problems:
+        raise problems[0]
 
 
 def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_answer: set[str] = frozenset(), *,

@@ -18,6 +18,7 @@ from rankgate.core.formats.jsonfmt import jpath
 from rankgate.core.model import LeanRun, Qrels, Run, unique
 
 MAX_PER_RULE = 20  # problems listed per rule and file before "and N more"
+SHOWN = 5  # IDs a one-line problem names before "and N more"
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,8 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
     level_ok = qrels.grade >= checks.rel_level
     with_rel = set(unique(qrels.q[level_ok]).tolist())
     empty = [qid for qid in declared if qrels.catalog.queries.codes[qid] not in with_rel and qid not in no_answer]
-    _capped(problems, [Problem(f"{qrels.path}: {jpath(q)}" if qrels.format.startswith("json") else qrels.path,
-                               f"query {shorten(q)} has no relevant document (grade >= {checks.rel_level}); "
-                               "declare it a no-answer query or label its evidence", "empty-relevant")
-                       for q in empty], qrels.path, "empty-relevant")
+    where = f"{qrels.path}: {jpath(empty[0])}" if len(empty) == 1 and qrels.format.startswith("json") else qrels.path
+    problems.extend(empty_relevant_problems(where, empty, checks.rel_level))
 
     seen_names: set[str] = set()
     for run in runs:
@@ -106,15 +105,7 @@ def validate_lean(run: LeanRun, qrels_queries: set[str], no_answer: set[str], ch
         problems.append(Problem(run.path, f"... and {run.n_duplicates - MAX_PER_RULE} more like this",
                                 "duplicate-ranked"))
     if checks.short_rankings == "error":
-        counts = run.num_ret
-        short = np.flatnonzero(counts < checks.k).tolist()  # 0 too: a JSONL run's empty ranking
-        for i in short[:MAX_PER_RULE]:
-            problems.append(Problem(run.path, f"run {shorten(run.name)} ranks {int(counts[i])} document"
-                                    f"{'' if counts[i] == 1 else 's'} for query {shorten(run.qnames[i])}, fewer than "
-                                    f"k={checks.k} (use --short-rankings allow to accept them, or a smaller --k)", "short-ranking"))
-        if len(short) > MAX_PER_RULE:
-            problems.append(Problem(run.path, f"... and {len(short) - MAX_PER_RULE} more like this",
-                                    "short-ranking"))
+        problems.extend(short_problems(run.name, run.path, short_rankings(run, checks.k), checks.k))
     return problems
 
 
@@ -173,14 +164,79 @@ def refuse_duplicates(run: Run) -> None:
         raise InputError(found[0].where, found[0].what)
 
 
-def _short(run: Run, k: int) -> list[Problem]:
+def empty_relevant_problems(where: str, empty: list[str], level: int) -> list[Problem]:
+    """One line for the judged queries with no relevant document at the level in force."""
+    if not empty:
+        return []
+    if len(empty) == 1:
+        what = f"query {shorten(empty[0])} has no relevant document (grade >= {level}); declare it a no-answer " \
+               "query or label its evidence"
+    else:
+        what = f"{len(empty)} queries have no relevant document (grade >= {level}): {_list(empty, SHOWN)}; " \
+               "declare them no-answer queries or label their evidence"
+    return [Problem(where, what, "empty-relevant")]
+
+
+def short_rankings(run, k: int) -> list[tuple[str, int]]:
+    """(query, documents ranked) of each query the run ranks fewer than k documents for, in the run's order
+    (0 too: a JSONL run's empty ranking). A full run (Run) or a lean one (LeanRun)."""
+    if isinstance(run, LeanRun):
+        counts = run.num_ret
+        return [(run.qnames[i], int(counts[i])) for i in np.flatnonzero(counts < k).tolist()]
     counts = np.bincount(run.q, minlength=len(run.catalog.queries)) if len(run.q) else \
         np.zeros(len(run.catalog.queries), np.int64)
     qn = run.catalog.queries.names
-    short = [c for c in run.query_codes if counts[c] < k]
-    found = [Problem(run.path, f"run {shorten(run.name)} ranks {int(counts[c])} document"
-                     f"{'' if counts[c] == 1 else 's'} for query {shorten(qn[c])}, fewer than k={k} "
-                     "(use --short-rankings allow to accept them, or a smaller --k)", "short-ranking") for c in short]
-    out: list[Problem] = []
-    _capped(out, found, run.path, "short-ranking")
-    return out
+    return [(qn[c], int(counts[c])) for c in run.query_codes if counts[c] < k]
+
+
+def short_problems(name: str, path: str, short: list[tuple[str, int]], k: int) -> list[Problem]:
+    """One line for a run's short rankings (`short_rankings`): how many, and the first few with their length."""
+    if not short:
+        return []
+    if len(short) == 1:
+        (q, n), = short
+        what = (f"run {shorten(name)} ranks {n} document{'' if n == 1 else 's'} for query {shorten(q)}, "
+                f"fewer than k={k}")
+    else:
+        shown = ", ".join(f"{shorten(q)} ({n})" for q, n in short[:SHOWN])
+        more = f" and {len(short) - SHOWN} more" if len(short) > SHOWN else ""
+        what = f"run {shorten(name)} ranks fewer than k={k} documents for {len(short)} queries: {shown}{more}"
+    return [Problem(path, f"{what} (use --short-rankings allow to accept them, or a smaller --k)", "short-ranking")]
+
+
+def _short(run: Run, k: int) -> list[Problem]:
+    return short_problems(run.name, run.path, short_rankings(run, k), k)
+
+
+# ---- the gate's input checks on what the review app holds ------------------------------------
+
+@dataclass(frozen=True)
+class RunShape:
+    """What the gate's input checks need of a run: its name and file, the queries it ranks, its short
+    rankings at k (`short_rankings`)."""
+
+    name: str
+    path: str
+    present: frozenset
+    short: tuple = ()
+
+
+def gate_input_problems(qrels_path: str, judged: list[str], relevant: set[str], runs: list[RunShape],
+                        checks: Checks, no_answer: set[str] = frozenset()) -> list[Problem]:
+    """The rules of `validate` that depend on which queries are judged, for labels held elsewhere than in a
+    file (the review app's store): no judgment at all, a judged query with no relevant document, a judged
+    query a run does not rank or a ranked query nobody judged (unless missing_queries = "zero"), short
+    rankings (unless short_rankings = "allow"). `judged`: the judged queries in order; `relevant`: those
+    with a grade >= rel_level. The problems are `validate`'s own, one line per run and rule; the gate's
+    "how to accept" is added by core.leniency.with_how_to_accept."""
+    problems: list[Problem] = []
+    if not judged:
+        return [Problem(qrels_path, "no judgments yet: the gate needs judged queries (grade a document)", "no-judgments")]
+    problems.extend(empty_relevant_problems(qrels_path, [q for q in judged if q not in relevant and q not in no_answer],
+                                            checks.rel_level))
+    declared = set(judged)
+    for run in runs:
+        problems.extend(query_set_problems(run.name, run.path, run.present, declared, set(no_answer), checks))
+        if checks.short_rankings == "error":
+            problems.extend(short_problems(run.name, run.path, list(run.short), checks.k))
+    return problems

@@ -20,6 +20,7 @@ from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
+from rankgate.tui.screens.prompts import TextPrompt
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen
 from rankgate.tui.widgets.doc_view import DocView
@@ -389,6 +390,12 @@ class ReviewApp(App[int]):
             bar = self.review.reason_bar_typing()
             if bar is not None and bar.take_key(event):
                 return
+        # The same for a one-line prompt (V's collection version ...): a burst such as ctrl+u and a new value
+        # lost the value (ctrl+u's binding ran after the characters behind it). Enter saves in key order too.
+        if (isinstance(event, events.Key) and not event.is_forwarded and event.key != "escape"
+                and isinstance(self.screen, TextPrompt) and self.screen.typing_now()
+                and self.screen.early_key(event)):
+            return
         await super().on_event(event)
 
     def on_key(self, event: events.Key) -> None:

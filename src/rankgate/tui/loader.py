@@ -56,6 +56,9 @@ class Inputs:
     rel_level: int | None = None
     measures: list[str] = field(default_factory=list)
     policy: str | None = None
+    missing_queries: str | None = None  # the gate's input options (--missing-queries, --short-rankings ...)
+    short_rankings: str | None = None
+    allow_snapshot_mismatch: bool = False
 
     @classmethod
     def from_args(cls, args) -> "Inputs":
@@ -63,14 +66,17 @@ class Inputs:
         inputs = cls(path, list(getattr(args, "runs", None) or []),
                      getattr(args, "db", None), getattr(args, "reviewer", None))
         inputs.blind = bool(getattr(args, "blind", False))
-        for key in ("queries", "corpus", "k", "rel_level", "policy"):
+        for key in ("queries", "corpus", "k", "rel_level", "policy", "missing_queries", "short_rankings"):
             setattr(inputs, key, getattr(args, key, None))
+        inputs.allow_snapshot_mismatch = bool(getattr(args, "allow_snapshot_mismatch", False))
         inputs.measures = list(getattr(args, "measure", None) or [])
         return inputs
 
     def overrides(self) -> dict:
         """The policy settings the flags give (core.policy.resolve)."""
-        return {"k": self.k, "rel_level": self.rel_level, "measures": self.measures, "policy": self.policy}
+        return {"k": self.k, "rel_level": self.rel_level, "measures": self.measures, "policy": self.policy,
+                "missing_queries": self.missing_queries, "short_rankings": self.short_rankings,
+                "allow_snapshot_mismatch": self.allow_snapshot_mismatch}
 
 
 @dataclass
@@ -158,8 +164,23 @@ def check_inputs(inputs: Inputs) -> None:
     for what, path in (("queries", inputs.queries), ("corpus", inputs.corpus), ("policy", inputs.policy)):
         if path and not os.path.isfile(path) and not is_irds(path):
             raise InputError(path, f"no such file (expected a {what} file)")
+    check_options(inputs)
+
+
+def check_options(inputs: Inputs) -> None:
+    """The flags' own mistakes (a measure's name, k, the policy file), said before the
+    screen opens, in the words `rankgate gate` uses: a flag cannot be fixed from inside the app."""
+    from rankgate.core.measures import parse_measures
+    from rankgate.core.policy import MAX_K, load_policy
+
     if inputs.k is not None and inputs.k < 1:
         raise InputError("--k", "k must be at least 1")
+    if inputs.k is not None and inputs.k > MAX_K:
+        raise InputError("--k", f"k must be at most {MAX_K}")
+    for text in inputs.measures:
+        parse_measures(text)
+    if inputs.policy and os.path.isfile(inputs.policy):
+        load_policy(inputs.policy)
 
 
 NO_RUNS = "(no runs)"  # labels-only review: one empty run stands for both sides; the app hides the run panes
@@ -290,6 +311,8 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         name=manifest.name if manifest else Path(qrels_path or inputs.queries or "labels").name,
                         collection_version=manifest.collection_version if manifest else "",
                         progress=scoring, permissions=permissions, cached=cached)
+    model.input_checks = bool(specs)  # labels alone: no gate, nothing to check
+    model.labels_file = export_target(manifest, qrels_path, inputs)
     if skey is not None and (not model.scored_from_cache or cached.changed):
         done = np.flatnonzero(model.evaluated)
         scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
@@ -306,6 +329,14 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                   corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes,
                   unread_pair=unread_pair(policy.baseline, policy.candidate, order, left_out)
                   or one_run_pair(model.baseline, model.candidate, policy, len(runs)), later=later)
+
+
+def export_target(manifest: Manifest | None, qrels_path: str | None, inputs: Inputs) -> str:
+    """The labels' file as `rankgate gate` would read it: the folder's qrels, the qrels file, else (labelling
+    from scratch) the workspace's export."""
+    if manifest is not None:
+        return str(manifest.qrels)
+    return str(qrels_path or "the labels")
 
 
 def one_run_pair(baseline: str | None, candidate: str | None, policy, n_runs: int) -> dict:

@@ -22,14 +22,19 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from rankgate.core.binding import HOW_TO_ALLOW, binding_problems, count_versions, run_snapshot
 from rankgate.core.compare import Paired, aggregate, budget_values
+from rankgate.core.leniency import with_how_to_accept
+from rankgate.core.validate import RunShape, gate_input_problems, short_rankings
 from rankgate.core.engine import Scores, evaluate
 from rankgate.core.decision import decide, extra_measures, gate_measures, macro_keys
+from rankgate.core.gate import query_problems
 from rankgate.core.measures import Measure
 from rankgate.core.model import Catalog, Qrels, Query, Run, sort_run, unique
 from rankgate.core.policy import Policy
@@ -179,6 +184,11 @@ class GateView:
     stale: bool = False  # significance results are from before the last edit (a fresh gate follows)
     version: int = 0  # the model's version this view was computed at
     memo: dict | None = field(default=None, repr=False)  # its significance results
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (file, why) `rankgate gate` would refuse: no decision
+
+    @property
+    def decided(self) -> bool:
+        return not self.refused
 
     @property
     def decision(self) -> str:
@@ -300,6 +310,7 @@ class ReviewModel:
         keep = ok >= 0
         seen = keep if self.access is None else keep & ~self._hidden_rows(qrels)
         self.num_rel = np.bincount(ok[seen & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
+        self.rel_any = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=nq) > 0  # ACL or not
         self.num_labels = np.bincount(ok[keep], minlength=nq).astype(np.int64)
         self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
         self.unjudged_pair = None  # per query: unjudged in the baseline's or the candidate's top k
@@ -312,6 +323,17 @@ class ReviewModel:
         self.qversion = np.zeros(nq, np.int64)  # per query: bumped when its labels change
         self.pair_version = 0  # bumped when the baseline or the candidate changes
         self.unjudged_in_pair()  # counted here (the loader's thread), not at the first frame
+        # The gate's input checks (core.validate, core.binding) on the labels as an export would write them:
+        self.input_checks = True  # off for a review of labels alone (no runs)
+        self.labels_file = ""  # the file `rankgate gate` reads the labels from (the loader sets it)
+        self.shapes = [RunShape(n, ri.run.path, frozenset(ri.run.query_ids), tuple(short_rankings(ri.run, self.k)))
+                       for n, ri in self.runs.items()]
+        self._qversions: dict[str, Counter] = {}  # per query: the collection versions its labels name
+        for (q, _), det in qrels.details.items():
+            if det.collection_version:
+                self._qversions.setdefault(q, Counter())[det.collection_version] += 1
+        self.versions = sum(self._qversions.values(), Counter())
+        self._input_memo: tuple | None = None  # (judged, relevant, problems) last found
 
     @staticmethod
     def measures_of(policy: Policy) -> list[Measure]:
@@ -556,6 +578,12 @@ class ReviewModel:
             self._evaluated_cache = None
         grades = self.labels.grades(qid)
         self.num_rel[qi] = sum(1 for g in self._seen_grades(qid).values() if g >= self.level)
+        self.rel_any[qi] = any(g >= self.level for g in grades.values())
+        now_versions = Counter(lab.collection_version for lab in self.labels.labels(qid).values()
+                               if lab.collection_version)
+        self.versions.subtract(self._qversions.get(qid, Counter()))
+        self.versions.update(now_versions)
+        self._qversions[qid] = now_versions
         self.num_labels[qi] = len(grades)
         self.unjudged[qi] = self._unjudged_one(qi, grades)
         for rname, ri in self.runs.items():
@@ -595,6 +623,7 @@ class ReviewModel:
         self.answerable = grow(self.answerable, qid not in self.no_answer)
         self.evaluated = grow(self.evaluated, False)
         self.num_rel, self.num_labels, self.unjudged = grow(self.num_rel), grow(self.num_labels), grow(self.unjudged)
+        self.rel_any = grow(self.rel_any, False)
         if self.unjudged_pair is not None:
             self.unjudged_pair = grow(self.unjudged_pair)
         self.qversion = grow(self.qversion)
@@ -638,15 +667,64 @@ class ReviewModel:
         p.permissions = self.permissions  # leaks, found at load (tui/loader.app_permissions)
         return p.setup({} if fresh else self._memo, defer=not fresh, shared=shared)
 
+    def refusals(self) -> list[tuple[str, str]]:
+        """Why `rankgate gate` would refuse these labels, exported, with these runs (exit 2): the core's input
+        checks (core.validate.gate_input_problems: judged queries against each run's, short rankings) with
+        the gate's "how to accept", and the binding of the pair of runs to the labels' collection version
+        (core.binding), under the policy's options. [] when the gate would decide."""
+        if not self.input_checks:
+            return []
+        judged, rel = self.num_labels > 0, self.rel_any
+        memo = self._input_memo
+        if memo is None or not (np.array_equal(memo[0], judged) and np.array_equal(memo[1], rel)):
+            ids = [self.qids[i] for i in self._by_id[judged[self._by_id]].tolist()]
+            found = gate_input_problems(self.labels_file or "the labels", ids,
+                                        {self.qids[i] for i in np.flatnonzero(rel).tolist()}, self.shapes,
+                                        self.policy.checks, self.no_answer)
+            found = [(p.where, p.what) for p in with_how_to_accept(found)]
+            if ids:  # (with none, "no judgments yet" says it all)
+                found += [(e.path, e.what) for e in query_problems(set(ids) | self.no_answer, self.policy)]
+            memo = self._input_memo = (judged.copy(), rel.copy(), found)
+        out = list(memo[2])
+        if not self.policy.allow_snapshot_mismatch and self.baseline in self.runs and self.candidate in self.runs:
+            pair = [self.runs[n].run for n in dict.fromkeys((self.baseline, self.candidate))]
+            labels = count_versions(+self.versions, int(self.num_labels.sum()), "", self.collection_version)
+            for path, what, version in binding_problems(labels, {r.name: run_snapshot(r) for r in pair},
+                                                        {r.name: r.path for r in pair}):
+                where = self._carrier(version)
+                out.append((path, f"{what}{f', e.g. {where}' if where else ''}; {HOW_TO_ALLOW}"))
+        return out
+
+    def _carrier(self, version: str) -> str:
+        """A label with this collection version, as `rankgate gate` names one: "query 'q', document 'd'"."""
+        for qid, counts in self._qversions.items():
+            if counts.get(version, 0) > 0:
+                doc = next((d for d, lab in self.labels.labels(qid).items() if lab.collection_version == version), None)
+                if doc is not None:
+                    return f"query {qid!r}, document {doc!r}"
+        return ""
+
+    def snapshot_warning(self, version: str) -> str:
+        """What a label's collection version does to the gate when it is not the corpus snapshot the pair of
+        runs was made on ("" when it is, or the runs carry none, or the policy allows a mismatch)."""
+        if self.policy.allow_snapshot_mismatch or self.baseline not in self.runs or self.candidate not in self.runs:
+            return ""
+        snaps = sorted({s for s in (run_snapshot(self.runs[n].run) for n in (self.baseline, self.candidate)) if s})
+        version = version.strip()
+        if not snaps or not version or version in snaps:
+            return ""
+        return (f"not the runs' corpus_snapshot {' / '.join(snaps)}: the gate stops (NO DECISION here, "
+                "`rankgate gate` exits 2) until the runs are made on this version or the policy allows a mismatch")
+
     def gate_inputs(self, *, fresh: bool = False) -> tuple:
         """What a decision reads, taken now (on the thread that edits)."""
         hit = self.values[self.candidate][self.hit_m]
         return (self.paired(fresh=fresh), np.flatnonzero(self.evaluated & (hit == 0)), self.version,
-                self._memo_version)
+                self._memo_version, self.refusals())
 
     def decide(self, inputs: tuple) -> GateView:
         """The core's decision on gate_inputs(); safe in a worker thread (reads only the inputs)."""
-        p, failed, version, memo_version = inputs
+        p, failed, version, memo_version, refused = inputs
         t0 = time.thread_time()  # CPU, not wall: a busy machine must not move cheap tests into a worker
         dec = decide(self.policy, p)
         if not p.defer:
@@ -657,7 +735,7 @@ class ReviewModel:
                         {key: p.macro("baseline", m) for key, m in keys},
                         {key: p.macro("candidate", m) for key, m in keys},
                         dec.checks, dec.details, failed, list(self.policy.must_pass), dec.accepted, p.n,
-                        self.unknown_must_pass, stale, version, p.memo if not p.used_memo else None)
+                        self.unknown_must_pass, stale, version, p.memo if not p.used_memo else None, refused)
 
     def fresh_is_cheap(self) -> bool:
         """Whether significance tests are cheap enough to run on the key (ops-handbook's 40 queries with

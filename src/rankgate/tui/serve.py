@@ -48,6 +48,12 @@ def session_command(args) -> list[str]:
             cmd += [flag, str(value)]
     for m in args.measure:
         cmd += ["-m", m]
+    for flag, value in (("--missing-queries", getattr(args, "missing_queries", None)),
+                        ("--short-rankings", getattr(args, "short_rankings", None))):
+        if value:  # the gate's input options: each session decides as the gate would
+            cmd += [flag, value]
+    if getattr(args, "allow_snapshot_mismatch", False):
+        cmd.append("--allow-snapshot-mismatch")
     if args.blind:
         cmd.append("--blind")
     return cmd + ["--ask-reviewer"]

@@ -23,3 +23,14 @@ def type_key(event: events.Key, *, insert: Callable[[str], object], delete_left:
     else:
         return False
     return True
+
+
+def typed_into(inp) -> Callable[[str], object]:
+    """How a character typed into a textual Input goes in: over the selection when there is one (a prompt's
+    filled-in value is selected, and typing replaces it), else at the cursor, as the Input's own keys do."""
+    def insert(text: str) -> None:
+        if inp.selection.is_empty:
+            inp.insert_text_at_cursor(text)
+        else:
+            inp.replace(text, *inp.selection)
+    return insert

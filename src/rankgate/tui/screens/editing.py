@@ -350,7 +350,7 @@ class EditingActions:
             self.app.push_screen(TextPrompt(
                 title, current, placeholder="the collection version you inspected",
                 help="the benchmark's current version is filled in · Enter saves · Escape cancels", check=check,
-                id_="version-input"), done)
+                id_="version-input", warn=self.model.snapshot_warning), done)
 
         self._whose("your collection version", ask)
 

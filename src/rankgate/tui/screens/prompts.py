@@ -16,10 +16,11 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static, TextArea
+from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
 from rankgate.tui.safe import literal
-from rankgate.tui.typeahead import type_key
+from rankgate.tui.typeahead import type_key, typed_into
 from rankgate.tui.screens import apply_cursor_blink
 
 
@@ -73,8 +74,16 @@ class EarlyKeys:
             return True
         if not isinstance(focused, Input):
             return False
-        return type_key(event, insert=focused.insert_text_at_cursor, delete_left=focused.action_delete_left,
+        return type_key(event, insert=typed_into(focused), delete_left=focused.action_delete_left,
                         enter=lambda: self.early_enter(focused)) or run_key_binding(focused, event.key)
+
+    def typing_now(self) -> bool:
+        """Keys go into the focused field as they are read (ReviewApp.on_event): the prompt is mounted, open,
+        and a text field has the focus. Through the field's own queue a burst lost text: ctrl+u's binding ran
+        after the characters typed behind it and deleted them."""
+        return self._early is None and self.is_active and not self.closing and isinstance(self.focused, Input)
+
+    closing: bool = False  # submitted: the keys after it are not the field's
 
     def early_enter(self, inp: Input) -> None:
         inp.post_message(Input.Submitted(inp, inp.value))
@@ -87,22 +96,41 @@ class TextPrompt(EarlyKeys, ModalScreen[str | None]):
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, title: Text, value: str = "", *, placeholder: str = "", help: str = "",
-                 check: Callable[[str], str | None] | None = None, id_: str = "prompt-input") -> None:
+                 check: Callable[[str], str | None] | None = None, id_: str = "prompt-input",
+                 warn: Callable[[str], str] | None = None) -> None:
+        """`warn(value)`: a warning shown under the field while the value typed has it ("" for none)."""
         super().__init__()
         self.title_text, self.value, self.placeholder, self.help = title, value, placeholder, help
-        self.check = check
+        self.check, self.warn = check, warn
         self.input_id = id_
         self._wait_for_keys()
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(self.title_text)
-            yield Input(self.value, placeholder=self.placeholder, id=self.input_id)
-            yield Static(Text(self.help or "Enter saves · Escape cancels", style="dim"), id="prompt-help")
+            # The filled-in value is selected here, not on focus: the focus comes after the keys typed ahead,
+            # which would then be selected (and replaced by the next key) instead of the value they replace.
+            yield Input(self.value, placeholder=self.placeholder, id=self.input_id, select_on_focus=False)
+            yield Static(self._help(self.value), id="prompt-help")
+
+    def _help(self, value: str) -> Text:
+        help = Text(self.help or "Enter saves · Escape cancels", style="dim")
+        warning = self.warn(value) if self.warn else ""
+        if warning:
+            help = Text("! ", style="bold yellow").append_text(literal(warning, style="yellow"))
+            help.append("\n" + (self.help or "Enter saves · Escape cancels"), style="dim")
+        return help
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        if self.warn:
+            self.query_one("#prompt-help", Static).update(self._help(event.value))
 
     def on_mount(self) -> None:
         apply_cursor_blink(self)
-        self.set_focus(self.query_one(Input))  # now: the early keys go in
+        inp = self.query_one(Input)
+        inp.selection = Selection(0, len(inp.value))  # typing replaces the filled-in value
+        self.set_focus(inp)  # now: the early keys go in
         self._keys_ready()
 
     @on(Input.Submitted)
@@ -118,6 +146,7 @@ class TextPrompt(EarlyKeys, ModalScreen[str | None]):
         if why:
             self.query_one("#prompt-help", Static).update(literal(why, style="bold red"))
             return
+        self.closing = True
         self.dismiss(value)
 
 

@@ -38,7 +38,7 @@ from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import ORDER_WORDS, QueueOrder, empty_order_note, next_order, order_note
 from rankgate.tui.suggested import suggestion_book, suggestion_of, suggestion_text
 from rankgate.tui.widgets.footer import FittingFooter
-from rankgate.tui.widgets.gate_panel import GatePanel, decision_text, unread_line
+from rankgate.tui.widgets.gate_panel import GatePanel, decision_text, refusal_line, unread_line
 from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.load_panel import LoadPanel
@@ -252,8 +252,9 @@ class ReviewScreen(EditingActions, Screen):
             unread = self.query_one(GatePanel).unread  # a run of the pair left out: no decision
             t.append_text(decision_text(view, unread))  # the decision and its one-line reason lead, on any width
             t.append(" ")
-            t.append_text(literal(unread_line(unread) if unread else one_line_reason(view.check_details, view.k),
-                                  style="bold"))
+            reason = unread_line(unread) if unread else refusal_line(view.refused) if view.refused else \
+                one_line_reason(view.check_details, view.k)
+            t.append_text(literal(reason, style="bold"))
             items.append(Text(f"k={m.k}", style="dim"))
             for role, name, style in (("baseline", m.baseline, "bold"), ("candidate", m.candidate, "bold cyan")):
                 if role in unread:  # named in the lead as left out: not the run standing in for it

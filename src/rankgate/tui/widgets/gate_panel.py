@@ -3,6 +3,8 @@ listed on enter), then macro measures of both runs with deltas and the failed qu
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,11 +27,26 @@ MACRO_LABELS = {"hit_rate_at_k": "Success@{k}", "precision_at_k": "P@{k}", "reca
 
 
 def decision_text(view: GateView, unread: dict | None = None) -> Text:
-    if unread:  # a run of the pair could not be read: no decision on what remains
+    if unread or view.refused:  # a run of the pair could not be read, or `rankgate gate` would refuse the inputs
         return Text(" NO DECISION ", style="bold black on yellow", end="")
     if view.accepted:
         return Text(" ACCEPT ", style="bold black on green", end="")
     return Text(" REJECT ", style="bold white on red", end="")
+
+
+def refusal_line(refused: list[tuple[str, str]]) -> str:
+    """The first reason `rankgate gate` would refuse the inputs, short enough for the top bar: what, without
+    the IDs it lists, then the flag that accepts it ("run 'bm25' ranks 42 queries absent from the qrels ·
+    --missing-queries zero accepts", "+1 more"); the gate pane has them whole."""
+    what = refused[0][1]
+    cuts = [i for i in (what.find(": '"), what.find(" ("), what.find("; ")) if i > 0]
+    line = what[:min(cuts)] if cuts else what
+    flag = re.search(r"--missing-queries zero|--short-rankings allow|--allow-snapshot-mismatch", what)
+    if flag:
+        line += f" · {flag.group(0)} accepts"
+    if len(refused) > 1:
+        line += f" (+{len(refused) - 1} more)"
+    return line
 
 
 def unread_line(unread: dict) -> str:
@@ -122,6 +139,12 @@ class GatePanel(VerticalScroll):
             head.append("\n  the gate needs both runs: no checks until then (b / c picks another run)", style="dim")
             self.query_one("#gate-body", TextStatic).show(head)
             return
+        if view.refused:  # `rankgate gate` on these labels would exit 2: its reasons instead of checks
+            for where, what in view.refused:
+                head.append("\n! ", style="bold yellow")
+                head.append_text(literal(what, style="yellow"))  # the file is the run's, named in it
+            head.append("\n  `rankgate gate` refuses these inputs (exit 2): no checks until they are fixed or "
+                        "accepted (the flag or policy key named)", style="dim")
 
         reasons = Text(end="")
         for i, line in enumerate(failing_lines(view.check_details, view.k)):
@@ -175,5 +198,5 @@ class GatePanel(VerticalScroll):
         if spark.plain:
             table.append("\n")
             table.append_text(spark)
-        body = Text("\n\n", end="").join([head, checks, table, failed])
+        body = Text("\n\n", end="").join([head, table, failed] if view.refused else [head, checks, table, failed])
         self.query_one("#gate-body", TextStatic).show(body)
