@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -43,6 +44,22 @@ def refuse_special(path: str | os.PathLike) -> os.stat_result | None:
         raise InputError(str(path), f"is {file_kind(st.st_mode)}, expected a regular file to write; nothing was written "
                          "(choose a file path)")
     return st
+
+
+def new_temp(folder: str | os.PathLike, name: str, private: bool = False) -> tuple[int, Path]:
+    """A new, empty temporary file beside `name` in `folder`, open for writing: (fd, path).
+
+    Unlike `tempfile.mkstemp` (always 0600), a file for users to share gets the mode `open` would give
+    it (0666 less the umask, as `cp` or a shell's `>` would), so a benchmark folder or a report made on a
+    shared machine opens for a teammate or a CI job running as another user. `private`: owner only."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = Path(folder) / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o600 if private else 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(Path(folder) / name))
 
 
 def output_target(path: str | os.PathLike) -> tuple[Path, int | None]:

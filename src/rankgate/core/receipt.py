@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -144,24 +143,26 @@ def invocation_of(args, command: str = "gate") -> dict:
             "args": {key: getattr(args, key, None) for key in INVOCATION_KEYS}}
 
 
-def write_atomic(path: str | Path, text: str, mode: int = 0o644) -> None:
+def write_atomic(path: str | Path, text: str, mode: int | None = None) -> None:
     """Write a whole file or nothing: a temp file beside it, fsync, then rename over.
 
-    A symlink's target is written (the link stays); an existing file keeps its mode (`mode` is for a new
-    one); a path that exists and is not a regular file (a pipe, a device) is refused."""
-    from rankgate.core.outfile import output_target
+    A symlink's target is written (the link stays); an existing file keeps its mode; a new one gets
+    `mode`, or when None the mode the umask gives (as `cp` would: 0644 under the usual 022); a path that
+    exists and is not a regular file (a pipe, a device) is refused."""
+    from rankgate.core.outfile import new_temp, output_target
 
     path, kept = output_target(path)
     if kept is not None:
         mode = kept
     folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    fd, tmp = new_temp(folder, path.name, private=mode is not None)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
