@@ -62,3 +62,53 @@ def test_a_signing_key_stays_private_whatever_the_umask(cli, tmp_path, umask):
     code, _, err = cli("receipt", "keygen", tmp_path / "gate.key")
     assert code == 0, err
     assert oct(mode(tmp_path / "gate.key")) == "0o600"
+
+
+# ---- N8: labels export -o NAME.jsonl writes JSONL ---------------------------------------------------
+
+@pytest.fixture
+def reviewed(cli, tmp_path, monkeypatch):
+    """A reviewer's workspace with a reason and an unsure note (as a browser session's would be)."""
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "work.json"
+    assert cli("labels", "import", "--db", db, SAMPLES / "seed-lab" / "qrels.json", "--reviewer", "ana")[0] == 0
+    code, _, err = cli("labels", "set", "--db", db, "q-dns", "doc-dns-ttl", "0", "--reason", "TTL, not caching",
+                       "--reviewer", "ana")
+    assert code == 0, err
+    code, _, err = cli("labels", "unsure", "--db", db, "q-dns", "doc-dns-ttl", "is TTL caching?", "--reviewer", "ana")
+    assert code == 0, err
+    return db
+
+
+def test_an_export_named_jsonl_is_jsonl_and_merges_as_the_docs_say(cli, reviewed, tmp_path):
+    """docs/review.md: `labels export --db WORKSPACE -o NAME.jsonl` per reviewer, then `labels merge`: the file
+    held TREC lines (reasons and unsure notes dropped) and the merge refused it (names no reviewer)."""
+    code, out, err = cli("labels", "export", "--db", reviewed, "-o", "ana.jsonl")
+    assert code == 0, err
+    assert out.startswith("wrote 9 judgments to ana.jsonl (jsonl, ")
+    lines = [json.loads(line) for line in (tmp_path / "ana.jsonl").read_text().splitlines()]
+    ttl = next(x for x in lines if x.get("doc") == "doc-dns-ttl" or x.get("doc_id") == "doc-dns-ttl")
+    assert ttl["reason"] == "TTL, not caching" and ttl["unsure"] == "is TTL caching?"
+    code, out, err = cli("labels", "merge", "--db", tmp_path / "merged.json", "ana.jsonl")
+    assert code == 0 and "9 new judgments (read: file:qrels.json 8, ana 1)" in out, err
+
+
+@pytest.mark.parametrize("name, fmt", [("out.trec", "trec"), ("out.qrels", "trec"), ("out.txt", "trec"),
+                                       ("out.json", "json-graded"), ("out", "trec"), ("OUT.JSONL", "jsonl")])
+def test_an_export_takes_its_format_from_the_name_when_not_given(cli, reviewed, tmp_path, name, fmt):
+    code, out, err = cli("labels", "export", "--db", reviewed, "-o", name, "--json")
+    assert code == 0 and json.loads(out)["format"] == fmt, err
+
+
+@pytest.mark.parametrize("name, fmt", [("out.jsonl", "trec"), ("out.json", "jsonl"), ("out.trec", "jsonl"),
+                                       ("out.jsonl", "json")])
+def test_a_format_that_contradicts_the_name_is_refused_in_one_line(cli, reviewed, tmp_path, name, fmt):
+    code, out, err = cli("labels", "export", "--db", reviewed, "-o", name, "--format", fmt)
+    assert code == 2 and out == "" and err.count("\n") == 1 and not (tmp_path / name).exists()
+    assert err.startswith(f"error: {name}: --format {fmt} contradicts the name's .") and "nothing was written" in err
+
+
+@pytest.mark.parametrize("name, fmt", [("out.txt", "jsonl"), ("out.json", "json"), ("out.tsv", "jsonl")])
+def test_a_format_the_name_allows_is_written(cli, reviewed, tmp_path, name, fmt):
+    code, out, err = cli("labels", "export", "--db", reviewed, "-o", name, "--format", fmt, "--json")
+    assert code == 0 and json.loads(out)["format"] == fmt, err

@@ -453,8 +453,9 @@ def _add_export(cmds, common) -> None:
     p = cmds.add_parser("export", parents=[common], help="write reviewed qrels that `rankgate gate` reads")
     _bench_arg(p)
     p.add_argument("--format", choices=("trec", "json", "json-graded", "jsonl"), default=None,
-                   help="trec (default; a benchmark's own qrels file: its own format); json: binary, documents "
-                   "with grade >= 1; json-graded; jsonl: with reasons and collection versions")
+                   help="trec (default; -o FILE: from its name, .jsonl jsonl, .json json-graded; a benchmark's own "
+                   "qrels file: its own format); json: binary, documents with grade >= 1; json-graded; jsonl: with "
+                   "reasons, unsure notes and collection versions")
     p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: a benchmark's own qrels "
                    "file; else standard output; '-': standard output)")
     p.add_argument("--plain", action="store_true", help="no header: no `meta` in JSON and JSONL (TREC has none "
@@ -488,6 +489,7 @@ def _export(args) -> int:
     if args.output == "-":
         args.output = None
     if args.output is not None:
+        args.format = _format_for_output(args.format, args.output)
         _refuse_benchmark_inputs(args)
     with _open(args, readonly=True) as ws:
         if args.output is not None:
@@ -513,6 +515,25 @@ def _export(args) -> int:
         say(f"wrote {counted(out.labels, 'judgment')} to {args.output} ({out.format}, version {out.version}, "
               f"{out.content_hash})")
     return EXIT_OK
+
+
+# What an -o FILE's name says it holds; other names (and standard output): --format, else TREC.
+SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json-graded", ".trec": "trec", ".qrels": "trec",
+                  ".txt": "trec"}
+
+
+def _format_for_output(fmt: str | None, output: str) -> str | None:
+    """`-o NAME.jsonl` writes JSONL (with reasons and unsure notes), `.json` graded JSON, `.trec`/`.qrels`/`.txt`
+    TREC, when --format is not given; a --format that contradicts the name is refused (a .txt name takes any)."""
+    suffix = os.path.splitext(output)[1].lower()
+    named = SUFFIX_FORMATS.get(suffix)
+    if fmt is None:
+        return named
+    family = {"json-graded": "json"}.get(fmt, fmt)
+    if named is not None and suffix != ".txt" and {"json-graded": "json"}.get(named, named) != family:
+        raise InputError(str(output), f"--format {fmt} contradicts the name's {suffix} (which writes {named}): "
+                         f"leave out --format, or name the file for {fmt}; nothing was written")
+    return fmt
 
 
 def _refuse_benchmark_inputs(args) -> None:
