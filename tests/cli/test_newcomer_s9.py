@@ -112,3 +112,25 @@ def test_a_format_that_contradicts_the_name_is_refused_in_one_line(cli, reviewed
 def test_a_format_the_name_allows_is_written(cli, reviewed, tmp_path, name, fmt):
     code, out, err = cli("labels", "export", "--db", reviewed, "-o", name, "--format", fmt, "--json")
     assert code == 0 and json.loads(out)["format"] == fmt, err
+
+
+# ---- N6: -o /dev/null (a character device) is written into, so a rejecting gate still exits 3 ----------
+
+def test_a_gate_that_rejects_exits_3_with_its_outputs_sent_to_dev_null(cli):
+    """`-o /dev/null` said "is a device, expected a regular file" and exited 2 (invalid input) for a reject."""
+    null = os.devnull
+    code, out, err = cli("gate", SAMPLES / "seed-lab", "--quiet", "-o", null, "--receipt", null, "--markdown", null,
+                         "--junit", null)
+    assert (code, out, err) == (3, "", "")
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+
+
+def test_an_export_to_dev_null_is_written_and_a_block_device_is_still_refused(cli, reviewed, tmp_path):
+    code, out, err = cli("labels", "export", "--db", reviewed, "-o", os.devnull)
+    assert code == 0 and out.startswith(f"wrote 9 judgments to {os.devnull} (trec, "), err
+    blocks = [p for p in ("/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1") if os.path.exists(p)
+              and stat.S_ISBLK(os.stat(p).st_mode)]
+    if blocks:  # never written: a disk is no place for a report
+        code, _, err = cli("gate", SAMPLES / "seed-lab", "--quiet", "-o", blocks[0])
+        assert code == 2 and err == (f"error: {blocks[0]}: is a device, expected a regular file to write; nothing was "
+                                     "written (choose a file path)\n")

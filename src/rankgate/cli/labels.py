@@ -545,7 +545,7 @@ def _refuse_benchmark_inputs(args) -> None:
     out = args.output
     if not out.strip():
         raise InputError("-o", "expected a file name (or '-' for standard output); nothing was written")
-    refuse_special(out)
+    refuse_special(out, stream_ok=True)
     if not args.benchmark:
         return
     from rankgate.core.benchmark import load_manifest
@@ -573,7 +573,11 @@ def _refuse_unrelated_file(ws, args) -> None:
     from rankgate.core.formats.sniff import holds_judgments
     from rankgate.store.transfer.export import refuse_store_target
 
+    from rankgate.core.outfile import is_stream
+
     refuse_store_target(ws, args.output)
+    if is_stream(args.output):  # /dev/null, a named pipe: nothing there to keep
+        return
     if os.path.exists(args.output) and not args.force and not holds_judgments(args.output):
         raise InputError(str(args.output), "exists and holds no judgments (it is not an earlier export or qrels "
                          "file); nothing was written (choose another file, or --force to replace it)")
