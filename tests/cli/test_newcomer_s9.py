@@ -134,3 +134,23 @@ def test_an_export_to_dev_null_is_written_and_a_block_device_is_still_refused(cl
         code, _, err = cli("gate", SAMPLES / "seed-lab", "--quiet", "-o", blocks[0])
         assert code == 2 and err == (f"error: {blocks[0]}: is a device, expected a regular file to write; nothing was "
                                      "written (choose a file path)\n")
+
+
+# ---- N20: receipt verify --key WRONG says the signature failed ---------------------------------------
+
+def test_verify_with_the_wrong_key_says_the_signature_is_invalid_in_its_json(cli, tmp_path):
+    """The JSON said "signature": "not checked (no key given)" though a key was given and failed."""
+    good, other, signed, plain = (tmp_path / n for n in ("gate.key", "other.key", "signed.json", "plain.json"))
+    assert cli("receipt", "keygen", good)[0] == 0 and cli("receipt", "keygen", other)[0] == 0
+    assert cli("gate", SAMPLES / "seed-lab", "--quiet", "-o", os.devnull, "--receipt", signed, "--sign-key",
+               good)[0] == 3
+    assert cli("gate", SAMPLES / "seed-lab", "--quiet", "-o", os.devnull, "--receipt", plain)[0] == 3
+    said = {}
+    for name, argv in {"wrong": [signed, "--key", other], "right": [signed, "--key", good], "none": [signed],
+                       "unsigned": [plain, "--key", good], "plain": [plain]}.items():
+        code, out, _ = cli("receipt", "verify", *argv)
+        said[name] = (code, json.loads(out).get("signature"))
+    assert said == {"wrong": (3, "invalid: no signature by this key (the receipt was signed with another key, or "
+                                 "its key id was changed)"),
+                    "right": (0, "valid"), "none": (0, "not checked (no key given)"),
+                    "unsigned": (3, "invalid: the receipt is not signed, and a key was given"), "plain": (0, None)}

@@ -205,7 +205,7 @@ class Verification:
     recorded_decision: str | None = None
     recomputed_decision: str | None = None
     error: str | None = None
-    signature: str | None = None  # valid, not checked (no key given), or None for an unsigned receipt
+    signature: str | None = None  # valid, invalid: WHY (a key was given), not checked (no key given), None: unsigned
     written_by: str | None = None  # an older rankgate version that wrote the receipt (None: this one)
     not_checked: list[str] = field(default_factory=list)  # what this version writes and the older one did not
 
@@ -427,10 +427,12 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     if key is not None:
         if opened.payload is None:
             v.differences.append("signature: the receipt is not signed, and a key was given")
+            v.signature = "invalid: the receipt is not signed, and a key was given"
         else:
             wrong = signing.check_signature(opened.payload, opened.signatures, key)
             if wrong:
                 v.differences.append(f"signature: {wrong}")
+                v.signature = f"invalid: {wrong}"
             else:
                 v.signature = "valid"
     if "digest" in data or data.get("receipt_version", 0) >= 3:
