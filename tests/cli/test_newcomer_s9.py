@@ -154,3 +154,31 @@ def test_verify_with_the_wrong_key_says_the_signature_is_invalid_in_its_json(cli
                                  "its key id was changed)"),
                     "right": (0, "valid"), "none": (0, "not checked (no key given)"),
                     "unsigned": (3, "invalid: the receipt is not signed, and a key was given"), "plain": (0, None)}
+
+
+# ---- N12: the action's module writes a NO DECISION summary when the gate cannot run -------------------
+
+def test_the_step_summary_says_why_the_gate_could_not_decide(tmp_path, capsys):
+    """`python -m rankgate.ci` on a run with a duplicate line: exit 2, an annotation, and no step summary at all."""
+    from rankgate.ci import run
+    from rankgate.core.outputs import md
+
+    doc = "d_\x1b]0;x"
+    (tmp_path / "qrels.trec").write_text(f"q1 0 d1 1\nq1 0 {doc} 1\n")
+    (tmp_path / "a.trec").write_text(f"q1 Q0 d1 1 2 a\nq1 Q0 {doc} 2 1 a\n")
+    (tmp_path / "b.trec").write_text(f"q1 Q0 {doc} 1 2 b\nq1 Q0 {doc} 2 1 b\n")
+    summary, outputs = tmp_path / "summary.md", tmp_path / "out.txt"
+    summary.write_text("earlier step\n")
+    code = run(["--qrels", str(tmp_path / "qrels.trec"), "--runs", str(tmp_path / "a.trec"), "--runs",
+                str(tmp_path / "b.trec"), "--baseline", "a", "--candidate", "b", "--k", "2", "--receipt",
+                str(tmp_path / "r.json")], env={"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)})
+    out, err = capsys.readouterr()
+    assert code == 2
+    (error,) = [line.removeprefix("error: ") for line in err.splitlines() if line.startswith("error: ")]
+    assert "b.trec:2:" in error and "twice" in error
+    text = summary.read_text()
+    assert text.startswith("earlier step\n## rankgate gate: ⚠️ NO DECISION\n\nThe gate could not run (exit 2)")
+    (listed,) = [line for line in text.splitlines() if line.startswith("- ")]
+    assert listed == "- " + md(error)  # the error line, for Markdown: `_` and `]` lose their meaning
+    assert "\x1b" not in text and "'d\\_\\\\x1b\\]0;x' twice" in listed
+    assert outputs.read_text() == "exit-code=2\ndecision=invalid\n" and not (tmp_path / "r.json").exists()
