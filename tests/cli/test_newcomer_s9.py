@@ -182,3 +182,25 @@ def test_the_step_summary_says_why_the_gate_could_not_decide(tmp_path, capsys):
     assert listed == "- " + md(error)  # the error line, for Markdown: `_` and `]` lose their meaning
     assert "\x1b" not in text and "'d\\_\\\\x1b\\]0;x' twice" in listed
     assert outputs.read_text() == "exit-code=2\ndecision=invalid\n" and not (tmp_path / "r.json").exists()
+
+
+# ---- N5: two --runs of one name: the error says how to name them, not that a third run is broken --------
+
+def test_two_runs_of_one_name_are_a_naming_clash_not_a_broken_run(cli, tmp_path):
+    three = SAMPLES / "three-questions"
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        shutil.copy(three / "run.trec", tmp_path / d / "run.trec")
+    a, b = tmp_path / "a" / "run.trec", tmp_path / "b" / "run.trec"
+    code, out, err = cli("gate", "--qrels", three / "qrels.trec", "--runs", a, "--runs", b, "--baseline", "run",
+                         "--candidate", "run", "--k", "3")
+    assert code == 2 and out == ""
+    assert err == (f"error: {b}: a second run named 'run' (first from {a}); name runs with NAME=FILE, e.g. "
+                   "base=a/run.trec and cand=b/run.trec\n")
+    code, out, err = cli("gate", "--qrels", three / "qrels.trec", "--runs", a, "--runs", a, "--baseline", "run",
+                         "--candidate", "run", "--k", "3")
+    assert code == 2 and err == (f"error: {a}: a second run named 'run' (first from {a}) (the same file, given "
+                                 "twice); name runs with NAME=FILE, e.g. base=a/run.trec and cand=b/run.trec\n")
+    code, out, err = cli("gate", "--qrels", three / "qrels.trec", "--runs", f"base={a}", "--runs", f"cand={b}",
+                         "--baseline", "base", "--candidate", "cand", "--k", "3", "--quiet")
+    assert code == 0, err

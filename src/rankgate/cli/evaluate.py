@@ -189,7 +189,11 @@ def _refuse_broken_run(error, bundle: Bundle, overrides: dict) -> None:
     candidate: the receipt hashes every run listed, and a broken input in a committed benchmark should fail
     CI where it is, not later (docs/ci.md). When the gate's pair was read from other files, the error says
     so and how to go on."""
+    from rankgate.core.bundle import SecondRunName
+
     if not isinstance(error, InputError):
+        raise error
+    if isinstance(error, SecondRunName):  # a clash of names, not a broken file (it may be the pair itself)
         raise error
     try:
         policy = resolve(overrides, bundle)
