@@ -204,3 +204,23 @@ def test_two_runs_of_one_name_are_a_naming_clash_not_a_broken_run(cli, tmp_path)
     code, out, err = cli("gate", "--qrels", three / "qrels.trec", "--runs", f"base={a}", "--runs", f"cand={b}",
                          "--baseline", "base", "--candidate", "cand", "--k", "3", "--quiet")
     assert code == 0, err
+
+
+# ---- N4: commands printed for copying are shell-quoted ----------------------------------------------
+
+def test_printed_commands_quote_a_path_with_spaces_so_a_paste_runs(cli, tmp_path, monkeypatch):
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    src = raw_files(tmp_path)
+    code, out, err = cli(*init_args(src, "bench ü", "--k", "2"))
+    assert code == 0, err
+    (line,) = [x for x in out.splitlines() if x.startswith("open it: ")]
+    assert line == "open it: rankgate review 'bench ü'   ·   rankgate gate 'bench ü'"
+    pasted = shlex.split(line.split("·")[1])  # what a shell makes of the pasted command
+    assert pasted == ["rankgate", "gate", "bench ü"] and cli(*pasted[1:], "--baseline", "x", "--candidate", "y",
+                                                             "--quiet", "-o", os.devnull)[0] in (0, 3)
+    code, out, err = cli("samples", "copy", "my s")
+    assert code == 0 and out.splitlines()[-1] == "try: rankgate review 'my s/ops-handbook'", out
+    code, out, err = cli("receipt", "keygen", "my key")
+    assert code == 0 and err.rstrip().endswith("rankgate receipt verify RECEIPT --key 'my key')")

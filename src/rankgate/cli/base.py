@@ -113,6 +113,14 @@ def emit(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def shell(path) -> str:
+    """A path as a shell takes it, for a command printed to be copied: `'bench ü'` (shlex.quote); say() then
+    escapes what a terminal must not see."""
+    import shlex
+
+    return shlex.quote(str(path))
+
+
 def say(text: str = "", *, err: bool = False) -> None:
     """One line for a person; whatever it quotes from a file is escaped (core.text.visible)."""
     print(visible(text), file=sys.stderr if err else sys.stdout)

@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from rankgate.cli.base import EXIT_OK, counted, say
+from rankgate.cli.base import EXIT_OK, counted, say, shell
 from rankgate.core.benchmark import MANIFEST
 from rankgate.core.errors import InputError
 from rankgate.core.outfile import new_temp
@@ -282,6 +282,7 @@ def _report(folder, manifest, bundle, judged, top, texts, args) -> None:
         say(f"texts: found for {t_judged} of {len(judged)} judged documents and {t_top} of {len(top)} documents "
             f"in the runs' top {args.k}")
     if len(bundle.runs) >= 2:
-        say(f"open it: rankgate review {folder}   ·   rankgate gate {folder}")
+        say(f"open it: rankgate review {shell(folder)}   ·   rankgate gate {shell(folder)}")
     else:  # the gate compares two runs
-        say(f"open it: rankgate review {folder}   ·   rankgate score {folder} (the gate needs a second run)")
+        say(f"open it: rankgate review {shell(folder)}   ·   rankgate score {shell(folder)} (the gate needs a "
+            "second run)")

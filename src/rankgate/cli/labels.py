@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from rankgate.cli.base import EXIT_OK, counted, policy_overrides, say, say_json, usage
+from rankgate.cli.base import EXIT_OK, counted, policy_overrides, say, say_json, shell, usage
 from rankgate.cli.suggest import add_suggest, judge_agreement_lines, judge_agreement_of
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
@@ -560,7 +560,7 @@ def _refuse_benchmark_inputs(args) -> None:
             continue
         if role == "qrels":
             raise InputError(str(out), f"is the qrels file of benchmark {visible(manifest.name)}; "
-                             f"`rankgate labels export {visible(str(manifest.folder))}` (without -o) writes it "
+                             f"`rankgate labels export {visible(shell(manifest.folder))}` (without -o) writes it "
                              "back, checking for changes the workspace has not seen; nothing was written")
         raise InputError(str(out), f"is the {role} file of benchmark {visible(manifest.name)}, an input; an "
                          "export never replaces it: nothing was written (choose another file)")
@@ -633,7 +633,7 @@ def _export_back(args) -> int:
                      "workspace": str(ws.path)})
     else:
         say(f"wrote {counted(out.labels, 'judgment')} to {manifest.qrels} ({out.format}, version {out.version}, "
-            f"{out.content_hash}); `rankgate gate {manifest.folder}` now reads them")
+            f"{out.content_hash}); `rankgate gate {shell(manifest.folder)}` now reads them")
     return EXIT_OK
 
 
@@ -724,7 +724,7 @@ def _status(args) -> int:
             for line in comparison.describe():
                 say(line)
             if not comparison.in_sync:
-                say(f"(`rankgate labels export {ws.manifest.folder}` writes the workspace to the file; "
+                say(f"(`rankgate labels export {shell(ws.manifest.folder)}` writes the workspace to the file; "
                     "`rankgate review` offers to bring the file's changes in)")
     return EXIT_OK if comparison is None or comparison.in_sync else 1
 

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from rankgate.cli.base import EXIT_OK, say, usage
+from rankgate.cli.base import EXIT_OK, say, shell, usage
 from rankgate.core.errors import InputError
 
 
@@ -89,5 +89,5 @@ def cmd_copy(args) -> int:
         raise InputError(args.dir, f"cannot copy the samples: {e.strerror or e}") from None
     say(f"copied {len(chosen)} sample{'s' if len(chosen) != 1 else ''} to {target}: {', '.join(chosen)}")
     if "ops-handbook" in chosen:
-        say(f"try: rankgate review {target / 'ops-handbook'}")
+        say(f"try: rankgate review {shell(target / 'ops-handbook')}")
     return EXIT_OK

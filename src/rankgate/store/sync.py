@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -735,7 +736,7 @@ def export_copy(ws, manifest) -> tuple:
                          "benchmark's labels")
     if os.path.realpath(copy) in benchmark_inputs(manifest):
         raise InputError(str(copy), "is one of the benchmark's inputs; nothing was written (export elsewhere with "
-                         f"`rankgate labels export {manifest.folder} -o FILE`)")
+                         f"`rankgate labels export {shlex.quote(str(manifest.folder))} -o FILE`)")
     if os.path.lexists(copy) and not holds_judgments(copy):
         raise InputError(str(copy), "exists and holds no judgments (it is not an earlier export or qrels file); "
                          "nothing was written (export elsewhere with `rankgate labels export "
