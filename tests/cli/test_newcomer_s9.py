@@ -224,3 +224,35 @@ def test_printed_commands_quote_a_path_with_spaces_so_a_paste_runs(cli, tmp_path
     assert code == 0 and out.splitlines()[-1] == "try: rankgate review 'my s/ops-handbook'", out
     code, out, err = cli("receipt", "keygen", "my key")
     assert code == 0 and err.rstrip().endswith("rankgate receipt verify RECEIPT --key 'my key')")
+
+
+# ---- N7: an export with no label change leaves the file as it was -------------------------------------
+
+def test_an_export_with_no_label_change_leaves_the_file_as_it_was(cli, tmp_path, monkeypatch):
+    """Each export rewrote the file with a new `exported_at`: a diff to commit for nothing."""
+    monkeypatch.setenv("RANKGATE_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "ops"
+    shutil.copytree(SAMPLES / "ops-handbook", folder)
+    qrels = folder / "judgments.jsonl"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert cli("labels", "set", "-b", folder, "q-leaked-key", "backup-restore-drill-03", "2", "--reason", "r")[0] == 0
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0 and out.startswith("wrote "), err
+    first, stat_first = qrels.read_bytes(), os.stat(qrels)
+    assert b'"exported_at": "2023-11-14T22:13:20Z"' in first
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000100")  # later, nothing changed
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0 and out.startswith(f"{qrels} already holds these 280 judgments (jsonl, "), err
+    assert "left as it was" in out and qrels.read_bytes() == first and os.stat(qrels).st_ino == stat_first.st_ino
+    assert cli("labels", "status", folder)[0] == 0  # in sync
+    for name, extra in (("x.jsonl", []), ("x.trec", ["--header"]), ("x.json", [])):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000200")
+        assert cli("labels", "export", folder, "-o", tmp_path / name, *extra)[1].startswith("wrote ")
+        before = (tmp_path / name).read_bytes()
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000300")
+        code, out, err = cli("labels", "export", folder, "-o", tmp_path / name, *extra, "--json")
+        assert code == 0 and json.loads(out)["unchanged"] is True and (tmp_path / name).read_bytes() == before
+    # a label changed: written, with the new time
+    assert cli("labels", "set", "-b", folder, "q-leaked-key", "backup-restore-drill-03", "1", "--why", "w")[0] == 0
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0 and out.startswith("wrote ") and b"2023-11-14T22:18:20Z" in qrels.read_bytes(), err

@@ -510,7 +510,11 @@ def _export(args) -> int:
         sys.stdout.write(visible(out.text, lines="keep") if sys.stdout.isatty() else out.text)
     elif args.json:
         _print_json({"path": args.output, "format": out.format, "version": out.version,
-                     "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out})
+                     "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out,
+                     "unchanged": out.unchanged})
+    elif out.unchanged:
+        say(f"{args.output} already holds these {counted(out.labels, 'judgment')} ({out.format}, version "
+            f"{out.version}, {out.content_hash}): left as it was")
     else:
         say(f"wrote {counted(out.labels, 'judgment')} to {args.output} ({out.format}, version {out.version}, "
               f"{out.content_hash})")
@@ -630,7 +634,10 @@ def _export_back(args) -> int:
     if args.json:
         _print_json({"path": str(manifest.qrels), "format": out.format, "version": out.version,
                      "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out,
-                     "workspace": str(ws.path)})
+                     "workspace": str(ws.path), "unchanged": out.unchanged})
+    elif out.unchanged:
+        say(f"{manifest.qrels} already holds these {counted(out.labels, 'judgment')} ({out.format}, version "
+            f"{out.version}, {out.content_hash}): left as it was; `rankgate gate {shell(manifest.folder)}` reads them")
     else:
         say(f"wrote {counted(out.labels, 'judgment')} to {manifest.qrels} ({out.format}, version {out.version}, "
             f"{out.content_hash}); `rankgate gate {shell(manifest.folder)}` now reads them")

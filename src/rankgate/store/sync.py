@@ -779,8 +779,7 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     own = _own_comments(like) if layout.header else []
     if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own:
         return ws.export(fmt, path, **options)
-    from rankgate.store.storage import atomic_write
-    from rankgate.store.transfer.export import refuse_store_target
+    from rankgate.store.transfer.export import refuse_store_target, write_export
 
     refuse_store_target(ws, path)
     out = ws.export(fmt, None, **options)  # the text only: written below in the file's own layout
@@ -793,7 +792,8 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
         lines.append(line + nl)
     own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
-    atomic_write(path, out.text.encode("utf-8"), output=True)
+    data, out.unchanged = write_export(path, out.text.encode("utf-8"))
+    out.text = data.decode("utf-8")
     return out
 
 
