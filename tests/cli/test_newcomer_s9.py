@@ -256,3 +256,24 @@ def test_an_export_with_no_label_change_leaves_the_file_as_it_was(cli, tmp_path,
     assert cli("labels", "set", "-b", folder, "q-leaked-key", "backup-restore-drill-03", "1", "--why", "w")[0] == 0
     code, out, err = cli("labels", "export", folder)
     assert code == 0 and out.startswith("wrote ") and b"2023-11-14T22:18:20Z" in qrels.read_bytes(), err
+
+
+# ---- N21: the store named in the wrong place says where it goes ----------------------------------------
+
+def test_workspace_flags_before_the_subcommand_say_where_they_go(cli, reviewed):
+    code, out, err = cli("labels", "--db", "work.json", "status")
+    assert (code, out) == (2, "") and err == ("error: rankgate labels: --db goes after the subcommand: rankgate "
+                                              "labels status --db work.json\n")
+    code, out, err = cli("labels", "--json", "--db", "my work.json", "list", "q-dns")
+    assert code == 2 and err.endswith(": rankgate labels list --json --db 'my work.json' q-dns\n")
+    code, out, err = cli("labels", "--db", "work.json")
+    assert code == 2 and "name the subcommand first, then --db: rankgate labels SUBCOMMAND --db work.json" in err
+    assert cli("labels", "status", "--db", "work.json")[0] == 0
+
+
+def test_a_label_store_given_as_the_benchmark_says_to_pass_it_with_db(cli, reviewed):
+    for sub in ("status", "export", "list"):
+        argv = ["labels", sub, "-b", "work.json"] if sub == "list" else ["labels", sub, "work.json"]
+        code, out, err = cli(*argv)
+        assert code == 2 and err == (f"error: work.json: is a label store, not a benchmark folder: give it with --db, "
+                                     f"as in `rankgate labels {sub} --db work.json`\n"), err

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from rankgate.cli.base import EXIT_OK, counted, policy_overrides, say, say_json, shell, usage
+from rankgate.cli.base import EXIT_OK, UsageError, counted, policy_overrides, say, say_json, shell, usage
 from rankgate.cli.suggest import add_suggest, judge_agreement_lines, judge_agreement_of
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
@@ -36,6 +36,32 @@ def register(sub) -> None:
     for name, p in cmds.choices.items():
         if (func := p.get_default("func")) is not None:
             p.set_defaults(func=_in_user_words(name, func))
+    parse = labels.parse_known_args
+
+    def flags_after_the_subcommand(args=None, namespace=None):
+        _refuse_flags_first(list(args or []), common, cmds.choices)
+        return parse(args, namespace)
+
+    labels.parse_known_args = flags_after_the_subcommand
+
+
+def _refuse_flags_first(words: list[str], common, subcommands) -> None:
+    """`rankgate labels --db work.json status`: argparse called work.json an invalid subcommand. The workspace
+    flags go after the subcommand: say so, with the command line in that order."""
+    if not words or words[0] not in common._option_string_actions:
+        return
+    takes_value = {o for o, a in common._option_string_actions.items() if a.nargs != 0}
+    flags, i = [], 0
+    while i < len(words) and words[i] in common._option_string_actions:
+        flags += words[i:i + 2] if words[i] in takes_value else words[i:i + 1]
+        i += 2 if words[i] in takes_value else 1
+    import shlex
+
+    if i < len(words) and words[i] in subcommands:
+        fixed = shlex.join(["rankgate", "labels", words[i], *flags, *words[i + 1:]])
+        raise UsageError(f"rankgate labels: {words[0]} goes after the subcommand: {fixed}")
+    raise UsageError(f"rankgate labels: name the subcommand first, then {words[0]}: "
+                     f"{shlex.join(['rankgate', 'labels', 'SUBCOMMAND', *flags])} (rankgate labels --help lists them)")
 
 
 # The store's errors name the workspace file they concern; those below are about the file itself and keep it.
@@ -82,7 +108,7 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
     from rankgate.store import Workspace, sync
 
     if args.benchmark:
-        _refuse_qrels_file(args.benchmark)
+        _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
         if readonly:
             from rankgate.core.benchmark import load_manifest
 
@@ -128,9 +154,26 @@ def _app_workspace_line(path) -> str:
             f"in a store, `rankgate labels import --db WORK.json {quote(str(path))}`, then pass --db WORK.json")
 
 
-def _refuse_qrels_file(path) -> None:
+def _refuse_qrels_file(path, command: str | None = None) -> None:
+    """A qrels file or a label store named where a benchmark folder goes: one line saying what to pass."""
     if _qrels_file(path):
         raise InputError(str(path), f"is a qrels file, not a benchmark folder; {_app_workspace_line(path)}")
+    if _label_store(path):
+        raise InputError(str(path), f"is a label store, not a benchmark folder: give it with --db, as in "
+                         f"`rankgate labels {command or 'SUBCOMMAND'} --db {shell(path)}`")
+
+
+def _label_store(path) -> bool:
+    """A file that starts as rankgate's label store (its snapshot) does."""
+    from rankgate.store.transfer.export import STORE_HEADS
+
+    try:
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            return f.read(64).startswith(STORE_HEADS[0])
+    except OSError:
+        return False
 
 
 def _exists(path) -> bool:
@@ -554,7 +597,7 @@ def _refuse_benchmark_inputs(args) -> None:
         return
     from rankgate.core.benchmark import load_manifest
 
-    _refuse_qrels_file(args.benchmark)
+    _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
     manifest = load_manifest(args.benchmark)
     for role, path in benchmark_inputs(manifest):
         try:
@@ -695,7 +738,7 @@ def _status(args) -> int:
     if args.benchmark and args.db is None and _qrels_file(args.benchmark):  # the app on raw files: its workspace
         app_workspace = paths.qrels_workspace_path(args.benchmark, create=False)
         if not app_workspace.exists():
-            _refuse_qrels_file(args.benchmark)  # says what to pass instead
+            _refuse_qrels_file(args.benchmark, "status")  # says what to pass instead
         qrels, args.benchmark, args.db = args.benchmark, None, str(app_workspace)
     comparison = None
     with _open(args, readonly=True) as ws:
@@ -752,7 +795,7 @@ def _recover(args) -> int:
 
             from rankgate.store import sync
 
-            _refuse_qrels_file(args.benchmark)
+            _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
             db = sync.locate(load_manifest(args.benchmark), create=False).path
         else:
             db = paths.workspace_path()
