@@ -277,3 +277,25 @@ def test_a_label_store_given_as_the_benchmark_says_to_pass_it_with_db(cli, revie
         code, out, err = cli(*argv)
         assert code == 2 and err == (f"error: work.json: is a label store, not a benchmark folder: give it with --db, "
                                      f"as in `rankgate labels {sub} --db work.json`\n"), err
+
+
+# ---- N9: action.yml names no fast extra and no PyPI pin -------------------------------------------------
+
+def test_the_action_installs_its_own_copy_and_its_package_input_names_no_pypi_pin(tmp_path):
+    import subprocess
+
+    yaml = pytest.importorskip("yaml")
+    from tests.conftest import ROOT
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    said = action["inputs"]["package"]["description"]
+    assert "fast" not in said and "==" not in said and "not on PyPI" in said
+    step = next(s for s in action["runs"]["steps"] if s.get("name") == "Install rankgate")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/called\n')
+    (fake / "python3").chmod(0o755)
+    for package, installed in (("", "/the/action"), ("git+https://example.org/r@v1", "git+https://example.org/r@v1")):
+        env = {"PATH": f"{fake}:/usr/bin:/bin", "PACKAGE": package, "GITHUB_ACTION_PATH": "/the/action"}
+        subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], env=env, check=True)
+        assert (tmp_path / "called").read_text().split()[-1] == installed
