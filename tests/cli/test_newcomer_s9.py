@@ -299,3 +299,21 @@ def test_the_action_installs_its_own_copy_and_its_package_input_names_no_pypi_pi
         env = {"PATH": f"{fake}:/usr/bin:/bin", "PACKAGE": package, "GITHUB_ACTION_PATH": "/the/action"}
         subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], env=env, check=True)
         assert (tmp_path / "called").read_text().split()[-1] == installed
+
+
+# ---- N10: docs/reviewers.md's worked example runs on a copy of the samples --------------------------------
+
+def test_the_reviewers_worked_example_runs_after_samples_copy(cli, tmp_path, monkeypatch):
+    import shlex
+
+    from tests.conftest import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RANKGATE_HOME", str(tmp_path / "home"))
+    assert cli("samples", "copy", "my-samples")[0] == 0
+    doc = (ROOT / "docs" / "reviewers.md").read_text()
+    (merge,) = [line for line in doc.splitlines() if line.startswith("$ rankgate labels merge --db ops.json ")]
+    argv = [w.replace("sample_benchmarks/", "my-samples/") for w in shlex.split(merge)[2:]]
+    assert cli("labels", "import", "-b", "my-samples/ops-handbook", "--db", "ops.json")[0] == 0
+    code, out, err = cli(*argv)
+    assert code == 0 and "35 new judgments (read: ana 35)" in out, err
