@@ -317,3 +317,29 @@ def test_the_reviewers_worked_example_runs_after_samples_copy(cli, tmp_path, mon
     assert cli("labels", "import", "-b", "my-samples/ops-handbook", "--db", "ops.json")[0] == 0
     code, out, err = cli(*argv)
     assert code == 0 and "35 new judgments (read: ana 35)" in out, err
+
+
+# ---- N13: labels export FOLDER while the app holds the workspace -----------------------------------------
+
+def test_writing_back_is_refused_while_the_app_holds_the_workspace(cli, tmp_path, monkeypatch):
+    """It wrote the file and the sync record under the app, whose count of unexported edits then went wrong."""
+    from rankgate.store import Workspace
+
+    monkeypatch.setenv("RANKGATE_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "rev"
+    shutil.copytree(SAMPLES / "ops-handbook", folder)
+    qrels = folder / "judgments.jsonl"
+    before = qrels.read_bytes()
+    ws = Workspace.open_benchmark(str(folder), reviewer="app")  # a writer, as the review app is
+    try:
+        ws.set_judgment("q-leaked-key", "backup-restore-drill-03", 2, reason="the drill leaks the key")
+        code, out, err = cli("labels", "export", folder)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith(f"error: {qrels}: not written: the workspace is open for writing by ")
+        assert "export with `e` there, or quit it first" in err and qrels.read_bytes() == before
+        code, out, err = cli("labels", "export", folder, "-o", tmp_path / "copy.jsonl")  # a copy is fine
+        assert code == 0 and out.startswith("wrote 280 judgments"), err
+    finally:
+        ws.close()
+    code, out, err = cli("labels", "export", folder)
+    assert code == 0 and out.startswith("wrote 280 judgments"), err

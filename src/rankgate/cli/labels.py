@@ -13,6 +13,7 @@ handler beside it, and its place in SUBCOMMANDS at the end of this module.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -660,7 +661,7 @@ def _export_back(args) -> int:
         if given:
             raise InputError("labels export", f"{flag} does not write back to the benchmark's qrels file; export "
                              "elsewhere with -o FILE")
-    with _open(args, readonly=True) as ws:
+    with _open(args, readonly=True) as ws, _no_other_writer(ws):
         manifest = ws.manifest
         fmt = None
         if args.format:
@@ -685,6 +686,29 @@ def _export_back(args) -> int:
         say(f"wrote {counted(out.labels, 'judgment')} to {manifest.qrels} ({out.format}, version {out.version}, "
             f"{out.content_hash}); `rankgate gate {shell(manifest.folder)}` now reads them")
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _no_other_writer(ws):
+    """Writing a benchmark's qrels file back records the sync in its workspace: refused while another writer (the
+    review app) holds the workspace, whose count of unexported edits would go wrong (it exports with `e`); held
+    meanwhile, so the app does not open it for writing half way."""
+    from rankgate.store import paths
+    from rankgate.store.storage import Locked, WriterLock
+
+    lock = WriterLock(paths.sidecar(ws.path, paths.LOCK), ws.path)
+    try:
+        lock.acquire()
+    except Locked as e:
+        holder = e.what.removeprefix("is open for writing by ").partition(";")[0]
+        folder = shell(ws.manifest.folder)
+        raise InputError(str(ws.manifest.qrels), f"not written: the workspace is open for writing by {holder} "
+                         f"(the review app?): export with `e` there, or quit it first; `rankgate labels export "
+                         f"{folder} -o FILE` writes a copy meanwhile") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _bench_arg(p) -> None:
