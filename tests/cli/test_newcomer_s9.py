@@ -343,3 +343,19 @@ def test_writing_back_is_refused_while_the_app_holds_the_workspace(cli, tmp_path
         ws.close()
     code, out, err = cli("labels", "export", folder)
     assert code == 0 and out.startswith("wrote 280 judgments"), err
+
+
+# ---- N18: the gate's decision from Python ----------------------------------------------------------------
+
+def test_rankgate_gate_from_python_is_the_commands_decision(cli, tmp_path):
+    import rankgate
+
+    assert {"gate", "run_gate", "load_bundle", "evaluate"} <= set(dir(rankgate))  # tab completion sees them
+    result = rankgate.gate(SAMPLES / "ops-handbook")
+    code, _, _ = cli("gate", SAMPLES / "ops-handbook", "-o", tmp_path / "r.json", "--quiet")
+    assert code == 3 and result == json.loads((tmp_path / "r.json").read_text())
+    assert result["decision"] == "reject"
+    assert any("q-leaked-key" in (c.get("failed") or []) for c in result["check_details"] if c["kind"] == "must_pass")
+    assert rankgate.gate(SAMPLES / "seed-lab", candidate="candidate_good")["decision"] == "accept"
+    with pytest.raises(rankgate.InputError, match=r"^rankgate\.gate: .*nowhere: no such file"):
+        rankgate.gate(tmp_path / "nowhere")
