@@ -359,3 +359,53 @@ def test_rankgate_gate_from_python_is_the_commands_decision(cli, tmp_path):
     assert rankgate.gate(SAMPLES / "seed-lab", candidate="candidate_good")["decision"] == "accept"
     with pytest.raises(rankgate.InputError, match=r"^rankgate\.gate: .*nowhere: no such file"):
         rankgate.gate(tmp_path / "nowhere")
+
+
+# ---- N11: errors that name the likely mistake -------------------------------------------------------------
+
+def test_swapped_qrels_and_runs_are_named_as_such(cli):
+    three = SAMPLES / "three-questions"
+    qrels, run = three / "qrels.trec", three / "run.trec"
+    code, _, err = cli("score", "--qrels", run, "--runs", qrels)
+    assert code == 2 and err == (f"error: {run}:1: 6 columns, expected 4: query iteration document grade; this looks "
+                                 "like a run (6 columns, Q0): are the qrels and the run swapped?\n")
+    code, _, err = cli("score", "--qrels", qrels, "--runs", qrels)
+    assert code == 2 and err.endswith("this looks like qrels (4 columns: query iteration document grade): are the "
+                                      "qrels and the run swapped?\n")
+    code, _, err = cli("trec_eval", run, qrels)
+    assert code == 2 and err.endswith("(as trec_eval reads qrels); this looks like a run (6 columns, Q0): are QRELS "
+                                      "and RUN swapped?\n")
+
+
+def test_a_three_column_qrels_file_is_told_of_the_beir_header(cli, tmp_path):
+    (tmp_path / "beir3.tsv").write_text("q1\td1\t1\n")
+    code, _, err = cli("score", "--qrels", tmp_path / "beir3.tsv", "--runs", SAMPLES / "three-questions" / "run.trec")
+    assert code == 2 and "3 columns is BEIR's qrels layout: give the file its header line " \
+        "query-id<TAB>corpus-id<TAB>score" in err
+
+
+@pytest.mark.parametrize("typed, meant", [("nDCG@1O", "nDCG@10"), ("P@I0", "P@10"), ("ndgc@1O", "nDCG@10")])
+def test_a_letter_typed_for_a_digit_in_a_cutoff_gets_a_did_you_mean(cli, typed, meant):
+    code, _, err = cli("score", SAMPLES / "seed-lab", "-m", typed)
+    assert code == 2 and f"did you mean {meant}?" in err
+
+
+def test_policy_typos_say_what_was_meant(cli, tmp_path):
+    (tmp_path / "pol.toml").write_text('k = 3\nmust_pas = ["q-dns"]\n')
+    code, _, err = cli("gate", SAMPLES / "seed-lab", "--policy", tmp_path / "pol.toml")
+    assert code == 2 and "unknown policy key 'must_pas' (did you mean 'must_pass'? expected one of" in err
+    (tmp_path / "pol2.toml").write_text('[[rules]]\nmeasure = "nDCG@3"\nmin = 0.5\n')
+    code, _, err = cli("gate", SAMPLES / "seed-lab", "--policy", tmp_path / "pol2.toml")
+    assert code == 2 and "key 'min' does not apply to check 'not_lower' (the default, since the rule names no " \
+        "check)" in err and "checks 'floor', 'judged', 'stage_recall_floor' take it" in err
+
+
+def test_a_folder_without_a_manifest_and_an_empty_name_say_what_they_are(cli, tmp_path):
+    (tmp_path / "my runs").mkdir()
+    code, _, err = cli("gate", tmp_path / "my runs")
+    assert code == 2 and err == (f"error: {tmp_path / 'my runs' / 'benchmark.toml'}: no such file: not a benchmark "
+                                 "folder (`rankgate init` makes one from qrels and runs; or give the files with "
+                                 "--qrels and --runs)\n")
+    code, _, err = cli("gate", "--qrels", SAMPLES / "three-questions" / "qrels.trec", "--runs", "")
+    assert code == 2 and err == "error: --runs: an empty file name (an unset or empty shell variable?); nothing " \
+        "was done\n"
