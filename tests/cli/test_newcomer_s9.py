@@ -409,3 +409,13 @@ def test_a_folder_without_a_manifest_and_an_empty_name_say_what_they_are(cli, tm
     code, _, err = cli("gate", "--qrels", SAMPLES / "three-questions" / "qrels.trec", "--runs", "")
     assert code == 2 and err == "error: --runs: an empty file name (an unset or empty shell variable?); nothing " \
         "was done\n"
+
+
+def test_samples_copy_gives_files_and_folders_the_umasks_mode(cli, tmp_path, umask, monkeypatch):
+    """copytree copied the installed files' modes (0644 whatever the umask; 0444 from a read-only install)."""
+    monkeypatch.chdir(tmp_path)
+    umask(0o027)
+    assert cli("samples", "copy", "mine", "--only", "ops-handbook")[0] == 0
+    modes = {oct(mode(p)) for p in (tmp_path / "mine").rglob("*") if p.is_file()}
+    dirs = {oct(mode(p)) for p in (tmp_path / "mine").rglob("*") if p.is_dir()} | {oct(mode(tmp_path / "mine"))}
+    assert (modes, dirs) == ({"0o640"}, {"0o750"})

@@ -80,8 +80,11 @@ def cmd_copy(args) -> int:
         os.umask(umask)
         tmp.chmod(0o777 & ~umask)  # as mkdir would have made it (mkdtemp's is private)
         for name in chosen:
-            shutil.copytree(samples_root() / name, tmp / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(samples_root() / name, tmp / name, copy_function=shutil.copyfile,  # the umask's mode,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))  # not the installed files
+        for d in tmp.rglob("*"):  # copytree gives folders the installed ones' mode (0555 in a read-only install)
+            if d.is_dir() and not d.is_symlink():
+                d.chmod(0o777 & ~umask)
         tmp.rename(target)  # all or nothing
     except OSError as e:
         if tmp is not None:
