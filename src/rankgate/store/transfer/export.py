@@ -7,6 +7,7 @@ import datetime as _dt
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -87,7 +88,8 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
             meta = None
             if fmt == "trec" and judged_by is not None:
                 notes.append(f"a TREC file without its header does not name its reviewer: merge it with "
-                             f"`rankgate labels merge --db DB {judged_by}=FILE`, or export with --header")
+                             f"`rankgate labels merge --db DB {shlex.quote(judged_by + '=FILE')}`, or export with "
+                             "--header")
         left_out = 0
         if fmt == "trec":
             text = _trec(where, rows, meta)
