@@ -32,7 +32,9 @@ async def test_status_of_a_qrels_file_finds_the_apps_workspace(tmp_path, capsys,
     assert "invalid TOML" not in err
     assert f"path: {where}" in out and "judgments: 5" in out
     assert f"--db {where}" in out  # what reaches it for the other labels commands
-    code, out, err = cli(capsys, "labels", "disagreements", "-b", "qrels.txt")
+    code, out, err = cli(capsys, "labels", "disagreements", "-b", "qrels.txt")  # reads it, as status does
+    assert code == 0 and out == "", err  # one reviewer: no disagreement
+    code, out, err = cli(capsys, "labels", "history", "-b", "qrels.txt")
     assert code == 2 and err.count("\n") == 1 and f"--db {where}" in err and "TOML" not in err
 
 

@@ -504,12 +504,18 @@ scattered_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q10"]),
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=scattered_st, judged=st.sets(st.sampled_from(["d1", "d2", "d10", "a-much-longer-document-id", "é"]),
-                                         min_size=1), spill=st.booleans(), block=st.sampled_from([16 << 20, 40, 97]))
-def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypatch, rows, judged, spill, block):
+                                         min_size=1), spill=st.booleans(), block=st.sampled_from([16 << 20, 40, 97]),
+       gz=st.booleans(), few=st.sampled_from([0, 3, 2000]), piece=st.sampled_from([8, 64, 4096]))
+def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypatch, rows, judged, spill, block, gz,
+                                                            few, piece):
     """A scattered file's judged rows are ranked by counting (`_settle_unsorted`, no sort of the rows),
     in memory or through temporary partitions: the same ranks, counts and duplicates as sorting
     every query's rows (the way taken when the gate keeps each ranking's top), ties, IDs of several
-    lengths, duplicates and documents judged for other queries included."""
+    lengths, duplicates and documents judged for other queries included; a plain file's document
+    IDs found again in the file (line by line, or a block parsed again: `few`), a gzipped one's in a
+    temporary file."""
+    import gzip
+
     from rankgate.core.formats import read_qrels
     from rankgate.core.formats import trec_fast as fast
 
@@ -517,10 +523,24 @@ def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypat
     monkeypatch.setattr(fast, "SPILL_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
-    path = tmp_path / "run.trec"
-    path.write_bytes("".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows).encode())
+    monkeypatch.setattr(fast, "FEW_LINES", few)
+    monkeypatch.setattr(fast, "PIECE", piece)
+    path = tmp_path / ("run.trec.gz" if gz else "run.trec")
+    text = "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows).encode()
+    path.write_bytes(gzip.compress(text) if gz else text)
     qrels = read_qrels(write(tmp_path / "q.trec", "".join(f"q1 0 {d} 1\n" for d in sorted(judged))))
+    stores = []
+    real = getattr(fast._doc_store, "real", fast._doc_store)  # hypothesis runs this many times in one test
+
+    def doc_store(*a):
+        store = real(*a)
+        stores.append(type(store).__name__)
+        return store
+
+    doc_store.real = real
+    monkeypatch.setattr(fast, "_doc_store", doc_store)
     counted = fast.read_lean_run(str(path), "run", qrels)
+    assert set(stores) <= {"_DocStore" if gz else "_Reread"}
     sorted_ = fast.read_lean_run(str(path), "run", qrels, keep_top=1)
     assert counted is not None and sorted_ is not None
     key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
@@ -624,6 +644,69 @@ def test_shuffled_rows_whose_hashes_collide_are_told_apart_exactly(tmp_path, mon
     assert exact.duplicates == coarse.duplicates == [(41, "q3", "d4"), (51, "q5", "d5")]
     key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
     assert key(exact) == key(coarse)
+
+
+@pytest.mark.parametrize("hold", [1 << 40, 0])
+def test_shuffled_rows_whose_whole_hashes_collide_are_told_apart_exactly(tmp_path, monkeypatch, hold):
+    """Every document given one hash, so every row of a query shares its (query, document) hash with the
+    query's other rows: only true duplicates are named, compared by their document IDs (found again
+    in the file), and the ranks are those of the real hash."""
+    import numpy as np
+
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    lines = [f"q{i % 7} Q0 d{(i * 5) % 11} 0 {i % 3} t\n" for i in range(60)]
+    lines.insert(40, lines[3])
+    lines.insert(50, lines[12])
+    run = write(tmp_path / "run.trec", "".join(lines))
+    qrels = read_qrels(write(tmp_path / "q.trec", "q1 0 d1 1\nq2 0 d2 1\nq3 0 d4 2\n"))
+    monkeypatch.setattr(fast, "BLOCK", 300)
+    monkeypatch.setattr(fast, "HOLD_AT", hold)
+    exact = fast.read_lean_run(str(run), "run", qrels)
+    monkeypatch.setattr(fast, "hash_strings", lambda d: np.full(len(d), 12345, np.uint64))
+    forced = fast.read_lean_run(str(run), "run", qrels)
+    assert forced.n_duplicates == exact.n_duplicates == 2
+    assert forced.duplicates == exact.duplicates == [(41, "q3", "d4"), (51, "q5", "d5")]
+    key = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
+    assert key(forced) == key(exact) and len(key(exact)) >= 3
+
+
+@pytest.mark.parametrize("change", ["append", "rewrite", "append, same stat", "append, same stat, parsed"])
+def test_a_scattered_file_changed_while_read_is_refused(tmp_path, capsys, monkeypatch, change):
+    """Its document IDs are found again in the file (for a duplicate here): a file that changed since it
+    was read is refused in one line, exit 2, not misread; seen by its size or time, or (when those
+    look the same) by the block's count of lines."""
+    import os
+
+    from rankgate.core.formats import trec_fast as fast
+
+    if "same stat" in change:
+        monkeypatch.setattr(fast, "_identity", lambda f: "the same")
+    if "parsed" in change:
+        monkeypatch.setattr(fast, "FEW_LINES", 0)
+
+    lines = [f"q{i % 5} Q0 d{i % 13} 0 {i % 4} t\n" for i in range(50)]
+    lines.insert(30, lines[2])
+    run = write(tmp_path / "run.trec", "".join(lines))
+    q = write(tmp_path / "q.trec", "q1 0 d1 1\n")
+    monkeypatch.setattr(fast, "BLOCK", 200)
+    real = fast._settle_unsorted
+
+    def settle_after_a_change(*a, **kw):
+        text = run.read_bytes()
+        if change.startswith("append"):  # a line in every block: the one asked for again has one more line
+            run.write_bytes(text.replace(b"\n", b"\nq9 Q0 d9 0 1 t\n", 1).replace(b"t\nq0", b"t\nq9 Q0 d8 0 1 t\nq0"))
+        else:  # same size, other bytes, a later time
+            run.write_bytes(text.replace(b"d1 ", b"d7 "))
+            st = os.stat(run)
+            os.utime(run, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(fast, "_settle_unsorted", settle_after_a_change)
+    code, out, err = score(capsys, monkeypatch, True, "score", "--qrels", q, "--runs", run)
+    assert code == 2 and "Traceback" not in err
+    assert "run.trec: the file changed while rankgate was reading it" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("forced", [False, True])

@@ -67,6 +67,7 @@ def test_chunks_do_not_change_the_numbers(monkeypatch):
     D = np.random.default_rng(2).normal(0, 0.2, (90, 3))
     whole = paired_tests(D, resamples=3000, seed=4)
     monkeypatch.setattr(stats, "CHUNK_CELLS", 1000)  # 11 resamples a chunk
+    stats._DONE.clear()  # computed again, not remembered
     chunked = paired_tests(D, resamples=3000, seed=4)
     assert [(t.p_value, t.ci_low, t.ci_high) for t in whole] == [(t.p_value, t.ci_low, t.ci_high) for t in chunked]
 
@@ -137,3 +138,84 @@ def test_the_generator_in_force_is_named_and_restored():
             assert stats.generator_name() == "SplitMix64"
         assert stats.generator_name() == "PCG64"
     assert stats.generator_name() == "SplitMix64"
+
+
+def test_the_fast_forms_are_the_defined_bits_and_draws():
+    """sign_flips is sign_bits @ wd; index_halves holds each resample's draws of `indices` (in another order)."""
+    rng = np.random.default_rng(9)
+    for n in (1, 7, 8, 43, 64, 70, 130):
+        g = SplitMix64(21, 0)
+        wd = rng.normal(size=(n, 3))
+        assert np.allclose(g.sign_flips(5, 40, wd), g.sign_bits(5, 40, n).astype(float) @ wd, rtol=0, atol=1e-12)
+        a, b = SplitMix64(21, 1).index_halves(5, 40, n)
+        draws = SplitMix64(21, 1).indices(5, 40, n, np.int64)
+        assert a.shape[1] + b.shape[1] == n
+        assert np.array_equal(np.sort(np.hstack([a, b]), axis=1), np.sort(draws, axis=1))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_kept_tails_give_the_quantiles_of_every_row(seed):
+    """stats.Tails keeps only the order statistics the interval needs, chunk by chunk: the same floats as
+    quantiles() of every row, whatever the chunks, the confidence (a wide one keeps every row) or a NaN."""
+    from rankgate.core.stats import Tails, quantiles
+
+    rng = np.random.default_rng(seed)
+    total, M = int(rng.integers(1, 200_000)), int(rng.integers(1, 4))
+    rows = np.round(rng.normal(size=(total, M)), int(rng.integers(1, 6)))  # ties too
+    if seed % 5 == 4:
+        rows[rng.integers(0, total), 0] = np.nan
+    confidence = [0.95, 0.99, 0.5, 0.9999, 0.01, 1 / 3][seed % 6]
+    qs = [(1 - confidence) / 2, 1 - (1 - confidence) / 2]
+    kept = Tails(total, M, qs)
+    done = 0
+    while done < total:
+        m = int(rng.integers(1, 40_000))
+        kept.add(rows[done:done + m].copy())
+        done += m
+    for mine, theirs in zip(kept.quantiles(), quantiles(rows, qs)):
+        assert np.array_equal(mine, theirs, equal_nan=True)
+    if confidence == 0.95 and total > 100_000:
+        assert len(kept.low) + len(kept.high) < total / 10  # only the tails were kept
+
+
+def test_a_column_tested_lately_is_not_tested_again(monkeypatch):
+    """The gate's stability what-ifs ask for the same deltas several times: each column is tested once per
+    weights and settings (generator included), and any change tests it again."""
+    calls = []
+    real = stats.bootstrap_cis
+    monkeypatch.setattr(stats, "bootstrap_cis", lambda D, *a, **k: calls.append(D.shape[1]) or real(D, *a, **k))
+    stats._DONE.clear()
+    D = np.random.default_rng(3).normal(0, 0.2, (30, 2))
+    first = paired_tests(D, resamples=500, seed=1)
+    assert paired_tests(D[:, ::-1], resamples=500, seed=1) == first[::-1] and calls == [2]
+    assert paired_tests(np.column_stack([D[:, 0], D[:, 0] + 1]), resamples=500, seed=1)[0] == first[0]
+    assert calls == [2, 1]  # only the new column
+    for change in ({"seed": 2}, {"confidence": 0.9}, {"resamples": 600}):
+        paired_tests(D[:, 0], **{"resamples": 500, "seed": 1, **change})
+    paired_tests(D[:, 0], np.full(30, 2.0), resamples=500, seed=1)
+    with generator("PCG64"):
+        paired_tests(D[:, 0], resamples=500, seed=1)
+    assert calls == [2, 1, 1, 1, 1, 1, 1]
+
+
+def test_draws_summed_in_pairs_or_one_by_one_give_the_same_intervals(monkeypatch):
+    """Up to PAIRS_UP_TO queries the bootstrap sums its draws two at a time from a table of sums; above it,
+    one by one: the same intervals (to float rounding), weighted or not, n odd or even."""
+    rng = np.random.default_rng(12)
+    for n in (1, 2, 7, 44):
+        D = rng.normal(0, 0.2, (n, 2))
+        for w in (None, rng.uniform(0, 3, n)):
+            paired = stats.bootstrap_cis(D, w, resamples=3000, seed=6)
+            monkeypatch.setattr(stats, "PAIRS_UP_TO", 0)
+            single = stats.bootstrap_cis(D, w, resamples=3000, seed=6)
+            monkeypatch.undo()
+            for x, y in zip(paired, single):
+                assert np.allclose(x, y, rtol=0, atol=1e-12), (n, w is None)
+
+
+def test_more_columns_than_are_remembered_at_once():
+    D = np.random.default_rng(5).normal(0, 0.2, (12, stats.DONE_AT_MOST + 5))
+    stats._DONE.clear()
+    tests = paired_tests(D, resamples=200, seed=1)
+    assert len(tests) == D.shape[1] and len(stats._DONE) == stats.DONE_AT_MOST
+    assert paired_tests(D, resamples=200, seed=1) == tests

@@ -754,16 +754,27 @@ def _add_status(cmds, common) -> None:
     p.set_defaults(func=_status)
 
 
+def _app_workspace_of(args):
+    """A qrels file named where the benchmark folder goes: open the workspace the app made for it
+    (`rankgate review QRELS --runs ...`), as --db; with none yet, one line says what to pass instead.
+    Returns that workspace's path, or None when args named no qrels file."""
+    from rankgate.store import paths
+
+    if not (args.benchmark and args.db is None and _qrels_file(args.benchmark)):
+        return None
+    app_workspace = paths.qrels_workspace_path(args.benchmark, create=False)
+    if not app_workspace.exists():
+        _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))  # says what to pass instead
+    args.benchmark, args.db = None, str(app_workspace)
+    return app_workspace
+
+
 def _status(args) -> int:
-    from rankgate.store import paths, sync
+    from rankgate.store import sync
 
     _bench_positional(args)
-    app_workspace = None
-    if args.benchmark and args.db is None and _qrels_file(args.benchmark):  # the app on raw files: its workspace
-        app_workspace = paths.qrels_workspace_path(args.benchmark, create=False)
-        if not app_workspace.exists():
-            _refuse_qrels_file(args.benchmark, "status")  # says what to pass instead
-        qrels, args.benchmark, args.db = args.benchmark, None, str(app_workspace)
+    qrels = args.benchmark
+    app_workspace = _app_workspace_of(args)  # the app on raw files: its workspace
     comparison = None
     with _open(args, readonly=True) as ws:
         stats = ws.stats()
@@ -905,6 +916,7 @@ def _add_agreement(cmds, common) -> None:
 
 def _agreement(args) -> int:
     _bench_positional(args)
+    _app_workspace_of(args)  # a qrels file the app reviewed: its workspace, as `labels status QRELS`
     with _open(args, readonly=True) as ws:
         overall, groups = ws.agreement(args.by)
         found = ws.disagreements(include_adjudicated=True)
@@ -945,13 +957,21 @@ def _agreement(args) -> int:
 def _add_disagreements(cmds, common) -> None:
     p = cmds.add_parser("disagreements", parents=[common], help="pairs whose reviewers disagree, with each "
                         "grade and reason")
-    p.add_argument("query", nargs="?")
+    p.add_argument("bench", nargs="?", metavar="BENCH", help="a benchmark folder (as -b FOLDER), or a qrels file "
+                   "the app reviewed (its workspace, as `labels status QRELS` names it)")
+    p.add_argument("query", nargs="?", metavar="QID", help="this query's pairs only")
     p.add_argument("--all", action="store_true", help="include adjudicated ones")
     p.set_defaults(func=_disagreements)
 
 
 def _disagreements(args) -> int:
+    if args.bench and args.query is None and (args.db or args.benchmark or not os.path.exists(args.bench)):
+        args.bench, args.query = None, args.bench  # `disagreements --db DB QID`: one name after a workspace
+    _bench_positional(args)
+    _app_workspace_of(args)
     with _open(args, readonly=True) as ws:
+        if args.query and ws.query(args.query) is None:
+            raise ws.unknown_query(args.query, can_add=False)
         found = ws.disagreements(args.query, include_adjudicated=args.all)
         unsure = {(j.query, j.doc): j for j in ws.unsure(args.query)}
     for d in found:

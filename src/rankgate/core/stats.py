@@ -13,12 +13,16 @@ optionally weighted (the statistic is then the weighted mean sum(w*d)/sum(w)).
 - The effect size: Cohen's d for paired samples (d_z), mean delta over the
   standard deviation of the deltas (weighted when weights are given).
 
-Everything is vectorised (a matrix of sign bits, or of resample counts, per
-chunk times a matrix of deltas; never a Python loop per resample) and
-deterministic: the generator is seeded from (seed, test), so a given seed,
-resample count and set of deltas always give the same numbers. Several
-measures are tested in one pass over the same resamples (`paired_tests`),
-which gives each the numbers it would get alone (up to float rounding).
+Everything is vectorised (per chunk of resamples: the sign flips summed from
+a table of each byte's sum of deltas, the bootstrap's draws looked up two at a
+time in a table of sums; never a Python loop per resample); of the bootstrap's
+means only the tails its interval uses are kept (`Tails`: 5% of them at 95%
+confidence, not all), and a column of deltas tested lately is not tested
+again (`paired_tests`). It is deterministic: the generator is seeded from
+(seed, test), so a given seed, resample count and set of deltas always give
+the same numbers. Several measures are tested in one pass over the same
+resamples (`paired_tests`), which gives each the numbers it would get alone
+(up to float rounding).
 
 The random bits come from SplitMix64 used as a counter-based generator
 (`SplitMix64`): word i of a test's stream is a pure function of (seed, test,
@@ -81,6 +85,37 @@ class SplitMix64:
         w = splitmix64(self.key, m * words, start * words).astype("<u8", copy=False)
         return np.unpackbits(w.view(np.uint8).reshape(m, words * 8), axis=1, count=n, bitorder="little")
 
+    def sign_flips(self, start: int, m: int, wd: np.ndarray) -> np.ndarray:
+        """Resamples start .. start+m-1 of `sign_bits`, each row's set bits summed over `wd` (n x M): what
+        `sign_bits(start, m, n) @ wd` gives, from one table of 256 sums per byte of the words instead
+        of a multiply-add per bit (the sums in byte order, the same whatever the chunk)."""
+        n = len(wd)
+        words = (n + 63) // 64
+        used = (n + 7) // 8
+        w = splitmix64(self.key, m * words, start * words).astype("<u8", copy=False)
+        data = w.view(np.uint8).reshape(m, words * 8)
+        values = np.arange(256, dtype=np.uint8)[:, None]
+        out = np.zeros((m, wd.shape[1]))
+        for k in range(used):
+            part = wd[8 * k: 8 * k + 8]
+            bits = np.unpackbits(values, axis=1, count=len(part), bitorder="little").astype(np.float64)
+            out += (bits @ part)[data[:, k]]  # a table of 256 x M: the sum of the byte's set bits' deltas
+        return out
+
+    def index_halves(self, start: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Resamples start .. start+m-1 of `indices`, as two blocks of draws: the low halves' (m x ceil(n/2))
+        and the high halves' (m x floor(n/2)); each resample's draws are the same, in another order."""
+        if n >= 2 ** 32:
+            raise ValueError("at most 2**32 - 1 queries")
+        half = (n + 1) // 2
+        low = splitmix64(self.key, m * half, start * half).reshape(m, half)
+        high = low >> np.uint64(32)
+        low &= np.uint64(0xFFFFFFFF)
+        for part in (low, high):
+            part *= np.uint64(n)
+            part >>= np.uint64(32)
+        return low.view(np.int64), high[:, : n - half].view(np.int64)  # below 2**32: the same values as intp
+
     def indices(self, start: int, m: int, n: int, dtype) -> np.ndarray:
         """Resamples start .. start+m-1: n draws from 0 .. n-1 each (with replacement). Each draw is a 32-bit half
         of a word (the low half first) mapped by Lemire's multiply-shift, floor(half * n / 2**32): no value is
@@ -111,6 +146,12 @@ class PCG64:
 
     def indices(self, start: int, m: int, n: int, dtype) -> np.ndarray:
         return self.rng.integers(0, n, size=(m, n), dtype=dtype)
+
+    def sign_flips(self, start: int, m: int, wd: np.ndarray) -> np.ndarray:
+        return self.sign_bits(start, m, len(wd)).astype(np.float64) @ wd
+
+    def index_halves(self, start: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.indices(start, m, n, np.int64), np.empty((m, 0), dtype=np.int64)
 
 
 GENERATORS = {g.name: g for g in (SplitMix64, PCG64)}
@@ -192,8 +233,7 @@ def randomization_tests(deltas, weights=None, *, resamples: int = 10000, seed: i
     done = 0
     while done < resamples:
         m = min(step, resamples - done)
-        bits = rng.sign_bits(done, m, n)
-        stats = np.abs(colsum - 2.0 * (bits.astype(np.float64) @ wd))
+        stats = np.abs(colsum - 2.0 * rng.sign_flips(done, m, wd))
         count += np.count_nonzero(stats >= observed - tol, axis=0)
         done += m
     p = (1 + count) / (1 + resamples)
@@ -207,6 +247,32 @@ def randomization_test(deltas, weights=None, *, resamples: int = 10000, seed: in
     return float(p[0]), exact
 
 
+PAIRS_UP_TO = 1024  # queries: a bootstrap looks its draws up two at a time (a table of n * n sums, 8 MB at most)
+
+
+class _Draws:
+    """One chunk of a bootstrap's draws, ready to sum any column of values over: by pairs (a low half's draw
+    and the high half's of the same word, from a table of every two values' sum) when n is small, one by
+    one otherwise (and for PCG64's draws); einsum sums a row in order, five times as fast as .sum(axis=1)
+    on rows this short, and the same in any chunk."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, n: int):
+        k = b.shape[1] if n <= PAIRS_UP_TO else 0
+        self.pairs = a[:, :k] * n + b[:, :k]
+        self.rest = [a[:, k:], b[:, k:]]
+
+    @staticmethod
+    def table(values: np.ndarray) -> np.ndarray:
+        return (values[:, None] + values[None, :]).ravel() if len(values) <= PAIRS_UP_TO else values[:0]
+
+    def sums(self, values: np.ndarray, table: np.ndarray) -> np.ndarray:
+        out = np.einsum("ij->i", np.take(table, self.pairs)) if self.pairs.shape[1] else 0.0
+        for part in self.rest:
+            if part.shape[1]:
+                out = out + np.einsum("ij->i", np.take(values, part))
+        return out
+
+
 def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
                   confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap intervals of the (weighted) mean of each column of `deltas` (queries x
@@ -215,23 +281,27 @@ def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0
     n, M = D.shape
     if n == 0 or M == 0:
         return np.zeros(M), np.zeros(M)
-    w = np.ones(n) if weights is None else _prepare(D[:, 0], weights)[1]
+    w = None if weights is None else _prepare(D[:, 0], weights)[1]
     rng = _rng(seed, 1)
     step = max(1, CHUNK_CELLS // n)
-    means = np.empty((resamples, M), dtype=np.float64)
-    wd = w[:, None] * D
-    done = 0
-    while done < resamples:
-        m = min(step, resamples - done)
-        big = m * n >= 2 ** 31
-        idx = rng.indices(done, m, n, np.int64 if big else np.int32)
-        idx += (np.arange(m, dtype=idx.dtype) * n)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n).astype(np.float64)
-        den = counts @ w
-        means[done:done + m] = np.divide(counts @ wd, den[:, None], out=np.zeros((m, M)), where=den[:, None] > 0)
-        done += m
     alpha = 1.0 - confidence
-    lo, hi = quantiles(means, [alpha / 2, 1 - alpha / 2])
+    means = Tails(resamples, M, [alpha / 2, 1 - alpha / 2])  # the resamples' means, the two tails kept
+    wd = D if w is None else w[:, None] * D
+    columns = [np.ascontiguousarray(wd[:, j]) for j in range(M)]
+    tables = [_Draws.table(col) for col in columns]
+    w_table = None if w is None else _Draws.table(w)
+    done = 0
+    while done < resamples:  # each resample's mean: its draws' deltas summed (gathered, not counted)
+        m = min(step, resamples - done)
+        draws = _Draws(*rng.index_halves(done, m, n), n)
+        den = n if w is None else draws.sums(w, w_table)
+        chunk = np.empty((m, M))
+        for j, col in enumerate(columns):  # column by column: a row's sums the same in any chunk
+            num = draws.sums(col, tables[j])
+            chunk[:, j] = num / n if w is None else np.divide(num, den, out=np.zeros(m), where=den > 0)
+        means.add(chunk)
+        done += m
+    lo, hi = means.quantiles()
     const = np.ptp(D, axis=0) == 0
     lo[const] = hi[const] = D[0, const]
     return lo, hi
@@ -269,22 +339,94 @@ def percentile(values, q: float) -> float | None:
     return float(quantiles(v, [np.true_divide(q, 100)])[0])
 
 
+def _ranks(n: int, q: float) -> tuple[float, int, int]:
+    """The virtual index of quantile q among n sorted values, and the two order statistics it lies between."""
+    v = (n - 1) * float(q)
+    lo = n - 1 if v >= n - 1 else 0 if v < 0 else math.floor(v)
+    return v, lo, min(lo + 1, n - 1)
+
+
+def _lerp(v: float, lo: int, a_lo, a_hi):
+    t = v - lo
+    diff = a_hi - a_lo
+    return a_hi - diff * (1 - t) if t >= 0.5 else a_lo + diff * t  # numpy's _lerp, from the nearer end
+
+
 def quantiles(a, qs) -> list:
     """np.quantile(a, qs, axis=0) by numpy's default ('linear') method, with numpy's own arithmetic, so the
     same floats (tests/unit/test_stats.py compares them bit for bit), but without np.quantile: it calls
     np.unique, which loads numpy.ma, about a twentieth of the gate's start-up."""
-    s = np.sort(np.asarray(a, dtype=np.float64), axis=0)
-    n = s.shape[0]
+    a = np.asarray(a, dtype=np.float64)
+    n = a.shape[0]
+    # only the order statistics used are put in place (a partition: the same values as a sort, NaN last)
+    s = np.partition(a, sorted({n - 1} | {k for q in qs for k in _ranks(n, q)[1:]}), axis=0)
     out = []
     for q in qs:
-        v = (n - 1) * float(q)  # the virtual index between two order statistics
-        lo = n - 1 if v >= n - 1 else 0 if v < 0 else math.floor(v)
-        t = v - lo
-        a_lo, a_hi = s[lo], s[min(lo + 1, n - 1)]
-        diff = a_hi - a_lo
-        r = a_hi - diff * (1 - t) if t >= 0.5 else a_lo + diff * t  # numpy's _lerp, from the nearer end
+        v, lo, hi = _ranks(n, q)
+        r = _lerp(v, lo, s[lo], s[hi])
         out.append(np.where(np.isnan(s[-1]), np.nan, r) if s.ndim > 1 else r)
     return out
+
+
+class Tails:
+    """The quantiles `qs` of `total` rows of M columns given chunk by chunk, as `quantiles` gives them (the
+    same floats), keeping only the order statistics they need: the smallest rows up to the highest rank a
+    quantile below the middle uses, and the largest from the lowest rank one above it uses (at 95%
+    confidence, 2.5% of the rows at each end: 8 MB a column at ten million resamples, not 80)."""
+
+    def __init__(self, total: int, M: int, qs):
+        self.total, self.qs = total, list(qs)
+        ranks = {k for q in self.qs for k in _ranks(total, q)[1:]}
+        below = [k for k in ranks if 2 * k < total]
+        above = [k for k in ranks if 2 * k >= total]
+        self.n_low = max(below) + 1 if below else 0
+        self.n_high = total - min(above) if above else 0
+        self.low = np.empty((0, M))
+        self.high = np.empty((0, M))
+        self.pending: list[np.ndarray] = []
+        self.rows = 0
+        self.nan = np.zeros(M, dtype=bool)
+        self.all = self.n_low + self.n_high >= total  # a wide interval: keeping every row costs no more
+
+    def add(self, chunk: np.ndarray) -> None:
+        self.nan |= np.isnan(chunk).any(axis=0)
+        self.pending.append(chunk)
+        self.rows += len(chunk)
+        if not self.all and self.rows >= max(2 * self.n_low, 2 * self.n_high, 1 << 18):
+            self._reduce()
+
+    def _reduce(self) -> None:
+        new = np.concatenate(self.pending) if self.pending else self.low[:0]
+        self.pending, self.rows = [], 0
+        self.low = self._keep(np.concatenate([self.low, new]), self.n_low, smallest=True)
+        self.high = self._keep(np.concatenate([self.high, new]), self.n_high, smallest=False)
+
+    @staticmethod
+    def _keep(rows: np.ndarray, n: int, smallest: bool) -> np.ndarray:
+        """The n smallest (or largest) of each column, in no order (a partition in place, then a copy)."""
+        if len(rows) <= n:
+            return rows
+        if n == 0:
+            return rows[:0]
+        cut = n - 1 if smallest else len(rows) - n
+        rows.partition(cut, axis=0)
+        return (rows[:n] if smallest else rows[cut:]).copy()
+
+    def quantiles(self) -> list:
+        if self.all:
+            return quantiles(np.concatenate(self.pending), self.qs)
+        self._reduce()
+        offset = self.total - self.n_high  # the rank of high's first row
+        ranks = [_ranks(self.total, q) for q in self.qs]
+        low_kth = sorted({k for _, lo, hi in ranks for k in (lo, hi) if k < self.n_low})
+        high_kth = sorted({k - offset for _, lo, hi in ranks for k in (lo, hi) if k >= self.n_low})
+        low = np.partition(self.low, low_kth, axis=0) if low_kth else self.low
+        high = np.partition(self.high, high_kth, axis=0) if high_kth else self.high
+
+        def at(k: int):
+            return low[k] if k < self.n_low else high[k - offset]
+
+        return [np.where(self.nan, np.nan, _lerp(v, lo, at(lo), at(hi))) for v, lo, hi in ranks]
 
 
 @dataclass(frozen=True)
@@ -309,18 +451,35 @@ class PairedTest:
                 "weighted": self.weighted, "exact": self.exact}
 
 
+_DONE: dict = {}  # the tests of recent columns of deltas (paired_tests): a gate's what-ifs ask again
+DONE_AT_MOST = 64
+
+
 def paired_tests(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
                  confidence: float = 0.95) -> list[PairedTest]:
     """A PairedTest for each column of `deltas` (queries x measures; candidate - baseline), in one pass:
     every column sees the same sign patterns and the same resamples, so the answer for a column does
-    not depend on which other columns are tested with it (beyond float rounding)."""
+    not depend on which other columns are tested with it (beyond float rounding). A column tested
+    lately with the same weights and settings is not tested again: the gate's stability what-ifs
+    (core/bounds.py) ask for the same deltas several times (at ten million resamples, seconds each)."""
     D = _columns(deltas)
     n, M = D.shape
-    p, exact = randomization_tests(D, weights, resamples=resamples, seed=seed)
-    lo, hi = bootstrap_cis(D, weights, resamples=resamples, seed=seed, confidence=confidence)
-    return [PairedTest(n, weighted_mean(D[:, j], weights), float(p[j]), float(lo[j]), float(hi[j]), confidence,
-                       effect_size(D[:, j], weights), resamples, seed, exact, weights is not None)
-            for j in range(M)]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    same = (None if w is None else w.tobytes(), resamples, seed, confidence, generator_name())
+    keys = [(np.ascontiguousarray(D[:, j]).tobytes(),) + same for j in range(M)]
+    found = {k: _DONE[k] for k in keys if k in _DONE}
+    todo = [j for j in range(M) if keys[j] not in found]
+    if todo:
+        T = D[:, todo]
+        p, exact = randomization_tests(T, weights, resamples=resamples, seed=seed)
+        lo, hi = bootstrap_cis(T, weights, resamples=resamples, seed=seed, confidence=confidence)
+        for i, j in enumerate(todo):
+            found[keys[j]] = _DONE[keys[j]] = PairedTest(
+                n, weighted_mean(D[:, j], weights), float(p[i]), float(lo[i]), float(hi[i]), confidence,
+                effect_size(D[:, j], weights), resamples, seed, exact, weights is not None)
+        while len(_DONE) > DONE_AT_MOST:  # the oldest go
+            del _DONE[next(iter(_DONE))]
+    return [found[k] for k in keys]
 
 
 def paired_test(baseline, candidate, weights=None, *, resamples: int = 10000, seed: int = 0,

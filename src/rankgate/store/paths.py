@@ -25,6 +25,7 @@ HISTORY = ".history"  # the history of changes (a TinyDB file of its own)
 LOCK = ".lock"  # the writer's lock; holds the holder's pid, host and user
 BACKUP = ".bak"  # the snapshot before the current one
 SYNC = ".sync"  # the last import or export to the benchmark's qrels file (store/sync.py)
+EXPORTED = ".sync-exported"  # the labels the last export to a file of a store of no benchmark wrote (store/sync.py)
 
 
 def data_dir(create: bool = True) -> Path:

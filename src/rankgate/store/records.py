@@ -377,10 +377,17 @@ class MigrationReport:
 # --------------------------------------------------------------------------- checks and stored forms
 
 
-def check_id(value, what: str, db: str) -> str:
+def typing_slip(value: str) -> bool:
+    """A typed ID with surrounding spaces or a control character: a typing or paste slip."""
+    return value != value.strip() or any(ord(c) < 32 for c in value)
+
+
+def check_id(value, what: str, db: str, typed: bool = True) -> str:
+    """A new ID: a non-empty string; a typed one (`typed`) without a typing slip. An ID read from a file
+    is taken as the file's reader took it."""
     if not isinstance(value, str) or not value:
         raise InputError(db, f"{what} ID must be a non-empty string")
-    if value != value.strip() or any(ord(c) < 32 for c in value):
+    if typed and typing_slip(value):
         raise InputError(db, f"{what} ID {value!r} has surrounding spaces or control characters")
     return value
 

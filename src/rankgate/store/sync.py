@@ -235,6 +235,37 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
     _start_session(ws, summary, True)
 
 
+def record_export(ws, grades: dict[tuple[str, str], int], path) -> None:
+    """An export wrote `grades` to the file `path`: kept beside a store of no benchmark folder (a `--db`
+    store, the app's workspace of a qrels file), so that the app on raw files reminds of label edits that
+    neither the qrels file nor the last export holds (tui/screens/sync.py). A folder's count is against
+    its own qrels file: nothing kept. Advice: a failure to write it is ignored."""
+    from rankgate.store.storage import atomic_write
+
+    manifest = getattr(ws, "manifest", None)
+    if manifest is not None and not isinstance(manifest, QrelsFile):
+        return
+    summary = {"format": SYNC_FORMAT, "path": _resolved(path), "at": ws._clock()}
+    base = {label_key(q, d): g for (q, d), g in grades.items()}
+    try:
+        atomic_write(paths.sidecar(ws.path, paths.EXPORTED), (json.dumps(summary, ensure_ascii=False) + "\n" +
+                     json.dumps(base, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass"), sync=False)
+    except OSError:
+        pass
+
+
+def read_exported(db) -> dict[str, int] | None:
+    """{label_key: grade} the last export to a file wrote (record_export); None: none, or unreadable."""
+    try:
+        with open(paths.sidecar(db, paths.EXPORTED), "rb") as f:
+            summary, base = json.loads(f.readline()), json.loads(f.readline())
+    except (OSError, ValueError):
+        return None
+    if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict):
+        return base
+    return None
+
+
 # A writer's session: the pairs its edits touched (with their grade before), so that closing counts the
 # unexported edits again from those pairs only, not from every label (0.45 s at 100k labels).
 

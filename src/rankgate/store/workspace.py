@@ -485,7 +485,7 @@ class Workspace(DurableIndex):
     def set_judgment(self, qid: str, doc: str, grade: int, reason: str | None = None,
                      collection_version: str | None = None, reviewer: str | None = None, *, why: str = "",
                      create_query: bool = False, cause: str = "", undoes: int | None = None,
-                     amends: int | None = None) -> Event | None:
+                     amends: int | None = None, ids_from_file: bool = False) -> Event | None:
         """Set the reviewer's judgment of a pair (new, regrade, or a new reason). None when nothing changed.
 
         A pair holds one judgment per reviewer: this sets `reviewer`'s (default:
@@ -501,7 +501,8 @@ class Workspace(DurableIndex):
         `cause="undo"`/`"redo"` (with `undoes=` the event id): the edit undoes or
         redoes an earlier one, and history says so. `amends=N`: the same edit as
         event N, finished (a reason typed right after its grade): history shows
-        the two as one row.
+        the two as one row. `ids_from_file`: the IDs were read from a file (a run the review app
+        shows), not typed: a new one with a control character is taken as it is.
         """
         with self._mutex:
             self._check_writable()
@@ -509,9 +510,9 @@ class Workspace(DurableIndex):
             caused = self._cause(cause, undoes)
             # a new ID is checked; one the store already holds (an import takes any the formats read) is not
             if not isinstance(qid, str) or qid not in self._queries:
-                check_id(qid, "query", db)
+                check_id(qid, "query", db, typed=not ids_from_file)
             if not isinstance(doc, str) or doc not in self._labels.get(qid, {}):
-                check_id(doc, "document", db)
+                check_id(doc, "document", db, typed=not ids_from_file)
             grade = check_grade(grade, db)
             for name, value in (("reason", reason), ("collection version", collection_version)):
                 if value is not None and not isinstance(value, str):

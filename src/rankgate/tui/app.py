@@ -44,6 +44,8 @@ class ReviewApp(App[int]):
         self._sync_check: Sync | str | None = None
         self._leaving = False  # the quit dialog's choice was to leave: keys from then on are dropped
         self._quit_chosen_at = 0.0  # when a choice was made in the quit dialog (on_key)
+        self._reopening = False  # the benchmark is being opened again (ctrl+r, after a sync): the store is closed
+        self._quit_when_open = False  # `q` came during it: the way out waits for the benchmark (leave)
         self.goodbye = ""  # a line `rankgate review` prints once the screen is gone (paths whole, not wrapped)
 
     def on_mount(self) -> None:
@@ -161,6 +163,7 @@ class ReviewApp(App[int]):
         review.unbind()
         old.model.labels.close()
         self.inputs.blind = blind
+        self._reopening = True
         self.load()
 
     @property
@@ -175,6 +178,7 @@ class ReviewApp(App[int]):
     @on(LoadedMessage)
     def _loaded(self, event: LoadedMessage) -> None:
         self.loaded = event.loaded
+        self._reopening = False
         check, self._sync_check = self._sync_check, None
         self.sync = check if isinstance(check, Sync) else None
         self.review.bind(event.loaded)
@@ -190,6 +194,9 @@ class ReviewApp(App[int]):
             self.call_after_refresh(self._sync_ready, self.sync)
         if event.loaded.later:  # new parsed-run cache entries, the first import's fold: after the first frame
             self.call_after_refresh(self._write_caches, event.loaded.later)
+        if self._quit_when_open:  # `q` during the reload: now the edits can be counted and offered
+            self._quit_when_open = False
+            self.call_after_refresh(self.leave)
 
     @work(thread=True, group="caches", description="write_caches")
     def _write_caches(self, writes: list) -> None:
@@ -204,8 +211,12 @@ class ReviewApp(App[int]):
     def _failed(self, event: LoadFailed) -> None:
         """Shown in place: the user can fix the file and open it again (ctrl+r), or quit (exit 2)."""
         self.error = event.error
+        self._reopening = False
         if self.review is not None:
             self.review.failed(event.error)
+        if self._quit_when_open:  # `q` during the reload: leave as from any failed open (exit 2, the error said)
+            self._quit_when_open = False
+            self.leave()
 
     def reload(self) -> None:
         """Open the benchmark again, after a file was fixed: from a failed load, or over a loaded one."""
@@ -219,7 +230,13 @@ class ReviewApp(App[int]):
     def leave(self) -> None:
         """Quit: exit 2 when the benchmark could not be opened (as the CLI does on bad input); with label
         edits not yet in the folder's qrels file, offer to export them first. Opened on raw files: the same,
-        for edits not exported in this session (they stay in the app's workspace for the qrels file)."""
+        for edits neither the qrels file nor the last export holds (they stay in the app's workspace). While the
+        benchmark opens again (its store closed), the way out waits for it; `q` again leaves at once."""
+        if self.loaded is None and self._reopening and not self._quit_when_open:
+            self._quit_when_open = True
+            self.notify("quitting once the benchmark is open again, to offer the export of label edits; "
+                        "q again quits now", title="quit", timeout=10)
+            return
         if self.loaded is not None and self.unexported:
             self.push_screen(QuitScreen(self.unexported, self.sync.manifest.qrels, self.sync.copy_path),
                              self._quit_chosen)
@@ -231,6 +248,13 @@ class ReviewApp(App[int]):
                              self._raw_quit_chosen)
             return
         self.exit(return_code=2 if self.loaded is None and self.error is not None else 0)
+
+    def get_system_commands(self, screen):
+        """Textual's palette entries, its Quit in our words: it offers the export first (action_quit)."""
+        from rankgate.tui.commands import QUIT_HELP
+
+        for command in super().get_system_commands(screen):
+            yield command._replace(help=QUIT_HELP) if command.title == "Quit" else command
 
     async def action_quit(self) -> None:
         """ctrl+q (Textual's own key) and the palette's Quit: the way out `q` takes, export offer included;
@@ -292,7 +316,10 @@ class ReviewApp(App[int]):
 
     def _raw_unexported(self) -> tuple[int, str] | None:
         """(edits not exported, the workspace holding them) of the app on raw files with a label store; None
-        for a benchmark folder, labels in memory, a read-only workspace, or no such edit."""
+        for a benchmark folder, labels in memory, a read-only workspace, or no such edit. Counted against the
+        qrels file and the last export (Sync.raw_unexported), as the folder's against its file: an edit left
+        unexported by an earlier session counts; a workspace that does not follow the file (--db of other
+        labels) counts this session's edits."""
         from rankgate.tui.store_backend import StoreBackend
 
         model = self.review.model if self.loaded is not None and self.review is not None else None
@@ -301,7 +328,7 @@ class ReviewApp(App[int]):
         if folder or not isinstance(backend, StoreBackend) or backend.read_only:
             return None
         try:
-            n = model.labels.unexported()
+            n = self.sync.raw_unexported() if self.sync is not None else model.labels.unexported()
         except Exception:  # a count for a reminder: never in the way of quitting
             return None
         return (n, backend.where) if n else None

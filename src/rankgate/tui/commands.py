@@ -28,6 +28,10 @@ class Command:
     key_display: str | None = None
 
 
+# the palette's Quit (Textual's own entry, ReviewApp.get_system_commands) and the q key's help
+QUIT_HELP = ("Leave the review; label edits not exported yet are offered for export first (every edit is "
+             "already saved)")
+
 COMMANDS: tuple[Command, ...] = (
     # The grade keys follow the benchmark's scale: grade_commands() below, bound by bindings().
     Command("pick_grade", "g", "Pick a grade", "Choose the highlighted document's grade from the benchmark's scale",
@@ -99,7 +103,7 @@ COMMANDS: tuple[Command, ...] = (
             "bottom row shows one of them)", "pane"),
     Command("help", "question_mark", "Keys and legend", "What each key does and what each mark means", "help",
             key_display="?"),
-    Command("quit", "q", "Quit", "Leave the review (every edit is already saved)", "quit"),
+    Command("quit", "q", "Quit", QUIT_HELP, "quit"),
 )
 
 
@@ -164,7 +168,7 @@ class ReviewCommands(Provider):
         """(title, action, help) for everything the palette offers."""
         screen = self.screen
         out = [(c.title, c.action, c.help) for c in grade_commands(getattr(screen, "grades", None) or {})]
-        out += [(c.title, c.action, c.help) for c in COMMANDS]
+        out += [(c.title, c.action, c.help) for c in COMMANDS if c.action != "quit"]  # Textual's Quit, reworded
         model = getattr(screen, "model", None)
         if model is not None and not getattr(screen, "blind", False):  # blind review: no run names
             for name in model.run_names:

@@ -84,9 +84,10 @@ class StoreBackend(Backend):
     def set(self, qid: str, doc: str, grade: int, reason: str | None, collection_version: str | None = None, *,
             cause: str | None = None, undoes: int | None = None, amends: int | None = None) -> int | None:
         self._writable()
+        # the app's IDs come from its files (a typed one is checked by the add form, screens/label_form.py)
         event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
                                      create_query=True, why="rankgate review", cause=cause or "", undoes=undoes,
-                                     amends=amends)
+                                     amends=amends, ids_from_file=True)
         return getattr(event, "id", None)
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:

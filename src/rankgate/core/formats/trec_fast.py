@@ -9,9 +9,9 @@ What it does differently from the general reader, with the same results:
 - what is kept of a block is its judged rows (query, document, rank) and the
   count of lines per query, so memory stays bounded when each query's lines are
   together, as retrievers write them; of a file whose queries are scattered,
-  each row's query, score and hash are kept (16 bytes a line), its document ID
-  written once to a temporary file and read back only where needed (ties with a
-  judged row, duplicates); past HOLD_AT bytes kept, the rows go to partitions by
+  each row's query, score and hash are kept (20 bytes a line), its document ID
+  found again in the file only where needed (ties with a judged row, duplicates;
+  a gzipped file's document IDs go to a temporary file); past HOLD_AT bytes kept, the rows go to partitions by
   query on disk, settled one at a time, so memory stays bounded for any file
   (with no room on disk, all is kept in memory); `keep_top` also keeps each
   ranking's top rows (the gate's review queue; its scattered rows are sorted by
@@ -70,6 +70,8 @@ class _Reader:
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
         self.columns_here = False  # see blocks()
+        self.spans: list[tuple[int, int]] = []  # each block's (offset, bytes) in the file, in file order
+        self.identity = None  # the file as it was opened (_identity)
         self.judged = None
         if qrels is None:  # read_full_columns: every document is kept
             return
@@ -118,7 +120,9 @@ class _Reader:
         before the next is read, in the same thread, and fresh memory costs page faults."""
         carry, buf = b"", None
         self.done = 0
+        start, self.spans = 0, []  # where the next block starts in the file (decompressed)
         with open(self.path, "rb") as raw:
+            self.identity = _identity(raw)
             head = raw.read(3)
             raw.seek(0)
             if head == b"\xef\xbb\xbf":
@@ -155,6 +159,8 @@ class _Reader:
                 carry = bytes(memoryview(buf)[cut:end])
                 size = BLOCK
                 self.done = raw.tell()
+                self.spans.append((start, cut))
+                start += cut
                 yield memoryview(buf)[:cut]
 
     def _table(self, block):
@@ -423,13 +429,7 @@ def _one(arr):
 
 def _strings(values: list[str]):
     """Python strings as an Arrow string array (no pandas import, see _ints)."""
-    import pyarrow as pa
-
-    data = [v.encode("utf-8", "surrogatepass") for v in values]
-    offsets = np.zeros(len(data) + 1, np.int64)
-    np.cumsum([len(b) for b in data], out=offsets[1:])
-    return pa.Array.from_buffers(pa.large_string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
-                                 ).cast(pa.string())
+    return _strings_of([v.encode("utf-8", "surrogatepass") for v in values])
 
 
 class _Tally:
@@ -571,9 +571,9 @@ def _joined(parts: list[tuple]) -> tuple:
 
 
 SPILL_AT = 64 << 20  # with keep_top (the gate): a scattered file larger than this is partitioned by query on disk
-HOLD_AT = 128 << 20  # without (score): bytes of a scattered file's rows kept in memory (ROW_BYTES a line, 7M
-#                      lines: 112 MB); past it the rows go to partitions by query on disk (bounded for any file)
-ROW_BYTES = 16  # what a kept row costs: query (4), score (8), the hash's top half (4); its document ID is on disk
+HOLD_AT = 160 << 20  # without (score): bytes of a scattered file's rows kept in memory (ROW_BYTES a line, 7M
+#                      lines: 140 MB); past it the rows go to partitions by query on disk (bounded for any file)
+ROW_BYTES = 20  # what a kept row costs: query (4), score (8), the hash (8); its document ID is found in the file
 SPILL_BUCKET = 16 << 20  # bytes of the file per temporary file (small parts sort fastest)
 MAX_BUCKETS = 512  # temporary files open at once, at most
 
@@ -582,8 +582,8 @@ def _scattered(reader: _Reader, tally: _Tally, blocks) -> int:
     """Read a file whose queries' lines are scattered. Returns its lines.
 
     Without keep_top (`score`), judged rows are ranked by counting, with no sort (`_settle_unsorted`):
-    every row's query, score and hash are kept in memory, its document ID written once to a
-    temporary file (read back only for ties and duplicates), up to HOLD_AT bytes; a larger file's
+    every row's query, score and hash are kept in memory, its document ID found again in the file
+    only for ties and duplicates (_doc_store), up to HOLD_AT bytes; a larger file's
     rows go to partitions by query on disk, settled one at a time (memory: a few blocks, as for a
     grouped file). With keep_top, rows are sorted by query: in memory up to SPILL_AT bytes of file,
     else through partitions that carry the document IDs. With no room on disk, all in memory."""
@@ -615,7 +615,7 @@ def _counted(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str) -> int
     """Keep each block's query, score and hash (its document IDs to a file), then rank the judged
     rows by counting; past HOLD_AT bytes kept, what is kept and the rest of the file go to
     partitions by query instead."""
-    store = _DocStore(os.path.join(tmp, "documents.arrow"))
+    store = _doc_store(reader, tmp)
     try:
         held, kept, lines = [], 0, 0
         for row0, q, s, j, k, d in blocks:
@@ -658,26 +658,24 @@ def _unheld(held: list, blocks):
 
 
 def _spill(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str, store=None) -> int:
-    """Partition by query into temporary files in `tmp`. Without keep_top, the document IDs go to one
-    file of their own (`store`), in file order as read (no reordering; a block whose documents are
-    None has them there already), and are looked up there only for the few rows that need them
-    (ties with a judged row, duplicates)."""
+    """Partition by query into temporary files in `tmp`. Without keep_top, the document IDs are found
+    again through `store` (_doc_store: the file itself, or a gzipped file's IDs in a file of their own,
+    in file order as read; a block whose documents are None is there already), only for the few rows
+    that need them (ties with a judged row, duplicates)."""
     import pyarrow as pa
 
     buckets = min(MAX_BUCKETS, max(2, -(-size // SPILL_BUCKET)))
     with_docs = bool(tally.keep_top)
     cols = [("row", pa.int64()), ("q", pa.int32()), ("s", pa.float64()), ("j", pa.int32()),
-            ("k", pa.uint64() if with_docs else pa.uint32())]  # the whole hash, or its top 32 bits (_Part)
+            ("k", pa.uint64())]
     schema = pa.schema(cols + [("d", pa.string())] if with_docs else cols)
     lines = 0
     writers: dict[int, object] = {}
     if store is None and not with_docs:
-        store = _DocStore(os.path.join(tmp, "documents.arrow"))
+        store = _doc_store(reader, tmp)
     try:
         for row0, q, s, j, k, d in blocks:
             lines = row0 + len(q)
-            if not with_docs and k.dtype != np.uint32:
-                k = _top(k)
             b = (q % buckets).astype(np.uint16)
             order = np.argsort(b, kind="stable")  # a radix sort (16 bits)
             bounds = np.searchsorted(b[order], np.arange(buckets + 1)).tolist()
@@ -774,6 +772,124 @@ class _DocStore:
             self.source = None
 
 
+class _Reread:
+    """Every row's document ID, found again in the file itself when asked for: each block's place in
+    the file is kept (the reader's spans), and a block with rows asked for is read and parsed again.
+    Few blocks ever are: only rows tied with a judged row and likely duplicates need their document
+    ID. Cheaper than writing 25-odd bytes a line to a temporary file (on this project's benchmark
+    machine, 1.2 CPU s of 5 for 7M lines). A file that changed since it was read is refused, not
+    misread. Not for gzip (reading again means decompressing from the start): _DocStore."""
+
+    def __init__(self, reader: _Reader):
+        import threading
+
+        self.reader, self.starts = reader, [0]
+        self.lock = threading.Lock()
+
+    def add(self, docs) -> None:
+        self.starts.append(self.starts[-1] + len(docs))
+
+    def finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def take(self, rows: np.ndarray):
+        """The document IDs of rows (line - 1), as one Arrow string array."""
+        import pyarrow as pa
+
+        with self.lock:
+            bi = np.searchsorted(self.starts, rows, "right") - 1
+            order = np.argsort(bi, kind="stable")
+            got = [self._block(i, rows[sel] - self.starts[i]) for i, sel in _groups(bi, order)]
+        back = np.empty(len(rows), np.int64)
+        back[order] = np.arange(len(rows))
+        return pa.concat_arrays(got).take(_ints(back)) if got else _strings([])
+
+    def _block(self, i: int, local: np.ndarray):
+        """The document IDs of block i's rows `local` (0 = its first line), from the block read again:
+        a few rows found line by line, many through pyarrow's reader."""
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        offset, size = self.reader.spans[i]
+        n = self.starts[i + 1] - self.starts[i]
+        with open(self.reader.path, "rb") as f:
+            if _identity(f) != self.reader.identity:
+                raise self._changed()
+            block = os.pread(f.fileno(), size, offset)
+            if block[-1:] != b"\n" or offset and os.pread(f.fileno(), 1, offset - 1) != b"\n":
+                raise self._changed()  # no longer whole lines
+        if len(local) <= FEW_LINES:
+            docs = _docs_in_lines(block, local, n)
+            if docs is None:
+                raise self._changed()
+            return _strings_of(docs)
+        try:
+            tbl = pcsv.read_csv(pa.py_buffer(block), read_options=_csv_options()[0],
+                                parse_options=_csv_options()[1], convert_options=pcsv.ConvertOptions(
+                                    include_columns=["d"], column_types={"d": pa.binary()}))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            raise self._changed() from None
+        if len(tbl) != n:
+            raise self._changed()
+        return tbl["d"].combine_chunks().view(pa.string()).take(_ints(local))
+
+    def _changed(self) -> InputError:
+        return InputError(self.reader.path, "the file changed while rankgate was reading it; run the command again "
+                         "when it is complete")
+
+
+FEW_LINES = 2000  # rows of one block asked for again, at most, found line by line (more: the block parsed again)
+PIECE = 1 << 12  # bytes: lines are counted a piece at a time to find one again
+
+
+def _docs_in_lines(block: bytes, local: np.ndarray, n: int) -> list[bytes] | None:
+    """The third field of the lines `local` (0-based) of a block of n plain lines (checked when it was
+    first read: one space between fields); None when the block no longer has n lines."""
+    ends = np.cumsum([block.count(b"\n", at, at + PIECE) for at in range(0, len(block), PIECE)])
+    if not len(ends) or ends[-1] != n:
+        return None
+    pieces = np.searchsorted(ends, local, "right").tolist()  # the piece holding the line break ending each line
+    out = []
+    for r, p in zip(local.tolist(), pieces):
+        at = p * PIECE
+        for _ in range(r - (int(ends[p - 1]) if p else 0) + 1):
+            at = block.index(b"\n", at) + 1
+        fields = block[block.rfind(b"\n", 0, at - 1) + 1:at - 1].split(b" ", 3)
+        if len(fields) < 4:
+            return None
+        out.append(fields[2])
+    return out
+
+
+def _strings_of(values: list[bytes]):
+    """Byte strings (UTF-8) as an Arrow string array (see _strings)."""
+    import pyarrow as pa
+
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum([len(b) for b in values], out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(values), [None, pa.py_buffer(offsets),
+                                                                  pa.py_buffer(b"".join(values))]).cast(pa.string())
+
+
+def _identity(f) -> tuple:
+    """What tells an open file's contents changed: device, inode, size, modification time."""
+    st = os.fstat(f.fileno())
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _gzipped(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def _doc_store(reader: _Reader, tmp: str):
+    """Where a scattered file's document IDs are found again: the file itself, or (gzip) a temporary file."""
+    return _DocStore(os.path.join(tmp, "documents.arrow")) if _gzipped(reader.path) else _Reread(reader)
+
+
 def _groups(keys: np.ndarray, order: np.ndarray):
     """(key, positions) for each distinct key, `order` sorting keys stably."""
     k = keys[order]
@@ -784,14 +900,14 @@ def _groups(keys: np.ndarray, order: np.ndarray):
 
 class _Part:
     """Rows of a scattered file kept for `_settle_unsorted`, in file order: `rows[i]` is row i's
-    line - 1; `key` the top 32 bits of each row's hash; judged rows only as their positions `jat`
-    and document codes `jcode`; `docs` the document IDs of the rows, or a _DocStore of the whole file's."""
+    line - 1; `key` each row's hash; judged rows only as their positions `jat` and document codes
+    `jcode`; `docs` the document IDs of the rows, or where the whole file's are found again (_doc_store)."""
 
     __slots__ = ("rows", "q", "s", "key", "docs", "jat", "jcode", "end")
 
     def __init__(self, rows, q, s, judged, key, docs):
         self.rows, self.s, self.docs = rows, s, docs
-        self.key = key if key.dtype == np.uint32 else _top(key)
+        self.key = key
         self.q = q.astype(np.int32) if len(q) and int(q.max()) < 1 << 31 else q
         self.jat = np.flatnonzero(judged >= 0)
         self.jcode = judged[self.jat]
@@ -799,7 +915,7 @@ class _Part:
 
     def docs_at(self, at: np.ndarray):
         """The document IDs of rows `at` (an Arrow string array)."""
-        if isinstance(self.docs, _DocStore):
+        if isinstance(self.docs, (_DocStore, _Reread)):
             return self.docs.take(self.rows[at])
         return _one(self.docs.take(_ints(at)))
 
@@ -953,28 +1069,42 @@ def _tie_ranks(parts, starts, tied: np.ndarray, tied_to: np.ndarray, at: np.ndar
 
 def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, qnames: list[str]) -> None:
     """Rows whose (query, document) came earlier in the file, among rows in any order of queries:
-    the rows' hashes (their top 32 bits, `key`) sorted once; the few rows that share one are sorted
-    by query, document and line, and compared exactly."""
+    the top 32 bits of the rows' hashes sorted once; of the rows that share them, those whose whole
+    hash is shared too (true duplicates, and about one pair in 4 billion by chance) are sorted by
+    query, document and line, and compared exactly (only they need their document IDs)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    twice = _repeated([p.key for p in parts])
+    tops = [_top(p.key) for p in parts]
+    twice = _repeated(tops)
     if not len(twice):
         return
-    cand = np.concatenate([_among(p.key, twice) + starts[i] for i, p in enumerate(parts)])
+    cand = np.concatenate([_among(t, twice) + starts[i] for i, t in enumerate(tops)])
+    del tops
+    cand = cand[_shared(_gather(parts, starts, cand, "key"))]
+    if not len(cand):
+        return
     q = _gather(parts, starts, cand, "q").astype(np.int64)
     docs = _docs_of(parts, starts, cand)
     o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(q), docs, _ints(cand)], names=["q", "d", "at"]),
                             sort_keys=[("q", "ascending"), ("d", "ascending"), ("at", "ascending")]))
     q, cand, docs = q[o], cand[o], docs.take(_ints(o))
-    same = (q[1:] == q[:-1]) & _bools(pc.equal(docs[1:], docs[:-1]))  # the later of two equal neighbours
-    dup = np.sort(cand[1:][same])
-    if not len(dup):
+    later = np.flatnonzero((q[1:] == q[:-1]) & _bools(pc.equal(docs[1:], docs[:-1]))) + 1  # of two equal neighbours
+    if not len(later):
         return
-    first = dup[:MAX_LISTED]
-    lines = _gather_rows(parts, starts, first)
-    tally.add_duplicates(len(dup), lines, _gather(parts, starts, first, "q"), _docs_of(parts, starts, first),
+    first = later[np.argsort(cand[later], kind="stable")[:MAX_LISTED]]  # in file order
+    tally.add_duplicates(len(later), _gather_rows(parts, starts, cand[first]), q[first], docs.take(_ints(first)),
                          qnames)
+
+
+def _shared(keys: np.ndarray) -> np.ndarray:
+    """Which of `keys` another one equals."""
+    o = np.argsort(keys, kind="stable")
+    k = keys[o]
+    eq = k[1:] == k[:-1]
+    out = np.empty(len(keys), bool)
+    out[o] = np.r_[eq, False] | np.r_[False, eq]
+    return out
 
 
 def _repeated(keys: list[np.ndarray], pieces: int = 8) -> np.ndarray:

@@ -107,6 +107,10 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
         if path is not None:
             data, unchanged = write_export(path, data)
             text = data.decode("utf-8")
+            if version is None and judged_by is None and not all_reviewers:  # the labels as they are now
+                from rankgate.store.sync import record_export
+
+                record_export(ws, {(q, d): s["grade"] for q, per in labels.items() for d, s in per.items()}, path)
         return Export(text, fmt, name, digest, len(rows) - left_out, left_out, notes, len(unresolved), *counts,
                       unchanged=unchanged)
 

@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from rankgate.core.benchmark import DEFAULT_GRADES
+from rankgate.store.records import typing_slip
 from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.prompts import EarlyKeys
@@ -115,6 +116,9 @@ class LabelForm(EarlyKeys, ModalScreen[tuple[str, int, str, str] | None]):
         doc = self.query_one("#form-doc", Input).value.strip()
         if not doc:
             self._error("a document ID is needed", "form-doc")
+            return
+        if typing_slip(doc) and (self.known is None or not self.known(doc)):  # typed, in no file: a paste slip
+            self._error(f"{excerpt(doc, 40)} has a control character and is in no run: correct the ID", "form-doc")
             return
         g, why = parse_grade(self.query_one("#form-grade", Input).value, self.scale)
         if g is None:

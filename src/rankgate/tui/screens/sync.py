@@ -64,6 +64,21 @@ class Sync:
     def unexported(self) -> int:
         return self.tracker.count
 
+    def raw_unexported(self) -> int:
+        """A qrels file opened on its own: the label edits that neither the file (as its last sync left it)
+        nor the workspace's last export to a file holds (store.sync.record_export), whichever session made
+        them; what the quit dialog counts."""
+        exported = sync.read_exported(self.ws.path)
+        self.tracker.ready()
+        n = 0
+        for qid, docs in list(self.tracker.dirty.items()):
+            if exported is None:
+                n += len(docs)
+                continue
+            grades = sync.query_grades(self.ws, qid)
+            n += sum(1 for d in docs if grades.get(d) != exported.get(sync.label_key(qid, d)))
+        return n
+
     @property
     def raw(self) -> bool:
         """A qrels file opened on its own (no benchmark folder): store.sync.QrelsFile."""
@@ -263,7 +278,7 @@ class RawQuitScreen(QuitScreen):
             yield Static(body)
             keys = Text(end="", style="dim")
             for key, what in (("e", f"export to {visible(self.target)} and quit"),
-                              ("q", f"quit without exporting ({them} stay{'s' if self.n == 1 else ''} in the "
+                              ("q", f"quit without exporting ({'it stays' if self.n == 1 else 'they stay'} in the "
                                     "workspace)"), ("escape", "stay")):
                 keys.append(key, style="bold")
                 keys.append(f": {what}   ")
