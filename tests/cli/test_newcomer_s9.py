@@ -419,3 +419,20 @@ def test_samples_copy_gives_files_and_folders_the_umasks_mode(cli, tmp_path, uma
     modes = {oct(mode(p)) for p in (tmp_path / "mine").rglob("*") if p.is_file()}
     dirs = {oct(mode(p)) for p in (tmp_path / "mine").rglob("*") if p.is_dir()} | {oct(mode(tmp_path / "mine"))}
     assert (modes, dirs) == ({"0o640"}, {"0o750"})
+
+
+# ---- N19 (the CLI's part): tables pad by terminal columns --------------------------------------------------
+
+def test_a_table_with_wide_characters_keeps_its_columns(cli, tmp_path):
+    from rankgate.cli.tables import cells
+
+    (tmp_path / "uni.qrels").write_text("クエリ一 0 文書A 1\nq2 0 doc-β 1\n", encoding="utf-8")
+    (tmp_path / "a.trec").write_text("クエリ一 Q0 文書A 1 2 a\nクエリ一 Q0 doc-β 2 1 a\nq2 Q0 doc-β 1 2 a\n"
+                                     "q2 Q0 déjà 2 1 a\n", encoding="utf-8")
+    code, out, err = cli("score", "--qrels", tmp_path / "uni.qrels", "--runs", tmp_path / "a.trec", "--k", "2",
+                         "--format", "table")
+    assert code == 0, err
+    rows = [line for line in out.splitlines()[1:] if line.strip()]
+    ends = {cells(line[:line.index("0.5000") + 6]) for line in rows if "0.5000" in line}  # the P@2 column's end
+    assert len(ends) == 1 and any("クエリ一" in line for line in rows)
+    assert cells("クエリ一") == 8 and cells("déjà") == 4 and cells("e\u0301") == 1
