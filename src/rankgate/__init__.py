@@ -28,6 +28,7 @@ _API = {
     "parse_measures": "rankgate.core.measures",
     "load_bundle": "rankgate.core.bundle",
     "run_gate": "rankgate.core.gate",
+    "gate": "rankgate.api",  # `rankgate gate` itself, from Python: the command's layer (cli), loaded on first use
 }
 
 __all__ = [*_API, "qrels", "run", "evaluate", "to_frame", "__version__"]
@@ -116,6 +117,11 @@ def to_frame(scores, *, per_query: bool = True):
     from rankgate.core.formats.objects import scores_frame
 
     return scores_frame(scores, per_query)
+
+
+def __dir__() -> list[str]:
+    """Every public name, the lazily loaded ones too (tab completion)."""
+    return sorted(set(globals()) | set(_API))
 
 
 def __getattr__(name: str):

@@ -6,7 +6,8 @@ given flags and, from the environment GitHub sets:
 - prints one `::error::` workflow command per failed check, naming each lost must-pass query and the
   relevant documents the candidate no longer has in its top k (escaped: core.text.visible, then GitHub's
   own `%`, CR, LF and, in properties, `:` and `,` encoding);
-- when the gate cannot run (exit 2), puts its `error: ...` line itself in the annotation;
+- when the gate cannot run (exit 2), puts its `error: ...` line itself in the annotation, and a NO DECISION
+  summary with its error lines (no receipt is written then, so no `receipt` output);
 - writes `decision`, `exit-code` and `receipt` to the file named by GITHUB_OUTPUT;
 - exits as the gate does (0 accept, 3 reject, 2 invalid input).
 Without those variables it still gates and prints the annotations, so it can be tried locally.
@@ -89,6 +90,19 @@ def could_not_run(code: int, errors: list[str]) -> str:
     return f"the gate could not run (exit {code}): {errors[0]}{more}"
 
 
+def no_decision_summary(code: int, errors: list[str], limit: int = LIMIT) -> str:
+    """The step summary when the gate could not run: that it decided nothing, and why (its error lines)."""
+    from rankgate.core.outputs import md
+
+    out = ["## rankgate gate: ⚠️ NO DECISION", "",
+           f"The gate could not run (exit {code}), so it neither accepts nor rejects the candidate and wrote no "
+           "receipt. Fix what it names, then run it again:", ""]
+    out += [f"- {md(e)}" for e in errors[:limit]] or ["- (no error line was printed: see the job's log)"]
+    if len(errors) > limit:
+        out.append(f"- and {len(errors) - limit} more: see the job's log")
+    return "\n".join(out) + "\n\n"
+
+
 def _append(path: str | None, text: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as f:
@@ -117,8 +131,10 @@ def run(argv: list[str] | None = None, env: dict | None = None) -> int:
                 print(line, flush=True)
             outputs |= {"decision": data["decision"], "receipt": ours.receipt}
         else:
+            errors = tee.errors_seen()
             print(f"::error title={escape_property('rankgate')}::"
-                  f"{escape_data(could_not_run(code, tee.errors_seen()))}", flush=True)
+                  f"{escape_data(could_not_run(code, errors))}", flush=True)
+            _append(env.get("GITHUB_STEP_SUMMARY"), no_decision_summary(code, errors))
             outputs["decision"] = "invalid"
     _append(env.get("GITHUB_OUTPUT"), "".join(f"{key}={visible(value)}\n" for key, value in outputs.items()))
     return code

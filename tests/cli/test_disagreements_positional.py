@@ -12,7 +12,7 @@ from rankgate.store import paths
 from tests.conftest import SAMPLES
 
 OPS = SAMPLES / "ops-handbook"
-ANA = SAMPLES.parent / "tests" / "store" / "fixtures" / "ops-handbook-ana.jsonl"
+ANA = SAMPLES / "ops-handbook" / "reviews" / "ana.jsonl"  # ana's export, shipped with the sample
 
 
 def cli(capsys, *argv):

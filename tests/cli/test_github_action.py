@@ -78,7 +78,8 @@ def test_the_annotation_of_an_invalid_input_names_the_error_escaped(tmp_path, ca
     assert code == 2 and "error: " in err  # the log keeps the line too
     (line,) = [line for line in out.splitlines() if line.startswith("::error")]
     assert line == (f"::error title=rankgate::the gate could not run (exit 2): {tmp_path}/50%25\\x0aq\\x1b]0;x"
-                    "\\x07.trec:1: 4 columns, expected 6: query Q0 document rank score tag")
+                    "\\x07.trec:1: 4 columns, expected 6: query Q0 document rank score tag; this looks like qrels (4 "
+                    "columns: query iteration document grade): are the qrels and the run swapped?")
 
 
 def test_could_not_run_keeps_the_first_error_and_counts_the_rest():

@@ -1,5 +1,5 @@
 """`rankgate labels merge | agreement | disagreements | adjudicate | confirm | migrate | queue` end to end on the
-ops-handbook sample, with a second reviewer's export (tests/store/fixtures/ops-handbook-ana.jsonl)."""
+ops-handbook sample, with a second reviewer's export (its reviews/ana.jsonl)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rankgate.cli import main
 from tests.conftest import SAMPLES, write
 
 OPS = SAMPLES / "ops-handbook"
-ANA = SAMPLES.parent / "tests" / "store" / "fixtures" / "ops-handbook-ana.jsonl"
+ANA = OPS / "reviews" / "ana.jsonl"
 
 
 def cli(capsys, *argv):

@@ -187,12 +187,25 @@ stages = [{ name = "retrieve" }, { name = "rerank" }]
 
 
 @pytest.mark.parametrize("argv", [
-    ["compare", "{b}", "--markdown", "{t}/first.md", "--plot", "/dev/full"],
+    ["compare", "{b}", "--markdown", "{t}/first.md", "--plot", "{t}/a.sock"],
     ["gate", "{b}", "--receipt", "{t}/first.json", "--junit", "{t}"],
     ["gate", "{b}", "--markdown", "{t}/first.md", "--junit", "{t}/no/such/folder/j.xml"],
 ])
 def test_one_bad_output_path_leaves_no_other_output_written(tmp_path, capsys, argv):
     b = bench(tmp_path / "b")
-    assert main([a.format(b=b, t=tmp_path) for a in argv]) == 2
+    with socket.socket(socket.AF_UNIX) as sock:
+        if "{t}/a.sock" in argv:  # a socket is refused; a device (-o /dev/null) is written into
+            try:
+                sock.bind(str(tmp_path / "a.sock"))
+            except OSError as e:
+                pytest.skip(f"cannot make a socket here: {e}")
+        assert main([a.format(b=b, t=tmp_path) for a in argv]) == 2
     one_error(capsys, "nothing was written")
     assert not list(tmp_path.glob("first.*"))
+
+
+def test_a_device_that_cannot_be_written_is_one_line(tmp_path, capsys):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    assert main(["compare", str(bench(tmp_path / "b")), "--plot", "/dev/full"]) == 2
+    one_error(capsys, "/dev/full: cannot write there: No space left on device")

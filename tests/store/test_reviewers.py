@@ -15,8 +15,8 @@ from rankgate.store import MergeConflicts, Workspace, content_hash
 
 from .conftest import labels_of, write
 
-FIXTURES = Path(__file__).parent / "fixtures"
-ANA = FIXTURES / "ops-handbook-ana.jsonl"  # ana's export: a blind second pass over four ops-handbook queries
+# ana's export: a blind second pass over four ops-handbook queries (shipped with the sample, for docs/reviewers.md)
+ANA = Path(__file__).parents[2] / "sample_benchmarks" / "ops-handbook" / "reviews" / "ana.jsonl"
 
 
 @pytest.fixture

@@ -353,7 +353,7 @@ def test_the_count_on_close_follows_every_kind_of_edit(samples, tmp_path):
 # ---------------------------------------------------------------- where an export goes
 
 
-def test_export_writes_through_a_symlink_keeps_the_mode_and_refuses_a_pipe(cli, samples, tmp_path):
+def test_export_writes_through_a_symlink_keeps_the_mode_and_writes_into_a_pipe(cli, samples, tmp_path):
     import stat
 
     folder = _copy(samples, tmp_path, "three-questions")
@@ -370,18 +370,41 @@ def test_export_writes_through_a_symlink_keeps_the_mode_and_refuses_a_pipe(cli, 
     assert (folder / "qrels.trec").is_symlink() and "q1 0 d2 1\n" in real.read_text()
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
     assert cli("labels", "status", folder)[0] == 0
-    # -o: a path that exists and is not a regular file is never replaced (nor written to)
+    # -o: a named pipe is never replaced: it is written into, as a shell's `>` would (a reader gets the export)
+    import threading
+
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    code, out, err = cli("labels", "export", folder, "-o", fifo)
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "pipe" in err and "Traceback" not in err, err
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
-    # and so for every output the gate writes
-    for flag in ("--receipt", "--junit", "--markdown"):
-        code, out, err = cli("gate", folder, flag, fifo)
-        assert code == 2 and "pipe" in err and len(err.strip().splitlines()) == 1, (flag, err)
+
+    def read_once(got):
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+
+    written = []
+    for argv in (["labels", "export", folder, "-o", fifo], *(["gate", samples / "seed-lab", flag, fifo, "--quiet"]
+                                                             for flag in ("--receipt", "--junit", "--markdown"))):
+        got: list[bytes] = []
+        reader = threading.Thread(target=read_once, args=(got,), daemon=True)
+        reader.start()
+        code, out, err = cli(*argv)
+        reader.join(10)
+        assert code in (0, 3) and got, (argv, err)
         assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        written.append(got[0])
+    assert b"q1 0 d2 1\n" in written[0] and json.loads(written[1])["_type"]
+    assert written[2].startswith(b"<?xml") and written[3].startswith(b"## rankgate gate: ")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pipe")]  # no temp file left
+    # a socket still is refused
+    import socket
+
+    sock_path = tmp_path / "sock"
+    with socket.socket(socket.AF_UNIX) as sock:
+        try:
+            sock.bind(str(sock_path))
+        except OSError:  # a path too long for a socket on this system
+            return
+        code, out, err = cli("labels", "export", folder, "-o", sock_path)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "socket" in err, err
 
 
 def test_with_no_usable_sync_record_export_back_refuses_unless_overwrite(cli, samples, tmp_path):

@@ -71,10 +71,18 @@ PATHS = {"qrels", "runs", "queries", "corpus", "policy", "db", "output", "receip
          "bench", "files", "map", "path", "dir", "folder", "sign_key", "key"}
 
 
+# File flags whose empty value is a mistake (`--runs "$RUN"` with RUN unset), said as such before any file is read.
+EMPTY_REFUSED = {"qrels", "runs", "queries", "corpus", "policy", "db", "receipt", "markdown", "junit", "sign_key",
+                 "benchmark"}
+
+
 def check_text(args) -> None:
     """Every word of the command line is UTF-8 text: a stray byte (kept by Python as a lone surrogate)
     would be stored in labels that no export could write afterwards."""
     for key, value in vars(args).items():
+        if key in EMPTY_REFUSED and any(item == "" for item in (value if isinstance(value, list) else [value])):
+            name = "the benchmark folder" if key == "benchmark" else "--" + key.replace("_", "-")
+            raise UsageError(f"{name}: an empty file name (an unset or empty shell variable?); nothing was done")
         if key in PATHS:
             continue  # a file name may hold any bytes the file system allows
         for item in value if isinstance(value, list) else [value]:
@@ -111,6 +119,14 @@ def emit(text: str) -> None:
     """A document on stdout (JSON, a table, trec_eval's lines): its lines and tabs kept, nothing else raw."""
     text = visible(text, lines="keep")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def shell(path) -> str:
+    """A path as a shell takes it, for a command printed to be copied: `'bench ü'` (shlex.quote); say() then
+    escapes what a terminal must not see."""
+    import shlex
+
+    return shlex.quote(str(path))
 
 
 def say(text: str = "", *, err: bool = False) -> None:

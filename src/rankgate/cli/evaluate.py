@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, say, usage
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, say, shell, usage
 from rankgate.core.bundle import Bundle, find_manifest, load_bundle
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.formats import QRELS_FORMATS, RUN_FORMATS
@@ -189,7 +189,11 @@ def _refuse_broken_run(error, bundle: Bundle, overrides: dict) -> None:
     candidate: the receipt hashes every run listed, and a broken input in a committed benchmark should fail
     CI where it is, not later (docs/ci.md). When the gate's pair was read from other files, the error says
     so and how to go on."""
+    from rankgate.core.bundle import SecondRunName
+
     if not isinstance(error, InputError):
+        raise error
+    if isinstance(error, SecondRunName):  # a clash of names, not a broken file (it may be the pair itself)
         raise error
     try:
         policy = resolve(overrides, bundle)
@@ -698,5 +702,5 @@ def cmd_receipt_keygen(args) -> int:
     except OSError as e:
         raise InputError(args.path, f"cannot write the key: {e.strerror or e}") from None
     say(f"wrote a signing key to {args.path} (keep it secret; verify with: rankgate receipt verify RECEIPT "
-        f"--key {args.path})", err=True)
+        f"--key {shell(args.path)})", err=True)
     return EXIT_OK

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
-from rankgate.cli.base import EXIT_OK, counted, say
+from rankgate.cli.base import EXIT_OK, counted, say, shell
 from rankgate.core.benchmark import MANIFEST
 from rankgate.core.errors import InputError
+from rankgate.core.outfile import new_temp
 from rankgate.core.formats import split_run_spec
 
 
@@ -174,10 +174,10 @@ def _write_folder(folder: Path, manifest: Path, files: dict[str, str], text: str
             made_dirs.append(m)
 
     def temp_in(d: Path, name: str) -> Path:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d)
+        fd, tmp = new_temp(d, name)  # the umask's mode, as cp would give: teammates and CI read the folder
         os.close(fd)
-        temps.append(Path(tmp))
-        return Path(tmp)
+        temps.append(tmp)
+        return tmp
 
     def put(tmp: Path, target: Path) -> None:
         try:
@@ -282,6 +282,7 @@ def _report(folder, manifest, bundle, judged, top, texts, args) -> None:
         say(f"texts: found for {t_judged} of {len(judged)} judged documents and {t_top} of {len(top)} documents "
             f"in the runs' top {args.k}")
     if len(bundle.runs) >= 2:
-        say(f"open it: rankgate review {folder}   ·   rankgate gate {folder}")
+        say(f"open it: rankgate review {shell(folder)}   ·   rankgate gate {shell(folder)}")
     else:  # the gate compares two runs
-        say(f"open it: rankgate review {folder}   ·   rankgate score {folder} (the gate needs a second run)")
+        say(f"open it: rankgate review {shell(folder)}   ·   rankgate score {shell(folder)} (the gate needs a "
+            "second run)")

@@ -13,11 +13,12 @@ handler beside it, and its place in SUBCOMMANDS at the end of this module.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 
-from rankgate.cli.base import EXIT_OK, counted, policy_overrides, say, say_json, usage
+from rankgate.cli.base import EXIT_OK, UsageError, counted, policy_overrides, say, say_json, shell, usage
 from rankgate.cli.suggest import add_suggest, judge_agreement_lines, judge_agreement_of
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
@@ -36,6 +37,32 @@ def register(sub) -> None:
     for name, p in cmds.choices.items():
         if (func := p.get_default("func")) is not None:
             p.set_defaults(func=_in_user_words(name, func))
+    parse = labels.parse_known_args
+
+    def flags_after_the_subcommand(args=None, namespace=None):
+        _refuse_flags_first(list(args or []), common, cmds.choices)
+        return parse(args, namespace)
+
+    labels.parse_known_args = flags_after_the_subcommand
+
+
+def _refuse_flags_first(words: list[str], common, subcommands) -> None:
+    """`rankgate labels --db work.json status`: argparse called work.json an invalid subcommand. The workspace
+    flags go after the subcommand: say so, with the command line in that order."""
+    if not words or words[0] not in common._option_string_actions:
+        return
+    takes_value = {o for o, a in common._option_string_actions.items() if a.nargs != 0}
+    flags, i = [], 0
+    while i < len(words) and words[i] in common._option_string_actions:
+        flags += words[i:i + 2] if words[i] in takes_value else words[i:i + 1]
+        i += 2 if words[i] in takes_value else 1
+    import shlex
+
+    if i < len(words) and words[i] in subcommands:
+        fixed = shlex.join(["rankgate", "labels", words[i], *flags, *words[i + 1:]])
+        raise UsageError(f"rankgate labels: {words[0]} goes after the subcommand: {fixed}")
+    raise UsageError(f"rankgate labels: name the subcommand first, then {words[0]}: "
+                     f"{shlex.join(['rankgate', 'labels', 'SUBCOMMAND', *flags])} (rankgate labels --help lists them)")
 
 
 # The store's errors name the workspace file they concern; those below are about the file itself and keep it.
@@ -82,7 +109,7 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
     from rankgate.store import Workspace, sync
 
     if args.benchmark:
-        _refuse_qrels_file(args.benchmark)
+        _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
         if readonly:
             from rankgate.core.benchmark import load_manifest
 
@@ -128,9 +155,26 @@ def _app_workspace_line(path) -> str:
             f"in a store, `rankgate labels import --db WORK.json {quote(str(path))}`, then pass --db WORK.json")
 
 
-def _refuse_qrels_file(path) -> None:
+def _refuse_qrels_file(path, command: str | None = None) -> None:
+    """A qrels file or a label store named where a benchmark folder goes: one line saying what to pass."""
     if _qrels_file(path):
         raise InputError(str(path), f"is a qrels file, not a benchmark folder; {_app_workspace_line(path)}")
+    if _label_store(path):
+        raise InputError(str(path), f"is a label store, not a benchmark folder: give it with --db, as in "
+                         f"`rankgate labels {command or 'SUBCOMMAND'} --db {shell(path)}`")
+
+
+def _label_store(path) -> bool:
+    """A file that starts as rankgate's label store (its snapshot) does."""
+    from rankgate.store.transfer.export import STORE_HEADS
+
+    try:
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            return f.read(64).startswith(STORE_HEADS[0])
+    except OSError:
+        return False
 
 
 def _exists(path) -> bool:
@@ -453,8 +497,9 @@ def _add_export(cmds, common) -> None:
     p = cmds.add_parser("export", parents=[common], help="write reviewed qrels that `rankgate gate` reads")
     _bench_arg(p)
     p.add_argument("--format", choices=("trec", "json", "json-graded", "jsonl"), default=None,
-                   help="trec (default; a benchmark's own qrels file: its own format); json: binary, documents "
-                   "with grade >= 1; json-graded; jsonl: with reasons and collection versions")
+                   help="trec (default; -o FILE: from its name, .jsonl jsonl, .json json-graded; a benchmark's own "
+                   "qrels file: its own format); json: binary, documents with grade >= 1; json-graded; jsonl: with "
+                   "reasons, unsure notes and collection versions")
     p.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: a benchmark's own qrels "
                    "file; else standard output; '-': standard output)")
     p.add_argument("--plain", action="store_true", help="no header: no `meta` in JSON and JSONL (TREC has none "
@@ -488,6 +533,7 @@ def _export(args) -> int:
     if args.output == "-":
         args.output = None
     if args.output is not None:
+        args.format = _format_for_output(args.format, args.output)
         _refuse_benchmark_inputs(args)
     with _open(args, readonly=True) as ws:
         if args.output is not None:
@@ -508,11 +554,34 @@ def _export(args) -> int:
         sys.stdout.write(visible(out.text, lines="keep") if sys.stdout.isatty() else out.text)
     elif args.json:
         _print_json({"path": args.output, "format": out.format, "version": out.version,
-                     "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out})
+                     "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out,
+                     "unchanged": out.unchanged})
+    elif out.unchanged:
+        say(f"{args.output} already holds these {counted(out.labels, 'judgment')} ({out.format}, version "
+            f"{out.version}, {out.content_hash}): left as it was")
     else:
         say(f"wrote {counted(out.labels, 'judgment')} to {args.output} ({out.format}, version {out.version}, "
               f"{out.content_hash})")
     return EXIT_OK
+
+
+# What an -o FILE's name says it holds; other names (and standard output): --format, else TREC.
+SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json-graded", ".trec": "trec", ".qrels": "trec",
+                  ".txt": "trec"}
+
+
+def _format_for_output(fmt: str | None, output: str) -> str | None:
+    """`-o NAME.jsonl` writes JSONL (with reasons and unsure notes), `.json` graded JSON, `.trec`/`.qrels`/`.txt`
+    TREC, when --format is not given; a --format that contradicts the name is refused (a .txt name takes any)."""
+    suffix = os.path.splitext(output)[1].lower()
+    named = SUFFIX_FORMATS.get(suffix)
+    if fmt is None:
+        return named
+    family = {"json-graded": "json"}.get(fmt, fmt)
+    if named is not None and suffix != ".txt" and {"json-graded": "json"}.get(named, named) != family:
+        raise InputError(str(output), f"--format {fmt} contradicts the name's {suffix} (which writes {named}): "
+                         f"leave out --format, or name the file for {fmt}; nothing was written")
+    return fmt
 
 
 def _refuse_benchmark_inputs(args) -> None:
@@ -524,12 +593,12 @@ def _refuse_benchmark_inputs(args) -> None:
     out = args.output
     if not out.strip():
         raise InputError("-o", "expected a file name (or '-' for standard output); nothing was written")
-    refuse_special(out)
+    refuse_special(out, stream_ok=True)
     if not args.benchmark:
         return
     from rankgate.core.benchmark import load_manifest
 
-    _refuse_qrels_file(args.benchmark)
+    _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
     manifest = load_manifest(args.benchmark)
     for role, path in benchmark_inputs(manifest):
         try:
@@ -539,7 +608,7 @@ def _refuse_benchmark_inputs(args) -> None:
             continue
         if role == "qrels":
             raise InputError(str(out), f"is the qrels file of benchmark {visible(manifest.name)}; "
-                             f"`rankgate labels export {visible(str(manifest.folder))}` (without -o) writes it "
+                             f"`rankgate labels export {visible(shell(manifest.folder))}` (without -o) writes it "
                              "back, checking for changes the workspace has not seen; nothing was written")
         raise InputError(str(out), f"is the {role} file of benchmark {visible(manifest.name)}, an input; an "
                          "export never replaces it: nothing was written (choose another file)")
@@ -552,7 +621,11 @@ def _refuse_unrelated_file(ws, args) -> None:
     from rankgate.core.formats.sniff import holds_judgments
     from rankgate.store.transfer.export import refuse_store_target
 
+    from rankgate.core.outfile import is_stream
+
     refuse_store_target(ws, args.output)
+    if is_stream(args.output):  # /dev/null, a named pipe: nothing there to keep
+        return
     if os.path.exists(args.output) and not args.force and not holds_judgments(args.output):
         raise InputError(str(args.output), "exists and holds no judgments (it is not an earlier export or qrels "
                          "file); nothing was written (choose another file, or --force to replace it)")
@@ -588,7 +661,7 @@ def _export_back(args) -> int:
         if given:
             raise InputError("labels export", f"{flag} does not write back to the benchmark's qrels file; export "
                              "elsewhere with -o FILE")
-    with _open(args, readonly=True) as ws:
+    with _open(args, readonly=True) as ws, _no_other_writer(ws):
         manifest = ws.manifest
         fmt = None
         if args.format:
@@ -605,11 +678,37 @@ def _export_back(args) -> int:
     if args.json:
         _print_json({"path": str(manifest.qrels), "format": out.format, "version": out.version,
                      "content_hash": out.content_hash, "judgments": out.labels, "left_out": out.left_out,
-                     "workspace": str(ws.path)})
+                     "workspace": str(ws.path), "unchanged": out.unchanged})
+    elif out.unchanged:
+        say(f"{manifest.qrels} already holds these {counted(out.labels, 'judgment')} ({out.format}, version "
+            f"{out.version}, {out.content_hash}): left as it was; `rankgate gate {shell(manifest.folder)}` reads them")
     else:
         say(f"wrote {counted(out.labels, 'judgment')} to {manifest.qrels} ({out.format}, version {out.version}, "
-            f"{out.content_hash}); `rankgate gate {manifest.folder}` now reads them")
+            f"{out.content_hash}); `rankgate gate {shell(manifest.folder)}` now reads them")
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _no_other_writer(ws):
+    """Writing a benchmark's qrels file back records the sync in its workspace: refused while another writer (the
+    review app) holds the workspace, whose count of unexported edits would go wrong (it exports with `e`); held
+    meanwhile, so the app does not open it for writing half way."""
+    from rankgate.store import paths
+    from rankgate.store.storage import Locked, WriterLock
+
+    lock = WriterLock(paths.sidecar(ws.path, paths.LOCK), ws.path)
+    try:
+        lock.acquire()
+    except Locked as e:
+        holder = e.what.removeprefix("is open for writing by ").partition(";")[0]
+        folder = shell(ws.manifest.folder)
+        raise InputError(str(ws.manifest.qrels), f"not written: the workspace is open for writing by {holder} "
+                         f"(the review app?): export with `e` there, or quit it first; `rankgate labels export "
+                         f"{folder} -o FILE` writes a copy meanwhile") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _bench_arg(p) -> None:
@@ -665,7 +764,7 @@ def _app_workspace_of(args):
         return None
     app_workspace = paths.qrels_workspace_path(args.benchmark, create=False)
     if not app_workspace.exists():
-        _refuse_qrels_file(args.benchmark)  # says what to pass instead
+        _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))  # says what to pass instead
     args.benchmark, args.db = None, str(app_workspace)
     return app_workspace
 
@@ -710,7 +809,7 @@ def _status(args) -> int:
             for line in comparison.describe():
                 say(line)
             if not comparison.in_sync:
-                say(f"(`rankgate labels export {ws.manifest.folder}` writes the workspace to the file; "
+                say(f"(`rankgate labels export {shell(ws.manifest.folder)}` writes the workspace to the file; "
                     "`rankgate review` offers to bring the file's changes in)")
     return EXIT_OK if comparison is None or comparison.in_sync else 1
 
@@ -731,7 +830,7 @@ def _recover(args) -> int:
 
             from rankgate.store import sync
 
-            _refuse_qrels_file(args.benchmark)
+            _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
             db = sync.locate(load_manifest(args.benchmark), create=False).path
         else:
             db = paths.workspace_path()

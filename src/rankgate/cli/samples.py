@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from rankgate.cli.base import EXIT_OK, say, usage
+from rankgate.cli.base import EXIT_OK, say, shell, usage
 from rankgate.core.errors import InputError
 
 
@@ -80,8 +80,11 @@ def cmd_copy(args) -> int:
         os.umask(umask)
         tmp.chmod(0o777 & ~umask)  # as mkdir would have made it (mkdtemp's is private)
         for name in chosen:
-            shutil.copytree(samples_root() / name, tmp / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(samples_root() / name, tmp / name, copy_function=shutil.copyfile,  # the umask's mode,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))  # not the installed files
+        for d in tmp.rglob("*"):  # copytree gives folders the installed ones' mode (0555 in a read-only install)
+            if d.is_dir() and not d.is_symlink():
+                d.chmod(0o777 & ~umask)
         tmp.rename(target)  # all or nothing
     except OSError as e:
         if tmp is not None:
@@ -89,5 +92,5 @@ def cmd_copy(args) -> int:
         raise InputError(args.dir, f"cannot copy the samples: {e.strerror or e}") from None
     say(f"copied {len(chosen)} sample{'s' if len(chosen) != 1 else ''} to {target}: {', '.join(chosen)}")
     if "ops-handbook" in chosen:
-        say(f"try: rankgate review {target / 'ops-handbook'}")
+        say(f"try: rankgate review {shell(target / 'ops-handbook')}")
     return EXIT_OK

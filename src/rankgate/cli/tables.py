@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import unicodedata
 
 from rankgate.core.text import cut_list, more_tail, visible
 
@@ -24,14 +25,25 @@ def cut_ids(ids: list[str], width: int) -> str:
     return text + more_tail(more)
 
 
+def cells(text: str) -> int:
+    """The terminal columns `text` takes: 2 for a wide (CJK) character, 0 for a combining one."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int, left: bool) -> str:
+    gap = " " * max(width - cells(text), 0)
+    return text + gap if left else gap + text
+
+
 def _table(header: list[str], rows: list[list[str]], left_last: bool = False) -> str:
-    """Columns padded to their content: the first (and, with left_last, a trailing list) left-aligned."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    """Columns padded to their content, in terminal columns (an ID in CJK takes two a character): the first
+    (and, with left_last, a trailing list) left-aligned."""
+    widths = [max(cells(h), *(cells(r[i]) for r in rows)) if rows else cells(h) for i, h in enumerate(header)]
     last = len(header) - 1
 
-    def line(cells):
-        out = "  ".join(c.ljust(w) if i == 0 or (left_last and i == last) else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(cells, widths)))
+    def line(row):
+        out = "  ".join(_pad(c, w, i == 0 or (left_last and i == last))
+                        for i, (c, w) in enumerate(zip(row, widths)))
         return out.rstrip() if left_last else out
 
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
@@ -52,7 +64,7 @@ def score_table(results: list[dict]) -> str:
         rows.append(["(mean)", f"{mac['hit_rate_at_k']:.4f}", f"{mac['precision_at_k']:.4f}",
                      f"{mac['recall_at_k']:.4f}", f"{mac['mrr_at_k']:.4f}", *(f"{mac[m]:.4f}" for m in extra)])
         # The missing IDs take what the other columns leave of the terminal, cut with "... and N more".
-        used = sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(header[:-1]))
+        used = sum(max(cells(h), *(cells(r[i]) for r in rows)) + 2 for i, h in enumerate(header[:-1]))
         room = max(table_width() - used, MIN_LIST_WIDTH)
         for row, r in zip(rows, res["queries"]):
             row.append(cut_ids(r["missing"], room))

@@ -210,6 +210,9 @@ def load_manifest(path: str | Path) -> Manifest:
     p = Path(path)
     mpath = p / MANIFEST if p.is_dir() else p
     folder = mpath.parent
+    if p.is_dir() and not (mpath.exists() or mpath.is_symlink()):
+        raise InputError(str(mpath), "no such file: not a benchmark folder (`rankgate init` makes one from qrels "
+                         "and runs; or give the files with --qrels and --runs)")
     data = load_toml(mpath)
     unknown = sorted(set(data) - KNOWN)
     if unknown:

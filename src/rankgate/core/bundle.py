@@ -7,6 +7,7 @@ read_run_files, Bundle.of)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -74,6 +75,15 @@ def run_specs(runs: list[str] | None, manifest: Manifest | None) -> list[str]:
     return specs
 
 
+class SecondRunName(InputError):
+    """Two runs of one name (two files both called run.trec): not a broken file, a naming clash."""
+
+    def __init__(self, path: str, name: str, first: str):
+        same = " (the same file, given twice)" if os.path.abspath(str(path)) == os.path.abspath(str(first)) else ""
+        super().__init__(path, f"a second run named {name!r} (first from {first}){same}; name runs with NAME=FILE, "
+                         "e.g. base=a/run.trec and cand=b/run.trec")
+
+
 def read_run_files(specs: list[str], read: Callable[[str, str | None, str], Iterable[Run]],
                    on_error: Callable[[str, Exception], None] | None = None) -> dict[str, Run]:
     """Every run of the run files `specs`, by name; `read(spec, name, path)` reads one file's runs.
@@ -85,8 +95,7 @@ def read_run_files(specs: list[str], read: Callable[[str, str | None, str], Iter
         try:
             for run in read(spec, name, path):
                 if run.name in loaded:
-                    raise InputError(path, f"a second run named {run.name!r} (first from {loaded[run.name].path}); "
-                                     "name runs with NAME=FILE")
+                    raise SecondRunName(path, run.name, loaded[run.name].path)
                 loaded[run.name] = run
         except (InputError, OSError) as e:
             if on_error is None:

@@ -194,6 +194,13 @@ def _guess(text: str) -> str | None:
     trec_eval's `-m ndcg_cut.10` -> ndcg_cut_10; None when nothing is close."""
     import difflib
 
+    cut = re.match(r"^(.*@)([\dOoIl.]+)$", text)
+    if cut and re.search(r"[OoIl]", cut[2]):  # nDCG@1O: a letter O (or l, I) typed for a digit
+        fixed = cut[1] + cut[2].translate(str.maketrans("OoIl", "0011"))
+        head = re.split(r"[@(]", fixed, maxsplit=1)[0].lower()
+        if _IR.match(fixed.replace(" ", "")) and head in _FAMILY_ALIASES:
+            return fixed
+        return _guess(fixed)
     dotted = re.match(r"^([a-zA-Z_]+)\.(\d+)$", text)
     if dotted and _TREC_CUT.match(f"{dotted[1]}_{dotted[2]}"):
         return f"{dotted[1]}_{dotted[2]}"

@@ -1,13 +1,15 @@
 """Where an output file really goes: a symlink's target, with the mode the file has now.
 
 Every atomic writer (receipts, reports, label exports, the workspace's own files) asks here first, so
-a path that exists and is not a regular file (a pipe, a device, a socket, a folder) is refused with
-one line instead of being replaced by a new file."""
+a path that exists and is not a regular file (a socket, a folder, a block device) is refused with
+one line instead of being replaced by a new file. A file for the user (an output, an export) may be a
+character device or a named pipe (`-o /dev/null`): it is written into, as a shell's `>` would."""
 
 from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -27,9 +29,39 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def refuse_special(path: str | os.PathLike) -> os.stat_result | None:
+def is_stream(path: str | os.PathLike) -> bool:
+    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout`, a terminal) or a named pipe:
+    an output written straight into it, as a shell's `>` would, never replaced by a rename."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def write_stream(path: str | os.PathLike, chunks) -> int:
+    """Write `chunks` (bytes, or an iterable of them) into a device or a named pipe (`is_stream`); returns the
+    size. An error is one line naming the path."""
+    size = 0
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            for chunk in [chunks] if isinstance(chunks, (bytes, bytearray)) else chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
+                size += len(chunk)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise InputError(str(path), f"cannot write there: {e.strerror or e}") from None
+    return size
+
+
+def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_result | None:
     """The stat of `path` (following links) when it is a regular file, None when it does not exist;
-    an InputError when it exists and is anything else."""
+    an InputError when it exists and is anything else (`stream_ok`: but a character device or a named pipe,
+    which `write_stream` writes into: the caller asks `is_stream`)."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -39,10 +71,28 @@ def refuse_special(path: str | os.PathLike) -> os.stat_result | None:
             raise InputError(str(path), f"cannot be opened ({e.strerror}: a symbolic link that leads back to "
                              "itself); nothing was written (choose a file path)") from None
         return None  # cannot look (permission): the write itself says why
+    if stream_ok and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        return None
     if not stat.S_ISREG(st.st_mode):
         raise InputError(str(path), f"is {file_kind(st.st_mode)}, expected a regular file to write; nothing was written "
                          "(choose a file path)")
     return st
+
+
+def new_temp(folder: str | os.PathLike, name: str, private: bool = False) -> tuple[int, Path]:
+    """A new, empty temporary file beside `name` in `folder`, open for writing: (fd, path).
+
+    Unlike `tempfile.mkstemp` (always 0600), a file for users to share gets the mode `open` would give
+    it (0666 less the umask, as `cp` or a shell's `>` would), so a benchmark folder or a report made on a
+    shared machine opens for a teammate or a CI job running as another user. `private`: owner only."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = Path(folder) / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o600 if private else 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(Path(folder) / name))
 
 
 def output_target(path: str | os.PathLike) -> tuple[Path, int | None]:
@@ -129,7 +179,7 @@ a device, a folder, a missing folder), so that one bad path leaves none of the o
 anything is written."""
     outputs = [(flag, out) for flag, out in outputs if out]
     for flag, out in outputs:  # every output's place first: one bad path must not leave the others written
-        refuse_special(out)
+        refuse_special(out, stream_ok=True)
         if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
             raise InputError(str(out), f"cannot write {flag}: the folder does not exist; nothing was written")
     for flag, out in outputs:

@@ -222,7 +222,12 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None, table: 
     p = base.copy() if base else Policy()
     unknown = sorted(set(data) - POLICY_KEYS)
     if unknown:
-        raise InputError(path, f"unknown policy key {unknown[0]!r} (expected one of {', '.join(sorted(POLICY_KEYS))})")
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], sorted(POLICY_KEYS), n=1, cutoff=0.75)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(path, f"unknown policy key {unknown[0]!r} ({guess}expected one of "
+                         f"{', '.join(sorted(POLICY_KEYS))})")
 
     def get(key, kind):
         return _typed(data[key], kind, path, f"policy key {key!r}")
@@ -328,8 +333,12 @@ def _rule(r, path, i) -> Rule:
     allowed = RULE_KEYS[kind] | RULE_COMMON
     stray = sorted(set(r) - allowed)
     if stray:
-        raise InputError(path, f"{where}: key {stray[0]!r} does not apply to check {kind!r} "
-                         f"(it takes {', '.join(sorted(allowed))})")
+        takers = [c for c in CHECK_KINDS if stray[0] in RULE_KEYS[c]]
+        named = "" if "check" in r else " (the default, since the rule names no check)"
+        hint = f"; check = {takers[0]!r} takes it" if len(takers) == 1 else (
+            f"; checks {', '.join(map(repr, takers))} take it" if takers else "")
+        raise InputError(path, f"{where}: key {stray[0]!r} does not apply to check {kind!r}{named} "
+                         f"(it takes {', '.join(sorted(allowed))}){hint}")
 
     def num(key, default=None, *, low=None, high=None, low_open=False):
         if key not in r:

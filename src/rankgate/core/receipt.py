@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -144,24 +143,30 @@ def invocation_of(args, command: str = "gate") -> dict:
             "args": {key: getattr(args, key, None) for key in INVOCATION_KEYS}}
 
 
-def write_atomic(path: str | Path, text: str, mode: int = 0o644) -> None:
+def write_atomic(path: str | Path, text: str, mode: int | None = None) -> None:
     """Write a whole file or nothing: a temp file beside it, fsync, then rename over.
 
-    A symlink's target is written (the link stays); an existing file keeps its mode (`mode` is for a new
-    one); a path that exists and is not a regular file (a pipe, a device) is refused."""
-    from rankgate.core.outfile import output_target
+    A symlink's target is written (the link stays); an existing file keeps its mode; a new one gets
+    `mode`, or when None the mode the umask gives (as `cp` would: 0644 under the usual 022); a path that
+    exists and is not a regular file is refused, but a character device or a named pipe (`/dev/null`) is
+    written into."""
+    from rankgate.core.outfile import is_stream, new_temp, output_target, write_stream
 
+    if is_stream(path):  # -o /dev/null, a named pipe: written into, not replaced
+        write_stream(path, text.encode("utf-8"))
+        return
     path, kept = output_target(path)
     if kept is not None:
         mode = kept
     folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    fd, tmp = new_temp(folder, path.name, private=mode is not None)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -200,7 +205,7 @@ class Verification:
     recorded_decision: str | None = None
     recomputed_decision: str | None = None
     error: str | None = None
-    signature: str | None = None  # valid, not checked (no key given), or None for an unsigned receipt
+    signature: str | None = None  # valid, invalid: WHY (a key was given), not checked (no key given), None: unsigned
     written_by: str | None = None  # an older rankgate version that wrote the receipt (None: this one)
     not_checked: list[str] = field(default_factory=list)  # what this version writes and the older one did not
 
@@ -422,10 +427,12 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     if key is not None:
         if opened.payload is None:
             v.differences.append("signature: the receipt is not signed, and a key was given")
+            v.signature = "invalid: the receipt is not signed, and a key was given"
         else:
             wrong = signing.check_signature(opened.payload, opened.signatures, key)
             if wrong:
                 v.differences.append(f"signature: {wrong}")
+                v.signature = f"invalid: {wrong}"
             else:
                 v.signature = "valid"
     if "digest" in data or data.get("receipt_version", 0) >= 3:

@@ -82,8 +82,11 @@ def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
         if not parts:
             continue
         if len(parts) != 4:
+            from rankgate.core.formats.trec import qrels_line_hint
+
             raise InputError(path, f"{len(parts)} fields, expected 4: query iteration document grade (as trec_eval "
-                             "reads qrels)", line=lineno)
+                             "reads qrels)" + qrels_line_hint(parts).replace("the qrels and the run", "QRELS and RUN"),
+                             line=lineno)
         g = parts[3]
         try:
             grade = int(g)
@@ -129,8 +132,11 @@ def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
             if not parts:
                 continue
             if len(parts) < 6:
+                from rankgate.core.formats.trec import run_line_hint
+
                 raise InputError(path, f"{len(parts)} fields, expected 6: query Q0 document rank score tag (as "
-                                 "trec_eval reads runs)", line=lineno)
+                                 "trec_eval reads runs)" + run_line_hint(parts).replace("the qrels and the run",
+                                                                                    "QRELS and RUN"), line=lineno)
             qs.append(parts[0])
             ds.append(parts[2])
             raw.append(parts[4])

@@ -410,8 +410,10 @@ class DurableIndex:
         self._history = None
 
     def _damaged(self, e: DamagedFile) -> DamagedFile:
-        """The same error, with the way back."""
-        db = str(self.path)
+        """The same error, with the way back (the path quoted, as a shell takes it)."""
+        import shlex
+
+        db = shlex.quote(str(self.path))
         if Path(e.path) == self._file(JOURNAL) and e.line:
             hint = (f"the edits before line {e.line} are intact: `rankgate labels recover --db {db}` keeps them "
                     "and moves the damaged journal aside")
@@ -423,9 +425,7 @@ class DurableIndex:
                 self._unborn = True  # its lock file goes too: nothing is left beside the user's file
             return DamagedFile(e.path, other)
         elif Path(e.path) == self.path:  # the snapshot, and no backup: `labels recover` has nothing to start from
-            import shlex
-
-            hint = NO_BASE.format(db=shlex.quote(db))
+            hint = NO_BASE.format(db=db)
         else:
             hint = ("there is no backup copy; `rankgate labels recover --db {db}` moves the damaged files aside "
                     "and keeps what can be read").format(db=db)

@@ -287,6 +287,7 @@ class Export:
     unresolved: int = 0  # pairs whose reviewers disagree and nobody adjudicated (exported: the latest judgment)
     adjudicated: int = 0
     needs_review: int = 0  # labels carried by a migration and not reviewed since
+    unchanged: bool = False  # the file already held this export (its exported_at aside): left as it was
 
 
 @dataclass(frozen=True)

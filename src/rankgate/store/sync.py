@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -766,7 +767,7 @@ def export_copy(ws, manifest) -> tuple:
                          "benchmark's labels")
     if os.path.realpath(copy) in benchmark_inputs(manifest):
         raise InputError(str(copy), "is one of the benchmark's inputs; nothing was written (export elsewhere with "
-                         f"`rankgate labels export {manifest.folder} -o FILE`)")
+                         f"`rankgate labels export {shlex.quote(str(manifest.folder))} -o FILE`)")
     if os.path.lexists(copy) and not holds_judgments(copy):
         raise InputError(str(copy), "exists and holds no judgments (it is not an earlier export or qrels file); "
                          "nothing was written (export elsewhere with `rankgate labels export "
@@ -809,8 +810,7 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     own = _own_comments(like) if layout.header else []
     if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own:
         return ws.export(fmt, path, **options)
-    from rankgate.store.storage import atomic_write
-    from rankgate.store.transfer.export import refuse_store_target
+    from rankgate.store.transfer.export import refuse_store_target, write_export
 
     refuse_store_target(ws, path)
     out = ws.export(fmt, None, **options)  # the text only: written below in the file's own layout
@@ -823,7 +823,8 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
         lines.append(line + nl)
     own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
-    atomic_write(path, out.text.encode("utf-8"), output=True)
+    data, out.unchanged = write_export(path, out.text.encode("utf-8"))
+    out.text = data.decode("utf-8")
     return out
 
 

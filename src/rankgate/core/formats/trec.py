@@ -37,7 +37,7 @@ def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
                 continue
             if len(parts) != 4:
                 raise InputError(path, f"{len(parts)} columns, expected 4: query iteration document grade"
-                                 + _queries_hint(raw), line=lineno)
+                                 + (_queries_hint(raw) or qrels_line_hint(parts)), line=lineno)
             try:
                 grade = parse_grade(parts[3], path, lineno)
             except InputError as e:
@@ -45,6 +45,24 @@ def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
                 raise
             rows.add(parts[0], parts[2], grade, lineno)
     return rows.qrels("trec", meta=meta)
+
+
+def qrels_line_hint(parts: list[str]) -> str:
+    """What a qrels line of the wrong width most likely is: a run (the two files swapped), or BEIR's qrels
+    without their header line."""
+    if len(parts) == 6 and parts[1].upper() == "Q0":
+        return "; this looks like a run (6 columns, Q0): are the qrels and the run swapped?"
+    if len(parts) == 3:
+        return ("; 3 columns is BEIR's qrels layout: give the file its header line "
+                "query-id<TAB>corpus-id<TAB>score, or write TREC's 4 (query 0 document grade)")
+    return ""
+
+
+def run_line_hint(parts: list[str]) -> str:
+    """A run line of 4 columns whose last is a whole number: qrels (the two files swapped)."""
+    if len(parts) == 4 and parts[1] in ("0", "Q0") and parts[3].lstrip("-").isdigit():
+        return "; this looks like qrels (4 columns: query iteration document grade): are the qrels and the run swapped?"
+    return ""
 
 
 def _queries_hint(line: str) -> str:
@@ -146,7 +164,8 @@ def _slow_block(block: str, first_line: int, catalog: Catalog, path: str):
         if not parts or parts[0].startswith("#"):
             continue
         if len(parts) < 6:
-            raise InputError(path, f"{len(parts)} columns, expected 6: query Q0 document rank score tag", line=lineno)
+            raise InputError(path, f"{len(parts)} columns, expected 6: query Q0 document rank score tag"
+                             + run_line_hint(parts), line=lineno)
         try:
             if not SCORE.match(parts[4]):
                 raise ValueError

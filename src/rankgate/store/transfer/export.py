@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
+import shlex
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -86,7 +88,8 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
             meta = None
             if fmt == "trec" and judged_by is not None:
                 notes.append(f"a TREC file without its header does not name its reviewer: merge it with "
-                             f"`rankgate labels merge --db DB {judged_by}=FILE`, or export with --header")
+                             f"`rankgate labels merge --db DB {shlex.quote(judged_by + '=FILE')}`, or export with "
+                             "--header")
         left_out = 0
         if fmt == "trec":
             text = _trec(where, rows, meta)
@@ -100,13 +103,52 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
         except UnicodeEncodeError:
             raise InputError(where, "an ID or reason is not valid Unicode text (a lone surrogate); cannot write it "
                              "as UTF-8") from None
+        unchanged = False
         if path is not None:
-            atomic_write(path, data, output=True)
+            data, unchanged = write_export(path, data)
+            text = data.decode("utf-8")
             if version is None and judged_by is None and not all_reviewers:  # the labels as they are now
                 from rankgate.store.sync import record_export
 
                 record_export(ws, {(q, d): s["grade"] for q, per in labels.items() for d, s in per.items()}, path)
-        return Export(text, fmt, name, digest, len(rows) - left_out, left_out, notes, len(unresolved), *counts)
+        return Export(text, fmt, name, digest, len(rows) - left_out, left_out, notes, len(unresolved), *counts,
+                      unchanged=unchanged)
+
+
+# An export's time in its header: `"exported_at": "..."` (JSON, JSONL) or `# exported_at: ...` (TREC).
+_STAMP = re.compile(rb'exported_at"?: ?"?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)')
+
+
+def write_export(path, data: bytes) -> tuple[bytes, bool]:
+    """Write an export to `path`, unless the file there already holds it, save for its `exported_at`: then the
+    file is left as it was (an export with no label change makes no diff to commit). Returns the bytes the
+    file holds and whether it was left unchanged."""
+    from rankgate.core.outfile import is_stream, output_target
+
+    if not is_stream(path):
+        output_target(path)  # what the write would refuse (a read-only file or folder) is refused all the same
+        same = _same_but_time(path, data)
+        if same is not None:
+            return same, True
+    atomic_write(path, data, output=True)
+    return data, False
+
+
+def _same_but_time(path, data: bytes) -> bytes | None:
+    """The file's bytes when they are `data` with an older export time (or exactly `data`), else None."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) != len(data):
+            return None  # the two times have the same length: another size is another content
+        with open(path, "rb") as f:
+            old = f.read()
+    except OSError:
+        return None
+    if old == data:
+        return old
+    new, was = _STAMP.search(data, 0, 1 << 16), _STAMP.search(old, 0, 1 << 16)
+    if new is None or was is None or new.start(1) != was.start(1):
+        return None
+    return old if data[:new.start(1)] + was.group(1) + data[new.end(1):] == old else None
 
 
 STORE_HEADS = (b'{"meta":{"1":{"format":"rankgate-labels"', b'{"history":{')
