@@ -29,7 +29,7 @@ async def test_the_footer_keys_of_past_edits_are_let_go(tiny):
             await pilot.press(str(i % 3), "escape")
             await pilot.pause()
         before = live_footer_keys()
-        for i in range(30):
+        for i in range(12):
             await pilot.press(str(i % 3), "escape")
             if i % 5 == 4:
                 await pilot.press("down")
@@ -39,7 +39,7 @@ async def test_the_footer_keys_of_past_edits_are_let_go(tiny):
         shown = len(footer.query(FooterKey))
         assert shown > 3  # the footer still shows its keys
         after = live_footer_keys()
-        assert after <= max(before, shown) + shown, (before, after, shown)  # not 30 edits' worth (~1200)
+        assert after <= max(before, shown) + shown, (before, after, shown)  # not 12 edits' worth (~500)
         watchers = getattr(footer, "__watchers", {}).get("compact", [])
         assert len(watchers) <= shown * 2
 

@@ -56,7 +56,7 @@ def test_the_opening_keeps_install_and_run_then_the_tests():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     shell = [b for lang, b, _ in blocks(text) if lang == "sh"]
     assert "pip install" in shell[0] and re.search(r"rankgate (review|gate) sample_benchmarks/", shell[0])
-    assert shell[1].strip() == ".venv/bin/python -m pytest -n 2"
+    assert shell[1].strip() == ".venv/bin/python -m pytest -n 2 --dist worksteal"
     assert shell[1].strip().split("/", 2)[-1] in (ROOT / ".ci" / "run").read_text()  # CI runs that same command
 
 
