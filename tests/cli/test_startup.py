@@ -63,7 +63,8 @@ def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
             "rankgate.core.signing", "xml.etree.ElementTree", "rankgate.core.charts", "rankgate.core.mermaid",
             "rankgate.core.svgplot", "rankgate.core.funnel", "rankgate.store.workspace", "tinydb",
             "numpy.ma",  # np.unique/np.quantile load numpy.ma: stats.quantiles and model.unique do not
-            "numpy.random"}  # the resamples come from stats.SplitMix64; numpy's PCG64 only re-checks older receipts
+            "numpy.random",  # the resamples come from stats.SplitMix64; numpy's PCG64 only re-checks older receipts
+            "secrets", "hmac"}  # an output's temporary name takes os.urandom (secrets: 10 ms of imports)
     assert not lazy & mods
 
 

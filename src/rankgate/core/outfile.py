@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -87,7 +86,7 @@ def new_temp(folder: str | os.PathLike, name: str, private: bool = False) -> tup
     shared machine opens for a teammate or a CI job running as another user. `private`: owner only."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = Path(folder) / f".{name}.{secrets.token_hex(4)}.tmp"
+        tmp = Path(folder) / f".{name}.{os.urandom(4).hex()}.tmp"
         try:
             return os.open(tmp, flags, 0o600 if private else 0o666), tmp
         except FileExistsError:
