@@ -1157,6 +1157,24 @@ def _add_queue(cmds, common) -> None:
     p.set_defaults(func=_queue)
 
 
+def _gate_refuses(bundle, policy, pair: tuple[str, str]) -> str | None:
+    """Why `rankgate gate` would refuse these inputs (exit 2), as its first error line, or None: the same
+    checks as the gate's (and the app's NO DECISION), so the queue's hint never shows a decision the gate
+    would not make."""
+    from rankgate.cli.evaluate import problems_of
+    from rankgate.core.binding import check_binding
+
+    problems = problems_of(bundle, policy)
+    if problems:
+        return str(problems[0])
+    try:
+        check_binding(bundle.qrels, [bundle.runs[n] for n in pair], allow=policy.allow_snapshot_mismatch,
+                      manifest_version=bundle.manifest.collection_version if bundle.manifest else "")
+    except InputError as e:
+        return str(e)
+    return None
+
+
 def _queue(args) -> int:
     from rankgate.core.benchmark import is_benchmark, load_manifest
     from rankgate.core.bundle import load_bundle
@@ -1205,10 +1223,15 @@ def _queue(args) -> int:
         from rankgate.cli.suggest import ordered_queue
 
         return ordered_queue(args, db, bundle, policy, queue, limit)
+    refused = _gate_refuses(bundle, policy, queue.gate) if queue.gate else None
+    if refused:
+        queue.decision = None
     if args.json:
-        _print_json(dict(queue.as_dict(limit), labels=where))
+        _print_json(dict(queue.as_dict(limit), labels=where, **({"gate_refuses": refused} if refused else {})))
         return EXIT_OK
     gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: {queue.decision}" if queue.gate else ""
+    if refused:
+        gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: no decision, `rankgate gate` refuses these labels: {refused}"
     marked = f" and {queue.unsure} labels marked unsure (first)" if queue.unsure else ""
     say(f"{len(queue) - queue.unsure} unjudged documents{marked} in the top {queue.k} of {', '.join(runs)} "
         f"(labels: {where}{gate})")
