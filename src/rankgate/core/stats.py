@@ -467,7 +467,7 @@ def paired_tests(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     same = (None if w is None else w.tobytes(), resamples, seed, confidence, generator_name())
     keys = [(np.ascontiguousarray(D[:, j]).tobytes(),) + same for j in range(M)]
-    found = {k: _DONE[k] for k in keys if k in _DONE}
+    found = {k: v for k in keys if (v := _DONE.get(k)) is not None}  # (another thread may drop one meanwhile)
     todo = [j for j in range(M) if keys[j] not in found]
     if todo:
         T = D[:, todo]
@@ -478,7 +478,7 @@ def paired_tests(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
                 n, weighted_mean(D[:, j], weights), float(p[i]), float(lo[i]), float(hi[i]), confidence,
                 effect_size(D[:, j], weights), resamples, seed, exact, weights is not None)
         while len(_DONE) > DONE_AT_MOST:  # the oldest go
-            del _DONE[next(iter(_DONE))]
+            _DONE.pop(next(iter(_DONE)), None)
     return [found[k] for k in keys]
 
 

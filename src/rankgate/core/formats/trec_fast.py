@@ -778,9 +778,9 @@ class _Reread:
     Few blocks ever are: only rows tied with a judged row and likely duplicates need their document
     ID. Cheaper than writing 25-odd bytes a line to a temporary file (on this project's benchmark
     machine, 1.2 CPU s of 5 for 7M lines). The file is opened once more as its first block is kept
-    and read through that descriptor (a rename or a retargeted link then changes nothing); a file
-    whose contents changed since it was read is refused, not misread. Not for gzip (reading again
-    means decompressing from the start): _DocStore."""
+    and read through that descriptor (no name looked up per block; a name that became a FIFO is not
+    waited on); a file changed since it was read (its contents, or replaced: `_identity`) is
+    refused, not misread. Not for gzip (reading again means decompressing from the start): _DocStore."""
 
     def __init__(self, reader: _Reader):
         import threading
