@@ -29,3 +29,14 @@ def test_the_queue_says_no_decision_where_the_gate_refuses(cli, tmp_path, monkey
     code, out, _ = cli("labels", "queue", bench, "--limit", "1", "--json")
     got = json.loads(out)
     assert code == 0 and got["decision"] is None and "handbook-2026.12" in got["gate_refuses"]
+
+
+def test_the_queue_says_no_decision_for_a_must_pass_query_nobody_judged(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("RANKGATE_HOME", str(tmp_path / "home"))
+    bench = tmp_path / "ops-handbook"
+    shutil.copytree(SAMPLES / "ops-handbook", bench)
+    gate_code, _, gate_err = cli("gate", bench, "--must-pass", "q-nobody-judged")
+    assert gate_code == 2 and "q-nobody-judged" in gate_err
+    code, out, _ = cli("labels", "queue", bench, "--limit", "1", "--must-pass", "q-nobody-judged")
+    assert code == 0 and "no decision, `rankgate gate` refuses these labels: " in out
+    assert gate_err.removeprefix("error: ").strip() in out

@@ -1163,8 +1163,10 @@ def _gate_refuses(bundle, policy, pair: tuple[str, str]) -> str | None:
     would not make."""
     from rankgate.cli.evaluate import problems_of
     from rankgate.core.binding import check_binding
+    from rankgate.core.gate import query_problems
 
-    problems = problems_of(bundle, policy)
+    problems = problems_of(bundle, policy)  # in the gate's order: its inputs, the policy's queries, the binding
+    problems = problems or query_problems(set(bundle.qrels.query_ids) | set(bundle.no_answer), policy)
     if problems:
         return str(problems[0])
     try:
