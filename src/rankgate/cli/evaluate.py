@@ -109,7 +109,10 @@ def register(sub) -> None:
     g.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here (a test case per check and query)")
     g.add_argument("--as-of", metavar="YYYY-MM-DD", help="judge waivers' expiry on this date (default: today, UTC)")
     g.add_argument("--with-suggestions", action="store_true", help="count a judge's suggested grades "
-                   "(labels suggest) for the pairs nobody judged; the receipt records it")
+                   "(labels suggest) for the pairs nobody judged, while the judge's kappa against the experts "
+                   "on the blind overlap meets the policy's [judge] bar; the receipt records it")
+    g.add_argument("--db", metavar="FILE", help="the workspace the labels came from, for stale labels with --corpus "
+                   "(default: the benchmark folder's, or the app's for a qrels file)")
     g.add_argument("--no-stability", dest="stability", action="store_const", const=False, default=None,
                    help="skip the stability report (could the unjudged documents flip a check?); the receipt "
                    "records it (policy: stability = false)")
@@ -505,6 +508,9 @@ def cmd_gate(args) -> int:
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
+    from rankgate.cli.trust import gate_trust
+
+    trust = gate_trust(args, bundle, policy)  # stale labels (may refuse), the judge's vote (may drop suggestions)
     same = _same_run(bundle, policy)  # then the gate's input errors (a must-pass query not in the qrels) come first
     result = gate_bundle(bundle, policy, as_of=as_of)
     if same:
@@ -516,12 +522,13 @@ def cmd_gate(args) -> int:
     if args.receipt or args.markdown or args.junit or args.output:
         from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
     if args.receipt:
-        receipt = build_receipt(result.data, bundle, policy, code, invocation_of(args))
+        receipt = build_receipt(result.data, bundle, policy, code, invocation_of(args), trust=trust)
         if args.sign_key:
             from rankgate.core.signing import read_key, sign
 
             receipt = sign(receipt, read_key(args.sign_key))
         write_receipt(args.receipt, receipt)
+    result.data.update(trust)  # after the receipt's result (recomputed by `receipt verify`), beside it
     if args.markdown:
         from rankgate.core.outputs import gate_markdown
 

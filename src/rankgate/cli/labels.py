@@ -229,6 +229,7 @@ def _add_import(cmds, common) -> None:
                    "(default: the file's header, if any)")
     p.add_argument("--why", help="why, for the history (default: 'import FILE')")
     p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
+    p.add_argument("--corpus", metavar="FILE", help="the document texts the labels were judged on: each label records a hash of its text, so a later corpus that changes it shows the label stale")
     p.set_defaults(func=_import)
 
 
@@ -242,9 +243,10 @@ def _import(args) -> int:
             if not args.files and not args.queries and ws.benchmark_import is not None:
                 report = ws.benchmark_import  # `import -b FOLDER`: the folder's own labels, just now
             else:
+                texts = _texts_of(args, _file_docs(args.files)) if args.corpus else None
                 report = ws.import_files(args.files, queries=args.queries, on_conflict=args.on_conflict,
                                          collection_version=args.collection_version, why=args.why,
-                                         dry_run=args.dry_run)
+                                         dry_run=args.dry_run, texts=texts)
             path = ws.path
             off = _off_scale_labels(args, ws)
         _saved(ws)
@@ -285,6 +287,53 @@ def _bench_name(args) -> str:
     return visible(os.path.normpath(args.benchmark or "."))
 
 
+def _corpus_path(args, ws=None) -> str | None:
+    """--corpus, else the benchmark's corpus (benchmark.toml), else None."""
+    if getattr(args, "corpus", None):
+        return args.corpus
+    manifest = getattr(ws, "manifest", None)
+    return str(manifest.corpus) if manifest is not None and manifest.corpus else None
+
+
+def _texts_of(args, docs, ws=None) -> dict[str, str]:
+    """{doc: text hash} of `docs` in the corpus (core/staleness.py)."""
+    from rankgate.core.formats.corpus import read_corpus
+    from rankgate.core.staleness import corpus_hashes
+
+    path = _corpus_path(args, ws)
+    return corpus_hashes(read_corpus(path, set(docs))) if path else {}
+
+
+def _file_docs(files) -> set[str]:
+    """The documents the qrels files judge (to read only their texts from a corpus)."""
+    from rankgate.core.formats import detect_kind, read_qrels
+
+    docs: set[str] = set()
+    for f in files:
+        if detect_kind(str(f)) != "queries":
+            docs.update(d for _, d, _, _ in read_qrels(str(f)).judgments())
+    return docs
+
+
+def _stale_of(args, ws, recorded: list, required: bool = True):
+    """The stale labels among `recorded` (query, doc, hash) against the corpus; None when there is no corpus
+    and it is not `required` (a command asked for stale labels without one refuses)."""
+    from rankgate.core.staleness import stale_labels
+
+    path = _corpus_path(args, ws)
+    if path is None:
+        if required:
+            raise InputError("labels", "stale labels need the current texts: name --corpus FILE")
+        return None
+    return stale_labels(recorded, _texts_of(args, {d for _, d, h in recorded if h}, ws), corpus=path)
+
+
+def stale_line(stale) -> str:
+    """`stale labels: 1 of 9260 checked (judged on a text CORPUS has changed since); 0 judged without a text`."""
+    return (f"stale labels: {len(stale)} of {stale.checked} checked (judged on a text {visible(stale.corpus)} has "
+            f"changed since); {stale.unknown} judged without a known text")
+
+
 def _add_set(cmds, common) -> None:
     p = cmds.add_parser("set", parents=[common], help="set a grade (new label, regrade, or a new reason)")
     p.add_argument("query")
@@ -294,6 +343,7 @@ def _add_set(cmds, common) -> None:
     p.add_argument("--collection-version", metavar="V", help="the collection version you inspected")
     p.add_argument("--why", default="", help="why the change, for the history")
     p.add_argument("--add-query", action="store_true", help="add the query if the workspace does not know it")
+    p.add_argument("--corpus", metavar="FILE", help="the corpus holding the text you judged: the label records a hash of it (stale labels)")
     p.set_defaults(func=_set)
 
 
@@ -316,9 +366,12 @@ def _set(args) -> int:
                 "judgment goes beside theirs" if label is not None else ""
             raise InputError("labels set", f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
                              f"for {args.query!r}?){whose}")
+        texts = _texts_of(args, {args.doc}, ws) if args.corpus else {}
+        if args.corpus and args.doc not in texts:
+            raise InputError(args.corpus, f"no document {args.doc!r} in this corpus (expected the text you judged)")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
-                                create_query=args.add_query)
+                                create_query=args.add_query, text_hash=texts.get(args.doc))
     _saved(ws)
     if args.json:
         _print_json(event.as_dict() if event else None)
@@ -361,6 +414,9 @@ def _add_list(cmds, common) -> None:
                    "a pair, saying how it was reached)")
     p.add_argument("--blind", action="store_true", help="blind review: your own judgments only (--reviewer)")
     p.add_argument("--unsure", action="store_true", help="only labels marked unsure (`rankgate labels unsure`)")
+    p.add_argument("--stale", action="store_true", help="only stale labels: judged on a text the corpus "
+                   "(--corpus, or the benchmark's) has changed since")
+    p.add_argument("--corpus", metavar="FILE", help="the current document texts (default: the benchmark's corpus)")
     p.set_defaults(func=_list)
 
 
@@ -374,6 +430,9 @@ def _list(args) -> int:
         items = [j for j in items if j.doc == args.doc]
     if args.unsure:
         items = [j for j in items if j.unsure]
+    if args.stale:
+        stale = set(_stale_of(args, ws, [(j.query, j.doc, j.text_hash) for j in items]).pairs)
+        items = [j for j in items if (j.query, j.doc) in stale]
     if args.json:
         for j in items:
             say_json(j.as_dict())
@@ -751,6 +810,7 @@ def _add_status(cmds, common) -> None:
     p = cmds.add_parser("status", parents=[common], help="where the workspace is and what it holds; for a "
                         "benchmark, how it differs from the folder's qrels file (exit 1 when it does)")
     _bench_arg(p)
+    p.add_argument("--corpus", metavar="FILE", help="the current document texts: count the labels judged on a text it has changed (stale; default: the benchmark's corpus)")
     p.set_defaults(func=_status)
 
 
@@ -778,6 +838,9 @@ def _status(args) -> int:
     comparison = None
     with _open(args, readonly=True) as ws:
         stats = ws.stats()
+        stale = _stale_of(args, ws, ws.text_hashes(), required=False)
+        if stale is not None:
+            stats["stale_labels"] = len(stale)
         if ws.manifest is not None and args.db is None:
             comparison = sync.compare(ws, ws.manifest)  # a qrels file that no longer parses: error, exit 2
     if args.json:
@@ -795,8 +858,10 @@ def _status(args) -> int:
                 v = ", ".join(map(str, v)) or "none"
             elif isinstance(v, dict):
                 v = ", ".join(f"{key} {value}" for key, value in v.items())
-            if v is not None:
+            if v is not None and k != "stale_labels":
                 say(f"{k}: {v}")
+        if stale is not None:
+            say(stale_line(stale))
         if app_workspace is not None:
             from shlex import quote
 

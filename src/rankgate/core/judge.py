@@ -480,7 +480,7 @@ def parse_journal(data: bytes) -> tuple[list[dict], int]:
 
 
 def _well_formed(rec) -> bool:
-    if not (isinstance(rec, dict) and rec.get("kind") in ("suggestion", "accepted")
+    if not (isinstance(rec, dict) and rec.get("kind") in ("suggestion", "accepted", "overlap")
             and isinstance(rec.get("query"), str) and isinstance(rec.get("doc"), str)):
         return False
     grade = rec.get("grade")

@@ -58,10 +58,35 @@ def _row(cells) -> str:
 def gate_markdown(result: GateResult, *, queue_rows: int = 10) -> str:
     d = result.data
     k = d["k"]
-    out = _md_head(d, k) + _md_measures(d, k) + _md_failed(d, k) + _md_slices(d, k)
+    head = _md_head(d, k)
+    out = head[:3] + _md_trust(d) + head[3:]  # the judge's vote, stale labels, power: under the decision
+    out += _md_measures(d, k) + _md_failed(d, k) + _md_slices(d, k)
     out += _md_charts(result) + _md_coverage(d, k, queue_rows) + _md_budgets(d) + _md_binding(d) + _md_waivers(d)
     out += _md_permissions(d) + _md_funnel(d)
     return "\n".join(out) + "\n"
+
+
+def trust_lines(d: dict) -> list[str]:
+    """What the gate trusts of its labels, a line each: the judge's vote (cli/trust.py), stale labels, and the
+    power of the query set (core/power.py); plain text, IDs escaped."""
+    out = []
+    if d.get("judge"):
+        out.append(d["judge"]["line"])
+    st = d.get("stale_labels")
+    if st:
+        what = {"refuse": "refused", "warn": "counted, with this warning", "allow": "counted"}[st["policy"]]
+        pairs = ", ".join(f"{visible(q)} {visible(doc)}" for q, doc in st["pairs"][:5])
+        more = f" and {st['count'] - 5} more" if st["count"] > 5 else ""
+        out.append(f"stale labels: {st['count']}" + (f" ({pairs}{more})" if pairs else "") +
+                   f": judged on a text the corpus has changed since; {what} (stale_labels = \"{st['policy']}\")")
+    if d.get("power"):
+        out.append(d["power"]["line"])
+    return out
+
+
+def _md_trust(d: dict) -> list[str]:
+    lines = trust_lines(d)
+    return ["", *(f"- {md(x)}" for x in lines)] if lines else []
 
 
 def chart_measure(measures: list[Measure], k: int) -> Measure:

@@ -28,7 +28,10 @@ BUDGET_STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 
 POLICY_KEYS = {"k", "rel_level", "missing_queries", "short_rankings", "measures", "rules", "must_pass",
                "baseline", "candidate", "policy", "allow_snapshot_mismatch", "significance", "waivers",
-               "no_permission_leaks", "require_stable", "stability"}
+               "no_permission_leaks", "require_stable", "stability", "stale_labels", "judge",
+               "smallest_difference"}
+JUDGE_KEYS = {"min_kappa", "min_overlap", "seed"}
+STALE_CHOICES = ("refuse", "warn", "allow")  # core/staleness.py
 SIGNIFICANCE_KEYS = {"resamples", "seed", "confidence", "correction"}
 WAIVER_KEYS = {"query", "owner", "reason", "expires"}
 RULE_COMMON = {"name", "check"}
@@ -146,6 +149,11 @@ class Policy:
     require_stable: bool = False  # reject a decision the unjudged documents could flip (core/bounds.py)
     stability: bool = True  # report whether the unjudged documents could flip each check (core/bounds.py)
     must_pass_at: "SetAt | None" = None  # where must_pass was set (a file's key, the queries file, --must-pass)
+    stale_labels: str = "warn"  # labels judged on a text the corpus changed since: refuse, warn or allow
+    judge_min_kappa: float = 0.6  # [judge]: suggested labels count only while the judge agrees this well
+    judge_min_overlap: int = 50  # [judge]: ... on at least this many expert-checked pairs
+    judge_seed: int = 0  # [judge]: the draw of the overlap from the judge's suggestions
+    smallest_difference: float | None = None  # the difference that matters (power advice); None: 0.02
 
     def effective_rules(self) -> list[Rule]:
         if self.rules is not None:
@@ -180,6 +188,13 @@ class Policy:
             out["require_stable"] = True
         if not self.stability:  # only when turned off: receipts written before it stay the same
             out["stability"] = False
+        if self.stale_labels != "warn":  # as above: only when not the default
+            out["stale_labels"] = self.stale_labels
+        if (self.judge_min_kappa, self.judge_min_overlap, self.judge_seed) != (0.6, 50, 0):
+            out["judge"] = {"min_kappa": self.judge_min_kappa, "min_overlap": self.judge_min_overlap,
+                            "seed": self.judge_seed}
+        if self.smallest_difference is not None:
+            out["smallest_difference"] = self.smallest_difference
         return out
 
 
@@ -266,6 +281,18 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None, table: 
         p.stability = get("stability", bool)
     if "significance" in data:
         _significance(get("significance", dict), path, p)
+    if "stale_labels" in data:
+        p.stale_labels = get("stale_labels", str)
+        if p.stale_labels not in STALE_CHOICES:
+            raise InputError(path, f"policy key 'stale_labels' must be one of {', '.join(STALE_CHOICES)}, "
+                             f"found {p.stale_labels!r}")
+    if "judge" in data:
+        _judge(get("judge", dict), path, p)
+    if "smallest_difference" in data:
+        p.smallest_difference = get("smallest_difference", float)
+        if not p.smallest_difference > 0:
+            raise InputError(path, "policy key 'smallest_difference' must be above 0 (the smallest difference "
+                             "in the measure that matters)")
     if "rules" in data:
         rules = [_rule(r, path, i) for i, r in enumerate(get("rules", list))]
         names = [r.name for r in rules]
@@ -282,6 +309,21 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None, table: 
         if dup:
             raise InputError(path, f"two waivers for query {dup!r}; keep one")
     return p
+
+
+def _judge(t: dict, path: str, p: Policy) -> None:
+    """The [judge] table: when suggested labels count (docs/policy.md, "A judge that earns its vote")."""
+    refuse_unknown_keys(t, JUDGE_KEYS, path, "[judge]")
+    if "min_kappa" in t:
+        p.judge_min_kappa = _typed(t["min_kappa"], float, path, "[judge] min_kappa")
+        if not -1.0 <= p.judge_min_kappa <= 1.0:
+            raise InputError(path, f"[judge] min_kappa must be between -1 and 1, found {p.judge_min_kappa}")
+    if "min_overlap" in t:
+        p.judge_min_overlap = _typed(t["min_overlap"], int, path, "[judge] min_overlap")
+        if not 2 <= p.judge_min_overlap <= MAX_COUNT:
+            raise InputError(path, f"[judge] min_overlap must be at least 2, found {p.judge_min_overlap}")
+    if "seed" in t:
+        p.judge_seed = _typed(t["seed"], int, path, "[judge] seed")
 
 
 def _str_list(v: list, path: str, what: str, of: str) -> list[str]:

@@ -38,7 +38,8 @@ INVOCATION_KEYS = ("benchmark", "qrels", "runs", "queries", "qrels_format", "run
 PATH_KEYS = ("benchmark", "qrels", "queries", "policy", "acl")
 MAX_RECEIPT_BYTES = 512 * 2**20
 # Fields not recomputed: when it was written, how (the recomputation follows it) and its own digest.
-NOT_RECOMPUTED = ("created_at", "invocation", "digest", "inputs")
+NOT_RECOMPUTED = ("created_at", "invocation", "digest", "inputs", "label_trust")
+# label_trust: stale labels and the judge's vote (cli/trust.py), from the workspace, which is not an input file
 
 
 def input_files(bundle: Bundle, policy) -> list[tuple[str, str]]:
@@ -133,8 +134,13 @@ def statement(body: dict) -> dict:
     return {"_type": STATEMENT_TYPE, "subject": _subject(body), "predicateType": PREDICATE_TYPE, "predicate": body}
 
 
-def build_receipt(result: dict, bundle: Bundle, policy, exit_code: int, invocation: dict | None = None) -> dict:
-    return statement(receipt_body(result, bundle, policy, exit_code, invocation, hashed_inputs(bundle, policy)))
+def build_receipt(result: dict, bundle: Bundle, policy, exit_code: int, invocation: dict | None = None,
+                  trust: dict | None = None) -> dict:
+    """`trust`: stale labels and the judge's vote (cli/trust.py), recorded as `label_trust`."""
+    body = receipt_body(result, bundle, policy, exit_code, invocation, hashed_inputs(bundle, policy))
+    if trust:
+        body["label_trust"] = trust
+    return statement(body)
 
 
 def invocation_of(args, command: str = "gate") -> dict:
@@ -502,6 +508,10 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
         problems = validate(bundle.qrels, list(bundle.runs.values()), policy.checks, bundle.no_answer)
         if problems:
             raise ValidationError(problems)
+        if suggested and (data.get("label_trust") or {}).get("judge", {}).get("counted") is False:
+            from rankgate.core.judge_vote import without_suggestions  # the judge had not earned its vote
+
+            bundle.qrels = without_suggestions(bundle.qrels)
         with generator(_recorded_generator(data)):  # the resamples as they were drawn
             result = gate_bundle(bundle, policy, as_of=as_of)
         if suggested:

@@ -59,6 +59,8 @@ def label_state(j: dict | None) -> dict | None:
         out["grades"] = dict(j["grades"])
     if j.get("unsure"):
         out["unsure"] = j["unsure"]
+    if j.get("text_hash"):
+        out["text_hash"] = j["text_hash"]
     return out
 
 
@@ -104,7 +106,8 @@ def pair_label(revs: dict[str, dict] | None, adj: dict | None) -> dict | None:
             "reviewer": chosen["reviewer"], "created": min(r.get("created", "") for r in live),
             "updated": max(r.get("updated", "") for r in live), "removed": None, "reached": reached,
             "reviewers": tuple(r["reviewer"] for r in live),
-            "needs_review": all(r.get("needs_review") for r in live), "unsure": unsure_of(live)}
+            "needs_review": all(r.get("needs_review") for r in live), "unsure": unsure_of(live),
+            "text_hash": chosen.get("text_hash", "")}
 
 
 def is_edit(old: dict | None, new: dict | None) -> bool:
@@ -328,7 +331,8 @@ def as_judgment(j: dict, label: bool = False) -> Judgment:
     reviewers = tuple(j.get("reviewers", (j["reviewer"],))) if label else ()
     return Judgment(j["query"], j["doc"], j["grade"], j["reason"], j["collection_version"], j["reviewer"],
                     j.get("created", ""), j.get("updated", ""), j.get("removed"), how, reviewers,
-                    bool(j.get("needs_review")), tuple(j.get("migrated_from") or ()), j.get("unsure") or "")
+                    bool(j.get("needs_review")), tuple(j.get("migrated_from") or ()), j.get("unsure") or "",
+                    j.get("text_hash") or "")
 
 
 def describe_label(state: dict) -> str:

@@ -37,6 +37,7 @@ class Judgment:
     `for_reviewer=`) has `reached` "". `needs_review`: carried by a migration
     to a new document ID and not looked at since. `unsure`: "" or the note of
     the reviewer who marked it unsure (needs discussion; `Workspace.mark_unsure`).
+    `text_hash`: the normalised text of the document it was judged on (core/staleness.py), "" when unknown.
     A judgment imported from a file that names no reviewer has reviewer
     "file:NAME" (the file is its source; `credit()` says it for people).
     """
@@ -55,6 +56,7 @@ class Judgment:
     needs_review: bool = False
     migrated_from: tuple[str, ...] = ()
     unsure: str = ""
+    text_hash: str = ""  # the document text it was judged on (core/staleness.py); "" when not known
 
     def as_dict(self) -> dict:
         return asdict(self)

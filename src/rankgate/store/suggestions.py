@@ -8,6 +8,9 @@ fsynced after each batch:
     {"kind": "suggestion", "query", "doc", "grade", "reason", "confidence",
      "judge", "model", "prompt_hash", "at"}
     {"kind": "accepted", "query", "doc", "grade", "reviewer", "at", "judge", "suggested_at"}
+    {"kind": "overlap", "query", "doc", "judge", "prompt_hash", "seed", "draw", "at"}
+An overlap record puts a suggested pair in the experts' queue blind (core/judge_vote.py): the pairs of the
+newest draw are the ones the gate checks the judge on.
 
 The newest suggestion of a pair is its suggestion; older ones stay as its
 history. A line cut short by a crash (no newline at the end of the file) is
@@ -93,6 +96,27 @@ class SuggestionBook:
     def accepted(self) -> dict[tuple[str, str], dict]:
         """Pairs whose suggestion an expert accepted as their judgment (the newest acceptance)."""
         return {(r["query"], r["doc"]): r for r in self.records if r["kind"] == "accepted"}
+
+    def overlap(self) -> tuple[list[tuple[str, str]], int]:
+        """The pairs of the newest overlap draw and its seed ([] and 0 when none was drawn)."""
+        recs = [r for r in self.records if r["kind"] == "overlap"]
+        if not recs:
+            return [], 0
+        draw = recs[-1].get("draw")
+        return [(r["query"], r["doc"]) for r in recs if r.get("draw") == draw], int(recs[-1].get("seed", 0))
+
+    def judges(self) -> list[dict]:
+        """Who made the newest suggestions: each distinct judge name, model and prompt hash."""
+        seen = {(s.judge, s.model, s.prompt_hash) for s in self.latest().values()}
+        return [{"judge": j, "model": m, "prompt_hash": h} for j, m, h in sorted(seen)]
+
+    def add_overlap(self, pairs: list[tuple[str, str]], seed: int) -> None:
+        """Record a new overlap draw (it replaces an earlier one)."""
+        now = now_iso()
+        latest = self.latest()
+        recs = [{"kind": "overlap", "query": q, "doc": d, "judge": latest[(q, d)].judge,
+                 "prompt_hash": latest[(q, d)].prompt_hash, "seed": seed, "draw": now, "at": now} for q, d in pairs]
+        self._append(recs)
 
     def __len__(self) -> int:
         return len(self.latest())

@@ -325,6 +325,10 @@ class Workspace(DurableIndex):
             self._no_peeking("disagreements()")
             return disagreements_of(self._labels, self._adj, self._qids(qid), include_adjudicated)
 
+    def text_hashes(self) -> list[tuple[str, str, str]]:
+        """(query, doc, text hash) of every standing label; hash "" when judged without the text."""
+        return [(j.query, j.doc, j.text_hash) for j in self.judgments()]
+
     def unsure(self, qid: str | None = None) -> list[Judgment]:
         """Labels marked unsure (of one query, or all): `Judgment.unsure` is the note. In blind review, the
         reviewer's own judgments only."""
@@ -485,7 +489,8 @@ class Workspace(DurableIndex):
     def set_judgment(self, qid: str, doc: str, grade: int, reason: str | None = None,
                      collection_version: str | None = None, reviewer: str | None = None, *, why: str = "",
                      create_query: bool = False, cause: str = "", undoes: int | None = None,
-                     amends: int | None = None, ids_from_file: bool = False) -> Event | None:
+                     amends: int | None = None, ids_from_file: bool = False,
+                     text_hash: str | None = None) -> Event | None:
         """Set the reviewer's judgment of a pair (new, regrade, or a new reason). None when nothing changed.
 
         A pair holds one judgment per reviewer: this sets `reviewer`'s (default:
@@ -502,7 +507,9 @@ class Workspace(DurableIndex):
         redoes an earlier one, and history says so. `amends=N`: the same edit as
         event N, finished (a reason typed right after its grade): history shows
         the two as one row. `ids_from_file`: the IDs were read from a file (a run the review app
-        shows), not typed: a new one with a control character is taken as it is.
+        shows), not typed: a new one with a control character is taken as it is. `text_hash`: the
+        document's text as the reviewer saw it (core/staleness.py; None keeps the stored one): judging a
+        stale label again on the new text records the new one (a "confirm" when nothing else changes).
         """
         with self._mutex:
             self._check_writable()
@@ -533,8 +540,11 @@ class Workspace(DurableIndex):
             if collection_version is None:
                 collection_version = live["collection_version"] if live else self.collection_version
             flagged = bool(live and live.get("needs_review"))
+            if text_hash is None or not isinstance(text_hash, str):
+                text_hash = live.get("text_hash", "") if live else ""
+            rehashed = bool(live) and text_hash != live.get("text_hash", "")
             if live and live["grade"] == grade and live["reason"] == reason \
-                    and live["collection_version"] == collection_version and not flagged:
+                    and live["collection_version"] == collection_version and not flagged and not rehashed:
                 return None
             kind = "set" if live is None else "regrade" if live["grade"] != grade else \
                 "reason" if (live["reason"], live["collection_version"]) != (reason, collection_version) else "confirm"
@@ -544,6 +554,8 @@ class Workspace(DurableIndex):
                    "removed": None}
             if live and live.get("unsure"):
                 new["unsure"] = live["unsure"]
+            if text_hash:
+                new["text_hash"] = text_hash
             ops.append(["review", new])
             if amends is not None:
                 if isinstance(amends, bool) or not isinstance(amends, int) or not 1 <= amends < self._next_event:
@@ -781,11 +793,12 @@ class Workspace(DurableIndex):
 
     def import_files(self, files: Iterable[str | os.PathLike], *, queries: Iterable[str | os.PathLike] = (),
                      on_conflict: str = "stop", collection_version: str | None = None, reviewer: str | None = None,
-                     why: str | None = None, dry_run: bool = False) -> ImportReport:
-        """Import qrels (every core format) and query files, all or nothing (store.transfer.imports)."""
+                     why: str | None = None, dry_run: bool = False, texts=None) -> ImportReport:
+        """Import qrels (every core format) and query files, all or nothing (store.transfer.imports);
+        `texts` {doc: text hash}: the corpus they were judged on (core/staleness.py)."""
         return imports.import_files(self, files, queries=queries, on_conflict=on_conflict,
                                     collection_version=collection_version, reviewer=reviewer, why=why,
-                                    dry_run=dry_run)
+                                    dry_run=dry_run, texts=texts)
 
     def merge_files(self, files: Iterable[str | os.PathLike], *, on_conflict: str = "stop",
                     reviewer: str | None = None, why: str | None = None, dry_run: bool = False) -> MergeReport:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from rankgate.core.errors import InputError
-from rankgate.store.columns import LazyLabels, new_columns, packed
+from rankgate.store.columns import MORE, LazyLabels, new_columns, packed
 from rankgate.store.durable import FOLD_ON_CLOSE, Batch
 from rankgate.store.labels import (
     describe_label,
@@ -39,8 +39,12 @@ from rankgate.store.records import (
 
 def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[str | os.PathLike] = (),
                  on_conflict: str = "stop", collection_version: str | None = None, reviewer: str | None = None,
-                 why: str | None = None, dry_run: bool = False) -> ImportReport:
+                 why: str | None = None, dry_run: bool = False, texts: Mapping[str, str] | None = None
+                 ) -> ImportReport:
     """Import qrels (every core format) and query files, all or nothing.
+
+    `texts`: {document ID: text hash} of the corpus the labels were judged on (core/staleness.py): each
+    imported label of such a document records its hash (an unchanged label too).
 
     A file is read as queries when it looks like one (JSONL with id/text, or
     `qid<TAB>text`), or when passed in `queries`. Any unreadable file imports
@@ -66,7 +70,8 @@ def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[st
     for f in query_files:
         query_list.append((f, read_queries(f)))
     return _import(ws, qrels_list, query_list, files=files + query_files, on_conflict=on_conflict,
-                   collection_version=collection_version, reviewer=reviewer, why=why, dry_run=dry_run)
+                   collection_version=collection_version, reviewer=reviewer, why=why, dry_run=dry_run,
+                   texts=texts)
 
 
 def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = True) -> ImportReport:
@@ -92,7 +97,8 @@ def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = Tr
 
 def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conflict: str,
             collection_version: str | None, reviewer: str | None, why: str | None, dry_run: bool,
-            meta: dict | None = None, no_answer: Iterable[str] = (), fold: bool = True) -> ImportReport:
+            meta: dict | None = None, no_answer: Iterable[str] = (), fold: bool = True,
+            texts: Mapping[str, str] | None = None) -> ImportReport:
     with ws._mutex:
         ws._check_writable()
         if meta is None:  # a benchmark's first open imports its labels, blind or not
@@ -106,7 +112,7 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
         batch = Batch(ws, who, now)
         conflicts: list[Conflict] = []
         _import_queries(ws, batch, declared, on_conflict, why, conflicts, report)
-        _import_labels(ws, batch, incoming, on_conflict, why, conflicts, report)
+        _import_labels(ws, batch, incoming, on_conflict, why, conflicts, report, texts or {})
         report.conflicts = conflicts
         if conflicts and on_conflict == "stop":
             raise ImportConflicts(str(ws.path), conflicts)
@@ -115,7 +121,7 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
             if not batch.events:
                 batch.event("benchmark", None, None, None, dict(meta),
                             why or f"import {', '.join(files) or 'benchmark'}")
-        if dry_run or not batch.events:
+        if dry_run or not (batch.events or batch.ops):  # ops alone: text hashes of unchanged labels
             return report
         if not fold and batch.ids >= FOLD_ON_CLOSE:  # not folded by the commit either (a large journal is due)
             ws._retry_at = max(ws._retry_at, (ws._journal.count if ws._journal is not None else 0) + 2)
@@ -215,7 +221,7 @@ def _import_queries(ws, batch: Batch, declared: dict, on_conflict: str, why: str
 
 
 def _import_labels(ws, batch: Batch, incoming: dict, on_conflict: str, why: str | None,
-                   conflicts: list[Conflict], report: ImportReport) -> None:
+                   conflicts: list[Conflict], report: ImportReport, texts: Mapping[str, str]) -> None:
     """Each file label against the pair's label in the store. A query with no judgment stored yet takes
     its labels as columns: one op and one history document, no record per judgment (store/columns.py)."""
     by_query: dict[str, list] = {}
@@ -235,12 +241,15 @@ def _import_labels(ws, batch: Batch, incoming: dict, on_conflict: str, why: str 
                 versions.append(cv)
                 reviewers.append(who)
                 whys.append(why or f"import {source}")
-            batch.new_columns("import", new_columns(qid, docs, grades, reasons, versions, reviewers, batch.now),
-                              packed(whys))
+            cols = new_columns(qid, docs, grades, reasons, versions, reviewers, batch.now)
+            if any(d in texts for d in docs):  # the texts they were judged on (core/staleness.py)
+                cols[MORE] = [{"text_hash": texts[d]} if d in texts else None for d in docs]
+            batch.new_columns("import", cols, packed(whys))
             report.added += len(rows)
             continue
         for doc, state, source in rows:
-            _import_label(ws, batch, qid, doc, _state(state), source, on_conflict, why, conflicts, report)
+            _import_label(ws, batch, qid, doc, _state(state), source, on_conflict, why, conflicts, report,
+                          texts.get(doc, ""))
 
 
 def _no_labels(ws, qid: str) -> bool:
@@ -255,7 +264,7 @@ def _no_labels(ws, qid: str) -> bool:
 
 
 def _import_label(ws, batch: Batch, qid: str, doc: str, state: dict, source: str, on_conflict: str,
-                  why: str | None, conflicts: list[Conflict], report: ImportReport) -> None:
+                  why: str | None, conflicts: list[Conflict], report: ImportReport, text: str = "") -> None:
     now = batch.now
     revs = ws._labels.get(qid, {}).get(doc, {})
     adj = ws._adj.get(qid, {}).get(doc)
@@ -274,6 +283,9 @@ def _import_label(ws, batch: Batch, qid: str, doc: str, state: dict, source: str
     else:
         if not differs(live, state):
             report.unchanged += 1
+            own = revs.get(final.get("reviewer", "")) if final else None
+            if text and own is not None and own.get("text_hash") != text and own.get("removed") is None:
+                batch.ops.append(["review", dict(own, text_hash=text)])  # now known: the text it stands on
             return
         conflicts.append(Conflict(qid, doc, describe_label(live), describe_label(state), source))
         if on_conflict != "overwrite":
@@ -291,6 +303,8 @@ def _import_label(ws, batch: Batch, qid: str, doc: str, state: dict, source: str
     rec = {"query": qid, "doc": doc, "grade": state["grade"], "reason": state["reason"],
            "collection_version": state["collection_version"], "reviewer": state["reviewer"],
            "created": final.get("created") or now if final else now, "updated": now, "removed": None}
+    if text:
+        rec["text_hash"] = text
     batch.ops.append(["review", rec])
     batch.event("import", qid, doc, pair_state(revs, adj, final), label_state(rec), why or f"import {source}")
 
