@@ -315,6 +315,13 @@ def _file_docs(files) -> set[str]:
     return docs
 
 
+class _Manifested:
+    """A stand-in for a workspace where only its manifest is asked for (the queue reads no workspace)."""
+
+    def __init__(self, manifest) -> None:
+        self.manifest = manifest
+
+
 def _stale_of(args, ws, recorded: list, required: bool = True):
     """The stale labels among `recorded` (query, doc, hash) against the corpus; None when there is no corpus
     and it is not `required` (a command asked for stale labels without one refuses)."""
@@ -1218,6 +1225,8 @@ def _add_queue(cmds, common) -> None:
     p.add_argument("--order", choices=("decisive", "suggested", "disagreement"), default="decisive",
                    help="suggested: what a judge suggested relevant first; disagreement: judged pairs whose "
                    "suggestion differs from the label (labels suggest)")
+    p.add_argument("--corpus", metavar="FILE", help="the current document texts: stale labels in a run's top k "
+                   "are queued after unsure ones (default: the benchmark's corpus)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_queue)
 
@@ -1272,10 +1281,12 @@ def _queue(args) -> int:
         raise InputError("labels queue", "no runs: name a benchmark folder or --runs FILE")
 
     unsure: dict[tuple[str, str], str] = {}  # labels marked unsure: they come first
+    hashes: list = []  # (query, doc, text hash) of the workspace's labels: stale ones come next
 
     def from_workspace(catalog):
         with Workspace.open(db, readonly=True) as ws:
             unsure.update(((j.query, j.doc), j.unsure) for j in ws.unsure())
+            hashes.extend(ws.text_hashes())
             return ws.to_qrels(catalog), {q.id: q for q in ws.queries()}
 
     bundle = load_bundle(args.qrels, args.runs, benchmark=manifest, queries=args.queries,
@@ -1283,8 +1294,9 @@ def _queue(args) -> int:
     where = f"the workspace {db}" if db is not None else str(args.qrels or manifest.qrels)
     runs = bundle.runs
     policy = resolve(policy_overrides(args), bundle)
+    stale = _stale_of(args, manifest and _Manifested(manifest), hashes, required=False) if hashes else None
     queue = build_queue(bundle.qrels, runs, policy, queries=bundle.queries, no_answer=bundle.no_answer,
-                        unsure=unsure)
+                        unsure=unsure, stale=stale.pairs if stale else ())
     limit = args.limit if args.limit is not None else (None if args.json else 50)
     if args.order != "decisive":  # a judge's suggestions beside the workspace (cli/suggest.py)
         from rankgate.cli.suggest import ordered_queue
@@ -1300,7 +1312,8 @@ def _queue(args) -> int:
     if refused:
         gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: no decision, `rankgate gate` refuses these labels: {refused}"
     marked = f" and {queue.unsure} labels marked unsure (first)" if queue.unsure else ""
-    say(f"{len(queue) - queue.unsure} unjudged documents{marked} in the top {queue.k} of {', '.join(runs)} "
+    marked += f" and {queue.stale} stale labels (next: their text changed since judged)" if queue.stale else ""
+    say(f"{len(queue) - queue.unsure - queue.stale} unjudged documents{marked} in the top {queue.k} of {', '.join(runs)} "
         f"(labels: {where}{gate})")
     shown = queue.items if limit is None else queue.items[:limit]
     for i, it in enumerate(shown, 1):

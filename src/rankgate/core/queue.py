@@ -51,7 +51,7 @@ The qrels and the runs must share one `Catalog` (as `load_bundle` and
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -425,6 +425,12 @@ class QueueItem:
     must_pass_runs: tuple[str, ...] = ()  # runs that miss this must-pass query today and would hit it
     effects: dict[str, float] = field(default_factory=dict)
     unsure: str = ""  # a judged label marked unsure: its note (it comes first)
+    stale: bool = False  # a judged label whose document's text changed since (core/staleness.py): next
+
+    @property
+    def judged(self) -> bool:
+        """A judged label queued again (unsure or stale), not an unjudged document."""
+        return bool(self.unsure or self.stale)
 
     @property
     def best_rank(self) -> int:
@@ -434,6 +440,9 @@ class QueueItem:
         """One line: the reason this item is this high in the queue."""
         if self.unsure:
             return f"unsure: {self.unsure}"
+        if self.stale:
+            return "stale: the document's text changed since it was judged" + \
+                (" (in the gate's top k)" if self.changes_decision else "")
         if self.changes_decision:
             return "could flip the gate's decision" + (f" ({', '.join(self.flips)})" if self.flips else "")
         if self.flips:
@@ -451,7 +460,7 @@ class QueueItem:
         return {"query": self.query, "doc": self.doc, "ranks": dict(self.ranks), "best_rank": self.best_rank,
                 "must_pass": self.must_pass, "changes_decision": self.changes_decision, "flips": list(self.flips),
                 "impact": self.impact, "must_pass_runs": list(self.must_pass_runs), "effects": dict(self.effects),
-                "unsure": self.unsure, "why": self.why()}
+                "unsure": self.unsure, "stale": self.stale, "why": self.why()}
 
 
 class ReviewQueue(Sequence):
@@ -480,6 +489,11 @@ class ReviewQueue(Sequence):
         """How many items are labels marked unsure (they come first)."""
         return sum(1 for it in self.items if it.unsure)
 
+    @property
+    def stale(self) -> int:
+        """How many items are stale labels (after the unsure ones)."""
+        return sum(1 for it in self.items if it.stale and not it.unsure)
+
     def next(self, after: tuple[str, str] | None = None,
              judged: Callable[[str, str], bool] | Container | None = None) -> QueueItem | None:
         """The first item after `after` (from the start when None, or when `after` is not queued) that is
@@ -491,7 +505,7 @@ class ReviewQueue(Sequence):
             start = 0 if pos is None else pos + 1
         test = judged if callable(judged) or judged is None else (lambda q, d: (q, d) in judged)
         for it in self.items[start:]:
-            if test is None or it.unsure or not test(it.query, it.doc):
+            if test is None or it.judged or not test(it.query, it.doc):
                 return it
         return None
 
@@ -501,7 +515,7 @@ class ReviewQueue(Sequence):
     def as_dict(self, limit: int | None = None) -> dict:
         items = self.items if limit is None else self.items[:limit]
         return {"k": self.k, "gate": list(self.gate) if self.gate else None, "decision": self.decision,
-                "total": len(self.items), "unsure": self.unsure, "items": [it.as_dict() for it in items]}
+                "total": len(self.items), "unsure": self.unsure, "stale": self.stale, "items": [it.as_dict() for it in items]}
 
 
 def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -520,11 +534,14 @@ def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mapping[str, Query] | None = None,
                 no_answer=frozenset(), k: int | None = None, as_of: dt.date | None = None,
-                unsure: Mapping[tuple[str, str], str] | None = None, stability: bool = False) -> ReviewQueue:
+                unsure: Mapping[tuple[str, str], str] | None = None, stability: bool = False,
+                stale: Iterable[tuple[str, str]] = ()) -> ReviewQueue:
     """The review queue over every run in `runs` (see the module's doc). `policy`: the gate's policy (its k,
     relevance level, must-pass queries, baseline and candidate); `k` overrides its k. `unsure`:
     {(query, doc): note} of labels marked unsure; those in a run's top k come first. `stability`: also
-    whether the unjudged documents could flip the gate (core.bounds), as the queue's `stability`."""
+    whether the unjudged documents could flip the gate (core.bounds), as the queue's `stability`. `stale`:
+    (query, doc) of stale labels (core/staleness.py); those in a run's top k come next, the ones in the
+    gate's baseline or candidate top k (a regrade could change the decision) first among them."""
     k = int(k or policy.k)
     level = policy.checks.rel_level
     cat = qrels.catalog
@@ -547,7 +564,9 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         qc, dc = cat.queries.get(qid), cat.docs.get(doc)
         if qc is not None and dc is not None and note:
             notes[int(qc) * (1 << 32) + int(dc)] = note
-    unsure_keys = np.array(sorted(notes), dtype=np.int64)
+    stale_keys = {int(qc) * (1 << 32) + int(dc) for qid, doc in stale
+                  if (qc := cat.queries.get(qid)) is not None and (dc := cat.docs.get(doc)) is not None}
+    unsure_keys = np.array(sorted(set(notes) | stale_keys), dtype=np.int64)
     for name, run in runs.items():
         q, doc, rank = _top_k(run, k)
         rk = q * (1 << 32) + doc
@@ -578,10 +597,14 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         qid, doc = qnames[qc], dnames[dc]
         changes, flips, impact, effects = gate_info.get((qid, doc), (False, (), 0.0, {}))
         mp_runs = tuple(r for r in runs if r in ranks and qc in misses_must[r])
+        is_stale = qc * (1 << 32) + dc in stale_keys
+        if is_stale:  # a regrade could change the decision when the gate's runs rank it in their top k
+            changes = bool(gate and any(r in ranks for r in gate)) or not gate
         items.append(QueueItem(qid, doc, dict(sorted(ranks.items(), key=lambda kv: (kv[1], kv[0]))), qid in must,
                                changes, tuple(flips), float(impact), mp_runs,
-                               {m: float(v) for m, v in effects.items() if v}, notes.get(qc * (1 << 32) + dc, "")))
-    items.sort(key=lambda it: (not it.unsure, not it.changes_decision, not it.flips, not it.must_pass_runs, -round(it.impact, 12),
+                               {m: float(v) for m, v in effects.items() if v}, notes.get(qc * (1 << 32) + dc, ""),
+                               is_stale))
+    items.sort(key=lambda it: (not it.unsure, not it.stale, not it.changes_decision, not it.flips, not it.must_pass_runs, -round(it.impact, 12),
                                not it.must_pass, it.best_rank, order.get(it.query, len(order)), it.doc))
     out = ReviewQueue(items, k, gate, decision)
     out.stability = stab

@@ -375,6 +375,8 @@ class ReviewApp(App[int]):
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:
         panes = self.review.query(DocView) if self.review is not None else None
+        if self.loaded is not None and event.corpus:
+            self.loaded.model.set_texts(event.corpus)  # stale labels (core/staleness.py)
         if panes:  # (none once the app is leaving)
             panes.first().set_corpus(event.corpus, True, error=event.error)
             self.review.corpus_loaded()

@@ -36,6 +36,7 @@ class Label:
     unsure: str = ""  # "unsure / needs discussion": the note ("" when not marked)
     reviewers: tuple[str, ...] = ()  # who judged the pair (the label's own reviewer when empty)
     reached: str = ""  # the store's word for how: "single", "unanimous", "latest" (open disagreement), "adjudicated"
+    text_hash: str = ""  # the document text it was judged on (core/staleness.py); "" when not known
 
     def judged_by(self, name: str) -> bool:
         return name == self.reviewer or name in self.reviewers
@@ -85,6 +86,7 @@ class Backend:
     where = ""  # where the labels live, for people
     saved = True  # False: edits are lost on exit
     reviewer = ""
+    text_hashes: dict[str, str] = {}  # the corpus's {doc: text hash}: a label set now records its document's
 
     def labels(self, qid: str) -> dict[str, Label]:
         raise NotImplementedError

@@ -48,6 +48,7 @@ FILTER_FLAGS = {
     "is:changed": "hit, recall or RR differs between the runs",
     "is:labelled": "queries with at least one label",
     "is:unsure": "queries with a label marked unsure (needs discussion)",
+    "is:stale": "queries with a stale label (judged on a text the corpus has changed since)",
 }
 
 
@@ -316,6 +317,7 @@ class ReviewModel:
         self.unjudged_pair = None  # per query: unjudged in the baseline's or the candidate's top k
         self._qcount = None  # the review queue's items per query and how many are left (queue_left)
         self._unsure: np.ndarray | None = None  # per query: a label marked unsure (read on the first `is:unsure`)
+        self.text_hashes: dict[str, str] = {}  # the corpus's {doc: text hash} once read (core/staleness.py)
         self.last_edit_s = 0.0
         self._haystack: list[str] | None = None
         self._tags: list[set[str]] | None = None
@@ -527,6 +529,28 @@ class ReviewModel:
             self._unsure = np.fromiter((any(lab.unsure for lab in self.labels.labels(q).values())
                                         for q in self.qids), bool, self.nq)
         return self._unsure
+
+    def is_stale(self, lab) -> bool:
+        """A label judged on a text the corpus has changed since (core/staleness.py)."""
+        now = self.text_hashes.get(lab.doc)
+        return bool(lab.text_hash and now and now != lab.text_hash)
+
+    def stale_labels(self, qid: str) -> list:
+        return [lab for lab in self.labels.labels(qid).values() if self.is_stale(lab)]
+
+    def stale_queries(self) -> np.ndarray:
+        """Per query: does a label of it stand on a text the corpus changed? (False before the corpus is read)"""
+        if not self.text_hashes:
+            return np.zeros(self.nq, bool)
+        return np.fromiter((bool(self.stale_labels(q)) for q in self.qids), bool, self.nq)
+
+    def set_texts(self, corpus: dict) -> None:
+        """The corpus is read: stale labels show, and a label set from now on records its document's text."""
+        from rankgate.core.staleness import corpus_hashes
+
+        self.text_hashes = corpus_hashes(corpus)
+        self.labels.backend.text_hashes = self.text_hashes
+        self.version += 1
 
     def _left_in(self, qid: str, docs: list[str]) -> int:
         grades = self.labels.grades(qid)
@@ -924,7 +948,7 @@ class ReviewModel:
         """Review indices of the queries that match the filter, in the chosen order.
 
         The filter's words must all match: `#slice` (a tag), `is:review`, `is:must`, `is:miss`,
-        `is:lost`, `is:changed`, `is:labelled`, `is:unsure`, else a case-insensitive part of the ID or text.
+        `is:lost`, `is:changed`, `is:labelled`, `is:unsure`, `is:stale`, else a case-insensitive part of the ID or text.
         """
         nq = self.nq
         keep = np.ones(nq, bool)
@@ -950,6 +974,8 @@ class ReviewModel:
                 keep &= (dhit != 0) | (dr != 0) | (drr != 0)
             elif w == "is:unsure":
                 keep &= self.unsure_queries()
+            elif w == "is:stale":
+                keep &= self.stale_queries()
             elif w == "is:labelled":
                 keep &= self.num_labels > 0
             else:

@@ -87,7 +87,7 @@ class StoreBackend(Backend):
         # the app's IDs come from its files (a typed one is checked by the add form, screens/label_form.py)
         event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
                                      create_query=True, why="rankgate review", cause=cause or "", undoes=undoes,
-                                     amends=amends, ids_from_file=True)
+                                     amends=amends, ids_from_file=True, text_hash=self.text_hashes.get(doc))
         return getattr(event, "id", None)
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
@@ -182,7 +182,7 @@ class StoreBackend(Backend):
 
 def _label(j, how: str) -> Label:
     return Label(j.query, j.doc, j.grade, j.reason, j.collection_version, j.reviewer, j.updated or j.created or None,
-                 how, j.unsure, tuple(j.reviewers), j.reached)
+                 how, j.unsure, tuple(j.reviewers), j.reached, j.text_hash)
 
 
 def _how(j) -> str:

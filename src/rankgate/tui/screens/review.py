@@ -443,7 +443,9 @@ class ReviewScreen(EditingActions, Screen):
 
     def corpus_loaded(self) -> None:
         """The corpus has been read: a first document picked without it and missing from it gives way to the
-        first one with a text (labels only; a document the reviewer moved to stays)."""
+        first one with a text (labels only; a document the reviewer moved to stays). Stale labels show now."""
+        if self.model is not None and self.model.text_hashes:
+            self.query_one(LabelEditor).list.refresh()
         if self.model is None or self.qi is None or not self.labels_only:
             return
         corpus = self.query_one(DocView).corpus

@@ -51,6 +51,7 @@ class LabelList(LineList):
         self.version = ""  # the benchmark's current collection version: a label of another one says so
         self.keys = "0-3"  # the grade keys, for the hint of an empty list
         self.restricted: dict[str, str] = {}  # with an ACL: documents the query's user may not see -> the mark
+        self.model_stale = lambda lab: False  # the model's is_stale once shown (core/staleness.py)
 
     WIDE = 100  # from this width (a zoomed pane) the list shows version, reviewer and time too
 
@@ -61,7 +62,7 @@ class LabelList(LineList):
 
     def row_key(self, index: int):
         lab = self.rows[index]
-        return lab, lab.doc == self.current_doc, self.level, self.restricted.get(lab.doc)
+        return lab, lab.doc == self.current_doc, self.level, self.restricted.get(lab.doc), self.model_stale(lab)
 
     def render_row(self, index: int, width: int) -> Text:
         lab = self.rows[index]
@@ -71,7 +72,8 @@ class LabelList(LineList):
         t.append("▸ " if lab.doc == self.current_doc else "  ", style="bold")
         t.append(f"{lab.grade:>2}", style="bold green" if lab.grade >= self.level else "red")
         t.append(" ")
-        t.append("!" if lab.unsure else " ", style="bold yellow")  # unsure / needs discussion
+        stale = self.model_stale(lab)
+        t.append("!" if lab.unsure else "~" if stale else " ", style="bold yellow")  # unsure; ~ stale
         t.append(" ")
         t.append_text(literal(excerpt(lab.doc, docw).ljust(docw)))
         t.append(" ")
@@ -88,6 +90,9 @@ class LabelList(LineList):
             t.append_text(literal(f"{self.restricted[lab.doc] if wide else 'restricted'} · ", style="bold red"))
         if wide and lab.unsure:
             t.append_text(literal(f"unsure: {lab.unsure} · ", style="yellow"))
+        if stale:  # judged on a text the corpus has changed since
+            t.append_text(literal("stale · " if not wide else "stale: text changed since judged · ",
+                                  style="bold yellow"))
         t.append_text(literal(excerpt(lab.reason, max(width - len(t), 0)), style="dim"))
         return t
 
@@ -153,8 +158,9 @@ class LabelEditor(Vertical):
                 head.append("notes: ", style="bold dim")
                 head.append_text(literal(q.notes, style="dim italic"))
             labels = m.labels.labels(q.id).values()
-            lst.rows = sorted(labels, key=lambda lab: (-lab.grade, lab.doc))
+            lst.rows = sorted(labels, key=lambda lab: (not m.is_stale(lab), -lab.grade, lab.doc))  # stale first
         lst.restricted = restricted_marks(m, qi, [lab.doc for lab in lst.rows])
+        lst.model_stale = m.is_stale
         self.query_one("#query-head", TextStatic).show(head)
         cursor = next((i for i, lab in enumerate(lst.rows) if lab.doc == current_doc), None if keep_cursor else 0)
         if keep_cursor and lst.current_doc == current_doc and (cursor is not None or len(old) == len(lst.rows)):
@@ -188,6 +194,8 @@ class LabelEditor(Vertical):
                 if lab.unsure:
                     t.append("  unsure: ", style="bold yellow")
                     t.append_text(literal(lab.unsure, style="yellow"))
+                if m.is_stale(lab):
+                    t.append("  stale: judged on an older text; grade it again", style="bold yellow")
                 t.append("\n")
                 t.append_text(literal(lab.reason or "(no reason)", style="" if lab.reason else "dim italic"))
             mark = restricted_marks(m, self.qi, [doc]).get(doc)
