@@ -73,7 +73,7 @@ def trust_lines(d: dict) -> list[str]:
     if d.get("judge"):
         out.append(d["judge"]["line"])
     st = d.get("stale_labels")
-    if st:
+    if st and st["count"]:
         what = {"refuse": "refused", "warn": "counted, with this warning", "allow": "counted"}[st["policy"]]
         pairs = ", ".join(f"{visible(q)} {visible(doc)}" for q, doc in st["pairs"][:5])
         more = f" and {st['count'] - 5} more" if st["count"] > 5 else ""

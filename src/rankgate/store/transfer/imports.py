@@ -121,7 +121,7 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
             if not batch.events:
                 batch.event("benchmark", None, None, None, dict(meta),
                             why or f"import {', '.join(files) or 'benchmark'}")
-        if dry_run or not (batch.events or batch.ops):  # ops alone: text hashes of unchanged labels
+        if dry_run or not batch.events:
             return report
         if not fold and batch.ids >= FOLD_ON_CLOSE:  # not folded by the commit either (a large journal is due)
             ws._retry_at = max(ws._retry_at, (ws._journal.count if ws._journal is not None else 0) + 2)
@@ -285,7 +285,10 @@ def _import_label(ws, batch: Batch, qid: str, doc: str, state: dict, source: str
             report.unchanged += 1
             own = revs.get(final.get("reviewer", "")) if final else None
             if text and own is not None and own.get("text_hash") != text and own.get("removed") is None:
-                batch.ops.append(["review", dict(own, text_hash=text)])  # now known: the text it stands on
+                rec = dict(own, text_hash=text)  # now known: the text it stands on (a confirm in history)
+                batch.ops.append(["review", rec])
+                batch.event("confirm", qid, doc, label_state(own), label_state(rec),
+                            why or f"import {source}: the text it was judged on", scope="reviewer")
             return
         conflicts.append(Conflict(qid, doc, describe_label(live), describe_label(state), source))
         if on_conflict != "overwrite":
