@@ -19,7 +19,7 @@ import os
 import sys
 
 from rankgate.cli.base import EXIT_OK, UsageError, counted, policy_overrides, say, say_json, shell, usage
-from rankgate.cli.suggest import add_suggest, judge_agreement_lines, judge_agreement_of
+from rankgate.cli.suggest import add_overlap, add_suggest, judge_agreement_lines, judge_agreement_of
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 
@@ -1305,9 +1305,19 @@ def _queue(args) -> int:
     refused = _gate_refuses(bundle, policy, queue.gate) if queue.gate else None
     if refused:
         queue.decision = None
+    blind = []
+    if db is not None:  # the judge's overlap (labels overlap): judged blind, before the rest
+        from rankgate.cli.suggest import overlap_to_judge
+
+        blind = overlap_to_judge(db)
     if args.json:
-        _print_json(dict(queue.as_dict(limit), labels=where, **({"gate_refuses": refused} if refused else {})))
+        _print_json(dict(queue.as_dict(limit), labels=where, judge_overlap=[list(p) for p in blind],
+                         **({"gate_refuses": refused} if refused else {})))
         return EXIT_OK
+    if blind:
+        say(f"{len(blind)} pairs to judge blind first (the judge's overlap: its suggestions count only while it "
+            f"agrees with you on them): " + ", ".join(f"{visible(q)} {visible(d)}" for q, d in blind[:10]) +
+            (f" ... and {len(blind) - 10} more (--json lists all)" if len(blind) > 10 else ""))
     gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: {queue.decision}" if queue.gate else ""
     if refused:
         gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: no decision, `rankgate gate` refuses these labels: {refused}"
@@ -1330,4 +1340,4 @@ def _queue(args) -> int:
 # this order is the order of `rankgate labels --help`
 SUBCOMMANDS = (_add_import, _add_set, _add_remove, _add_unsure, _add_list, _add_queries, _add_history, _add_freeze,
                _add_versions, _add_diff, _add_merge, _add_agreement, _add_disagreements, _add_adjudicate,
-               _add_confirm, _add_migrate, _add_queue, add_suggest, _add_export, _add_purge, _add_status, _add_recover)
+               _add_confirm, _add_migrate, _add_queue, add_suggest, add_overlap, _add_export, _add_purge, _add_status, _add_recover)

@@ -222,7 +222,8 @@ def ordered_queue(args, db, bundle, policy, queue, limit) -> int:
     if db is None:
         raise InputError("--order", "suggestions live beside a workspace: name a benchmark folder or --db")
     book = SuggestionBook(path_beside(db))
-    suggested = {key: s.grade for key, s in book.latest().items()}
+    blind = set(book.overlap()[0])  # the judge's overlap: experts judge it without seeing the suggestion
+    suggested = {key: s.grade for key, s in book.latest().items() if key not in blind}
     who = {key: s.judge for key, s in book.latest().items()}
     level = policy.checks.rel_level
     if args.order == "suggested":
@@ -231,7 +232,7 @@ def ordered_queue(args, db, bundle, policy, queue, limit) -> int:
         if args.json:
             data = queue.as_dict(limit)
             for it in data["items"]:
-                s = book.latest().get((it["query"], it["doc"]))
+                s = None if (it["query"], it["doc"]) in blind else book.latest().get((it["query"], it["doc"]))
                 it["suggested"] = None if s is None else {"grade": s.grade, "judge": s.judge, "reason": s.reason}
             say_json(dict(data, order="suggested"), indent=2)
             return EXIT_OK
@@ -260,3 +261,63 @@ def ordered_queue(args, db, bundle, policy, queue, limit) -> int:
     if len(shown) < len(found):
         say(f"... and {len(found) - len(shown)} more (--limit N)")
     return EXIT_OK
+
+
+# ---- `labels overlap`: the blind check of the judge (core/judge_vote.py) ----------------------------
+
+def add_overlap(cmds, common) -> None:
+    p = cmds.add_parser("overlap", parents=[common], help="draw the pairs experts judge blind to check the "
+                        "judge: its suggestions count in the gate only while its kappa on them meets [judge]")
+    p.add_argument("bench", nargs="?", metavar="BENCH", help="a benchmark folder (as -b FOLDER)")
+    p.add_argument("--size", type=int, default=60, metavar="N", help="how many suggested pairs to draw (default "
+                   "60: the policy's min_overlap, 50 by default, with room for a few the experts cannot judge)")
+    p.add_argument("--seed", type=int, metavar="S", help="the draw's seed (default: a new random one; recorded)")
+    p.set_defaults(func=overlap)
+
+
+def overlap(args) -> int:
+    """Draw `--size` of the judge's suggestions of pairs nobody judged, at random; record the draw beside the
+    suggestions. `labels queue` lists them first and the app hides their suggestion (blind)."""
+    import secrets
+
+    from rankgate.cli.labels import _bench_positional, _open
+    from rankgate.core.judge_vote import draw_overlap
+    from rankgate.store.suggestions import SuggestionBook
+
+    _bench_positional(args)
+    if args.size < 2:
+        raise InputError("--size", "N must be at least 2 (a kappa needs pairs)")
+    if args.seed is not None and args.seed < 0:
+        raise InputError("--seed", "the seed must be 0 or more")
+    with _open(args, readonly=True) as ws:
+        book = SuggestionBook.beside(ws.path)
+        judged = {(j.query, j.doc) for j in ws.judgments()}
+    accepted = book.accepted()
+    pool = [p for p in book.latest() if p not in judged and p not in accepted]
+    if not pool:
+        raise InputError(str(book.path), "no suggestion of an unjudged pair to draw from: `rankgate labels "
+                         "suggest BENCH --queue N` asks the judge first")
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    drawn = draw_overlap(pool, args.size, seed)
+    book.add_overlap(drawn, seed)
+    if args.json:
+        say_json({"drawn": len(drawn), "of": len(pool), "seed": seed, "pairs": [list(p) for p in drawn],
+                  "file": str(book.path)}, indent=2)
+        return EXIT_OK
+    short = f" (all there are: fewer than {args.size})" if len(drawn) < args.size else ""
+    say(f"drew {len(drawn)} of {len(pool)} suggested pairs{short} for the experts to judge blind (seed {seed}); "
+        f"`rankgate labels queue` lists them first, the app hides their suggestion")
+    return EXIT_OK
+
+
+def overlap_to_judge(db) -> list[tuple[str, str]]:
+    """The overlap pairs no expert has judged yet (for the queue)."""
+    from rankgate.store import Workspace
+    from rankgate.store.suggestions import SuggestionBook, path_beside
+
+    pairs, _ = SuggestionBook(path_beside(db)).overlap()
+    if not pairs:
+        return []
+    with Workspace.open(db, readonly=True) as ws:
+        judged = {(j.query, j.doc) for j in ws.judgments()}
+    return [p for p in pairs if p not in judged]

@@ -52,6 +52,8 @@ def stale_for_gate(args, bundle, policy) -> dict | None:
     qn, dn = q.catalog.queries.names, q.catalog.docs.names
     used = {(qn[a], dn[b]) for a, b in zip(q.q.tolist(), q.doc.tolist())}
     recorded = [r for r in recorded if (r[0], r[1]) in used]  # the labels the gate reads
+    if not any(h for _, _, h in recorded):  # no label records its text: nothing can be stale (nor said)
+        return None
     stale = stale_labels(recorded, corpus_hashes(read_corpus(corpus, {d for _, d, h in recorded if h})), corpus)
     out = dict(stale.as_dict(), policy=policy.stale_labels, workspace=str(db))
     if len(stale) and policy.stale_labels == "refuse":

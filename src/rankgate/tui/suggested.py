@@ -23,6 +23,7 @@ class Suggested:
         self.path = path_beside(where) if where and not where.startswith("(") else None
         self._book: SuggestionBook | None = None
         self._stamp: tuple | None = None
+        self._blind: set[tuple[str, str]] = set()  # the overlap's pairs: their suggestion is not shown
 
     def book(self) -> SuggestionBook | None:
         if self.path is None:
@@ -34,11 +35,16 @@ class Suggested:
         stamp = (st.st_mtime_ns, st.st_size)
         if self._book is None or stamp != self._stamp:
             self._book, self._stamp = SuggestionBook(self.path), stamp
+            self._blind = set(self._book.overlap()[0])
         return self._book
 
     def get(self, qid: str | None, doc: str | None) -> Suggestion | None:
+        """The pair's suggestion; None for a pair of the judge's overlap, which experts judge blind
+        (core/judge_vote.py: the expert does not see what the judge said)."""
         book = self.book() if qid is not None and doc is not None else None
-        return book.get(qid, doc) if book is not None else None
+        if book is None or (qid, doc) in self._blind:
+            return None
+        return book.get(qid, doc)
 
 
 def suggestion_text(s: Suggestion | None, grades: dict[int, str]) -> Text | None:
