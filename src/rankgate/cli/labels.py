@@ -1225,6 +1225,8 @@ def _add_queue(cmds, common) -> None:
     p.add_argument("--order", choices=("decisive", "suggested", "disagreement"), default="decisive",
                    help="suggested: what a judge suggested relevant first; disagreement: judged pairs whose "
                    "suggestion differs from the label (labels suggest)")
+    p.add_argument("--budget", type=int, metavar="N", help="the N judgments that most reduce the uncertainty of "
+                   "the gate's decision, with the decision in the worst and best case once they are judged")
     p.add_argument("--corpus", metavar="FILE", help="the current document texts: stale labels in a run's top k "
                    "are queued after unsure ones (default: the benchmark's corpus)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -1305,6 +1307,8 @@ def _queue(args) -> int:
     refused = _gate_refuses(bundle, policy, queue.gate) if queue.gate else None
     if refused:
         queue.decision = None
+    if args.budget is not None:
+        return _budget(args, bundle, policy, refused)
     blind = []
     if db is not None:  # the judge's overlap (labels overlap): judged blind, before the rest
         from rankgate.cli.suggest import overlap_to_judge
@@ -1331,6 +1335,34 @@ def _queue(args) -> int:
         say(f"{i:>4}. {it.query} {it.doc}  [{ranks}]  {it.why()}")
     if len(shown) < len(queue):
         say(f"... and {len(queue) - len(shown)} more (--limit N)")
+    return EXIT_OK
+
+
+def _budget(args, bundle, policy, refused: str | None) -> int:
+    """`labels queue --budget N`: core/budget.py, printed."""
+    from rankgate.core.budget import budget_for
+
+    if args.budget < 1:
+        raise InputError("--budget", "N must be at least 1")
+    pair = (policy.baseline, policy.candidate)
+    if not all(pair) or not all(r in bundle.runs for r in pair):
+        raise InputError("--budget", "a budget is for the gate's decision: name its --baseline and --candidate "
+                         "(or a benchmark whose [gate] names them)")
+    if refused:
+        raise InputError("--budget", f"no decision to make certain: `rankgate gate` refuses these labels: {refused}")
+    b = budget_for(bundle.qrels, bundle.runs, policy, args.budget, queries=bundle.queries,
+                   no_answer=bundle.no_answer)
+    if args.json:
+        _print_json(dict(b.as_dict(), gate=list(pair), budget=args.budget))
+        return EXIT_OK
+    say(f"gate {visible(pair[0])} -> {visible(pair[1])}: {b.decision} now; {b.unjudged} unjudged documents within "
+        f"its checks' depth leave it between {b.worst_now} (worst case) and {b.best_now} (best case); "
+        f"{b.progress()}")
+    for i, (q, d) in enumerate(b.items, 1):
+        say(f"{i:>4}. {visible(q)} {visible(d)}  {b.reasons[(q, d)]}")
+    outcome = f"certain: {b.worst}" if b.certain else f"between {b.worst} (worst case) and {b.best} (best case)"
+    say(f"once these {len(b.items)} are judged (and found not relevant, as the gate counts them now), the "
+        f"decision is {outcome}")
     return EXIT_OK
 
 
