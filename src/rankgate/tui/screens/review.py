@@ -362,7 +362,25 @@ class ReviewScreen(EditingActions, Screen):
         order = self.queue_order.order
         if order != "decisive":  # U chose another order for u
             t.append(f" ({self.SHORT_ORDER[order] if narrow else ORDER_WORDS[order]})", style="dim")
-        return [unjudged, t]
+        certain = self._certain_words(narrow)
+        return [unjudged, certain, t] if certain is not None else [unjudged, t]
+
+    def _certain_words(self, narrow: bool) -> Text | None:
+        """How many more judgments make the gate's decision certain (core/bounds.py, core/budget.py), from the
+        review queue's last look; None before it has looked."""
+        got = self.model.stability()
+        if got is None:
+            return None
+        st, _ = got
+        if st.stable:
+            return Text("decision certain", style="green", end="")
+        left = [(q, d) for q, d in st.to_judge if d not in self.model.labels.grades(q)]
+        if not st.to_judge:
+            return Text("no judgment makes it certain" if narrow else "no judgments can make the decision certain",
+                        style="yellow", end="")
+        t = Text(f"{len(left)}", style="bold yellow", end="")
+        t.append(" more to certain" if narrow else " more judgments make the decision certain", style="dim")
+        return t
 
     def refresh_gate(self) -> None:
         """The gate now; when its significance tests are from before the last edit, a fresh one follows."""
