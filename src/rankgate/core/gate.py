@@ -173,6 +173,11 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
     }
     if permissions is not None:
         data["permissions"] = permissions.as_dict()
+    from rankgate.core.power import power_advice
+
+    advice = power_advice(p, policy) if baseline.name != candidate.name else None
+    if advice is not None:  # the smallest difference these queries detect (core/power.py)
+        data["power"] = advice
     if baseline.name == candidate.name:  # one run: nothing was compared (docs/policy.md, One run)
         data["no_baseline"] = True
     if funnels:

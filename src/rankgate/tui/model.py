@@ -186,6 +186,7 @@ class GateView:
     version: int = 0  # the model's version this view was computed at
     memo: dict | None = field(default=None, repr=False)  # its significance results
     refused: list[tuple[str, str]] = field(default_factory=list)  # (file, why) `rankgate gate` would refuse: no decision
+    power: dict | None = None  # the power advice (core/power.py), as the gate's JSON has it
 
     @property
     def decided(self) -> bool:
@@ -759,7 +760,17 @@ class ReviewModel:
                         {key: p.macro("baseline", m) for key, m in keys},
                         {key: p.macro("candidate", m) for key, m in keys},
                         dec.checks, dec.details, failed, list(self.policy.must_pass), dec.accepted, p.n,
-                        self.unknown_must_pass, stale, version, p.memo if not p.used_memo else None, refused)
+                        self.unknown_must_pass, stale, version, p.memo if not p.used_memo else None, refused,
+                        self._power(p))
+
+    def _power(self, p) -> dict | None:
+        """The gate's power advice on these per-query values (core/power.py); None when it has none."""
+        from rankgate.core.power import power_advice
+
+        try:
+            return power_advice(p, self.policy) if p.baseline_name != p.candidate_name else None
+        except (AttributeError, KeyError):  # a measure the app does not score
+            return None
 
     def fresh_is_cheap(self) -> bool:
         """Whether significance tests are cheap enough to run on the key (ops-handbook's 40 queries with

@@ -169,7 +169,12 @@ class GatePanel(VerticalScroll):
                     passing.append("  ")
                     passing.append_text(literal(d["why"], style="dim"))
         stable = stability_line(m, always=self.show_passing)  # could the unjudged documents flip it?
-        checks = Text("\n", end="").join([t for t in (reasons, passing, stable) if t is not None and t.plain])
+        power = None
+        if self.show_passing and view.power:  # the smallest difference these queries detect (core/power.py)
+            power = Text("≈ ", style="cyan", end="")
+            power.append_text(literal(view.power["line"].removeprefix("power: "), style="dim"))
+        checks = Text("\n", end="").join([t for t in (reasons, passing, stable, power)
+                                          if t is not None and t.plain])
 
         table = Text(end="")
         table.append(f"{'measure':<12}{'baseline':>10}{'candidate':>11}{'Δ':>10}", style="bold dim")
