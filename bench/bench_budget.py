@@ -43,7 +43,8 @@ from rankgate.core.policy import Policy  # noqa: E402
 
 
 def subset(q: Qrels, keep: np.ndarray) -> Qrels:
-    return Qrels(q.path, q.catalog, q.q[keep], q.doc[keep], q.grade[keep], q.query_codes, q.format, {}, [], dict(q.meta))
+    return Qrels(q.path, q.catalog, q.q[keep], q.doc[keep], q.grade[keep], q.query_codes, q.format, {}, [],
+                 dict(q.meta))
 
 
 def with_pairs(base: Qrels, full: dict, pairs: list) -> Qrels:

@@ -229,7 +229,8 @@ def _add_import(cmds, common) -> None:
                    "(default: the file's header, if any)")
     p.add_argument("--why", help="why, for the history (default: 'import FILE')")
     p.add_argument("--dry-run", action="store_true", help="report what would change; change nothing")
-    p.add_argument("--corpus", metavar="FILE", help="the document texts the labels were judged on: each label records a hash of its text, so a later corpus that changes it shows the label stale")
+    p.add_argument("--corpus", metavar="FILE", help="the document texts the labels were judged on: each label "
+                   "records a hash of its text, so a later corpus that changes it shows the label stale")
     p.set_defaults(func=_import)
 
 
@@ -332,7 +333,8 @@ def _stale_of(args, ws, recorded: list, required: bool = True):
         if required:
             raise InputError("labels", "stale labels need the current texts: name --corpus FILE")
         return None
-    return stale_labels(recorded, _texts_of(args, {d for _, d, h in recorded if h}, ws), corpus=path)
+    wanted = {d for _, d, h in recorded if h}
+    return stale_labels(recorded, _texts_of(args, wanted, ws) if wanted else {}, corpus=path)
 
 
 def stale_line(stale) -> str:
@@ -350,7 +352,8 @@ def _add_set(cmds, common) -> None:
     p.add_argument("--collection-version", metavar="V", help="the collection version you inspected")
     p.add_argument("--why", default="", help="why the change, for the history")
     p.add_argument("--add-query", action="store_true", help="add the query if the workspace does not know it")
-    p.add_argument("--corpus", metavar="FILE", help="the corpus holding the text you judged: the label records a hash of it (stale labels)")
+    p.add_argument("--corpus", metavar="FILE", help="the corpus holding the text you judged: the label records "
+                   "a hash of it (stale labels)")
     p.set_defaults(func=_set)
 
 
@@ -817,7 +820,8 @@ def _add_status(cmds, common) -> None:
     p = cmds.add_parser("status", parents=[common], help="where the workspace is and what it holds; for a "
                         "benchmark, how it differs from the folder's qrels file (exit 1 when it does)")
     _bench_arg(p)
-    p.add_argument("--corpus", metavar="FILE", help="the current document texts: count the labels judged on a text it has changed (stale; default: the benchmark's corpus)")
+    p.add_argument("--corpus", metavar="FILE", help="the current document texts: count the labels judged on a "
+                   "text it has changed (stale; default: the benchmark's corpus)")
     p.set_defaults(func=_status)
 
 
@@ -845,7 +849,9 @@ def _status(args) -> int:
     comparison = None
     with _open(args, readonly=True) as ws:
         stats = ws.stats()
-        stale = _stale_of(args, ws, ws.text_hashes(), required=False)
+        hashes = ws.text_hashes()
+        # stale labels: asked for (--corpus), or some label records its text and the benchmark has a corpus
+        stale = _stale_of(args, ws, hashes, required=False) if args.corpus or any(h for *_, h in hashes) else None
         if stale is not None:
             stats["stale_labels"] = len(stale)
         if ws.manifest is not None and args.db is None:
@@ -1327,7 +1333,8 @@ def _queue(args) -> int:
         gate = f"; gate {queue.gate[0]} -> {queue.gate[1]}: no decision, `rankgate gate` refuses these labels: {refused}"
     marked = f" and {queue.unsure} labels marked unsure (first)" if queue.unsure else ""
     marked += f" and {queue.stale} stale labels (next: their text changed since judged)" if queue.stale else ""
-    say(f"{len(queue) - queue.unsure - queue.stale} unjudged documents{marked} in the top {queue.k} of {', '.join(runs)} "
+    unjudged = len(queue) - queue.unsure - queue.stale
+    say(f"{unjudged} unjudged documents{marked} in the top {queue.k} of {', '.join(runs)} "
         f"(labels: {where}{gate})")
     shown = queue.items if limit is None else queue.items[:limit]
     for i, it in enumerate(shown, 1):
@@ -1372,4 +1379,5 @@ def _budget(args, bundle, policy, refused: str | None) -> int:
 # this order is the order of `rankgate labels --help`
 SUBCOMMANDS = (_add_import, _add_set, _add_remove, _add_unsure, _add_list, _add_queries, _add_history, _add_freeze,
                _add_versions, _add_diff, _add_merge, _add_agreement, _add_disagreements, _add_adjudicate,
-               _add_confirm, _add_migrate, _add_queue, add_suggest, add_overlap, _add_export, _add_purge, _add_status, _add_recover)
+               _add_confirm, _add_migrate, _add_queue, add_suggest, add_overlap, _add_export, _add_purge, _add_status,
+               _add_recover)

@@ -491,7 +491,7 @@ class ReviewQueue(Sequence):
 
     @property
     def stale(self) -> int:
-        """How many items are stale labels (after the unsure ones)."""
+        """How many items are stale labels (not marked unsure too)."""
         return sum(1 for it in self.items if it.stale and not it.unsure)
 
     def next(self, after: tuple[str, str] | None = None,
@@ -515,7 +515,8 @@ class ReviewQueue(Sequence):
     def as_dict(self, limit: int | None = None) -> dict:
         items = self.items if limit is None else self.items[:limit]
         return {"k": self.k, "gate": list(self.gate) if self.gate else None, "decision": self.decision,
-                "total": len(self.items), "unsure": self.unsure, "stale": self.stale, "items": [it.as_dict() for it in items]}
+                "total": len(self.items), "unsure": self.unsure, "stale": self.stale,
+                "items": [it.as_dict() for it in items]}
 
 
 def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -540,8 +541,8 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
     relevance level, must-pass queries, baseline and candidate); `k` overrides its k. `unsure`:
     {(query, doc): note} of labels marked unsure; those in a run's top k come first. `stability`: also
     whether the unjudged documents could flip the gate (core.bounds), as the queue's `stability`. `stale`:
-    (query, doc) of stale labels (core/staleness.py); those in a run's top k come next, the ones in the
-    gate's baseline or candidate top k (a regrade could change the decision) first among them."""
+    (query, doc) of stale labels (core/staleness.py) in a run's top k: those in the gate's baseline or
+    candidate top k (a new grade could change the decision) come next, the others in the queue's order."""
     k = int(k or policy.k)
     level = policy.checks.rel_level
     cat = qrels.catalog
@@ -599,12 +600,15 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         mp_runs = tuple(r for r in runs if r in ranks and qc in misses_must[r])
         is_stale = qc * (1 << 32) + dc in stale_keys
         if is_stale:  # a regrade could change the decision when the gate's runs rank it in their top k
-            changes = bool(gate and any(r in ranks for r in gate)) or not gate
+            changes = bool(gate and any(r in ranks for r in gate))
         items.append(QueueItem(qid, doc, dict(sorted(ranks.items(), key=lambda kv: (kv[1], kv[0]))), qid in must,
                                changes, tuple(flips), float(impact), mp_runs,
                                {m: float(v) for m, v in effects.items() if v}, notes.get(qc * (1 << 32) + dc, ""),
                                is_stale))
-    items.sort(key=lambda it: (not it.unsure, not it.stale, not it.changes_decision, not it.flips, not it.must_pass_runs, -round(it.impact, 12),
+    items.sort(key=lambda it: (not it.unsure, not (it.stale and (it.changes_decision or gate is None)),
+                               not it.changes_decision,
+                               not it.flips,
+                               not it.must_pass_runs, -round(it.impact, 12),
                                not it.must_pass, it.best_rank, order.get(it.query, len(order)), it.doc))
     out = ReviewQueue(items, k, gate, decision)
     out.stability = stab
