@@ -38,14 +38,14 @@ def _workspace_of(args, bundle) -> Path | None:
 def stale_for_gate(args, bundle, policy) -> dict | None:
     """The labels the corpus made stale, as the gate's JSON records them; None without a corpus or a
     workspace. `stale_labels = "refuse"` refuses (exit 2) when there is one."""
-    from rankgate.core.formats.corpus import read_corpus
-    from rankgate.core.staleness import corpus_hashes, stale_labels
-    from rankgate.store import Workspace
-
     corpus = args.corpus or (str(bundle.manifest.corpus) if bundle.manifest and bundle.manifest.corpus else None)
     db = _workspace_of(args, bundle) if corpus else None
     if db is None:
         return None
+    from rankgate.core.formats.corpus import read_corpus  # only now: the gate's usual path loads no store
+    from rankgate.core.staleness import corpus_hashes, stale_labels
+    from rankgate.store import Workspace
+
     with Workspace.open(db, readonly=True) as ws:
         recorded = ws.text_hashes()
     q = bundle.qrels
