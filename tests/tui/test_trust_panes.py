@@ -29,7 +29,28 @@ async def test_gate_pane_power_and_progress_to_certainty(tiny):
         screen.refresh_status()
         status = str(screen.query_one("#status-bar").render())
         st, _ = m.stability()
-        assert ("decision certain" in status) if st.stable else ("to certain" in status or "make the" in status)
+        if st.stable:  # the gate pane says "labels: stable"; the progress line has nothing left to count
+            assert "certain" not in status
+        else:
+            left = [(q, d) for q, d in st.to_judge if d not in m.labels.grades(q)]
+            assert f"{len(left)} more to certain" in status
+
+
+async def test_progress_line_counts_judgments_to_a_certain_decision(tiny):
+    """A decision the unjudged documents could flip: the progress line says how many judgments settle it."""
+    app = make_app(tiny)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        m = screen.model
+        m.review_queue()  # builds the queue and its stability now
+        st, _ = m.stability()
+        if st.stable:  # make it flip-able: the tiny lab's decision is certain; pretend two documents are left
+            st.could_flip, st.to_judge = True, [("q-none", "d-a"), ("q-none", "d-b")]
+        screen.refresh_status()
+        status = str(screen.query_one("#status-bar").render())
+        left = [(q, d) for q, d in st.to_judge if d not in m.labels.grades(q)]
+        assert status.endswith(f"{len(left)} more to certain")
 
 
 async def test_stale_label_marked_and_filtered(tiny):

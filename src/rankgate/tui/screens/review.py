@@ -322,8 +322,9 @@ class ReviewScreen(EditingActions, Screen):
             forms = [[Text(f"{int((m.num_labels > 0).sum())} of {m.nq} queries have labels", style="dim")]]
         else:  # long words when all fit, else short ones (the queue's runs stay in view)
             forms = [self._queue_words(narrow=False), self._queue_words(narrow=True)]
-        for form in forms:  # pieces by priority: the progress, who judges, the queue, what ctrl+z undoes
-            pieces = [form[0], who, *form[1:], last]
+        certain = Text("") if self.labels_only else (self._certain_words(narrow=True) or Text(""))
+        for form in forms:  # pieces by priority: the progress, who judges, the queue, what ctrl+z undoes,
+            pieces = [form[0], who, *form[1:], last, certain]  # judgments left to a certain decision
             used = len(t.plain)
             kept = []
             for piece in pieces:
@@ -362,18 +363,16 @@ class ReviewScreen(EditingActions, Screen):
         order = self.queue_order.order
         if order != "decisive":  # U chose another order for u
             t.append(f" ({self.SHORT_ORDER[order] if narrow else ORDER_WORDS[order]})", style="dim")
-        certain = self._certain_words(narrow)
-        return [unjudged, certain, t] if certain is not None else [unjudged, t]
+        return [unjudged, t]
 
     def _certain_words(self, narrow: bool) -> Text | None:
         """How many more judgments make the gate's decision certain (core/bounds.py, core/budget.py), from the
-        review queue's last look; None before it has looked."""
-        got = self.model.stability()
-        if got is None:
+        review queue's last look; None before it has looked, and once the decision is certain (the gate pane
+        says "labels: stable")."""
+        got = self.model.stability() if not self.labels_only else None
+        if got is None or got[0].stable:
             return None
         st, _ = got
-        if st.stable:
-            return Text("decision certain", style="green", end="")
         left = [(q, d) for q, d in st.to_judge if d not in self.model.labels.grades(q)]
         if not st.to_judge:
             return Text("no judgment makes it certain" if narrow else "no judgments can make the decision certain",
