@@ -549,9 +549,8 @@ class ReviewModel:
         """The corpus is read: stale labels show, and a label set from now on records its document's text."""
         from rankgate.core.staleness import corpus_hashes
 
-        self.text_hashes = corpus_hashes(corpus)
+        self.text_hashes = corpus_hashes(corpus)  # no version bump: no label changed (the panes redraw)
         self.labels.backend.text_hashes = self.text_hashes
-        self.version += 1
 
     def _left_in(self, qid: str, docs: list[str]) -> int:
         grades = self.labels.grades(qid)
