@@ -59,8 +59,20 @@ def _judge_flow(cli, tmp_path, bench, mode: str):
     code, out, err = cli("labels", "overlap", bench, "--size", "60", "--seed", "7")
     assert code == 0 and "drew 60 of" in out, err
     code, out, _ = cli("labels", "queue", bench, "--json")
-    blind = [tuple(p) for p in json.loads(out)["judge_overlap"]]
+    queued = json.loads(out)
+    blind = [tuple(p) for p in queued["judge_overlap"]]
     assert len(blind) == 60
+    first = [(x["query"], x["doc"]) for x in queued["items"][:60]]  # the overlap comes first, blind
+    assert set(first) == set(blind) and all(x["blind"] for x in queued["items"][:60])
+    # blind: neither the app nor `--order suggested` shows their suggestion
+    from rankgate.tui.suggested import Suggested
+
+    code, out, _ = cli("labels", "status", "-b", bench, "--json")
+    shown = Suggested(json.loads(out)["path"])
+    assert shown.get(*blind[0]) is None and SuggestionBook.beside(json.loads(out)["path"]).get(*blind[0])
+    code, out, _ = cli("labels", "queue", bench, "--order", "suggested", "--json")
+    hints = {(x["query"], x["doc"]): x["suggested"] for x in json.loads(out)["items"]}
+    assert all(hints[p] is None for p in blind if p in hints)
     # the experts judge the overlap (from the truth, as careful assessors would), then export for the gate
     truth = json.loads((tmp_path / "truth.json").read_text())
     code, out, _ = cli("labels", "status", "-b", bench, "--json")

@@ -1303,8 +1303,13 @@ def _queue(args) -> int:
     runs = bundle.runs
     policy = resolve(policy_overrides(args), bundle)
     stale = _stale_of(args, manifest and _Manifested(manifest), hashes, required=False) if hashes else None
+    blind = []
+    if db is not None:  # the judge's overlap (labels overlap): judged blind, before the rest
+        from rankgate.cli.suggest import overlap_to_judge
+
+        blind = overlap_to_judge(db)
     queue = build_queue(bundle.qrels, runs, policy, queries=bundle.queries, no_answer=bundle.no_answer,
-                        unsure=unsure, stale=stale.pairs if stale else ())
+                        unsure=unsure, stale=stale.pairs if stale else (), blind=blind)
     limit = args.limit if args.limit is not None else (None if args.json else 50)
     if args.order != "decisive":  # a judge's suggestions beside the workspace (cli/suggest.py)
         from rankgate.cli.suggest import ordered_queue
@@ -1315,11 +1320,6 @@ def _queue(args) -> int:
         queue.decision = None
     if args.budget is not None:
         return _budget(args, bundle, policy, refused)
-    blind = []
-    if db is not None:  # the judge's overlap (labels overlap): judged blind, before the rest
-        from rankgate.cli.suggest import overlap_to_judge
-
-        blind = overlap_to_judge(db)
     if args.json:
         _print_json(dict(queue.as_dict(limit), labels=where, judge_overlap=[list(p) for p in blind],
                          **({"gate_refuses": refused} if refused else {})))

@@ -426,6 +426,7 @@ class QueueItem:
     effects: dict[str, float] = field(default_factory=dict)
     unsure: str = ""  # a judged label marked unsure: its note (it comes first)
     stale: bool = False  # a judged label whose document's text changed since (core/staleness.py): next
+    blind: bool = False  # in the judge's overlap (core/judge_vote.py): judged blind, before other documents
 
     @property
     def judged(self) -> bool:
@@ -440,6 +441,8 @@ class QueueItem:
         """One line: the reason this item is this high in the queue."""
         if self.unsure:
             return f"unsure: {self.unsure}"
+        if self.blind:
+            return "the judge's overlap: judge it blind (its suggestion is hidden)"
         if self.stale:
             return "stale: the document's text changed since it was judged" + \
                 (" (in the gate's top k)" if self.changes_decision else "")
@@ -460,7 +463,8 @@ class QueueItem:
         return {"query": self.query, "doc": self.doc, "ranks": dict(self.ranks), "best_rank": self.best_rank,
                 "must_pass": self.must_pass, "changes_decision": self.changes_decision, "flips": list(self.flips),
                 "impact": self.impact, "must_pass_runs": list(self.must_pass_runs), "effects": dict(self.effects),
-                "unsure": self.unsure, "stale": self.stale, "why": self.why()}
+                "unsure": self.unsure, "stale": self.stale, "blind": self.blind,
+                "why": self.why()}
 
 
 class ReviewQueue(Sequence):
@@ -536,13 +540,15 @@ def _top_k(run: Run, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mapping[str, Query] | None = None,
                 no_answer=frozenset(), k: int | None = None, as_of: dt.date | None = None,
                 unsure: Mapping[tuple[str, str], str] | None = None, stability: bool = False,
-                stale: Iterable[tuple[str, str]] = ()) -> ReviewQueue:
+                stale: Iterable[tuple[str, str]] = (), blind: Iterable[tuple[str, str]] = ()) -> ReviewQueue:
     """The review queue over every run in `runs` (see the module's doc). `policy`: the gate's policy (its k,
     relevance level, must-pass queries, baseline and candidate); `k` overrides its k. `unsure`:
     {(query, doc): note} of labels marked unsure; those in a run's top k come first. `stability`: also
     whether the unjudged documents could flip the gate (core.bounds), as the queue's `stability`. `stale`:
     (query, doc) of stale labels (core/staleness.py) in a run's top k: those in the gate's baseline or
-    candidate top k (a new grade could change the decision) come next, the others in the queue's order."""
+    candidate top k (a new grade could change the decision) come next, the others in the queue's order.
+    `blind`: (query, doc) of the judge's overlap (core/judge_vote.py): unjudged ones come right after the
+    unsure labels, so that experts check the judge before the rest."""
     k = int(k or policy.k)
     level = policy.checks.rel_level
     cat = qrels.catalog
@@ -565,6 +571,7 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         qc, dc = cat.queries.get(qid), cat.docs.get(doc)
         if qc is not None and dc is not None and note:
             notes[int(qc) * (1 << 32) + int(dc)] = note
+    overlap = set(blind)
     stale_keys = {int(qc) * (1 << 32) + int(dc) for qid, doc in stale
                   if (qc := cat.queries.get(qid)) is not None and (dc := cat.docs.get(doc)) is not None}
     unsure_keys = np.array(sorted(set(notes) | stale_keys), dtype=np.int64)
@@ -599,13 +606,14 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         changes, flips, impact, effects = gate_info.get((qid, doc), (False, (), 0.0, {}))
         mp_runs = tuple(r for r in runs if r in ranks and qc in misses_must[r])
         is_stale = qc * (1 << 32) + dc in stale_keys
+        is_blind = (qid, doc) in overlap
         if is_stale:  # a regrade could change the decision when the gate's runs rank it in their top k
             changes = bool(gate and any(r in ranks for r in gate))
         items.append(QueueItem(qid, doc, dict(sorted(ranks.items(), key=lambda kv: (kv[1], kv[0]))), qid in must,
                                changes, tuple(flips), float(impact), mp_runs,
                                {m: float(v) for m, v in effects.items() if v}, notes.get(qc * (1 << 32) + dc, ""),
-                               is_stale))
-    items.sort(key=lambda it: (not it.unsure, not (it.stale and (it.changes_decision or gate is None)),
+                               is_stale, is_blind))
+    items.sort(key=lambda it: (not it.unsure, not it.blind, not (it.stale and (it.changes_decision or gate is None)),
                                not it.changes_decision,
                                not it.flips,
                                not it.must_pass_runs, -round(it.impact, 12),

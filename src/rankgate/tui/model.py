@@ -844,6 +844,7 @@ class ReviewModel:
         runs = {name: ri.run for name, ri in self.runs.items()}
         qrels, queries, no_answer = self.labels.to_qrels(), dict(self.queries), set(self.no_answer)
         access, level = self.access, self.level
+        blind = self._judge_overlap()
 
         def build():
             nonlocal qrels, runs, no_answer
@@ -852,11 +853,24 @@ class ReviewModel:
 
                 qrels, seen, no_answer = as_seen(access, qrels, list(runs.values()), level, no_answer)
                 runs = dict(zip(runs, seen))
-            queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer, stability=True)
+            queue = build_queue(qrels, runs, policy, queries=queries, no_answer=no_answer, stability=True,
+                                blind=blind)
             self._queue = (key, version, queue)  # one assignment: atomic for the main thread
             return queue
 
         return build
+
+    def _judge_overlap(self) -> list[tuple[str, str]]:
+        """The judge's overlap beside the workspace (labels overlap): queued first, judged blind."""
+        where = getattr(self.labels, "where", "") or ""
+        if not where or where.startswith("("):
+            return []
+        from rankgate.store.suggestions import SuggestionBook, path_beside
+
+        try:
+            return SuggestionBook(path_beside(where)).overlap()[0]
+        except OSError:
+            return []
 
     def next_to_review(self, after: tuple[str, str] | None = None):
         """The queue's next item after `after` not judged since the queue was built (from the start when
