@@ -69,61 +69,93 @@ def _splitter(text: str):
     return str.split
 
 
-def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
-    """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
+def _qrels_columns(path: str, notes: list[str]):
+    """The qrels' query, document and grade columns and each row's line, and whether the file is ASCII."""
     text = _read_bytes(path)
     split = _splitter(text)
-    qs, ds, gs, where = [], [], [], []
-    odd = []
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if line.startswith("#"):
-            continue
-        parts = split(line)
-        if not parts:
-            continue
-        if len(parts) != 4:
-            from rankgate.core.formats.trec import qrels_line_hint
+    fast = _regular_qrels(text) if split is str.split else None
+    if fast is not None:
+        qs, ds, raw = fast
+        where = None
+    else:
+        qs, ds, raw, where = [], [], [], []
+        for lineno, line in enumerate(text.split("\n"), 1):
+            if line.startswith("#"):
+                continue
+            parts = split(line)
+            if not parts:
+                continue
+            if len(parts) != 4:
+                from rankgate.core.formats.trec import qrels_line_hint
 
-            raise InputError(path, f"{len(parts)} fields, expected 4: query iteration document grade (as trec_eval "
-                             "reads qrels)" + qrels_line_hint(parts).replace("the qrels and the run", "QRELS and RUN"),
-                             line=lineno)
-        g = parts[3]
-        try:
-            grade = int(g)
-        except ValueError:
-            grade = atol(g)
-            odd.append((lineno, g))
-        if (why := grade_problem(grade)) is not None:  # trec_eval's atol would overflow: said, not guessed
-            raise InputError(path, why, line=lineno)
-        qs.append(parts[0])
-        ds.append(parts[2])
-        gs.append(grade)
-        where.append(lineno)
+                raise InputError(path, f"{len(parts)} fields, expected 4: query iteration document grade (as "
+                                 "trec_eval reads qrels)" + qrels_line_hint(parts).replace("the qrels and the run",
+                                                                                       "QRELS and RUN"), line=lineno)
+            qs.append(parts[0])
+            ds.append(parts[2])
+            raw.append(parts[3])
+            where.append(lineno)
     if not qs:
         raise InputError(path, "no judgments (trec_eval cannot read an empty qrels file)")
-    if odd:
-        line, g = odd[0]
-        notes.append(f"warning: {visible(path)}: {len(odd)} grade(s) are not whole numbers (first at line {line}: "
-                     f"{_shown(g)}); read as trec_eval reads them, by their leading digits")
+    try:
+        gs = list(map(int, raw))
+    except ValueError:
+        gs = None
+    if gs is None or ("_" in text and any("_" in g for g in raw)):  # Python reads 1_0 as 10, C's atol as 1
+        gs, odd = [], []
+        for i, g in enumerate(raw):
+            try:
+                if "_" in g:
+                    raise ValueError
+                gs.append(int(g))
+            except ValueError:
+                gs.append(atol(g))
+                odd.append((where[i] if where else i + 1, g))
+        if odd:
+            line, g = odd[0]
+            notes.append(f"warning: {visible(path)}: {len(odd)} grade(s) are not whole numbers (first at line "
+                         f"{line}: {_shown(g)}); read as trec_eval reads them, by their leading digits")
+    for i, grade in enumerate(gs):
+        if (why := grade_problem(grade)) is not None:  # trec_eval's atol would overflow: said, not guessed
+            raise InputError(path, why, line=where[i] if where else i + 1)
+    return qs, ds, gs, where, text.isascii()
+
+
+def _regular_qrels(text: str):
+    """Every line four fields, no blank line and no comment: the columns by slicing; else None."""
+    if "#" in text:
+        return None
+    toks = text.split()
+    n = len(toks) // 4
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if not n or len(toks) != 4 * n or lines != n or "\n\n" in text:
+        return None
+    return toks[0::4], toks[2::4], toks[3::4]
+
+
+def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
+    """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
+    qs, ds, gs, where, ascii_ = _qrels_columns(path, notes)
     q = catalog.queries.extend(qs)
     d = catalog.docs.extend(ds)
     grade = np.array(gs, np.int64)
-    _no_duplicates(path, q, d, np.array(where, np.int64), catalog, "judged twice")
+    lines = np.array(where, np.int64) if where is not None else np.arange(1, len(qs) + 1, dtype=np.int64)
+    _no_duplicates(path, q, d, lines, catalog, "judged twice")
     codes = list(dict.fromkeys(q.tolist()))
-    return Qrels(path, catalog, q, d, grade, codes, format="trec", meta={"ascii": text.isascii()})
+    return Qrels(path, catalog, q, d, grade, codes, format="trec", meta={"ascii": ascii_})
 
 
-def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
-    """The run and its runid (the tag of its last line)."""
+def _run_columns(path: str, notes: list[str]):
+    """The run's query and document columns, its scores (C's atof), each row's line (None: row i is
+    line i + 1) and its runid (the tag of its last line)."""
     text = _read_bytes(path)
     split = _splitter(text)
     fast = _regular(text) if split is str.split else None
     if fast is not None:
         qs, ds, ss, runid = fast
-        where = np.arange(1, len(qs) + 1, dtype=np.int64)
-        scores = _scores(ss, where, path, notes)
+        where = None
     else:
-        qs, ds, raw, wl = [], [], [], []
+        qs, ds, ss, where = [], [], [], []
         runid = ""
         for lineno, line in enumerate(text.split("\n"), 1):
             if line.lstrip(" \t\r\v\f").startswith("#"):
@@ -139,18 +171,24 @@ def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
                                                                                     "QRELS and RUN"), line=lineno)
             qs.append(parts[0])
             ds.append(parts[2])
-            raw.append(parts[4])
-            wl.append(lineno)
+            ss.append(parts[4])
+            where.append(lineno)
             runid = parts[5]
-        where = np.array(wl, np.int64)
-        scores = _scores(raw, where, path, notes)
     if not qs:
         raise InputError(path, "no ranked documents (trec_eval cannot read an empty run)")
+    lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
+    return qs, ds, _scores(ss, lines, path, notes), where, runid
+
+
+def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
+    """The run and its runid (the tag of its last line)."""
+    qs, ds, scores, where, runid = _run_columns(path, notes)
+    lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
     q = catalog.queries.extend(qs)
     d = catalog.docs.extend(ds)
-    _no_duplicates(path, q, d, where, catalog, "ranked twice for the same query")
+    _no_duplicates(path, q, d, lines, catalog, "ranked twice for the same query")
     codes = list(dict.fromkeys(q.tolist()))
-    return Run(runid, path, catalog, q, d, scores, where, format="trec", query_codes=codes), runid
+    return Run(runid, path, catalog, q, d, scores, lines, format="trec", query_codes=codes), runid
 
 
 def read_run_fast(path: str, qrels: Qrels, qrels_ascii: bool):
@@ -353,7 +391,7 @@ def parse_request(args: list[str], version: str = "10") -> Request:
             if not root.params:
                 raise InputError("-m", f"{arg!r}: {name} takes no parameters")
             _expand(root, given)  # refuse bad parameters now, naming them
-            params[name] = given
+            params.setdefault(name, given)  # as trec_eval: the first parameters given win
         marked.add(name)
     return Request([r.name for r in TABLE if r.name in marked], params)
 
@@ -441,6 +479,8 @@ def _check_raw(root: Root, given: str) -> None:
 def value_text(kind: str, value: float) -> str:
     if kind == LONG:
         return f"{int(value)}" if math.isfinite(value) else f"{value}"
+    if value != value:  # C's printf says the sign of a nan (0/0 makes a negative one)
+        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     return f"{value:6.4f}"
 
 
@@ -504,3 +544,148 @@ def format_lines(request: Request, scores, runid: str, *, per_query: bool, summa
                     out.append(line(name, "all", value_text(root.kind, v)))
     return out
 
+
+
+# ---- trec_eval 10, query by query (core/trec_eval_kernel.py) ------------------------------------------
+
+STAND_IN = "ceci_nest_pas_un_docno"  # the one unjudged document trec_eval -c ranks for a query the run lacks
+
+
+def _blocks(qs: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """Each query's runs of consecutive rows (a file usually holds one run per query)."""
+    from itertools import groupby
+
+    out: dict[str, list[tuple[int, int]]] = {}
+    a = 0
+    for qid, rows in groupby(qs):
+        b = a + len(list(rows))
+        out.setdefault(qid, []).append((a, b))
+        a = b
+    return out
+
+
+def _rows(blocks, column: list) -> list:
+    return column[blocks[0][0]:blocks[0][1]] if len(blocks) == 1 else [x for a, b in blocks for x in column[a:b]]
+
+
+def _duplicate(path, qid, blocks, ds, where, what) -> InputError:
+    seen = set()
+    for a, b in blocks:
+        for i in range(a, b):
+            if ds[i] in seen:
+                return InputError(path, f"document {_shown(ds[i])} is {what} (query {_shown(qid)}); trec_eval "
+                                  "stops here too", line=where[i] if where else i + 1)
+            seen.add(ds[i])
+    raise AssertionError("no duplicate found")
+
+
+def judged_by_query(path: str, notes: list[str]):
+    """Per query ID: (document -> grade, a grade below 0 read as trec_eval's -2, 'pooled but unjudged';
+    how many documents are judged at each grade 0, 1, ...); and how many judgments are graded above 0."""
+    from collections import Counter
+
+    qs, ds, gs, where, _ = _qrels_columns(path, notes)
+    out = {}
+    positive = 0
+    for qid, blocks in _blocks(qs).items():
+        docs, grades = _rows(blocks, ds), _rows(blocks, gs)
+        judged = dict(zip(docs, grades))
+        if len(judged) != len(docs):
+            raise _duplicate(path, qid, blocks, ds, where, "judged twice")
+        count = Counter(grades)
+        top = max(grades)
+        if min(grades) < 0:
+            judged = {d: (g if g >= 0 else -2) for d, g in judged.items()}
+        positive += sum(n for g, n in count.items() if g > 0)
+        out[qid] = (judged, [count.get(g, 0) for g in range(top + 1)])
+    return out, positive
+
+
+def ranked_by_query(path: str, notes: list[str], wanted):
+    """Per query ID in `wanted`: its ranking as trec_eval sorts it (score descending, then document ID
+    descending as bytes), each document's ID; the run's runid; and every query ID it ranks."""
+    qs, ds, scores, where, runid = _run_columns(path, notes)
+    scores = scores.tolist()
+    out = {}
+    blocks_of = _blocks(qs)
+    for qid, blocks in blocks_of.items():
+        if qid not in wanted:
+            continue
+        docs = _rows(blocks, ds)
+        if len(set(docs)) != len(docs):
+            raise _duplicate(path, qid, blocks, ds, where, "ranked twice for the same query")
+        out[qid] = [d for _, d in sorted(zip(_rows(blocks, scores), docs), reverse=True)]
+    return out, runid, set(blocks_of)
+
+
+def evaluate_by_query(judged, ranked, request: Request, *, level: int = 1, complete: bool = False,
+                      depth: int | None = None, judged_only: bool = False):
+    """trec_eval 10's evaluation: the queries scored (qrels queries in byte order: those the run ranks,
+    and with -c the rest, each ranking trec_eval's one stand-in document) and, per query, the values
+    of each root of the request (core/trec_eval_kernel.py)."""
+    from rankgate.core import trec_eval_kernel as kernel
+
+    plan = [(name, kernel.parse_params(name, request.params.get(name, ""))) for name in request.roots
+            if name not in ("runid", "num_q")]
+    qids, rows = [], []
+    for qid in sorted(judged):
+        docs = ranked.get(qid)
+        added = docs is None
+        if added:
+            if not complete:
+                continue
+            docs = [STAND_IN]
+        if depth is not None:
+            docs = docs[:depth]
+        grades, levels = judged[qid]
+        rl = list(map(grades.get, docs, [-1] * len(docs)))
+        if judged_only:
+            rl = [r for r in rl if r >= 0]
+        qids.append(qid)
+        rows.append(kernel.evaluate_query(np.array(rl, np.int64), levels, plan, level, added))
+    return qids, plan, rows
+
+
+def lines_by_query(request: Request, qids, plan, rows, runid: str, *, per_query: bool, summary: bool,
+                   num_rel_all: float | None = None) -> list[str]:
+    """trec_eval's lines: per query (in the order scored), then the summary: each mean summed query by
+    query in that order, then divided once; gm_ measures exp(mean of logs); num_ counts summed."""
+    names = {root.name: [n for n, _ in items] for root, items in request.measures()}
+    out: list[str] = []
+    if per_query:
+        for qid, row in zip(qids, rows):
+            shown_q = shown(qid)
+            for (name, _), values in zip(plan, row):
+                root = ROOTS[name]
+                if not root.per_query:
+                    continue
+                for printed, v in zip(names[name], values):
+                    text = f"'{v}'" if root.kind == TEXT else value_text(root.kind, v)
+                    out.append(line(printed, shown_q, text))
+    if not summary:
+        return out
+    nq = len(qids)
+    at = {name: i for i, (name, _) in enumerate(plan)}
+    for name in request.roots:
+        root = ROOTS[name]
+        if name == "runid":
+            out.append(line("runid", "all", shown(runid)))
+            continue
+        if name == "num_q":
+            out.append(line("num_q", "all", str(nq)))
+            continue
+        if not root.summary:
+            continue
+        i = at[name]
+        for j, printed in enumerate(names[name]):
+            total = 0.0
+            for row in rows:
+                total += row[i][j]
+            if root.kind == LONG:
+                v = num_rel_all if name == "num_rel" and num_rel_all is not None else total
+            elif name in ("gm_map", "gm_bpref"):
+                v = math.exp(total / nq)
+            else:
+                v = total / nq
+            out.append(line(printed, "all", value_text(root.kind, v)))
+    return out
