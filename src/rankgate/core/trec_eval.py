@@ -20,16 +20,21 @@ import math
 import re
 from dataclasses import dataclass
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rankgate.core.errors import InputError
-from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Run, grade_problem
 from rankgate.core.text import visible
+
+if TYPE_CHECKING:  # numpy, the model and the measures are imported where used: trec_eval 10's path needs none
+    import numpy as np
+
+    from rankgate.core.measures import Measure
+    from rankgate.core.model import Catalog, Qrels, Run
+
+GRADE_LIMIT = 2 ** 53  # core/model.py's GRADE_MAX (and -GRADE_MIN), checked here without importing numpy
 
 # ---- reading ----------------------------------------------------------------------------------
 
-_NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0]")  # str.split() splits there, C's isspace does not
 _ATOL = re.compile(r"[ \t\n\r\v\f]*([+-]?\d+)")
 _ATOF = re.compile(r"[ \t\n\r\v\f]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
                    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
@@ -53,7 +58,7 @@ def atof(text: str) -> float:
 
 
 def _read_bytes(path: str) -> str:
-    from rankgate.core.formats.textio import open_input
+    from rankgate.core.infile import open_input
 
     with open_input(path) as f:
         try:
@@ -64,7 +69,7 @@ def _read_bytes(path: str) -> str:
 
 
 def _splitter(text: str):
-    if _NOT_C_SPACE.search(text):
+    if any(c in text for c in "\x1c\x1d\x1e\x1f\x85\xa0"):  # str.split() splits there, C's isspace does not
         return lambda line: [t.decode("latin-1") for t in line.encode("latin-1").split()]
     return str.split
 
@@ -115,9 +120,11 @@ def _qrels_columns(path: str, notes: list[str]):
             line, g = odd[0]
             notes.append(f"warning: {visible(path)}: {len(odd)} grade(s) are not whole numbers (first at line "
                          f"{line}: {_shown(g)}); read as trec_eval reads them, by their leading digits")
-    for i, grade in enumerate(gs):
-        if (why := grade_problem(grade)) is not None:  # trec_eval's atol would overflow: said, not guessed
-            raise InputError(path, why, line=where[i] if where else i + 1)
+    if min(gs) < -GRADE_LIMIT or max(gs) > GRADE_LIMIT:  # trec_eval's atol would overflow: said, not guessed
+        from rankgate.core.model import grade_problem
+
+        i = next(i for i, g in enumerate(gs) if grade_problem(g))
+        raise InputError(path, grade_problem(gs[i]), line=where[i] if where else i + 1)
     return qs, ds, gs, where, text.isascii()
 
 
@@ -135,6 +142,9 @@ def _regular_qrels(text: str):
 
 def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
     """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
+    import numpy as np
+
+    from rankgate.core.model import Qrels
     qs, ds, gs, where, ascii_ = _qrels_columns(path, notes)
     q = catalog.queries.extend(qs)
     d = catalog.docs.extend(ds)
@@ -145,7 +155,7 @@ def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
     return Qrels(path, catalog, q, d, grade, codes, format="trec", meta={"ascii": ascii_})
 
 
-def _run_columns(path: str, notes: list[str]):
+def _run_columns(path: str, notes: list[str], as_list: bool = False):
     """The run's query and document columns, its scores (C's atof), each row's line (None: row i is
     line i + 1) and its runid (the tag of its last line)."""
     text = _read_bytes(path)
@@ -176,12 +186,23 @@ def _run_columns(path: str, notes: list[str]):
             runid = parts[5]
     if not qs:
         raise InputError(path, "no ranked documents (trec_eval cannot read an empty run)")
+    if as_list and "_" not in text:
+        try:
+            return qs, ds, list(map(float, ss)), where, runid
+        except ValueError:
+            pass
+    import numpy as np
+
     lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
-    return qs, ds, _scores(ss, lines, path, notes), where, runid
+    scores = _scores(ss, lines, path, notes, "_" in text)
+    return qs, ds, scores.tolist() if as_list else scores, where, runid
 
 
 def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
     """The run and its runid (the tag of its last line)."""
+    import numpy as np
+
+    from rankgate.core.model import Run
     qs, ds, scores, where, runid = _run_columns(path, notes)
     lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
     q = catalog.queries.extend(qs)
@@ -189,40 +210,6 @@ def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
     _no_duplicates(path, q, d, lines, catalog, "ranked twice for the same query")
     codes = list(dict.fromkeys(q.tolist()))
     return Run(runid, path, catalog, q, d, scores, lines, format="trec", query_codes=codes), runid
-
-
-def read_run_fast(path: str, qrels: Qrels, qrels_ascii: bool):
-    """A large, plain run through the compiled reader (core/formats/trec_fast.py: pyarrow, only the judged
-    rows kept), with its runid; None when that reader does not apply (no pyarrow, RANKGATE_FAST=0, a small,
-    gzipped, tabbed or non-UTF-8 file, a score such as inf): then `read_run` reads it. Its IDs are UTF-8
-    text, so it is used only when the qrels IDs are ASCII (then both readers see the same names)."""
-    import os
-
-    from rankgate.core.formats import trec_fast
-
-    if not qrels_ascii or os.environ.get("RANKGATE_FAST", "1") == "0" or not trec_fast.available():
-        return None
-    try:
-        if os.path.getsize(path) < trec_fast.MIN_BYTES:
-            return None
-        with open(path, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":
-                return None
-            f.seek(max(os.path.getsize(path) - 65536, 0))
-            tail = f.read().split(b"\n")
-    except OSError:
-        return None
-    last = next((ln.split() for ln in reversed(tail) if ln.strip()), [])
-    if len(last) != 6:
-        return None
-    run = trec_fast.read_lean_run(path, path, qrels)
-    if run is None:
-        return None
-    if run.n_duplicates:
-        line, q, d = run.duplicates[0]
-        raise InputError(path, f"document {_shown(d)} is ranked twice for the same query (query {_shown(q)}); "
-                         "trec_eval stops here too", line=line)
-    return run, last[5].decode("latin-1")
 
 
 def _regular(text: str):
@@ -242,10 +229,12 @@ def _regular(text: str):
     return toks[0::6], toks[2::6], toks[4::6], toks[-1]
 
 
-def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> np.ndarray:
+def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str], underscores: bool = True) -> np.ndarray:
+    import numpy as np
+
     try:
         out = np.fromiter(map(float, raw), np.float64, count=len(raw))
-        if not any("_" in t for t in raw):  # Python reads 1_0 as 10, C's atof as 1
+        if not underscores or not any("_" in t for t in raw):  # Python reads 1_0 as 10, C's atof as 1
             return out
     except ValueError:
         pass
@@ -268,6 +257,8 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> n
 
 
 def _no_duplicates(path, q, d, where, catalog, what) -> None:
+    import numpy as np
+
     if not len(q):
         return
     key = q.astype(np.int64) * max(len(catalog.docs), 1) + d
@@ -364,6 +355,11 @@ class Request:
             out.append((root, _expand(root, given)))
         return out
 
+    def names(self) -> dict[str, list[str]]:
+        """Per root: the names of the values it prints."""
+        return {name: [n for n, _ in _expand(ROOTS[name], self.params.get(name, ""), build=False)]
+                for name in self.roots}
+
 
 NEW_IN_10 = ("rbp", "rbp_resid", "unj")  # not in trec_eval 9.0.7's all_trec
 
@@ -390,13 +386,21 @@ def parse_request(args: list[str], version: str = "10") -> Request:
         if dot:
             if not root.params:
                 raise InputError("-m", f"{arg!r}: {name} takes no parameters")
-            _expand(root, given)  # refuse bad parameters now, naming them
+            _expand(root, given, build=False)  # refuse bad parameters now, naming them
             params.setdefault(name, given)  # as trec_eval: the first parameters given win
         marked.add(name)
     return Request([r.name for r in TABLE if r.name in marked], params)
 
 
-def _expand(root: Root, given: str) -> list[tuple[str, Measure | None]]:
+def _expand(root: Root, given: str, build: bool = True) -> list[tuple[str, Measure | None]]:
+    """(printed name, engine measure) of each value a root prints; build=False: the names alone (no
+    measure made, so core/measures.py is not imported)."""
+    if build:
+        from rankgate.core.measures import Measure
+    else:
+        def Measure(*_args):  # noqa: N802 (stands in for the class)
+            return None
+
     if root.family is None:
         if root.name == "relstring":
             return [(f"relstring_{given}" if given else "relstring", None)]
@@ -491,6 +495,8 @@ def line(name: str, qid: str, text: str) -> str:
 def relstrings(p, length: int) -> list[str]:
     """trec_eval's relstring per query: the grades of the first N ranks, '-' unjudged, '.' pooled but
     unjudged (a grade below 0), '>' above 9."""
+    import numpy as np
+
     from rankgate.core.engine import UNJUDGED
 
     out = [["-"] * int(min(length, n)) for n in p.num_ret.tolist()]  # a lean run holds only judged rows
@@ -552,10 +558,20 @@ STAND_IN = "ceci_nest_pas_un_docno"  # the one unjudged document trec_eval -c ra
 
 
 def _blocks(qs: list[str]) -> dict[str, list[tuple[int, int]]]:
-    """Each query's runs of consecutive rows (a file usually holds one run per query)."""
+    """Each query's runs of consecutive rows (a file usually holds one run per query: found by C-speed
+    list searches; else by walking the rows)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    order = list(dict.fromkeys(qs))
+    starts = []
+    a = 0
+    for qid in order:
+        a = qs.index(qid, a)
+        starts.append(a)
+    ends = starts[1:] + [len(qs)]
+    if all(qs[a:b].count(q) == b - a for q, a, b in zip(order, starts, ends)):
+        return {q: [(a, b)] for q, a, b in zip(order, starts, ends)}
     from itertools import groupby
 
-    out: dict[str, list[tuple[int, int]]] = {}
     a = 0
     for qid, rows in groupby(qs):
         b = a + len(list(rows))
@@ -582,8 +598,6 @@ def _duplicate(path, qid, blocks, ds, where, what) -> InputError:
 def judged_by_query(path: str, notes: list[str]):
     """Per query ID: (document -> grade, a grade below 0 read as trec_eval's -2, 'pooled but unjudged';
     how many documents are judged at each grade 0, 1, ...); and how many judgments are graded above 0."""
-    from collections import Counter
-
     qs, ds, gs, where, _ = _qrels_columns(path, notes)
     out = {}
     positive = 0
@@ -592,20 +606,27 @@ def judged_by_query(path: str, notes: list[str]):
         judged = dict(zip(docs, grades))
         if len(judged) != len(docs):
             raise _duplicate(path, qid, blocks, ds, where, "judged twice")
-        count = Counter(grades)
         top = max(grades)
+        levels = [grades.count(g) for g in range(top + 1)] if top < 64 else _count(grades, top)
         if min(grades) < 0:
             judged = {d: (g if g >= 0 else -2) for d, g in judged.items()}
-        positive += sum(n for g, n in count.items() if g > 0)
-        out[qid] = (judged, [count.get(g, 0) for g in range(top + 1)])
+        positive += sum(levels[1:])
+        out[qid] = (judged, levels)
     return out, positive
+
+
+def _count(grades: list[int], top: int) -> list[int]:
+    levels = [0] * (top + 1)
+    for g in grades:
+        if g >= 0:
+            levels[g] += 1
+    return levels
 
 
 def ranked_by_query(path: str, notes: list[str], wanted):
     """Per query ID in `wanted`: its ranking as trec_eval sorts it (score descending, then document ID
     descending as bytes), each document's ID; the run's runid; and every query ID it ranks."""
-    qs, ds, scores, where, runid = _run_columns(path, notes)
-    scores = scores.tolist()
+    qs, ds, scores, where, runid = _run_columns(path, notes, as_list=True)
     out = {}
     blocks_of = _blocks(qs)
     for qid, blocks in blocks_of.items():
@@ -642,7 +663,7 @@ def evaluate_by_query(judged, ranked, request: Request, *, level: int = 1, compl
         if judged_only:
             rl = [r for r in rl if r >= 0]
         qids.append(qid)
-        rows.append(kernel.evaluate_query(np.array(rl, np.int64), levels, plan, level, added))
+        rows.append(kernel.evaluate_query(rl, levels, plan, level, added))
     return qids, plan, rows
 
 
@@ -650,7 +671,7 @@ def lines_by_query(request: Request, qids, plan, rows, runid: str, *, per_query:
                    num_rel_all: float | None = None) -> list[str]:
     """trec_eval's lines: per query (in the order scored), then the summary: each mean summed query by
     query in that order, then divided once; gm_ measures exp(mean of logs); num_ counts summed."""
-    names = {root.name: [n for n, _ in items] for root, items in request.measures()}
+    names = request.names()
     out: list[str] = []
     if per_query:
         for qid, row in zip(qids, rows):

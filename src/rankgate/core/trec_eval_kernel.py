@@ -3,23 +3,27 @@
 `rankgate trec_eval` prints what trec_eval prints, digit for digit. A printed value is C's "%6.4f" of a
 double, and a double that falls exactly half-way between two printed digits (0.04375) prints one way or
 the other depending on its last bit; so each value here is the same double trec_eval computes: the same
-operations in the same order (a running sum is a sequential sum: numpy's cumsum, never its pairwise
-sum), the same libm (log2 and log through Python's math module), and the summary summed query by query
+operations in the same order (a running sum is a sequential sum, never a pairwise or compensated
+one), the same libm (log2 and log through Python's math module), and the summary summed query by query
 in trec_eval's order (queries sorted by ID as bytes) before one division. The engine (core/engine.py),
 vectorised over all queries for `rankgate score`, agrees with this kernel to ~1e-12;
 tests/unit/test_trec_eval_kernel.py checks the two against each other.
 
 A query is its ranked list of relevance values (trec_eval's `results_rel_list`: the grade of each
 ranked document, -1 for one outside the qrels, -2 for a judged grade below 0) and the count of its
-judged documents per grade (`rel_levels`). Nothing here imports the engine or pyarrow.
+judged documents per grade (`rel_levels`). Plain Python, no numpy: a running sum is a left fold
+(`_total`, never `sum()`, which Python 3.12 compensates), and most measures walk only the relevant or
+judged ranks, found with C-speed list tools; so the whole `rankgate trec_eval` imports neither numpy,
+pyarrow nor the engine, and starts in about the time Python does.
 """
 
 from __future__ import annotations
 
 import math
-from functools import cmp_to_key
-
-import numpy as np
+from bisect import bisect_left
+from functools import cmp_to_key, reduce
+from itertools import accumulate, compress
+from operator import add
 
 NONPOOL, UNJUDGED = -1, -2  # trec_eval's RELVALUE_NONPOOL and RELVALUE_UNJUDGED
 MIN_GEO_MEAN = 0.00001
@@ -36,11 +40,21 @@ DEFAULT_PARAMS = {
 _LOG2: list[float] = [0.0]
 
 
-def log2_table(n: int) -> np.ndarray:
-    """log2(k) for k = 0..n, from libm one by one (as trec_eval calls it), grown when needed."""
+def log2_table(n: int) -> list[float]:
+    """log2(k) for k = 0..n (at least), from libm one by one (as trec_eval calls it), grown when needed."""
     if len(_LOG2) <= n:
-        _LOG2.extend(math.log2(k) for k in range(len(_LOG2), n + 1))
-    return np.array(_LOG2[:n + 1])
+        _LOG2.extend(math.log2(k) for k in range(len(_LOG2), max(n + 1, 2 * len(_LOG2), 1024)))
+    return _LOG2
+
+
+def _total(values) -> float:
+    """A sequential sum, as C's `sum += x` loop (0.0 when empty)."""
+    return reduce(add, values, 0.0)
+
+
+def _running(values) -> list[float]:
+    """The running sequential sums."""
+    return list(accumulate(values))
 
 
 def _div(a: float, b: float) -> float:
@@ -121,46 +135,78 @@ def _ideal(gains: list[list]) -> list[float]:
 class Query:
     """The shared pieces of one query's evaluation; each measure below reads what it needs."""
 
-    def __init__(self, rl: np.ndarray, rel_levels: list[int], level: int):
+    def __init__(self, rl: list[int], rel_levels: list[int], level: int):
         self.rl, self.rel_levels, self.level = rl, rel_levels, level
         self.n = n = len(rl)
         self.num_rel = sum(rel_levels[max(level, 0):])
-        self.isrel = rl >= level
-        self.relpos = np.flatnonzero(self.isrel)
-        self.cumrel = np.cumsum(self.isrel)
-        judged_rel = rl >= max(level, 0)
-        self.num_rel_ret = int(np.count_nonzero(judged_rel))
-        self.l2 = log2_table(max(n, len(self._ideal_raw())) + 3)
-        self._ap = None
-
-    def _ideal_raw(self) -> list[int]:
-        if not hasattr(self, "_raw"):
-            self._raw = [lvl for lvl in range(len(self.rel_levels) - 1, 0, -1) for _ in range(self.rel_levels[lvl])]
-        return self._raw
+        self.relpos = list(compress(range(n), map(level.__le__, rl)))  # ranks (from 0) with grade >= level
+        if level >= 0:
+            self.num_rel_ret = len(self.relpos)
+        else:
+            self.num_rel_ret = sum(1 for r in rl if r >= 0)
+        self.l2 = log2_table(max(n, sum(rel_levels)) + 3)
+        self._ap = self._judged = self._unjudged = None
+        self._gains: dict = {}
 
     def rel_before(self, k: int) -> int:
         """Relevant documents ranked above k (trec_eval's rel_so_far at its cutoff k)."""
-        k = min(k, self.n)
-        return int(self.cumrel[k - 1]) if k > 0 else 0
+        return bisect_left(self.relpos, k)
 
-    def ap_terms(self) -> np.ndarray:
+    def ap_sums(self) -> list[float]:
         """Running sum of precision at each relevant document (trec_eval's `sum` in map)."""
         if self._ap is None:
-            self._ap = np.cumsum(np.arange(1, len(self.relpos) + 1) / (self.relpos + 1.0))
+            self._ap = _running(c / (i + 1) for c, i in enumerate(self.relpos, 1))
         return self._ap
 
-    def suffix_max_precision(self) -> np.ndarray:
-        """At each rank i (1-based, index i-1): the highest precision at rank i or below."""
-        prec = self.cumrel / np.arange(1.0, self.n + 1)
-        return np.maximum.accumulate(prec[::-1])[::-1]
+    def outside(self) -> list[int]:
+        """Ranks of documents outside the qrels or judged below 0."""
+        if self._unjudged is None:
+            self._unjudged = list(compress(range(self.n), map((0).__gt__, self.rl)))
+        return self._unjudged
+
+    def judged(self):
+        """For bpref and infAP: the ranks of the judged relevant documents, and the ranks of the judged
+        non-relevant ones and of the pooled-but-unjudged ones (-2)."""
+        if self._judged is None:
+            rl, level = self.rl, self.level
+            rel_at = self.relpos if level >= 0 else [i for i in self.relpos if rl[i] >= 0]
+            nonrel = [i for i in compress(range(self.n), map((0).__le__, rl)) if rl[i] < level] if level > 0 else []
+            pooled = [i for i in self.outside() if rl[i] == UNJUDGED]
+            self._judged = (rel_at, nonrel, pooled)
+        return self._judged
+
+    def gains(self, pairs):
+        """For these parameters: the ideal's positive gains and their running DCG; the ranks whose gain
+        is not 0, those gains, and the ranking's running DCG at those ranks."""
+        key = tuple(pairs)
+        if key not in self._gains:
+            gains = setup_gains(pairs, self.rel_levels)
+            ideal = _ideal(gains)
+            table = {}
+            for level, gain, _ in gains:
+                table.setdefault(level, gain)  # get_gain: the first listed wins
+            nonzero = {level: gain for level, gain in table.items() if gain != 0}
+            rl, l2 = self.rl, self.l2
+            at = [i for i in range(self.n) if rl[i] in nonzero] if nonzero else []
+            g = [nonzero[rl[i]] for i in at]
+            dcg = _running(x / l2[i + 2] for x, i in zip(g, at))
+            icum = _running(x / l2[i + 2] for i, x in enumerate(ideal))
+            self._gains[key] = (ideal, icum, at, g, dcg)
+        return self._gains[key]
+
+
+def _before(at: list[int], running: list[float], k: int) -> float:
+    """A running sum over some ranks, read just above rank k (0.0 when none)."""
+    j = bisect_left(at, k)
+    return running[j - 1] if j else 0.0
 
 
 def _map(q: Query, _p) -> list[float]:
-    return [q.ap_terms()[-1] / q.num_rel] if len(q.relpos) else [0.0]
+    return [q.ap_sums()[-1] / q.num_rel] if q.relpos else [0.0]
 
 
 def _gm_map(q: Query, _p) -> list[float]:
-    s = q.ap_terms()[-1] / q.num_rel if len(q.relpos) else 0.0
+    s = q.ap_sums()[-1] / q.num_rel if q.relpos else 0.0
     return [math.log(max(s, MIN_GEO_MEAN))]
 
 
@@ -170,20 +216,14 @@ def _rprec(q: Query, _p) -> list[float]:
 
 
 def _bpref_sum(q: Query) -> float:
-    rl, level = q.rl, q.level
-    judged = rl >= 0
-    nonrel = judged & (rl < level)
-    rel_at = np.flatnonzero(judged & ~nonrel)
-    if not len(rel_at):
+    rel_at, nonrel, _ = q.judged()
+    if not rel_at:
         return 0.0
-    num_nonrel = sum(q.rel_levels[:max(level, 0)])
-    seen = np.cumsum(nonrel)[rel_at]
-    denom = float(min(num_nonrel, q.num_rel))
-    terms = np.ones(len(rel_at))
-    some = seen > 0
-    terms[some] = 1.0 - np.minimum(seen[some], q.num_rel) / denom
-    total = float(np.cumsum(terms)[-1])
-    return total / q.num_rel if q.num_rel else total
+    num_nonrel = sum(q.rel_levels[:max(q.level, 0)])
+    r = q.num_rel
+    denom = float(min(num_nonrel, r))
+    total = _total(1.0 - min(seen, r) / denom if seen else 1.0 for seen in (bisect_left(nonrel, i) for i in rel_at))
+    return total / r if r else total
 
 
 def _bpref(q: Query, _p) -> list[float]:
@@ -194,48 +234,43 @@ def _gm_bpref(q: Query, _p) -> list[float]:
     return [math.log(max(_bpref_sum(q), MIN_GEO_MEAN))]
 
 
+def _infap_term(j: int, r: int, nr: int, pu: int) -> float:
+    if j == 0:
+        return 1.0
+    fj = float(j)
+    return 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r - 1 + nr + pu) / fj) * (
+        (r - 1 + INFAP_EPSILON) / (r - 1 + nr + 2 * INFAP_EPSILON))
+
+
 def _infap(q: Query, _p) -> list[float]:
-    rl, level = q.rl, q.level
-    judged = rl >= 0
-    nonrel = judged & (rl < level)
-    rel_at = np.flatnonzero(judged & ~nonrel)
-    if not len(rel_at):
+    rel_at, nonrel, pooled = q.judged()
+    if not rel_at:
         return [0.0]
-    r = np.arange(1, len(rel_at) + 1)
-    nr = np.cumsum(nonrel)[rel_at]
-    pu = np.cumsum(rl == UNJUDGED)[rel_at]
-    fj = rel_at.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r - 1 + nr + pu) / fj) * (
-            (r - 1 + INFAP_EPSILON) / ((r - 1 + nr) + 2 * INFAP_EPSILON))
-    terms[rel_at == 0] = 1.0
-    total = float(np.cumsum(terms)[-1])
+    total = _total(_infap_term(j, r, bisect_left(nonrel, j), bisect_left(pooled, j))
+                   for r, j in enumerate(rel_at, 1))
     return [total / q.num_rel if q.num_rel else total]
 
 
 def _recip_rank(q: Query, _p) -> list[float]:
-    return [1.0 / (int(q.relpos[0]) + 1)] if len(q.relpos) else [0.0]
+    return [1.0 / (q.relpos[0] + 1)] if q.relpos else [0.0]
 
 
 def _interpolated(q: Query, cutoffs: list[int], emit) -> None:
     """trec_eval's backward walk for interpolated precision: emit(index, value) for each cutoff (a
     number of relevant documents) in the order trec_eval reaches it; cutoffs above the relevant
-    retrieved are never reached."""
-    nrr = len(q.relpos)
+    retrieved are never reached. Between two relevant documents precision falls, so the best
+    precision at or below a rank is the best at the relevant ranks below it (or at the last rank)."""
     cc = len(cutoffs) - 1
     while cc >= 0 and cutoffs[cc] > q.num_rel_ret:
         cc -= 1
-    final = _div(q.num_rel_ret, q.n)
-    if nrr:
-        best = q.suffix_max_precision()
-        for c in range(nrr, 0, -1):
-            ip = float(best[q.relpos[c - 1]])
-            while cc >= 0 and c == cutoffs[cc]:
-                emit(cc, ip)
-                cc -= 1
-        final = max(final, float(best[q.relpos[0]]))
+    best = _div(q.num_rel_ret, q.n)
+    for c in range(len(q.relpos), 0, -1):
+        best = max(best, c / (q.relpos[c - 1] + 1))
+        while cc >= 0 and c == cutoffs[cc]:
+            emit(cc, best)
+            cc -= 1
     while cc >= 0:
-        emit(cc, final)
+        emit(cc, best)
         cc -= 1
 
 
@@ -246,59 +281,45 @@ def _iprec(q: Query, levels) -> list[float]:
 
 
 def _11pt(q: Query, levels) -> list[float]:
-    total = [0.0]
-
-    def add(_i, v):
-        total[0] += v
-    _interpolated(q, [_lround(x * q.num_rel) for x in levels], add)
-    return [total[0] / len(levels)]
-
-
-def _at_cutoffs(q: Query, cuts, value) -> list[float]:
-    return [value(k, q.rel_before(k)) for k in cuts]
+    reached: list[float] = []
+    _interpolated(q, [_lround(x * q.num_rel) for x in levels], lambda _i, v: reached.append(v))
+    return [_total(reached) / len(levels)]
 
 
 def _p(q: Query, cuts) -> list[float]:
-    return _at_cutoffs(q, cuts, lambda k, r: r / k)
+    return [q.rel_before(k) / k for k in cuts]
 
 
 def _recall(q: Query, cuts) -> list[float]:
-    if not q.num_rel:
-        return [0.0] * len(cuts)
-    return _at_cutoffs(q, cuts, lambda k, r: r / q.num_rel)
+    return [q.rel_before(k) / q.num_rel for k in cuts] if q.num_rel else [0.0] * len(cuts)
 
 
 def _relative_p(q: Query, cuts) -> list[float]:
-    if not q.num_rel:
-        return [0.0] * len(cuts)
-    return _at_cutoffs(q, cuts, lambda k, r: r / min(k, q.num_rel))
+    return [q.rel_before(k) / min(k, q.num_rel) for k in cuts] if q.num_rel else [0.0] * len(cuts)
 
 
 def _success(q: Query, cuts) -> list[float]:
-    return _at_cutoffs(q, cuts, lambda k, r: 1.0 if r else 0.0)
+    return [1.0 if q.rel_before(k) else 0.0 for k in cuts]
 
 
 def _map_cut(q: Query, cuts) -> list[float]:
     if not q.num_rel:
         return [0.0] * len(cuts)
-    ap = q.ap_terms()
-    return _at_cutoffs(q, cuts, lambda k, r: (float(ap[r - 1]) if r else 0.0) / q.num_rel)
+    ap = q.ap_sums()
+    return [(ap[r - 1] if r else 0.0) / q.num_rel for r in map(q.rel_before, cuts)]
 
 
 def _unj(q: Query, cuts) -> list[float]:
-    unj = np.cumsum(q.rl < 0)
-    return [(int(unj[min(k, q.n) - 1]) if min(k, q.n) else 0) / k for k in cuts]
+    out = q.outside()
+    return [bisect_left(out, k) / k for k in cuts]
 
 
 def _rprec_mult(q: Query, levels) -> list[float]:
-    out = []
+    res = []
     for x in levels:
         c = int(x * q.num_rel + 0.9)
-        if c > q.n:
-            out.append(q.num_rel_ret / c)
-        else:
-            out.append(int(q.cumrel[c - 1]) / c if c > 0 else 0.0)
-    return out
+        res.append(q.num_rel_ret / c if c > q.n else q.rel_before(c) / c if c > 0 else 0.0)
+    return res
 
 
 def _utility(q: Query, c) -> list[float]:
@@ -307,75 +328,40 @@ def _utility(q: Query, c) -> list[float]:
 
 
 def _bin_g(q: Query, _p) -> list[float]:
-    if not len(q.relpos):
+    if not q.relpos:
         return [0.0]
-    terms = 1.0 / q.l2[3 + q.relpos - np.arange(1, len(q.relpos) + 1)]
-    return [float(np.cumsum(terms)[-1]) / q.num_rel]
-
-
-def _row_gains(q: Query, gains) -> np.ndarray:
-    """get_gain of each ranked document."""
-    table = {level: gain for level, gain, _ in reversed(gains)}  # the first listed wins, as get_gain
-    out = np.zeros(q.n)
-    for level, gain in table.items():
-        if gain != 0:
-            out[q.rl == level] = gain
-    return out
-
-
-def _dcg_sum(q: Query, g: np.ndarray) -> np.ndarray:
-    """Running DCG of the ranking (inclusive of each rank)."""
-    return np.cumsum(g / q.l2[2:q.n + 2])
-
-
-def _ideal_sum(q: Query, ideal: list[float]) -> np.ndarray:
-    return np.cumsum(np.array(ideal) / q.l2[2:len(ideal) + 2]) if ideal else np.zeros(0)
+    l2 = q.l2
+    return [_total(1.0 / l2[3 + i - c] for c, i in enumerate(q.relpos, 1)) / q.num_rel]
 
 
 def _g(q: Query, pairs) -> list[float]:
-    gains = setup_gains(pairs, q.rel_levels)
-    ideal = _ideal(gains)
-    g = _row_gains(q, gains)
-    if not q.n:
+    ideal, _, at, g, _ = q.gains(pairs)
+    if not q.n or not at:
         return [0.0]
-    ig = np.zeros(q.n)
-    k = min(q.n, len(ideal))
-    ig[:k] = ideal[:k]
-    cost = np.cumsum(np.where(ig >= 1.0, ig, 1.0))
-    got = np.cumsum(g)
-    total = 0.0
-    for i in np.flatnonzero(g).tolist():
-        total += float(g[i]) / math.log2(2 + float(cost[i]) - float(got[i]))
-    sum_ideal = float(np.cumsum(ideal)[-1]) if ideal else 0.0
+    costs = [x if x >= 1.0 else 1.0 for x in ideal[:at[-1] + 1]]
+    costs += [1.0] * (at[-1] + 1 - len(costs))
+    cost = _running(costs)
+    got = _running(g)
+    total = _total(x / math.log2(2 + cost[i] - s) for x, i, s in zip(g, at, got))
+    sum_ideal = _total(ideal)
     return [total / sum_ideal if sum_ideal > 0.0 else 0.0]
 
 
 def _ndcg(q: Query, pairs) -> list[float]:
-    gains = setup_gains(pairs, q.rel_levels)
-    ideal = _ideal_sum(q, _ideal(gains))
-    g = _row_gains(q, gains)
-    dcg = float(_dcg_sum(q, g)[-1]) if q.n else 0.0
-    return [dcg / float(ideal[-1]) if len(ideal) and ideal[-1] > 0.0 else 0.0]
+    _, icum, _, _, dcg = q.gains(pairs)
+    ideal = icum[-1] if icum else 0.0
+    return [(dcg[-1] if dcg else 0.0) / ideal if ideal > 0.0 else 0.0]
 
 
 def _ndcg_rel(q: Query, pairs) -> list[float]:
-    gains = setup_gains(pairs, q.rel_levels)
-    ideal = _ideal(gains)
+    ideal, icum, at, g, dcg = q.gains(pairs)
     L = len(ideal)
-    icum = _ideal_sum(q, ideal)
-    g = _row_gains(q, gains)
-    dcg = _dcg_sum(q, g) if q.n else np.zeros(0)
-    hits = np.flatnonzero(g > 0)
-    total = 0.0
-    if len(hits):
-        at = icum[np.minimum(hits, L - 1)] if L else np.zeros(len(hits))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = dcg[hits] / at
-        total = float(np.cumsum(terms)[-1])
-    final_dcg = float(dcg[-1]) if q.n else 0.0
-    final_ideal = float(icum[-1]) if L else 0.0
+    hits = [(i, d) for i, x, d in zip(at, g, dcg) if x > 0]
+    total = _total(_div(d, icum[min(i, L - 1)] if L else 0.0) for i, d in hits)
+    final_dcg = dcg[-1] if dcg else 0.0
+    final_ideal = icum[-1] if L else 0.0
     total += _div(float(L - len(hits)) * final_dcg, final_ideal)
-    return [total / L if total > 0.0 else 0.0]
+    return [_div(total, L) if total > 0.0 else 0.0]
 
 
 def _rndcg(q: Query, pairs) -> list[float]:
@@ -384,41 +370,33 @@ def _rndcg(q: Query, pairs) -> list[float]:
     ranking longer than the ideal's positive part by more than one adds a point at its end."""
     if q.num_rel == 0:
         return [0.0]
-    gains = setup_gains(pairs, q.rel_levels)
-    ideal = _ideal(gains)
+    ideal, icum, at, _, dcg = q.gains(pairs)
     L = len(ideal)
-    icum = _ideal_sum(q, ideal)
-    g = _row_gains(q, gains)
-    dcg = _dcg_sum(q, g) if q.n else np.zeros(0)
-
-    def dcg_before(k: int) -> float:
-        return float(dcg[k - 1]) if k > 0 else 0.0
-
     total, count = 0.0, 0
     for b in range(1, L + 1):  # ideal gain at b differs from the one at b - 1 (past L: 0, a change)
         if b < L and ideal[b] == ideal[b - 1]:
             continue
-        ideal_before = float(icum[b - 1])
-        if ideal_before > 0.0:
-            total += dcg_before(min(b, q.n)) / ideal_before
+        if icum[b - 1] > 0.0:
+            total += _before(at, dcg, min(b, q.n)) / icum[b - 1]
             count += 1
-    if q.n > L + 1 and L and float(icum[-1]) > 0.0:
-        total += dcg_before(q.n) / float(icum[-1])
+    if q.n > L + 1 and L and icum[-1] > 0.0:
+        total += _before(at, dcg, q.n) / icum[-1]
         count += 1
     return [_div(total, count)]
 
 
 def _ndcg_cut(q: Query, cuts) -> list[float]:
-    gain = np.where(q.rl > 0, q.rl, 0).astype(np.float64)
-    dcg = _dcg_sum(q, gain) if q.n else np.zeros(0)
-    ideal = q._ideal_raw()
-    icum = _ideal_sum(q, [float(x) for x in ideal])
+    rl, l2 = q.rl, q.l2
+    at = list(compress(range(q.n), map((0).__lt__, rl)))
+    dcg = _running(rl[i] / l2[i + 2] for i in at)
+    levels = q.rel_levels
+    ideal = [lvl for lvl in range(len(levels) - 1, 0, -1) for _ in range(levels[lvl])]
+    icum = _running(x / l2[i + 2] for i, x in enumerate(ideal))
     out = []
     for k in cuts:
-        m = min(k, q.n)
-        v = float(dcg[m - 1]) if m else 0.0
+        v = _before(at, dcg, k)
         j = min(k, len(ideal))
-        i = float(icum[j - 1]) if j else 0.0
+        i = icum[j - 1] if j else 0.0
         out.append(v / i if i > 0.0 else v)
     return out
 
@@ -431,9 +409,16 @@ def _rbp_p(pairs) -> float:
     return p
 
 
-def _persistence(p: float, n: int) -> np.ndarray:
-    """1, p, p*p, ... as trec_eval multiplies them, one rank at a time."""
-    return np.cumprod(np.r_[1.0, np.full(max(n - 1, 0), p)])[:n]
+_PERSIST: dict[float, list[float]] = {}
+
+
+def _persistence(p: float, n: int) -> list[float]:
+    """1, p, p*p, ... as trec_eval multiplies them, one rank at a time (a running product: its first n
+    values do not depend on how many follow, so one table per p serves every query)."""
+    w = _PERSIST.get(p)
+    if w is None or len(w) < n:
+        w = _PERSIST[p] = list(accumulate([p] * max(n, 1024), lambda a, b: a * b, initial=1.0))
+    return w
 
 
 def _rbp(q: Query, pairs) -> list[float]:
@@ -442,24 +427,29 @@ def _rbp(q: Query, pairs) -> list[float]:
     lo = hi = 0.0  # trec_eval leaves these unset; 0 is what it reads, and what rankgate's engine assumes
     for _, gain, _ in gains:
         lo, hi = min(lo, gain), max(hi, gain)
-    if lo < 0 or hi > 1:
-        gains = [[lvl, (gain - lo) / (hi - lo), c] for lvl, gain, c in gains]
-    g = _row_gains(q, gains)
-    total = float(np.cumsum(g * _persistence(p, q.n))[-1]) if q.n else 0.0
+    w = _persistence(p, q.n)
+    if lo < 0 or hi > 1:  # gains outside 0..1 are scaled into it
+        table = {}
+        for level, gain, _ in gains:
+            table.setdefault(level, (gain - lo) / (hi - lo))
+        rl = q.rl
+        total = _total(table[r] * w[i] for i, r in enumerate(rl) if table.get(r, 0.0) != 0)
+    else:
+        _, _, at, g, _ = q.gains(pairs)
+        total = _total(x * w[i] for x, i in zip(g, at))
     return [(1.0 - p) * total]
 
 
 def _rbp_resid(q: Query, pairs) -> list[float]:
     p = _rbp_p(pairs)
-    unj = q.rl < 0
-    if not unj.any():
+    out = q.outside()
+    if not out:
         return [0.0]
     w = _persistence(p, q.n + 1)
-    total = float(np.cumsum(np.where(unj, w[:q.n], 0.0))[-1])
-    return [float(w[q.n]) + (1 - p) * total]
+    return [w[q.n] + (1 - p) * _total(map(w.__getitem__, out))]
 
 
-def _set(q: Query, _p, which: str) -> list[float]:
+def _set(q: Query, which: str) -> list[float]:
     nrr, n, r = q.num_rel_ret, q.n, q.num_rel
     if which == "set_P":
         return [nrr / n if n else 0.0]
@@ -478,44 +468,41 @@ def _set_f(q: Query, x) -> list[float]:
     return [(x + 1.0) * p * r / (x * p + r)]
 
 
-def _counts(q: Query, _p, which: str) -> list[float]:
+def _counts(q: Query, which: str) -> list[float]:
     if which == "num_ret":
         return [float(q.n)]
     if which == "num_rel":
         return [float(q.num_rel)]
     if which == "num_rel_ret":
         return [float(q.num_rel_ret)]
-    outside = int(np.count_nonzero(q.rl < 0))
-    return [float(q.n - outside - q.num_rel_ret)]  # num_nonrel_judged_ret
+    return [float(q.n - len(q.outside()) - q.num_rel_ret)]  # num_nonrel_judged_ret
 
 
 KERNELS = {
-    "num_ret": lambda q, p: _counts(q, p, "num_ret"), "num_rel": lambda q, p: _counts(q, p, "num_rel"),
-    "num_rel_ret": lambda q, p: _counts(q, p, "num_rel_ret"), "map": _map, "gm_map": _gm_map,
+    "num_ret": lambda q, p: _counts(q, "num_ret"), "num_rel": lambda q, p: _counts(q, "num_rel"),
+    "num_rel_ret": lambda q, p: _counts(q, "num_rel_ret"), "map": _map, "gm_map": _gm_map,
     "Rprec": _rprec, "bpref": _bpref, "recip_rank": _recip_rank, "iprec_at_recall": _iprec, "P": _p,
     "recall": _recall, "infAP": _infap, "gm_bpref": _gm_bpref, "Rprec_mult": _rprec_mult,
     "utility": _utility, "11pt_avg": _11pt, "binG": _bin_g, "G": _g, "ndcg": _ndcg, "ndcg_rel": _ndcg_rel,
     "Rndcg": _rndcg, "ndcg_cut": _ndcg_cut, "map_cut": _map_cut, "relative_P": _relative_p,
-    "success": _success, "set_P": lambda q, p: _set(q, p, "set_P"),
-    "set_relative_P": lambda q, p: _set(q, p, "set_relative_P"),
-    "set_recall": lambda q, p: _set(q, p, "set_recall"), "set_map": lambda q, p: _set(q, p, "set_map"),
-    "set_F": _set_f, "num_nonrel_judged_ret": lambda q, p: _counts(q, p, "num_nonrel_judged_ret"),
+    "success": _success, "set_P": lambda q, p: _set(q, "set_P"),
+    "set_relative_P": lambda q, p: _set(q, "set_relative_P"), "set_recall": lambda q, p: _set(q, "set_recall"),
+    "set_map": lambda q, p: _set(q, "set_map"), "set_F": _set_f,
+    "num_nonrel_judged_ret": lambda q, p: _counts(q, "num_nonrel_judged_ret"),
     "rbp": _rbp, "rbp_resid": _rbp_resid, "unj": _unj,
 }
 # What trec_eval zeroes for a query that -c adds (its one-document stand-in ranking)
 ZEROED_FOR_ADDED = ("num_ret", "utility", "unj", "rbp_resid")
 
 
-def relstring(rl: np.ndarray, length: int) -> str:
+def relstring(rl: list[int], length: int) -> str:
     """trec_eval's relstring: the grades of the first ranks, '-' outside the qrels, '.' judged below 0,
     '>' above 9."""
-    chars = []
-    for r in rl[:max(min(length, len(rl)), 0)].tolist():
-        chars.append(">" if r > 9 else str(r) if r >= 0 else "-" if r == NONPOOL else "." if r == UNJUDGED else "<")
-    return "".join(chars)
+    return "".join(">" if r > 9 else str(r) if r >= 0 else "-" if r == NONPOOL else "." if r == UNJUDGED else "<"
+                   for r in rl[:max(min(length, len(rl)), 0)])
 
 
-def evaluate_query(rl: np.ndarray, rel_levels: list[int], plan, level: int, added: bool = False) -> list:
+def evaluate_query(rl: list[int], rel_levels: list[int], plan, level: int, added: bool = False) -> list:
     """Every value of one query, in the plan's order: plan is [(root name, parsed parameters)]; a
     relstring entry gives its text, the rest floats (a list per root)."""
     q = Query(rl, rel_levels, level)
