@@ -135,7 +135,10 @@ def _regular_qrels(text: str):
     toks = text.split()
     n = len(toks) // 4
     lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    if not n or len(toks) != 4 * n or lines != n or "\n\n" in text:
+    if not n or len(toks) != 4 * n or lines != n:
+        return None
+    iters = toks[1::4]  # a short line next to a long one would shift the columns: a constant one rules it out
+    if iters.count(iters[0]) != n:
         return None
     return toks[0::4], toks[2::4], toks[3::4]
 
@@ -674,15 +677,19 @@ def lines_by_query(request: Request, qids, plan, rows, runid: str, *, per_query:
     names = request.names()
     out: list[str] = []
     if per_query:
+        shown_cols = []  # per printed value: (root index, value index, name column, kind)
+        for i, (name, _) in enumerate(plan):
+            root = ROOTS[name]
+            if root.per_query:
+                shown_cols += [(i, j, f"{printed:<22}", root.kind) for j, printed in enumerate(names[name])]
         for qid, row in zip(qids, rows):
-            shown_q = shown(qid)
-            for (name, _), values in zip(plan, row):
-                root = ROOTS[name]
-                if not root.per_query:
-                    continue
-                for printed, v in zip(names[name], values):
-                    text = f"'{v}'" if root.kind == TEXT else value_text(root.kind, v)
-                    out.append(line(printed, shown_q, text))
+            tail = f"\t{shown(qid)}\t"
+            for i, j, head, kind in shown_cols:
+                v = row[i][j]
+                if kind == FLOAT and v == v:
+                    out.append(f"{head}{tail}{v:6.4f}")
+                else:
+                    out.append(f"{head}{tail}" + (f"'{v}'" if kind == TEXT else value_text(kind, v)))
     if not summary:
         return out
     nq = len(qids)

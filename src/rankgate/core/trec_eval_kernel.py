@@ -145,7 +145,7 @@ class Query:
         else:
             self.num_rel_ret = sum(1 for r in rl if r >= 0)
         self.l2 = log2_table(max(n, sum(rel_levels)) + 3)
-        self._ap = self._judged = self._unjudged = None
+        self._ap = self._judged = self._unjudged = self._positive = None
         self._gains: dict = {}
 
     def rel_before(self, k: int) -> int:
@@ -175,6 +175,21 @@ class Query:
             self._judged = (rel_at, nonrel, pooled)
         return self._judged
 
+    def positive(self) -> list[int]:
+        """Ranks of documents graded above 0."""
+        if self._positive is None:
+            self._positive = list(compress(range(self.n), map((0).__lt__, self.rl)))
+        return self._positive
+
+    def ranks_with(self, levels) -> list[int]:
+        """Ranks of the documents whose grade is one of `levels`."""
+        rl = self.rl
+        if not levels:
+            return []
+        if min(levels) > 0:  # the usual case: walk only the documents graded above 0
+            return [i for i in self.positive() if rl[i] in levels]
+        return [i for i in range(self.n) if rl[i] in levels]
+
     def gains(self, pairs):
         """For these parameters: the ideal's positive gains and their running DCG; the ranks whose gain
         is not 0, those gains, and the ranking's running DCG at those ranks."""
@@ -187,7 +202,7 @@ class Query:
                 table.setdefault(level, gain)  # get_gain: the first listed wins
             nonzero = {level: gain for level, gain in table.items() if gain != 0}
             rl, l2 = self.rl, self.l2
-            at = [i for i in range(self.n) if rl[i] in nonzero] if nonzero else []
+            at = self.ranks_with(nonzero)
             g = [nonzero[rl[i]] for i in at]
             dcg = _running(x / l2[i + 2] for x, i in zip(g, at))
             icum = _running(x / l2[i + 2] for i, x in enumerate(ideal))
@@ -387,7 +402,7 @@ def _rndcg(q: Query, pairs) -> list[float]:
 
 def _ndcg_cut(q: Query, cuts) -> list[float]:
     rl, l2 = q.rl, q.l2
-    at = list(compress(range(q.n), map((0).__lt__, rl)))
+    at = q.positive()
     dcg = _running(rl[i] / l2[i + 2] for i in at)
     levels = q.rel_levels
     ideal = [lvl for lvl in range(len(levels) - 1, 0, -1) for _ in range(levels[lvl])]
@@ -432,8 +447,9 @@ def _rbp(q: Query, pairs) -> list[float]:
         table = {}
         for level, gain, _ in gains:
             table.setdefault(level, (gain - lo) / (hi - lo))
+        table = {level: gain for level, gain in table.items() if gain != 0}
         rl = q.rl
-        total = _total(table[r] * w[i] for i, r in enumerate(rl) if table.get(r, 0.0) != 0)
+        total = _total(table[rl[i]] * w[i] for i in q.ranks_with(table))
     else:
         _, _, at, g, _ = q.gains(pairs)
         total = _total(x * w[i] for x, i in zip(g, at))
