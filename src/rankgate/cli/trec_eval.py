@@ -106,6 +106,10 @@ def _trec_eval_10(args, request) -> int:
     for note in notes:
         say(note, err=True)
     _missing(args, set(judged), set(ranked))
+    unjudged = sorted(q for q, (_, levels) in judged.items() if not levels and (args.complete or q in ranked))
+    if unjudged:  # trec_eval stops on the first such query, or reuses the previous query's counts for it
+        say(f"warning: {len(unjudged)} queries have no judgment graded 0 or more ({te.shown(unjudged[0])}...): "
+            "scored as having no relevant document; trec_eval itself stops or misreads them", err=True)
     qids, plan, rows = te.evaluate_by_query(judged, ranked, request, level=args.level, complete=args.complete,
                                             depth=args.depth, judged_only=args.judged_only)
     lines = te.lines_by_query(request, qids, plan, rows, runid, per_query=args.per_query,

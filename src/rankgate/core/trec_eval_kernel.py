@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from functools import cmp_to_key, reduce
+from functools import reduce
 from itertools import accumulate, compress
 from operator import add
 
@@ -103,7 +103,7 @@ def _valid_int(text: str) -> bool:
 
 def setup_gains(pairs, rel_levels: list[int]) -> list[list]:
     """trec_eval's setup_gains: [level, gain, count] per level, sorted by gain with its comparator
-    (the difference cast to int, so gains less than 1 apart compare equal; glibc's sort is stable)."""
+    (the difference cast to int, so gains less than 1 apart compare equal) and glibc's merge sort."""
     from rankgate.core.trec_eval import atol
 
     gains = [[atol(name), value, 0] for name, value in pairs if _valid_int(name)]
@@ -114,7 +114,26 @@ def setup_gains(pairs, rel_levels: list[int]) -> list[list]:
                 break
         else:
             gains.append([level, float(level), count])
-    return sorted(gains, key=cmp_to_key(lambda a, b: int(a[1] - b[1])))
+    return _merge_sort(gains, lambda a, b: int(a[1] - b[1]))
+
+
+def _merge_sort(items: list, cmp) -> list:
+    """glibc's qsort for small arrays (msort: halves sorted, then merged taking the left on a tie): with
+    a comparator that is not transitive, as trec_eval's gain comparator is, the order is its order."""
+    if len(items) <= 1:
+        return list(items)
+    half = len(items) // 2
+    left, right = _merge_sort(items[:half], cmp), _merge_sort(items[half:], cmp)
+    out = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if cmp(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
 
 
 def _ideal(gains: list[list]) -> list[float]:
