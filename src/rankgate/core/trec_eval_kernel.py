@@ -164,7 +164,7 @@ class Query:
         else:
             self.num_rel_ret = sum(1 for r in rl if r >= 0)
         self.l2 = log2_table(max(n, sum(rel_levels)) + 3)
-        self._ap = self._judged = self._unjudged = self._positive = None
+        self._ap = self._judged = self._unjudged = self._positive = self._best = None
         self._gains: dict = {}
 
     def rel_before(self, k: int) -> int:
@@ -189,10 +189,22 @@ class Query:
         if self._judged is None:
             rl, level = self.rl, self.level
             rel_at = self.relpos if level >= 0 else [i for i in self.relpos if rl[i] >= 0]
-            nonrel = [i for i in compress(range(self.n), map((0).__le__, rl)) if rl[i] < level] if level > 0 else []
-            pooled = [i for i in self.outside() if rl[i] == UNJUDGED]
+            below = frozenset(range(level))  # judged grades under the relevance level
+            nonrel = list(compress(range(self.n), map(below.__contains__, rl)))
+            pooled = list(compress(range(self.n), map(UNJUDGED.__eq__, rl)))
             self._judged = (rel_at, nonrel, pooled)
         return self._judged
+
+    def best_precision(self) -> list[float]:
+        """Interpolated precision at each count c of relevant documents: the best precision at or below
+        the c-th relevant one (c = 0: at or below the first; with none, the precision at the end)."""
+        if self._best is None:
+            start = _div(self.num_rel_ret, self.n)
+            best = list(accumulate((c / (i + 1) for c, i in reversed(list(enumerate(self.relpos, 1)))), max,
+                                   initial=start))
+            best.reverse()  # best[k] is over the relevant documents k+1.. and the end: shift to 1-based c
+            self._best = [best[0]] + best[:-1] if self.relpos else [start]
+        return self._best
 
     def positive(self) -> list[int]:
         """Ranks of documents graded above 0."""
@@ -206,6 +218,8 @@ class Query:
         if not levels:
             return []
         if min(levels) > 0:  # the usual case: walk only the documents graded above 0
+            if all(g in levels for g in range(1, len(self.rel_levels))):
+                return self.positive()  # every judged grade above 0 has a gain (a grade not judged is not ranked)
             return [i for i in self.positive() if rl[i] in levels]
         return [i for i in range(self.n) if rl[i] in levels]
 
@@ -294,17 +308,20 @@ def _interpolated(q: Query, cutoffs: list[int], emit) -> None:
     number of relevant documents) in the order trec_eval reaches it; cutoffs above the relevant
     retrieved are never reached. Between two relevant documents precision falls, so the best
     precision at or below a rank is the best at the relevant ranks below it (or at the last rank)."""
+    best = q.best_precision()  # best[c]: at or below the c-th relevant document; best[0]: overall
     cc = len(cutoffs) - 1
     while cc >= 0 and cutoffs[cc] > q.num_rel_ret:
         cc -= 1
-    best = _div(q.num_rel_ret, q.n)
-    for c in range(len(q.relpos), 0, -1):
-        best = max(best, c / (q.relpos[c - 1] + 1))
+    if cutoffs == sorted(cutoffs):  # trec_eval's own lists are sorted: each cutoff reached in turn
+        for i in range(cc, -1, -1):
+            emit(i, best[max(cutoffs[i], 0)])
+        return
+    for c in range(len(q.relpos), 0, -1):  # a list given out of order: trec_eval's walk, step by step
         while cc >= 0 and c == cutoffs[cc]:
-            emit(cc, best)
+            emit(cc, best[c])
             cc -= 1
     while cc >= 0:
-        emit(cc, best)
+        emit(cc, best[0])
         cc -= 1
 
 
