@@ -78,9 +78,9 @@ def _qrels_columns(path: str, notes: list[str]):
     """The qrels' query, document and grade columns and each row's line, and whether the file is ASCII."""
     text = _read_bytes(path)
     split = _splitter(text)
-    fast = _regular_qrels(text) if split is str.split else None
+    fast = _regular_columns(text, 4, (0, 2, 3), (1,), int) if split is str.split else None
     if fast is not None:
-        qs, ds, raw = fast
+        (qs, ds, raw), _ = fast
         where = None
     else:
         qs, ds, raw, where = [], [], [], []
@@ -103,7 +103,7 @@ def _qrels_columns(path: str, notes: list[str]):
     if not qs:
         raise InputError(path, "no judgments (trec_eval cannot read an empty qrels file)")
     try:
-        gs = list(map(int, raw))
+        gs = raw if fast is not None else list(map(int, raw))
     except ValueError:
         gs = None
     if gs is None or ("_" in text and any("_" in g for g in raw)):  # Python reads 1_0 as 10, C's atol as 1
@@ -128,21 +128,6 @@ def _qrels_columns(path: str, notes: list[str]):
     return qs, ds, gs, where, text.isascii()
 
 
-def _regular_qrels(text: str):
-    """Every line four fields, no blank line and no comment: the columns by slicing; else None."""
-    if "#" in text:
-        return None
-    toks = text.split()
-    n = len(toks) // 4
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    if not n or len(toks) != 4 * n or lines != n:
-        return None
-    iters = toks[1::4]  # a short line next to a long one would shift the columns: a constant one rules it out
-    if iters.count(iters[0]) != n:
-        return None
-    return toks[0::4], toks[2::4], toks[3::4]
-
-
 def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
     """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
     import numpy as np
@@ -163,10 +148,13 @@ def _run_columns(path: str, notes: list[str], as_list: bool = False):
     line i + 1) and its runid (the tag of its last line)."""
     text = _read_bytes(path)
     split = _splitter(text)
-    fast = _regular(text) if split is str.split else None
+    fast = _regular_columns(text, 6, (0, 2, 4), (1, 5), float if as_list else None) if split is str.split else None
     if fast is not None:
-        qs, ds, ss, runid = fast
+        (qs, ds, ss), last = fast
+        runid = last[5]
         where = None
+        if as_list:
+            return qs, ds, ss, where, runid
     else:
         qs, ds, ss, where = [], [], [], []
         runid = ""
@@ -189,7 +177,8 @@ def _run_columns(path: str, notes: list[str], as_list: bool = False):
             runid = parts[5]
     if not qs:
         raise InputError(path, "no ranked documents (trec_eval cannot read an empty run)")
-    if as_list and "_" not in text:
+    plain = "_" not in "".join(ss)  # Python's float reads 1_0 as 10, C's atof as 1
+    if as_list and plain:
         try:
             return qs, ds, list(map(float, ss)), where, runid
         except ValueError:
@@ -197,7 +186,7 @@ def _run_columns(path: str, notes: list[str], as_list: bool = False):
     import numpy as np
 
     lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
-    scores = _scores(ss, lines, path, notes, "_" in text)
+    scores = _scores(ss, lines, path, notes, not plain)
     return qs, ds, scores.tolist() if as_list else scores, where, runid
 
 
@@ -215,21 +204,47 @@ def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
     return Run(runid, path, catalog, q, d, scores, lines, format="trec", query_codes=codes), runid
 
 
-def _regular(text: str):
-    """Every line six fields, no blank line and no comment: the columns by slicing (the common, large
-    case); else None. A short line next to a long one would shift the columns: constant iteration and
-    tag columns rule that out."""
+CHUNK = 1 << 18  # characters split at a time: a chunk's unused fields are freed before the next is split
+
+
+def _regular_columns(text: str, width: int, keep: tuple[int, ...], constant: tuple[int, ...], convert=None):
+    """Every line `width` fields, no blank line and no comment (the common, large case): the columns
+    `keep`, the last of them through `convert` when given, and the last line's fields; else None (then
+    the caller reads line by line). Split a chunk of lines at a time, which keeps the peak memory and
+    the page faults of a large file down. A short line next to a long one would shift the columns: the
+    `constant` columns (a run's iteration and tag) must hold one value throughout."""
     if "#" in text:
         return None
-    toks = text.split()
-    n = len(toks) // 6
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    if not n or len(toks) != 6 * n or lines != n:
+    cols: list[list] = [[] for _ in keep]
+    seen: dict[int, str] = {}
+    start = 0
+    toks: list[str] = []
+    while start < len(text):
+        end = text.find("\n", start + CHUNK)
+        end = len(text) if end < 0 else end + 1
+        chunk = text[start:end]
+        toks = chunk.split()
+        n = len(toks) // width
+        if not n or len(toks) != width * n or chunk.count("\n") + (not chunk.endswith("\n")) != n:
+            return None
+        for c in constant:
+            col = toks[c::width]
+            if col.count(seen.setdefault(c, col[0])) != n:
+                return None
+        for out, c in zip(cols, keep):
+            out.extend(toks[c::width])
+        if convert is not None:
+            raw = cols[-1][-n:]
+            if "_" in "".join(raw):  # Python's int and float read 1_0 as 10, C's atol and atof as 1
+                return None
+            try:
+                cols[-1][-n:] = map(convert, raw)
+            except ValueError:
+                return None
+        start = end
+    if not cols[0]:
         return None
-    iters, tags = toks[1::6], toks[5::6]
-    if iters.count(iters[0]) != n or tags.count(tags[0]) != n:
-        return None
-    return toks[0::6], toks[2::6], toks[4::6], toks[-1]
+    return cols, toks[-width:]
 
 
 def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str], underscores: bool = True) -> np.ndarray:
@@ -561,20 +576,35 @@ STAND_IN = "ceci_nest_pas_un_docno"  # the one unjudged document trec_eval -c ra
 
 
 def _blocks(qs: list[str]) -> dict[str, list[tuple[int, int]]]:
-    """Each query's runs of consecutive rows (a file usually holds one run per query: found by C-speed
-    list searches; else by walking the rows)."""
+    """Each query's runs of consecutive rows. A file usually holds one run per query: each run's end is
+    found by galloping and checked with one C-speed count (no per-row Python step); where the check
+    fails, the rows are walked one by one."""
     out: dict[str, list[tuple[int, int]]] = {}
-    order = list(dict.fromkeys(qs))
-    starts = []
-    a = 0
-    for qid in order:
-        a = qs.index(qid, a)
-        starts.append(a)
-    ends = starts[1:] + [len(qs)]
-    if all(qs[a:b].count(q) == b - a for q, a, b in zip(order, starts, ends)):
-        return {q: [(a, b)] for q, a, b in zip(order, starts, ends)}
+    a, n = 0, len(qs)
+    while a < n:
+        q = qs[a]
+        lo, step = a, 1  # qs[lo] == q; find the first row after it that differs
+        while lo + step < n and qs[lo + step] == q:
+            lo += step
+            step *= 2
+        hi = min(lo + step, n)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if qs[mid] == q:
+                lo = mid
+            else:
+                hi = mid
+        if qs[a:hi].count(q) != hi - a:  # the gallop jumped over another query's rows
+            return _walk_blocks(qs)
+        out.setdefault(q, []).append((a, hi))
+        a = hi
+    return out
+
+
+def _walk_blocks(qs: list[str]) -> dict[str, list[tuple[int, int]]]:
     from itertools import groupby
 
+    out: dict[str, list[tuple[int, int]]] = {}
     a = 0
     for qid, rows in groupby(qs):
         b = a + len(list(rows))
