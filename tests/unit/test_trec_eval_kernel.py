@@ -101,7 +101,7 @@ def test_the_kernel_and_the_engine_agree_on_every_dl19_value(level):
     judged, _ = te.judged_by_query(str(qrels_path), notes)
     checked = 0
     for run_path in sorted((DL19 / "runs").glob("*.trec")):
-        ranked, _, _ = te.ranked_by_query(str(run_path), notes, set(judged))
+        ranked, _, _ = te.ranked_by_query(str(run_path), notes, judged)
         qids, plan, rows = te.evaluate_by_query(judged, ranked, request, level=level, complete=True)
         catalog = Catalog()
         qrels = te.read_qrels(str(qrels_path), catalog, notes)
@@ -149,3 +149,18 @@ def test_random_inputs_match_the_c_trec_eval(tmp_path):
                    *rng.choice([[], ["-m", "ndcg.1=0.5,2=3"], ["-m", "Rndcg.2=1,3=0.4"], ["-m", "rbp.p=0.7,2=5"]])]
         expected = subprocess.run([C_TREC_EVAL, *options, q, r], capture_output=True, text=True).stdout
         assert run_cli(*options, q, r).stdout == expected, options
+
+
+@pytest.mark.skipif(not DL19.is_dir(), reason="../shared/conformance (DL 2019) is absent")
+def test_a_large_run_read_by_the_compiled_reader_ranks_as_the_python_reader(monkeypatch):
+    """Runs from te.LARGE bytes go through trec_fast (pyarrow, judged rows only): each query's grades in
+    ranking order are the same lists the plain Python reader makes (REP_LLAMA: top 1000, many ties)."""
+    pytest.importorskip("pyarrow")
+    notes: list[str] = []
+    judged, _ = te.judged_by_query(str(DL19 / "qrels.dl19-passage.txt"), notes)
+    run = str(DL19 / "runs" / "REP_LLAMA.dl19.trec")
+    plain = te.ranked_by_query(run, notes, judged)
+    monkeypatch.setattr(te, "LARGE", 1)
+    compiled = te.ranked_by_query(run, notes, judged)
+    assert te._ranked_large(run, judged) is not None
+    assert compiled == plain and len(plain[0]) == 43 and sum(map(len, plain[0].values())) == 43_000

@@ -116,7 +116,7 @@ def _evaluate_10(args, request) -> int:
 
     notes: list[str] = []
     judged, positive = te.judged_by_query(args.qrels, notes)
-    ranked, runid, ranked_ids = te.ranked_by_query(args.runs, notes, set(judged))
+    ranked, runid, ranked_ids = te.ranked_by_query(args.runs, notes, judged)
     for note in notes:
         say(note, err=True)
     _missing(args, set(judged), set(ranked))

@@ -656,20 +656,85 @@ def _count(grades: list[int], top: int) -> list[int]:
     return levels
 
 
-def ranked_by_query(path: str, notes: list[str], wanted):
-    """Per query ID in `wanted`: its ranking as trec_eval sorts it (score descending, then document ID
-    descending as bytes), each document's ID; the run's runid; and every query ID it ranks."""
+def ranked_by_query(path: str, notes: list[str], judged):
+    """Per query of the qrels that the run ranks: its grades in trec_eval's ranking order (score
+    descending, then document ID descending as bytes; -1 for a document outside the qrels); the run's
+    runid; and every query ID it ranks. A large plain run goes through the compiled reader."""
+    large = _ranked_large(path, judged)
+    if large is not None:
+        return large
     qs, ds, scores, where, runid = _run_columns(path, notes, as_list=True)
     out = {}
     blocks_of = _blocks(qs)
     for qid, blocks in blocks_of.items():
-        if qid not in wanted:
+        if qid not in judged:
             continue
         docs = _rows(blocks, ds)
         if len(set(docs)) != len(docs):
             raise _duplicate(path, qid, blocks, ds, where, "ranked twice for the same query")
-        out[qid] = [d for _, d in sorted(zip(_rows(blocks, scores), docs), reverse=True)]
+        order = sorted(zip(_rows(blocks, scores), docs), reverse=True)
+        out[qid] = list(map(judged[qid][0].get, [d for _, d in order], [-1] * len(order)))
     return out, runid, set(blocks_of)
+
+
+LARGE = 16 << 20  # runs from this size are read by trec_fast (pyarrow: only the judged rows kept)
+
+
+def _ranked_large(path: str, judged):
+    """ranked_by_query's answer through core/formats/trec_fast.py for a large, plain run (its reading
+    in Python would take seconds and gigabytes); None when that reader does not apply (a smaller,
+    gzipped or odd file, no pyarrow, RANKGATE_FAST=0, qrels IDs that are not ASCII)."""
+    import os
+
+    try:
+        size = os.path.getsize(path)
+        if size < LARGE or os.environ.get("RANKGATE_FAST", "1") == "0":
+            return None
+        if not all(q.isascii() and all(d.isascii() for d in grades) for q, (grades, _) in judged.items()):
+            return None
+        with open(path, "rb") as f:
+            if f.read(2) == b"\x1f\x8b":
+                return None
+            f.seek(max(size - 65536, 0))
+            tail = f.read().split(b"\n")
+    except OSError:
+        return None
+    last = next((ln.split() for ln in reversed(tail) if ln.strip()), [])
+    from rankgate.core.formats import trec_fast
+
+    if len(last) != 6 or not trec_fast.available():
+        return None
+    qrels = _catalog_qrels(judged)
+    run = trec_fast.read_lean_run(path, path, qrels)
+    if run is None:
+        return None
+    if run.n_duplicates:
+        line, q, d = run.duplicates[0]
+        raise InputError(path, f"document {_shown(d)} is ranked twice for the same query (query {_shown(q)}); "
+                         "trec_eval stops here too", line=line)
+    out = {q: [-1] * n for q, n in zip(run.qnames, run.num_ret.tolist()) if q in judged}
+    names = qrels.catalog.docs.names
+    for qi, doc, rank in zip(run.jq.tolist(), run.jdoc.tolist(), run.jrank.tolist()):
+        qid = run.qnames[qi]
+        if qid in out:
+            grade = judged[qid][0].get(names[doc])
+            if grade is not None:
+                out[qid][rank] = grade
+    return out, last[5].decode("latin-1"), set(run.qnames)
+
+
+def _catalog_qrels(judged):
+    """The judgments as the engine's Qrels (what trec_fast looks documents up in)."""
+    import numpy as np
+
+    from rankgate.core.model import Catalog, Qrels
+
+    catalog = Catalog()
+    qs = [q for q, (grades, _) in judged.items() for _ in grades]
+    ds = [d for grades, _ in judged.values() for d in grades]
+    gs = [g for grades, _ in judged.values() for g in grades.values()]
+    q, d = catalog.queries.extend(qs), catalog.docs.extend(ds)
+    return Qrels("qrels", catalog, q, d, np.array(gs, np.int64), list(dict.fromkeys(q.tolist())), format="trec")
 
 
 def evaluate_by_query(judged, ranked, request: Request, *, level: int = 1, complete: bool = False,
@@ -683,16 +748,15 @@ def evaluate_by_query(judged, ranked, request: Request, *, level: int = 1, compl
             if name not in ("runid", "num_q")]
     qids, rows = [], []
     for qid in sorted(judged):
-        docs = ranked.get(qid)
-        added = docs is None
+        grades, levels = judged[qid]
+        rl = ranked.get(qid)
+        added = rl is None
         if added:
             if not complete:
                 continue
-            docs = [STAND_IN]
+            rl = [grades.get(STAND_IN, -1)]
         if depth is not None:
-            docs = docs[:depth]
-        grades, levels = judged[qid]
-        rl = list(map(grades.get, docs, [-1] * len(docs)))
+            rl = rl[:depth]
         if judged_only:
             rl = [r for r in rl if r >= 0]
         qids.append(qid)
