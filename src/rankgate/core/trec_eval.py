@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
+from rankgate.core.trec_eval_kernel import atof, atol  # noqa: F401 (C's number parsing lives with the measures)
 
 if TYPE_CHECKING:  # numpy, the model and the measures are imported where used: trec_eval 10's path needs none
     import numpy as np
@@ -34,28 +35,6 @@ if TYPE_CHECKING:  # numpy, the model and the measures are imported where used: 
 GRADE_LIMIT = 2 ** 53  # core/model.py's GRADE_MAX (and -GRADE_MIN), checked here without importing numpy
 
 # ---- reading ----------------------------------------------------------------------------------
-
-_ATOL = re.compile(r"[ \t\n\r\v\f]*([+-]?\d+)")
-_ATOF = re.compile(r"[ \t\n\r\v\f]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
-                   r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
-
-
-def atol(text: str) -> int:
-    m = _ATOL.match(text)
-    return int(m.group(1)) if m else 0
-
-
-def atof(text: str) -> float:
-    m = _ATOF.match(text)
-    if not m:
-        return 0.0
-    t = m.group(1)
-    low = t.lower().lstrip("+-")
-    if low.startswith("0x"):
-        v = float.fromhex(t if "p" in low else t + "p0")
-        return v
-    return float(t)
-
 
 def _read_bytes(path: str) -> str:
     from rankgate.core.infile import open_input

@@ -20,6 +20,7 @@ pyarrow nor the engine, and starts in about the time Python does.
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_left
 from functools import reduce
 from itertools import accumulate, compress
@@ -57,6 +58,28 @@ def _running(values) -> list[float]:
     return list(accumulate(values))
 
 
+_ATOL = re.compile(r"[ \t\n\r\v\f]*([+-]?\d+)")
+_ATOF = re.compile(r"[ \t\n\r\v\f]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
+                   r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
+
+
+def atol(text: str) -> int:
+    m = _ATOL.match(text)
+    return int(m.group(1)) if m else 0
+
+
+def atof(text: str) -> float:
+    m = _ATOF.match(text)
+    if not m:
+        return 0.0
+    t = m.group(1)
+    low = t.lower().lstrip("+-")
+    if low.startswith("0x"):
+        v = float.fromhex(t if "p" in low else t + "p0")
+        return v
+    return float(t)
+
+
 def _div(a: float, b: float) -> float:
     """C's double division: x/0 is inf (nan for 0/0) instead of an exception."""
     try:
@@ -75,8 +98,6 @@ def _lround(x: float) -> int:
 
 def parse_params(root: str, given: str):
     """The parameter values of one measure (given = the text after NAME., or "" for the default)."""
-    from rankgate.core.trec_eval import atof, atol
-
     text = given or DEFAULT_PARAMS.get(root, "")
     parts = text.split(",")
     if root in ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "unj"):
@@ -104,8 +125,6 @@ def _valid_int(text: str) -> bool:
 def setup_gains(pairs, rel_levels: list[int]) -> list[list]:
     """trec_eval's setup_gains: [level, gain, count] per level, sorted by gain with its comparator
     (the difference cast to int, so gains less than 1 apart compare equal) and glibc's merge sort."""
-    from rankgate.core.trec_eval import atol
-
     gains = [[atol(name), value, 0] for name, value in pairs if _valid_int(name)]
     for level, count in enumerate(rel_levels):
         for g in gains:
