@@ -639,6 +639,8 @@ def ranked_by_query(path: str, notes: list[str], judged):
     """Per query of the qrels that the run ranks: its grades in trec_eval's ranking order (score
     descending, then document ID descending as bytes; -1 for a document outside the qrels); the run's
     runid; and every query ID it ranks. A large plain run goes through the compiled reader."""
+    from operator import gt
+
     large = _ranked_large(path, judged)
     if large is not None:
         return large
@@ -651,8 +653,10 @@ def ranked_by_query(path: str, notes: list[str], judged):
         docs = _rows(blocks, ds)
         if len(set(docs)) != len(docs):
             raise _duplicate(path, qid, blocks, ds, where, "ranked twice for the same query")
-        order = sorted(zip(_rows(blocks, scores), docs), reverse=True)
-        out[qid] = list(map(judged[qid][0].get, [d for _, d in order], [-1] * len(order)))
+        sc = _rows(blocks, scores)
+        if not all(map(gt, sc, sc[1:])):  # scores not strictly falling (ties, or not in rank order): sort
+            docs = [d for _, d in sorted(zip(sc, docs), reverse=True)]
+        out[qid] = list(map(judged[qid][0].get, docs, [-1] * len(docs)))
     return out, runid, set(blocks_of)
 
 
