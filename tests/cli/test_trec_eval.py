@@ -5,6 +5,7 @@ The conformance cases skip when ../shared/conformance is absent; the rest build 
 
 import gzip
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,17 +103,66 @@ def _without(lines, prefixes):
     return [ln for ln in lines if not ln.startswith(prefixes)]
 
 
+VERSIONED = ("iprec_at_recall", "11pt_avg", "rbp", "unj")  # 10 rounds R x level differently; 9 lacks rbp, unj
+
+
 @needs_dl19
-@pytest.mark.parametrize("run", ["BM25", "REP_LLAMA"])
-def test_dl19_trec_eval_10_differs_from_9_only_where_the_versions_do(run):
-    """10 adds rbp, rbp_resid and unj, rounds iprec_at_recall's R differently, and keeps scores as doubles
-    (REP_LLAMA has scores that tie only as floats)."""
-    got = ok("-q", "-c", "-l2", "-m", "all_trec", DL19 / "qrels.dl19-passage.txt", DL19 / "runs" / f"{run}.dl19.trec")
-    differ = ("iprec_at_recall", "11pt_avg", "rbp", "unj")
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("run", DL_RUNS)
+def test_dl19_trec_eval_10_differs_from_9_only_where_the_versions_do(run, level):
+    """Every line of trec_eval 10's output (rankgate's kernel) but the measures the versions define
+    differently equals trec_eval 9.0.7's reference, digit for digit."""
+    got = ok("-q", "-c", f"-l{level}", "-m", "all_trec", DL19 / "qrels.dl19-passage.txt",
+             DL19 / "runs" / f"{run}.dl19.trec").splitlines()
+    reference = dl19_reference(run, level)
+    assert _without(got, VERSIONED) == _without(reference, VERSIONED)
+    assert len(_without(got, VERSIONED)) > 3000
     if run == "REP_LLAMA":
-        assert got.splitlines() != dl19_reference(run, 2)
-        return
-    assert _without(got.splitlines(), differ) == _without(dl19_reference(run, 2), differ)
+        assert got != reference
+
+
+C_TREC_EVAL = os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
+needs_c = pytest.mark.skipif(not C_TREC_EVAL, reason="no C trec_eval: put one on PATH or name it in TREC_EVAL")
+DL19_OPTIONS = [["-q", "-c", "-l1"], ["-q", "-c", "-l2"], ["-q", "-c", "-M50", "-J"], ["-q", "-mrelstring.30"]]
+
+
+def _c_trec_eval(*args, cwd=None) -> str:
+    return subprocess.run([C_TREC_EVAL, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          check=True).stdout
+
+
+@needs_c
+@needs_tests
+@pytest.mark.parametrize("out", sorted(CASES))
+def test_trec_eval_test_suite_equals_the_c_trec_eval(out, tmp_path):
+    args = CASES[out]
+    if out == "out.comment.test":  # trec_eval reads no gzip: its own test gunzips the run first
+        write(tmp_path / "results.comment.test", gzip.decompress((TESTS / args[1]).read_bytes()))
+        args = [TESTS / args[0], tmp_path / "results.comment.test"]
+    assert ok(*args, cwd=TESTS) == _c_trec_eval(*args, cwd=TESTS)
+
+
+@needs_c
+@needs_dl19
+@pytest.mark.slow
+@pytest.mark.parametrize("options", DL19_OPTIONS, ids=" ".join)
+def test_dl19_every_line_equals_the_c_trec_eval(options):
+    for run in DL_RUNS:
+        args = [*options, "-m", "all_trec", DL19 / "qrels.dl19-passage.txt", DL19 / "runs" / f"{run}.dl19.trec"]
+        assert ok(*args) == _c_trec_eval(*args), run
+
+
+def test_trec_eval_imports_neither_numpy_nor_pyarrow_nor_the_engine(tmp_path):
+    """trec_eval 10's path is plain Python: it starts in about the time Python does."""
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    run = write(tmp_path / "run", "q1 Q0 d1 1 1.0 r\n")
+    script = ("import sys\nfrom rankgate.cli import main\n"
+              f"code = main(['trec_eval', '-q', '-c', '-m', 'all_trec', {str(qrels)!r}, {str(run)!r}])\n"
+              "print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pyarrow', 'textual')"
+              " or m in ('rankgate.core.engine', 'rankgate.core.formats', 'rankgate.core.measures')))")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    assert r.stdout.splitlines()[-1] == "0 []", r.stderr
 
 
 def _top(run_file: Path, depth: int, out: Path) -> Path:
@@ -224,10 +274,10 @@ def test_a_malformed_line_names_the_file_and_line(tmp_path):
 
 @needs_dl19
 @pytest.mark.parametrize("options", [["-c", "-l2", "-M50"], ["-J", "-mrelstring.30"]])
-def test_the_compiled_reader_and_the_byte_reader_print_the_same(options, monkeypatch):
-    """REP_LLAMA (1.4 MB) takes the compiled reader (trec_fast, judged rows only); RANKGATE_FAST=0 the
-    byte reader that keeps every row."""
+def test_the_kernel_and_the_engine_print_the_same(options):
+    """trec_eval 10 (the per-query kernel) and --trec-eval-version 9 (the engine) on REP_LLAMA (1.4 MB,
+    top 1000): the same lines but for the measures the versions define differently."""
     args = ["-q", *options, "-m", "all_trec", DL19 / "qrels.dl19-passage.txt", DL19 / "runs" / "REP_LLAMA.dl19.trec"]
-    fast = ok(*args)
-    monkeypatch.setenv("RANKGATE_FAST", "0")
-    assert ok(*args) == fast
+    ten = ok(*args).splitlines()
+    nine = ok("--trec-eval-version", "9", *args).splitlines()
+    assert _without(ten, VERSIONED) == _without(nine, VERSIONED) and len(ten) > 3000

@@ -244,7 +244,7 @@ def test_running_out_of_memory_is_one_line_and_exit_2(tmp_path, monkeypatch, cap
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(trec_eval_core, "read_qrels", no_memory)
+    monkeypatch.setattr(trec_eval_core, "judged_by_query", no_memory)
     assert main(["trec_eval", str(qrels), str(run)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: out of memory in `rankgate trec_eval`"), err

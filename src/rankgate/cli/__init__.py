@@ -42,7 +42,7 @@ COMMANDS = {
     "docs": ("docs", "read the documentation offline: list the topics, or print one"),
 }
 MODULES = ("evaluate", "trec_eval", "init", "labels", "review", "funnel", "samples", "docs")  # in the order `rankgate --help` lists their commands
-NUMPY_MODULES = ("evaluate", "trec_eval", "funnel", "review")  # their commands all compute with numpy
+NUMPY_MODULES = ("evaluate", "funnel", "review")  # their commands all compute with numpy (trec_eval 10 does not)
 
 # numpy's OpenBLAS starts one thread per core when it loads: about half the CPU time of `import numpy`, and
 # rankgate's matrix products are small. Its own process loads numpy with one thread unless the user set one.

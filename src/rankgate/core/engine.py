@@ -584,7 +584,7 @@ def _final_per_query(p: Prepared, per_row: np.ndarray) -> np.ndarray:
 @kernel("Rndcg")
 def _rndcg(p: Prepared, m: Measure, level: int) -> np.ndarray:
     """nDCG averaged at each point where the ideal ranking's gain changes (and at the ranking's end
-    when it is longer than the ideal's positive part)."""
+    when it is longer than the ideal's positive part by more than one, as trec_eval)."""
     seq = _ideal_seq(p, m)
     qq, gg, pos = seq
     ideal = _ideal_prefix(p, seq, gg / np.log2(pos + 2.0))
@@ -594,7 +594,7 @@ def _rndcg(p: Prepared, m: Measure, level: int) -> np.ndarray:
     change = last | np.r_[gg[1:] != gg[:-1], True] if len(qq) else last
     bq, b = qq[change], pos[change] + 1
     num_ret = p.num_ret.astype(np.int64)
-    extra = np.flatnonzero(num_ret > npos)
+    extra = np.flatnonzero(num_ret > npos + 1)  # trec_eval adds that point only past the rank after the ideal's
     bq = np.r_[bq, extra].astype(np.int64)
     b = np.r_[b, num_ret[extra]].astype(np.int64)
     gain, dcg = _dcg_rows(p, m)

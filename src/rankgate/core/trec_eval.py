@@ -20,40 +20,24 @@ import math
 import re
 from dataclasses import dataclass
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rankgate.core.errors import InputError
-from rankgate.core.measures import Measure
-from rankgate.core.model import Catalog, Qrels, Run, grade_problem
 from rankgate.core.text import visible
+from rankgate.core.trec_eval_kernel import atof, atol  # noqa: F401 (C's number parsing lives with the measures)
+
+if TYPE_CHECKING:  # numpy, the model and the measures are imported where used: trec_eval 10's path needs none
+    import numpy as np
+
+    from rankgate.core.measures import Measure
+    from rankgate.core.model import Catalog, Qrels, Run
+
+GRADE_LIMIT = 2 ** 53  # core/model.py's GRADE_MAX (and -GRADE_MIN), checked here without importing numpy
 
 # ---- reading ----------------------------------------------------------------------------------
 
-_NOT_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0]")  # str.split() splits there, C's isspace does not
-_ATOL = re.compile(r"[ \t\n\r\v\f]*([+-]?\d+)")
-_ATOF = re.compile(r"[ \t\n\r\v\f]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
-                   r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
-
-
-def atol(text: str) -> int:
-    m = _ATOL.match(text)
-    return int(m.group(1)) if m else 0
-
-
-def atof(text: str) -> float:
-    m = _ATOF.match(text)
-    if not m:
-        return 0.0
-    t = m.group(1)
-    low = t.lower().lstrip("+-")
-    if low.startswith("0x"):
-        v = float.fromhex(t if "p" in low else t + "p0")
-        return v
-    return float(t)
-
-
 def _read_bytes(path: str) -> str:
-    from rankgate.core.formats.textio import open_input
+    from rankgate.core.infile import open_input
 
     with open_input(path) as f:
         try:
@@ -64,66 +48,94 @@ def _read_bytes(path: str) -> str:
 
 
 def _splitter(text: str):
-    if _NOT_C_SPACE.search(text):
+    if any(c in text for c in "\x1c\x1d\x1e\x1f\x85\xa0"):  # str.split() splits there, C's isspace does not
         return lambda line: [t.decode("latin-1") for t in line.encode("latin-1").split()]
     return str.split
 
 
-def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
-    """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
+def _qrels_columns(path: str, notes: list[str]):
+    """The qrels' query, document and grade columns and each row's line, and whether the file is ASCII."""
     text = _read_bytes(path)
     split = _splitter(text)
-    qs, ds, gs, where = [], [], [], []
-    odd = []
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if line.startswith("#"):
-            continue
-        parts = split(line)
-        if not parts:
-            continue
-        if len(parts) != 4:
-            from rankgate.core.formats.trec import qrels_line_hint
+    fast = _regular_columns(text, 4, (0, 2, 3), (1,), int) if split is str.split else None
+    if fast is not None:
+        (qs, ds, raw), _ = fast
+        where = None
+    else:
+        qs, ds, raw, where = [], [], [], []
+        for lineno, line in enumerate(text.split("\n"), 1):
+            if line.startswith("#"):
+                continue
+            parts = split(line)
+            if not parts:
+                continue
+            if len(parts) != 4:
+                from rankgate.core.formats.trec import qrels_line_hint
 
-            raise InputError(path, f"{len(parts)} fields, expected 4: query iteration document grade (as trec_eval "
-                             "reads qrels)" + qrels_line_hint(parts).replace("the qrels and the run", "QRELS and RUN"),
-                             line=lineno)
-        g = parts[3]
-        try:
-            grade = int(g)
-        except ValueError:
-            grade = atol(g)
-            odd.append((lineno, g))
-        if (why := grade_problem(grade)) is not None:  # trec_eval's atol would overflow: said, not guessed
-            raise InputError(path, why, line=lineno)
-        qs.append(parts[0])
-        ds.append(parts[2])
-        gs.append(grade)
-        where.append(lineno)
+                raise InputError(path, f"{len(parts)} fields, expected 4: query iteration document grade (as "
+                                 "trec_eval reads qrels)" + qrels_line_hint(parts).replace("the qrels and the run",
+                                                                                       "QRELS and RUN"), line=lineno)
+            qs.append(parts[0])
+            ds.append(parts[2])
+            raw.append(parts[3])
+            where.append(lineno)
     if not qs:
         raise InputError(path, "no judgments (trec_eval cannot read an empty qrels file)")
-    if odd:
-        line, g = odd[0]
-        notes.append(f"warning: {visible(path)}: {len(odd)} grade(s) are not whole numbers (first at line {line}: "
-                     f"{_shown(g)}); read as trec_eval reads them, by their leading digits")
+    try:
+        gs = raw if fast is not None else list(map(int, raw))
+    except ValueError:
+        gs = None
+    if gs is None or ("_" in text and any("_" in g for g in raw)):  # Python reads 1_0 as 10, C's atol as 1
+        gs, odd = [], []
+        for i, g in enumerate(raw):
+            try:
+                if "_" in g:
+                    raise ValueError
+                gs.append(int(g))
+            except ValueError:
+                gs.append(atol(g))
+                odd.append((where[i] if where else i + 1, g))
+        if odd:
+            line, g = odd[0]
+            notes.append(f"warning: {visible(path)}: {len(odd)} grade(s) are not whole numbers (first at line "
+                         f"{line}: {_shown(g)}); read as trec_eval reads them, by their leading digits")
+    if min(gs) < -GRADE_LIMIT or max(gs) > GRADE_LIMIT:  # trec_eval's atol would overflow: said, not guessed
+        from rankgate.core.model import grade_problem
+
+        i = next(i for i, g in enumerate(gs) if grade_problem(g))
+        raise InputError(path, grade_problem(gs[i]), line=where[i] if where else i + 1)
+    return qs, ds, gs, where, text.isascii()
+
+
+def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
+    """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
+    import numpy as np
+
+    from rankgate.core.model import Qrels
+    qs, ds, gs, where, ascii_ = _qrels_columns(path, notes)
     q = catalog.queries.extend(qs)
     d = catalog.docs.extend(ds)
     grade = np.array(gs, np.int64)
-    _no_duplicates(path, q, d, np.array(where, np.int64), catalog, "judged twice")
+    lines = np.array(where, np.int64) if where is not None else np.arange(1, len(qs) + 1, dtype=np.int64)
+    _no_duplicates(path, q, d, lines, catalog, "judged twice")
     codes = list(dict.fromkeys(q.tolist()))
-    return Qrels(path, catalog, q, d, grade, codes, format="trec", meta={"ascii": text.isascii()})
+    return Qrels(path, catalog, q, d, grade, codes, format="trec", meta={"ascii": ascii_})
 
 
-def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
-    """The run and its runid (the tag of its last line)."""
+def _run_columns(path: str, notes: list[str], as_list: bool = False):
+    """The run's query and document columns, its scores (C's atof), each row's line (None: row i is
+    line i + 1) and its runid (the tag of its last line)."""
     text = _read_bytes(path)
     split = _splitter(text)
-    fast = _regular(text) if split is str.split else None
+    fast = _regular_columns(text, 6, (0, 2, 4), (1, 5), float if as_list else None) if split is str.split else None
     if fast is not None:
-        qs, ds, ss, runid = fast
-        where = np.arange(1, len(qs) + 1, dtype=np.int64)
-        scores = _scores(ss, where, path, notes)
+        (qs, ds, ss), last = fast
+        runid = last[5]
+        where = None
+        if as_list:
+            return qs, ds, ss, where, runid
     else:
-        qs, ds, raw, wl = [], [], [], []
+        qs, ds, ss, where = [], [], [], []
         runid = ""
         for lineno, line in enumerate(text.split("\n"), 1):
             if line.lstrip(" \t\r\v\f").startswith("#"):
@@ -139,75 +151,87 @@ def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
                                                                                     "QRELS and RUN"), line=lineno)
             qs.append(parts[0])
             ds.append(parts[2])
-            raw.append(parts[4])
-            wl.append(lineno)
+            ss.append(parts[4])
+            where.append(lineno)
             runid = parts[5]
-        where = np.array(wl, np.int64)
-        scores = _scores(raw, where, path, notes)
     if not qs:
         raise InputError(path, "no ranked documents (trec_eval cannot read an empty run)")
+    plain = "_" not in "".join(ss)  # Python's float reads 1_0 as 10, C's atof as 1
+    if as_list and plain:
+        try:
+            return qs, ds, list(map(float, ss)), where, runid
+        except ValueError:
+            pass
+    import numpy as np
+
+    lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
+    scores = _scores(ss, lines, path, notes, not plain)
+    return qs, ds, scores.tolist() if as_list else scores, where, runid
+
+
+def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
+    """The run and its runid (the tag of its last line)."""
+    import numpy as np
+
+    from rankgate.core.model import Run
+    qs, ds, scores, where, runid = _run_columns(path, notes)
+    lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
     q = catalog.queries.extend(qs)
     d = catalog.docs.extend(ds)
-    _no_duplicates(path, q, d, where, catalog, "ranked twice for the same query")
+    _no_duplicates(path, q, d, lines, catalog, "ranked twice for the same query")
     codes = list(dict.fromkeys(q.tolist()))
-    return Run(runid, path, catalog, q, d, scores, where, format="trec", query_codes=codes), runid
+    return Run(runid, path, catalog, q, d, scores, lines, format="trec", query_codes=codes), runid
 
 
-def read_run_fast(path: str, qrels: Qrels, qrels_ascii: bool):
-    """A large, plain run through the compiled reader (core/formats/trec_fast.py: pyarrow, only the judged
-    rows kept), with its runid; None when that reader does not apply (no pyarrow, RANKGATE_FAST=0, a small,
-    gzipped, tabbed or non-UTF-8 file, a score such as inf): then `read_run` reads it. Its IDs are UTF-8
-    text, so it is used only when the qrels IDs are ASCII (then both readers see the same names)."""
-    import os
-
-    from rankgate.core.formats import trec_fast
-
-    if not qrels_ascii or os.environ.get("RANKGATE_FAST", "1") == "0" or not trec_fast.available():
-        return None
-    try:
-        if os.path.getsize(path) < trec_fast.MIN_BYTES:
-            return None
-        with open(path, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":
-                return None
-            f.seek(max(os.path.getsize(path) - 65536, 0))
-            tail = f.read().split(b"\n")
-    except OSError:
-        return None
-    last = next((ln.split() for ln in reversed(tail) if ln.strip()), [])
-    if len(last) != 6:
-        return None
-    run = trec_fast.read_lean_run(path, path, qrels)
-    if run is None:
-        return None
-    if run.n_duplicates:
-        line, q, d = run.duplicates[0]
-        raise InputError(path, f"document {_shown(d)} is ranked twice for the same query (query {_shown(q)}); "
-                         "trec_eval stops here too", line=line)
-    return run, last[5].decode("latin-1")
+CHUNK = 1 << 18  # characters split at a time: a chunk's unused fields are freed before the next is split
 
 
-def _regular(text: str):
-    """Every line six fields, no blank line and no comment: the columns by slicing (the common, large
-    case); else None. A short line next to a long one would shift the columns: constant iteration and
-    tag columns rule that out."""
+def _regular_columns(text: str, width: int, keep: tuple[int, ...], constant: tuple[int, ...], convert=None):
+    """Every line `width` fields, no blank line and no comment (the common, large case): the columns
+    `keep`, the last of them through `convert` when given, and the last line's fields; else None (then
+    the caller reads line by line). Split a chunk of lines at a time, which keeps the peak memory and
+    the page faults of a large file down. A short line next to a long one would shift the columns: the
+    `constant` columns (a run's iteration and tag) must hold one value throughout."""
     if "#" in text:
         return None
-    toks = text.split()
-    n = len(toks) // 6
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    if not n or len(toks) != 6 * n or lines != n:
+    cols: list[list] = [[] for _ in keep]
+    seen: dict[int, str] = {}
+    start = 0
+    toks: list[str] = []
+    while start < len(text):
+        end = text.find("\n", start + CHUNK)
+        end = len(text) if end < 0 else end + 1
+        chunk = text[start:end]
+        toks = chunk.split()
+        n = len(toks) // width
+        if not n or len(toks) != width * n or chunk.count("\n") + (not chunk.endswith("\n")) != n:
+            return None
+        for c in constant:
+            col = toks[c::width]
+            if col.count(seen.setdefault(c, col[0])) != n:
+                return None
+        for out, c in zip(cols, keep):
+            out.extend(toks[c::width])
+        if convert is not None:
+            raw = cols[-1][-n:]
+            if "_" in "".join(raw):  # Python's int and float read 1_0 as 10, C's atol and atof as 1
+                return None
+            try:
+                cols[-1][-n:] = map(convert, raw)
+            except ValueError:
+                return None
+        start = end
+    if not cols[0]:
         return None
-    iters, tags = toks[1::6], toks[5::6]
-    if iters.count(iters[0]) != n or tags.count(tags[0]) != n:
-        return None
-    return toks[0::6], toks[2::6], toks[4::6], toks[-1]
+    return cols, toks[-width:]
 
 
-def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> np.ndarray:
+def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str], underscores: bool = True) -> np.ndarray:
+    import numpy as np
+
     try:
         out = np.fromiter(map(float, raw), np.float64, count=len(raw))
-        if not any("_" in t for t in raw):  # Python reads 1_0 as 10, C's atof as 1
+        if not underscores or not any("_" in t for t in raw):  # Python reads 1_0 as 10, C's atof as 1
             return out
     except ValueError:
         pass
@@ -230,6 +254,8 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> n
 
 
 def _no_duplicates(path, q, d, where, catalog, what) -> None:
+    import numpy as np
+
     if not len(q):
         return
     key = q.astype(np.int64) * max(len(catalog.docs), 1) + d
@@ -326,6 +352,11 @@ class Request:
             out.append((root, _expand(root, given)))
         return out
 
+    def names(self) -> dict[str, list[str]]:
+        """Per root: the names of the values it prints."""
+        return {name: [n for n, _ in _expand(ROOTS[name], self.params.get(name, ""), build=False)]
+                for name in self.roots}
+
 
 NEW_IN_10 = ("rbp", "rbp_resid", "unj")  # not in trec_eval 9.0.7's all_trec
 
@@ -352,13 +383,21 @@ def parse_request(args: list[str], version: str = "10") -> Request:
         if dot:
             if not root.params:
                 raise InputError("-m", f"{arg!r}: {name} takes no parameters")
-            _expand(root, given)  # refuse bad parameters now, naming them
-            params[name] = given
+            _expand(root, given, build=False)  # refuse bad parameters now, naming them
+            params.setdefault(name, given)  # as trec_eval: the first parameters given win
         marked.add(name)
     return Request([r.name for r in TABLE if r.name in marked], params)
 
 
-def _expand(root: Root, given: str) -> list[tuple[str, Measure | None]]:
+def _expand(root: Root, given: str, build: bool = True) -> list[tuple[str, Measure | None]]:
+    """(printed name, engine measure) of each value a root prints; build=False: the names alone (no
+    measure made, so core/measures.py is not imported)."""
+    if build:
+        from rankgate.core.measures import Measure
+    else:
+        def Measure(*_args):  # noqa: N802 (stands in for the class)
+            return None
+
     if root.family is None:
         if root.name == "relstring":
             return [(f"relstring_{given}" if given else "relstring", None)]
@@ -441,6 +480,8 @@ def _check_raw(root: Root, given: str) -> None:
 def value_text(kind: str, value: float) -> str:
     if kind == LONG:
         return f"{int(value)}" if math.isfinite(value) else f"{value}"
+    if value != value:  # C's printf says the sign of a nan (0/0 makes a negative one)
+        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     return f"{value:6.4f}"
 
 
@@ -451,6 +492,8 @@ def line(name: str, qid: str, text: str) -> str:
 def relstrings(p, length: int) -> list[str]:
     """trec_eval's relstring per query: the grades of the first N ranks, '-' unjudged, '.' pooled but
     unjudged (a grade below 0), '>' above 9."""
+    import numpy as np
+
     from rankgate.core.engine import UNJUDGED
 
     out = [["-"] * int(min(length, n)) for n in p.num_ret.tolist()]  # a lean run holds only judged rows
@@ -504,3 +547,250 @@ def format_lines(request: Request, scores, runid: str, *, per_query: bool, summa
                     out.append(line(name, "all", value_text(root.kind, v)))
     return out
 
+
+
+# ---- trec_eval 10, query by query (core/trec_eval_kernel.py) ------------------------------------------
+
+STAND_IN = "ceci_nest_pas_un_docno"  # the one unjudged document trec_eval -c ranks for a query the run lacks
+
+
+def _blocks(qs: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """Each query's runs of consecutive rows. A file usually holds one run per query: each run's end is
+    found by galloping and checked with one C-speed count (no per-row Python step); where the check
+    fails, the rows are walked one by one."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    a, n = 0, len(qs)
+    while a < n:
+        q = qs[a]
+        lo, step = a, 1  # qs[lo] == q; find the first row after it that differs
+        while lo + step < n and qs[lo + step] == q:
+            lo += step
+            step *= 2
+        hi = min(lo + step, n)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if qs[mid] == q:
+                lo = mid
+            else:
+                hi = mid
+        if qs[a:hi].count(q) != hi - a:  # the gallop jumped over another query's rows
+            return _walk_blocks(qs)
+        out.setdefault(q, []).append((a, hi))
+        a = hi
+    return out
+
+
+def _walk_blocks(qs: list[str]) -> dict[str, list[tuple[int, int]]]:
+    from itertools import groupby
+
+    out: dict[str, list[tuple[int, int]]] = {}
+    a = 0
+    for qid, rows in groupby(qs):
+        b = a + len(list(rows))
+        out.setdefault(qid, []).append((a, b))
+        a = b
+    return out
+
+
+def _rows(blocks, column: list) -> list:
+    return column[blocks[0][0]:blocks[0][1]] if len(blocks) == 1 else [x for a, b in blocks for x in column[a:b]]
+
+
+def _duplicate(path, qid, blocks, ds, where, what) -> InputError:
+    seen = set()
+    for a, b in blocks:
+        for i in range(a, b):
+            if ds[i] in seen:
+                return InputError(path, f"document {_shown(ds[i])} is {what} (query {_shown(qid)}); trec_eval "
+                                  "stops here too", line=where[i] if where else i + 1)
+            seen.add(ds[i])
+    raise AssertionError("no duplicate found")
+
+
+def judged_by_query(path: str, notes: list[str]):
+    """Per query ID: (document -> grade, a grade below 0 read as trec_eval's -2, 'pooled but unjudged';
+    how many documents are judged at each grade 0, 1, ...); and how many judgments are graded above 0."""
+    qs, ds, gs, where, _ = _qrels_columns(path, notes)
+    out = {}
+    positive = 0
+    for qid, blocks in _blocks(qs).items():
+        docs, grades = _rows(blocks, ds), _rows(blocks, gs)
+        judged = dict(zip(docs, grades))
+        if len(judged) != len(docs):
+            raise _duplicate(path, qid, blocks, ds, where, "judged twice")
+        top = max(grades)
+        levels = [grades.count(g) for g in range(top + 1)] if top < 64 else _count(grades, top)
+        if min(grades) < 0:
+            judged = {d: (g if g >= 0 else -2) for d, g in judged.items()}
+        positive += sum(levels[1:])
+        out[qid] = (judged, levels)
+    return out, positive
+
+
+def _count(grades: list[int], top: int) -> list[int]:
+    levels = [0] * (top + 1)
+    for g in grades:
+        if g >= 0:
+            levels[g] += 1
+    return levels
+
+
+def ranked_by_query(path: str, notes: list[str], judged):
+    """Per query of the qrels that the run ranks: its grades in trec_eval's ranking order (score
+    descending, then document ID descending as bytes; -1 for a document outside the qrels); the run's
+    runid; and every query ID it ranks. A large plain run goes through the compiled reader."""
+    from operator import gt
+
+    large = _ranked_large(path, judged)
+    if large is not None:
+        return large
+    qs, ds, scores, where, runid = _run_columns(path, notes, as_list=True)
+    out = {}
+    blocks_of = _blocks(qs)
+    for qid, blocks in blocks_of.items():
+        if qid not in judged:
+            continue
+        docs = _rows(blocks, ds)
+        if len(set(docs)) != len(docs):
+            raise _duplicate(path, qid, blocks, ds, where, "ranked twice for the same query")
+        sc = _rows(blocks, scores)
+        if not all(map(gt, sc, sc[1:])):  # scores not strictly falling (ties, or not in rank order): sort
+            docs = [d for _, d in sorted(zip(sc, docs), reverse=True)]
+        out[qid] = list(map(judged[qid][0].get, docs, [-1] * len(docs)))
+    return out, runid, set(blocks_of)
+
+
+LARGE = 16 << 20  # runs from this size are read by trec_fast (pyarrow: only the judged rows kept)
+
+
+def _ranked_large(path: str, judged):
+    """ranked_by_query's answer through core/formats/trec_fast.py for a large, plain run (its reading
+    in Python would take seconds and gigabytes); None when that reader does not apply (a smaller,
+    gzipped or odd file, no pyarrow, RANKGATE_FAST=0, qrels IDs that are not ASCII)."""
+    import os
+
+    try:
+        size = os.path.getsize(path)
+        if size < LARGE or os.environ.get("RANKGATE_FAST", "1") == "0":
+            return None
+        if not all(q.isascii() and all(d.isascii() for d in grades) for q, (grades, _) in judged.items()):
+            return None
+        with open(path, "rb") as f:
+            if f.read(2) == b"\x1f\x8b":
+                return None
+            f.seek(max(size - 65536, 0))
+            tail = f.read().split(b"\n")
+    except OSError:
+        return None
+    last = next((ln.split() for ln in reversed(tail) if ln.strip()), [])
+    from rankgate.core.formats import trec_fast
+
+    if len(last) != 6 or not trec_fast.available():
+        return None
+    qrels = _catalog_qrels(judged)
+    run = trec_fast.read_lean_run(path, path, qrels)
+    if run is None:
+        return None
+    if run.n_duplicates:
+        line, q, d = run.duplicates[0]
+        raise InputError(path, f"document {_shown(d)} is ranked twice for the same query (query {_shown(q)}); "
+                         "trec_eval stops here too", line=line)
+    out = {q: [-1] * n for q, n in zip(run.qnames, run.num_ret.tolist()) if q in judged}
+    names = qrels.catalog.docs.names
+    for qi, doc, rank in zip(run.jq.tolist(), run.jdoc.tolist(), run.jrank.tolist()):
+        qid = run.qnames[qi]
+        if qid in out:
+            grade = judged[qid][0].get(names[doc])
+            if grade is not None:
+                out[qid][rank] = grade
+    return out, last[5].decode("latin-1"), set(run.qnames)
+
+
+def _catalog_qrels(judged):
+    """The judgments as the engine's Qrels (what trec_fast looks documents up in)."""
+    import numpy as np
+
+    from rankgate.core.model import Catalog, Qrels
+
+    catalog = Catalog()
+    qs = [q for q, (grades, _) in judged.items() for _ in grades]
+    ds = [d for grades, _ in judged.values() for d in grades]
+    gs = [g for grades, _ in judged.values() for g in grades.values()]
+    q, d = catalog.queries.extend(qs), catalog.docs.extend(ds)
+    return Qrels("qrels", catalog, q, d, np.array(gs, np.int64), list(dict.fromkeys(q.tolist())), format="trec")
+
+
+def evaluate_by_query(judged, ranked, request: Request, *, level: int = 1, complete: bool = False,
+                      depth: int | None = None, judged_only: bool = False):
+    """trec_eval 10's evaluation: the queries scored (qrels queries in byte order: those the run ranks,
+    and with -c the rest, each ranking trec_eval's one stand-in document) and, per query, the values
+    of each root of the request (core/trec_eval_kernel.py)."""
+    from rankgate.core import trec_eval_kernel as kernel
+
+    plan = [(name, kernel.parse_params(name, request.params.get(name, ""))) for name in request.roots
+            if name not in ("runid", "num_q")]
+    qids, rows = [], []
+    for qid in sorted(judged):
+        grades, levels = judged[qid]
+        rl = ranked.get(qid)
+        added = rl is None
+        if added:
+            if not complete:
+                continue
+            rl = [grades.get(STAND_IN, -1)]
+        if depth is not None:
+            rl = rl[:depth]
+        if judged_only:
+            rl = [r for r in rl if r >= 0]
+        qids.append(qid)
+        rows.append(kernel.evaluate_query(rl, levels, plan, level, added))
+    return qids, plan, rows
+
+
+def lines_by_query(request: Request, qids, plan, rows, runid: str, *, per_query: bool, summary: bool,
+                   num_rel_all: float | None = None) -> list[str]:
+    """trec_eval's lines: per query (in the order scored), then the summary: each mean summed query by
+    query in that order, then divided once; gm_ measures exp(mean of logs); num_ counts summed."""
+    names = request.names()
+    out: list[str] = []
+    if per_query:
+        shown_cols = []  # per printed value: (root index, value index, name column, kind)
+        for i, (name, _) in enumerate(plan):
+            root = ROOTS[name]
+            if root.per_query:
+                shown_cols += [(i, j, f"{printed:<22}", root.kind) for j, printed in enumerate(names[name])]
+        for qid, row in zip(qids, rows):
+            tail = f"\t{shown(qid)}\t"
+            for i, j, head, kind in shown_cols:
+                v = row[i][j]
+                if kind == FLOAT and v == v:
+                    out.append(f"{head}{tail}{v:6.4f}")
+                else:
+                    out.append(f"{head}{tail}" + (f"'{v}'" if kind == TEXT else value_text(kind, v)))
+    if not summary:
+        return out
+    nq = len(qids)
+    at = {name: i for i, (name, _) in enumerate(plan)}
+    for name in request.roots:
+        root = ROOTS[name]
+        if name == "runid":
+            out.append(line("runid", "all", shown(runid)))
+            continue
+        if name == "num_q":
+            out.append(line("num_q", "all", str(nq)))
+            continue
+        if not root.summary:
+            continue
+        i = at[name]
+        for j, printed in enumerate(names[name]):
+            total = 0.0
+            for row in rows:
+                total += row[i][j]
+            if root.kind == LONG:
+                v = num_rel_all if name == "num_rel" and num_rel_all is not None else total
+            elif name in ("gm_map", "gm_bpref"):
+                v = math.exp(total / nq)
+            else:
+                v = total / nq
+            out.append(line(printed, "all", value_text(root.kind, v)))
+    return out
