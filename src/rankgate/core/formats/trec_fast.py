@@ -65,8 +65,8 @@ class _Ungrouped(Exception):
 class _Reader:
     """Parses a plain TREC file block by block (pyarrow's CSV reader on each block)."""
 
-    def __init__(self, path: str, qrels: Qrels | None, progress=None):
-        self.path, self.progress = path, progress
+    def __init__(self, path: str, qrels: Qrels | None, progress=None, jobs: int = 1):
+        self.path, self.progress, self.jobs = path, progress, max(1, jobs)
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
         self.columns_here = False  # see blocks()
@@ -88,6 +88,9 @@ class _Reader:
         parses, and the hash and lookup are done in the caller's thread, beside it (still in file order)."""
         from concurrent.futures import ThreadPoolExecutor
 
+        if self.jobs > 1 and self.judged is not None:
+            yield from self._blocks_at_once()
+            return
         raw = self._raw_blocks()
 
         def step():
@@ -111,6 +114,62 @@ class _Reader:
                         self.progress(self.done, total)
             finally:
                 ahead.cancel()
+        if not row0:
+            raise NotPlain  # an empty file: the general reader says so
+
+    def _blocks_at_once(self):
+        """blocks() with `jobs` blocks parsed, hashed and looked up at once, each in a thread of its own
+        (pyarrow and numpy release the GIL); only the query IDs are interned here, block after block in
+        file order, so every code and row is what one thread gives."""
+        import threading
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        raw, lock, taken = self._raw_blocks(), threading.Lock(), [0]
+
+        def work():
+            with lock:  # blocks are handed out in file order, each its own copy of the bytes
+                seq = taken[0]
+                taken[0] += 1
+                try:
+                    block = next(raw, None)
+                    block = None if block is None else bytes(block)
+                    done = self.done
+                except LineTooLong as e:
+                    return seq, e, 0
+            if block is None:
+                return seq, None, done
+            try:
+                return seq, self._local_columns(self._lean_table(block)), done
+            except (NotPlain, LineTooLong) as e:
+                return seq, e, done
+
+        total, row0, want, ready = os.path.getsize(self.path), 0, 0, {}
+        with ThreadPoolExecutor(self.jobs, thread_name_prefix="rankgate-read") as pool:
+            running = {pool.submit(work) for _ in range(self.jobs + 1)}
+            try:
+                while True:
+                    while want not in ready:
+                        finished, running = wait(running, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            seq, got, done = f.result()
+                            ready[seq] = (got, done)
+                    got, done = ready.pop(want)
+                    want += 1
+                    if isinstance(got, LineTooLong):
+                        raise LineTooLong(row0 + 1)
+                    if isinstance(got, Exception):
+                        raise got
+                    if got is None:
+                        break
+                    running.add(pool.submit(work))
+                    parsed = self._interned(*got)
+                    yield (row0, *parsed)
+                    row0 += len(parsed[0])
+                    if self.progress:
+                        self.progress(done, total)
+            finally:
+                for f in running:
+                    f.cancel()
         if not row0:
             raise NotPlain  # an empty file: the general reader says so
 
@@ -241,6 +300,12 @@ class _Reader:
 
     def _columns(self, tbl):
         """(qcode, score, judged, key, docs) of a block's table."""
+        return self._interned(*self._local_columns(tbl))
+
+    def _local_columns(self, tbl):
+        """What of a block's columns needs nothing of the other blocks (any thread may work it out):
+        (the block's query names, each row's index among them or None, the stretches' first rows,
+        score, judged, the documents' hash, docs)."""
         import pyarrow.compute as pc
 
         # The queries: where lines of one query follow each other (as retrievers write them), only
@@ -256,7 +321,16 @@ class _Reader:
             qdict, index = enc.dictionary, _np(enc.indices)
         if _empty_or_comment(qdict):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
-        names = qdict.to_pylist()
+        score = _np(tbl["s"])
+        if not np.isfinite(score).all():
+            raise NotPlain
+        d = tbl["d"]
+        key = hash_strings(d)
+        judged = self.judged.codes(d, key)
+        return qdict.to_pylist(), index, heads, len(q), score, judged, key, d
+
+    def _interned(self, names, index, heads, n, score, judged, key, d):
+        """(qcode, score, judged, key, docs) of a block: its queries interned, in file order."""
         local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))  # known: C speed
         for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block
             if names[i] in self.qindex:  # a query named twice among the heads (its lines not together)
@@ -264,13 +338,7 @@ class _Reader:
                 continue
             local[i] = self.qindex[names[i]] = len(self.qnames)
             self.qnames.append(names[i])
-        qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, len(q)]))
-        score = _np(tbl["s"])
-        if not np.isfinite(score).all():
-            raise NotPlain
-        d = tbl["d"]
-        key = hash_strings(d)
-        judged = self.judged.codes(d, key)
+        qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n]))
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
 
@@ -503,29 +571,31 @@ class _Tally:
 MAX_LISTED = 21  # duplicates named (MAX_PER_RULE, and one to know there are more)
 
 
-def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: int = 0) -> LeanRun | None:
+def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: int = 0,
+                  jobs: int = 1) -> LeanRun | None:
     """The run, or None when the file is not regular enough for the fast path.
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
     in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
     of one query are scattered keeps ROW_BYTES a line in memory up to HOLD_AT bytes, and is
     partitioned by query through temporary files past it; its judged rows are ranked by counting
-    (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file)."""
+    (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file). `jobs`:
+    blocks worked on at once (threads); the result is the same for any number."""
     try:
         try:
-            return _read(path, name, qrels, progress, keep_top, grouped=True)
+            return _read(path, name, qrels, progress, keep_top, grouped=True, jobs=jobs)
         except _Ungrouped:
-            return _read(path, name, qrels, progress, keep_top, grouped=False)
+            return _read(path, name, qrels, progress, keep_top, grouped=False, jobs=jobs)
     except NotPlain:
         return None
     except LineTooLong as e:
         raise _too_long(path, e.line) from None
 
 
-def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
+def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool, jobs: int = 1) -> LeanRun:
     from itertools import chain
 
-    reader, tally = _Reader(path, qrels, progress), _Tally(keep_top)
+    reader, tally = _Reader(path, qrels, progress, jobs), _Tally(keep_top)
     lines = 0
     blocks = reader.blocks()
     if grouped:
@@ -1481,7 +1551,7 @@ def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) 
                format="trec", query_codes=qmap.tolist())
 
 
-def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0
+def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0, jobs: int = 1
                 ) -> list[LeanRun] | None:
     """For load_bundle: a TREC run through the fast path, or None for the usual reader. `keep_top`
     keeps each ranking's top rows that nobody judged too (for the gate's review queue)."""
@@ -1491,7 +1561,7 @@ def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_t
     try:
         if os.path.getsize(path) < MIN_BYTES or detect_format(path) != "trec":
             return None
-        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top)
+        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top, jobs)
     except OSError:
         return None  # the usual reader says what is wrong with the file
     return [run] if run is not None else None
