@@ -823,3 +823,18 @@ def test_counting_below_a_row_equals_a_sorted_search(groups, rows):
     want = [int(np.searchsorted(js[first[g]:first[g + 1]], v, "left")) for g, v in rows]
     assert fast._count_below(js, lo, m, s).tolist() == want
 
+
+
+def test_the_judged_documents_hash_table_finds_every_key_and_nothing_else():
+    """Keys whose top bits are all equal (one long run of probes), and keys spread out: each found at
+    its own position, absent ones not found."""
+    from rankgate.core.formats.trec_fast import _HashTable
+
+    rng = np.random.default_rng(0)
+    for h in (np.arange(1, 3000, dtype=np.uint64) * np.uint64(7),
+              rng.integers(0, 2**63, size=50_000, dtype=np.uint64) * np.uint64(2)):
+        table = _HashTable(h)
+        assert np.array_equal(table.find(h), np.arange(len(h)))
+        assert (table.find(h + np.uint64(1)) == -1).all()  # odd or between: never a key
+        shuffled = rng.permutation(len(h))
+        assert np.array_equal(table.find(h[shuffled]), shuffled)

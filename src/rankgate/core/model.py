@@ -32,12 +32,13 @@ def unique(x) -> np.ndarray:
 class Interner:
     """Maps ID strings to dense integer codes and back."""
 
-    __slots__ = ("_codes", "names", "_order")
+    __slots__ = ("_codes", "names", "_order", "arrow")
 
     def __init__(self) -> None:
         self._codes: dict[str, int] | None = {}
         self.names: list[str] = []
         self._order: np.ndarray | None = None
+        self.arrow = None  # the first names as a pyarrow string array, when a fast reader had them so
 
     @property
     def codes(self) -> dict[str, int]:
