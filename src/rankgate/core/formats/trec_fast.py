@@ -600,7 +600,7 @@ class _Tally:
         jrows = np.flatnonzero(judged >= 0)
         if not len(jrows) and not self.keep_top:
             return
-        perm = _trec_order(gid, score, docs)
+        perm = _trec_order(gid, score, docs, None if self.keep_top else judged >= 0)
         if perm is None:
             rank = np.arange(n) - starts[gid]
         else:
@@ -1452,8 +1452,10 @@ def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
     return maybe[twice[at] == top[maybe]]
 
 
-def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
-    """A permutation into trec_eval order, or None when the rows already are in it."""
+def _trec_order(qp: np.ndarray, score: np.ndarray, docs, needed: np.ndarray | None = None) -> np.ndarray | None:
+    """A permutation into trec_eval order, or None when the rows already are in it. With `needed` (a mask
+    of the rows whose rank is used), rows tied on score are put in document order only where a needed
+    row is among them: the others' order among themselves moves no needed row's rank."""
     n = len(qp)
     if not n:
         return None
@@ -1472,6 +1474,13 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
         in_group = np.r_[tie, False] | np.r_[False, tie]
         rows = np.flatnonzero(in_group)
         group = np.cumsum(np.r_[True, ~tie])[rows]
+        if needed is not None:  # only the tie groups with a needed row
+            wanted = needed[rows if perm is None else perm[rows]]
+            has = np.zeros(int(group[-1]) + 1, bool)
+            has[group[wanted]] = True
+            rows, group = rows[has[group]], group[has[group]]
+            if not len(rows):
+                return perm
         src = rows if perm is None else perm[rows]
         tied_docs = docs.take(src)
         o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(group), tied_docs], names=["g", "d"]),
