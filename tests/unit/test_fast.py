@@ -838,3 +838,12 @@ def test_the_judged_documents_hash_table_finds_every_key_and_nothing_else():
         assert (table.find(h + np.uint64(1)) == -1).all()  # odd or between: never a key
         shuffled = rng.permutation(len(h))
         assert np.array_equal(table.find(h[shuffled]), shuffled)
+
+
+def test_a_hash_table_of_repeated_keys_says_so():
+    from rankgate.core.formats.trec_fast import _HashTable
+
+    assert _HashTable(np.array([5, 9, 5], np.uint64)).repeated
+    assert _HashTable(np.full(3, 12345, np.uint64)).repeated  # alike keys wanting one slot at once
+    assert _HashTable(np.array([1 << 60, 7, (1 << 60) + 1, 1 << 60], np.uint64)).repeated  # after probing on
+    assert not _HashTable(np.array([5, 9, 6], np.uint64)).repeated

@@ -75,13 +75,7 @@ class _Reader:
         self.judged = None
         if qrels is None:  # read_full_columns: every document is kept
             return
-        docs = qrels.catalog.docs
-        self.judged_codes = unique(qrels.doc)
-        if docs.arrow is not None and (not len(self.judged_codes) or self.judged_codes[-1] < len(docs.arrow)):
-            names = _one(docs.arrow.take(_ints(self.judged_codes)))  # no Python string a document
-        else:
-            names = _strings([docs.names[c] for c in self.judged_codes.tolist()])
-        self.judged = _JudgedLookup(names, self.judged_codes)
+        self.judged_codes, self.judged = _judged_lookup(qrels)
 
     def blocks(self):
         """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
@@ -411,6 +405,23 @@ class LineTooLong(Exception):
         self.line = line
 
 
+_LOOKUP: list = []  # (qrels, its doc array, judged codes, lookup, the hash) of the last qrels: a command's runs share it
+
+
+def _judged_lookup(qrels: Qrels) -> tuple[np.ndarray, _JudgedLookup]:
+    """The judged documents' codes and their lookup, built once for the runs read against one qrels."""
+    if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is qrels.doc and _LOOKUP[4] is hash_strings:
+        return _LOOKUP[2], _LOOKUP[3]
+    docs = qrels.catalog.docs
+    codes = unique(qrels.doc)
+    if docs.arrow is not None and (not len(codes) or codes[-1] < len(docs.arrow)):
+        names = _one(docs.arrow.take(_ints(codes)))  # no Python string a document
+    else:
+        names = _strings([docs.names[c] for c in codes.tolist()])
+    _LOOKUP[:] = [qrels, qrels.doc, codes, _JudgedLookup(names, codes), hash_strings]
+    return _LOOKUP[2], _LOOKUP[3]
+
+
 class _JudgedLookup:
     """Which rows hold a judged document, by the documents' 64-bit hashes (hash_strings): a bitmap
     on the hash's top bits rules most rows out, a sorted search finds the rest, and every hit is
@@ -421,22 +432,22 @@ class _JudgedLookup:
         self.names = names
         self.codes_ = codes
         h = hash_strings(self.names) if len(names) else np.zeros(0, np.uint64)
-        self.order = np.argsort(h, kind="stable")
-        self.sorted = h[self.order]
-        self.one_each = not (self.sorted[1:] == self.sorted[:-1]).any()
+        self.table = _HashTable(h)
+        self.one_each = not self.table.repeated
+        if not self.one_each:  # two judged documents share a hash: a sorted search finds both
+            self.order = np.argsort(h, kind="stable")
+            self.sorted = h[self.order]
         self.bits = max(16, min(24, int(len(names) * 64).bit_length()))  # about 1 row in 64 looked up in vain
         self.shift = np.uint64(64 - self.bits)
         self.present = np.zeros(1 << self.bits, bool)
         self.present[(h >> self.shift).astype(np.int64)] = True
-        if self.one_each:
-            self.table = _HashTable(h)
 
     def codes(self, docs, h: np.ndarray) -> np.ndarray:
         """The judged document's code of every row (-1: nobody judged it)."""
         import pyarrow.compute as pc
 
         out = np.full(len(h), -1, np.int64)
-        if not len(self.sorted):
+        if not len(self.names):
             return out
         rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
         if not len(rows):
@@ -467,7 +478,7 @@ class _JudgedLookup:
 
 
 class _HashTable:
-    """Distinct 64-bit hashes -> their position, by open addressing (linear probing, at most a third
+    """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing (linear probing, at most a third
     full), built and searched with whole-array steps: each step moves every unsettled key on one slot."""
 
     def __init__(self, h: np.ndarray):
@@ -475,15 +486,22 @@ class _HashTable:
         self.shift, self.mask = np.uint64(64 - bits), (1 << bits) - 1
         self.keys = np.zeros(1 << bits, np.uint64)
         self.at = np.full(1 << bits, -1, np.int64)
+        self.repeated = False  # two keys alike: then the table holds the first of them only
         slot = (h >> self.shift).astype(np.int64)
         pending = np.arange(len(h))
         while len(pending):
             s = slot[pending]
             free = self.at[s] < 0
+            if (self.keys[s[~free]] == h[pending[~free]]).any():
+                self.repeated = True
+                return
             cand, cs = pending[free], s[free]
             self.at[cs] = cand  # keys wanting one free slot: one of them gets it (the last written)
             won = self.at[cs] == cand
             self.keys[cs[won]] = h[cand[won]]
+            if (self.keys[cs[~won]] == h[cand[~won]]).any():  # lost its slot to a key alike
+                self.repeated = True
+                return
             pending = np.concatenate([pending[~free], cand[~won]])
             slot[pending] = (slot[pending] + 1) & self.mask
 
