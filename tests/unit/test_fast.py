@@ -847,3 +847,17 @@ def test_a_hash_table_of_repeated_keys_says_so():
     assert _HashTable(np.full(3, 12345, np.uint64)).repeated  # alike keys wanting one slot at once
     assert _HashTable(np.array([1 << 60, 7, (1 << 60) + 1, 1 << 60], np.uint64)).repeated  # after probing on
     assert not _HashTable(np.array([5, 9, 6], np.uint64)).repeated
+
+
+def test_a_fresh_interner_filled_with_distinct_names_builds_its_dictionary_when_asked():
+    from rankgate.core.model import Interner
+
+    i = Interner()
+    assert i.extend(["b", "a", "c"], distinct=True).tolist() == [0, 1, 2]
+    assert i._codes is None  # no dictionary yet
+    assert i.get("a") == 1 and i.code("d") == 3 and i.extend(["c", "e", "d"]).tolist() == [2, 4, 3]
+    assert i.names == ["b", "a", "c", "d", "e"] and i.codes == {"b": 0, "a": 1, "c": 2, "d": 3, "e": 4}
+    assert i.order().tolist() == [1, 0, 2, 3, 4]
+    j = Interner()
+    j.code("x")
+    assert j.extend(["y", "x"], distinct=True).tolist() == [1, 0]  # not fresh: the usual way
