@@ -27,13 +27,13 @@ def main() -> None:
     cmds = {"rankgate gate seed-lab": [b + "rankgate", "gate", "sample_benchmarks/seed-lab"],
             "import numpy, 1 thread": [b + "python", "-c", "import numpy"],
             "rankgate --help": [b + "rankgate", "--help"]}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     one_thread = dict(env, OPENBLAS_NUM_THREADS="1")
     wall: dict[str, list[float]] = {k: [] for k in cmds}
     cpu: dict[str, list[float]] = {k: [] for k in cmds}
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):  # every start would compile rankgate's modules again
         print("note: PYTHONDONTWRITEBYTECODE is set: unset for these runs (byte code written once, as on a "
               "user's machine)")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     print("load average before:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     for i in range(args.rounds + 3):
         for name, cmd in cmds.items():
