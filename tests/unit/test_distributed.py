@@ -17,7 +17,7 @@ MEASURES = ["AP", "nDCG@10", "nDCG", "RR@10", "R@100", "R@1000", "P@10", "bpref"
 def client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as c:
         yield c
 
