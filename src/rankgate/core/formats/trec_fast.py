@@ -478,14 +478,15 @@ class _JudgedLookup:
 
 
 class _HashTable:
-    """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing (linear probing, at most a third
-    full), built and searched with whole-array steps: each step moves every unsettled key on one slot."""
+    """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing
+    (linear probing, at most half full), built and searched with whole-array steps: each step moves
+    every unsettled key on one slot."""
 
     def __init__(self, h: np.ndarray):
-        bits = max(10, (3 * len(h)).bit_length())
+        bits = max(10, (2 * len(h)).bit_length())  # at most half full (12 bytes a slot)
         self.shift, self.mask = np.uint64(64 - bits), (1 << bits) - 1
         self.keys = np.zeros(1 << bits, np.uint64)
-        self.at = np.full(1 << bits, -1, np.int64)
+        self.at = np.full(1 << bits, -1, np.int32 if len(h) < 1 << 31 else np.int64)
         self.repeated = False  # two keys alike: then the table holds the first of them only
         slot = (h >> self.shift).astype(np.int64)
         pending = np.arange(len(h))
