@@ -48,7 +48,14 @@ BENCHES = {  # name: (folder, run file)
     "shuffled": ("msmarco", "run.shuffled.txt"),
     "long": ("long", "run.txt"),  # 25-byte document IDs
     "long-shuffled": ("long", "run.shuffled.txt"),
+    # dense qrels (gen_data.py --judged-per-query, default 100), as real pooled qrels are: issue 36
+    "dense": ("dense", "run.txt"),
+    "dense-shuffled": ("dense", "run.shuffled.txt"),
+    "dense-wide": ("dense-wide", "run.txt"),
+    "dense-1m": ("dense-1m", "run.txt"),
+    "dense-2m": ("dense-2m", "run.txt"),
 }
+DENSE = "dense,dense-shuffled,dense-wide,dense-1m,dense-2m"
 PEER_MODULES = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures",
                 "prototype": "pyarrow"}
 OWN_TOOLS = ("rankgate", "rankgate-general", "rankgate-before", "floor")  # run under this python, not --peer-python
@@ -66,8 +73,17 @@ NOTES = {
 
 
 def rankgate_cmd(args, qrels: Path, run: Path) -> list[str]:
-    return [*args.rankgate, "score", "--qrels", str(qrels), "--runs", str(run), "--format", "trec",
-            "-m", "AP,ndcg_cut_10,RR@10,R@100,P@10", "--missing-queries", "zero", "--short-rankings", "allow"]
+    command = getattr(args, "command", "score")
+    jobs = ["--jobs", str(args.jobs)] if getattr(args, "jobs", None) else []
+    common = ["--qrels", str(qrels), "--missing-queries", "zero", "--short-rankings", "allow", *jobs]
+    if command == "compare":  # the run against itself under another name: read twice, every query compared
+        return [*args.rankgate, "compare", *common, "--runs", f"base={run}", "--runs", f"cand={run}",
+                "--format", "json"]
+    if command == "gate":
+        return [*args.rankgate, "gate", *common, "--runs", f"base={run}", "--runs", f"cand={run}",
+                "--baseline", "base", "--candidate", "cand"]
+    return [*args.rankgate, "score", *common, "--runs", str(run), "--format", "trec",
+            "-m", "AP,ndcg_cut_10,RR@10,R@100,P@10"]
 
 
 def peer_cmd(args, tool: str, qrels: Path, run: Path) -> list[str]:
@@ -114,7 +130,7 @@ def run_once(cmd: list[str], env: dict | None = None) -> tuple[float, float, flo
         out.seek(0)
         err.seek(0)
         text = out.read().decode()
-        if proc.returncode != 0:
+        if proc.returncode != 0 and not (proc.returncode == 3 and "gate" in cmd):  # 3: the gate rejects
             raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.read().decode()[-2000:]}")
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, text
 
@@ -174,7 +190,7 @@ def bench(args, name: str, peers: list[str]) -> dict:
     for r in range(-args.warmup, args.rounds):
         for tool, cmd in cmds.items():
             wall, cpu, peak, out = run_once(cmd, tool_env(args, tool))
-            if tool not in means and tool != "floor":
+            if tool not in means and tool != "floor" and not (tool.startswith("rankgate") and args.command != "score"):
                 means[tool] = parse_rankgate(out) if tool.startswith("rankgate") or tool == "prototype" \
                     else parse_peer(out)
             if r >= 0:
@@ -236,7 +252,8 @@ def table(result: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", default=",".join(BENCHES), help=f"comma list of {', '.join(BENCHES)} (default: all)")
+    ap.add_argument("--bench", default=DENSE, help=f"comma list of {', '.join(BENCHES)} (default: the dense ones, "
+                    f"{DENSE}; the sparse ones are msmarco, wide, shuffled, long, long-shuffled)")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per tool (default 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
     ap.add_argument("--tools", default="rankgate,floor,pytrec_eval,ranx,ir_measures",
@@ -253,6 +270,10 @@ def main(argv=None) -> int:
     ap.add_argument("--before-src", type=Path,
                     help="also run rankgate from this checkout (e.g. a worktree of main), as rankgate-before")
     ap.add_argument("--queries", type=int, help="use the smaller inputs of `gen_data.py --queries N`")
+    ap.add_argument("--command", choices=("score", "compare", "gate"), default="score",
+                    help="rankgate's command (compare, gate: the run against itself under a second name, "
+                         "read twice; the floor reads it once)")
+    ap.add_argument("--jobs", type=int, help="rankgate's --jobs (default: its own, every core)")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every round")
     args = ap.parse_args(argv)

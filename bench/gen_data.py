@@ -12,6 +12,17 @@ Benchmarks (each a folder under bench/data/ with qrels.txt, run.txt, params.json
 - long: msmarco's shape with 25-byte document IDs (`msmarco_passage_0_0012345`),
   grouped (run.txt) and shuffled (run.shuffled.txt): the hash and lookup cost of long IDs.
 
+Dense qrels, pooled as real ones are (issue 36; TREC DL 2019 holds 215 judgments a query):
+`--judged-per-query N` judgments a query (default 100), 80% of them drawn from the
+top 200 of the run (nearer the top more often), 20% documents the run did not
+retrieve; grades mostly 0, relevant ones nearer the top. String document IDs
+(`doc_0012345`):
+
+- dense: 7,000 queries x 1,000 (7M lines, 700k qrels), and run.shuffled.txt.
+- dense-wide: 100,000 queries x 100 (10M lines), a tenth as many judged a query (1M qrels).
+- dense-1m: 10,000 queries x 100 (1M lines).
+- dense-2m: 2,000 queries x 1,000 (2M lines).
+
 Runs are `qid Q0 docid rank score tag`, one block per query in a random query
 order, scores descending with some exact ties (broken by trec_eval on the doc id).
 Doc ids are numeric passage ids from an 8.8M space, qids numeric. Qrels are
@@ -40,11 +51,18 @@ BENCHMARKS = {
     "msmarco": dict(queries=7_000, depth=1_000, seed=7, shuffled=True),
     "wide": dict(queries=100_000, depth=100, seed=100, shuffled=False),
     "long": dict(queries=7_000, depth=1_000, seed=25, shuffled=True, doc_prefix="msmarco_passage_0_"),
+    # dense qrels (judged: the share of --judged-per-query this benchmark takes)
+    "dense": dict(queries=7_000, depth=1_000, seed=36, shuffled=True, doc_prefix="doc_", judged=1.0),
+    "dense-wide": dict(queries=100_000, depth=100, seed=37, shuffled=False, doc_prefix="doc_", judged=0.1),
+    "dense-1m": dict(queries=10_000, depth=100, seed=38, shuffled=False, doc_prefix="doc_", judged=1.0),
+    "dense-2m": dict(queries=2_000, depth=1_000, seed=39, shuffled=False, doc_prefix="doc_", judged=1.0),
 }
+JUDGED_PER_QUERY = 100
+POOL_DEPTH = 200  # pooled judgments come from the top of each run
 
 
-def _unique_per_query(rng: np.random.Generator, ids: np.ndarray) -> np.ndarray:
-    """Redraw ids until each row of a (queries, depth) array has distinct values."""
+def _unique_per_query(rng: np.random.Generator, ids: np.ndarray, lo: int = 0, hi: int = DOC_SPACE) -> np.ndarray:
+    """Redraw ids (from lo to hi) until each row of a (queries, depth) array has distinct values."""
     nq, depth = ids.shape
     while True:
         srt = np.sort(ids, axis=1)
@@ -56,12 +74,11 @@ def _unique_per_query(rng: np.random.Generator, ids: np.ndarray) -> np.ndarray:
             _, first = np.unique(row, return_index=True)
             again = np.ones(depth, bool)
             again[first] = False
-            row[again] = rng.integers(0, DOC_SPACE, int(again.sum()))
+            row[again] = rng.integers(lo, hi, int(again.sum()))
 
 
-def make(queries: int, depth: int, seed: int):
-    """(qids, docs (nq, depth), scores as int ten-thousandths (nq, depth), qrels rows)."""
-    rng = np.random.default_rng(seed)
+def _run(rng: np.random.Generator, queries: int, depth: int):
+    """(qids, docs (nq, depth), scores as int ten-thousandths (nq, depth))."""
     qids = rng.choice(QID_SPACE, size=queries, replace=False)  # random query order
     docs = _unique_per_query(rng, rng.integers(0, DOC_SPACE, size=(queries, depth)))
     # Scores: a top score per query, then descending integer gaps in 1e-4 steps; one
@@ -70,7 +87,40 @@ def make(queries: int, depth: int, seed: int):
     gaps = rng.geometric(1 / 60, size=(queries, depth - 1))
     gaps[rng.random(gaps.shape) < 0.02] = 0
     scores = top - np.concatenate([np.zeros((queries, 1), np.int64), np.cumsum(gaps, axis=1)], axis=1)
+    return qids, docs, scores
 
+
+def make_pooled(queries: int, depth: int, seed: int, per_query: int):
+    """As make, with per_query judgments a query pooled as TREC pools them: 80% drawn from the
+    top POOL_DEPTH of the run (the top more often), 20% documents the run did not retrieve (ids
+    past the run's space); grade 0 mostly, relevant ones more often near the top."""
+    rng = np.random.default_rng(seed)
+    qids, docs, scores = _run(rng, queries, depth)
+    pool = min(POOL_DEPTH, depth)
+    retrieved = min(pool, int(round(per_query * 0.8)))
+    # ranks without replacement, weighted to the top: sort noise that grows with the rank
+    noise = rng.random((queries, pool)) * (1 + np.arange(pool) / 40)
+    rank = np.sort(np.argsort(noise, axis=1)[:, :retrieved], axis=1)
+    r_doc = np.take_along_axis(docs, rank, axis=1)
+    unretrieved = per_query - retrieved
+    u_doc = _unique_per_query(rng, rng.integers(DOC_SPACE, 2 * DOC_SPACE, size=(queries, unretrieved)),
+                              DOC_SPACE, 2 * DOC_SPACE)
+    p_rel = np.concatenate([0.6 * np.exp(-rank / 60), np.full((queries, unretrieved), 0.15)], axis=1)
+    rel = rng.random(p_rel.shape) < p_rel
+    grade = np.where(rel, rng.choice([1, 2, 3], size=p_rel.shape, p=[0.55, 0.3, 0.15]), 0)
+    d = np.concatenate([r_doc, u_doc], axis=1)
+    # each query's judgments in a shuffled order, queries in qid order (as qrels files come)
+    perm = np.argsort(rng.random(d.shape), axis=1)
+    d, grade = np.take_along_axis(d, perm, axis=1), np.take_along_axis(grade, perm, axis=1)
+    by_qid = np.argsort(qids, kind="stable")
+    q = np.repeat(qids[by_qid], per_query)
+    return qids, docs, scores, (q, d[by_qid].ravel(), grade[by_qid].ravel())
+
+
+def make(queries: int, depth: int, seed: int):
+    """(qids, docs (nq, depth), scores as int ten-thousandths (nq, depth), qrels rows)."""
+    rng = np.random.default_rng(seed)
+    qids, docs, scores = _run(rng, queries, depth)
     # Qrels: 1 relevant document, a second for 9% of queries, a third for 1%.
     nrel = 1 + (rng.random(queries) < 0.09) + (rng.random(queries) < 0.01)
     qrow = np.repeat(np.arange(queries), nrel)
@@ -120,17 +170,23 @@ def _run_lines(qids, docs, scores, lo: int, hi: int, prefix: str = "") -> list[s
     return out
 
 
-def write(folder: Path, queries: int, depth: int, seed: int, shuffled: bool, doc_prefix: str = "") -> None:
+def write(folder: Path, queries: int, depth: int, seed: int, shuffled: bool, doc_prefix: str = "",
+          per_query: int = 0) -> None:
     params = dict(queries=queries, depth=depth, seed=seed, shuffled=shuffled, version=1)
     if doc_prefix:
         params["doc_prefix"] = doc_prefix
+    if per_query:
+        params["judged_per_query"] = per_query
     stamp = folder / "params.json"
     if stamp.exists() and json.loads(stamp.read_text()) == params:
         print(f"{folder}: up to date")
         return
     folder.mkdir(parents=True, exist_ok=True)
     stamp.unlink(missing_ok=True)
-    qids, docs, scores, (qq, qd, qg) = make(queries, depth, seed)
+    if per_query:
+        qids, docs, scores, (qq, qd, qg) = make_pooled(queries, depth, seed, per_query)
+    else:
+        qids, docs, scores, (qq, qd, qg) = make(queries, depth, seed)
     with open(folder / "qrels.txt", "w") as f:
         name = _doc(doc_prefix)
         f.writelines(f"{q} 0 {name(d)} {g}\n" for q, d, g in zip(qq.tolist(), qd.tolist(), qg.tolist()))
@@ -154,9 +210,15 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=sorted(BENCHMARKS), action="append", help="generate only this benchmark")
     ap.add_argument("--queries", type=int, help="override the number of queries (writes <name>-<queries>/)")
     ap.add_argument("--out", type=Path, default=DATA, help="output folder (default bench/data)")
+    ap.add_argument("--judged-per-query", type=int, default=JUDGED_PER_QUERY,
+                    help=f"judgments a query of the dense benchmarks (default {JUDGED_PER_QUERY}; dense-wide "
+                         "takes a tenth)")
     args = ap.parse_args(argv)
     for name in args.only or sorted(BENCHMARKS):
         spec = dict(BENCHMARKS[name])
+        share = spec.pop("judged", 0)
+        if share:
+            spec["per_query"] = max(1, int(round(args.judged_per_query * share)))
         folder = args.out / name
         if args.queries:
             spec["queries"] = args.queries

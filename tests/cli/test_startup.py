@@ -210,3 +210,28 @@ def test_the_rankgate_process_asks_numpy_for_ordinary_pages_unless_the_user_says
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
                          env=env | {"NUMPY_MADVISE_HUGEPAGE": "1"})
     assert out.stdout.split() == ["True", "True"], out.stderr
+
+
+def module_level_imports(path) -> set[str]:
+    """The top-level packages a module imports when it is imported (not inside a function, nor under
+    `if TYPE_CHECKING:`)."""
+    import ast
+
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_no_module_imports_pyarrow_or_textual_or_numpy_where_it_may_not_be_used():
+    """pyarrow (the fast readers) and textual (the app) are imported inside what uses them, never when a
+    core or CLI module is imported; the gate and its stability report import numpy where they compute,
+    not at the top (issue 36)."""
+    src = ROOT / "src" / "rankgate"
+    for path in [*(src / "core").rglob("*.py"), *(src / "cli").rglob("*.py")]:
+        assert not {"pyarrow", "textual", "pandas"} & module_level_imports(path), path
+    for name in ("gate.py", "bounds.py"):
+        assert "numpy" not in module_level_imports(src / "core" / name), name

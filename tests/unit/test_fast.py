@@ -823,3 +823,41 @@ def test_counting_below_a_row_equals_a_sorted_search(groups, rows):
     want = [int(np.searchsorted(js[first[g]:first[g + 1]], v, "left")) for g, v in rows]
     assert fast._count_below(js, lo, m, s).tolist() == want
 
+
+
+def test_the_judged_documents_hash_table_finds_every_key_and_nothing_else():
+    """Keys whose top bits are all equal (one long run of probes), and keys spread out: each found at
+    its own position, absent ones not found."""
+    from rankgate.core.formats.trec_fast import _HashTable
+
+    rng = np.random.default_rng(0)
+    for h in (np.arange(1, 3000, dtype=np.uint64) * np.uint64(7),
+              rng.integers(0, 2**63, size=50_000, dtype=np.uint64) * np.uint64(2)):
+        table = _HashTable(h)
+        assert np.array_equal(table.find(h), np.arange(len(h)))
+        assert (table.find(h + np.uint64(1)) == -1).all()  # odd or between: never a key
+        shuffled = rng.permutation(len(h))
+        assert np.array_equal(table.find(h[shuffled]), shuffled)
+
+
+def test_a_hash_table_of_repeated_keys_says_so():
+    from rankgate.core.formats.trec_fast import _HashTable
+
+    assert _HashTable(np.array([5, 9, 5], np.uint64)).repeated
+    assert _HashTable(np.full(3, 12345, np.uint64)).repeated  # alike keys wanting one slot at once
+    assert _HashTable(np.array([1 << 60, 7, (1 << 60) + 1, 1 << 60], np.uint64)).repeated  # after probing on
+    assert not _HashTable(np.array([5, 9, 6], np.uint64)).repeated
+
+
+def test_a_fresh_interner_filled_with_distinct_names_builds_its_dictionary_when_asked():
+    from rankgate.core.model import Interner
+
+    i = Interner()
+    assert i.extend(["b", "a", "c"], distinct=True).tolist() == [0, 1, 2]
+    assert i._codes is None  # no dictionary yet
+    assert i.get("a") == 1 and i.code("d") == 3 and i.extend(["c", "e", "d"]).tolist() == [2, 4, 3]
+    assert i.names == ["b", "a", "c", "d", "e"] and i.codes == {"b": 0, "a": 1, "c": 2, "d": 3, "e": 4}
+    assert i.order().tolist() == [1, 0, 2, 3, 4]
+    j = Interner()
+    j.code("x")
+    assert j.extend(["y", "x"], distinct=True).tolist() == [1, 0]  # not fresh: the usual way

@@ -39,8 +39,10 @@ for documents to judge. The gate skips all of this with `stability = false`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: a path that does not use it does not pay for it
+    import numpy as np
 
 from rankgate.core.compare import Paired, _top_k_counts
 from rankgate.core.decision import decide, macro_keys, extra_measures, rule_slices
@@ -56,7 +58,7 @@ SCENARIOS = {
 }
 LABEL_FREE = ("budget",)  # check kinds no label can move
 STAGE_KINDS = ("stage_recall_floor", "no_stage_loss")  # bounded on the pipelines' stages (stage_stability)
-SHIFT = np.int64(1) << 32
+SHIFT = 1 << 32
 SHOWN = 10  # documents named in a one-line summary
 LISTED = 100  # documents to judge listed in the JSON (the total is given beside them)
 SLACK = 64  # the documents to judge are the fewest, or (beyond SLACK of them) at most 1/SLACK more
@@ -140,11 +142,13 @@ def doc_list(pairs: list[tuple[str, str]], shown: int = SHOWN) -> str:
 # ---- scenarios -------------------------------------------------------------------------------------
 
 def _keys(pr: Prepared) -> np.ndarray:
-    return pr.qp.astype(np.int64) * SHIFT + pr.doc.astype(np.int64)
+    import numpy as np
+    return pr.qp.astype(np.int64) * np.int64(SHIFT) + pr.doc.astype(np.int64)
 
 
 def unjudged_keys(p: Paired, depth: int | None) -> np.ndarray:
     """(query position << 32 | document code) of the unjudged documents in either run's top `depth`."""
+    import numpy as np
     parts = []
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
@@ -157,6 +161,7 @@ def unjudged_keys(p: Paired, depth: int | None) -> np.ndarray:
 
 def _ranks(p: Paired, keys: np.ndarray) -> dict[str, np.ndarray]:
     """Each run's 0-based rank of each key (a large number when it does not rank it)."""
+    import numpy as np
     out = {}
     for role in ("baseline", "candidate"):
         pr = p.prepared[role]
@@ -177,6 +182,7 @@ def _ranks(p: Paired, keys: np.ndarray) -> dict[str, np.ndarray]:
 
 def scenario_grades(p: Paired, keys: np.ndarray, scenario: str) -> np.ndarray:
     """The grade each unjudged key gets in a scenario."""
+    import numpy as np
     hi = int(p.rel_level)
     lo = min(0, hi - 1)
     if scenario == "none":
@@ -192,6 +198,7 @@ class RowIndex:
     """Where the unjudged keys (sorted) sit in each run's rows, found once for many relabellings."""
 
     def __init__(self, p: Paired, keys: np.ndarray):
+        import numpy as np
         self.rows, self.at = {}, {}
         for role in ("baseline", "candidate"):
             pr = p.prepared[role]
@@ -210,6 +217,7 @@ def within_depth(p: Paired, role: str, depth: int | None) -> tuple[Prepared, np.
     and for each row of the whole run its row there (-1: deeper); (the whole, None) when nothing is deeper.
     A measure with a cut-off reads nothing below it (DEPTH_FAMILIES), so its what-ifs need only these rows.
     Made once per Paired."""
+    import numpy as np
     pr = p.prepared[role]
     if depth is None:
         return pr, None
@@ -236,6 +244,7 @@ def relabel(p: Paired, keys: np.ndarray, grades: np.ndarray, measures: list[Meas
     also the judged share of the top k (else p's, for a check that does not read it). Each measure is
     computed on the rows within its cut-off only (`within_depth`); the result's `prepared` holds the
     rows the deepest of them reads."""
+    import numpy as np
     measures = list(p.measures) if measures is None else measures
     if keep is None:
         keep = np.ones(len(keys), bool)
@@ -372,6 +381,7 @@ def stability(p: Paired, policy, dec, docnames: list[str], *, order=None) -> Sta
     `docnames`: the catalog's document names (qrels.catalog.docs.names). `order`: the gate's review
     queue (core.queue.GateQueue), whose what-ifs order the documents to judge; without it, must-pass
     queries first, then the best rank."""
+    import numpy as np
     runs_depth = runs_depth_of(p)
     scopes = _check_scopes(p, policy, dec)
     cache: dict = {}
@@ -413,11 +423,12 @@ def _order_for(order, name: str, measure: Measure | None, passed: bool, p: Paire
     """The review queue's documents in their order for one check, as (sorted keys, place of each): those
     whose own what-if flips it first, then those that move its measure's delta the way that could flip
     it (down when it passes), most first, then the queue's order. Read from the queue's arrays."""
+    import numpy as np
     if order is None or not len(order):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     pos = {q: i for i, q in enumerate(p.qids)}
     qmap = np.array([pos.get(q, -1) for q in order._qids], np.int64)
-    keys = qmap[order.qp] * SHIFT + order.doc.astype(np.int64)
+    keys = qmap[order.qp] * np.int64(SHIFT) + order.doc.astype(np.int64)
     n = len(keys)
     flips = order.flipped[:, order.checks.index(name)] if name in order.checks else np.zeros(n, bool)
     eff = order.effects.get(measure.name) if measure is not None else None
@@ -433,6 +444,7 @@ def _to_judge(p: Paired, dec, name: str, now: bool, scen, mine: np.ndarray, rank
     """The shortest prefix of the check's unjudged documents (most decisive first) that, left as they
     are, keeps the check's outcome in the scenarios that flipped it (found by bisection, deciding that
     check alone on its measures)."""
+    import numpy as np
     okeys, oplace = rank_of
     place = np.full(len(mine), len(okeys), np.int64)
     if len(okeys):

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: a path that does not use it does not pay for it
+    import numpy as np
 
 from rankgate.core.compare import (Paired, budget_summary, coverage_summary, measure_summary, pair,
                                    significance_settings, slice_summary)
@@ -45,6 +47,7 @@ def score_run(qrels: Qrels, run: Run, k: int, checks: Checks, extra: list[Measur
 
 def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Measure]) -> list[dict]:
     """Per query: the release-gate JSON's fields (hit, P, R, RR at k, found and missing IDs) plus extra measures."""
+    import numpy as np
     p = scores.prepared
     dn = qrels.catalog.docs.names
     found: list[list[str]] = [[] for _ in range(p.nq)]

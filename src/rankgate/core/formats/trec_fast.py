@@ -65,8 +65,8 @@ class _Ungrouped(Exception):
 class _Reader:
     """Parses a plain TREC file block by block (pyarrow's CSV reader on each block)."""
 
-    def __init__(self, path: str, qrels: Qrels | None, progress=None):
-        self.path, self.progress = path, progress
+    def __init__(self, path: str, qrels: Qrels | None, progress=None, jobs: int = 1):
+        self.path, self.progress, self.jobs = path, progress, max(1, jobs)
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
         self.columns_here = False  # see blocks()
@@ -75,9 +75,7 @@ class _Reader:
         self.judged = None
         if qrels is None:  # read_full_columns: every document is kept
             return
-        names = qrels.catalog.docs.names
-        self.judged_codes = unique(qrels.doc)
-        self.judged = _JudgedLookup([names[c] for c in self.judged_codes.tolist()], self.judged_codes)
+        self.judged_codes, self.judged = _judged_lookup(qrels)
 
     def blocks(self):
         """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
@@ -88,6 +86,9 @@ class _Reader:
         parses, and the hash and lookup are done in the caller's thread, beside it (still in file order)."""
         from concurrent.futures import ThreadPoolExecutor
 
+        if self.jobs > 1 and self.judged is not None:
+            yield from self._blocks_at_once()
+            return
         raw = self._raw_blocks()
 
         def step():
@@ -111,6 +112,62 @@ class _Reader:
                         self.progress(self.done, total)
             finally:
                 ahead.cancel()
+        if not row0:
+            raise NotPlain  # an empty file: the general reader says so
+
+    def _blocks_at_once(self):
+        """blocks() with `jobs` blocks parsed, hashed and looked up at once, each in a thread of its own
+        (pyarrow and numpy release the GIL); only the query IDs are interned here, block after block in
+        file order, so every code and row is what one thread gives."""
+        import threading
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        raw, lock, taken = self._raw_blocks(), threading.Lock(), [0]
+
+        def work():
+            with lock:  # blocks are handed out in file order, each its own copy of the bytes
+                seq = taken[0]
+                taken[0] += 1
+                try:
+                    block = next(raw, None)
+                    block = None if block is None else bytes(block)
+                    done = self.done
+                except LineTooLong as e:
+                    return seq, e, 0
+            if block is None:
+                return seq, None, done
+            try:
+                return seq, self._local_columns(self._lean_table(block)), done
+            except (NotPlain, LineTooLong) as e:
+                return seq, e, done
+
+        total, row0, want, ready = os.path.getsize(self.path), 0, 0, {}
+        with ThreadPoolExecutor(self.jobs, thread_name_prefix="rankgate-read") as pool:
+            running = {pool.submit(work) for _ in range(self.jobs + 1)}
+            try:
+                while True:
+                    while want not in ready:
+                        finished, running = wait(running, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            seq, got, done = f.result()
+                            ready[seq] = (got, done)
+                    got, done = ready.pop(want)
+                    want += 1
+                    if isinstance(got, LineTooLong):
+                        raise LineTooLong(row0 + 1)
+                    if isinstance(got, Exception):
+                        raise got
+                    if got is None:
+                        break
+                    running.add(pool.submit(work))
+                    parsed = self._interned(*got)
+                    yield (row0, *parsed)
+                    row0 += len(parsed[0])
+                    if self.progress:
+                        self.progress(done, total)
+            finally:
+                for f in running:
+                    f.cancel()
         if not row0:
             raise NotPlain  # an empty file: the general reader says so
 
@@ -241,6 +298,12 @@ class _Reader:
 
     def _columns(self, tbl):
         """(qcode, score, judged, key, docs) of a block's table."""
+        return self._interned(*self._local_columns(tbl))
+
+    def _local_columns(self, tbl):
+        """What of a block's columns needs nothing of the other blocks (any thread may work it out):
+        (the block's query names, each row's index among them or None, the stretches' first rows,
+        score, judged, the documents' hash, docs)."""
         import pyarrow.compute as pc
 
         # The queries: where lines of one query follow each other (as retrievers write them), only
@@ -256,7 +319,16 @@ class _Reader:
             qdict, index = enc.dictionary, _np(enc.indices)
         if _empty_or_comment(qdict):
             raise NotPlain  # an empty query field, or a comment line (the general reader skips it)
-        names = qdict.to_pylist()
+        score = _np(tbl["s"])
+        if not np.isfinite(score).all():
+            raise NotPlain
+        d = tbl["d"]
+        key = hash_strings(d)
+        judged = self.judged.codes(d, key)
+        return qdict.to_pylist(), index, heads, len(q), score, judged, key, d
+
+    def _interned(self, names, index, heads, n, score, judged, key, d):
+        """(qcode, score, judged, key, docs) of a block: its queries interned, in file order."""
         local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))  # known: C speed
         for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block
             if names[i] in self.qindex:  # a query named twice among the heads (its lines not together)
@@ -264,13 +336,7 @@ class _Reader:
                 continue
             local[i] = self.qindex[names[i]] = len(self.qnames)
             self.qnames.append(names[i])
-        qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, len(q)]))
-        score = _np(tbl["s"])
-        if not np.isfinite(score).all():
-            raise NotPlain
-        d = tbl["d"]
-        key = hash_strings(d)
-        judged = self.judged.codes(d, key)
+        qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n]))
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
 
@@ -339,18 +405,38 @@ class LineTooLong(Exception):
         self.line = line
 
 
+_LOOKUP: list = []  # (qrels, its doc array, judged codes, lookup, the hash) of the last qrels: a command's runs share it
+
+
+def _judged_lookup(qrels: Qrels) -> tuple[np.ndarray, _JudgedLookup]:
+    """The judged documents' codes and their lookup, built once for the runs read against one qrels."""
+    if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is qrels.doc and _LOOKUP[4] is hash_strings:
+        return _LOOKUP[2], _LOOKUP[3]
+    docs = qrels.catalog.docs
+    codes = unique(qrels.doc)
+    if docs.arrow is not None and (not len(codes) or codes[-1] < len(docs.arrow)):
+        names = _one(docs.arrow.take(_ints(codes)))  # no Python string a document
+    else:
+        names = _strings([docs.names[c] for c in codes.tolist()])
+    _LOOKUP[:] = [qrels, qrels.doc, codes, _JudgedLookup(names, codes), hash_strings]
+    return _LOOKUP[2], _LOOKUP[3]
+
+
 class _JudgedLookup:
     """Which rows hold a judged document, by the documents' 64-bit hashes (hash_strings): a bitmap
     on the hash's top bits rules most rows out, a sorted search finds the rest, and every hit is
     confirmed byte for byte, so a collision never makes an unjudged document judged."""
 
-    def __init__(self, names: list[str], codes: np.ndarray):
-        self.names = _strings(names)
+    def __init__(self, names, codes: np.ndarray):
+        """`names`: the judged documents' IDs (a pyarrow string array), `codes` their codes."""
+        self.names = names
         self.codes_ = codes
-        h = hash_strings(self.names) if names else np.zeros(0, np.uint64)
-        self.order = np.argsort(h, kind="stable")
-        self.sorted = h[self.order]
-        self.one_each = not (self.sorted[1:] == self.sorted[:-1]).any()
+        h = hash_strings(self.names) if len(names) else np.zeros(0, np.uint64)
+        self.table = _HashTable(h)
+        self.one_each = not self.table.repeated
+        if not self.one_each:  # two judged documents share a hash: a sorted search finds both
+            self.order = np.argsort(h, kind="stable")
+            self.sorted = h[self.order]
         self.bits = max(16, min(24, int(len(names) * 64).bit_length()))  # about 1 row in 64 looked up in vain
         self.shift = np.uint64(64 - self.bits)
         self.present = np.zeros(1 << self.bits, bool)
@@ -361,12 +447,18 @@ class _JudgedLookup:
         import pyarrow.compute as pc
 
         out = np.full(len(h), -1, np.int64)
-        if not len(self.sorted):
+        if not len(self.names):
             return out
         rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
         if not len(rows):
             return out
         hr = h[rows]
+        if self.one_each:  # the usual case: a hash table (a sorted search costs 20 cache misses a row)
+            j = self.table.find(hr)
+            rows, j = rows[j >= 0], j[j >= 0]
+            same = _bools(pc.equal(_one(docs.take(_ints(rows))), self.names.take(_ints(j))))
+            out[rows[same]] = self.codes_[j[same]]
+            return out
         lo = np.searchsorted(self.sorted, hr, "left")
         if self.one_each:  # no two judged documents share a hash (the usual case): one search
             lo = np.minimum(lo, len(self.sorted) - 1)
@@ -382,6 +474,50 @@ class _JudgedLookup:
             r, j = rows[ok], self.order[at[ok]]
             same = _bools(pc.equal(_one(docs.take(_ints(r))), self.names.take(_ints(j))))
             out[r[same]] = self.codes_[j[same]]
+        return out
+
+
+class _HashTable:
+    """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing
+    (linear probing, at most half full), built and searched with whole-array steps: each step moves
+    every unsettled key on one slot."""
+
+    def __init__(self, h: np.ndarray):
+        bits = max(10, (2 * len(h)).bit_length())  # at most half full (12 bytes a slot)
+        self.shift, self.mask = np.uint64(64 - bits), (1 << bits) - 1
+        self.keys = np.zeros(1 << bits, np.uint64)
+        self.at = np.full(1 << bits, -1, np.int32 if len(h) < 1 << 31 else np.int64)
+        self.repeated = False  # two keys alike: then the table holds the first of them only
+        slot = (h >> self.shift).astype(np.int64)
+        pending = np.arange(len(h))
+        while len(pending):
+            s = slot[pending]
+            free = self.at[s] < 0
+            if (self.keys[s[~free]] == h[pending[~free]]).any():
+                self.repeated = True
+                return
+            cand, cs = pending[free], s[free]
+            self.at[cs] = cand  # keys wanting one free slot: one of them gets it (the last written)
+            won = self.at[cs] == cand
+            self.keys[cs[won]] = h[cand[won]]
+            if (self.keys[cs[~won]] == h[cand[~won]]).any():  # lost its slot to a key alike
+                self.repeated = True
+                return
+            pending = np.concatenate([pending[~free], cand[~won]])
+            slot[pending] = (slot[pending] + 1) & self.mask
+
+    def find(self, hr: np.ndarray) -> np.ndarray:
+        """The position of each hash (-1: not there)."""
+        slot = (hr >> self.shift).astype(np.int64)
+        out = np.full(len(hr), -1, np.int64)
+        active = np.arange(len(hr))
+        while len(active):
+            s = slot[active]
+            a = self.at[s]
+            hit = (a >= 0) & (self.keys[s] == hr[active])
+            out[active[hit]] = a[hit]
+            active = active[(a >= 0) & ~hit]
+            slot[active] = (slot[active] + 1) & self.mask
         return out
 
 
@@ -483,7 +619,7 @@ class _Tally:
         jrows = np.flatnonzero(judged >= 0)
         if not len(jrows) and not self.keep_top:
             return
-        perm = _trec_order(gid, score, docs)
+        perm = _trec_order(gid, score, docs, None if self.keep_top else judged >= 0)
         if perm is None:
             rank = np.arange(n) - starts[gid]
         else:
@@ -503,29 +639,31 @@ class _Tally:
 MAX_LISTED = 21  # duplicates named (MAX_PER_RULE, and one to know there are more)
 
 
-def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: int = 0) -> LeanRun | None:
+def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: int = 0,
+                  jobs: int = 1) -> LeanRun | None:
     """The run, or None when the file is not regular enough for the fast path.
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
     in bounded memory: blocks of BLOCK bytes, and only the judged rows kept. A file whose lines
     of one query are scattered keeps ROW_BYTES a line in memory up to HOLD_AT bytes, and is
     partitioned by query through temporary files past it; its judged rows are ranked by counting
-    (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file)."""
+    (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file). `jobs`:
+    blocks worked on at once (threads); the result is the same for any number."""
     try:
         try:
-            return _read(path, name, qrels, progress, keep_top, grouped=True)
+            return _read(path, name, qrels, progress, keep_top, grouped=True, jobs=jobs)
         except _Ungrouped:
-            return _read(path, name, qrels, progress, keep_top, grouped=False)
+            return _read(path, name, qrels, progress, keep_top, grouped=False, jobs=jobs)
     except NotPlain:
         return None
     except LineTooLong as e:
         raise _too_long(path, e.line) from None
 
 
-def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool) -> LeanRun:
+def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool, jobs: int = 1) -> LeanRun:
     from itertools import chain
 
-    reader, tally = _Reader(path, qrels, progress), _Tally(keep_top)
+    reader, tally = _Reader(path, qrels, progress, jobs), _Tally(keep_top)
     lines = 0
     blocks = reader.blocks()
     if grouped:
@@ -1333,8 +1471,10 @@ def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
     return maybe[twice[at] == top[maybe]]
 
 
-def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
-    """A permutation into trec_eval order, or None when the rows already are in it."""
+def _trec_order(qp: np.ndarray, score: np.ndarray, docs, needed: np.ndarray | None = None) -> np.ndarray | None:
+    """A permutation into trec_eval order, or None when the rows already are in it. With `needed` (a mask
+    of the rows whose rank is used), rows tied on score are put in document order only where a needed
+    row is among them: the others' order among themselves moves no needed row's rank."""
     n = len(qp)
     if not n:
         return None
@@ -1353,6 +1493,13 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs) -> np.ndarray | None:
         in_group = np.r_[tie, False] | np.r_[False, tie]
         rows = np.flatnonzero(in_group)
         group = np.cumsum(np.r_[True, ~tie])[rows]
+        if needed is not None:  # only the tie groups with a needed row
+            wanted = needed[rows if perm is None else perm[rows]]
+            has = np.zeros(int(group[-1]) + 1, bool)
+            has[group[wanted]] = True
+            rows, group = rows[has[group]], group[has[group]]
+            if not len(rows):
+                return perm
         src = rows if perm is None else perm[rows]
         tied_docs = docs.take(src)
         o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(group), tied_docs], names=["g", "d"]),
@@ -1390,12 +1537,11 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
 
     from rankgate.core.model import grade_problem
 
-    dict_t = pa.dictionary(pa.int32(), pa.string())
-    try:
+    try:  # strings, encoded once over the whole column below (faster than pyarrow's dictionary per chunk)
         tbl = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "g"]),
                             parse_options=_csv_options()[1], convert_options=pcsv.ConvertOptions(
-                                column_types={"q": dict_t, "i": pa.binary(), "d": dict_t, "g": pa.string()},
-                                strings_can_be_null=False))
+                                column_types={"q": pa.string(), "i": pa.binary(), "d": pa.string(),
+                                              "g": pa.string()}, strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     if not len(tbl) or pc.min(pc.binary_length(tbl["i"])).as_py() == 0:
@@ -1409,13 +1555,15 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
         return None
     if any(grade_problem(int(g)) for g in unique(grade).tolist()):
         return None
-    q, d = tbl["q"].unify_dictionaries(), tbl["d"].unify_dictionaries()
-    qdict, ddict = q.chunk(0).dictionary, d.chunk(0).dictionary
-    if _empty_or_comment(qdict) or _empty_or_comment(ddict):
+    q, d = pc.dictionary_encode(_one(tbl["q"])), pc.dictionary_encode(_one(tbl["d"]))
+    if _empty_or_comment(q.dictionary) or _empty_or_comment(d.dictionary):
         return None
     catalog = catalog or Catalog()
-    qcode = catalog.queries.extend(qdict.to_pylist())[_np([c.indices for c in q.chunks])]
-    dcode = catalog.docs.extend(ddict.to_pylist())[_np([c.indices for c in d.chunks])]
+    qcode = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)[_np(q.indices)]
+    fresh = not len(catalog.docs)
+    dcode = catalog.docs.extend(d.dictionary.to_pylist(), distinct=True)[_np(d.indices)]
+    if fresh:  # the run reader looks the judged documents up by these bytes (_Reader)
+        catalog.docs.arrow = d.dictionary
     pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
     if (pair[1:] == pair[:-1]).any():
         return None  # a pair judged twice: the general reader names both lines
@@ -1483,7 +1631,7 @@ def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) 
                format="trec", query_codes=qmap.tolist())
 
 
-def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0
+def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0, jobs: int = 1
                 ) -> list[LeanRun] | None:
     """For load_bundle: a TREC run through the fast path, or None for the usual reader. `keep_top`
     keeps each ranking's top rows that nobody judged too (for the gate's review queue)."""
@@ -1493,7 +1641,7 @@ def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_t
     try:
         if os.path.getsize(path) < MIN_BYTES or detect_format(path) != "trec":
             return None
-        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top)
+        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top, jobs)
     except OSError:
         return None  # the usual reader says what is wrong with the file
     return [run] if run is not None else None
