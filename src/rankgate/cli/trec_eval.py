@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rankgate.cli.base import EXIT_OK, emit, say
-from rankgate.core.errors import InputError
+from rankgate.core.errors import InputError, naming_ids
 
 ABOUT = """trec_eval 10's command line and output, line for line: the same measure names, the
 same order (-q groups the lines by query, then the summary), the same formatting,
@@ -76,13 +76,16 @@ def cmd_trec_eval(args) -> int:
     request = te.parse_request(args.measure, args.trec_eval_version)
     notes: list[str] = []
     catalog = Catalog()
-    qrels = te.read_qrels(args.qrels, catalog, notes)
-    fast = te.read_run_fast(args.runs, qrels, qrels.meta["ascii"]) if args.trec_eval_version == "10" else None
+    with naming_ids(args.qrels):  # an ID too long is named with its file and line
+        qrels = te.read_qrels(args.qrels, catalog, notes)
+    with naming_ids(args.runs):
+        fast = te.read_run_fast(args.runs, qrels, qrels.meta["ascii"]) if args.trec_eval_version == "10" else None
     if fast is not None:
         run, runid = fast
         ranked = {q for q, n in zip(run.qnames, run.num_ret.tolist()) if n > 0}
     else:
-        run, runid = te.read_run(args.runs, catalog, notes)
+        with naming_ids(args.runs):
+            run, runid = te.read_run(args.runs, catalog, notes)
         ranked = {catalog.queries.names[c] for c in run.query_codes}
     for note in notes:
         say(note, err=True)

@@ -706,8 +706,11 @@ def _well_formed(rec) -> bool:
 
 def suggested_grades(path: str | os.PathLike) -> dict[tuple[str, str], int]:
     """The newest suggested grade of every pair in a suggestions journal."""
+    from rankgate.core.formats.textio import open_regular
+
     try:
-        data = Path(path).read_bytes()
+        with open_regular(path) as f:  # a FIFO or a device is refused, never waited on
+            data = f.read()
     except OSError as e:
         raise InputError(str(path), f"the suggestions cannot be read ({e.strerror or e})") from None
     records, _ = parse_journal(data)

@@ -52,15 +52,17 @@ def atof(text: str) -> float:
     return float(t)
 
 
-def _read_bytes(path: str) -> str:
-    from rankgate.core.formats.textio import open_input
+def _read_bytes(path: str, notes: list[str] | None = None) -> str:
+    """The file as trec_eval reads it (textio.read_whole_latin1: gzip bounded, BOM dropped, CR-only line ends
+    made LF); a NUL byte is read as trec_eval reads it, and said once in `notes`."""
+    from rankgate.core.formats.textio import read_whole_latin1
 
-    with open_input(path) as f:
-        try:
-            data = f.read()
-        except (OSError, EOFError) as e:
-            raise InputError(path, f"cannot read it: {e}") from None
-    return data.decode("latin-1")
+    text = read_whole_latin1(path)
+    if notes is not None and "\x00" in text:
+        at = text.index("\x00")
+        notes.append(f"warning: {visible(path)}: {text.count(chr(0))} NUL byte(s) (first at line "
+                     f"{text.count(chr(10), 0, at) + 1}); read as part of the text, as trec_eval reads them")
+    return text
 
 
 def _splitter(text: str):
@@ -71,7 +73,7 @@ def _splitter(text: str):
 
 def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
     """The qrels; `meta["ascii"]` tells whether every byte of the file is ASCII."""
-    text = _read_bytes(path)
+    text = _read_bytes(path, notes)
     split = _splitter(text)
     qs, ds, gs, where = [], [], [], []
     odd = []
@@ -115,7 +117,7 @@ def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
 
 def read_run(path: str, catalog: Catalog, notes: list[str]) -> tuple[Run, str]:
     """The run and its runid (the tag of its last line)."""
-    text = _read_bytes(path)
+    text = _read_bytes(path, notes)
     split = _splitter(text)
     fast = _regular(text) if split is str.split else None
     if fast is not None:
@@ -208,6 +210,7 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> n
     try:
         out = np.fromiter(map(float, raw), np.float64, count=len(raw))
         if not any("_" in t for t in raw):  # Python reads 1_0 as 10, C's atof as 1
+            _note_not_finite(out, where, raw, path, notes)
             return out
     except ValueError:
         pass
@@ -226,7 +229,17 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str]) -> n
     if odd:
         notes.append(f"warning: {visible(path)}: {count} score(s) are not plain numbers (first at line {odd[0]}: "
                      f"{_shown(odd[1])}); read as trec_eval reads them (C's atof: the leading number, else 0)")
+    _note_not_finite(out, where, raw, path, notes)
     return out
+
+
+def _note_not_finite(out: np.ndarray, where: np.ndarray, raw: list[str], path: str, notes: list[str]) -> None:
+    """NaN and infinite scores rank as trec_eval ranks them; said once, with the first line."""
+    bad = np.flatnonzero(~np.isfinite(out))
+    if len(bad):
+        i = int(bad[0])
+        notes.append(f"warning: {visible(path)}: {len(bad)} score(s) are NaN or infinite (first at line "
+                     f"{int(where[i])}: {_shown(raw[i])}); ranked as trec_eval ranks them")
 
 
 def _no_duplicates(path, q, d, where, catalog, what) -> None:
