@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rankgate.cli.base import EXIT_OK, emit, say
-from rankgate.core.errors import InputError, naming_ids
+from rankgate.core.errors import InputError
+from rankgate.core.formats.textio import naming_ids
 
 ABOUT = """trec_eval 10's command line and output, line for line: the same measure names, the
 same order (-q groups the lines by query, then the summary), the same formatting,

@@ -29,32 +29,12 @@ MAX_ID = 4096  # characters of a query or document ID (docs/formats.md, Limits):
 
 class LongId(InputError):
     """An ID longer than MAX_ID, refused where it is interned (core/model.py Interner); the reader's entry
-    point names the file and finds the line (`located`)."""
+    point names the file and finds the line (formats/textio.py naming_ids)."""
 
     def __init__(self, name: str, path: str = "an ID", line: int | None = None):
         self.name = name
         super().__init__(path, f"an ID of {len(name)} characters ({name[:30]!r}...): IDs are at most {MAX_ID} "
                          "characters (docs/formats.md, Limits)", line=line)
-
-    def located(self, path: str) -> "LongId":
-        from rankgate.core.formats.textio import find_line
-
-        return LongId(self.name, str(path), find_line(str(path), self.name[:200]))
-
-
-class naming_ids:
-    """`with naming_ids(path):` around a reader: an ID too long is named with this file and its line."""
-
-    def __init__(self, path):
-        self.path = str(path)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, e, tb):
-        if isinstance(e, LongId) and e.path == "an ID":
-            raise e.located(self.path) from None
-        return False
 
 
 def refuse_unknown_keys(table: dict, known, path: str, where: str) -> None:

@@ -488,7 +488,7 @@ def _answer_id(line: bytes):
         found = int(found)
     if isinstance(found, int) and not isinstance(found, bool):
         return found
-    return "missing" if "id" not in obj else None
+    return "missing" if "grade" in obj and "id" not in obj else None  # an object with no grade: a log line
 
 
 def render_prompt(template: str, req: JudgeRequest, grades: dict[int, str]) -> str:

@@ -254,9 +254,6 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None, table: 
         p.measures = [_measure(m, path, "policy key 'measures'") for m in get("measures", list)]
     if "must_pass" in data:
         p.must_pass = _str_list(get("must_pass", list), path, "policy key 'must_pass'", "query IDs")
-        if not p.must_pass or not all(q.strip() for q in p.must_pass):  # [] or [""] checks nothing
-            raise InputError(path, "policy key 'must_pass' lists no query (or an empty ID): name the query IDs, "
-                             "or leave the key out")
         p.must_pass_at = SetAt(path, f"[{table}] must_pass" if table else "must_pass", table)
     for key in ("baseline", "candidate"):
         if key in data:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from rankgate.core.errors import InputError, naming_ids
+from rankgate.core.errors import InputError
+from rankgate.core.formats.textio import naming_ids
 from rankgate.core.formats.beir import read_beir_qrels
 from rankgate.core.formats.jsonfmt import (
     load_json,

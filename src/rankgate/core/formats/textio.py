@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
-from rankgate.core.errors import InputError
+from rankgate.core.errors import InputError, LongId
 
 BLOCK = 8 << 20  # bytes per block when streaming large text files
 INTEGER = re.compile(r"[+-]?[0-9]+\Z")
@@ -199,6 +199,22 @@ def find_line(path: str, needle: str) -> int | None:
     except InputError:
         return None
     return None
+
+
+class naming_ids:
+    """`with naming_ids(path):` around a reader: an ID too long (LongId, raised where IDs are interned) is
+    named with this file and the line that holds it."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if isinstance(e, LongId) and e.path == "an ID":
+            raise LongId(e.name, self.path, find_line(self.path, e.name[:200])) from None
+        return False
 
 
 def _line_too_long(path: str, line: int) -> InputError:
