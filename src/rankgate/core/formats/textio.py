@@ -24,7 +24,7 @@ MAX_TOML = 8 << 20  # the largest benchmark.toml or policy file
 # or one repeated line 1000x)
 MAX_GUNZIP = 16 << 30
 MAX_RATIO = 100
-GUNZIP_FREE = 64 << 20
+GUNZIP_FREE = 16 << 20
 _MIB = 1 << 20
 
 
