@@ -1,7 +1,8 @@
 """The GitHub Action's logic: run the gate, write the step summary, annotate lost must-pass queries.
 
 `python -m rankgate.ci BENCHMARK [gate flags]` is what `action.yml` runs. It runs `rankgate gate` with the
-given flags and, from the environment GitHub sets:
+given flags (and those in RANKGATE_ARGS, split as a shell splits quoted words, with no globbing or
+expansion) and, from the environment GitHub sets:
 - appends the gate's Markdown to the file named by GITHUB_STEP_SUMMARY;
 - prints one `::error::` workflow command per failed check, naming each lost must-pass query and the
   relevant documents the candidate no longer has in its top k (escaped: core.text.visible, then GitHub's
@@ -20,12 +21,14 @@ import contextlib
 import io
 import json
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
 
 from rankgate.core.text import visible
 
+ARGS_ENV = "RANKGATE_ARGS"  # action.yml's `args` input: more gate flags, split with shlex (quotes kept)
 LIMIT = 10  # annotations and documents named, at most (GitHub shows 10 error annotations per step)
 
 
@@ -117,6 +120,13 @@ def run(argv: list[str] | None = None, env: dict | None = None) -> int:
                                      "step summary, annotations, outputs; every other flag goes to rankgate gate")
     parser.add_argument("--receipt", default="rankgate-receipt.json", help="where to write the receipt")
     ours, gate_args = parser.parse_known_args(argv)
+    try:  # action.yml's `args`: split as a shell would split quoted words, never globbed or expanded
+        gate_args += shlex.split(env.get(ARGS_ENV, ""))
+    except ValueError as e:
+        print(f"::error title={escape_property('rankgate')}::"
+              f"{escape_data(f'the action input args cannot be split ({e}): close its quotes')}", flush=True)
+        _append(env.get("GITHUB_OUTPUT"), "exit-code=2\ndecision=invalid\n")
+        return 2
     with tempfile.TemporaryDirectory(prefix="rankgate-ci-") as tmp:
         md, result = Path(tmp) / "summary.md", Path(tmp) / "result.json"
         tee = _Tee(sys.stderr)

@@ -33,7 +33,7 @@ def _github(tmp_path, bench, **inputs):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env |= {k: str(v) for k, v in files.items()}
     env |= {"PATH": f"{bin_dir}{os.pathsep}{env['PATH']}", "PYTHONPATH": str(ROOT / "src"),
-            "BENCHMARK": str(bench), "BASELINE": "", "CANDIDATE": "", "POLICY": "", "ARGS": "--resamples 300",
+            "BENCHMARK": str(bench), "BASELINE": "", "CANDIDATE": "", "POLICY": "", "RANKGATE_ARGS": "--resamples 300",
             "RECEIPT": "rankgate-receipt.json"}
     env |= inputs
     proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
@@ -60,10 +60,10 @@ def test_a_reject_writes_the_summary_annotates_and_records_the_exit_code(tmp_pat
 
 
 def test_an_accept_and_an_invalid_input(tmp_path):
-    proc, files, outputs = _github(tmp_path, SAMPLES / "seed-lab", CANDIDATE="candidate_good", ARGS="")
+    proc, files, outputs = _github(tmp_path, SAMPLES / "seed-lab", CANDIDATE="candidate_good", RANKGATE_ARGS="")
     assert outputs["decision"] == "accept" and "RANKGATE_EXIT=0" in files["GITHUB_ENV"]
     assert "::error" not in proc.stdout and "✅ ACCEPT" in files["GITHUB_STEP_SUMMARY"]
-    proc, files, outputs = _github(tmp_path, tmp_path / "nowhere", ARGS="")
+    proc, files, outputs = _github(tmp_path, tmp_path / "nowhere", RANKGATE_ARGS="")
     assert outputs["decision"] == "invalid" and "RANKGATE_EXIT=2" in files["GITHUB_ENV"]
     assert f"::error title=rankgate::the gate could not run (exit 2): {tmp_path / 'nowhere'}: no such file" \
         in proc.stdout.splitlines()

@@ -16,7 +16,7 @@ def suggested_ops(tmp_path, capsys):
     judge graded."""
     folder = tmp_path / "ops"
     shutil.copytree(SAMPLES / "ops-handbook", folder)
-    assert main(["labels", "suggest", str(folder), "--queue", "30"]) == 0
+    assert main(["labels", "suggest", str(folder), "--queue", "30", "--trust-judge"]) == 0
     assert main(["labels", "suggest", str(folder), "--judged", "--limit", "60"]) == 0
     capsys.readouterr()
     return folder

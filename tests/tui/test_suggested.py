@@ -58,7 +58,7 @@ import json, sys, time
 for line in sys.stdin:
     req = json.loads(line)
     time.sleep(float(sys.argv[1]))
-    print(json.dumps({"grade": 1, "reason": "stub on " + req["query"]}), flush=True)
+    print(json.dumps({"id": req["id"], "grade": 1, "reason": "stub on " + req["query"]}), flush=True)
 """
 
 
@@ -69,7 +69,37 @@ def with_judge(tiny, delay: float):
     manifest = tiny / "benchmark.toml"
     manifest.write_text(manifest.read_text() + f'\n[judge]\nname = "stub"\ncommand = ["{sys.executable}", '
                         f'"judge.py", "{delay}"]\ntimeout = 20\n')
+    trust_judge(tiny)
     return tiny
+
+
+def trust_judge(folder):
+    """What `labels suggest --trust-judge` records: the user agreed to run this folder's judge."""
+    from rankgate.core.benchmark import load_manifest
+    from rankgate.core.judge import judge_config
+    from rankgate.store.trust import trust
+
+    m = load_manifest(folder)
+    trust(m.folder, judge_config(m.judge, str(m.path), str(m.folder)).trust_token())
+
+
+async def test_s_runs_no_judge_of_a_folder_the_user_has_not_trusted(tiny):
+    """Before: S ran the [judge] command of any folder opened, with no question asked."""
+    import sys
+
+    (tiny / "judge.py").write_text(JUDGE)
+    manifest = tiny / "benchmark.toml"
+    marker = tiny / "ran"
+    manifest.write_text(manifest.read_text() + f'\n[judge]\ncommand = ["{sys.executable}", "-c", '
+                        f'"open(\'{marker}\', \'w\')"]\n')
+    app = make_app(tiny)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("S")
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        assert not marker.exists()
+        assert any("--trust-judge" in str(n.message) for n in app._notifications)
 
 
 async def test_s_asks_the_judge_in_a_worker_and_the_answers_show(tiny):

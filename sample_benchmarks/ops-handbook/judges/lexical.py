@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A deterministic lexical judge for trying `rankgate labels suggest` offline.
 
-Reads one JSON request a line on stdin ({"query", "query_text", "notes", "doc", "doc_text"}) and
-writes one answer a line on stdout ({"grade", "reason", "confidence"}), flushing after each. The
+Reads one JSON request a line on stdin ({"id", "query", "query_text", "notes", "doc", "doc_text"}) and
+writes one answer a line on stdout ({"id", "grade", "reason", "confidence"}: the request's id, so
+rankgate matches each answer to its request), flushing after each. The
 grade comes from term overlap: the share of the question's words, and of the assessor's notes'
 words, that the passage contains. It is a stand-in for a model, not a good judge: compare it with
 the reviewers (`rankgate labels agreement`) before trusting it with anything.
@@ -41,7 +42,8 @@ def main() -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        print(json.dumps(judge(json.loads(line))), flush=True)
+        req = json.loads(line)
+        print(json.dumps(dict(judge(req), id=req["id"])), flush=True)  # the answer carries the request's id
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from rankgate.core.text import visible, visible_json
+from rankgate.core.text import no_workflow_commands, visible, visible_json
 
 EXIT_OK, EXIT_INVALID, EXIT_REJECTED = 0, 2, 3
 
@@ -117,7 +117,7 @@ def counted(n: int, one: str, many: str | None = None) -> str:
 
 def emit(text: str) -> None:
     """A document on stdout (JSON, a table, trec_eval's lines): its lines and tabs kept, nothing else raw."""
-    text = visible(text, lines="keep")
+    text = no_workflow_commands(visible(text, lines="keep"))
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -131,7 +131,7 @@ def shell(path) -> str:
 
 def say(text: str = "", *, err: bool = False) -> None:
     """One line for a person; whatever it quotes from a file is escaped (core.text.visible)."""
-    print(visible(text), file=sys.stderr if err else sys.stdout)
+    print(no_workflow_commands(visible(text)), file=sys.stderr if err else sys.stdout)
 
 
 MAX_ERROR = 1000  # characters of one error line; a longer one (a 1 MB ID) is cut in the middle
@@ -139,7 +139,7 @@ MAX_ERROR = 1000  # characters of one error line; a longer one (a 1 MB ID) is cu
 
 def say_error(problem) -> None:
     """`error: ...` on stderr: one line, escaped, at most MAX_ERROR characters (its start and its end kept)."""
-    text = visible(f"error: {problem}")
+    text = visible(f"error: {problem}")  # one line, starting "error:": never a CI runner's command
     if len(text) > MAX_ERROR:
         cut = len(text) - MAX_ERROR + 40
         head = MAX_ERROR * 2 // 3

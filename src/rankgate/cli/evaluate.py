@@ -428,7 +428,7 @@ def cmd_validate(args) -> int:
     texts = (f", texts for {corpus['judged_with_text']} of {corpus['judged_documents']} judged documents"
              if corpus else "")
     emit(_valid_json(bundle, policy, corpus) if args.format == "json" else
-         f"valid: {len(bundle.qrels.query_ids)} queries, runs {', '.join(sorted(bundle.runs))}, k={policy.k}{texts}")
+         f"valid: {len(bundle.qrels.query_ids)} queries, runs {', '.join(visible(r) for r in sorted(bundle.runs))}, k={policy.k}{texts}")
     return EXIT_OK
 
 

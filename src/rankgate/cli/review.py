@@ -93,7 +93,9 @@ def run(args) -> int:
         try:
             check_inputs(Inputs.from_args(args))  # a missing file is said first, as with a terminal
         except InputError as e:
-            print(f"error: {e}", file=sys.stderr)
+            from rankgate.cli.base import say_error
+
+            say_error(e)  # escaped: a file name may hold a newline (a forged CI annotation)
             return EXIT_INVALID
         print(f"error: {NO_TERMINAL}", file=sys.stderr)
         return EXIT_INVALID

@@ -45,6 +45,8 @@ def add_suggest(cmds, common) -> None:
     j.add_argument("--judge-name", metavar="NAME", help="the judge's name in the suggestions")
     j.add_argument("--timeout", type=float, metavar="S", help="seconds per document (default 30)")
     j.add_argument("--max-calls", type=int, metavar="N", help="ask about at most N documents (default 200)")
+    j.add_argument("--trust-judge", action="store_true", help="run the benchmark's [judge] (its command, or its "
+                   "endpoint with the key variable it names): asked once per folder and judge, then remembered")
     p.set_defaults(func=suggest)
 
 
@@ -62,7 +64,22 @@ def judge_from(args, manifest):
     if config is None:
         raise InputError(str(manifest.path), "no judge: add a [judge] table (command = [...] or url and model) or "
                          "give --judge-command CMD or --judge-url URL --judge-model NAME (docs/reviewers.md)")
+    if not (args.judge_command or args.judge_url):
+        check_trusted(config, manifest, getattr(args, "trust_judge", False))
     return config
+
+
+def check_trusted(config, manifest, agree: bool) -> None:
+    """Refuse the [judge] of a folder the user has not trusted (with --trust-judge: trust it now)."""
+    from rankgate.core.judge import untrusted_why
+    from rankgate.store.trust import is_trusted, trust
+
+    token = config.trust_token()
+    if is_trusted(manifest.folder, token):
+        return
+    if not agree:
+        raise InputError(str(manifest.path), untrusted_why(config))
+    trust(manifest.folder, token)
 
 
 def suggest(args) -> int:

@@ -141,8 +141,12 @@ def _trec_eval_9(args, request) -> int:
 
     notes: list[str] = []
     catalog = Catalog()
-    qrels = te.read_qrels(args.qrels, catalog, notes)
-    run, runid = te.read_run(args.runs, catalog, notes)
+    from rankgate.core.formats.textio import naming_ids
+
+    with naming_ids(args.qrels):  # an ID too long is named with its file and line
+        qrels = te.read_qrels(args.qrels, catalog, notes)
+    with naming_ids(args.runs):
+        run, runid = te.read_run(args.runs, catalog, notes)
     ranked = {catalog.queries.names[c] for c in run.query_codes}
     for note in notes:
         say(note, err=True)

@@ -90,6 +90,10 @@ def read_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[str, int
         if doc in acl:
             raise InputError(path, f"document {shorten(doc)} appears twice (first at line {lines[doc]})", line=lineno)
         acl[doc], lines[doc] = groups, lineno
+    if not acl:  # an empty ACL would make every document public: a leak would pass the permission check
+        raise InputError(path, "lists no document (empty, or comments only): an ACL names each restricted "
+                         "document, one per line ({\"doc\": ID, \"groups\": [...]} or doc<TAB>group,group); "
+                         "without an ACL, remove `acl` from benchmark.toml (or --acl)")
     return acl, lines
 
 
@@ -110,6 +114,9 @@ def read_corpus_acl(path: str | Path) -> tuple[dict[str, frozenset[str]], dict[s
         if not doc:
             raise InputError(path, "a document with 'acl' needs an ID ('docid', '_id' or 'id')", line=lineno)
         acl[doc], lines[doc] = _groups(obj["acl"], path, lineno, "field 'acl'"), lineno
+    if not acl:  # acl = "corpus" with no `acl` field anywhere would make every document public
+        raise InputError(path, "no document has an 'acl' field, and acl = \"corpus\" takes the ACL from them: "
+                         "give each restricted document \"acl\": [groups], or remove `acl` from benchmark.toml")
     return acl, lines
 
 

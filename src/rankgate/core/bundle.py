@@ -197,8 +197,10 @@ def with_suggestions(q: Qrels, path: str) -> Qrels:
 def sha256_file(path: str | Path) -> str:
     import hashlib
 
+    from rankgate.core.formats.textio import open_regular
+
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO or a device (/dev/zero) is refused, never read for ever
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -24,6 +24,19 @@ class InputError(Exception):
         return f"{place}: {self.what}"
 
 
+MAX_ID = 4096  # characters of a query or document ID (docs/formats.md, Limits): a 5 MB ID cost 258 MB
+
+
+class LongId(InputError):
+    """An ID longer than MAX_ID, refused where it is interned (core/model.py Interner); the reader's entry
+    point names the file and finds the line (formats/textio.py naming_ids)."""
+
+    def __init__(self, name: str, path: str = "an ID", line: int | None = None):
+        self.name = name
+        super().__init__(path, f"an ID of {len(name)} characters ({name[:30]!r}...): IDs are at most {MAX_ID} "
+                         "characters (docs/formats.md, Limits)", line=line)
+
+
 def refuse_unknown_keys(table: dict, known, path: str, where: str) -> None:
     """A TOML table's first unknown key (sorted), named with where it is and the keys expected."""
     unknown = sorted(set(table) - set(known))

@@ -93,8 +93,10 @@ def _read_run(path: str) -> dict[str, list[str]]:
 def _depth(v, where: str, mpath: str) -> int | None:
     if v is None:
         return None
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise InputError(mpath, f"{where}: 'depth' must be a whole number of at least 1")
+    from rankgate.core.benchmark import MAX_K
+
+    if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_K:  # 1e20 is no depth a stage has
+        raise InputError(mpath, f"{where}: 'depth' must be a whole number from 1 to {MAX_K}, found {v!r}")
     return v
 
 

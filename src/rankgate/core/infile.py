@@ -1,4 +1,4 @@
-"""Opening an input file: regular files only (never a pipe, a device or a folder), gunzipped when gzip.
+"""Opening an input file: regular files only (never a pipe, a device or a folder), gunzipped under a bound.
 
 Its own small module, outside core/formats, so that a reader that needs nothing else
 (`rankgate trec_eval`) opens files without importing every format (core/formats/__init__.py).
@@ -9,9 +9,20 @@ from __future__ import annotations
 import gzip
 import os
 import stat
+import zlib
 from pathlib import Path
 
 from rankgate.core.errors import InputError
+
+_BLOCK = 8 << 20  # a large gunzip read is counted block by block
+
+# gzip input (as urllib3 2.x bounds a decompressed answer): at most MAX_GUNZIP bytes out, and past the first
+# GUNZIP_FREE bytes out, at most MAX_RATIO bytes out per byte in (text compresses 3-15x; a bomb of blank lines
+# or one repeated line 1000x)
+MAX_GUNZIP = 16 << 30
+MAX_RATIO = 100
+GUNZIP_FREE = 16 << 20
+_MIB = 1 << 20
 
 
 def _special(mode: int) -> str | None:
@@ -28,11 +39,12 @@ def _special(mode: int) -> str | None:
     return None
 
 
-def open_input(path: str | Path):
-    """The file for reading bytes, gunzipped when it is gzip; a missing or unreadable file is an InputError.
+def open_regular(path: str | Path):
+    """The file for reading raw bytes; a missing or unreadable file is an InputError.
 
     Only regular files are read: a folder, a pipe (a FIFO, process substitution), a socket or a device
-    (/dev/zero, /dev/urandom) is refused before anything is read, and a FIFO is never waited on."""
+    (/dev/zero, /dev/urandom) is refused before anything is read, and a FIFO is never waited on. Every
+    reader (and every hash of an input, core/bundle.py sha256_file) opens files here."""
     p = Path(path)
     try:
         why = _special(os.stat(p).st_mode)
@@ -46,7 +58,7 @@ def open_input(path: str | Path):
             os.close(fd)
             raise InputError(str(path), why)
         os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb")
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except IsADirectoryError:
@@ -57,11 +69,82 @@ def open_input(path: str | Path):
         raise InputError(str(path), "cannot be read (permission denied)") from None
     except (OSError, ValueError) as e:  # a symlink loop, a name too long, a NUL byte in the name ...
         raise InputError(str(path), f"cannot be opened ({getattr(e, 'strerror', None) or e})") from None
+
+
+class BoundedGzip(gzip.GzipFile):
+    """gzip decompressed under a bound: more than MAX_GUNZIP bytes out, or (past GUNZIP_FREE) more than
+    MAX_RATIO bytes out per compressed byte read, is refused as a decompression bomb, not read on."""
+
+    def __init__(self, raw, path: str):
+        super().__init__(fileobj=raw, mode="rb")
+        self.path, self.out = str(path), 0
+
+    def _count(self, n: int) -> None:
+        self.out += n
+        if self.out > MAX_GUNZIP or (self.out > GUNZIP_FREE and self.out > MAX_RATIO * max(self.fileobj.tell(), 1)):
+            raise InputError(self.path, f"gzip that decompresses to {self.out // _MIB} MiB from "
+                             f"{self.fileobj.tell() // 1024} KiB read (over {MAX_RATIO} times its size, or past "
+                             f"{MAX_GUNZIP >> 30} GiB): refused as a decompression bomb (docs/formats.md, Limits)")
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            size = MAX_GUNZIP + 1
+        if size <= _BLOCK:
+            data = super().read(size)
+            self._count(len(data))
+            return data
+        parts, left = [], size  # a large read in blocks, each one counted: a bomb stops early
+        while left > 0 and (chunk := self.read(min(left, _BLOCK))):
+            parts.append(chunk)
+            left -= len(chunk)
+        return b"".join(parts)
+
+    def read1(self, size=-1):
+        data = super().read1(size)
+        self._count(len(data))
+        return data
+
+    def readinto(self, b):
+        data = super().read(len(b))
+        b[:len(data)] = data
+        self._count(len(data))
+        return len(data)
+
+    def readline(self, size=-1):
+        data = super().readline(size)
+        self._count(len(data))
+        return data
+
+
+def open_input(path: str | Path):
+    """The file for reading bytes (open_regular), gunzipped under a bound (BoundedGzip) when it is gzip."""
+    f = open_regular(path)
     from rankgate.core.outfile import note_input
 
-    note_input(st)
+    note_input(os.fstat(f.fileno()))
     magic = f.read(2)
     f.seek(0)
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")
+        return BoundedGzip(f, str(path))
     return f
+
+
+def cr_only(head: bytes | str) -> bool:
+    """Whether a file's first block ends its lines with CR alone (classic Mac): a CR and no LF."""
+    return ("\r" in head and "\n" not in head) if isinstance(head, str) else (b"\r" in head and b"\n" not in head)
+
+
+def read_whole_latin1(path: str | Path) -> str:
+    """The whole file (gunzipped under the bound) as latin-1 text, as trec_eval reads bytes: without a
+    byte-order mark, CR-only line ends made LF."""
+    path = str(path)
+    with open_input(path) as f:
+        try:
+            data = f.read()
+        except (OSError, EOFError, zlib.error) as e:
+            raise InputError(path, f"cannot read it: {e}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if cr_only(data[:_BLOCK]):
+        data = data.replace(b"\r", b"\n")
+    return data.decode("latin-1")

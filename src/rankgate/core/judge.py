@@ -13,27 +13,35 @@ Configured in benchmark.toml's `[judge]` table or by flags (docs/reviewers.md):
     timeout = 30                          # seconds per document
     max_calls = 200                       # documents per run, at most
 
-A command gets one JSON line per document, {"query", "query_text", "notes",
-"doc", "doc_text"}, and answers each with one line {"grade", "reason",
-"confidence"?} in the same order. An answer that is late, not JSON, or whose
+A command gets one JSON line per document, {"id", "query", "query_text", "notes",
+"doc", "doc_text"}, and answers each with one line {"id", "grade", "reason",
+"confidence"?} carrying the request's id (other output lines are skipped, so a
+stray print shifts no answer). Its stderr is drained (the last lines name why it
+failed); on a timeout, a cancel or Ctrl-C its whole process group is ended. A
+command from a benchmark folder's [judge] table runs only once the user trusts
+it (`--trust-judge`, remembered per folder and command: store/trust.py). An
+endpoint's whole answer is bounded by `timeout`, its redirects are followed only
+to the same host (the key never goes elsewhere), and its reply is at most 1 MiB
+and 32 levels of JSON. An answer that is late, not JSON, or whose
 grade is not on the benchmark's scale is a failure for that document: it is
 reported and never stored. The API key is read from the environment when a
 request is sent and is never part of a config's `describe()`, an answer or an
-error message.
+error message, whole or in part (holds_key).
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import re
-import selectors
+import select
 import shlex
+import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +125,25 @@ class JudgeConfig:
             h.update(self.prompt_text().encode())
         return h.hexdigest()[:16]
 
+    def trust_token(self) -> str:
+        """What the user agrees to run when trusting a folder's judge (store/trust.py): the command with the
+        bytes of every file it names (a changed script is another judge), or the endpoint, its model, the
+        variable whose key is sent there and the prompt."""
+        h = hashlib.sha256(b"rankgate judge trust v1\0")
+        if self.command:
+            for part in self.command:
+                h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+                f = Path(self.folder) / part
+                try:
+                    if f.is_file() and f.stat().st_size < (16 << 20):
+                        h.update(hashlib.sha256(f.read_bytes()).digest())
+                except OSError:
+                    pass
+        else:
+            for part in (self.url, self.model, self.api_key_env, self.prompt_text()):
+                h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+        return h.hexdigest()
+
     def describe(self) -> dict:
         """What a suggestion and a receipt record about the judge (never the key)."""
         out = {"name": self.label(), "kind": self.kind, "model": self.model or "", "prompt_hash": self.prompt_hash()}
@@ -126,6 +153,16 @@ class JudgeConfig:
             out["url"] = self.url
             out["api_key_env"] = self.api_key_env
         return out
+
+
+def untrusted_why(config: JudgeConfig) -> str:
+    """Why a benchmark folder's own judge does not run yet, in one line (the CLI and the app)."""
+    what = (f"runs the command {_clip(' '.join(config.command), 60)!r}" if config.command else
+            f"sends documents{' and the key in $' + config.api_key_env if config.api_key_env else ''} to "
+            f"{_clip(config.url, 60)!r}")
+    return (f"[judge] {what}: rankgate runs a benchmark folder's judge only once you trust it (a folder from "
+            "elsewhere can name any command). Read it, then run `rankgate labels suggest BENCH --trust-judge` "
+            "once (remembered for this folder and judge; docs/reviewers.md)")
 
 
 def judge_config(table: dict | None, where: str, folder: str = ".", **flags) -> JudgeConfig | None:
@@ -155,6 +192,9 @@ def judge_config(table: dict | None, where: str, folder: str = ".", **flags) -> 
         raise InputError(where, "judge: an endpoint ('url') needs a 'model'")
     if t.get("url") and not re.match(r"https?://", t["url"]):
         raise InputError(where, f"judge: 'url' must start with http:// or https://, found {t['url']!r}")
+    if t.get("url") and "@" in urllib.parse.urlsplit(t["url"]).netloc:  # it would be stored with every suggestion
+        raise InputError(where, "judge: 'url' holds a user name or key (user:key@host): name the variable holding "
+                         "the key in 'api_key_env' instead")
     key_env = t.get("api_key_env", "")
     if key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
         raise InputError(where, "judge: 'api_key_env' is the NAME of an environment variable (e.g. OPENAI_API_KEY), "
@@ -216,6 +256,8 @@ def parse_answer(req: JudgeRequest, obj, scale: Iterable[int], seconds: float = 
 
     if isinstance(obj, (str, bytes)):
         text = obj.decode("utf-8", "replace") if isinstance(obj, bytes) else obj
+        if (depth := json_nesting(text)) > MAX_NESTING:
+            return fail(f"the answer is JSON nested {depth} deep (at most {MAX_NESTING})")
         try:
             obj = json.loads(text)
         except RecursionError:
@@ -285,107 +327,168 @@ def ask(config: JudgeConfig, requests: list[JudgeRequest], scale: Iterable[int],
 
 
 def _ask_command(config: JudgeConfig, todo: list[JudgeRequest], scale: list[int], cancelled) -> Iterator[JudgeAnswer]:
-    """One process for the run, one line in and one line out per document; a process that is late,
-    dies or says something unreadable is stopped and a fresh one takes the next document."""
+    """One process for the run, one request line in per document and the answer line carrying the same "id"
+    out (any other line is skipped, so a stray print shifts nothing); a process that is late, dies or says
+    something unreadable is stopped (its whole process group) and a fresh one takes the next document."""
     proc = None
-    buf = b""
     try:
-        for req in todo:
+        for n, req in enumerate(todo, 1):
             if cancelled():
                 raise Cancelled()
             if proc is None or proc.poll() is not None:
-                proc, buf = _start(config), b""
+                proc = _JudgeProcess(config)
             t0 = time.monotonic()
             try:
-                proc.stdin.write((json.dumps(req.as_dict()) + "\n").encode())
-                proc.stdin.flush()
+                proc.send(dict(req.as_dict(), id=n))
             except (BrokenPipeError, OSError):
-                err = _stderr_tail(proc)
-                _stop(proc)
+                err = proc.tail()
+                proc.stop()
                 proc = None
                 yield JudgeAnswer(req.query, req.doc, error="the judge command stopped reading" + err)
                 continue
-            line, buf, why = _read_line(proc, buf, t0 + config.timeout, cancelled)
+            line, why = proc.answer(n, t0 + config.timeout, cancelled)
             secs = time.monotonic() - t0
             if line is None:
                 if why == "cancelled":
                     raise Cancelled()
                 if why == "timeout":
-                    why = f"no answer within {config.timeout:g} s"
+                    why = f"no answer within {config.timeout:g} s" + proc.skipped_note()
                 else:
-                    why += _stderr_tail(proc)
-                _stop(proc)
+                    why += proc.tail()
+                proc.stop()
                 proc = None
                 yield JudgeAnswer(req.query, req.doc, error=why, seconds=secs)
                 continue
             yield parse_answer(req, line, scale, secs)
-    finally:
+    finally:  # also on Ctrl-C (KeyboardInterrupt) and a cancel: the judge and its children end
         if proc is not None:
-            _stop(proc, gently=True)
+            proc.stop(gently=True)
 
 
-def _start(config: JudgeConfig) -> subprocess.Popen:
-    try:
-        return subprocess.Popen(list(config.command), cwd=config.folder, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as e:
-        raise InputError(" ".join(config.command), f"the judge command cannot be started ({e.strerror or e})") from None
+STDERR_TAIL = 4000  # bytes of the judge's stderr kept (the rest is read and dropped, so it never blocks)
 
 
-def _read_line(proc, buf: bytes, deadline: float, cancelled) -> tuple[bytes | None, bytes, str]:
-    """One line of the process's output by the deadline: (line, rest, "") or (None, rest, why)."""
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    try:
-        while b"\n" not in buf:
-            if len(buf) > MAX_LINE:
-                return None, b"", f"an answer longer than {MAX_LINE} bytes"
+class _JudgeProcess:
+    """A judge command in its own process group, both of its output pipes drained."""
+
+    def __init__(self, config: JudgeConfig):
+        try:
+            self.proc = subprocess.Popen(list(config.command), cwd=config.folder, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as e:
+            raise InputError(" ".join(config.command),
+                             f"the judge command cannot be started ({e.strerror or e})") from None
+        self.buf, self.err, self.skipped, self.last_skipped = b"", b"", 0, b""
+        self.open = {self.proc.stdout.fileno(), self.proc.stderr.fileno()}
+
+    def poll(self):
+        return self.proc.poll()
+
+    def send(self, request: dict) -> None:
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def answer(self, n: int, deadline: float, cancelled) -> tuple[bytes | None, str]:
+        """The answer line whose "id" is `n` by the deadline: (line, "") or (None, why). A line that starts
+        with "{" or "[" and is not a JSON object is taken as the answer (parse_answer says why it fails); an object
+        without "id" fails; other lines (a log line, an earlier request's late answer) are skipped."""
+        while True:
+            while b"\n" in self.buf:
+                line, _, self.buf = self.buf.partition(b"\n")
+                found = _answer_id(line)
+                if found == n or found == "unreadable":
+                    return line, ""
+                if found == "missing":
+                    return None, ('the answer has no "id": a judge copies each request\'s "id" into its answer '
+                                  "(docs/reviewers.md)")
+                self.skipped += 1  # a log line, or an answer to an earlier request
+                self.last_skipped = line
+            if len(self.buf) > MAX_LINE:
+                return None, f"an answer longer than {MAX_LINE} bytes"
             if cancelled():
-                return None, buf, "cancelled"
+                return None, "cancelled"
             left = deadline - time.monotonic()
             if left <= 0:
-                return None, buf, "timeout"
-            if not sel.select(min(left, 0.2)):
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
+                return None, "timeout"
+            if self.proc.stdout.fileno() not in self.open:
+                return None, "the judge command ended without an answer"
+            self._read(min(left, 0.2))
+
+    def _read(self, wait: float) -> None:
+        ready, _, _ = select.select(list(self.open), [], [], wait)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
             if not chunk:
-                return None, buf, "the judge command ended without an answer"
-            buf += chunk
-    finally:
-        sel.close()
-    line, _, rest = buf.partition(b"\n")
-    return line, rest, ""
+                self.open.discard(fd)
+            elif fd == self.proc.stdout.fileno():
+                self.buf += chunk
+            else:
+                self.err = (self.err + chunk)[-STDERR_TAIL:]
 
+    def skipped_note(self) -> str:
+        if not self.skipped:
+            return ""
+        last = _clip(self.last_skipped.decode("utf-8", "replace"), 60)
+        return (f" ({self.skipped} output line{'s' if self.skipped > 1 else ''} without this request's \"id\" "
+                f"skipped, the last: {last!r})")
 
-def _stderr_tail(proc) -> str:
-    if proc is None or proc.poll() is None:
-        return ""
-    try:
-        tail = proc.stderr.read(4000).decode("utf-8", "replace").strip().splitlines()
-    except (OSError, ValueError):
-        return ""
-    return f" (exit {proc.returncode}: {_clip(tail[-1])})" if tail else f" (exit {proc.returncode})"
+    def tail(self) -> str:
+        """The judge's exit code and last stderr line, once it has ended."""
+        if self.proc.poll() is None:
+            return ""
+        try:
+            while self.proc.stderr.fileno() in self.open:
+                self._read(0)
+        except (OSError, ValueError):
+            pass
+        tail = self.err.decode("utf-8", "replace").strip().splitlines()
+        return f" (exit {self.proc.returncode}: {_clip(tail[-1])})" if tail else f" (exit {self.proc.returncode})"
 
-
-def _stop(proc, gently: bool = False) -> None:
-    try:
-        if gently:
-            proc.stdin.close()
+    def stop(self, gently: bool = False) -> None:
+        """End the judge and every process it started (its process group)."""
+        proc = self.proc
+        try:
+            if gently:
+                proc.stdin.close()
+                try:
+                    proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
-                proc.wait(timeout=2)
-                return
-            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)  # its children too, even after it ended
+            except (ProcessLookupError, PermissionError):
                 pass
-        proc.kill()
-        proc.wait(timeout=5)
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        pass
-    finally:
-        for f in (proc.stdout, proc.stderr, proc.stdin):
-            try:
-                f.close()
-            except (OSError, ValueError):
-                pass
+            proc.wait(timeout=5)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        finally:
+            for f in (proc.stdout, proc.stderr, proc.stdin):
+                try:
+                    f.close()
+                except (OSError, ValueError):
+                    pass
+
+
+def _answer_id(line: bytes):
+    """What an output line is: the "id" (an int) of the answer it holds; "unreadable" for a line that starts
+    like an answer ("{" or "[") but is no readable JSON object (parse_answer says why); "missing" for an answer
+    (a JSON object with a grade) without an id; None for any other line (a log line: skipped)."""
+    if not line.lstrip().startswith((b"{", b"[")):
+        return None
+    if json_nesting(line.decode("utf-8", "replace")) > MAX_NESTING:
+        return "unreadable"
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return "unreadable"
+    if not isinstance(obj, dict):
+        return "unreadable"
+    found = obj.get("id")
+    if isinstance(found, str) and found.isdigit():
+        found = int(found)
+    if isinstance(found, int) and not isinstance(found, bool):
+        return found
+    return "missing" if "grade" in obj and "id" not in obj else None  # an object with no grade: a log line
 
 
 def render_prompt(template: str, req: JudgeRequest, grades: dict[int, str]) -> str:
@@ -399,7 +502,8 @@ def render_prompt(template: str, req: JudgeRequest, grades: dict[int, str]) -> s
 
 
 def _ask_endpoint(config: JudgeConfig, req: JudgeRequest, grades: dict[int, str]) -> JudgeAnswer:
-    """One chat completion (temperature 0): the rendered prompt as the user's message."""
+    """One chat completion (temperature 0): the rendered prompt as the user's message. The whole answer
+    (connecting, headers, body) is bounded by config.timeout; the key goes only to the configured host."""
     body = {"model": config.model, "temperature": 0,
             "messages": [{"role": "user", "content": render_prompt(config.prompt_text(), req, grades)}]}
     headers = {"Content-Type": "application/json"}
@@ -408,34 +512,146 @@ def _ask_endpoint(config: JudgeConfig, req: JudgeRequest, grades: dict[int, str]
         headers["Authorization"] = "Bearer " + key
     url = config.url.rstrip("/") + "/chat/completions"
     t0 = time.monotonic()
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+
+    def fail(why: str) -> JudgeAnswer:
+        return JudgeAnswer(req.query, req.doc, error=_scrub(why, key), seconds=time.monotonic() - t0)
+
     try:
-        with urllib.request.urlopen(request, timeout=config.timeout) as r:  # noqa: S310 - the user's endpoint
-            raw = r.read(MAX_LINE + 1)
-    except urllib.error.HTTPError as e:
-        return JudgeAnswer(req.query, req.doc, error=f"the endpoint answered HTTP {e.code}",
-                           seconds=time.monotonic() - t0)
-    except (urllib.error.URLError, TimeoutError, OSError) as e:
-        why = getattr(e, "reason", e)
-        text = (f"no answer within {config.timeout:g} s" if "timed out" in str(why)
-                else f"cannot reach the endpoint ({why})")
-        return JudgeAnswer(req.query, req.doc, error=_scrub(text, key), seconds=time.monotonic() - t0)
+        status, raw = post_json(url, json.dumps(body).encode(), headers, t0 + config.timeout)
+    except TimeoutError:
+        return fail(f"no answer within {config.timeout:g} s")
+    except EndpointRefused as e:
+        return fail(str(e))
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        return fail(f"cannot reach the endpoint ({getattr(e, 'strerror', None) or e})")
     secs = time.monotonic() - t0
+    if status >= 400:
+        return fail(f"the endpoint answered HTTP {status}")
+    if len(raw) > MAX_LINE:
+        return fail(f"the endpoint's reply is longer than {MAX_LINE} bytes")
+    text = raw.decode("utf-8", "replace")
+    if (depth := json_nesting(text)) > MAX_NESTING:
+        return fail(f"the endpoint's reply is JSON nested {depth} deep (at most {MAX_NESTING})")
     try:
-        content = json.loads(raw)["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        return JudgeAnswer(req.query, req.doc, error="the endpoint's reply is not a chat completion: "
-                           + _scrub(_clip(raw.decode("utf-8", "replace")), key), seconds=secs)
+        content = json.loads(text)["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return fail("the endpoint's reply is not a chat completion: " + _clip(_scrub(text, key)))
     if not isinstance(content, str):
-        return JudgeAnswer(req.query, req.doc, error="the chat completion has no text", seconds=secs)
+        return fail("the chat completion has no text")
     ans = parse_answer(req, content, grades, secs)
-    if key and (key in ans.reason or key in ans.error):  # never keep the key, even if echoed
-        return JudgeAnswer(req.query, req.doc, error="the answer contains the API key: not kept", seconds=secs)
+    if key and (holds_key(ans.reason, key) or holds_key(ans.error, key)):  # never keep the key, even in part
+        return JudgeAnswer(req.query, req.doc, error="the answer contains (part of) the API key: not kept",
+                           seconds=secs)
     return ans
 
 
+MAX_NESTING = 32  # a chat completion nests 5 deep; deeper JSON is refused before it is parsed
+MAX_REDIRECTS = 3
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def json_nesting(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest (brackets inside strings not counted)."""
+    depth = deepest = 0
+    for c in _BRACKETS.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if c in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+class EndpointRefused(Exception):
+    """The endpoint asked for something rankgate does not do (a redirect to another host)."""
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    u = urllib.parse.urlsplit(url)
+    return u.scheme, (u.hostname or "").lower(), u.port or (443 if u.scheme == "https" else 80)
+
+
+def post_json(url: str, body: bytes, headers: dict, deadline: float) -> tuple[int, bytes]:
+    """POST `body` and read the reply (at most MAX_LINE + 1 bytes) by `deadline` (time.monotonic()), however
+    slowly the server sends it. A redirect is followed only to the same scheme, host and port, so the
+    Authorization header never reaches another host (requests drops it there; we refuse)."""
+    for _ in range(MAX_REDIRECTS + 1):
+        status, location, raw = _post_once(url, body, headers, deadline)
+        if status not in (301, 302, 303, 307, 308):
+            return status, raw
+        target = urllib.parse.urljoin(url, location or "")
+        if _origin(target) != _origin(url):
+            host = urllib.parse.urlsplit(target).netloc or "?"
+            raise EndpointRefused(f"the endpoint redirected to another host ({_clip(host, 60)}): not followed, so "
+                                  "the API key is not sent there (set 'url' to the endpoint itself)")
+        url = target
+    raise EndpointRefused(f"the endpoint redirected more than {MAX_REDIRECTS} times")
+
+
+def _post_once(url: str, body: bytes, headers: dict, deadline: float) -> tuple[int, str | None, bytes]:
+    import socket
+    import threading
+
+    u = urllib.parse.urlsplit(url)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError()
+    if u.scheme == "https":
+        import ssl
+
+        conn = http.client.HTTPSConnection(u.hostname, u.port, timeout=left, context=ssl.create_default_context())
+    else:
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=left)
+    late = threading.Event()
+
+    def cut() -> None:  # the deadline: a server sending a byte a second is cut off here, not per read
+        late.set()
+        try:
+            if conn.sock is not None:
+                conn.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    timer = threading.Timer(left, cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        conn.request("POST", (u.path or "/") + (f"?{u.query}" if u.query else ""), body=body, headers=headers)
+        r = conn.getresponse()
+        chunks, size = [], 0
+        while size <= MAX_LINE:
+            chunk = r.read(min(65536, MAX_LINE + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if late.is_set():
+            raise TimeoutError()
+        return r.status, r.getheader("Location"), b"".join(chunks)
+    except (OSError, http.client.HTTPException):
+        if late.is_set() or time.monotonic() >= deadline:
+            raise TimeoutError() from None
+        raise
+    finally:
+        timer.cancel()
+        conn.close()
+
+
+def holds_key(text: str, key: str) -> bool:
+    """Whether `text` holds the key or a near-copy of it: any 10 letters or digits of it in a row, ignoring
+    case and the punctuation or spaces between them (a cut, a reworded or a spaced-out echo)."""
+    if not text or not key:
+        return False
+    norm = re.sub(r"[^0-9a-z]", "", key.lower())
+    hay = re.sub(r"[^0-9a-z]", "", text.lower())
+    w = min(len(norm), 10)
+    return key in text or (w > 0 and any(norm[i:i + w] in hay for i in range(len(norm) - w + 1)))
+
+
 def _scrub(text: str, key: str) -> str:
-    return text.replace(key, "***") if key else text
+    """The text with the key, and any near-copy of it, withheld (see holds_key)."""
+    if not key:
+        return text
+    text = text.replace(key, "***")
+    return "(withheld: it holds part of the API key)" if holds_key(text, key) else text
 
 
 @dataclass
@@ -490,8 +706,11 @@ def _well_formed(rec) -> bool:
 
 def suggested_grades(path: str | os.PathLike) -> dict[tuple[str, str], int]:
     """The newest suggested grade of every pair in a suggestions journal."""
+    from rankgate.core.formats.textio import open_regular
+
     try:
-        data = Path(path).read_bytes()
+        with open_regular(path) as f:  # a FIFO or a device is refused, never waited on
+            data = f.read()
     except OSError as e:
         raise InputError(str(path), f"the suggestions cannot be read ({e.strerror or e})") from None
     records, _ = parse_journal(data)

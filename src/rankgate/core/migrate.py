@@ -83,9 +83,13 @@ def parse_map(text: str, path: str = "map") -> IdMap:
 
 def read_map(path: str | os.PathLike) -> IdMap:
     path = str(path)
+    from rankgate.core.formats.textio import MAX_DOCUMENT, open_regular
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        with open_regular(path) as f:  # a FIFO or a device is refused, never waited on or read for ever
+            data = f.read(MAX_DOCUMENT + 1)
+        if len(data) > MAX_DOCUMENT:
+            raise InputError(path, f"larger than {MAX_DOCUMENT >> 20} MiB, the most rankgate reads as a map file")
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:

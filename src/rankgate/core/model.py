@@ -11,6 +11,8 @@ from typing import Iterator
 
 import numpy as np
 
+from rankgate.core.errors import MAX_ID, LongId
+
 # Grades a label may have. JSON numbers are exact to 2**53; int64's least value marks "unjudged" in the engine.
 GRADE_MIN, GRADE_MAX = -(2**53), 2**53
 
@@ -54,6 +56,8 @@ class Interner:
     def code(self, name: str) -> int:
         code = self.codes.get(name)
         if code is None:
+            if len(name) > MAX_ID:
+                raise LongId(name)
             code = self.codes[name] = len(self.names)
             self.names.append(name)
             self._order = None
@@ -96,6 +100,8 @@ class Interner:
         codes = self.codes
         new = [n for n in dict.fromkeys(names) if n not in codes]
         if new:
+            if max(map(len, new)) > MAX_ID:  # each new name once: a few ms on a million documents
+                raise LongId(next(n for n in new if len(n) > MAX_ID))
             start = len(self.names)
             codes.update(zip(new, range(start, start + len(new))))
             self.names.extend(new)

@@ -294,6 +294,9 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None, table: 
             raise InputError(path, "policy key 'smallest_difference' must be above 0 (the smallest difference "
                              "in the measure that matters)")
     if "rules" in data:
+        if not get("rules", list):  # a gate with no check would accept every candidate
+            raise InputError(path, "policy key 'rules' lists no rule: a gate with no check accepts anything "
+                             "(leave 'rules' out for the default two, or add [[rules]] tables)")
         rules = [_rule(r, path, i) for i, r in enumerate(get("rules", list))]
         names = [r.name for r in rules]
         dup = next((n for n in names if names.count(n) > 1), None)
@@ -540,6 +543,9 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
         where = "[gate] policy" if table is not data else "policy"
         raise InputError(str(path), f"{where}: a policy file cannot name another policy file (only "
                          "benchmark.toml's [gate] table can); copy its rules here or pass it with --policy")
+    if not table:  # an empty file (or an empty [gate]) would gate with the defaults, as if no file were given
+        raise InputError(str(path), "sets nothing (empty, comments only, or an empty [gate] table): a policy file "
+                         "sets rules, must_pass or other keys (docs/policy.md)")
     try:
         p = policy_from_table(table, str(path), base, "gate" if table is not data else "")
     except InputError as e:

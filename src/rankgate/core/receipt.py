@@ -458,6 +458,9 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
         except OSError as e:
             entry["status"] = "unreadable"
             unreadable.append(f"{item.get('role')} {item['path']}: {e.strerror or 'cannot read'}")
+        except InputError as e:  # no such file, a folder, a FIFO or a device: refused at once
+            entry["status"] = "unreadable"
+            unreadable.append(f"{item.get('role')} {item['path']}: {e.what}")
         else:
             entry["status"] = "ok" if digest == item.get("sha256") else "changed"
             if entry["status"] == "changed":

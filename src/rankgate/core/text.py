@@ -63,6 +63,18 @@ def visible(value: object, *, lines: str = "escape") -> str:
     raise ValueError(f"lines must be escape, space or keep, not {lines!r}")
 
 
+_WORKFLOW_COMMAND = re.compile(r"^([ \t]*)(::|##\[)", re.M)
+
+
+def no_workflow_commands(text: str) -> str:
+    """The text with no line that a CI runner reads as a command (GitHub's `::error::`, `##[error]`): such a
+    line's first character is written as an escape. rankgate's own annotations (rankgate/ci.py) never pass
+    here, so an annotation can come only from them, never from a name or an ID in a file."""
+    if "::" not in text and "##[" not in text:
+        return text
+    return _WORKFLOW_COMMAND.sub(lambda m: m.group(1) + ("\\x3a:" if m.group(2) == "::" else "\\x23#["), text)
+
+
 def _json_escape(m: re.Match) -> str:
     c = ord(m.group(0))
     if c < 0x10000:

@@ -36,15 +36,17 @@ GRADE_LIMIT = 2 ** 53  # core/model.py's GRADE_MAX (and -GRADE_MIN), checked her
 
 # ---- reading ----------------------------------------------------------------------------------
 
-def _read_bytes(path: str) -> str:
-    from rankgate.core.infile import open_input
+def _read_bytes(path: str, notes: list[str] | None = None) -> str:
+    """The file as trec_eval reads it (infile.read_whole_latin1: gzip bounded, BOM dropped, CR-only line ends
+    made LF); a NUL byte is read as trec_eval reads it, and said once in `notes`."""
+    from rankgate.core.infile import read_whole_latin1
 
-    with open_input(path) as f:
-        try:
-            data = f.read()
-        except (OSError, EOFError) as e:
-            raise InputError(path, f"cannot read it: {e}") from None
-    return data.decode("latin-1")
+    text = read_whole_latin1(path)
+    if notes is not None and "\x00" in text:
+        at = text.index("\x00")
+        notes.append(f"warning: {visible(path)}: {text.count(chr(0))} NUL byte(s) (first at line "
+                     f"{text.count(chr(10), 0, at) + 1}); read as part of the text, as trec_eval reads them")
+    return text
 
 
 def _splitter(text: str):
@@ -55,7 +57,7 @@ def _splitter(text: str):
 
 def _qrels_columns(path: str, notes: list[str]):
     """The qrels' query, document and grade columns and each row's line, and whether the file is ASCII."""
-    text = _read_bytes(path)
+    text = _read_bytes(path, notes)
     split = _splitter(text)
     fast = _regular_columns(text, 4, (0, 2, 3), (1,), int) if split is str.split else None
     if fast is not None:
@@ -125,7 +127,7 @@ def read_qrels(path: str, catalog: Catalog, notes: list[str]) -> Qrels:
 def _run_columns(path: str, notes: list[str], as_list: bool = False):
     """The run's query and document columns, its scores (C's atof), each row's line (None: row i is
     line i + 1) and its runid (the tag of its last line)."""
-    text = _read_bytes(path)
+    text = _read_bytes(path, notes)
     split = _splitter(text)
     fast = _regular_columns(text, 6, (0, 2, 4), (1, 5), float if as_list else None) if split is str.split else None
     if fast is not None:
@@ -159,9 +161,12 @@ def _run_columns(path: str, notes: list[str], as_list: bool = False):
     plain = "_" not in "".join(ss)  # Python's float reads 1_0 as 10, C's atof as 1
     if as_list and plain:
         try:
-            return qs, ds, list(map(float, ss)), where, runid
+            floats = list(map(float, ss))
         except ValueError:
             pass
+        else:
+            if all(map(math.isfinite, floats)):
+                return qs, ds, floats, where, runid
     import numpy as np
 
     lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
@@ -232,6 +237,7 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str], unde
     try:
         out = np.fromiter(map(float, raw), np.float64, count=len(raw))
         if not underscores or not any("_" in t for t in raw):  # Python reads 1_0 as 10, C's atof as 1
+            _note_not_finite(out, where, raw, path, notes)
             return out
     except ValueError:
         pass
@@ -250,7 +256,19 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str], unde
     if odd:
         notes.append(f"warning: {visible(path)}: {count} score(s) are not plain numbers (first at line {odd[0]}: "
                      f"{_shown(odd[1])}); read as trec_eval reads them (C's atof: the leading number, else 0)")
+    _note_not_finite(out, where, raw, path, notes)
     return out
+
+
+def _note_not_finite(out, where, raw: list[str], path: str, notes: list[str]) -> None:
+    """NaN and infinite scores rank as trec_eval ranks them; said once, with the first line."""
+    import numpy as np
+
+    bad = np.flatnonzero(~np.isfinite(out))
+    if len(bad):
+        i = int(bad[0])
+        notes.append(f"warning: {visible(path)}: {len(bad)} score(s) are NaN or infinite (first at line "
+                     f"{int(where[i])}: {_shown(raw[i])}); ranked as trec_eval ranks them")
 
 
 def _no_duplicates(path, q, d, where, catalog, what) -> None:

@@ -49,6 +49,11 @@ def workspace_dir(create: bool = True) -> Path:
     return path
 
 
+def trusted_judges_path(create: bool = True) -> Path:
+    """The judges from benchmark folders the user agreed to run (store/trust.py)."""
+    return data_dir(create) / "trusted-judges.json"
+
+
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

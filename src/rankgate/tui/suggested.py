@@ -131,6 +131,13 @@ def ask_judge(screen) -> None:
     if config is None:
         screen.notify("no [judge] in benchmark.toml (docs/reviewers.md)", severity="warning", markup=False)
         return
+    from rankgate.store.trust import is_trusted
+
+    if not is_trusted(manifest.folder, config.trust_token()):  # the app never trusts a folder's judge itself
+        from rankgate.core.judge import untrusted_why
+
+        screen.notify(untrusted_why(config), severity="warning", markup=False, timeout=12)
+        return
     if screen.qi is None:
         screen.notify("highlight a query first", severity="warning", markup=False)
         return

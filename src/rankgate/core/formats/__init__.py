@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from rankgate.core.errors import InputError
+from rankgate.core.formats.textio import naming_ids
 from rankgate.core.formats.beir import read_beir_qrels
 from rankgate.core.formats.jsonfmt import (
     load_json,
@@ -79,7 +80,8 @@ def read_qrels(path: str | os.PathLike, fmt: str = "auto", catalog: Catalog | No
     reader = QRELS_READERS.get(kind)
     if reader is None:
         raise InputError(path, f"unknown qrels format {fmt!r}, expected one of {', '.join(QRELS_FORMATS)}")
-    qrels = reader(path, catalog)
+    with naming_ids(path):
+        qrels = reader(path, catalog)
     if not qrels.query_codes:
         raise InputError(path, "no judgments found (expected at least one query)")
     return qrels
@@ -106,7 +108,8 @@ def read_runs(spec: str | os.PathLike, fmt: str = "auto", catalog: Catalog | Non
     reader = RUN_READERS.get(kind)
     if reader is None:
         raise InputError(path, f"unknown run format {fmt!r}, expected one of {', '.join(RUN_FORMATS)}")
-    runs = reader(path, name, catalog, progress)
+    with naming_ids(path):
+        runs = reader(path, name, catalog, progress)
     if not runs or all(len(r.query_codes) == 0 for r in runs):
         raise InputError(path, "no rankings found (expected at least one query)")
     return runs

@@ -9,8 +9,12 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
-from rankgate.core.errors import InputError
-from rankgate.core.infile import _special, open_input  # noqa: F401 (their home is core/infile.py)
+from rankgate.core.errors import InputError, LongId
+# the guarded opener's home is core/infile.py (trec_eval reads through it without the formats package)
+from rankgate.core.infile import (  # noqa: F401
+    GUNZIP_FREE, MAX_GUNZIP, MAX_RATIO, BoundedGzip, _special, cr_only, open_input, open_regular,
+    read_whole_latin1,
+)
 
 BLOCK = 8 << 20  # bytes per block when streaming large text files
 INTEGER = re.compile(r"[+-]?[0-9]+\Z")
@@ -52,7 +56,38 @@ def read_text(path: str | Path, limit: int = MAX_DOCUMENT, what: str = "one docu
         data = data[3:]
     if b"\x00" in data[:8192]:
         raise InputError(path, "binary data (a NUL byte), expected a text file", line=1 + data.count(b"\n", 0, data.index(b"\x00")))
+    if cr_only(data[:BLOCK]):  # CR line ends are line ends, never one long line
+        data = data.replace(b"\r", b"\n")
     return _decode(data, path, 1)
+
+
+def find_line(path: str, needle: str) -> int | None:
+    """The number of the first line of the file holding `needle` (for an error found after reading);
+    None when it cannot be found."""
+    try:
+        for first, block in iter_blocks(path):
+            at = block.find(needle)
+            if at >= 0:
+                return first + block.count("\n", 0, at)
+    except InputError:
+        return None
+    return None
+
+
+class naming_ids:
+    """`with naming_ids(path):` around a reader: an ID too long (LongId, raised where IDs are interned) is
+    named with this file and the line that holds it."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if isinstance(e, LongId) and e.path == "an ID":
+            raise LongId(e.name, self.path, find_line(self.path, e.name[:200])) from None
+        return False
 
 
 def _line_too_long(path: str, line: int) -> InputError:
@@ -72,6 +107,7 @@ def iter_blocks(path: str | Path, progress=None) -> Iterator[tuple[int, str]]:
     pending: list[bytes] = []  # the pieces of a line that has not ended yet
     pending_size = 0
     first = True
+    cr = False  # CR-only line ends: each CR is read as a line end
     with open_input(path) as f:
         raw = getattr(f, "fileobj", f)
         total = os.fstat(raw.fileno()).st_size
@@ -88,7 +124,10 @@ def iter_blocks(path: str | Path, progress=None) -> Iterator[tuple[int, str]]:
                 if b"\x00" in data[:8192]:
                     raise InputError(path, "binary data (a NUL byte), expected a text file",
                                      line=1 + data.count(b"\n", 0, data.index(b"\x00")))
+                cr = cr_only(data)
                 first = False
+            if cr:
+                data = data.replace(b"\r", b"\n")
             if not data:
                 break
             cut = data.rfind(b"\n")

@@ -185,10 +185,10 @@ class _Reader:
             if head == b"\xef\xbb\xbf":
                 raise NotPlain
             f = raw
-            if head[:2] == b"\x1f\x8b":  # gzip: decompressed as it streams, block by block
-                import gzip
+            if head[:2] == b"\x1f\x8b":  # gzip: decompressed as it streams, block by block, under the bound
+                from rankgate.core.formats.textio import BoundedGzip
 
-                f = gzip.GzipFile(fileobj=raw, mode="rb")
+                f = BoundedGzip(raw, self.path)
             size = BLOCK
             while True:
                 need = max(size, len(carry) + BLOCK)
