@@ -145,6 +145,7 @@ class DurableIndex:
         self._made_dirs: list[Path] = []  # folders this writer created for a new store
         self.shared = False  # several processes write this store: the lock is held only for an edit (`turn`)
         self._touched: set[str] | None = set()  # queries the others' edits touched (None: all read again)
+        self._their_reviews: list[dict] = []  # the judgments those edits made (review ops), for the app to tell
 
     def __enter__(self) -> Self:
         return self
@@ -219,12 +220,14 @@ class DurableIndex:
             finally:
                 self._let_go()
 
-    def catch_up(self) -> set[str] | None:
-        """A shared writer between edits: read in the others' edits now. Returns the queries they touched,
-        set() when none, None when everything was read again (another writer folded the journal)."""
+    def catch_up(self) -> tuple[set[str] | None, list[dict]]:
+        """A shared writer between edits: read in the others' edits now. Returns the queries they touched
+        (set() when none, None when everything was read again: another writer folded the journal) and the
+        judgments they made (each a dict with query, doc, reviewer, grade), in order."""
         with self.turn(5.0):
             touched, self._touched = self._touched, set()
-            return touched
+            reviews, self._their_reviews = self._their_reviews, []
+            return touched, reviews
 
     def _take_turn(self, wait: float) -> None:
         deadline = time.monotonic() + wait
@@ -265,6 +268,7 @@ class DurableIndex:
                 self._apply_history(self._history, record)
         if self._touched is not None:
             self._touched |= {v.get("query") or v.get("id") for r in new for _, v in r["ops"] if isinstance(v, dict)}
+        self._their_reviews += [v for r in new for kind, v in r["ops"] if kind == "review" and isinstance(v, dict)]
         self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records))
         if journal.torn:
             self._journal.truncate_to(journal.good_size)

@@ -180,3 +180,39 @@ def _serve(args) -> None:
         server.serve()
     except OSError as e:  # lost the port between the check and the start
         raise InputError("--port", f"cannot listen on {visible(args.host)}:{args.port}: {e.strerror or e}") from None
+
+
+EXPORT_SUFFIXES = (".jsonl", ".trec", ".txt", ".qrels")
+EXPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def export_name(benchmark: str, reviewer: str) -> str:
+    """The file name a browser session's export is offered under: benchmark, reviewer, time."""
+    import time
+
+    def part(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:40] or "x"
+
+    return f"{part(benchmark)}-{part(reviewer)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+
+
+def export_target(folder: str, name: str):
+    """The file a browser session may write: `name` is a plain file name (no folder, no `..`, no hidden
+    file) with a qrels suffix, in `folder`, and not a symbolic link or anything but a regular file there.
+    An InputError says why otherwise."""
+    from pathlib import Path
+
+    name = name.strip()
+    if not EXPORT_NAME.fullmatch(name) or ".." in name:
+        raise InputError(visible(name), "from the browser, export takes a file name only (letters, digits, "
+                         ". _ -; no folder): it is written into the server's export folder")
+    if not name.endswith(EXPORT_SUFFIXES):
+        raise InputError(name, "a name ending in .jsonl (grades with reasons), .trec, .txt or .qrels")
+    base = Path(folder)
+    base.mkdir(parents=True, exist_ok=True)
+    target = base / name
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise InputError(name, "is a link or not a regular file in the export folder; choose another name")
+    if target.resolve().parent != base.resolve():
+        raise InputError(name, "would leave the export folder")
+    return target
