@@ -280,6 +280,8 @@ def guarded_server(Server, AppService):
 
     from rankgate.tui.serve import FONT_LINK
 
+    person_key = web.RequestKey("person", Person) if hasattr(web, "RequestKey") else "person"
+
     class GuardedServer(Server):
         service_class = AppService  # tests put a recorder here
 
@@ -328,13 +330,13 @@ def guarded_server(Server, AppService):
                 response = web.HTTPFound(self.place.base_url(host) + str(target))
                 response.set_cookie(self.cookie, given, httponly=True, samesite="Strict",
                                     secure=self.place.base_url(host).startswith("https:"), path="/")
-                return response
+                raise response
             header = request.headers.get("Authorization", "")
             token = header[6:].strip() if header.lower().startswith("token ") else request.cookies.get(self.cookie)
             person = self.access.who(token)
             if person is None:
                 return self.refuse(request, "no token" if not token else "wrong token")
-            request["person"] = person
+            request[person_key] = person
             return await handler(request)
 
         @web.middleware
@@ -361,7 +363,7 @@ def guarded_server(Server, AppService):
                         "Close another tab or try again in a few minutes.")
 
         async def handle_websocket(self, request):
-            person = request["person"]
+            person = request[person_key]
             websocket = web.WebSocketResponse(heartbeat=self.limits.heartbeat, max_msg_size=1 << 16)
             await websocket.prepare(request)
             if len(self.sessions) >= self.limits.max_sessions:
