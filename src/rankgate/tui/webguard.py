@@ -270,7 +270,7 @@ COOKIE = "rankgate-token-{port}"  # cookies are not kept apart by port: the name
 class Limits:
     max_sessions: int = 16
     idle_timeout: float = 30 * 60.0  # seconds without a key from the browser
-    heartbeat: float = 2.0  # a client gone without closing is noticed within about 1.5x this
+    heartbeat: float = 3.0  # a client gone without closing its socket is noticed within 1.5x this
 
 
 def guarded_server(Server, AppService):
