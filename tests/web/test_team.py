@@ -110,11 +110,11 @@ def test_two_reviewers_grade_one_benchmark_at_once_and_the_export_credits_each(t
             kofi = open_as(browser, public, "kofi")
             graded = time.monotonic()
             ana.keyboard.press("2")  # grade 2 on the highlighted document
+            seen = wait_for_text(kofi, r"ana graded", graded)  # on kofi's screen, without a key from him
             settle(ana, quiet_ms=600)
             ana.keyboard.type("names the leaked key rotation", delay=40)
             settle(ana, quiet_ms=1000)
             ana.keyboard.press("Enter")
-            seen = wait_for_text(kofi, r"ana graded", graded)  # kofi's screen, without a key from him
             settle(kofi, quiet_ms=600)
             kofi.keyboard.press("1")  # the same pair: "Add my own judgment (theirs stays)" is offered first
             settle(kofi, quiet_ms=800)
@@ -159,6 +159,6 @@ def test_two_reviewers_grade_one_benchmark_at_once_and_the_export_credits_each(t
     assert label[first] == ("kofi", 1) and label[second] == ("ana", 3)  # the export credits each; later wins
     assert "names the leaked key rotation" in hist
     print(f"\nana's grade on kofi's screen after {seen:.2f} s; ana told she was overruled after {told:.2f} s")
-    # Under a second on a quiet machine (the sessions read each other's edits every 0.4 s); the bound leaves
-    # room for a machine shared by many test runs.
-    assert seen < 5 and told < 5
+    # About a second on a quiet machine (the sessions read each other's edits every 0.4 s); 3.4 s and 5.9 s
+    # were measured at a load average of 16 on 2 cores: the bound leaves room for such a machine.
+    assert seen < 10 and told < 10

@@ -270,7 +270,9 @@ COOKIE = "rankgate-token-{port}"  # cookies are not kept apart by port: the name
 class Limits:
     max_sessions: int = 16
     idle_timeout: float = 30 * 60.0  # seconds without a key from the browser
-    heartbeat: float = 3.0  # a client gone without closing its socket is noticed within 1.5x this
+    # A client that closes its tab closes its socket: its session ends at once. One whose network is gone is
+    # noticed by the heartbeat, within 1.5x this; its pong may take half of it (a loaded machine's browser).
+    heartbeat: float = 8.0
 
 
 def guarded_server(Server, AppService):
@@ -388,7 +390,8 @@ def guarded_server(Server, AppService):
                 self.sessions.discard(service)
                 if not websocket.closed:
                     await websocket.close()
-                log(f"session for {who} ended: {len(self.sessions)} open")
+                why = f" (code {websocket.close_code})" if websocket.close_code not in (None, 1000, 1001) else ""
+                log(f"session for {who} ended{why}: {len(self.sessions)} open")
             return websocket
 
         async def pump(self, websocket, service) -> None:
