@@ -80,3 +80,21 @@ async def test_export_from_a_session_writes_only_into_the_export_folder(tiny, tm
         done = app.review.export_to(offered)
         assert done is not None and done.path == (tmp_path / "exports" / offered).resolve()
         await pilot.press("q")
+
+
+@pytest.mark.slow
+async def test_a_viewers_session_shows_the_labels_and_refuses_edits(tiny, tmp_path):
+    app = session(tiny, tmp_path)  # a reviewer's session first: it makes the workspace
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.review.edit(app.review.qid, app.review.doc, 2, "ana's")
+        qid, doc = app.review.qid, app.review.doc
+        viewer = session(tiny, tmp_path, reviewer="lead")
+        viewer.inputs.viewer = True
+        async with viewer.run_test(size=SIZE) as pilot2:
+            await ready(pilot2)
+            book = viewer.loaded.model.labels
+            assert book.labels(qid)[doc].grade == 2 and "viewer" in book.backend.read_only
+            assert not viewer.review.edit(qid, doc, 0, "not mine to change")
+            await pilot2.press("q")
+        await pilot.press("q")
