@@ -177,3 +177,13 @@ async def test_a_second_session_under_a_name_in_use_is_asked_for_another_name(ti
             await pilot2.press("enter")
             await ready(pilot2)
             assert second.inputs.reviewer == "ana2" and second.inputs.db != first.inputs.db
+
+
+def test_the_browser_faces_options_are_refused_without_serve(tmp_path, capsys):
+    from rankgate.cli import main
+
+    for flag, value in (("--reviewers", "team.toml"), ("--public-url", "https://x.example"),
+                        ("--token-file", "t")):
+        assert main(["review", str(tmp_path), flag, value]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"error: {flag}: only with --serve (the browser face)"]

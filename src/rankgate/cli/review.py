@@ -54,7 +54,7 @@ def register(sub) -> None:
                      help="the secret token (its first line; else $RANKGATE_TOKEN, else a new one is printed)")
     web.add_argument("--reviewers", metavar="FILE",
                      help="TOML: [reviewers] name = \"token\" (each labels as themself), [viewers] (read-only)")
-    web.add_argument("--max-sessions", type=int, default=16, help="browser sessions at once (default 16)")
+    web.add_argument("--max-sessions", type=int, default=16, metavar="N", help="browser sessions at once (default 16)")
     web.add_argument("--idle-timeout", type=float, default=30, metavar="MINUTES",
                      help="close a session after this long without a key (default 30)")
     web.add_argument("--export-dir", metavar="DIR",
@@ -92,6 +92,11 @@ def run(args) -> int:
         args.usage.print_usage(sys.stderr)
         print("rankgate review: name a benchmark folder or a qrels file; to try it on a sample:\n"
               "  rankgate samples copy samples && rankgate review samples/ops-handbook", file=sys.stderr)
+        return EXIT_INVALID
+    served_only = [flag for flag, value in (("--public-url", args.public_url), ("--token-file", args.token_file),
+                                            ("--reviewers", args.reviewers)) if value]
+    if served_only and not args.serve:
+        print(f"error: {served_only[0]}: only with --serve (the browser face)", file=sys.stderr)
         return EXIT_INVALID
     if args.serve:
         from rankgate.tui.serve import serve
