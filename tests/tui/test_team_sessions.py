@@ -83,7 +83,7 @@ async def test_export_from_a_session_writes_only_into_the_export_folder(tiny, tm
 
 
 @pytest.mark.slow
-async def test_a_viewers_session_shows_the_labels_and_refuses_edits(tiny, tmp_path):
+async def test_a_viewers_session_shows_the_labels_follows_them_and_refuses_edits(tiny, tmp_path):
     app = session(tiny, tmp_path)  # a reviewer's session first: it makes the workspace
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -96,5 +96,7 @@ async def test_a_viewers_session_shows_the_labels_and_refuses_edits(tiny, tmp_pa
             book = viewer.loaded.model.labels
             assert book.labels(qid)[doc].grade == 2 and "viewer" in book.backend.read_only
             assert not viewer.review.edit(qid, doc, 0, "not mine to change")
+            assert app.review.edit(qid, doc, 3, "ana again")  # the viewer's screen follows
+            assert await wait_until(pilot2, lambda: book.labels(qid)[doc].grade == 3)
             await pilot2.press("q")
         await pilot.press("q")

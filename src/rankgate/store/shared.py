@@ -58,6 +58,20 @@ class SharedWriter:
             reviews, self._their_reviews = self._their_reviews, []
             return touched, reviews
 
+    def read_again(self) -> None:
+        """A reader (readonly): the store as it is on disk now, the other writers' edits included."""
+        with self._mutex:
+            self._check_open()
+            old = (self._meta, self._queries, self._labels, self._adj, self._live, self._versions, self._seq,
+                   self._next_event, self._pending, self._history, self._history_rewrite)
+            self._reset()
+            try:
+                self._load(create=False)
+            except BaseException:  # what was read before stays
+                (self._meta, self._queries, self._labels, self._adj, self._live, self._versions, self._seq,
+                 self._next_event, self._pending, self._history, self._history_rewrite) = old
+                raise
+
     def _take_turn(self, wait: float) -> None:
         deadline = time.monotonic() + wait
         while True:

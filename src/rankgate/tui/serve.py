@@ -1,10 +1,12 @@
 """`rankgate review --serve`: the same app in web browsers, through textual-serve (the `web` extra).
 
-textual-serve starts one `rankgate review ... --ask-reviewer` process per browser session: that
-session asks its reviewer's name first and labels in a workspace of its own
-(store/paths.reviewer_workspace_path), so several experts label one benchmark at once; the lead brings
-their workspaces together with `rankgate labels merge`. Nothing here is a second implementation: the
-screens and keys are the terminal app's.
+textual-serve starts one `rankgate review ...` process per browser session. Who may open one, from where,
+and how much it may take: tui/webguard.py (a token, Host and Origin checks, per-person tokens, bounds).
+Each session runs as its person (`--reviewer NAME`; `--viewer NAME` read-only; without --reviewers it asks
+the name, `--ask-reviewer`), writes the benchmark's one workspace with the other sessions
+(store/shared.py), shows their edits (tui/others.py), and exports only into the export folder
+(`--export-dir`, `export_target`). Nothing here is a second implementation: the screens and keys are the
+terminal app's.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ class StoreBackend(Backend):
             if getattr(inputs, "viewer", False):  # a viewer's browser session: read-only whoever writes
                 backend = cls._open(inputs, manifest, qrels_path, reviewer, True)
                 backend.read_only = "a viewer's session: read-only"
+                backend.follow = True  # the reviewers' edits, read again as they come (catch_up)
                 return backend
             if getattr(inputs, "shared", False):  # the browser face: every session writes this workspace
                 backend = cls._open_shared(inputs, manifest, qrels_path, reviewer)
@@ -212,7 +213,7 @@ class StoreBackend(Backend):
         """Other sessions' edits since the last call (a shared workspace, the browser face): the queries they
         touched (None: any may have changed) and the judgments they made. Cheap when the files did not
         change: their size and time are compared first."""
-        if not self.ws.shared or self.ws.closed:
+        if self.ws.closed or not (self.ws.shared or getattr(self, "follow", False)):
             return set(), []
         state = []
         for suffix in ("", paths.JOURNAL):
@@ -224,6 +225,13 @@ class StoreBackend(Backend):
         if state == getattr(self, "_seen_files", None):
             return set(), []
         self._seen_files = state
+        if self.ws.readonly:  # a viewer: no lock to take, the store read again (a reader retries a fold's race)
+            try:
+                self.ws.read_again()
+            except InputError:
+                self._seen_files = None  # the next call tries again
+                return set(), []
+            return None, []
         return self.ws.catch_up()
 
 
