@@ -171,12 +171,14 @@ def _serve(args) -> None:
     server = server_class(lambda person: shlex.join(session_command(args, person, exports)), place=place,
                           access=access, limits=webguard.Limits(args.max_sessions, args.idle_timeout * 60),
                           title=visible(title))
+    elsewhere = " (from another machine: this machine's address for 127.0.0.1)" if place.everywhere and not public \
+        else ""
     if token is not None:
-        print(f"rankgate review: open {base}/?token={token}", flush=True)
+        print(f"rankgate review: open {base}/?token={token}{elsewhere}", flush=True)
     else:
         people = sorted(p.name for p in access.tokens.values())
-        print(f"rankgate review: each person opens {base}/?token=THEIR_TOKEN (from {visible(args.reviewers)}: "
-              f"{visible(', '.join(people))})", flush=True)
+        print(f"rankgate review: each person opens {base}/?token=THEIR_TOKEN{elsewhere} (from "
+              f"{visible(args.reviewers)}: {visible(', '.join(people))})", flush=True)
     print(f"exports from the browser go to {visible(exports)}; Ctrl+C stops the server", flush=True)
     try:
         server.serve()
