@@ -19,6 +19,7 @@ textual-serve (the `web` extra) serves a Textual app with no login. This wraps i
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import ipaddress
 import json
@@ -275,157 +276,182 @@ class Limits:
     heartbeat: float = 8.0
 
 
+class Guard:
+    """Mixed into textual-serve's Server (`guarded_server`): the checks, the pages and the bounded sessions."""
+
+    service_class = None  # textual-serve's AppService; tests put a recorder here
+
+    def __init__(self, commands, *, place: Place, access: Access, limits: Limits, title: str) -> None:
+        super().__init__("rankgate review", host=place.host, port=place.port, title=title,
+                         public_url=place.public_url)
+        self.commands = commands  # Person -> the command of that person's session
+        self.place, self.access, self.limits = place, access, limits
+        self.cookie = COOKIE.format(port=place.port)
+        self.sessions: set = set()
+
+    def initialize_logging(self) -> None:  # one line per refusal or session, ours (no banner)
+        pass
+
+    async def on_startup(self, app) -> None:
+        pass
+
+    async def _make_app(self):
+        import aiohttp_jinja2
+        import jinja2
+        from aiohttp import web
+
+        app = web.Application(middlewares=[self.guard, self.local_only])
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        app.add_routes([
+            web.get("/", self.handle_index, name="index"),
+            web.get("/ws", self.handle_websocket, name="websocket"),
+            web.get("/download/{key}", self.handle_download, name="download"),
+            web.static("/static", self.statics_path, name="static"),
+        ])
+        return app
+
+    def refuse(self, request, why: str):
+        log(f"refused {request.method} {visible(request.path)} from {request.remote}: {why}")
+        return page(403, "Forbidden", f"{why}.")
+
+    async def guard(self, request, handler):
+        from aiohttp import web
+
+        host = request.headers.get("Host")
+        if not self.place.host_ok(host):
+            return self.refuse(request, f"Host {visible(host or '(none)')!r} does not name this server")
+        if not self.place.origin_ok(request.headers.get("Origin"), host):
+            return self.refuse(request, f"Origin {visible(request.headers['Origin'])!r} is not this server's")
+        given = request.query.get("token")
+        if given is not None:  # from the printed link: a cookie, and the same page without the token
+            if self.access.who(given) is None:
+                return self.refuse(request, "wrong token")
+            query = {k: v for k, v in request.query.items() if k != "token"}
+            target = request.rel_url.with_query(query)
+            response = web.HTTPFound(self.place.base_url(host) + str(target))
+            response.set_cookie(self.cookie, given, httponly=True, samesite="Strict",
+                                secure=self.place.base_url(host).startswith("https:"), path="/")
+            raise response
+        header = request.headers.get("Authorization", "")
+        token = header[6:].strip() if header.lower().startswith("token ") else request.cookies.get(self.cookie)
+        person = self.access.who(token)
+        if person is None:
+            return self.refuse(request, "no token" if not token else "wrong token")
+        request[person_key()] = person
+        return await handler(request)
+
+    guard.__middleware_version__ = 1  # aiohttp's new-style middleware (what @web.middleware marks)
+
+    async def local_only(self, request, handler):  # the page fetches nothing from other hosts
+        from rankgate.tui.serve import FONT_LINK
+
+        response = await handler(request)
+        body = getattr(response, "body", None)
+        if isinstance(body, bytes) and (response.content_type or "").startswith("text/html"):
+            response.body = FONT_LINK.sub(b"", body)
+        return response
+
+    local_only.__middleware_version__ = 1
+
+    async def handle_index(self, request):
+        import aiohttp_jinja2
+
+        if len(self.sessions) >= self.limits.max_sessions:
+            return self.full(request)
+        base = self.place.base_url(request.headers["Host"])
+        ws = ("wss:" if base.startswith("https:") else "ws:") + base.split(":", 1)[1] + "/ws"
+        context = {"font_size": 16, "app_websocket_url": ws,
+                   "config": {"static": {"url": base + "/static/"}}, "application": {"name": self.title}}
+        return aiohttp_jinja2.render_template("app_index.html", request, context)
+
+    def full(self, request):
+        log(f"refused a session from {request.remote}: {len(self.sessions)} sessions open (--max-sessions)")
+        return page(503, "All sessions are in use",
+                    f"This server runs at most {self.limits.max_sessions} sessions at once and all are open. "
+                    "Close another tab or try again in a few minutes.")
+
+    async def handle_websocket(self, request):
+        from aiohttp import web
+
+        person = request[person_key()]
+        websocket = web.WebSocketResponse(heartbeat=self.limits.heartbeat, max_msg_size=1 << 16)
+        await websocket.prepare(request)
+        if len(self.sessions) >= self.limits.max_sessions:
+            self.full(request)
+            await websocket.close(code=1013, message=b"all sessions are in use")
+            return websocket
+        width, height = clamp_size(request.query.get("width"), request.query.get("height"))
+        service = self.service_class("exec " + self.commands(person), write_bytes=websocket.send_bytes,
+                                     write_str=websocket.send_str, close=websocket.close,
+                                     download_manager=self.download_manager, debug=False)
+        self.sessions.add(service)
+        who = visible(person.name) or "(asks a name)"
+        log(f"session for {who}{' (viewer)' if person.viewer else ''} from {request.remote}: "
+            f"{len(self.sessions)} open")
+        try:
+            await service.start(width, height)
+            await self.pump(websocket, service)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            await stop_service(service)
+            self.sessions.discard(service)
+            if not websocket.closed:
+                await websocket.close()
+            why = f" (code {websocket.close_code})" if websocket.close_code not in (None, 1000, 1001) else ""
+            log(f"session for {who} ended{why}: {len(self.sessions)} open")
+        return websocket
+
+    async def pump(self, websocket, service) -> None:
+        """The browser's messages to the app, until the browser leaves or idles past the timeout."""
+        from aiohttp import WSMsgType
+
+        idle = self.limits.idle_timeout
+        last_key = time.monotonic()
+        while True:
+            left = idle - (time.monotonic() - last_key)
+            try:
+                if left <= 0:
+                    raise asyncio.TimeoutError
+                message = await websocket.receive(timeout=left)
+            except asyncio.TimeoutError:
+                await websocket.close(code=1000, message=b"idle timeout")
+                log(f"session closed: no key for {idle:.0f} s (--idle-timeout)")
+                return
+            if message.type != WSMsgType.TEXT:
+                if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+                    return
+                continue
+            envelope = parse_message(message.data)
+            if envelope is None:
+                continue
+            kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+            if kind == "stdin" and isinstance(data, str):
+                last_key = time.monotonic()
+                await service.send_bytes(data.encode("utf-8", "replace"))
+            elif kind == "resize" and isinstance(data, dict):
+                await service.set_terminal_size(*clamp_size(data.get("width"), data.get("height")))
+            elif kind == "ping":
+                await websocket.send_json(["pong", data])
+            elif kind == "blur":
+                await service.blur()
+            elif kind == "focus":
+                await service.focus()
+
+
+
+@functools.cache
+def person_key():
+    """The request's key for who opened it."""
+    from aiohttp import web
+
+    return web.RequestKey("person", Person) if hasattr(web, "RequestKey") else "person"
+
+
 def guarded_server(Server, AppService):
     """textual-serve's Server behind the token, Host and Origin checks, with its sessions bounded."""
-    import aiohttp_jinja2
-    from aiohttp import WSMsgType, web
 
-    from rankgate.tui.serve import FONT_LINK
-
-    person_key = web.RequestKey("person", Person) if hasattr(web, "RequestKey") else "person"
-
-    class GuardedServer(Server):
-        service_class = AppService  # tests put a recorder here
-
-        def __init__(self, commands, *, place: Place, access: Access, limits: Limits, title: str) -> None:
-            super().__init__("rankgate review", host=place.host, port=place.port, title=title,
-                             public_url=place.public_url)
-            self.commands = commands  # Person -> the command of that person's session
-            self.place, self.access, self.limits = place, access, limits
-            self.cookie = COOKIE.format(port=place.port)
-            self.sessions: set = set()
-
-        def initialize_logging(self) -> None:  # one line per refusal or session, ours (no banner)
-            pass
-
-        async def on_startup(self, app) -> None:
-            pass
-
-        async def _make_app(self):
-            app = web.Application(middlewares=[self.guard, self.local_only])
-            aiohttp_jinja2.setup(app, loader=__import__("jinja2").FileSystemLoader(self.templates_path))
-            app.add_routes([
-                web.get("/", self.handle_index, name="index"),
-                web.get("/ws", self.handle_websocket, name="websocket"),
-                web.get("/download/{key}", self.handle_download, name="download"),
-                web.static("/static", self.statics_path, name="static"),
-            ])
-            return app
-
-        def refuse(self, request, why: str):
-            log(f"refused {request.method} {visible(request.path)} from {request.remote}: {why}")
-            return page(403, "Forbidden", f"{why}.")
-
-        @web.middleware
-        async def guard(self, request, handler):
-            host = request.headers.get("Host")
-            if not self.place.host_ok(host):
-                return self.refuse(request, f"Host {visible(host or '(none)')!r} does not name this server")
-            if not self.place.origin_ok(request.headers.get("Origin"), host):
-                return self.refuse(request, f"Origin {visible(request.headers['Origin'])!r} is not this server's")
-            given = request.query.get("token")
-            if given is not None:  # from the printed link: a cookie, and the same page without the token
-                if self.access.who(given) is None:
-                    return self.refuse(request, "wrong token")
-                query = {k: v for k, v in request.query.items() if k != "token"}
-                target = request.rel_url.with_query(query)
-                response = web.HTTPFound(self.place.base_url(host) + str(target))
-                response.set_cookie(self.cookie, given, httponly=True, samesite="Strict",
-                                    secure=self.place.base_url(host).startswith("https:"), path="/")
-                raise response
-            header = request.headers.get("Authorization", "")
-            token = header[6:].strip() if header.lower().startswith("token ") else request.cookies.get(self.cookie)
-            person = self.access.who(token)
-            if person is None:
-                return self.refuse(request, "no token" if not token else "wrong token")
-            request[person_key] = person
-            return await handler(request)
-
-        @web.middleware
-        async def local_only(self, request, handler):  # the page fetches nothing from other hosts
-            response = await handler(request)
-            body = getattr(response, "body", None)
-            if isinstance(body, bytes) and (response.content_type or "").startswith("text/html"):
-                response.body = FONT_LINK.sub(b"", body)
-            return response
-
-        async def handle_index(self, request):
-            if len(self.sessions) >= self.limits.max_sessions:
-                return self.full(request)
-            base = self.place.base_url(request.headers["Host"])
-            ws = ("wss:" if base.startswith("https:") else "ws:") + base.split(":", 1)[1] + "/ws"
-            context = {"font_size": 16, "app_websocket_url": ws,
-                       "config": {"static": {"url": base + "/static/"}}, "application": {"name": self.title}}
-            return aiohttp_jinja2.render_template("app_index.html", request, context)
-
-        def full(self, request):
-            log(f"refused a session from {request.remote}: {len(self.sessions)} sessions open (--max-sessions)")
-            return page(503, "All sessions are in use",
-                        f"This server runs at most {self.limits.max_sessions} sessions at once and all are open. "
-                        "Close another tab or try again in a few minutes.")
-
-        async def handle_websocket(self, request):
-            person = request[person_key]
-            websocket = web.WebSocketResponse(heartbeat=self.limits.heartbeat, max_msg_size=1 << 16)
-            await websocket.prepare(request)
-            if len(self.sessions) >= self.limits.max_sessions:
-                self.full(request)
-                await websocket.close(code=1013, message=b"all sessions are in use")
-                return websocket
-            width, height = clamp_size(request.query.get("width"), request.query.get("height"))
-            service = self.service_class("exec " + self.commands(person), write_bytes=websocket.send_bytes,
-                                         write_str=websocket.send_str, close=websocket.close,
-                                         download_manager=self.download_manager, debug=False)
-            self.sessions.add(service)
-            who = visible(person.name) or "(asks a name)"
-            log(f"session for {who}{' (viewer)' if person.viewer else ''} from {request.remote}: "
-                f"{len(self.sessions)} open")
-            try:
-                await service.start(width, height)
-                await self.pump(websocket, service)
-            except asyncio.CancelledError:
-                pass
-            finally:
-                await stop_service(service)
-                self.sessions.discard(service)
-                if not websocket.closed:
-                    await websocket.close()
-                why = f" (code {websocket.close_code})" if websocket.close_code not in (None, 1000, 1001) else ""
-                log(f"session for {who} ended{why}: {len(self.sessions)} open")
-            return websocket
-
-        async def pump(self, websocket, service) -> None:
-            """The browser's messages to the app, until the browser leaves or idles past the timeout."""
-            idle = self.limits.idle_timeout
-            last_key = time.monotonic()
-            while True:
-                left = idle - (time.monotonic() - last_key)
-                try:
-                    if left <= 0:
-                        raise asyncio.TimeoutError
-                    message = await websocket.receive(timeout=left)
-                except asyncio.TimeoutError:
-                    await websocket.close(code=1000, message=b"idle timeout")
-                    log(f"session closed: no key for {idle:.0f} s (--idle-timeout)")
-                    return
-                if message.type != WSMsgType.TEXT:
-                    if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
-                        return
-                    continue
-                envelope = parse_message(message.data)
-                if envelope is None:
-                    continue
-                kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
-                if kind == "stdin" and isinstance(data, str):
-                    last_key = time.monotonic()
-                    await service.send_bytes(data.encode("utf-8", "replace"))
-                elif kind == "resize" and isinstance(data, dict):
-                    await service.set_terminal_size(*clamp_size(data.get("width"), data.get("height")))
-                elif kind == "ping":
-                    await websocket.send_json(["pong", data])
-                elif kind == "blur":
-                    await service.blur()
-                elif kind == "focus":
-                    await service.focus()
+    class GuardedServer(Guard, Server):
+        service_class = AppService
 
     return GuardedServer
