@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import types
 
@@ -75,27 +76,41 @@ def fake_textual_serve(monkeypatch, started: list):
             return None
 
     server_mod.Server = Server
+    service_mod = types.ModuleType("textual_serve.app_service")
+    service_mod.AppService = object
     monkeypatch.setitem(sys.modules, "textual_serve", types.ModuleType("textual_serve"))
     monkeypatch.setitem(sys.modules, "textual_serve.server", server_mod)
+    monkeypatch.setitem(sys.modules, "textual_serve.app_service", service_mod)
 
 
-def test_serving_elsewhere_than_loopback_warns(monkeypatch, capsys, tmp_path):
+def test_serving_elsewhere_than_loopback_warns_and_every_start_prints_the_link_with_its_token(monkeypatch, capsys,
+                                                                                             tmp_path):
     started = []
     fake_textual_serve(monkeypatch, started)
+    monkeypatch.delenv("RANKGATE_TOKEN", raising=False)
     port = free_port()
     assert serve(parse(str(tmp_path), "--serve", "--host", "0.0.0.0", "--port", str(port))) == 0
-    err = capsys.readouterr().err
-    assert f"warning: serving on 0.0.0.0:{port}" in err and "no login" in err
-    assert started[0][1:3] == ("0.0.0.0", port) and started[0][0].endswith("--ask-reviewer")
+    out, err = capsys.readouterr()
+    assert f"warning: serving on 0.0.0.0:{port} over plain http" in err and "--public-url" in err
+    assert started[0][1:3] == ("0.0.0.0", port)
+    token = re.search(rf"open http://127.0.0.1:{port}/\?token=(\S+)", out).group(1)
+    assert len(token) >= 24
     started.clear()
-    assert serve(parse(str(tmp_path), "--serve", "--port", str(free_port()))) == 0
-    assert capsys.readouterr().err == "" and started[0][1] == "127.0.0.1"
+    monkeypatch.setenv("RANKGATE_TOKEN", "from-the-environment-01")
+    port = free_port()
+    assert serve(parse(str(tmp_path), "--serve", "--port", str(port))) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and started[0][1] == "127.0.0.1"
+    assert f"open http://127.0.0.1:{port}/?token=from-the-environment-01" in out
+    assert serve(parse(str(tmp_path), "--serve", "--port", str(port), "--public-url",
+                       "https://labels.example.org/")) == 0
+    out, err = capsys.readouterr()
+    assert "open https://labels.example.org/?token=from-the-environment-01" in out and err == ""
 
 
-@pytest.mark.parametrize("extra,says", [(["--db", "w.json"], "leave out --db and --reviewer"),
-                                        (["--reviewer", "ana"], "leave out --db and --reviewer"),
+@pytest.mark.parametrize("extra,says", [(["--reviewer", "ana"], "leave out --reviewer"),
                                         (["--port", "70000"], "is not a port")])
-def test_serve_refuses_shared_workspaces_and_bad_ports(extra, says, tmp_path, capsys):
+def test_serve_refuses_a_fixed_reviewer_and_bad_ports(extra, says, tmp_path, capsys):
     from rankgate.cli import main
 
     assert main(["review", str(tmp_path), "--serve", *extra]) == 2
@@ -162,3 +177,13 @@ async def test_a_second_session_under_a_name_in_use_is_asked_for_another_name(ti
             await pilot2.press("enter")
             await ready(pilot2)
             assert second.inputs.reviewer == "ana2" and second.inputs.db != first.inputs.db
+
+
+def test_the_browser_faces_options_are_refused_without_serve(tmp_path, capsys):
+    from rankgate.cli import main
+
+    for flag, value in (("--reviewers", "team.toml"), ("--public-url", "https://x.example"),
+                        ("--token-file", "t")):
+        assert main(["review", str(tmp_path), flag, value]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"error: {flag}: only with --serve (the browser face)"]

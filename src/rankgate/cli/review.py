@@ -42,13 +42,25 @@ def register(sub) -> None:
                         help="blind review: see only your own grades, runs' documents without ranks (B toggles)")
     web = review.add_argument_group("the browser face (pip install 'rankgate[web]')")
     web.add_argument("--serve", action="store_true",
-                     help="serve the app to web browsers: each browser session asks its reviewer's name and "
-                     "labels in a workspace of its own")
+                     help="serve the app to web browsers (a secret token in the printed URL opens it); every "
+                     "session labels in the benchmark's one workspace, each edit under its reviewer's name")
     web.add_argument("--host", default="127.0.0.1",
-                     help="address to serve on (default 127.0.0.1; another address is reachable by others and "
-                     "the app has no login)")
+                     help="address to serve on (default 127.0.0.1; 0.0.0.0: every address of this machine)")
     web.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
-    review.add_argument("--ask-reviewer", action="store_true", help=argparse.SUPPRESS)  # each served session
+    web.add_argument("--public-url", metavar="URL",
+                     help="the address people open, e.g. https://labels.example.org behind a TLS proxy: every "
+                     "link and websocket URL derives from it, and requests must name it")
+    web.add_argument("--token-file", metavar="FILE",
+                     help="the secret token (its first line; else $RANKGATE_TOKEN, else a new one is printed)")
+    web.add_argument("--reviewers", metavar="FILE",
+                     help="TOML: [reviewers] name = \"token\" (each labels as themself), [viewers] (read-only)")
+    web.add_argument("--max-sessions", type=int, default=16, metavar="N", help="browser sessions at once (default 16)")
+    web.add_argument("--idle-timeout", type=float, default=30, metavar="MINUTES",
+                     help="close a session after this long without a key (default 30)")
+    web.add_argument("--export-dir", metavar="DIR",
+                     help="where exports from the browser are written (default: exports/ in the benchmark folder)")
+    review.add_argument("--ask-reviewer", action="store_true", help=argparse.SUPPRESS)  # a served session
+    review.add_argument("--viewer", help=argparse.SUPPRESS)  # a served session opened with a viewer's token
     review.set_defaults(func=run, usage=review)
 
 
@@ -80,6 +92,11 @@ def run(args) -> int:
         args.usage.print_usage(sys.stderr)
         print("rankgate review: name a benchmark folder or a qrels file; to try it on a sample:\n"
               "  rankgate samples copy samples && rankgate review samples/ops-handbook", file=sys.stderr)
+        return EXIT_INVALID
+    served_only = [flag for flag, value in (("--public-url", args.public_url), ("--token-file", args.token_file),
+                                            ("--reviewers", args.reviewers)) if value]
+    if served_only and not args.serve:
+        print(f"error: {served_only[0]}: only with --serve (the browser face)", file=sys.stderr)
         return EXIT_INVALID
     if args.serve:
         from rankgate.tui.serve import serve

@@ -49,6 +49,16 @@ def _read_bytes(path: str, notes: list[str] | None = None) -> str:
     return text
 
 
+def _no_long_ids(path: str, qs: list[str], ds: list[str], where) -> None:
+    """An ID longer than MAX_ID is refused with its file and line (docs/formats.md, Limits)."""
+    from rankgate.core.errors import MAX_ID, LongId
+
+    for column in (qs, ds):
+        if column and max(map(len, column)) > MAX_ID:
+            i = next(i for i, name in enumerate(column) if len(name) > MAX_ID)
+            raise LongId(column[i], path, where[i] if where else i + 1)
+
+
 def _splitter(text: str):
     if any(c in text for c in "\x1c\x1d\x1e\x1f\x85\xa0"):  # str.split() splits there, C's isspace does not
         return lambda line: [t.decode("latin-1") for t in line.encode("latin-1").split()]
@@ -106,6 +116,7 @@ def _qrels_columns(path: str, notes: list[str]):
 
         i = next(i for i, g in enumerate(gs) if grade_problem(g))
         raise InputError(path, grade_problem(gs[i]), line=where[i] if where else i + 1)
+    _no_long_ids(path, qs, ds, where)
     return qs, ds, gs, where, text.isascii()
 
 
@@ -135,6 +146,7 @@ def _run_columns(path: str, notes: list[str], as_list: bool = False):
         runid = last[5]
         where = None
         if as_list:
+            _note_not_finite_list(ss, where, ss, path, notes)
             return qs, ds, ss, where, runid
     else:
         qs, ds, ss, where = [], [], [], []
@@ -158,6 +170,7 @@ def _run_columns(path: str, notes: list[str], as_list: bool = False):
             runid = parts[5]
     if not qs:
         raise InputError(path, "no ranked documents (trec_eval cannot read an empty run)")
+    _no_long_ids(path, qs, ds, where)
     plain = "_" not in "".join(ss)  # Python's float reads 1_0 as 10, C's atof as 1
     if as_list and plain:
         try:
@@ -165,8 +178,8 @@ def _run_columns(path: str, notes: list[str], as_list: bool = False):
         except ValueError:
             pass
         else:
-            if all(map(math.isfinite, floats)):
-                return qs, ds, floats, where, runid
+            _note_not_finite_list(floats, where, ss, path, notes)
+            return qs, ds, floats, where, runid
     import numpy as np
 
     lines = np.arange(1, len(qs) + 1, dtype=np.int64) if where is None else np.array(where, np.int64)
@@ -258,6 +271,16 @@ def _scores(raw: list[str], where: np.ndarray, path: str, notes: list[str], unde
                      f"{_shown(odd[1])}); read as trec_eval reads them (C's atof: the leading number, else 0)")
     _note_not_finite(out, where, raw, path, notes)
     return out
+
+
+def _note_not_finite_list(values: list[float], where, raw: list, path: str, notes: list[str]) -> None:
+    """_note_not_finite for the plain-Python path: one pass at C speed when every score is finite."""
+    if all(map(math.isfinite, values)):
+        return
+    bad = [i for i, v in enumerate(values) if not math.isfinite(v)]
+    i = bad[0]
+    notes.append(f"warning: {visible(path)}: {len(bad)} score(s) are NaN or infinite (first at line "
+                 f"{where[i] if where else i + 1}: {_shown(str(raw[i]))}); ranked as trec_eval ranks them")
 
 
 def _note_not_finite(out, where, raw: list[str], path: str, notes: list[str]) -> None:

@@ -46,6 +46,7 @@ from rankgate.store.columns import (
 )
 from rankgate.store.labels import labels_at, pair_labels, put_review, standing
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK, sidecar
+from rankgate.store.shared import SharedWriter
 from rankgate.store.storage import (
     DamagedFile,
     Journal,
@@ -107,7 +108,7 @@ class Batch:
         self.ids += cols["n"]
 
 
-class DurableIndex:
+class DurableIndex(SharedWriter):
     """Queries, judgments, adjudications and versions in memory, changed only by journaled edits.
 
     `_open_files` takes the lock and reads the files (a writer holds the journal
@@ -141,6 +142,9 @@ class DurableIndex:
         self._retry_at = 0  # after a failed automatic fold: the journal length at which to try again
         self._unborn = False  # a new store whose files are written by its first edit (a failed command leaves none)
         self._made_dirs: list[Path] = []  # folders this writer created for a new store
+        self.shared = False  # several processes write this store: the lock is held only for an edit (store/shared.py)
+        self._touched: set[str] | None = set()  # queries the others' edits touched (None: all read again)
+        self._their_reviews: list[dict] = []  # the judgments those edits made (review ops), for the app to tell
 
     def __enter__(self) -> Self:
         return self
@@ -156,6 +160,12 @@ class DurableIndex:
         with self._mutex:
             if self._closed:
                 return
+            if self.shared:  # the fold needs the lock, and the others' edits read in first
+                try:
+                    self._take_turn(5.0)
+                except InputError:
+                    self._closed = True
+                    return
             try:
                 if not self.readonly and self._journal is not None and self._journal.count >= FOLD_ON_CLOSE \
                         and not self._journal.broken:
@@ -566,6 +576,8 @@ class DurableIndex:
     def _commit(self, ops: list, events: list[dict]) -> None:
         """Journal the edit (fsync), then apply it: once this returns, the edit survives a crash."""
         assert events, "every edit leaves an event"
+        if self.shared and self._journal is None:
+            raise InputError(str(self.path), "a shared workspace is written only in a turn (DurableIndex.turn)")
         if self._unborn:
             self._materialize()
         record = {"seq": self._seq + 1, "ops": ops, "events": events}

@@ -47,6 +47,7 @@ class ReviewApp(App[int]):
         self._quit_chosen_at = 0.0  # when a choice was made in the quit dialog (on_key)
         self._reopening = False  # the benchmark is being opened again (ctrl+r, after a sync): the store is closed
         self._quit_when_open = False  # `q` came during it: the way out waits for the benchmark (leave)
+        self._watching = None  # the timer reading other browser sessions' edits (a served session)
         self.goodbye = ""  # a line `rankgate review` prints once the screen is gone (paths whole, not wrapped)
 
     def on_mount(self) -> None:
@@ -72,7 +73,7 @@ class ReviewApp(App[int]):
 
         from rankgate.store import paths
 
-        if self.inputs.db or self.inputs.memory:
+        if self.inputs.db or self.inputs.memory or self.inputs.shared:  # served: the one shared workspace
             return None
         source = os.path.abspath(self.inputs.path or self.inputs.queries or ".")
         return str(paths.reviewer_workspace_path(source, name.strip()))
@@ -182,6 +183,10 @@ class ReviewApp(App[int]):
         self._reopening = False
         check, self._sync_check = self._sync_check, None
         self.sync = check if isinstance(check, Sync) else None
+        if self.inputs.export_dir is not None:  # a browser session writes no file outside its export folder:
+            check = self.sync = None  # the folder's qrels file is the lead's to export back (a terminal)
+            if self._watching is None:  # every session labels the one workspace: the others' edits, shown
+                self._watching = self.set_interval(0.4, self._others_edits)
         self.review.bind(event.loaded)
         if self.sync is not None and self.sync.located:  # paths and names: escaped (core.text.visible)
             self.notify(visible(self.sync.located), title="workspace", timeout=15, markup=False)
@@ -198,6 +203,14 @@ class ReviewApp(App[int]):
         if self._quit_when_open:  # `q` during the reload: now the edits can be counted and offered
             self._quit_when_open = False
             self.call_after_refresh(self.leave)
+
+    def _others_edits(self) -> None:
+        """Other browser sessions' edits of the shared workspace (tui/serve.py): every pane follows, and a
+        reviewer whose grade another's later grade overrules is told."""
+        from rankgate.tui.others import show_others_edits
+
+        if self.loaded is not None and not self._reopening and self.review is not None:
+            show_others_edits(self, self.loaded.model, self.review)
 
     @work(thread=True, group="caches", description="write_caches")
     def _write_caches(self, writes: list) -> None:

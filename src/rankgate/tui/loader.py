@@ -59,6 +59,11 @@ class Inputs:
     missing_queries: str | None = None  # the gate's input options (--missing-queries, --short-rankings ...)
     short_rankings: str | None = None
     allow_snapshot_mismatch: bool = False
+    # A browser session of `rankgate review --serve` (tui/serve.py): exports only into `export_dir`; every
+    # session writes the one workspace (`shared`); a viewer's session is read-only.
+    export_dir: str | None = None
+    shared: bool = False
+    viewer: bool = False
 
     @classmethod
     def from_args(cls, args) -> "Inputs":
@@ -70,6 +75,10 @@ class Inputs:
             setattr(inputs, key, getattr(args, key, None))
         inputs.allow_snapshot_mismatch = bool(getattr(args, "allow_snapshot_mismatch", False))
         inputs.measures = list(getattr(args, "measure", None) or [])
+        inputs.export_dir = getattr(args, "export_dir", None) if not getattr(args, "serve", False) else None
+        inputs.shared = inputs.export_dir is not None
+        if getattr(args, "viewer", None):
+            inputs.viewer, inputs.reviewer = True, args.viewer
         return inputs
 
     def overrides(self) -> dict:

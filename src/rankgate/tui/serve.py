@@ -1,10 +1,12 @@
 """`rankgate review --serve`: the same app in web browsers, through textual-serve (the `web` extra).
 
-textual-serve starts one `rankgate review ... --ask-reviewer` process per browser session: that
-session asks its reviewer's name first and labels in a workspace of its own
-(store/paths.reviewer_workspace_path), so several experts label one benchmark at once; the lead brings
-their workspaces together with `rankgate labels merge`. Nothing here is a second implementation: the
-screens and keys are the terminal app's.
+textual-serve starts one `rankgate review ...` process per browser session. Who may open one, from where,
+and how much it may take: tui/webguard.py (a token, Host and Origin checks, per-person tokens, bounds).
+Each session runs as its person (`--reviewer NAME`; `--viewer NAME` read-only; without --reviewers it asks
+the name, `--ask-reviewer`), writes the benchmark's one workspace with the other sessions
+(store/shared.py), shows their edits (tui/others.py), and exports only into the export folder
+(`--export-dir`, `export_target`). Nothing here is a second implementation: the screens and keys are the
+terminal app's.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def session_command(args) -> list[str]:
-    """The command each browser session runs: this review, with paths made absolute, asking the reviewer."""
+def session_command(args, person=None, export_dir: str | None = None) -> list[str]:
+    """The command a browser session runs: this review, with paths made absolute, as `person`
+    (webguard.Person: a named reviewer, a viewer, or none: the session asks the name)."""
     cmd = [sys.executable, "-m", "rankgate", "review"]
     path = args.path or args.qrels
     if path:
@@ -52,36 +55,22 @@ def session_command(args) -> list[str]:
                         ("--short-rankings", getattr(args, "short_rankings", None))):
         if value:  # the gate's input options: each session decides as the gate would
             cmd += [flag, value]
+    if args.db:
+        cmd += ["--db", os.path.abspath(args.db)]
     if getattr(args, "allow_snapshot_mismatch", False):
         cmd.append("--allow-snapshot-mismatch")
     if args.blind:
         cmd.append("--blind")
+    if export_dir:
+        cmd += ["--export-dir", export_dir]
+    if person is not None and person.viewer:
+        return cmd + ["--viewer", person.name]
+    if person is not None and person.name:
+        return cmd + ["--reviewer", person.name]
     return cmd + ["--ask-reviewer"]
 
 
 FONT_LINK = re.compile(rb'<link[^>]*href="https://fonts\.googleapis\.com[^"]*"[^>]*>', re.S)
-
-
-def offline_server(Server):
-    """textual-serve's Server whose page fetches nothing from other hosts (its page links a web font; the
-    font ships in its static folder, so the page loses nothing)."""
-    from aiohttp import web
-
-    @web.middleware
-    async def local_only(request, handler):
-        response = await handler(request)
-        body = getattr(response, "body", None)
-        if isinstance(body, bytes) and (response.content_type or "").startswith("text/html"):
-            response.body = FONT_LINK.sub(b"", body)
-        return response
-
-    class OfflineServer(Server):
-        async def _make_app(self):
-            app = await super()._make_app()
-            app.middlewares.append(local_only)
-            return app
-
-    return OfflineServer
 
 
 def check_address(host: str, port: int) -> None:
@@ -118,9 +107,9 @@ def _check_numbers(args) -> None:
 
 
 def serve(args) -> int:
-    if args.db or args.reviewer:
-        raise InputError("--serve", "each browser session names its reviewer and gets a workspace of its own: "
-                         "leave out --db and --reviewer")
+    if args.reviewer:
+        raise InputError("--serve", "each browser session's reviewer comes from its token (--reviewers FILE) or "
+                         "is asked in the page: leave out --reviewer")
     if not (args.path or args.qrels or args.queries):
         raise InputError("--serve", "name a benchmark folder or a qrels file to serve")
     if not 0 < args.port < 65536:
@@ -140,14 +129,94 @@ def serve(args) -> int:
             open_input(path).close()  # a device, a pipe or a folder: refused here, not in every session
     _check_numbers(args)
     check_address(args.host, args.port)
-    if not is_loopback(args.host):
-        print(f"warning: serving on {visible(args.host)}:{args.port}: anyone who can reach this address can "
-              "open the app and label under any name (the app has no login of its own)", file=sys.stderr)
-    server_class = offline_server(Server)
+    _serve(args)
+    return 0
+
+
+def export_folder(args) -> str:
+    """Where exports from the browser go: --export-dir, else `exports` in the benchmark folder (beside the
+    qrels file named instead)."""
+    if args.export_dir:
+        return os.path.abspath(args.export_dir)
+    path = os.path.abspath(args.path or args.qrels or args.queries)
+    return os.path.join(path if os.path.isdir(path) else os.path.dirname(path), "exports")
+
+
+def _serve(args) -> None:
+    from textual_serve.app_service import AppService
+    from textual_serve.server import Server
+
+    from rankgate.tui import webguard
+
+    public = webguard.check_public_url(args.public_url) if args.public_url else None
+    if args.max_sessions < 1:
+        raise InputError("--max-sessions", f"{args.max_sessions}: at least 1")
+    if args.idle_timeout <= 0:
+        raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, more than 0")
+    if args.reviewers:
+        access, token = webguard.read_reviewers(args.reviewers), None
+    else:
+        token, _ = webguard.single_token(args.token_file)
+        access = webguard.Access({token: webguard.Person("")})
+    exports = export_folder(args)
+    place = webguard.Place(args.host, args.port, public)
+    base = public or f"http://{'127.0.0.1' if place.everywhere else args.host}:{args.port}"
+    if ":" in args.host and not place.everywhere and not public:
+        base = f"http://[{args.host}]:{args.port}"
+    if not is_loopback(args.host) and not (public or "").startswith("https:"):
+        print(f"warning: serving on {visible(args.host)}:{args.port} over plain http: the token travels "
+              "unencrypted; put a TLS proxy in front and give its address with --public-url", file=sys.stderr)
     title = f"rankgate review {os.path.basename(os.path.abspath(args.path or args.qrels or args.queries))}"
-    server = server_class(shlex.join(session_command(args)), host=args.host, port=args.port, title=visible(title))
+    server_class = webguard.guarded_server(Server, AppService)
+    server = server_class(lambda person: shlex.join(session_command(args, person, exports)), place=place,
+                          access=access, limits=webguard.Limits(args.max_sessions, args.idle_timeout * 60),
+                          title=visible(title))
+    elsewhere = " (from another machine: this machine's address for 127.0.0.1)" if place.everywhere and not public \
+        else ""
+    if token is not None:
+        print(f"rankgate review: open {base}/?token={token}{elsewhere}", flush=True)
+    else:
+        people = sorted(p.name for p in access.tokens.values())
+        print(f"rankgate review: each person opens {base}/?token=THEIR_TOKEN{elsewhere} (from "
+              f"{visible(args.reviewers)}: {visible(', '.join(people))})", flush=True)
+    print(f"exports from the browser go to {visible(exports)}; Ctrl+C stops the server", flush=True)
     try:
         server.serve()
     except OSError as e:  # lost the port between the check and the start
         raise InputError("--port", f"cannot listen on {visible(args.host)}:{args.port}: {e.strerror or e}") from None
-    return 0
+
+
+EXPORT_SUFFIXES = (".jsonl", ".trec", ".txt", ".qrels")
+EXPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def export_name(benchmark: str, reviewer: str) -> str:
+    """The file name a browser session's export is offered under: benchmark, reviewer, time."""
+    import time
+
+    def part(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:40] or "x"
+
+    return f"{part(benchmark)}-{part(reviewer)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+
+
+def export_target(folder: str, name: str):
+    """The file a browser session may write: `name` is a plain file name (no folder, no `..`, no hidden
+    file) with a qrels suffix, in `folder`, and not a symbolic link or anything but a regular file there.
+    An InputError says why otherwise."""
+    from pathlib import Path
+
+    name = name.strip()
+    if not EXPORT_NAME.fullmatch(name) or ".." in name:
+        raise InputError(visible(name), "from the browser, export takes a file name only (letters, digits, "
+                         ". _ -; no folder): it is written into the server's export folder")
+    if not name.endswith(EXPORT_SUFFIXES):
+        raise InputError(name, "a name ending in .jsonl (grades with reasons), .trec, .txt or .qrels")
+    base = Path(folder)
+    base.mkdir(parents=True, exist_ok=True)
+    target = base / name
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise InputError(name, "is a link or not a regular file in the export folder; choose another name")
+    if target.resolve().parent != base.resolve():
+        raise InputError(name, "would leave the export folder")
+    return target

@@ -36,6 +36,15 @@ class StoreBackend(Backend):
         """The workspace for writing; when another process holds it, read-only (labels shown, edits
         refused with the reason) rather than not at all."""
         try:
+            if getattr(inputs, "viewer", False):  # a viewer's browser session: read-only whoever writes
+                backend = cls._open(inputs, manifest, qrels_path, reviewer, True)
+                backend.read_only = "a viewer's session: read-only"
+                backend.follow = True  # the reviewers' edits, read again as they come (catch_up)
+                return backend
+            if getattr(inputs, "shared", False):  # the browser face: every session writes this workspace
+                backend = cls._open_shared(inputs, manifest, qrels_path, reviewer)
+                backend.ws.share()
+                return backend
             return cls._open(inputs, manifest, qrels_path, reviewer, False)
         except Locked as e:
             try:
@@ -44,6 +53,20 @@ class StoreBackend(Backend):
                 raise e from None
             backend.read_only = str(e)
             return backend
+
+    @classmethod
+    def _open_shared(cls, inputs, manifest, qrels_path, reviewer) -> "StoreBackend":
+        """Another session holds the lock for an edit (milliseconds) or its first open's import: wait."""
+        import time
+
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return cls._open(inputs, manifest, qrels_path, reviewer, False)
+            except Locked:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     @classmethod
     def _open(cls, inputs, manifest, qrels_path, reviewer, readonly: bool) -> "StoreBackend":
@@ -85,31 +108,37 @@ class StoreBackend(Backend):
             cause: str | None = None, undoes: int | None = None, amends: int | None = None) -> int | None:
         self._writable()
         # the app's IDs come from its files (a typed one is checked by the add form, screens/label_form.py)
-        event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
-                                     create_query=True, why="rankgate review", cause=cause or "", undoes=undoes,
-                                     amends=amends, ids_from_file=True, text_hash=self.text_hashes.get(doc))
+        with self.ws.turn():
+            event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
+                                         create_query=True, why="rankgate review", cause=cause or "",
+                                         undoes=undoes, amends=amends, ids_from_file=True,
+                                         text_hash=self.text_hashes.get(doc))
         return getattr(event, "id", None)
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
         """The reviewer's own judgment only (another reviewer's judgment is never touched)."""
         self._writable()
-        event = self.ws.remove_judgment(qid, doc, why="rankgate review", cause=cause or "", undoes=undoes)
+        with self.ws.turn():
+            event = self.ws.remove_judgment(qid, doc, why="rankgate review", cause=cause or "", undoes=undoes)
         return getattr(event, "id", None)
 
     def mark_unsure(self, qid: str, doc: str, note: str) -> int | None:
         self._writable()
-        return getattr(self.ws.mark_unsure(qid, doc, note, why="rankgate review"), "id", None)
+        with self.ws.turn():
+            return getattr(self.ws.mark_unsure(qid, doc, note, why="rankgate review"), "id", None)
 
     def clear_unsure(self, qid: str, doc: str) -> int | None:
         self._writable()
-        return getattr(self.ws.clear_unsure(qid, doc, why="rankgate review"), "id", None)
+        with self.ws.turn():
+            return getattr(self.ws.clear_unsure(qid, doc, why="rankgate review"), "id", None)
 
     def set_notes(self, query: Query, notes: str) -> Query:
         self._writable()
-        if self.ws.query(query.id) is None:
-            self.ws.set_query(query, why="rankgate review")
-        self.ws.set_notes(query.id, notes, why="rankgate review")
-        return self.ws.query(query.id)
+        with self.ws.turn():
+            if self.ws.query(query.id) is None:
+                self.ws.set_query(query, why="rankgate review")
+            self.ws.set_notes(query.id, notes, why="rankgate review")
+            return self.ws.query(query.id)
 
     def judged_today(self) -> set[tuple[str, str]]:
         """The pairs the reviewer set by hand today (UTC): in the app or with `labels set`, not imported."""
@@ -160,7 +189,8 @@ class StoreBackend(Backend):
 
     def adjudicate(self, qid: str, doc: str, grade: int, reason: str) -> None:
         self._writable()
-        self.ws.adjudicate(qid, doc, grade, reason, why="rankgate review")
+        with self.ws.turn():
+            self.ws.adjudicate(qid, doc, grade, reason, why="rankgate review")
 
     def fold_if_due(self, min_edits: int) -> bool:
         return self.ws.fold_if_due(min_edits)
@@ -177,7 +207,33 @@ class StoreBackend(Backend):
         the comparison kept at open is kept under the files' new state (tui/runcache.py)."""
         from rankgate.tui.runcache import keep_import_comparison
 
-        self.ws.fold_import(then=lambda: keep_import_comparison(self.ws))
+        with self.ws.turn():
+            self.ws.fold_import(then=lambda: keep_import_comparison(self.ws))
+
+    def catch_up(self) -> tuple[set[str] | None, list[dict]]:
+        """Other sessions' edits since the last call (a shared workspace, the browser face): the queries they
+        touched (None: any may have changed) and the judgments they made. Cheap when the files did not
+        change: their size and time are compared first."""
+        if self.ws.closed or not (self.ws.shared or getattr(self, "follow", False)):
+            return set(), []
+        state = []
+        for suffix in ("", paths.JOURNAL):
+            try:
+                st = os.stat(paths.sidecar(self.ws.path, suffix) if suffix else self.ws.path)
+                state.append((st.st_ino, st.st_size, st.st_mtime_ns))
+            except OSError:
+                state.append(None)
+        if state == getattr(self, "_seen_files", None):
+            return set(), []
+        self._seen_files = state
+        if self.ws.readonly:  # a viewer: no lock to take, the store read again (a reader retries a fold's race)
+            try:
+                self.ws.read_again()
+            except InputError:
+                self._seen_files = None  # the next call tries again
+                return set(), []
+            return None, []
+        return self.ws.catch_up()
 
 
 def _label(j, how: str) -> Label:

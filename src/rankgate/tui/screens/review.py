@@ -19,6 +19,7 @@ from textual.widgets import Input
 
 from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
+from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.tui.labels import Exported
 from rankgate.tui.loader import NO_RUNS, Loaded
@@ -735,6 +736,11 @@ class ReviewScreen(EditingActions, Screen):
     # ---- the rest --------------------------------------------------------------------------------------------------
 
     def default_export_path(self) -> str:
+        folder = getattr(getattr(self.app, "inputs", None), "export_dir", None)
+        if folder is not None:  # a browser session: a name in the server's export folder (tui/serve.py)
+            from rankgate.tui.serve import export_name
+
+            return export_name(self.model.name, self.model.labels.reviewer)
         state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
         if state is not None and not state.raw:  # a qrels file outside the folder is never replaced: a copy in it
             return str(state.copy_path or state.manifest.qrels)
@@ -746,10 +752,21 @@ class ReviewScreen(EditingActions, Screen):
             if path:
                 self.export_to(path)
 
-        self.app.push_screen(ExportDialog(self.default_export_path()), done)
+        folder = getattr(getattr(self.app, "inputs", None), "export_dir", None)
+        self.app.push_screen(ExportDialog(self.default_export_path(), folder), done)
 
     def export_to(self, path: str):
-        """Write the reviewed labels; returns what was written (tui.labels.Exported) or None."""
+        """Write the reviewed labels; returns what was written (tui.labels.Exported) or None. A browser session
+        writes only a plain file name into the server's export folder (tui/serve.py, export_target)."""
+        folder = getattr(getattr(self.app, "inputs", None), "export_dir", None)
+        if folder is not None:
+            from rankgate.tui.serve import export_target
+
+            try:
+                path = str(export_target(folder, path))
+            except InputError as e:
+                self.notify(f"export refused: {e.what}", severity="error", markup=False, timeout=10)
+                return None
         fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
         state = getattr(self.app, "sync", None)
         try:
