@@ -6,7 +6,8 @@ Files, all beside the workspace file `<db>` and readable by their owner only:
                         store/columns.py), versions, and adjudications once there is one; it names the
                         journal's generation
     <db>.history        TinyDB file: table history, the append-only events (read on demand)
-    <db>.journal        the edits since the snapshot, one checksummed line each, fsynced per edit
+    <db>.journal        the edits since the snapshot, one line each framed with its CRC-32 and length,
+                        fsynced per edit
     <db>.bak            the snapshot before the current one (and <db>.history.bak)
     <db>.journal.prev   the journal folded by the last fold: with the .bak files it rebuilds everything
     <db>.lock           the writer's lock, naming its holder
@@ -47,16 +48,20 @@ from rankgate.store.columns import (
 from rankgate.store.labels import labels_at, pair_labels, put_review, standing
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK, sidecar
 from rankgate.store.storage import (
+    JOURNAL_MAGIC,
+    JOURNAL_VERSION,
     DamagedFile,
     Journal,
     SnapshotStorage,
     WriterLock,
     atomic_write,
+    check_seal,
     crashpoint,
     dumps,
     fsync_dir,
     keep_copy,
     now_iso,
+    encode_record,
     parse_tables,
     read_journal,
     remove_stale_temps,
@@ -64,10 +69,11 @@ from rankgate.store.storage import (
 )
 
 FORMAT = "rankgate-labels"
-FORMAT_VERSION = 4  # 4: an import's new judgments journaled as columns, and their events kept in history as
+FORMAT_VERSION = 5  # 5: the snapshot sealed with a CRC-32 of its bytes (storage.seal), journals framed with
+# each record's length; 4: an import's new judgments journaled as columns, and their events kept in history as
 # one document per query (store/columns.py, BULK); 3: judgments as columns, one document per query; 2: one
 # judgment per reviewer per (query, document), adjudications; 1: one judgment a pair. Older formats are read
-# as they are and written as 4 by the next fold.
+# as they are and written as 5 by the next fold.
 FOLD_EDITS = 1000  # fold the journal into the snapshot after this many edits ...
 FOLD_BYTES = 8 << 20  # ... or this many journal bytes (a large import folds at once)
 FOLD_ON_CLOSE = 100  # on close, fold when the journal holds at least this many edits
@@ -76,6 +82,17 @@ EMPTY_HISTORY = b'{"history":{}}'
 NO_BASE = ("there is no backup copy (.bak) to recover from: move it aside (`mv {db} {db}.damaged`, with its .journal "
            "and .history) and import the labels again from your exported qrels (`rankgate labels import --db {db} "
            "QRELS`), or put back a copy of all its files")
+
+
+def parse_snapshot(path: Path, raw: bytes) -> dict:
+    """The snapshot's tables; its seal checked (a store of format 5 or later must have one)."""
+    tables = parse_tables(path, raw)  # invalid JSON first: its message says where
+    sealed = check_seal(path, raw)
+    meta = tables.get("meta", {}).get("1")
+    if not sealed and isinstance(meta, dict) and isinstance(meta.get("format_version"), int) \
+            and 5 <= meta["format_version"] <= FORMAT_VERSION:
+        raise DamagedFile(str(path), "its checksum is missing (changed or damaged on disk)")
+    return tables
 
 
 def history_bytes(events: list[dict]) -> bytes:
@@ -218,7 +235,7 @@ class DurableIndex:
                 self._create()
                 return
             try:
-                self._load_tables(parse_tables(self.path, raw))
+                self._load_tables(parse_snapshot(self.path, raw))
                 journal = read_journal(self._file(JOURNAL))
                 before = self._journal_before(journal)
             except DamagedFile as e:
@@ -253,7 +270,7 @@ class DurableIndex:
         if erasing:
             self._history_rewrite = True  # a purge not yet folded: its erasure is finished below
         if not self.readonly:
-            self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records))
+            self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records), journal.version)
             if journal.torn:  # a record cut short by a crash: never acknowledged, so drop it
                 self._journal.truncate_to(journal.good_size)
             for tmp in self.path.parent.glob(f".{glob.escape(self.path.name)}*.tmp-*"):
@@ -415,8 +432,8 @@ class DurableIndex:
 
         db = shlex.quote(str(self.path))
         if Path(e.path) == self._file(JOURNAL) and e.line:
-            hint = (f"the edits before line {e.line} are intact: `rankgate labels recover --db {db}` keeps them "
-                    "and moves the damaged journal aside")
+            hint = (f"`rankgate labels recover --db {db}` keeps every intact edit, before and after line {e.line}, "
+                    "names the ones it cannot read, and moves the damaged journal aside")
         elif self._file(BACKUP).exists():
             hint = (f"the last good snapshot is kept as {self._file(BACKUP)}: `rankgate labels recover --db {db}` "
                     "rebuilds the workspace from it and the journals")
@@ -569,6 +586,8 @@ class DurableIndex:
         if self._unborn:
             self._materialize()
         record = {"seq": self._seq + 1, "ops": ops, "events": events}
+        if self._journal.version < JOURNAL_VERSION:
+            self._upgrade_journal()
         self._journal.append(journal_form(record))  # raises before anything changes in memory
         self._apply(record)
         self._pending.append(record)
@@ -577,6 +596,21 @@ class DurableIndex:
         due = self._journal.count >= self.fold_every or self._journal.size >= FOLD_BYTES
         if due and self._journal.count >= self._retry_at:
             self._fold_quietly()
+
+    def _upgrade_journal(self) -> None:
+        """A journal written before records carried their length: rewritten whole in the current framing (same
+        generation, same records) by atomic replace, before the first edit is appended to it."""
+        old = read_journal(self._file(JOURNAL))
+        if old is None or old.damage or len(old.records) != self._journal.count:
+            raise InputError(str(self._file(JOURNAL)), "changed on disk while open; reopen the workspace")
+        header = {"journal": JOURNAL_MAGIC, "version": JOURNAL_VERSION, "base": old.base,
+                  "workspace": old.workspace_id}
+        if old.gen is not None:
+            header["gen"] = old.gen
+        size = atomic_write(self._file(JOURNAL), b"".join([encode_record(header)] +
+                                                          [encode_record(r) for r in old.records]))
+        self._journal.close()
+        self._journal = Journal(self._file(JOURNAL), size, len(old.records))
 
     def _commit_erasure(self, ops: list, events: list[dict]) -> None:
         """Commit an edit that erases (a purge): the history file is written whole, and the backups and
@@ -651,7 +685,7 @@ class DurableIndex:
             keep_copy(self._file(JOURNAL), self._file(JOURNAL_PREV))
             gen = Journal.create(self._file(JOURNAL), seq, self._meta["workspace_id"])
         except BaseException:  # the old journal stays in place (the snapshot still expects it): keep using it
-            self._journal = Journal(self._file(JOURNAL), old.size, old.count)
+            self._journal = Journal(self._file(JOURNAL), old.size, old.count, old.version)
             raise
         self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
         crashpoint("fold-journal")
@@ -677,7 +711,7 @@ class DurableIndex:
         self._journal.close()
         try:
             keep_copy(self._file(JOURNAL_PREV), self._file(JOURNAL))
-            self._journal = Journal(self._file(JOURNAL), old.size, old.count)
+            self._journal = Journal(self._file(JOURNAL), old.size, old.count, old.version)
         except (InputError, OSError) as e:
             self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
             self._journal.broken = (f"a fold failed half-way ({e}); reopen the workspace (it finishes the fold)")
