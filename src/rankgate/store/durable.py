@@ -437,6 +437,9 @@ class DurableIndex:
         elif self._file(BACKUP).exists():
             hint = (f"the last good snapshot is kept as {self._file(BACKUP)}: `rankgate labels recover --db {db}` "
                     "rebuilds the workspace from it and the journals")
+        elif Path(e.path) == self.path and self._journal_from_start():
+            hint = (f"the journal holds every edit since the store was made: `rankgate labels recover --db {db}` "
+                    "rebuilds the snapshot from it")
         elif Path(e.path) == self.path and (other := self._not_a_store()):  # --db given a qrels file by mistake
             if not getattr(self, "_lock_was_there", True):
                 self._unborn = True  # its lock file goes too: nothing is left beside the user's file
@@ -447,6 +450,17 @@ class DurableIndex:
             hint = ("there is no backup copy; `rankgate labels recover --db {db}` moves the damaged files aside "
                     "and keeps what can be read").format(db=db)
         return DamagedFile(e.path, f"{e.what}; {hint}", line=e.line, where=e.where)
+
+    def _journal_from_start(self) -> bool:
+        """A journal (or the previous one) begins at the store's first edit: it can rebuild a lost snapshot."""
+        for suffix in (JOURNAL_PREV, JOURNAL):
+            try:
+                jc = read_journal(self._file(suffix))
+            except (DamagedFile, InputError):
+                continue
+            if jc is not None and jc.base == 0 and jc.records:
+                return True
+        return False
 
     def _not_a_store(self) -> str:
         """What to say when the file given as the store is a qrels, run or queries file (no journal, history or

@@ -52,9 +52,11 @@ def _recover(ix: DurableIndex) -> dict:
     """The report: snapshot and history (what was used), replayed (edits), lost (a sentence or None),
     lost_edits (their numbers), damaged (each damaged stretch of a journal), moved_aside, judgments, events."""
     report: dict = {"path": str(ix.path), "snapshot": "", "history": "", "replayed": 0, "lost": None,
-                    "lost_edits": [], "damaged": [], "moved_aside": []}
+                    "lost_edits": [], "lost_after": None, "torn": 0, "damaged": [], "moved_aside": []}
     aside: list[Path] = []
     journals = _read_journals(ix, aside)
+    current = next((jc for p, jc in journals if p == ix._file(JOURNAL)), None)
+    missing = current is None and not ix._file(JOURNAL).exists()
     report["snapshot"] = _load_snapshot(ix, aside, journals)
     events, report["history"] = _read_history(ix, aside)
     hist_mark = events[-1]["jseq"] if events else 0
@@ -75,7 +77,11 @@ def _recover(ix: DurableIndex) -> dict:
     report["replayed"] = seq - snap_mark - len(lost)
     report["lost_edits"] = lost
     placeholders = _keep_orphans(ix)
-    report["lost"] = _lost_sentence(lost, damage, tail, seq, hseq, history_gaps, placeholders)
+    report["torn"] = current.torn if current is not None else 0
+    if tail or missing:
+        report["lost_after"] = seq
+    report["lost"] = _lost_sentence(lost, damage, tail, missing, report["torn"], seq, hseq, history_gaps,
+                                    placeholders)
     lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
     if lost_id and report["lost"]:
         report["lost"] += f" (the damaged records' event numbers, up to #{lost_id}, are not given again)"
@@ -91,14 +97,19 @@ def _recover(ix: DurableIndex) -> dict:
     return report
 
 
-def _lost_sentence(lost: list[int], damage: list[str], tail: bool, seq: int, hseq: int, history_gaps: list[int],
-                   placeholders: list[str]) -> str | None:
+def _lost_sentence(lost: list[int], damage: list[str], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
+                   history_gaps: list[int], placeholders: list[str]) -> str | None:
     """What recovery could not keep, in words (None: nothing)."""
     said = []
     if lost:
         said.append(f"{_edits(lost)} could not be read (damaged), every other edit was replayed")
     if tail:
         said.append(f"the journal is damaged after edit {seq}: any edit after it is lost")
+    if missing:
+        said.append(f"the journal is missing: any edit after edit {seq} is lost")
+    if torn:
+        said.append(f"the journal ends in {torn} bytes of a record cut short after edit {seq}, dropped (a crash "
+                    "while it was written, so never acknowledged; or the file was cut, and edits after it are lost)")
     if history_gaps and history_gaps != lost:
         said.append(f"the history lacks the events of {_edits(history_gaps)}")
     elif hseq < seq:

@@ -580,7 +580,7 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
             continue
         nxt = _resync(data, pos, end, frame)
         cut = version < 2 or (size - pos < HEAD if end is None else end > size)  # fewer bytes than it needs
-        if nxt is None and cut and b"\n" not in data[pos:]:
+        if nxt is None and cut and b"\n" not in data[pos:] and pos > 0:  # (a header is never torn: atomic_write)
             torn = size - pos  # a record cut short by a crash: its newline, written last, never came
             break
         stop = size if nxt is None else nxt
