@@ -21,7 +21,8 @@ from rankgate.core.model import Query
 from rankgate.store.columns import expand_events
 from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, history_bytes, parse_snapshot
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
-from rankgate.store.records import query_fields
+from rankgate.store.labels import _replay as replay_history
+from rankgate.store.records import query_fields, query_record
 from rankgate.store.storage import (
     DamagedFile,
     Journal,
@@ -57,8 +58,8 @@ def _recover(ix: DurableIndex) -> dict:
     journals = _read_journals(ix, aside)
     current = next((jc for p, jc in journals if p == ix._file(JOURNAL)), None)
     missing = current is None and not ix._file(JOURNAL).exists()
-    report["snapshot"] = _load_snapshot(ix, aside, journals)
     events, report["history"] = _read_history(ix, aside)
+    report["snapshot"] = _load_snapshot(ix, aside, journals, events)
     hist_mark = events[-1]["jseq"] if events else 0
     records, damage, tail = _journal_records(ix, journals, aside)
     report["damaged"] = damage
@@ -157,9 +158,10 @@ def _read_journals(ix: DurableIndex, aside: list[Path]) -> list[tuple[Path, Jour
     return out
 
 
-def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Path, JournalContents]]) -> str:
+def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Path, JournalContents]],
+                   events: list[dict]) -> str:
     """Load the snapshot, or its backup, or (both unreadable) an empty store when the journals reach back to
-    the first edit; what was used."""
+    the first edit, or else the labels the history file's events add up to; what was used."""
 
     def load_tables(p: Path) -> dict | None:
         raw = SnapshotStorage(p, "r").read_bytes()
@@ -182,14 +184,54 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
         aside.append(ix._file(BACKUP))
     first = [(jc, min((r["seq"] for r in jc.records), default=None)) for _, jc in journals]
     owner = next((jc.workspace_id for jc, _ in first if not jc.header_damaged and jc.workspace_id), None)
-    if owner and any((not jc.header_damaged and jc.base == 0) or low == 1 for jc, low in first):
+    if any((not jc.header_damaged and jc.base == 0) or low == 1 for jc, low in first):
         ix._create()
         ix._unborn = False
-        ix._meta["workspace_id"] = owner
+        if owner:  # (else a journal with its header damaged: the rebuilt store gets a new workspace id)
+            ix._meta["workspace_id"] = owner
         return "rebuilt from the journals (neither the snapshot nor its backup could be read)"
+    if events:
+        _state_from_history(ix, events, owner)
+        return (f"rebuilt from the history file up to edit {ix._seq} (neither the snapshot nor its backup could "
+                "be read; when each judgment was first made is taken as its last change)")
+    if any(jc.records for _, jc in journals):  # the edits before the journals' first are lost, and said so
+        ix._create()
+        ix._unborn = False
+        if owner:
+            ix._meta["workspace_id"] = owner
+        return "rebuilt from the journals alone (the snapshot, its backup and the history could not be read)"
     raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read, and the journals do "
                      "not reach back to the first edit; nothing to recover from: "
                      + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
+
+
+def _state_from_history(ix: DurableIndex, events: list[dict], owner: str | None) -> None:
+    """The store as the history's events leave it (queries, every reviewer's standing judgment, adjudications,
+    versions): the base when the snapshot and its .bak are both lost."""
+    queries, pairs = replay_history(events, events[-1]["id"] + 1)
+    ix._create()
+    ix._unborn = False
+    if owner:
+        ix._meta["workspace_id"] = owner
+    for q, state in queries.items():
+        ix._queries[q] = {**query_record(q, {**query_fields(Query(q)), **state}, "", ""), "id": q}
+    seq = 0
+    for per in pairs.values():
+        for revs, adj in per.values():
+            for state in [s for s in revs.values() if s is not None] + ([adj] if adj is not None else []):
+                rec = {"created": state["updated"], "removed": None, **state}
+                ix._apply({"seq": seq, "ops": [["adjudication" if state is adj else "review", rec]], "events": []})
+    n = 0
+    for e in events:
+        n += e["kind"] == "query" and e["before"] is None
+        if e["kind"] == "freeze" and isinstance(e.get("after"), dict) and e["after"].get("version"):
+            name = e["after"]["version"]
+            ix._versions[name] = {"name": name, "created": e["when"], "who": e["who"],
+                                  "content_hash": e["after"].get("content_hash", ""),
+                                  "labels": e["after"].get("labels", 0), "queries": n, "history_id": e["id"],
+                                  "note": e.get("why", "")}
+    ix._seq = events[-1]["jseq"]
+    ix._next_event = events[-1]["id"] + 1
 
 
 def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]:
