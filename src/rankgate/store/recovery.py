@@ -21,7 +21,7 @@ from rankgate.core.model import Query
 from rankgate.store.columns import expand_events
 from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, history_bytes, parse_snapshot
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
-from rankgate.store.labels import _replay as replay_history
+from rankgate.store.labels import history_state
 from rankgate.store.records import query_fields, query_record
 from rankgate.store.storage import (
     DamagedFile,
@@ -208,7 +208,7 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
 def _state_from_history(ix: DurableIndex, events: list[dict], owner: str | None) -> None:
     """The store as the history's events leave it (queries, every reviewer's standing judgment, adjudications,
     versions): the base when the snapshot and its .bak are both lost."""
-    queries, pairs = replay_history(events, events[-1]["id"] + 1)
+    queries, pairs = history_state(events)
     ix._create()
     ix._unborn = False
     if owner:

@@ -594,19 +594,21 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
 
 def _resync(data: bytes, pos: int, end: int | None, frame) -> int | None:
     """Where the first good record after a damaged one at `pos` starts: at the end its length gives, or
-    after the first newline past `pos` where one reads."""
-    candidates = []
-    if end is not None and pos < end < len(data):
-        candidates.append(end)
+    after a newline past `pos`, whichever comes first and reads."""
+    if end is not None and not pos < end < len(data):
+        end = None
     nl = data.find(b"\n", pos)
-    while nl >= 0 and nl + 1 < len(data):
-        candidates.append(nl + 1)
-        nl = data.find(b"\n", nl + 1)
-    for q in sorted(set(candidates)):
+    while True:
+        q = nl + 1 if nl >= 0 and nl + 1 < len(data) else None
+        if end is not None and (q is None or end <= q):
+            q, end = end, None  # the damaged record's own length, tried once, in its place
+        elif q is not None:
+            nl = data.find(b"\n", q)
+        if q is None:
+            return None
         rec, _ = frame(data, q)
         if rec is not None and isinstance(rec.get("seq"), int):
             return q
-    return None
 
 
 def _header(data: bytes) -> tuple[dict | None, int, int]:
