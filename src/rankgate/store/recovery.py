@@ -72,7 +72,7 @@ def _recover(ix: DurableIndex) -> dict:
     hseq = hist_mark  # history: the same, from its own mark (a missing event leaves a gap in its numbers)
     history_gaps = []
     for s in sorted(k for k in records if k > hist_mark):
-        history_gaps += [g for g in range(hseq + 1, s) if g > snap_mark or g not in records]
+        history_gaps += range(hseq + 1, s)
         ix._apply_history(events, records[s])
         hseq = s
     report["replayed"] = seq - snap_mark - len(lost)
@@ -81,8 +81,7 @@ def _recover(ix: DurableIndex) -> dict:
     report["torn"] = current.torn if current is not None else 0
     if tail or missing:
         report["lost_after"] = seq
-    report["lost"] = _lost_sentence(lost, damage, tail, missing, report["torn"], seq, hseq, history_gaps,
-                                    placeholders)
+    report["lost"] = _lost_sentence(lost, tail, missing, report["torn"], seq, hseq, history_gaps, placeholders)
     lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
     if lost_id and report["lost"]:
         report["lost"] += f" (the damaged records' event numbers, up to #{lost_id}, are not given again)"
@@ -98,7 +97,7 @@ def _recover(ix: DurableIndex) -> dict:
     return report
 
 
-def _lost_sentence(lost: list[int], damage: list[str], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
+def _lost_sentence(lost: list[int], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
                    history_gaps: list[int], placeholders: list[str]) -> str | None:
     """What recovery could not keep, in words (None: nothing)."""
     said = []
@@ -118,8 +117,6 @@ def _lost_sentence(lost: list[int], damage: list[str], tail: bool, missing: bool
     if placeholders:
         said.append(f"quer{'ies' if len(placeholders) > 1 else 'y'} {', '.join(placeholders)} kept by ID only "
                     "(the edit that held the text was lost)")
-    if damage and not said:
-        return None
     return "; ".join(said) or None
 
 
