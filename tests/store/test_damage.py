@@ -184,6 +184,12 @@ def _trial(store: dict, folder: Path, rng: random.Random) -> str:
         damage.append((name, kind, data, where))
     held, silent = _held_by_damaged_bytes(store, damage)
     acked = store["edits"]
+    try:  # before recovery, a reader either refuses with one clear error or reads the labels right
+        before = _state(db)
+    except InputError:
+        pass
+    else:
+        assert before == _model(acked[s] for s in sorted(acked) if s not in silent), damage
     try:
         report = Workspace.recover(db)
     except InputError as e:  # refused: only when no file left holds any edit (the damaged bytes held them all)
