@@ -158,6 +158,10 @@ def _held_by_damaged_bytes(store: dict, damage: list[tuple]) -> tuple[set, set]:
             silent |= gone
     folded = {name: json.loads(store["files"][name])["meta"]["1"]["journal_seq"]
               for name in ("labels.json", "labels.json.bak") if name in store["files"]}
+    for name in ("labels.json.history", "labels.json.history.bak"):  # an edit's event: its label too
+        data = store["files"].get(name) or store["others"].get(name)
+        events = list(json.loads(data)["history"].values()) if data else []
+        folded[name] = max((e["jseq"] for e in events), default=0)
     held = set()
     for seq in edits:
         in_journal = [n for n, sp in store["spans"].items() if seq in sp]

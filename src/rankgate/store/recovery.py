@@ -157,57 +157,78 @@ def _read_journals(ix: DurableIndex, aside: list[Path]) -> list[tuple[Path, Jour
 
 def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Path, JournalContents]],
                    events: list[dict]) -> str:
-    """Load the snapshot, or its backup, or (both unreadable) an empty store when the journals reach back to
-    the first edit, or else the labels the history file's events add up to; what was used."""
+    """Load the snapshot; when it cannot be read, the base that loses the fewest edits (those the journals
+    do not hold after it): its backup, an empty store (the journals from the first edit), or the labels the
+    history file's events add up to; what was used."""
 
-    def load_tables(p: Path) -> dict | None:
+    def tables_of(p: Path) -> dict | None:
         raw = SnapshotStorage(p, "r").read_bytes()
-        if not raw:
-            return None
         try:
-            tables = parse_snapshot(p, raw)
-            ix._load_tables(tables)
-            return tables
+            return parse_snapshot(p, raw) if raw else None
         except DamagedFile:
             return None
 
-    if load_tables(ix.path) is not None:
+    def loads(tables: dict | None) -> bool:
+        try:
+            if tables is not None:
+                ix._load_tables(tables)
+                return True
+        except DamagedFile:
+            pass
+        return False
+
+    if loads(tables_of(ix.path)):
         return "intact"
     if ix.path.exists():
         aside.append(ix.path)
-    if load_tables(ix._file(BACKUP)) is not None:
-        return f"restored from {ix._file(BACKUP).name}"
-    if ix._file(BACKUP).exists():
+    bak = tables_of(ix._file(BACKUP))
+    seqs = {r["seq"] for _, jc in journals for r in jc.records}
+    top = max(seqs, default=0)
+    options = []  # (what, the edit it holds the store at), in order of preference on a tie
+    if bak is not None and isinstance(bak.get("meta", {}).get("1"), dict) and loads(bak):
+        options.append(("bak", ix._seq))
+    elif ix._file(BACKUP).exists():
         aside.append(ix._file(BACKUP))
-    first = [(jc, min((r["seq"] for r in jc.records), default=None)) for _, jc in journals]
-    owner = next((jc.workspace_id for jc, _ in first if not jc.header_damaged and jc.workspace_id), None)
-    if any((not jc.header_damaged and jc.base == 0) or low == 1 for jc, low in first):
-        ix._create()
-        ix._unborn = False
-        if owner:  # (else a journal with its header damaged: the rebuilt store gets a new workspace id)
-            ix._meta["workspace_id"] = owner
-        return "rebuilt from the journals (neither the snapshot nor its backup could be read)"
     if events:
-        _state_from_history(ix, events, owner)
-        return (f"rebuilt from the history file up to edit {ix._seq} (neither the snapshot nor its backup could "
-                "be read; when each judgment was first made is taken as its last change)")
-    if any(jc.records for _, jc in journals):  # the edits before the journals' first are lost, and said so
-        ix._create()
-        ix._unborn = False
-        if owner:
-            ix._meta["workspace_id"] = owner
-        return "rebuilt from the journals alone (the snapshot, its backup and the history could not be read)"
-    raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read, and the journals do "
-                     "not reach back to the first edit; nothing to recover from: "
-                     + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
+        options.append(("history", events[-1]["jseq"]))
+    if seqs:
+        options.append(("journals", 0))
+    if not options:
+        raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read, and neither the "
+                         "journals nor the history hold an edit; nothing to recover from: "
+                         + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
+    what, base = min(options, key=lambda o: sum(1 for k in range(o[1] + 1, top + 1) if k not in seqs))
+    if what == "bak":  # (loaded above)
+        return f"restored from {ix._file(BACKUP).name}"
+    owner = next((jc.workspace_id for _, jc in journals if not jc.header_damaged and jc.workspace_id), None)
+    settings = dict(bak["meta"]["1"]) if bak is not None and what == "history" else {}
+    if what == "history":
+        _state_from_history(ix, events, owner, settings)
+        return (f"rebuilt from the history file up to edit {ix._seq} (the snapshot could not be read"
+                + (", and its backup is older" if bak is not None else ", nor its backup")
+                + "; when each judgment was first made is taken as its last change)")
+    _empty(ix)
+    if owner:  # (else a journal with its header damaged: the rebuilt store gets a new workspace id)
+        ix._meta["workspace_id"] = owner
+    return "rebuilt from the journals (neither the snapshot nor its backup could be read)"
 
 
-def _state_from_history(ix: DurableIndex, events: list[dict], owner: str | None) -> None:
-    """The store as the history's events leave it (queries, every reviewer's standing judgment, adjudications,
-    versions): the base when the snapshot and its .bak are both lost."""
-    queries, pairs = history_state(events)
+def _empty(ix: DurableIndex) -> None:
+    """An empty store in memory (what a .bak loaded before is dropped), to rebuild on."""
     ix._create()
     ix._unborn = False
+    ix._queries, ix._adj, ix._versions, ix._live, ix._seq, ix._next_event = {}, {}, {}, 0, 0, 1
+
+
+KEPT_SETTINGS = ("workspace_id", "created", "collection_version", "benchmark")  # taken from an older .bak
+
+
+def _state_from_history(ix: DurableIndex, events: list[dict], owner: str | None, settings: dict) -> None:
+    """The store as the history's events leave it (queries, every reviewer's standing judgment, adjudications,
+    versions), with the settings of an older .bak when there is one: the base when the snapshot is lost."""
+    queries, pairs = history_state(events)
+    _empty(ix)
+    ix._meta.update({k: settings[k] for k in KEPT_SETTINGS if k in settings})
     if owner:
         ix._meta["workspace_id"] = owner
     for q, state in queries.items():
