@@ -1,5 +1,5 @@
 """Damage on disk: flipped bits, cut files, zeroed 4 KiB pages and deleted files, in the journal, the previous
-journal, the snapshot and its .bak. Recovery keeps every acknowledged edit the damaged bytes did not hold, and
+journal, the snapshot, the history file and their .bak. Recovery keeps every acknowledged edit the damaged bytes did not hold, and
 names exactly the ones it lost (docs/labels.md, "What recovery guarantees").
 
 The loop runs DAMAGE_TRIALS trials (1,000 by default, a few seconds: small stores, fsync off since power loss
@@ -27,7 +27,8 @@ from .conftest import labels_of
 DAMAGE_TRIALS = int(os.environ.get("RANKGATE_DAMAGE_TRIALS", "1000"))
 QUERIES = ["q0", "q1", "q2"]
 DOCS = [f"d{i}" for i in range(8)]
-FILES = ["labels.json", "labels.json.bak", "labels.json.journal", "labels.json.journal.prev"]
+FILES = ["labels.json", "labels.json.bak", "labels.json.journal", "labels.json.journal.prev", "labels.json.history",
+         "labels.json.history.bak"]
 PAGE = 4096
 
 
@@ -159,7 +160,7 @@ def _held_by_damaged_bytes(store: dict, damage: list[tuple]) -> tuple[set, set]:
     folded = {name: json.loads(store["files"][name])["meta"]["1"]["journal_seq"]
               for name in ("labels.json", "labels.json.bak") if name in store["files"]}
     for name in ("labels.json.history", "labels.json.history.bak"):  # an edit's event: its label too
-        data = store["files"].get(name) or store["others"].get(name)
+        data = store["files"].get(name)
         events = list(json.loads(data)["history"].values()) if data else []
         folded[name] = max((e["jseq"] for e in events), default=0)
     held = set()
@@ -332,3 +333,23 @@ def test_a_cut_journal_is_said_and_a_missing_one_too(db):
     journal.unlink()
     report = Workspace.recover(db)
     assert report["lost_after"] == 4 and "the journal is missing" in report["lost"]
+
+
+def test_a_flipped_digit_in_the_history_is_found_by_its_checksum(db):
+    """The history file's checksum is kept in the snapshot: damage that still parses is found when the history
+    is read, and recovery takes its .bak and the journals instead."""
+    with Workspace.open(db, fold_every=3) as ws:
+        for i in range(7):
+            ws.set_judgment("q1", f"d{i}", 1 + i % 2, reason=f"r{i}", create_query=True)
+        kinds = [(e.id, e.kind, e.after) for e in ws.history()]
+    hist = side(db, ".history")
+    data = hist.read_bytes()
+    i = data.index(b'"grade":1') + len(b'"grade":')
+    hist.write_bytes(data[:i] + b"3" + data[i + 1:])
+    with Workspace.open(db, readonly=True) as ws:
+        with pytest.raises(DamagedFile, match="labels.json.history: its checksum does not match"):
+            ws.history()
+    report = Workspace.recover(db)
+    assert report["history"] == "restored from backup" and report["lost"] is None
+    with Workspace.open(db, readonly=True) as ws:
+        assert [(e.id, e.kind, e.after) for e in ws.history()] == kinds

@@ -29,6 +29,7 @@ import json
 import os
 import threading
 import uuid
+import zlib
 from pathlib import Path
 from typing import Callable, Self
 
@@ -59,6 +60,7 @@ from rankgate.store.storage import (
     crashpoint,
     dumps,
     fsync_dir,
+    history_matches,
     keep_copy,
     now_iso,
     encode_record,
@@ -338,7 +340,8 @@ class DurableIndex:
         """A new, empty store in memory; its files are written by its first edit (`_materialize`)."""
         self._meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "workspace_id": uuid.uuid4().hex,
                       "created": self._clock(), "journal_seq": 0, "history_seq": 0,
-                      "history_bytes": len(EMPTY_HISTORY), "next_event": 1, "live": 0, "collection_version": "",
+                      "history_bytes": len(EMPTY_HISTORY), "history_crc": zlib.crc32(EMPTY_HISTORY[:-2]),
+                      "next_event": 1, "live": 0, "collection_version": "",
                       "benchmark": None}
         self._labels = LazyLabels(str(self.path), {})
         self._unborn = True
@@ -686,12 +689,16 @@ class DurableIndex:
         size = None
         if not erase:
             new = [(e["id"], e) for r in self._pending if r["seq"] > self._meta["history_seq"] for e in r["events"]]
-            size = hist.append_docs("history", new, self._meta["history_bytes"], backup=hist_bak)
+            crc = self._meta.get("history_crc")
+            size = hist.append_docs("history", new, self._meta["history_bytes"], backup=hist_bak,
+                                    open_crc=crc if isinstance(crc, int) else None)
+            crc = hist.open_crc
         if size is None:  # after a purge, or a history file that is not as we left it: write it whole
             events = self._load_history()
             if not erase:
                 keep_copy(hist_path, hist_bak)  # it parsed: a good copy
-            size = atomic_write(hist_path, history_bytes(events))
+            data = history_bytes(events)
+            size, crc = atomic_write(hist_path, data), zlib.crc32(data[:-2])
         crashpoint("fold-history")
         old = self._journal
         old.close()
@@ -704,7 +711,7 @@ class DurableIndex:
         self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
         crashpoint("fold-journal")
         meta = dict(self._meta, journal_seq=seq, journal_gen=gen, history_seq=seq, history_bytes=size,
-                    next_event=self._next_event)
+                    history_crc=crc, next_event=self._next_event)
         try:
             if not erase:
                 keep_copy(self.path, self._file(BACKUP))
@@ -733,7 +740,7 @@ class DurableIndex:
     def _finish_fold(self, journal) -> None:
         """Write the snapshot a killed fold did not: the state at the start of `journal` (its generation)."""
         meta = dict(self._meta, journal_seq=self._seq, journal_gen=journal.gen, next_event=self._next_event,
-                    history_bytes=-1)  # the history file was written by the fold: rewrite it whole next time
+                    history_bytes=-1, history_crc=None)  # the fold wrote the history: rewritten whole next time
         SnapshotStorage(self.path).write(self._tables(meta))
         self._meta = meta
         self._pending = []
@@ -768,6 +775,9 @@ class DurableIndex:
                 if self._meta["history_seq"] or self._meta["next_event"] > 1:
                     raise self._damaged(DamagedFile(str(path), "the history file is missing"))
                 raw = EMPTY_HISTORY
+            if not history_matches(raw, self._meta):
+                raise self._damaged(DamagedFile(str(path), "its checksum does not match its contents (changed or "
+                                                "damaged on disk)"))
             try:
                 table = parse_tables(path, raw).get("history")
                 if not isinstance(table, dict):

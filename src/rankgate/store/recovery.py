@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
+import zlib
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -29,6 +30,7 @@ from rankgate.store.storage import (
     JournalContents,
     SnapshotStorage,
     atomic_write,
+    history_matches,
     keep_copy,
     move_aside,
     parse_tables,
@@ -253,11 +255,13 @@ def _state_from_history(ix: DurableIndex, events: list[dict], owner: str | None,
 
 
 def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]:
-    """The history file or its backup (its watermark is the journal edit of its last event); what was used."""
-    for p, label in ((ix._file(HISTORY), "intact"), (ix._file(HISTORY + BACKUP), "restored from backup")):
+    """The history file or its backup (its watermark is the journal edit of its last event), each checked
+    against the checksum its snapshot (the snapshot, the .bak) records; what was used."""
+    for p, label, ref in ((ix._file(HISTORY), "intact", ix.path),
+                          (ix._file(HISTORY + BACKUP), "restored from backup", ix._file(BACKUP))):
         raw = SnapshotStorage(p, "r").read_bytes()
         try:
-            table = parse_tables(p, raw).get("history") if raw else None
+            table = parse_tables(p, raw).get("history") if raw and history_matches(raw, _meta_of(ref)) else None
         except DamagedFile:
             table = None
         if isinstance(table, dict):
@@ -268,6 +272,16 @@ def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]
         if p == ix._file(HISTORY) and p.exists():
             aside.append(p)
     return [], "lost (neither the history nor its backup can be read)"
+
+
+def _meta_of(snapshot: Path) -> dict | None:
+    """A snapshot's meta when it reads (its seal checked), else None."""
+    try:
+        raw = SnapshotStorage(snapshot, "r").read_bytes()
+        meta = parse_snapshot(snapshot, raw).get("meta", {}).get("1") if raw else None
+    except DamagedFile:
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContents]], aside: list[Path]
@@ -294,10 +308,11 @@ def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContent
 
 def _write(ix: DurableIndex, events: list[dict], aside: list[Path]) -> None:
     """The rebuilt files, now the last good copies; the old journals are folded into them."""
-    size = atomic_write(ix._file(HISTORY), history_bytes(events))
+    data = history_bytes(events)
+    size = atomic_write(ix._file(HISTORY), data)
     gen = secrets.token_hex(8)
     meta = dict(ix._meta, journal_seq=ix._seq, history_seq=ix._seq, history_bytes=size,
-                next_event=ix._next_event, journal_gen=gen)
+                history_crc=zlib.crc32(data[:-2]), next_event=ix._next_event, journal_gen=gen)
     SnapshotStorage(ix.path).write(ix._tables(meta))
     keep_copy(ix.path, ix._file(BACKUP), link=False)
     keep_copy(ix._file(HISTORY), ix._file(HISTORY + BACKUP), link=False)
