@@ -662,10 +662,8 @@ def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
     header, version, pos = _header(data)
     if header is None:
         if not salvage:
-            first = data.split(b"\n", 1)[0]
-            if not data or (b"\n" not in data):
-                raise DamagedFile(str(path), "the journal has no header line (expected a rankgate journal)", line=1)
-            raise DamagedFile(str(path), "not a rankgate journal (bad header line)" if first else
+            has_line = b"\n" in data and not data.startswith(b"\n")
+            raise DamagedFile(str(path), "not a rankgate journal (bad header line)" if has_line else
                               "the journal has no header line (expected a rankgate journal)", line=1)
         version = 2 if re.match(rb"[0-9a-f]{8} [0-9a-f]{8} \{", data[data.find(b"\n") + 1:][:20]) else 1
         header = {"base": 0, "workspace": "", "version": version}
@@ -677,8 +675,6 @@ def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
     gen = header.get("gen")
     good, damage, torn = scan_journal(data, pos, version)
     tail_damaged = any(d.end == len(data) for d in damage)
-    if pos == 0:  # salvaged: the damaged header is the first stretch (or a record's leftovers)
-        damage = [d for d in damage if d.offset > 0] + [d for d in damage if d.offset == 0]
     out = JournalContents(header["base"], str(header.get("workspace", "")), [r for r, _, _ in good], pos, torn,
                           gen=gen if isinstance(gen, str) else None, version=version, damaged=damage,
                           header_damaged=pos == 0, tail_damaged=tail_damaged)
