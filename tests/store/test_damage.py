@@ -198,7 +198,7 @@ def _trial(store: dict, folder: Path, rng: random.Random) -> str:
     try:
         report = Workspace.recover(db)
     except InputError as e:  # refused: only when no file left holds any edit (the damaged bytes held them all)
-        assert "neither the snapshot nor its backup" in str(e) and set(acked) <= held | silent, (damage, e)
+        assert "nothing to recover" in str(e) and set(acked) <= held | silent, (damage, e)
         return "refused"
     lost = set(report["lost_edits"])
     after = report["lost_after"]

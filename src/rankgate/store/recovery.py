@@ -41,7 +41,7 @@ from rankgate.store.storage import (
 def recover(path: str | os.PathLike) -> dict:
     """Rebuild the workspace at `path` (taking its lock); returns what it did."""
     path = Path(path)
-    if not any(sidecar(path, s).exists() for s in ("", BACKUP, JOURNAL, JOURNAL_PREV)):
+    if not any(sidecar(path, s).exists() for s in ("", BACKUP, JOURNAL, JOURNAL_PREV, HISTORY)):
         raise InputError(str(path), "no label store here, and no backup of one: nothing to recover")
     index = DurableIndex(path, readonly=False, fold_every=FOLD_EDITS)
     index._lock.acquire()
