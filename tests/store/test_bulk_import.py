@@ -169,7 +169,7 @@ def test_purging_an_imported_query_erases_its_events(tmp_path):
             assert "d05-" not in text and "d06-03" not in text, suffix
 
 
-def test_a_format_3_store_opens_and_is_written_as_format_4(tmp_path):
+def test_a_format_3_store_opens_and_is_written_as_the_current_format(tmp_path):
     db = tmp_path / "w.json"
     with Workspace.open(db, reviewer="tester") as ws:
         for i in range(3):
@@ -181,7 +181,7 @@ def test_a_format_3_store_opens_and_is_written_as_format_4(tmp_path):
     with Workspace.open(db, reviewer="tester") as ws:
         assert ws.grades("q2") == {"d": 2}
         ws.import_files([_qrels(tmp_path)])
-    assert json.loads(db.read_text())["meta"]["1"]["format_version"] == 4
+    assert json.loads(db.read_text())["meta"]["1"]["format_version"] == FORMAT_VERSION
     with Workspace.open(db, readonly=True) as ws:
         assert len(ws) == 3 + N_QUERIES * PER_QUERY
 

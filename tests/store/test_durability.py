@@ -128,7 +128,10 @@ def test_an_empty_or_missing_snapshot_beside_other_files_is_damage(db):
     assert not db.exists()  # not replaced by a new, empty store
 
 
-def test_a_journal_damaged_mid_way_keeps_the_edits_before_it(db):
+def test_a_journal_damaged_mid_way_keeps_every_other_edit_and_names_the_damaged_one(db, cli):
+    """#35: one damaged record in the middle of the journal kept 2 of 6 acknowledged edits (everything after
+    the damage was dropped). Now the records after it are found again (each carries its length) and replayed;
+    the damaged one is named, with what its bytes still show."""
     with Workspace.open(db, fold_every=1000) as ws:
         for i in range(6):
             ws.set_judgment("q1", f"d{i}", 1, create_query=True)
@@ -136,13 +139,15 @@ def test_a_journal_damaged_mid_way_keeps_the_edits_before_it(db):
     lines = journal.read_bytes().split(b"\n")
     lines[3] = lines[3].replace(b'"grade":1', b'"grade":7')  # the checksum no longer matches
     journal.write_bytes(b"\n".join(lines))
-    with pytest.raises(DamagedFile, match=r"labels.json.journal:4: journal record at line 4 is damaged.*edits "
-                       r"before line 4 are intact"):
+    with pytest.raises(DamagedFile, match=r"labels.json.journal:4: journal record at line 4 is damaged "
+                       r"\(checksum mismatch\); it held edit 3 \(set q1 d2\).*keeps every intact edit"):
         Workspace.open(db, readonly=True)
-    report = Workspace.recover(db)
-    assert report["replayed"] == 2 and report["lost"]
+    code, out, err = cli("labels", "recover", "--db", db)
+    assert code == 0, err
+    assert "5 edits replayed" in out and "lost: edit 3 could not be read" in out
+    assert "labels.json.journal (line 4) are damaged: edit 3 (set q1 d2)" in out
     with Workspace.open(db) as ws:
-        assert set(ws.grades("q1")) == {"d0", "d1"}  # records 1-2 (query+d0, d1); 3 damaged; later ones untrusted
+        assert set(ws.grades("q1")) == {"d0", "d1", "d3", "d4", "d5"}  # only the damaged record's edit is lost
         ws.set_judgment("q1", "d9", 2)
     with Workspace.open(db, readonly=True) as ws:
         assert ws.grades("q1")["d9"] == 2

@@ -5,6 +5,7 @@ TREC file keeps its own iteration column (`Q0`), so its diff is the changed labe
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -307,3 +308,29 @@ def test_an_output_onto_a_symlink_loop_is_refused_and_the_link_stays(cli, sample
     assert err.startswith(f"error: {loop}: cannot be opened (") and "symbolic link that leads back to itself" in err
     assert "nothing was written" in err and "Traceback" not in err
     assert loop.is_symlink() and os.readlink(loop) == "l2" and os.readlink(tmp_path / "l2") == "l1"
+
+
+def test_an_export_from_a_read_only_store_is_written_whole_and_succeeds(cli, tmp_path, monkeypatch):
+    """#35: `labels export --db DB -o FILE` on a store whose folder cannot be written (a read-only mount) wrote
+    FILE, then exited 2 because the record of the export beside the store could not be kept. The record is
+    advice: the export succeeds, with one note, and FILE holds every label."""
+    from rankgate.store import storage
+
+    db = tmp_path / "store" / "labels.json"
+    qrels = write(tmp_path / "in.trec", QRELS)
+    assert cli("labels", "import", "--db", db, qrels)[0] == 0
+    real = storage.atomic_write
+
+    def read_only_store(path, *a, **kw):  # what a read-only file system answers (root ignores mode bits)
+        if os.path.dirname(os.path.abspath(path)) == str(db.parent):
+            raise storage._io_error(path, "write", OSError(errno.EROFS, os.strerror(errno.EROFS)))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(storage, "atomic_write", read_only_store)
+    out = tmp_path / "out.trec"
+    code, stdout, err = cli("labels", "export", "--db", db, "-o", out)
+    assert code == 0, err
+    assert "wrote 4 judgments" in stdout and "not recorded beside the workspace" in err and "read-only" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert sorted(out.read_text().splitlines()) == sorted(line.replace("Q0", "0") for line in QRELS.splitlines())
+    assert not (db.parent / (db.name + paths.EXPORTED)).exists()

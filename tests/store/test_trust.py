@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.store.storage import DamagedFile, Locked, read_journal
+from rankgate.store.storage import DamagedFile, Locked, encode_record, read_journal
 from rankgate.store.workspace import Workspace
 
 from .conftest import labels_of, write
@@ -201,17 +201,23 @@ def test_a_journal_swapped_for_the_previous_one_is_reported(tmp_path):
 
 
 def _strip_generations(db: Path) -> None:
-    """Make the store look as one written before journal generations."""
+    """Make the store look as one written before journal generations (store format 2, journal version 1)."""
     tables = json.loads(db.read_bytes())
-    tables["meta"]["1"].pop("journal_gen", None)
+    meta = tables["meta"]["1"]
+    meta.pop("journal_gen", None)
+    meta.pop("checksum", None)
+    meta["format_version"] = 4
     db.write_text(json.dumps(tables, separators=(",", ":")))
-    journal = side(db, ".journal")
-    lines = journal.read_bytes().split(b"\n")
-    header = json.loads(lines[0][9:])
-    header.pop("gen", None)
-    body = json.dumps(header, separators=(",", ":")).encode()
-    lines[0] = b"%08x %s" % (zlib.crc32(body), body)
-    journal.write_bytes(b"\n".join(lines))
+    _to_journal_v1(side(db, ".journal"), drop_gen=True)
+
+
+def _to_journal_v1(journal: Path, drop_gen: bool = False) -> None:
+    """Rewrite a journal as rankgate wrote it before records carried their length: "crc32 json" lines."""
+    jc = read_journal(journal)
+    header = {"journal": "rankgate-journal", "version": 1, "base": jc.base, "workspace": jc.workspace_id}
+    if jc.gen and not drop_gen:
+        header["gen"] = jc.gen
+    journal.write_bytes(b"".join(encode_record(r, version=1) for r in [header] + jc.records))
 
 
 def test_a_store_written_before_generations_still_opens_and_gains_one_on_write(tmp_path):

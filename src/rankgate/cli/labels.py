@@ -918,10 +918,11 @@ def _recover(args) -> int:
         return EXIT_OK
     say(f"recovered {report['path']}: snapshot {report['snapshot']}, history {report['history']}, "
           f"{report['replayed']} edits replayed; {report['judgments']} judgments, {report['events']} events")
+    for d in report["damaged"]:
+        say(f"damaged: {d}")
     for p in report["moved_aside"]:
         say(f"moved aside: {p}")
-    if report["lost"]:
-        say(f"lost: {report['lost']}")
+    say(f"lost: {report['lost']}" if report["lost"] else "lost: nothing (every edit the files hold was recovered)")
     return EXIT_OK
 
 

@@ -6,7 +6,8 @@ Files, all beside the workspace file `<db>` and readable by their owner only:
                         store/columns.py), versions, and adjudications once there is one; it names the
                         journal's generation
     <db>.history        TinyDB file: table history, the append-only events (read on demand)
-    <db>.journal        the edits since the snapshot, one checksummed line each, fsynced per edit
+    <db>.journal        the edits since the snapshot, one line each framed with its CRC-32 and length,
+                        fsynced per edit
     <db>.bak            the snapshot before the current one (and <db>.history.bak)
     <db>.journal.prev   the journal folded by the last fold: with the .bak files it rebuilds everything
     <db>.lock           the writer's lock, naming its holder
@@ -28,6 +29,7 @@ import json
 import os
 import threading
 import uuid
+import zlib
 from pathlib import Path
 from typing import Callable, Self
 
@@ -48,16 +50,21 @@ from rankgate.store.labels import labels_at, pair_labels, put_review, standing
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, LOCK, sidecar
 from rankgate.store.shared import SharedWriter
 from rankgate.store.storage import (
+    JOURNAL_MAGIC,
+    JOURNAL_VERSION,
     DamagedFile,
     Journal,
     SnapshotStorage,
     WriterLock,
     atomic_write,
+    check_seal,
     crashpoint,
     dumps,
     fsync_dir,
+    history_matches,
     keep_copy,
     now_iso,
+    encode_record,
     parse_tables,
     read_journal,
     remove_stale_temps,
@@ -65,10 +72,11 @@ from rankgate.store.storage import (
 )
 
 FORMAT = "rankgate-labels"
-FORMAT_VERSION = 4  # 4: an import's new judgments journaled as columns, and their events kept in history as
+FORMAT_VERSION = 5  # 5: the snapshot sealed with a CRC-32 of its bytes (storage.seal), journals framed with
+# each record's length; 4: an import's new judgments journaled as columns, and their events kept in history as
 # one document per query (store/columns.py, BULK); 3: judgments as columns, one document per query; 2: one
 # judgment per reviewer per (query, document), adjudications; 1: one judgment a pair. Older formats are read
-# as they are and written as 4 by the next fold.
+# as they are and written as 5 by the next fold.
 FOLD_EDITS = 1000  # fold the journal into the snapshot after this many edits ...
 FOLD_BYTES = 8 << 20  # ... or this many journal bytes (a large import folds at once)
 FOLD_ON_CLOSE = 100  # on close, fold when the journal holds at least this many edits
@@ -77,6 +85,17 @@ EMPTY_HISTORY = b'{"history":{}}'
 NO_BASE = ("there is no backup copy (.bak) to recover from: move it aside (`mv {db} {db}.damaged`, with its .journal "
            "and .history) and import the labels again from your exported qrels (`rankgate labels import --db {db} "
            "QRELS`), or put back a copy of all its files")
+
+
+def parse_snapshot(path: Path, raw: bytes) -> dict:
+    """The snapshot's tables; its seal checked (a store of format 5 or later must have one)."""
+    tables = parse_tables(path, raw)  # invalid JSON first: its message says where
+    sealed = check_seal(path, raw)
+    meta = tables.get("meta", {}).get("1")
+    if not sealed and isinstance(meta, dict) and isinstance(meta.get("format_version"), int) \
+            and 5 <= meta["format_version"] <= FORMAT_VERSION:
+        raise DamagedFile(str(path), "its checksum is missing (changed or damaged on disk)")
+    return tables
 
 
 def history_bytes(events: list[dict]) -> bytes:
@@ -228,7 +247,7 @@ class DurableIndex(SharedWriter):
                 self._create()
                 return
             try:
-                self._load_tables(parse_tables(self.path, raw))
+                self._load_tables(parse_snapshot(self.path, raw))
                 journal = read_journal(self._file(JOURNAL))
                 before = self._journal_before(journal)
             except DamagedFile as e:
@@ -263,7 +282,7 @@ class DurableIndex(SharedWriter):
         if erasing:
             self._history_rewrite = True  # a purge not yet folded: its erasure is finished below
         if not self.readonly:
-            self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records))
+            self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records), journal.version)
             if journal.torn:  # a record cut short by a crash: never acknowledged, so drop it
                 self._journal.truncate_to(journal.good_size)
             for tmp in self.path.parent.glob(f".{glob.escape(self.path.name)}*.tmp-*"):
@@ -331,7 +350,8 @@ class DurableIndex(SharedWriter):
         """A new, empty store in memory; its files are written by its first edit (`_materialize`)."""
         self._meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "workspace_id": uuid.uuid4().hex,
                       "created": self._clock(), "journal_seq": 0, "history_seq": 0,
-                      "history_bytes": len(EMPTY_HISTORY), "next_event": 1, "live": 0, "collection_version": "",
+                      "history_bytes": len(EMPTY_HISTORY), "history_crc": zlib.crc32(EMPTY_HISTORY[:-2]),
+                      "next_event": 1, "live": 0, "collection_version": "",
                       "benchmark": None}
         self._labels = LazyLabels(str(self.path), {})
         self._unborn = True
@@ -425,11 +445,14 @@ class DurableIndex(SharedWriter):
 
         db = shlex.quote(str(self.path))
         if Path(e.path) == self._file(JOURNAL) and e.line:
-            hint = (f"the edits before line {e.line} are intact: `rankgate labels recover --db {db}` keeps them "
-                    "and moves the damaged journal aside")
+            hint = (f"`rankgate labels recover --db {db}` keeps every intact edit, before and after line {e.line}, "
+                    "names the ones it cannot read, and moves the damaged journal aside")
         elif self._file(BACKUP).exists():
             hint = (f"the last good snapshot is kept as {self._file(BACKUP)}: `rankgate labels recover --db {db}` "
                     "rebuilds the workspace from it and the journals")
+        elif Path(e.path) == self.path and self._journal_from_start():
+            hint = (f"the journal holds every edit since the store was made: `rankgate labels recover --db {db}` "
+                    "rebuilds the snapshot from it")
         elif Path(e.path) == self.path and (other := self._not_a_store()):  # --db given a qrels file by mistake
             if not getattr(self, "_lock_was_there", True):
                 self._unborn = True  # its lock file goes too: nothing is left beside the user's file
@@ -440,6 +463,17 @@ class DurableIndex(SharedWriter):
             hint = ("there is no backup copy; `rankgate labels recover --db {db}` moves the damaged files aside "
                     "and keeps what can be read").format(db=db)
         return DamagedFile(e.path, f"{e.what}; {hint}", line=e.line, where=e.where)
+
+    def _journal_from_start(self) -> bool:
+        """A journal (or the previous one) begins at the store's first edit: it can rebuild a lost snapshot."""
+        for suffix in (JOURNAL_PREV, JOURNAL):
+            try:
+                jc = read_journal(self._file(suffix))
+            except (DamagedFile, InputError):
+                continue
+            if jc is not None and jc.base == 0 and jc.records:
+                return True
+        return False
 
     def _not_a_store(self) -> str:
         """What to say when the file given as the store is a qrels, run or queries file (no journal, history or
@@ -581,6 +615,8 @@ class DurableIndex(SharedWriter):
         if self._unborn:
             self._materialize()
         record = {"seq": self._seq + 1, "ops": ops, "events": events}
+        if self._journal.version < JOURNAL_VERSION:
+            self._upgrade_journal()
         self._journal.append(journal_form(record))  # raises before anything changes in memory
         self._apply(record)
         self._pending.append(record)
@@ -589,6 +625,21 @@ class DurableIndex(SharedWriter):
         due = self._journal.count >= self.fold_every or self._journal.size >= FOLD_BYTES
         if due and self._journal.count >= self._retry_at:
             self._fold_quietly()
+
+    def _upgrade_journal(self) -> None:
+        """A journal written before records carried their length: rewritten whole in the current framing (same
+        generation, same records) by atomic replace, before the first edit is appended to it."""
+        old = read_journal(self._file(JOURNAL))
+        if old is None or old.damage or len(old.records) != self._journal.count:
+            raise InputError(str(self._file(JOURNAL)), "changed on disk while open; reopen the workspace")
+        header = {"journal": JOURNAL_MAGIC, "version": JOURNAL_VERSION, "base": old.base,
+                  "workspace": old.workspace_id}
+        if old.gen is not None:
+            header["gen"] = old.gen
+        size = atomic_write(self._file(JOURNAL), b"".join([encode_record(header)] +
+                                                          [encode_record(r) for r in old.records]))
+        self._journal.close()
+        self._journal = Journal(self._file(JOURNAL), size, len(old.records))
 
     def _commit_erasure(self, ops: list, events: list[dict]) -> None:
         """Commit an edit that erases (a purge): the history file is written whole, and the backups and
@@ -650,12 +701,16 @@ class DurableIndex(SharedWriter):
         size = None
         if not erase:
             new = [(e["id"], e) for r in self._pending if r["seq"] > self._meta["history_seq"] for e in r["events"]]
-            size = hist.append_docs("history", new, self._meta["history_bytes"], backup=hist_bak)
+            crc = self._meta.get("history_crc")
+            size = hist.append_docs("history", new, self._meta["history_bytes"], backup=hist_bak,
+                                    open_crc=crc if isinstance(crc, int) else None)
+            crc = hist.open_crc
         if size is None:  # after a purge, or a history file that is not as we left it: write it whole
             events = self._load_history()
             if not erase:
                 keep_copy(hist_path, hist_bak)  # it parsed: a good copy
-            size = atomic_write(hist_path, history_bytes(events))
+            data = history_bytes(events)
+            size, crc = atomic_write(hist_path, data), zlib.crc32(data[:-2])
         crashpoint("fold-history")
         old = self._journal
         old.close()
@@ -663,12 +718,12 @@ class DurableIndex(SharedWriter):
             keep_copy(self._file(JOURNAL), self._file(JOURNAL_PREV))
             gen = Journal.create(self._file(JOURNAL), seq, self._meta["workspace_id"])
         except BaseException:  # the old journal stays in place (the snapshot still expects it): keep using it
-            self._journal = Journal(self._file(JOURNAL), old.size, old.count)
+            self._journal = Journal(self._file(JOURNAL), old.size, old.count, old.version)
             raise
         self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
         crashpoint("fold-journal")
         meta = dict(self._meta, journal_seq=seq, journal_gen=gen, history_seq=seq, history_bytes=size,
-                    next_event=self._next_event)
+                    history_crc=crc, next_event=self._next_event)
         try:
             if not erase:
                 keep_copy(self.path, self._file(BACKUP))
@@ -689,7 +744,7 @@ class DurableIndex(SharedWriter):
         self._journal.close()
         try:
             keep_copy(self._file(JOURNAL_PREV), self._file(JOURNAL))
-            self._journal = Journal(self._file(JOURNAL), old.size, old.count)
+            self._journal = Journal(self._file(JOURNAL), old.size, old.count, old.version)
         except (InputError, OSError) as e:
             self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
             self._journal.broken = (f"a fold failed half-way ({e}); reopen the workspace (it finishes the fold)")
@@ -697,7 +752,7 @@ class DurableIndex(SharedWriter):
     def _finish_fold(self, journal) -> None:
         """Write the snapshot a killed fold did not: the state at the start of `journal` (its generation)."""
         meta = dict(self._meta, journal_seq=self._seq, journal_gen=journal.gen, next_event=self._next_event,
-                    history_bytes=-1)  # the history file was written by the fold: rewrite it whole next time
+                    history_bytes=-1, history_crc=None)  # the fold wrote the history: rewritten whole next time
         SnapshotStorage(self.path).write(self._tables(meta))
         self._meta = meta
         self._pending = []
@@ -732,6 +787,9 @@ class DurableIndex(SharedWriter):
                 if self._meta["history_seq"] or self._meta["next_event"] > 1:
                     raise self._damaged(DamagedFile(str(path), "the history file is missing"))
                 raw = EMPTY_HISTORY
+            if not history_matches(raw, self._meta):
+                raise self._damaged(DamagedFile(str(path), "its checksum does not match its contents (changed or "
+                                                "damaged on disk)"))
             try:
                 table = parse_tables(path, raw).get("history")
                 if not isinstance(table, dict):

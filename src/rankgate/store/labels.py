@@ -259,6 +259,11 @@ def labels_at(events: Iterable[dict], history_id: int, only: str | None = None
     return queries, labels
 
 
+def history_state(events: list[dict]) -> tuple[dict[str, dict], dict[str, dict[str, list]]]:
+    """Queries and pairs as every event in `events` leaves them (recovery's base when no snapshot reads)."""
+    return _replay(events, events[-1]["id"] + 1 if events else 1)
+
+
 def _replay(events: Iterable[dict], history_id: int) -> tuple[dict[str, dict], dict[str, dict[str, list]]]:
     """Queries and pairs ({qid: {doc: [reviewer -> state or None, adjudication or None]}}) as they
     were before event `history_id`."""

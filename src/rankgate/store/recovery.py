@@ -1,9 +1,12 @@
 """Rebuild a damaged workspace from what can be read; never deletes a file.
 
-Uses the snapshot (or, when it is damaged, `<db>.bak`), the history (or
-`<db>.history.bak`), then replays `<db>.journal.prev` and `<db>.journal` up to
-the first damaged or missing edit. Damaged files are renamed aside
-(`<file>.damaged-<time>`).
+Starts from the snapshot, or when it is damaged from `<db>.bak`, or when both
+are from an empty store if the journals reach back to the first edit; then
+replays every good record of `<db>.journal.prev` and `<db>.journal` after it,
+in order, skipping a damaged record and naming it (its place in the file, and
+what it held when its bytes still show it). The history comes from
+`<db>.history` (or its `.bak`) and the same records. Damaged files are renamed
+aside (`<file>.damaged-<time>`). What recovery guarantees: docs/labels.md.
 """
 
 from __future__ import annotations
@@ -11,17 +14,23 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
+import zlib
 from pathlib import Path
 
 from rankgate.core.errors import InputError
+from rankgate.core.model import Query
 from rankgate.store.columns import expand_events
-from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, history_bytes
+from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, history_bytes, parse_snapshot
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
+from rankgate.store.labels import history_state
+from rankgate.store.records import query_fields, query_record
 from rankgate.store.storage import (
     DamagedFile,
     Journal,
+    JournalContents,
     SnapshotStorage,
     atomic_write,
+    history_matches,
     keep_copy,
     move_aside,
     parse_tables,
@@ -32,7 +41,7 @@ from rankgate.store.storage import (
 def recover(path: str | os.PathLike) -> dict:
     """Rebuild the workspace at `path` (taking its lock); returns what it did."""
     path = Path(path)
-    if not path.exists() and not sidecar(path, BACKUP).exists():
+    if not any(sidecar(path, s).exists() for s in ("", BACKUP, JOURNAL, JOURNAL_PREV, HISTORY)):
         raise InputError(str(path), "no label store here, and no backup of one: nothing to recover")
     index = DurableIndex(path, readonly=False, fold_every=FOLD_EDITS)
     index._lock.acquire()
@@ -43,34 +52,44 @@ def recover(path: str | os.PathLike) -> dict:
 
 
 def _recover(ix: DurableIndex) -> dict:
+    """The report: snapshot and history (what was used), replayed (edits), lost (a sentence or None),
+    lost_edits (their numbers), damaged (each damaged stretch of a journal), moved_aside, judgments, events."""
     report: dict = {"path": str(ix.path), "snapshot": "", "history": "", "replayed": 0, "lost": None,
-                    "moved_aside": []}
+                    "lost_edits": [], "lost_after": None, "torn": 0, "damaged": [], "moved_aside": []}
     aside: list[Path] = []
-    report["snapshot"] = _load_snapshot(ix, aside)
+    journals = _read_journals(ix, aside)
+    current = next((jc for p, jc in journals if p == ix._file(JOURNAL)), None)
+    missing = current is None and not ix._file(JOURNAL).exists()
     events, report["history"] = _read_history(ix, aside)
+    report["snapshot"] = _load_snapshot(ix, aside, journals, events)
     hist_mark = events[-1]["jseq"] if events else 0
-    records, damaged_journal = _journal_records(ix, aside)
+    records, damage, tail = _journal_records(ix, journals, aside)
+    report["damaged"] = damage
     snap_mark = ix._seq
-    seq = snap_mark  # labels: the snapshot, then every edit after it that the journals hold
-    while seq + 1 in records:
-        ix._apply(records[seq + 1])
-        seq += 1
-    hseq = hist_mark  # history: the same, from its own mark
-    while hseq + 1 in records:
-        ix._apply_history(events, records[hseq + 1])
-        hseq += 1
-    report["replayed"] = seq - snap_mark
-    if any(s > seq for s in records) or hseq < seq or damaged_journal:
-        report["lost"] = (f"the labels are recovered up to edit {seq} and the history up to edit {hseq}; "
-                          "later edits could not be read")
+    lost, seq = [], snap_mark  # labels: the base, then every good edit after it that the journals hold
+    for s in sorted(k for k in records if k > snap_mark):
+        lost += range(seq + 1, s)
+        ix._apply(records[s])
+        seq = s
+    hseq = hist_mark  # history: the same, from its own mark (a missing event leaves a gap in its numbers)
+    history_gaps = []
+    for s in sorted(k for k in records if k > hist_mark):
+        history_gaps += range(hseq + 1, s)
+        ix._apply_history(events, records[s])
+        hseq = s
+    report["replayed"] = seq - snap_mark - len(lost)
+    report["lost_edits"] = lost
+    placeholders = _keep_orphans(ix)
+    report["torn"] = current.torn if current is not None else 0
+    if tail or missing:
+        report["lost_after"] = seq
+    report["lost"] = _lost_sentence(lost, tail, missing, report["torn"], seq, hseq, history_gaps, placeholders)
     lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
-    if lost_id:
-        report["lost"] = (report["lost"] or "a damaged journal record could not be read") + \
-            f" (the damaged record is kept in the file moved aside; its event numbers, up to #{lost_id}, are not " \
-            "given again)"
+    if lost_id and report["lost"]:
+        report["lost"] += f" (the damaged records' event numbers, up to #{lost_id}, are not given again)"
     ix._seq = max(seq, hseq, lost_seq)  # a damaged record's edit and event ids are never given again
     ix._next_event = max([ix._next_event, lost_id + 1] + [e["id"] + 1 for e in events])
-    for p in aside:
+    for p in dict.fromkeys(aside):
         moved = move_aside(p, "damaged")
         if moved:
             report["moved_aside"].append(str(moved))
@@ -80,35 +99,169 @@ def _recover(ix: DurableIndex) -> dict:
     return report
 
 
-def _load_snapshot(ix: DurableIndex, aside: list[Path]) -> str:
-    """Load the snapshot, or its backup; what was used."""
+def _lost_sentence(lost: list[int], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
+                   history_gaps: list[int], placeholders: list[str]) -> str | None:
+    """What recovery could not keep, in words (None: nothing)."""
+    said = []
+    if lost:
+        said.append(f"{_edits(lost)} could not be read (damaged), every other edit was replayed")
+    if tail:
+        said.append(f"the journal is damaged after edit {seq}: any edit after it is lost")
+    if missing:
+        said.append(f"the journal is missing: any edit after edit {seq} is lost")
+    if torn:
+        said.append(f"the journal ends in {torn} bytes of a record cut short after edit {seq}, dropped (a crash "
+                    "while it was written, so never acknowledged; or the file was cut, and edits after it are lost)")
+    if history_gaps and history_gaps != lost:
+        said.append(f"the history lacks the events of {_edits(history_gaps)}")
+    elif hseq < seq:
+        said.append(f"the history is recovered up to edit {hseq} only, the labels up to edit {seq}")
+    if placeholders:
+        said.append(f"quer{'ies' if len(placeholders) > 1 else 'y'} {', '.join(placeholders)} kept by ID only "
+                    "(the edit that held the text was lost)")
+    return "; ".join(said) or None
 
-    def load_tables(p: Path) -> dict | None:
-        raw = SnapshotStorage(p, "r").read_bytes()
-        if not raw:
-            return None
+
+def _edits(seqs: list[int]) -> str:
+    """"edit 5", "edits 5-7", "edits 3, 5-7"."""
+    runs: list[list[int]] = []
+    for s in seqs:
+        if runs and runs[-1][1] == s - 1:
+            runs[-1][1] = s
+        else:
+            runs.append([s, s])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return f"edit{'s' if len(seqs) > 1 else ''} {text}"
+
+
+def _keep_orphans(ix: DurableIndex) -> list[str]:
+    """Labels of a query whose creating edit was lost: the query is kept by its ID (so are the labels)."""
+    named = set(ix._queries)
+    orphans = [q for q in list(ix._labels.raw) + list(dict.keys(ix._labels)) + list(ix._adj) if q not in named]
+    for q in dict.fromkeys(orphans):
+        ix._queries[q] = {"id": q, **query_fields(Query(q))}
+    return list(dict.fromkeys(orphans))
+
+
+def _read_journals(ix: DurableIndex, aside: list[Path]) -> list[tuple[Path, JournalContents]]:
+    """Both journals, read with salvage (a damaged header still gives the records after it)."""
+    out = []
+    for p in (ix._file(JOURNAL_PREV), ix._file(JOURNAL)):
         try:
-            tables = parse_tables(p, raw)
-            ix._load_tables(tables)
-            return tables
+            jc = read_journal(p, salvage=True)
+        except DamagedFile:
+            aside.append(p)
+            continue
+        if jc is not None:
+            out.append((p, jc))
+    return out
+
+
+def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Path, JournalContents]],
+                   events: list[dict]) -> str:
+    """Load the snapshot; when it cannot be read, the base that loses the fewest edits (those the journals
+    do not hold after it): its backup, an empty store (the journals from the first edit), or the labels the
+    history file's events add up to; what was used."""
+
+    def tables_of(p: Path) -> dict | None:
+        raw = SnapshotStorage(p, "r").read_bytes()
+        try:
+            return parse_snapshot(p, raw) if raw else None
         except DamagedFile:
             return None
 
-    if load_tables(ix.path) is not None:
+    def loads(tables: dict | None) -> bool:
+        try:
+            if tables is not None:
+                ix._load_tables(tables)
+                return True
+        except DamagedFile:
+            pass
+        return False
+
+    if loads(tables_of(ix.path)):
         return "intact"
-    if load_tables(ix._file(BACKUP)) is not None:
+    if ix.path.exists():
         aside.append(ix.path)
+    bak = tables_of(ix._file(BACKUP))
+    seqs = {r["seq"] for _, jc in journals for r in jc.records}
+    top = max(seqs, default=0)
+    options = []  # (what, the edit it holds the store at), in order of preference on a tie
+    if bak is not None and isinstance(bak.get("meta", {}).get("1"), dict) and loads(bak):
+        options.append(("bak", ix._seq))
+    elif ix._file(BACKUP).exists():
+        aside.append(ix._file(BACKUP))
+    if events:
+        options.append(("history", events[-1]["jseq"]))
+    if seqs:
+        options.append(("journals", 0))
+    if not options:
+        raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read, and neither the "
+                         "journals nor the history hold an edit; nothing to recover from: "
+                         + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
+    what, base = min(options, key=lambda o: sum(1 for k in range(o[1] + 1, top + 1) if k not in seqs))
+    if what == "bak":  # (loaded above)
         return f"restored from {ix._file(BACKUP).name}"
-    raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read; nothing to "
-                     "recover from: " + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
+    owner = next((jc.workspace_id for _, jc in journals if not jc.header_damaged and jc.workspace_id), None)
+    settings = dict(bak["meta"]["1"]) if bak is not None and what == "history" else {}
+    if what == "history":
+        _state_from_history(ix, events, owner, settings)
+        return (f"rebuilt from the history file up to edit {ix._seq} (the snapshot could not be read"
+                + (", and its backup is older" if bak is not None else ", nor its backup")
+                + "; when each judgment was first made is taken as its last change)")
+    _empty(ix)
+    if owner:  # (else a journal with its header damaged: the rebuilt store gets a new workspace id)
+        ix._meta["workspace_id"] = owner
+    return "rebuilt from the journals (neither the snapshot nor its backup could be read)"
+
+
+def _empty(ix: DurableIndex) -> None:
+    """An empty store in memory (what a .bak loaded before is dropped), to rebuild on."""
+    ix._create()
+    ix._unborn = False
+    ix._queries, ix._adj, ix._versions, ix._live, ix._seq, ix._next_event = {}, {}, {}, 0, 0, 1
+
+
+KEPT_SETTINGS = ("workspace_id", "created", "collection_version", "benchmark")  # taken from an older .bak
+
+
+def _state_from_history(ix: DurableIndex, events: list[dict], owner: str | None, settings: dict) -> None:
+    """The store as the history's events leave it (queries, every reviewer's standing judgment, adjudications,
+    versions), with the settings of an older .bak when there is one: the base when the snapshot is lost."""
+    queries, pairs = history_state(events)
+    _empty(ix)
+    ix._meta.update({k: settings[k] for k in KEPT_SETTINGS if k in settings})
+    if owner:
+        ix._meta["workspace_id"] = owner
+    for q, state in queries.items():
+        ix._queries[q] = {**query_record(q, {**query_fields(Query(q)), **state}, "", ""), "id": q}
+    seq = 0
+    for per in pairs.values():
+        for revs, adj in per.values():
+            for state in [s for s in revs.values() if s is not None] + ([adj] if adj is not None else []):
+                rec = {"created": state["updated"], "removed": None, **state}
+                ix._apply({"seq": seq, "ops": [["adjudication" if state is adj else "review", rec]], "events": []})
+    n = 0
+    for e in events:
+        n += e["kind"] == "query" and e["before"] is None
+        if e["kind"] == "freeze" and isinstance(e.get("after"), dict) and e["after"].get("version"):
+            name = e["after"]["version"]
+            ix._versions[name] = {"name": name, "created": e["when"], "who": e["who"],
+                                  "content_hash": e["after"].get("content_hash", ""),
+                                  "labels": e["after"].get("labels", 0), "queries": n, "history_id": e["id"],
+                                  "note": e.get("why", "")}
+    ix._seq = events[-1]["jseq"]
+    ix._next_event = events[-1]["id"] + 1
 
 
 def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]:
-    """The history file or its backup (its watermark is the journal edit of its last event); what was used."""
-    for p, label in ((ix._file(HISTORY), "intact"), (ix._file(HISTORY + BACKUP), "restored from backup")):
+    """The history file or its backup (its watermark is the journal edit of its last event), each checked
+    against the checksum its snapshot (the snapshot, the .bak) records; what was used."""
+    for p, label, ref in ((ix._file(HISTORY), "intact", ix.path),
+                          (ix._file(HISTORY + BACKUP), "restored from backup", ix._file(BACKUP))):
         raw = SnapshotStorage(p, "r").read_bytes()
         try:
-            table = parse_tables(p, raw).get("history") if raw else None
+            table = parse_tables(p, raw).get("history") if raw and history_matches(raw, _meta_of(ref)) else None
         except DamagedFile:
             table = None
         if isinstance(table, dict):
@@ -121,36 +274,45 @@ def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]
     return [], "lost (neither the history nor its backup can be read)"
 
 
-def _journal_records(ix: DurableIndex, aside: list[Path]) -> tuple[dict[int, dict], bool]:
-    """Every intact record of the journals, by edit number; and whether the journal is damaged."""
+def _meta_of(snapshot: Path) -> dict | None:
+    """A snapshot's meta when it reads (its seal checked), else None."""
+    try:
+        raw = SnapshotStorage(snapshot, "r").read_bytes()
+        meta = parse_snapshot(snapshot, raw).get("meta", {}).get("1") if raw else None
+    except DamagedFile:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContents]], aside: list[Path]
+                     ) -> tuple[dict[int, dict], list[str], bool]:
+    """Every good record of the journals, by edit number; each damaged stretch, described; and whether the
+    current journal is damaged after its last good record (edits after it may be lost, how many is unknown)."""
     records: dict[int, dict] = {}
-    damaged_journal = False
-    for p in (ix._file(JOURNAL_PREV), ix._file(JOURNAL)):
-        try:
-            jc = read_journal(p)
-        except DamagedFile:
-            aside.append(p)
-            continue
-        if jc is None:
-            continue
-        if jc.workspace_id != ix._meta["workspace_id"]:
+    damage: list[str] = []
+    tail = False
+    for p, jc in journals:
+        if not jc.header_damaged and jc.workspace_id != ix._meta["workspace_id"]:
             aside.append(p)  # another workspace's journal: not ours to replay, nor to delete
             continue
         for r in jc.records:
             records.setdefault(r["seq"], r)
-        if jc.damage and p == ix._file(JOURNAL):
+        if jc.damaged:
             aside.append(p)
-            damaged_journal = True
-            ix._damaged_ids = jc.damaged_ids
-    return records, damaged_journal
+            damage += [d.describe(p) for d in jc.damaged]
+            ids = getattr(ix, "_damaged_ids", (0, 0))
+            ix._damaged_ids = (max(ids[0], jc.damaged_ids[0]), max(ids[1], jc.damaged_ids[1]))
+            tail = tail or (p == ix._file(JOURNAL) and jc.tail_damaged)
+    return records, damage, tail
 
 
 def _write(ix: DurableIndex, events: list[dict], aside: list[Path]) -> None:
     """The rebuilt files, now the last good copies; the old journals are folded into them."""
-    size = atomic_write(ix._file(HISTORY), history_bytes(events))
+    data = history_bytes(events)
+    size = atomic_write(ix._file(HISTORY), data)
     gen = secrets.token_hex(8)
     meta = dict(ix._meta, journal_seq=ix._seq, history_seq=ix._seq, history_bytes=size,
-                next_event=ix._next_event, journal_gen=gen)
+                history_crc=zlib.crc32(data[:-2]), next_event=ix._next_event, journal_gen=gen)
     SnapshotStorage(ix.path).write(ix._tables(meta))
     keep_copy(ix.path, ix._file(BACKUP), link=False)
     keep_copy(ix._file(HISTORY), ix._file(HISTORY + BACKUP), link=False)

@@ -112,7 +112,7 @@ class SharedWriter:
         if self._touched is not None:
             self._touched |= {v.get("query") or v.get("id") for r in new for _, v in r["ops"] if isinstance(v, dict)}
         self._their_reviews += [v for r in new for kind, v in r["ops"] if kind == "review" and isinstance(v, dict)]
-        self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records))
+        self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records), journal.version)
         if journal.torn:
             self._journal.truncate_to(journal.good_size)
 

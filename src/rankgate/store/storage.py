@@ -6,11 +6,15 @@ an unreadable file) and re-serialises everything on every write. Here:
 - `SnapshotStorage` is a TinyDB `Storage` that reads a TinyDB JSON file and
   writes it by atomic replace: temporary file, fsync, `os.replace`, fsync of
   the folder. A reader sees the old file or the new one, never half of one.
-- `Journal` is an append-only file of edits, one checksummed line each,
-  fsynced before the edit is acknowledged. A torn last record (no newline: the
+- `Journal` is an append-only file of edits, one framed record a line (its
+  CRC-32 and length, then its JSON), fsynced before the edit is acknowledged.
+  A torn last record (fewer bytes than its length says and no newline: the
   process died while writing it, so it was never acknowledged) is ignored; a
-  complete line whose checksum fails is damage, reported. Its header names its
-  generation, which the snapshot records.
+  record whose checksum fails is damage, reported, and the records after it are
+  found again by its length or the next newline (`scan_journal`). Its header
+  names its generation, which the snapshot records.
+- A snapshot carries a CRC-32 of its own bytes (`seal`, `check_seal`), so a
+  flipped digit inside a grade is found, not read as a label.
 - `WriterLock` is an exclusive `flock` on `<db>.lock` that names its holder,
   opened with O_NOFOLLOW (a symlinked lock is refused, its target untouched).
 - `resolve_db` and `read_regular`: the store's files are regular files, found
@@ -46,7 +50,9 @@ from rankgate.core.outfile import file_kind
 from rankgate.store.paths import FILE_MODE
 
 JOURNAL_MAGIC = "rankgate-journal"
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2  # 2: each record framed with its length (`encode_record`); 1: "crc32 json" lines, still read
+SEAL = b'{"meta":{"1":{"checksum":"'  # how a sealed snapshot starts; 8 hex digits of CRC-32 follow
+UNSEALED = b"00000000"  # the checksum's digits while it is computed
 CRASHPOINT_ENV = "RANKGATE_CRASHPOINT"
 
 
@@ -317,6 +323,7 @@ class SnapshotStorage(Storage):
         self.path = Path(path)
         self.access_mode = access_mode
         self.size = 0  # bytes of the file last read or written
+        self.open_crc: int | None = None  # after append_docs: CRC-32 of the file but its closing braces
 
     def read_bytes(self) -> bytes | None:
         data = read_regular(self.path)
@@ -332,20 +339,31 @@ class SnapshotStorage(Storage):
         return parse_tables(self.path, data)
 
     def write(self, data: dict[str, dict[str, Any]]) -> None:
+        """Write the file by atomic replace; a file with a meta document (a label store's snapshot) is sealed."""
         if self.access_mode == "r":
             raise InputError(str(self.path), "opened read-only")
-        self.size = atomic_write(self.path, dumps(data).encode("ascii"))
+        meta = data.get("meta", {}).get("1")
+        if isinstance(meta, dict):
+            data = dict(meta={"1": {"checksum": UNSEALED.decode(), **{k: v for k, v in meta.items()
+                                                                      if k != "checksum"}}},
+                        **{k: v for k, v in data.items() if k != "meta"})
+            self.size = atomic_write(self.path, seal(dumps(data).encode("ascii")))
+        else:
+            self.size = atomic_write(self.path, dumps(data).encode("ascii"))
 
     def append_docs(self, table: str, docs: list[tuple[int, dict]], expected_size: int,
-                    backup: Path | None = None) -> int | None:
+                    backup: Path | None = None, open_crc: int | None = None) -> int | None:
         """Add documents at the end of a one-table file without parsing it; returns the new size.
 
         The file must be exactly as this storage last wrote it: `{"<table>":{...}}`
         of `expected_size` bytes. Otherwise returns None and the caller rewrites it whole.
         The new file replaces the old atomically; `backup` keeps the old one.
+        `open_crc`: the CRC-32 of the file but its closing braces, as last written (None: read it); the new
+        file's is left in `self.open_crc`, without reading what was there.
         """
         if self.access_mode == "r":
             raise InputError(str(self.path), "opened read-only")
+        self.open_crc = None
         empty = f'{{"{table}":{{}}}}'.encode("ascii")
         try:
             st = os.stat(self.path)
@@ -361,6 +379,9 @@ class SnapshotStorage(Storage):
             whole_empty = st.st_size == len(empty) and f.read() == empty
         if head != empty[:-2] or tail != b"}}":
             return None
+        if open_crc is None:
+            open_crc = _file_crc(self.path, st.st_size - 2)
+        self.open_crc = open_crc
         body = dumps({str(i): doc for i, doc in docs})[1:-1].encode("ascii")  # one encoder call, not one per doc
         if not body:
             return st.st_size
@@ -370,9 +391,10 @@ class SnapshotStorage(Storage):
         try:
             shutil.copyfile(self.path, tmp)
             os.chmod(tmp, FILE_MODE)
+            added = (b"" if whole_empty else b",") + body
             with open(tmp, "r+b") as f:
                 f.seek(-2, os.SEEK_END)
-                f.write((b"" if whole_empty else b",") + body + b"}}")
+                f.write(added + b"}}")
                 f.truncate()
                 f.flush()
                 _sync(f.fileno())
@@ -383,7 +405,58 @@ class SnapshotStorage(Storage):
             raise _io_error(self.path, "write", e) from None
         fsync_dir(self.path.parent)
         self.size = size
+        self.open_crc = zlib.crc32(added, open_crc)
         return size
+
+
+def _file_crc(path: Path, length: int) -> int:
+    """CRC-32 of a file's first `length` bytes, read in blocks."""
+    crc = 0
+    with open(path, "rb") as f:
+        while length > 0:
+            block = f.read(min(length, 1 << 20))
+            if not block:
+                break
+            crc = zlib.crc32(block, crc)
+            length -= len(block)
+    return crc
+
+
+def history_matches(raw: bytes, meta: dict | None) -> bool:
+    """Whether a history file's bytes are what the snapshot's fold wrote (its meta's `history_crc`: CRC-32 of
+    the file but its closing braces). A file of another size was rewritten or appended to since (a fold killed
+    before its snapshot): not judged here (True)."""
+    crc, n = (meta or {}).get("history_crc"), (meta or {}).get("history_bytes")
+    if not isinstance(crc, int) or not isinstance(n, int) or n < 2 or len(raw) != n:
+        return True
+    return zlib.crc32(raw[:n - 2]) == crc
+
+
+def _crc_unsealed(data: bytes) -> int:
+    n = len(SEAL)
+    return zlib.crc32(data[n + 8:], zlib.crc32(UNSEALED, zlib.crc32(data[:n])))
+
+
+def seal(data: bytes) -> bytes:
+    """A snapshot's bytes with its CRC-32 (computed with the digits as zeros) written into its meta."""
+    assert data.startswith(SEAL + UNSEALED)
+    n = len(SEAL)
+    return data[:n] + b"%08x" % _crc_unsealed(data) + data[n + 8:]
+
+
+def check_seal(path: Path, data: bytes) -> bool:
+    """Whether the snapshot is sealed (False: written before seals); a seal that does not match its bytes
+    is damage (a flipped bit that still parses: a grade, a reason, a count)."""
+    n = len(SEAL)
+    if not data.startswith(SEAL):
+        return False
+    try:
+        want = int(data[n:n + 8], 16)
+    except ValueError:
+        want = -1
+    if data[n + 8:n + 9] != b'"' or want != _crc_unsealed(data):
+        raise DamagedFile(str(path), "its checksum does not match its contents (changed or damaged on disk)")
+    return True
 
 
 def parse_tables(path: Path, data: bytes) -> dict[str, dict[str, Any]]:
@@ -406,42 +479,99 @@ def parse_tables(path: Path, data: bytes) -> dict[str, dict[str, Any]]:
 
 
 @dataclass
+class Damage:
+    """A stretch of a journal that holds no good record: where it is, and what it still shows."""
+    offset: int  # bytes from the start of the file
+    end: int
+    line: int  # the line it starts on (1: the header)
+    seqs: tuple[int, ...] = ()  # the edit numbers its bytes still show (unreliable: for the message)
+    held: str = ""  # what it seems to have held, when its bytes are readable
+
+    def describe(self, path) -> str:
+        what = f"bytes {self.offset}-{self.end} of {Path(path).name} (line {self.line}) are damaged"
+        return what + (f": {self.held}" if self.held else "")
+
+
+@dataclass
 class JournalContents:
     base: int  # the snapshot sequence number this journal continues from
     workspace_id: str
-    records: list[dict]  # complete, checksummed records in order
-    good_size: int  # bytes up to the end of the last good record
+    records: list[dict]  # the good (checksummed) records, in order, those after a damaged stretch too
+    good_size: int  # bytes up to the end of the last good record before any damage
     torn: int  # bytes of a torn last record (0 when none)
-    damage: str | None = None  # a damaged record (a complete line whose checksum fails): what and where
+    damage: str | None = None  # the first damaged stretch: what and where
     damage_line: int | None = None
     gen: str | None = None  # the journal's generation (None: written before generations existed)
     damaged_ids: tuple[int, int] = (0, 0)  # the highest edit and event ids a damaged record seems to hold
+    version: int = JOURNAL_VERSION
+    damaged: list[Damage] = None  # every damaged stretch
+    header_damaged: bool = False  # (salvage only) the header could not be read: base, workspace, gen unknown
+    tail_damaged: bool = False  # damage runs to the end of the file: edits after the last good record may be lost
 
 
-def encode_record(record: dict) -> bytes:
+HEAD = 18  # b"crc32hex lengthhex " before a version 2 record's JSON
+
+
+def encode_record(record: dict, version: int = JOURNAL_VERSION) -> bytes:
+    """One journal line: CRC-32 of the JSON, its length (version 2), the JSON, a newline."""
     body = dumps(record).encode("ascii")
-    return b"%08x %s\n" % (zlib.crc32(body), body)
+    if version == 1:
+        return b"%08x %s\n" % (zlib.crc32(body), body)
+    return b"%08x %08x %s\n" % (zlib.crc32(body), len(body), body)
 
 
-def _decode_line(line: bytes) -> dict | None:
-    if len(line) < 10 or line[8:9] != b" ":
-        return None
-    body = line[9:]
-    try:
-        crc = int(line[:8], 16)
-    except ValueError:
-        return None
-    if zlib.crc32(body) != crc:
-        return None
+def _json_dict(body: bytes) -> dict | None:
     try:
         obj = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
 
 
+def _frame_v2(data: bytes, pos: int) -> tuple[dict | None, int | None]:
+    """(the record at `pos`, or None; where it ends by its length, or None when its header is unreadable)."""
+    head = data[pos:pos + HEAD]
+    if len(head) < HEAD or head[8:9] != b" " or head[17:18] != b" ":
+        return None, None
+    try:
+        crc, n = int(head[:8], 16), int(head[9:17], 16)
+    except ValueError:
+        return None, None
+    end = pos + HEAD + n + 1
+    if end > len(data):
+        return None, end
+    body = data[pos + HEAD:end - 1]
+    if zlib.crc32(body) != crc:
+        return None, end
+    # its newline may be the damaged byte: the record itself is whole (its checksum says so)
+    return _json_dict(body), end
+
+
+def _frame_v1(data: bytes, pos: int) -> tuple[dict | None, int | None]:
+    nl = data.find(b"\n", pos)
+    if nl < 0:
+        return None, None
+    line = data[pos:nl]
+    if len(line) < 10 or line[8:9] != b" ":
+        return None, nl + 1
+    try:
+        crc = int(line[:8], 16)
+    except ValueError:
+        return None, nl + 1
+    if zlib.crc32(line[9:]) != crc:
+        return None, nl + 1
+    return _json_dict(line[9:]), nl + 1
+
+
+def _decode_line(line: bytes) -> dict | None:
+    """A version 1 line (without its newline): the record, or None."""
+    return _frame_v1(line + b"\n", 0)[0]
+
+
 _SEQ_RE = re.compile(rb'"(?:j?seq)":\s*(\d{1,18})')
 _ID_RE = re.compile(rb'"id":\s*(\d{1,18})')
+_EVENT_RE = re.compile(rb'"kind":"([a-z_-]{1,20})","query":("(?:[^"\\]|\\.){0,200}"|null),'
+                       rb'"doc":("(?:[^"\\]|\\.){0,200}"|null)')
 
 
 def damaged_ids(data: bytes) -> tuple[int, int]:
@@ -451,36 +581,113 @@ def damaged_ids(data: bytes) -> tuple[int, int]:
     return max(seqs, default=0), max(ids, default=0)
 
 
-def read_journal(path: Path) -> JournalContents | None:
-    """Every complete record; a torn last record is reported in `torn`, damage before it in `damage`."""
+def _held(data: bytes) -> tuple[tuple[int, ...], str]:
+    """What damaged bytes still show: the edit numbers, and the first events' kinds, queries and docs."""
+    seqs = tuple(sorted({int(m) for m in re.findall(rb'"seq":(\d{1,18})', data)}))
+    shown = []
+    for kind, q, d in _EVENT_RE.findall(data)[:3]:
+        try:
+            shown.append(" ".join([kind.decode()] + [json.loads(x) for x in (q, d) if x != b"null"]))
+        except ValueError:
+            continue
+    parts = ([f"edit{'s' if len(seqs) > 1 else ''} {', '.join(map(str, seqs))}"] if seqs else []) + \
+        ([f"({'; '.join(shown)})"] if shown else [])
+    return seqs, " ".join(parts)
+
+
+def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, int, int]], list[Damage], int]:
+    """Every good record from `pos` on, with its offset and end; the damaged stretches between them (each
+    ends where the next good record starts: found by the damaged record's length, else after a newline); and
+    the bytes of a torn last record (a crash while appending it: fewer bytes than its length, no newline)."""
+    frame = _frame_v2 if version >= 2 else _frame_v1
+    good: list[tuple[dict, int, int]] = []
+    damage: list[Damage] = []
+    torn = 0
+    size = len(data)
+    while pos < size:
+        rec, end = frame(data, pos)
+        if rec is not None and isinstance(rec.get("seq"), int):
+            good.append((rec, pos, end))
+            pos = end
+            continue
+        nxt = _resync(data, pos, end, frame)
+        cut = version < 2 or (size - pos < HEAD if end is None else end > size)  # fewer bytes than it needs
+        if nxt is None and cut and b"\n" not in data[pos:] and pos > 0:  # (a header is never torn: atomic_write)
+            torn = size - pos  # a record cut short by a crash: its newline, written last, never came
+            break
+        stop = size if nxt is None else nxt
+        seqs, held = _held(data[pos:stop])
+        damage.append(Damage(pos, stop, data.count(b"\n", 0, pos) + 1, seqs, held))
+        if nxt is None:
+            break
+        pos = nxt
+    return good, damage, torn
+
+
+def _resync(data: bytes, pos: int, end: int | None, frame) -> int | None:
+    """Where the first good record after a damaged one at `pos` starts: at the end its length gives, or
+    after a newline past `pos`, whichever comes first and reads."""
+    if end is not None and not pos < end < len(data):
+        end = None
+    nl = data.find(b"\n", pos)
+    while True:
+        q = nl + 1 if nl >= 0 and nl + 1 < len(data) else None
+        if end is not None and (q is None or end <= q):
+            q, end = end, None  # the damaged record's own length, tried once, in its place
+        elif q is not None:
+            nl = data.find(b"\n", q)
+        if q is None:
+            return None
+        rec, _ = frame(data, q)
+        if rec is not None and isinstance(rec.get("seq"), int):
+            return q
+
+
+def _header(data: bytes) -> tuple[dict | None, int, int]:
+    """(the header record, its framing version, where the records start)."""
+    for version, frame in ((2, _frame_v2), (1, _frame_v1)):
+        rec, end = frame(data, 0)
+        if rec is not None and rec.get("journal") == JOURNAL_MAGIC:
+            return rec, version, end
+    return None, JOURNAL_VERSION, 0
+
+
+def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
+    """Every good record, those after a damaged one too; a torn last record is reported in `torn`, damage in
+    `damage` (the first) and `damaged` (all). `salvage` (recovery): a journal whose header cannot be read
+    still gives its good records (with `header_damaged`) instead of an error."""
     data = read_regular(path)
     if data is None:
         return None
-    lines = data.split(b"\n")
-    tail = lines.pop()  # bytes after the last newline: a torn record, or b""
-    if not lines:
-        raise DamagedFile(str(path), "the journal has no header line (expected a rankgate journal)", line=1)
-    header = _decode_line(lines[0])
-    if not header or header.get("journal") != JOURNAL_MAGIC or not isinstance(header.get("base"), int):
+    header, version, pos = _header(data)
+    if header is None:
+        if not salvage:
+            has_line = b"\n" in data and not data.startswith(b"\n")
+            raise DamagedFile(str(path), "not a rankgate journal (bad header line)" if has_line else
+                              "the journal has no header line (expected a rankgate journal)", line=1)
+        version = 2 if re.match(rb"[0-9a-f]{8} [0-9a-f]{8} \{", data[data.find(b"\n") + 1:][:20]) else 1
+        header = {"base": 0, "workspace": "", "version": version}
+        pos = 0
+    elif not isinstance(header.get("base"), int):
         raise DamagedFile(str(path), "not a rankgate journal (bad header line)", line=1)
-    if header.get("version") != JOURNAL_VERSION:
+    if header.get("version") not in (1, 2) or header.get("version") != version:
         raise DamagedFile(str(path), f"journal version {header.get('version')!r}, expected {JOURNAL_VERSION}", line=1)
     gen = header.get("gen")
-    out = JournalContents(header["base"], str(header.get("workspace", "")), [], len(lines[0]) + 1, len(tail),
-                          gen=gen if isinstance(gen, str) else None)
-    pos = out.good_size
-    for i, line in enumerate(lines[1:], 2):
-        rec = _decode_line(line)
-        if rec is None or not isinstance(rec.get("seq"), int):
-            # A record is written with its newline last, in one write: a line that ends in a newline was
-            # complete, and maybe acknowledged. Only bytes after the last newline are a torn record.
-            out.damage = f"journal record at line {i} is damaged (checksum mismatch)"
-            out.damage_line = i
-            out.damaged_ids = damaged_ids(b"\n".join(lines[i - 1:] + [tail]))
+    good, damage, torn = scan_journal(data, pos, version)
+    tail_damaged = any(d.end == len(data) for d in damage)
+    out = JournalContents(header["base"], str(header.get("workspace", "")), [r for r, _, _ in good], pos, torn,
+                          gen=gen if isinstance(gen, str) else None, version=version, damaged=damage,
+                          header_damaged=pos == 0, tail_damaged=tail_damaged)
+    first = min(damage, key=lambda d: d.offset) if damage else None
+    for rec, start, end in good:
+        if first is not None and start > first.offset:
             break
-        out.records.append(rec)
-        pos += len(line) + 1
-        out.good_size = pos
+        out.good_size = end
+    if first is not None:
+        out.damage = (f"journal record at line {first.line} is damaged (checksum mismatch)"
+                      + (f"; it held {first.held}" if first.held else ""))
+        out.damage_line = first.line
+        out.damaged_ids = damaged_ids(data[first.offset:])
     return out
 
 
@@ -517,10 +724,11 @@ class Journal:
     is unchanged, and the append's fsync stays at a tenth of a millisecond.
     """
 
-    def __init__(self, path: Path, size: int, count: int) -> None:
+    def __init__(self, path: Path, size: int, count: int, version: int = JOURNAL_VERSION) -> None:
         self.path = path
         self.size = size  # bytes, header included
         self.count = count  # records after the header
+        self.version = version  # the framing its records are written in (1: a journal from before lengths)
         self.broken: str | None = None
         self._reserved = 0  # bytes allocated on disk, from offset 0
         try:
@@ -562,7 +770,7 @@ class Journal:
     def append(self, record: dict) -> None:
         if self.broken:
             raise InputError(str(self.path), f"edits are refused: {self.broken}")
-        line = encode_record(record)
+        line = encode_record(record, self.version)
         self._reserve(len(line))
         try:
             if os.environ.get(CRASHPOINT_ENV) == "journal-torn":

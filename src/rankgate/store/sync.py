@@ -235,23 +235,28 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
     _start_session(ws, summary, True)
 
 
-def record_export(ws, grades: dict[tuple[str, str], int], path) -> None:
+def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
     """An export wrote `grades` to the file `path`: kept beside a store of no benchmark folder (a `--db`
     store, the app's workspace of a qrels file), so that the app on raw files reminds of label edits that
     neither the qrels file nor the last export holds (tui/screens/sync.py). A folder's count is against
-    its own qrels file: nothing kept. Advice: a failure to write it is ignored."""
+    its own qrels file: nothing kept. Advice: a failure to write it (a read-only store) does not fail the
+    export, whose file is written already; returns the note to print then (None otherwise)."""
     from rankgate.store.storage import atomic_write
 
     manifest = getattr(ws, "manifest", None)
     if manifest is not None and not isinstance(manifest, QrelsFile):
-        return
+        return None
     summary = {"format": SYNC_FORMAT, "path": _resolved(path), "at": ws._clock()}
     base = {label_key(q, d): g for (q, d), g in grades.items()}
+    record = paths.sidecar(ws.path, paths.EXPORTED)
     try:
-        atomic_write(paths.sidecar(ws.path, paths.EXPORTED), (json.dumps(summary, ensure_ascii=False) + "\n" +
+        atomic_write(record, (json.dumps(summary, ensure_ascii=False) + "\n" +
                      json.dumps(base, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass"), sync=False)
-    except OSError:
-        pass
+    except (InputError, OSError) as e:  # atomic_write says why as an InputError (a read-only folder, a full disk)
+        why = e.what if isinstance(e, InputError) else (e.strerror or str(e))
+        return (f"{record}: this export was not recorded beside the workspace ({why}); the labels file is "
+                "complete, but the review app's reminder of unexported edits counts from the last export it knows")
+    return None
 
 
 def read_exported(db) -> dict[str, int] | None:

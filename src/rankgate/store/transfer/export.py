@@ -110,7 +110,10 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
             if version is None and judged_by is None and not all_reviewers:  # the labels as they are now
                 from rankgate.store.sync import record_export
 
-                record_export(ws, {(q, d): s["grade"] for q, per in labels.items() for d, s in per.items()}, path)
+                note = record_export(ws, {(q, d): s["grade"] for q, per in labels.items() for d, s in per.items()},
+                                     path)
+                if note:
+                    notes.append(note)
         return Export(text, fmt, name, digest, len(rows) - left_out, left_out, notes, len(unresolved), *counts,
                       unchanged=unchanged)
 
@@ -151,7 +154,7 @@ def _same_but_time(path, data: bytes) -> bytes | None:
     return old if data[:new.start(1)] + was.group(1) + data[new.end(1):] == old else None
 
 
-STORE_HEADS = (b'{"meta":{"1":{"format":"rankgate-labels"', b'{"history":{')
+STORE_HEADS = (b'{"meta":{"1":{"format":"rankgate-labels"', b'{"meta":{"1":{"checksum":"', b'{"history":{')
 
 
 def refuse_store_target(ws, path: str | os.PathLike) -> None:
@@ -173,7 +176,7 @@ def refuse_store_target(ws, path: str | os.PathLike) -> None:
                 head = f.read(64)
         except OSError:
             pass
-    if head.startswith(STORE_HEADS) or head[9:].startswith(b'{"journal":"rankgate-journal"'):
+    if head.startswith(STORE_HEADS) or any(head[n:].startswith(b'{"journal":"rankgate-journal"') for n in (9, 18)):
         raise InputError(str(path), "holds a rankgate label store; an export never replaces one (choose another "
                          "output file)")
 
