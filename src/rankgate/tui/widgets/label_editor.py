@@ -10,7 +10,7 @@ from textual.message import Message
 
 from rankgate.tui.labels import Label
 from rankgate.tui.model import ReviewModel
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import excerpt, id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import MUST
 from rankgate.tui.widgets.text_static import TextStatic
@@ -73,7 +73,7 @@ class LabelList(LineList):
         t.append(" ")
         t.append("!" if lab.unsure else " ", style="bold yellow")  # unsure / needs discussion
         t.append(" ")
-        t.append_text(literal(excerpt(lab.doc, docw).ljust(docw)))
+        t.append_text(literal(id_excerpt(lab.doc, docw).ljust(docw)))
         t.append(" ")
         if not wide and lab.collection_version != self.version and self.version:
             t.append_text(literal(f"@{short_version(lab.collection_version, self.version)} ", style="yellow"))
