@@ -120,6 +120,7 @@ JUDGING_COMMANDS: tuple[Command, ...] = (
     Command("help", "question_mark", "Keys and legend", "What each key does", "help", key_display="?"),
     Command("close", "escape", "All panes", "Back to the review screen's panes, on this document", "panes",
             key_display="esc"),
+    Command("quit", "q", "Quit", QUIT_HELP, "quit"),
 )
 
 

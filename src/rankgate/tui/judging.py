@@ -6,7 +6,7 @@ baseline's, then the other runs'), then the review queue's next query (`core/que
 first; queries in the benchmark's order when there is no queue). With no runs (a qrels file reviewed with
 its texts), every label of the file is to be looked at once: a document needs a judgment while the
 reviewer has no judgment of their own on it, in the order the query's labels were listed when first
-shown (highest grade first), then the next query.
+shown (those with a text first, then highest grade first), then the next query.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ class Place:
 class JudgingCursor:
     """The document being judged, the next one, and the way back (undo)."""
 
-    def __init__(self, model, *, labels_only: bool) -> None:
+    def __init__(self, model, *, labels_only: bool, has_text=None) -> None:
         self.model = model
+        self.has_text = has_text or (lambda doc: True)  # labels only: documents with a text come first
         self.labels_only = labels_only
         self.at: Place | None = None
         self.trail: list[Place] = []  # the documents graded on this screen, oldest first (undo walks back)
@@ -41,9 +42,14 @@ class JudgingCursor:
             got = self._listed.get(qid)
             if got is None:
                 labels = m.labels.labels(qid).values()
-                got = self._listed[qid] = [lab.doc for lab in sorted(labels, key=lambda lab: (-lab.grade, lab.doc))]
+                order = sorted(labels, key=lambda lab: (not self.has_text(lab.doc), -lab.grade, lab.doc))
+                got = self._listed[qid] = [lab.doc for lab in order]
             return got
         return [d for _, _, d in m.unjudged_items(m.qindex[qid])]
+
+    def texts_known(self) -> None:
+        """The corpus has been read: the queries' orders again (documents with a text first)."""
+        self._listed.clear()
 
     def needs(self, qid: str, doc: str) -> bool:
         book = self.model.labels
@@ -122,6 +128,8 @@ class JudgingCursor:
     def ranks(self, place: Place) -> list[tuple[str, int | None, bool]]:
         """(run, 1-based rank or None, inside the top k) of the document in every loaded run."""
         m = self.model
+        if self.labels_only:  # no runs
+            return []
         qi = m.qindex[place.qid]
         out = []
         for name in m.run_names:

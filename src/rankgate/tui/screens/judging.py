@@ -46,7 +46,7 @@ class JudgingScreen(Screen):
         self.grades = review.grades
         manifest = review.loaded.manifest if review.loaded is not None else None
         self.needs_reason: frozenset[int] = getattr(manifest, "reason_required", frozenset()) or frozenset()
-        self.cursor = JudgingCursor(self.model, labels_only=review.labels_only)
+        self.cursor = JudgingCursor(self.model, labels_only=review.labels_only, has_text=self._has_text)
         self.edited: set[str] = set()  # queries edited here: the review screen's panes catch up on close
         self.pending: tuple[Place, int] | None = None  # a grade waiting for its required reason
         self.judged = 0  # grades given on this screen
@@ -72,8 +72,17 @@ class JudgingScreen(Screen):
         self.cursor.start(self.review.qid, self.review.doc)
         self.show_place()
 
+    def _has_text(self, doc: str) -> bool:
+        corpus = self.query_one(DocView).corpus if self.is_mounted else None
+        return corpus is None or doc in corpus
+
     def corpus_loaded(self, corpus, error: str = "") -> None:
         self.query_one(DocView).set_corpus(corpus, True, error=error)
+        self.cursor.texts_known()
+        at = self.cursor.at
+        if not self.cursor.trail and at is not None and corpus and at.doc not in corpus:  # nothing graded yet
+            self.cursor.start(at.qid, None)  # the first document with a text
+            self.show_place()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "grade" and parameters:
@@ -254,6 +263,9 @@ class JudgingScreen(Screen):
         from rankgate.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(self.grades, JUDGING_COMMANDS))
+
+    def action_quit(self) -> None:
+        self.app.leave()
 
     def action_close(self) -> None:
         """Escape: back to the review screen's panes, on the document shown here."""

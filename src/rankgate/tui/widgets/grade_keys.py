@@ -8,7 +8,7 @@ from rankgate.tui.commands import grade_key
 from rankgate.tui.safe import excerpt
 from rankgate.tui.widgets.text_static import TextStatic
 
-MORE = (("u", "undo"), ("r", "reason"), ("i", "whole IDs"), ("s", "skip"), ("esc", "all panes"), ("?", "help"))
+MORE = (("u", "undo"), ("r", "reason"), ("i", "whole IDs"), ("s", "skip"), ("esc", "all panes"), ("?", "help"), ("q", "quit"))
 
 
 def keys_text(grades: dict[int, str], needs_reason: frozenset[int] = frozenset()) -> Text:

@@ -40,7 +40,7 @@ def label_text(label, mine, grades: dict[int, str]) -> Text:
     t.append(f"{label.grade} {grades.get(label.grade, '')}".rstrip(), style="bold")
     if label.reviewer:
         t.append(" by ", style="dim")
-        t.append_text(literal(excerpt(label.reviewer, 16), style="cyan"))
+        t.append_text(literal(excerpt(label.reviewer, 28), style="cyan"))
     if mine is not None and mine.reviewer != label.reviewer:
         t.append(" · yours ", style="dim")
         t.append(str(mine.grade), style="bold")
