@@ -389,16 +389,17 @@ class ReviewApp(App[int]):
             line.say(str(message), title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_resize(self, event: events.Resize) -> None:
-        self.check_size()
+        self.check_size(event.size)
 
-    def check_size(self, *, hide: bool = False) -> None:
+    def check_size(self, size=None, *, hide: bool = False) -> None:
         """Below the smallest usable size, a screen that says which size is needed (the panes would be empty).
         `hide`: take it away for now (a screen is pushed; check_size again afterwards)."""
         from rankgate.tui.screens.too_small import TooSmallScreen, too_small
 
         if self.review is None:  # the reviewer's name is asked first (the browser face)
             return
-        small = too_small(self.size.width, self.size.height) and not hide
+        size = size or self.size  # (a resize's new size: `self.size` follows a moment later)
+        small = too_small(size.width, size.height) and not hide
         shown = isinstance(self.screen, TooSmallScreen)
         if small and not shown:
             self.push_screen(TooSmallScreen())

@@ -98,7 +98,7 @@ COMMANDS: tuple[Command, ...] = (
             "notes"),
     Command("guidelines", "G", "Labelling guidelines", "The benchmark's guidelines for graders", "guide"),
     Command("reload", "ctrl+r", "Open again", "Read the benchmark's files again (after fixing one)"),
-    Command("judge", "j", "Judging layout", "One query, one passage and the grade keys: a grade key stores "
+    Command("judge", "l", "Judging layout", "One query, one passage and the grade keys: a grade key stores "
             "the grade and shows the next document needing one (Escape: back here)", "judge"),
     Command("show_ids", "i", "Whole IDs", "The highlighted query's and document's IDs, whole, on the notice line"),
     Command("zoom", "z", "Zoom pane", "Give the focused pane the whole screen (again to restore)", "zoom"),

@@ -97,7 +97,7 @@ class JudgingScreen(Screen):
         strip = self.query_one(RankStrip)
         if at is None:
             doc.show(None, "", qid="")
-            strip.show(Text("every document that needs a judgment has one: Escape goes back to the panes",
+            strip.show(Text("every document that needs a judgment has one: Escape goes back to the panes (l returns)",
                             style="bold green"))
         else:
             q = m.query(m.qindex[at.qid])
@@ -146,7 +146,7 @@ class JudgingScreen(Screen):
         self.last_key_at = time.perf_counter()
         at = self.cursor.at
         if at is None:
-            self.notify("nothing left to judge: Escape goes back to the panes")
+            self.notify("nothing left to judge: Escape goes back to the panes (l returns)")
             return
         if grade not in self.grades:
             return
@@ -279,7 +279,7 @@ class JudgingScreen(Screen):
 
 
 def open_judging(review) -> None:
-    """j on the review screen (and where labels are what the session is for, at once)."""
+    """l on the review screen (and where labels are what the session is for, at once)."""
     if review.model is None:
         return
     review.app.push_screen(JudgingScreen(review))

@@ -792,7 +792,7 @@ class ReviewScreen(EditingActions, Screen):
         self.app.reopen(blind=not self.app.inputs.blind)
 
     action_show_funnel = show_funnel  # key F: the stage funnel of the two runs (tui/screens/funnel.py)
-    action_judge = open_judging  # key j: one passage and the grade keys (tui/screens/judging.py)
+    action_judge = open_judging  # key l: one passage and the grade keys (tui/screens/judging.py)
     action_show_ids = show_ids  # key i: the whole IDs, on the notice line
 
     def action_show_missing(self) -> None:

@@ -29,5 +29,5 @@ class TooSmallScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Static(size_text(self.app.size.width, self.app.size.height), id="too-small")
 
-    def on_resize(self) -> None:
-        self.query_one("#too-small", Static).update(size_text(self.app.size.width, self.app.size.height))
+    def on_resize(self, event) -> None:
+        self.query_one("#too-small", Static).update(size_text(event.size.width, event.size.height))
