@@ -74,7 +74,7 @@ async def judge(n: int, data: Path, with_runs: bool) -> dict:
         for _ in range(600):  # the load, then the corpus (the passages' texts)
             await pilot.pause(0.05)
             screen = app.screen
-            if isinstance(screen, JudgingScreen) and screen.query_one("DocView").corpus is not None:
+            if isinstance(screen, JudgingScreen) and screen.corpus is not None and screen.drawn_at:
                 break
         screen = app.screen
         if not isinstance(screen, JudgingScreen):

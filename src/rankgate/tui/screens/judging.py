@@ -53,6 +53,8 @@ class JudgingScreen(Screen):
         self.last_key_at = 0.0  # perf_counter of the last grade key
         self.last_drawn_s = 0.0  # from that key to the next document drawn on screen
         self.drawn_at = 0.0  # perf_counter when the last document was drawn
+        self.corpus = review.query_one(DocView).corpus  # the passages' texts (None while they are read)
+        self.shown = False  # the first document is drawn (_first_show)
 
     def compose(self) -> ComposeResult:
         yield TextStatic(id="judge-top")
@@ -64,19 +66,29 @@ class JudgingScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(ReasonBar).display = False
+        self.cursor.start(self.review.qid, self.review.doc)
+        self.call_after_refresh(self._first_show)  # once the panes' own children are there
+
+    def _first_show(self) -> None:
         source = self.review.query_one(DocView)
         doc = self.query_one(DocView)
-        doc.set_corpus(source.corpus, source.has_corpus, missing=source.missing, error=source.error)
+        doc.set_corpus(self.corpus, source.has_corpus, missing=source.missing, error=source.error)
         doc.border_title = "Query and document"
         self.query_one(GradeKeys).show_keys(self.grades, self.needs_reason)
-        self.cursor.start(self.review.qid, self.review.doc)
+        self.shown = True
         self.show_place()
 
     def _has_text(self, doc: str) -> bool:
-        corpus = self.query_one(DocView).corpus if self.is_mounted else None
-        return corpus is None or doc in corpus
+        return self.corpus is None or doc in self.corpus
+
+    def on_resize(self) -> None:
+        if self.shown:
+            self.show_place()  # the strip and the top line follow the width
 
     def corpus_loaded(self, corpus, error: str = "") -> None:
+        self.corpus = corpus
+        if not self.shown:
+            return  # (_first_show takes it)
         self.query_one(DocView).set_corpus(corpus, True, error=error)
         self.cursor.texts_known()
         at = self.cursor.at
@@ -171,8 +183,8 @@ class JudgingScreen(Screen):
             return False
         self.model.apply_edit(at.qid)
         self.edited.add(at.qid)
-        if hasattr(self.app, "edited"):
-            self.app.edited(at.qid)  # the count of edits not in the folder's qrels file yet
+        if hasattr(self.app, "edited"):  # the count of edits not in the folder's qrels file yet: after the frame
+            self.call_after_refresh(self.app.edited, at.qid)
         return True
 
     def advance(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.screen import ModalScreen
+from textual.screen import Screen
 from textual.widgets import Static
 
 MIN_WIDTH, MIN_HEIGHT = 70, 20  # the judging screen and the review screen's panes need this much
@@ -20,7 +20,7 @@ def size_text(width: int, height: int) -> Text:
     return t
 
 
-class TooSmallScreen(ModalScreen[None]):
+class TooSmallScreen(Screen[None]):
     """Shown over everything while the terminal is too small; it goes away once the terminal is large enough."""
 
     BINDINGS = [("q", "app.quit", "Quit")]

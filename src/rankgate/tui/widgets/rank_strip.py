@@ -18,7 +18,7 @@ def strip_text(ranks: list[tuple[str, int | None, bool]], width: int, *, k: int,
         t.append("ranks hidden (blind review)", style="dim")
         return t
     t.append(f"rank in top {k}: ", style="dim")
-    room = max(width - len(t.plain), 10)
+    room = max(2 * width - len(t.plain) - 4, 10)  # two lines at most
     each = max(room // len(ranks) - 3, 4)  # " 12 · " per run
     for i, (name, rank, top) in enumerate(ranks):
         if i:
@@ -54,7 +54,7 @@ class RankStrip(TextStatic):
     """One or two lines: the ranks in each run, then the label now."""
 
     def show_place(self, ranks, label, mine, grades: dict[int, str], *, k: int, blind: bool) -> None:
-        width = max(self.size.width - self.styles.gutter.width, 20) if self.size.width else 78
+        width = (self.size.width or self.app.size.width) - self.styles.gutter.width
         t = strip_text(ranks, width, k=k, blind=blind)
         if t.plain:
             t.append("\n")
