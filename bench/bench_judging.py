@@ -8,7 +8,8 @@
 The app runs at 80x24 (Textual's pilot) on ../shared/conformance/trec-dl-2019-passage as it is, with a
 fresh label store under a temporary RANKGATE_HOME. Each judgment is one grade key (0-3, in turn) on the
 judging screen; the time runs from the key sent to the first frame drawn after the next document was
-shown ("key to next document drawn"). Afterwards every judgment is looked up in the store and in an
+shown ("key to next document drawn"); the work left for after that frame (the query's measures) is done
+before the next key, as while a person reads. Afterwards every judgment is looked up in the store and in an
 export (JSON lines) of the labels. Prints keystrokes_per_judgment, p50_ms, p95_ms, stored and exported,
 with the load average before and after (the machine may be shared).
 """
@@ -91,6 +92,7 @@ async def judge(n: int, data: Path, with_runs: bool) -> dict:
             while screen.drawn_at == drawn_before:  # the next document's frame
                 await asyncio.sleep(0.0005)
             times.append((screen.drawn_at - t0) * 1000)
+            await pilot.pause()  # what runs after the frame (the query's measures) runs while the person reads
             done.append((at.qid, at.doc, grade))
             if screen.cursor.at == at:  # nothing left to judge
                 break

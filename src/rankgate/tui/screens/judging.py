@@ -181,9 +181,11 @@ class JudgingScreen(Screen):
         except Exception as e:  # the store refused: nothing changed
             self.notify(f"label not saved: {e}", severity="error", markup=False, timeout=8)
             return False
-        self.model.apply_edit(at.qid)
         self.edited.add(at.qid)
-        if hasattr(self.app, "edited"):  # the count of edits not in the folder's qrels file yet: after the frame
+        # The query's measures and the count of edits not in the folder's qrels file yet, after the frame that
+        # shows the next document: this screen shows neither (the review screen's panes catch up on Escape).
+        self.call_after_refresh(self.model.apply_edit, at.qid)
+        if hasattr(self.app, "edited"):
             self.call_after_refresh(self.app.edited, at.qid)
         return True
 
