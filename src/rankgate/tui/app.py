@@ -383,10 +383,16 @@ class ReviewApp(App[int]):
                markup: bool = True) -> None:
         """Kept as Textual keeps them; shown on the screen's notice line (it covers no pane row) when it has
         one, else as a toast (a dialog)."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
-        line = next(iter(self.screen.query(NoticeLine)), None) if self.screen is not None else None
-        if line is not None:
-            line.say(str(message), title=title, severity=severity, timeout=timeout, markup=markup)
+        line = next(iter(self.screen.query(NoticeLine)), None) if self.screen_stack else None
+        if line is None:
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+            return
+        from textual.notifications import Notification
+
+        # Kept with the app's notifications (as Textual keeps them), shown on the line only: no toast.
+        self._notifications.add(Notification(message, title, severity, timeout or self.NOTIFICATION_TIMEOUT,
+                                             markup=markup))
+        line.say(str(message), title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_resize(self, event: events.Resize) -> None:
         self.check_size(event.size)
