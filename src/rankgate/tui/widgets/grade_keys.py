@@ -8,27 +8,44 @@ from rankgate.tui.commands import grade_key
 from rankgate.tui.safe import excerpt
 from rankgate.tui.widgets.text_static import TextStatic
 
-MORE = (("u", "undo"), ("r", "reason"), ("i", "whole IDs"), ("s", "skip"), ("esc", "all panes"), ("?", "help"), ("q", "quit"))
+MORE = (("u", "undo"), ("r", "reason"), ("i", "whole IDs"), ("s", "skip"), ("esc", "panes"), ("?", "help"),
+        ("q", "quit"))
 
 
-def keys_text(grades: dict[int, str], needs_reason: frozenset[int] = frozenset()) -> Text:
-    """`0 not relevant  1 partly relevant  2 relevant  3 the answer` (a * after a grade that needs a reason),
-    then the other keys; wrapped by the widget."""
-    t = Text(end="")
-    for g in sorted(grades):
-        key = grade_key(g)
-        if key is None:
-            continue
-        t.append(f" {key} ", style="bold reverse")
-        t.append(f" {excerpt(grades[g], 18)}{'*' if g in needs_reason else ''}  ")
-    for key, what in MORE:
-        t.append(f" {key} ", style="bold reverse" if key != "esc" else "reverse")
-        t.append(f" {what}  ", style="dim")
-    if needs_reason:
-        t.append("* asks a reason", style="dim italic")
+def key_item(key: str, what: str, style: str = "") -> Text:
+    t = Text(f" {key} ", style="bold reverse", end="")
+    t.append(f" {what}", style=style)
     return t
+
+
+def keys_text(grades: dict[int, str], needs_reason: frozenset[int] = frozenset(), width: int = 78) -> Text:
+    """`0 not relevant  1 partly relevant  2 relevant  3 the answer` (a * after a grade that needs a reason),
+    then the other keys; lines broken between items (a key never apart from its name)."""
+    items = [key_item(grade_key(g), f"{excerpt(grades[g], 18)}{'*' if g in needs_reason else ''}")
+             for g in sorted(grades) if grade_key(g) is not None]
+    items += [key_item(key, what, "dim") for key, what in MORE]
+    if needs_reason:
+        items.append(Text("* asks a reason", style="dim italic", end=""))
+    out, used = Text(end=""), 0
+    for item in items:
+        n = len(item.plain)
+        if used and used + 2 + n > width:
+            out.append("\n")
+            used = 0
+        elif used:
+            out.append("  ")
+            used += 2
+        out.append_text(item)
+        used += n
+    return out
 
 
 class GradeKeys(TextStatic):
     def show_keys(self, grades: dict[int, str], needs_reason: frozenset[int]) -> None:
-        self.show(keys_text(grades, needs_reason))
+        self.grades, self.needs_reason = grades, needs_reason
+        width = self.size.width or self.app.size.width - self.styles.gutter.width  # (size: inside the padding)
+        self.show(keys_text(grades, needs_reason, max(width, 20)))
+
+    def on_resize(self) -> None:
+        if hasattr(self, "grades"):
+            self.show_keys(self.grades, self.needs_reason)

@@ -54,7 +54,7 @@ class RankStrip(TextStatic):
     """One or two lines: the ranks in each run, then the label now."""
 
     def show_place(self, ranks, label, mine, grades: dict[int, str], *, k: int, blind: bool) -> None:
-        width = (self.size.width or self.app.size.width) - self.styles.gutter.width
+        width = self.size.width or self.app.size.width - self.styles.gutter.width  # (size: inside the padding)
         t = strip_text(ranks, width, k=k, blind=blind)
         if t.plain:
             t.append("\n")
