@@ -205,3 +205,18 @@ async def test_help_lists_escape(tiny):
         console.print(app.screen.query_one("#help-keys").content)
         first = console.export_text().splitlines()[0]
         assert first.split()[0] == "esc" and "Close this help" in first
+
+
+async def test_escape_shows_the_panes_with_the_judgments_counted(tiny):
+    """Grading d-rpo relevant on the judging screen makes the gate accept (factory.py); Escape shows it."""
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_judging(pilot)
+        assert screen.cursor.at.doc == "d-rpo" and screen.cursor.at.qid == "q-restore"
+        assert app.review._gate.decision == "reject"
+        await pilot.press("2", "escape")  # in one burst: the edit's measures are counted before the panes show
+        await pilot.pause()
+        review = app.screen
+        assert review is app.review and review.model.labels.grades("q-restore")["d-rpo"] == 2
+        assert review._gate.decision == "accept"
+        assert (review.qid, review.doc) == (screen.cursor.at.qid, screen.cursor.at.doc)  # the document shown there

@@ -48,6 +48,7 @@ class JudgingScreen(Screen):
         self.needs_reason: frozenset[int] = getattr(manifest, "reason_required", frozenset()) or frozenset()
         self.cursor = JudgingCursor(self.model, labels_only=review.labels_only, has_text=self._has_text)
         self.edited: set[str] = set()  # queries edited here: the review screen's panes catch up on close
+        self.unscored: set[str] = set()  # queries edited and not scored again yet (score(), after the frame)
         self.pending: tuple[Place, int] | None = None  # a grade waiting for its required reason
         self.judged = 0  # grades given on this screen
         self.last_key_at = 0.0  # perf_counter of the last grade key
@@ -184,10 +185,16 @@ class JudgingScreen(Screen):
         self.edited.add(at.qid)
         # The query's measures and the count of edits not in the folder's qrels file yet, after the frame that
         # shows the next document: this screen shows neither (the review screen's panes catch up on Escape).
-        self.call_after_refresh(self.model.apply_edit, at.qid)
+        self.unscored.add(at.qid)
+        self.call_after_refresh(self.score)
         if hasattr(self.app, "edited"):
             self.call_after_refresh(self.app.edited, at.qid)
         return True
+
+    def score(self) -> None:
+        """The edited queries' measures again (after the frame; before the review screen shows them)."""
+        while self.unscored:
+            self.model.apply_edit(self.unscored.pop())
 
     def advance(self) -> None:
         self.judged += 1
@@ -283,10 +290,14 @@ class JudgingScreen(Screen):
 
     def action_close(self) -> None:
         """Escape: back to the review screen's panes, on the document shown here."""
+        self.score()
         self.app.pop_screen()
         review, at = self.review, self.cursor.at
-        for qid in sorted(self.edited):
-            review.after_edit(qid, at.doc if at is not None and at.qid == qid else "")
+        m = review.model
+        for qid in sorted(self.edited):  # the query list's rows, then the gate once (ReviewScreen.after_edit)
+            review.queries.rebuild(keep=review.qi, changed=m.qindex[qid])
+        if self.edited:
+            review.refresh_gate()
         review.refresh_status()
         if at is not None:
             review.go_to(at.qid, at.doc)
