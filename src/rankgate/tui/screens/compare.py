@@ -29,7 +29,7 @@ from textual.widgets import Static
 
 from rankgate.core.compare import CandidateReport, Comparison, compare
 from rankgate.core.text import cut_list, more_tail, visible
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 
 STATUS = {  # QueryChange.status -> (shown, style)

@@ -15,14 +15,13 @@ import time
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 
 from rankgate.core.text import visible
 from rankgate.tui.commands import JUDGING_COMMANDS, judging_bindings, grade_key
 from rankgate.tui.judging import JudgingCursor, Place
 from rankgate.tui.labels import Refused
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.screens.editing import collect_if_due
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.grade_keys import GradeKeys

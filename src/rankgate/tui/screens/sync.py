@@ -23,7 +23,7 @@ from textual.widgets import Static
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.store import sync
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 
 SHOW_AT_MOST = 500  # differences listed in the dialog

@@ -10,7 +10,7 @@ from textual.message import Message
 
 from rankgate.core.text import cut_list, more_tail, visible
 from rankgate.tui.model import RankRow, ReviewModel
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import grade_cell, move_cell
 from rankgate.tui.widgets.text_static import TextStatic

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.typeahead import type_key
 
 
