@@ -64,7 +64,10 @@ async def ready(pilot) -> None:
         await pilot.pause()
         from rankgate.tui.screens.review import ReviewScreen
 
-        if (isinstance(app.screen, ReviewScreen) and app.screen.model is not None) or app.error is not None:
+        from rankgate.tui.screens.judging import JudgingScreen
+
+        if (isinstance(app.screen, (ReviewScreen, JudgingScreen)) and app.review.model is not None) \
+                or app.error is not None:
             break
     await app.workers.wait_for_complete()
     await pilot.pause()

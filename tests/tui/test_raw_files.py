@@ -195,6 +195,8 @@ async def test_labels_only_review_hides_the_run_panes_and_grades(tmp_path):
     app = ReviewApp(inputs, cursor_blink=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
+        await pilot.press("escape")  # from the judging screen (a labels-only review opens on it) to the panes
+        await pilot.pause()
         screen = app.screen
         assert app.error is None and screen.labels_only
         assert not screen.query_one(GatePanel).display or not screen.query_one(GatePanel).region.area
@@ -260,6 +262,8 @@ async def test_labels_only_opens_on_the_first_listed_label_with_a_text_and_gives
     app = ReviewApp(inputs, cursor_blink=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await ready(pilot)
+        await pilot.press("escape")  # from the judging screen to the panes
+        await pilot.pause()
         screen = app.screen
         assert screen.labels_only and screen.qid == "101"
         assert [lab.doc for lab in screen.query_one(LabelList).rows] == ["z9", "p3", "a0", "p4"]

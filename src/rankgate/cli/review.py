@@ -38,6 +38,8 @@ def register(sub) -> None:
     review.add_argument("--db", help="the label workspace file (default: the user's data folder); its .journal, "
                         ".history and .lock beside it belong to it: a backup copies them all")
     review.add_argument("--reviewer", help="your name in the label history")
+    review.add_argument("--judge", action="store_true",
+                        help="open on the judging screen: the query, one passage, the grade keys (l on the panes)")
     review.add_argument("--blind", action="store_true",
                         help="blind review: see only your own grades, runs' documents without ranks (B toggles)")
     web = review.add_argument_group("the browser face (pip install 'rankgate[web]')")

@@ -24,6 +24,7 @@
     "1" = "partly relevant"
     "2" = "relevant"
     "3" = "the answer"
+    reason_required = [0]          # optional: grades that need a reason in the review app (the box opens at once)
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class Manifest:
     acl: str | None = None  # the ACL file (resolved against the folder), or "corpus"
     pipelines: list = field(default_factory=list)  # the [[pipeline]] tables as written (core/funnel.py reads them)
     judge: dict = field(default_factory=dict)  # the [judge] table: who suggests grades (core/judge.py)
+    reason_required: frozenset[int] = frozenset()  # grades the review app asks a reason for (`reason_required`)
 
 
 def load_toml(path: str | Path) -> dict:
@@ -156,7 +158,8 @@ def toml_key_line(path: str, table: str, key: str, value: str | None = None) -> 
 
 
 KNOWN = {"name", "description", "k", "collection_version", "qrels", "queries", "corpus", "runs",
-         "rel_level", "no_answer", "gate", "grades", "guidelines", "acl", "pipeline", "judge"}
+         "rel_level", "no_answer", "gate", "grades", "guidelines", "acl", "pipeline", "judge",
+         "reason_required"}
 
 
 def parse_grades(table, path: Path) -> dict[int, str]:
@@ -252,6 +255,7 @@ def load_manifest(path: str | Path) -> Manifest:
     guidelines = guidelines_path(data["guidelines"], folder, mpath) if "guidelines" in data else None
     acl = _expect(data, "acl", str, mpath, required=False)
     pipelines = _expect(data, "pipeline", list, mpath, required=False) or []
+    needs_reason = parse_reason_required(data.get("reason_required"), grades, mpath)
     return Manifest(
         name=name, folder=folder, path=mpath, k=k, qrels=_place(_expect(data, "qrels", str, mpath)), runs=resolved,
         collection_version=_expect(data, "collection_version", str, mpath, required=False) or "",
@@ -261,5 +265,18 @@ def load_manifest(path: str | Path) -> Manifest:
         description=_expect(data, "description", str, mpath, required=False) or "",
         grades=grades, grades_declared="grades" in data, guidelines=guidelines,
         acl=None if not acl else acl if acl == "corpus" else str(folder / acl), pipelines=pipelines,
-        judge=_expect(data, "judge", dict, mpath, required=False) or {},
+        judge=_expect(data, "judge", dict, mpath, required=False) or {}, reason_required=needs_reason,
     )
+
+
+def parse_reason_required(value, grades: dict[int, str], path: Path) -> frozenset[int]:
+    """`reason_required = [0]`: grades of the scale that need a reason when given in the review app."""
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list) or not all(isinstance(g, int) and not isinstance(g, bool) for g in value):
+        raise InputError(str(path), "key 'reason_required' must be a list of grades (integers), e.g. [0]")
+    off = [g for g in value if g not in grades]
+    if off:
+        raise InputError(str(path), f"reason_required: grade {off[0]} is not on the grade scale "
+                                    f"({', '.join(str(g) for g in sorted(grades))})")
+    return frozenset(value)

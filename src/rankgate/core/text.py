@@ -111,3 +111,18 @@ def cut_list(items: list[str], width: int, sep: str = ", ") -> tuple[list[str], 
 def more_tail(n: int) -> str:
     """What a cut list ends with: " ... and N more" ("" when nothing was cut)."""
     return f" ... and {n} more" if n > 0 else ""
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut in the middle (`msmarco_pa…00_1234567`) when it is longer.
+
+    IDs and run names that share a long prefix differ at their end: cut at the end, several would read
+    the same. The head keeps the larger half. Pass the text through `visible()` first."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text
+    if width == 1:
+        return "…"
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")

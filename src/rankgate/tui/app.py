@@ -23,7 +23,9 @@ from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Load
 from rankgate.tui.screens.prompts import TextPrompt
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen
+from rankgate.tui.screens.judging import JudgingScreen, open_judging
 from rankgate.tui.widgets.doc_view import DocView
+from rankgate.tui.widgets.notice_line import NoticeLine
 
 
 class ReviewApp(App[int]):
@@ -55,6 +57,7 @@ class ReviewApp(App[int]):
             self._ask_reviewer()
             return
         self.push_screen(ReviewScreen(self.inputs.path or "labels"))  # composed while the load runs
+        self.call_after_refresh(self.check_size)
         self.load()
 
     def _ask_reviewer(self) -> None:
@@ -188,6 +191,10 @@ class ReviewApp(App[int]):
             if self._watching is None:  # every session labels the one workspace: the others' edits, shown
                 self._watching = self.set_interval(0.4, self._others_edits)
         self.review.bind(event.loaded)
+        if self.inputs.judge or self.review.labels_only:  # labels are what the session is for: judging first
+            self.check_size(hide=True)
+            open_judging(self.review)
+            self.call_after_refresh(self.check_size)
         if self.sync is not None and self.sync.located:  # paths and names: escaped (core.text.visible)
             self.notify(visible(self.sync.located), title="workspace", timeout=15, markup=False)
         if isinstance(check, str):
@@ -385,8 +392,43 @@ class ReviewApp(App[int]):
         elif choice == "quit":
             self.exit(return_code=0)
 
+    def notify(self, message, *, title: str = "", severity: str = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Kept as Textual keeps them; shown on the screen's notice line (it covers no pane row) when it has
+        one, else as a toast (a dialog)."""
+        line = next(iter(self.screen.query(NoticeLine)), None) if self.screen_stack else None
+        if line is None:
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+            return
+        from textual.notifications import Notification
+
+        # Kept with the app's notifications (as Textual keeps them), shown on the line only: no toast.
+        self._notifications.add(Notification(message, title, severity, timeout or self.NOTIFICATION_TIMEOUT,
+                                             markup=markup))
+        line.say(str(message), title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.check_size(event.size)
+
+    def check_size(self, size=None, *, hide: bool = False) -> None:
+        """Below the smallest usable size, a screen that says which size is needed (the panes would be empty).
+        `hide`: take it away for now (a screen is pushed; check_size again afterwards)."""
+        from rankgate.tui.screens.too_small import TooSmallScreen, too_small
+
+        if self.review is None:  # the reviewer's name is asked first (the browser face)
+            return
+        size = size or self.size  # (a resize's new size: `self.size` follows a moment later)
+        small = too_small(size.width, size.height) and not hide
+        shown = isinstance(self.screen, TooSmallScreen)
+        if small and not shown:
+            self.push_screen(TooSmallScreen())
+        elif not small and shown:
+            self.pop_screen()
+
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:
+        for judging in (s for s in self.screen_stack if isinstance(s, JudgingScreen)):
+            judging.corpus_loaded(event.corpus, event.error)
         panes = self.review.query(DocView) if self.review is not None else None
         if self.loaded is not None and event.corpus:
             self.loaded.model.set_texts(event.corpus)  # stale labels (core/staleness.py)

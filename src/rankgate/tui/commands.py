@@ -98,6 +98,9 @@ COMMANDS: tuple[Command, ...] = (
             "notes"),
     Command("guidelines", "G", "Labelling guidelines", "The benchmark's guidelines for graders", "guide"),
     Command("reload", "ctrl+r", "Open again", "Read the benchmark's files again (after fixing one)"),
+    Command("judge", "l", "Judging layout", "One query, one passage and the grade keys: a grade key stores "
+            "the grade and shows the next document needing one (Escape: back here)", "judge"),
+    Command("show_ids", "i", "Whole IDs", "The highlighted query's and document's IDs, whole, on the notice line"),
     Command("zoom", "z", "Zoom pane", "Give the focused pane the whole screen (again to restore)", "zoom"),
     Command("next_pane", "p", "Next pane", "Go to the next of Query, Rankings, Document (below 120 columns the "
             "bottom row shows one of them)", "pane"),
@@ -105,6 +108,26 @@ COMMANDS: tuple[Command, ...] = (
             key_display="?"),
     Command("quit", "q", "Quit", QUIT_HELP, "quit"),
 )
+
+
+# The judging screen's commands (screens/judging.py); its grade keys are the digits, as here.
+JUDGING_COMMANDS: tuple[Command, ...] = (
+    Command("undo", "u,ctrl+z", "Undo", "Undo the last judgment and go back to its document", "undo",
+            key_display="u"),
+    Command("edit_reason", "r", "Reason", "Write the reason of the document graded last", "reason"),
+    Command("skip", "s", "Skip", "The next document needing a judgment, this one left as it is", "skip"),
+    Command("show_ids", "i", "Whole IDs", "The query's and the document's IDs, whole, on the notice line", "IDs"),
+    Command("help", "question_mark", "Keys and legend", "What each key does", "help", key_display="?"),
+    Command("close", "escape", "All panes", "Back to the review screen's panes, on this document", "panes",
+            key_display="esc"),
+    Command("quit", "q", "Quit", QUIT_HELP, "quit"),
+)
+
+
+def judging_bindings() -> list[Binding]:
+    digits = [Binding(str(d), f"grade({d})", f"Grade {d}", show=False) for d in DIGITS]
+    return digits + [Binding(c.key, c.action, c.footer or c.title, show=False, key_display=c.key_display)
+                     for c in JUDGING_COMMANDS]
 
 
 # Textual's key names for what is typed, as the help screen and docs/review.md show them.
@@ -168,7 +191,10 @@ class ReviewCommands(Provider):
         """(title, action, help) for everything the palette offers."""
         screen = self.screen
         out = [(c.title, c.action, c.help) for c in grade_commands(getattr(screen, "grades", None) or {})]
-        out += [(c.title, c.action, c.help) for c in COMMANDS if c.action != "quit"]  # Textual's Quit, reworded
+        fixed = getattr(screen, "COMMAND_LIST", COMMANDS)  # the judging screen has its own
+        out += [(c.title, c.action, c.help) for c in fixed if c.action != "quit"]  # Textual's Quit, reworded
+        if fixed is not COMMANDS:
+            return out
         model = getattr(screen, "model", None)
         if model is not None and not getattr(screen, "blind", False):  # blind review: no run names
             for name in model.run_names:

@@ -49,6 +49,7 @@ class Inputs:
     reviewer: str | None = None
     memory: bool = False  # keep labels in memory only (tests of the views)
     blind: bool = False  # blind review: the store shows the reviewer's own judgments only (key B toggles)
+    judge: bool = False  # open on the judging screen (--judge; a labels-only review always does)
     # Every part of a benchmark as a flag (over the manifest's, when there is one):
     queries: str | None = None
     corpus: str | None = None
@@ -71,6 +72,7 @@ class Inputs:
         inputs = cls(path, list(getattr(args, "runs", None) or []),
                      getattr(args, "db", None), getattr(args, "reviewer", None))
         inputs.blind = bool(getattr(args, "blind", False))
+        inputs.judge = bool(getattr(args, "judge", False))
         for key in ("queries", "corpus", "k", "rel_level", "policy", "missing_queries", "short_rankings"):
             setattr(inputs, key, getattr(args, key, None))
         inputs.allow_snapshot_mismatch = bool(getattr(args, "allow_snapshot_mismatch", False))

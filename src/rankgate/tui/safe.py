@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from rankgate.core.text import visible
+from rankgate.core.text import middle_cut, visible
 
 
 def literal(value: object, style: str = "", *, one_line: bool = True) -> Text:
@@ -25,3 +25,9 @@ def excerpt(value: object, width: int) -> str:
     if len(text) <= width:
         return text
     return text[: max(width - 1, 0)] + "…"
+
+
+def id_excerpt(value: object, width: int) -> str:
+    """An ID or a run name in at most `width` cells, cut in the middle (core.text.middle_cut): the end, where
+    IDs with a shared prefix differ, stays in view."""
+    return middle_cut(visible(value, lines="space"), width)

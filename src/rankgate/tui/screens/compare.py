@@ -29,7 +29,7 @@ from textual.widgets import Static
 
 from rankgate.core.compare import CandidateReport, Comparison, compare
 from rankgate.core.text import cut_list, more_tail, visible
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 
 STATUS = {  # QueryChange.status -> (shown, style)
@@ -77,13 +77,13 @@ class QueryChangeList(LineList):
         t = Text(f"{'query':<{self.qw}} {'status':<13} {'change':>7}", end="")
         for name, w in zip(self.names, self.mw):
             t.append(" ")
-            t.append_text(literal(excerpt(name, w).rjust(w)))
+            t.append_text(literal(id_excerpt(name, w).rjust(w)))
         return t
 
     def render_row(self, index: int, width: int) -> Text:
         r = self.report.rows[index]
         t = Text(end="")
-        t.append_text(literal(excerpt(r.query, self.qw).ljust(self.qw)))
+        t.append_text(literal(id_excerpt(r.query, self.qw).ljust(self.qw)))
         shown, style = STATUS.get(r.status, (r.status, ""))
         t.append(" ")
         t.append(shown.ljust(13), style=style)
@@ -195,7 +195,7 @@ class CompareScreen(Screen[str | None]):
         if narrow:
             parts = []
             for rep in c.candidates:
-                name = literal(excerpt(rep.candidate, 60), style="bold cyan")
+                name = literal(id_excerpt(rep.candidate, 60), style="bold cyan")
                 name.end = "\n"
                 parts += [name, self._table([rep], narrow=True)]
             return Group(*parts)
@@ -213,7 +213,7 @@ class CompareScreen(Screen[str | None]):
         for name, justify in heads:
             table.add_column(name, justify=justify, no_wrap=True)
         for rep in reports:
-            name = literal(excerpt(rep.candidate, 20), style="bold cyan")
+            name = literal(id_excerpt(rep.candidate, 20), style="bold cyan")
             for i, m in enumerate(c.measures):
                 s = rep.summary[m.name]
                 ci = s.get("ci") or [None, None]
@@ -245,7 +245,7 @@ class CompareScreen(Screen[str | None]):
         list of IDs would size the column), cut with "... and N more"."""
         out = []
         for rep in self.comparison.candidates:
-            t = literal(excerpt(rep.candidate, 30), style="bold cyan")
+            t = literal(id_excerpt(rep.candidate, 30), style="bold cyan")
             t.append("\n  ")
             t.append_text(self._ids("newly failed", rep.newly_failed, "bold red"))
             t.append("\n  ")
@@ -260,7 +260,7 @@ class CompareScreen(Screen[str | None]):
         out: list = []
         for rep in c.candidates:
             head = Text("\n")
-            head.append_text(literal(excerpt(rep.candidate, 30), style="bold cyan"))
+            head.append_text(literal(id_excerpt(rep.candidate, 30), style="bold cyan"))
             cov = rep.coverage
             head.append(f"  judged in the top {cov['k']}: ", style="bold")
             head.append(" → ".join(f"{cov[r]['judged_share']:.1%} ({cov[r]['unjudged']} unjudged)"
@@ -280,7 +280,7 @@ class CompareScreen(Screen[str | None]):
                     table.add_column(f"Δ {m.name}", justify="right")
                 table.add_column("newly failed")
                 for name, row in rep.slices.items():
-                    cells = [literal(excerpt(name, 24)), Text(str(row["queries"]))]
+                    cells = [literal(id_excerpt(name, 24)), Text(str(row["queries"]))]
                     for m in c.measures:
                         d = row["measures"][m.name]["delta"]
                         cells.append(Text(_f(d, sign=True), style=_delta_style(d)))
@@ -365,14 +365,14 @@ class CompareScreen(Screen[str | None]):
         qid = lst.report.rows[index].query
         moves = lst.report.movement(qid)
         t = Text("relevant documents of ", style="dim", end="")
-        t.append_text(literal(excerpt(qid, 30), style="bold"))
+        t.append_text(literal(id_excerpt(qid, 30), style="bold"))
         t.append(" (baseline → run): ", style="dim")
         if not moves:
             t.append("none judged relevant", style="dim italic")
         for i, mv in enumerate(moves[:8]):
             if i:
                 t.append(" · ")
-            t.append_text(literal(excerpt(mv.doc, 24)))
+            t.append_text(literal(id_excerpt(mv.doc, 24)))
             b = "—" if mv.baseline_rank is None else str(mv.baseline_rank)
             c = "—" if mv.candidate_rank is None else str(mv.candidate_rank)
             t.append(f" {b}→{c}", style="dim")

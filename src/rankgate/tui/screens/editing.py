@@ -230,9 +230,27 @@ class EditingActions:
                     lambda: self._adjudicate_pair(qid, doc, grade))
 
     def _grade(self, qid: str, doc: str, grade: int) -> None:
-        if self.edit(qid, doc, grade, open=True) and self.ask_reason:
+        after = self._label_after(doc) if getattr(self, "labels_only", False) else None
+        if not self.edit(qid, doc, grade, open=True):
+            return
+        if after is not None:  # labels only: the grade key moves on to the next label, as the list showed it
+            self._highlight_label(after)
+        if self.ask_reason:
             lab = self.model.labels.mine(qid, doc)
             self.query_one(ReasonBar).ask(qid, doc, grade, lab.reason if lab else "", return_to=self.focused)
+
+    def _label_after(self, doc: str) -> str | None:
+        """The label listed after `doc` in the labels pane (None: it is the last, or not listed)."""
+        rows = self.query_one(LabelEditor).list.rows
+        at = next((i for i, lab in enumerate(rows) if lab.doc == doc), None)
+        return rows[at + 1].doc if at is not None and at + 1 < len(rows) else None
+
+    def _highlight_label(self, doc: str) -> None:
+        lst = self.query_one(LabelEditor).list
+        at = next((i for i, lab in enumerate(lst.rows) if lab.doc == doc), None)
+        if at is not None:
+            lst.cursor = at
+            self.set_doc(doc)
 
     def _adjudicate_pair(self, qid: str, doc: str, grade: int | None) -> None:
         """The final grade of a disputed pair, with a reason (required), by this reviewer."""

@@ -18,18 +18,20 @@ from rankgate.tui.widgets.marks import HIT, MISS, MUST, STATE, STATE_WORDS
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [("escape,question_mark,q", "dismiss(None)", "Close")]
 
-    def __init__(self, grades: dict[int, str] | None = None) -> None:
+    def __init__(self, grades: dict[int, str] | None = None, commands=COMMANDS) -> None:
         super().__init__()
         self.grades = grades or DEFAULT_GRADES
+        self.commands = commands  # the review screen's, or the judging screen's (commands.JUDGING_COMMANDS)
 
     def compose(self) -> ComposeResult:
         keys = Table(box=None, show_header=False, padding=(0, 1))
         keys.add_column(style="bold")
         keys.add_column()
+        keys.add_row("esc", "Close this help (and any dialog: Escape leaves it with nothing changed)")
         for c in grade_commands(self.grades):  # each grade of the benchmark's scale, with its key
             how = "" if c.key_display == "g" else "  (- then the digit)" if c.key_display.startswith("-") else ""
             keys.add_row(c.key_display, literal(c.title + how))
-        for c in COMMANDS:
+        for c in self.commands:
             keys.add_row(keys_pressed(c), c.title)
         keys.add_row("tab", "Next pane (shift+tab: previous)")
         keys.add_row("ctrl+p", "Command palette: every command by name")

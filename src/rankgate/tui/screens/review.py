@@ -25,7 +25,7 @@ from rankgate.tui.labels import Exported
 from rankgate.tui.loader import NO_RUNS, Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import excerpt, id_excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
 from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
@@ -34,6 +34,7 @@ from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
 from rankgate.tui.screens.missing import MissingScreen
 from rankgate.tui.screens.funnel import show_funnel
+from rankgate.tui.screens.judging import open_judging, show_ids
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import ORDER_WORDS, QueueOrder, empty_order_note, next_order, order_note
@@ -43,6 +44,7 @@ from rankgate.tui.widgets.gate_panel import GatePanel, decision_text, refusal_li
 from rankgate.tui.widgets.gate_reasons import one_line_reason
 from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.load_panel import LoadPanel
+from rankgate.tui.widgets.notice_line import NoticeLine
 from rankgate.tui.widgets.query_list import QueryPane
 from rankgate.tui.widgets.ranking import RankingPane
 from rankgate.tui.widgets.reason_bar import ReasonBar
@@ -106,6 +108,7 @@ class ReviewScreen(EditingActions, Screen):
         yield LoadPanel(self.what, id="loading")
         yield ReasonBar(id="reason")
         yield FittingFooter(compact=True)
+        yield NoticeLine(id="notice")  # notices, in the footer's place while shown (ReviewApp.notify)
 
     def on_mount(self) -> None:
         self.query_one(ReasonBar).display = False
@@ -261,7 +264,7 @@ class ReviewScreen(EditingActions, Screen):
                 if role in unread:  # named in the lead as left out: not the run standing in for it
                     continue
                 item = Text(f"{role} ", style="dim")
-                item.append_text(literal(excerpt(name, 24), style=style))
+                item.append_text(literal(id_excerpt(name, 24), style=style))
                 items.append(item)
         if not m.labels.saved:  # before the rest: it must be seen
             items.insert(0, Text("labels NOT saved (no store)", style="bold red"))
@@ -825,6 +828,8 @@ class ReviewScreen(EditingActions, Screen):
         self.app.reopen(blind=not self.app.inputs.blind)
 
     action_show_funnel = show_funnel  # key F: the stage funnel of the two runs (tui/screens/funnel.py)
+    action_judge = open_judging  # key l: one passage and the grade keys (tui/screens/judging.py)
+    action_show_ids = show_ids  # key i: the whole IDs, on the notice line
 
     def action_show_missing(self) -> None:
         """The full lists the rankings' "N relevant not in the top k" lines cut: every relevant document each run

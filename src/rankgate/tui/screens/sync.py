@@ -23,7 +23,7 @@ from textual.widgets import Static
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.store import sync
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 
 SHOW_AT_MOST = 500  # differences listed in the dialog
@@ -139,7 +139,7 @@ def difference_lines(comparison: sync.Comparison, limit: int = SHOW_AT_MOST) -> 
     t.append(f"{'':14}{'last sync':>10} {'file':>5} {'workspace':>10}\n", style="dim")
     for d in comparison.differences[:limit]:
         style = "bold red" if d.side == "both" else "yellow" if d.side == "file" else "cyan"
-        t.append_text(literal(f"{excerpt(d.query, 24)} {excerpt(d.doc, 32)}", style="bold"))
+        t.append_text(literal(f"{id_excerpt(d.query, 24)} {id_excerpt(d.doc, 32)}", style="bold"))
         t.append(f"\n{side_words[d.side]:14}{g(d.base):>10} {g(d.file):>5} {g(d.workspace):>10}\n", style=style)
     if len(comparison.differences) > limit:
         t.append(f"... and {len(comparison.differences) - limit} more (rankgate labels status)\n", style="dim")

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 
 from rankgate.core.charts import sparkline
 from rankgate.tui.model import GateView, ReviewModel
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import excerpt, id_excerpt, literal
 from rankgate.tui.stability_text import stability_line
 from rankgate.tui.widgets.gate_reasons import failing_lines, pass_summary
 from rankgate.tui.widgets.marks import MUST, delta_text
@@ -126,9 +126,9 @@ class GatePanel(VerticalScroll):
         if self.unread:
             head.append_text(literal(unread_line(self.unread), style="bold"))
         else:
-            head.append_text(literal(excerpt(view.candidate, 22), style="bold cyan"))
+            head.append_text(literal(id_excerpt(view.candidate, 22), style="bold cyan"))
             head.append(" vs ", style="dim")
-            head.append_text(literal(excerpt(view.baseline, 22), style="bold"))
+            head.append_text(literal(id_excerpt(view.baseline, 22), style="bold"))
         head.append(f" · k={view.k} · {view.evaluated} judged", style="dim")
         for problem in self.problems:  # a file left out at load: the decision is on what remains
             head.append("\n! ", style="bold red")
@@ -182,7 +182,7 @@ class GatePanel(VerticalScroll):
             cv = view.candidate_macro[key]
             name = MACRO_LABELS[key].format(k=view.k) if key in MACRO_LABELS else key
             table.append("\n")
-            table.append_text(literal(excerpt(name, 11).ljust(12)))
+            table.append_text(literal(id_excerpt(name, 11).ljust(12)))
             table.append(f"{bv:>10.4f}{cv:>11.4f}  ")
             table.append_text(delta_text(cv - bv, "{:>+8.4f}"))
 

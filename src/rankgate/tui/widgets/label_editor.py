@@ -10,7 +10,7 @@ from textual.message import Message
 
 from rankgate.tui.labels import Label
 from rankgate.tui.model import ReviewModel
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import excerpt, id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import MUST
 from rankgate.tui.widgets.text_static import TextStatic
@@ -75,7 +75,7 @@ class LabelList(LineList):
         stale = self.model_stale(lab)
         t.append("!" if lab.unsure else "~" if stale else " ", style="bold yellow")  # unsure; ~ stale
         t.append(" ")
-        t.append_text(literal(excerpt(lab.doc, docw).ljust(docw)))
+        t.append_text(literal(id_excerpt(lab.doc, docw).ljust(docw)))
         t.append(" ")
         if not wide and lab.collection_version != self.version and self.version:
             t.append_text(literal(f"@{short_version(lab.collection_version, self.version)} ", style="yellow"))
@@ -184,13 +184,16 @@ class LabelEditor(Vertical):
                 t.append(f" · press {self.keys} to grade it", style="dim")
             else:
                 t.append(f"  grade {lab.grade}", style="bold green" if lab.grade >= m.level else "bold red")
-                meta = [x for x in (lab.how or lab.reviewer, lab.time or "") if x]
-                if meta:
-                    t.append("  ")
-                    t.append_text(literal(" · ".join(meta), style="dim"))
+                # One item a line, so that each is whole in the 40 columns the pane has at 80 (the reviewer's
+                # name of an imported file is long): who, then the collection version and when.
+                if lab.how or lab.reviewer:
+                    t.append("\nby ", style="dim")
+                    t.append_text(literal(lab.how or lab.reviewer, style="cyan"))
                 t.append("\ncollection ", style="dim")
                 t.append_text(literal(lab.collection_version or "none",
                                       style="yellow" if lab.collection_version != m.collection_version else ""))
+                if lab.time:
+                    t.append_text(literal(f" · {lab.time[:16].replace('T', ' ')}", style="dim"))
                 if lab.unsure:
                     t.append("  unsure: ", style="bold yellow")
                     t.append_text(literal(lab.unsure, style="yellow"))

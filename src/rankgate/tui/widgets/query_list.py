@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from rankgate.tui.model import ReviewModel, SORTS
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import excerpt, id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import MUST, delta_text, hit_cell
 from rankgate.tui.widgets.text_static import TextStatic
@@ -30,6 +30,14 @@ class QueryList(LineList):
         self.hidden = "blind: measures hidden"  # what the header says when they are
         self.labels_only = False  # no runs: no figures at all, the query text takes their width
 
+    def _longest_id(self) -> int:
+        m = self.model
+        if m is None:
+            return 0
+        if getattr(self, "_longest", (None, 0))[0] is not m:
+            self._longest = (m, max((len(q) for q in m.qids), default=0))
+        return self._longest[1]
+
     # What follows the text and slice columns, as render_row draws it.
     HEAD_TAIL = f"{'rel':>3} B C  {'RR b→c':<9}  {'R b→c':<9}  {'ΔR+RR':>5} {'?':>2}"
     TAIL = len(HEAD_TAIL)
@@ -38,6 +46,8 @@ class QueryList(LineList):
     def _layout(self, width: int) -> tuple[int, int, int]:
         """(ID, slice, text) widths for a row of this width; the text gives way first, then the slice."""
         idw = 18 if width >= 70 else 12
+        if width >= 90:  # room for longer IDs whole (up to 32 cells; longer ones are cut in the middle)
+            idw = min(max(idw, self._longest_id()), 32)
         slicew = 12 if width >= 80 else 0
         tail = self.LABELS_TAIL if self.labels_only else self.TAIL
         textw = width - 3 - (idw + 1) - (slicew + 1 if slicew else 0) - tail - 1
@@ -75,7 +85,7 @@ class QueryList(LineList):
         t.append("▸" if index == self.cursor else " ", style="bold")  # the query shown: seen without colour too
         t.append(MUST[0] if m.must[qi] else " ", style=MUST[1])
         t.append(" ")
-        t.append_text(literal(excerpt(q.id, idw).ljust(idw)))
+        t.append_text(literal(id_excerpt(q.id, idw).ljust(idw)))
         t.append(" ")
         if textw:
             t.append_text(literal(excerpt(q.text, textw).ljust(textw), style="dim"))

@@ -10,7 +10,7 @@ from textual.message import Message
 
 from rankgate.core.text import cut_list, more_tail, visible
 from rankgate.tui.model import RankRow, ReviewModel
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import grade_cell, move_cell
 from rankgate.tui.widgets.text_static import TextStatic
@@ -73,7 +73,7 @@ class RankingList(LineList):
         t.append("    " if self.blind else f"{row.rank:>3} ")
         t.append_text(grade_cell(row.state, row.grade))
         t.append(" ")
-        t.append_text(literal(excerpt(row.doc, docw).ljust(docw)))
+        t.append_text(literal(id_excerpt(row.doc, docw).ljust(docw)))
         if self.blind:
             return t
         t.append(" ")
@@ -168,7 +168,7 @@ class RankingPane(Horizontal):
             else:
                 title.append("B " if role == "baseline" else "C ", style="bold reverse")
                 title.append(" ")
-                title.append_text(literal(excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
+                title.append_text(literal(id_excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
                 if qi is not None and m.evaluated[qi]:
                     title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
                                  style="dim")

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from rankgate.tui.safe import excerpt, literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.typeahead import type_key
 
 
@@ -48,9 +48,9 @@ class ReasonBar(Horizontal):
         self.original = reason
         label = Text(end="")
         label.append(f"reason for grade {grade} of ", style="bold")  # which query and document: said every time
-        label.append_text(literal(excerpt(qid, 28), style="bold"))  # (the label wraps onto three rows)
+        label.append_text(literal(id_excerpt(qid, 28), style="bold"))  # (the label wraps onto three rows)
         label.append(" · ")
-        label.append_text(literal(excerpt(doc, 32), style="bold cyan"))
+        label.append_text(literal(id_excerpt(doc, 32), style="bold cyan"))
         label.append(": ")
         self.query_one("#reason-label", Static).update(label)
         inp = self.query_one(Input)
