@@ -834,6 +834,59 @@ def export_like_qrels(ws, manifest, fmt: str, path, **options):
     return _write_like(ws, fmt, Path(path), Path(manifest.qrels), **options)
 
 
+REVIEWED = ".reviewed"  # a qrels file opened on its own is exported beside it as STEM.reviewed.EXT
+
+
+def reviewed_path(qrels: str | os.PathLike) -> Path:
+    """Where the labels of a qrels file opened on its own (`rankgate review QRELS --runs ...`) are exported by
+    default: `<stem>.reviewed<ext>` beside the file (`qrels.dl19-passage.txt` -> `qrels.dl19-passage.reviewed.txt`;
+    a `.gz` file's name loses its `.gz`: the export is not compressed); in the current folder when the file's
+    folder cannot be written. Never the input itself."""
+    p = Path(qrels)
+    name = p.name[:-3] if p.name.endswith(".gz") else p.name
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    out = f"{stem}{REVIEWED}{dot}{ext}"
+    folder = Path(os.path.realpath(p)).parent
+    return (p.parent / out) if os.access(folder, os.W_OK) else Path.cwd() / out
+
+
+def reviewed_format(ws, qrels: str | os.PathLike, path: str | os.PathLike) -> tuple[str, list[str]]:
+    """The export format of a qrels file opened on its own: the file's own (TREC stays TREC, JSON stays
+    JSON) when `path` has the file's extension; else what `path`'s name says (.jsonl, .json, .trec/.txt)."""
+    from rankgate.core.formats.sniff import detect_format
+
+    same = Path(str(path)).suffix == Path(str(qrels)[:-3] if str(qrels).endswith(".gz") else str(qrels)).suffix
+    if same:
+        try:
+            return _own_format(ws, Path(qrels), None)
+        except InputError:  # gzip or BEIR: not written back as such
+            kind = detect_format(str(qrels))
+            return ("jsonl" if kind == "jsonl" else "trec"), []
+    suffix = Path(str(path)).suffix.lower()
+    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json-graded"}.get(suffix, "trec"), []
+
+
+def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None = None):
+    """The workspace's labels for a qrels file opened on its own, written to `path` (default `reviewed_path`)
+    in the file's own format and layout: its line order, iteration column (`Q0` stays `Q0`), separator and
+    line ending, so `diff QRELS EXPORT` shows the changed lines only; a new label is written with its query,
+    after that query's other labels (a new query: at the end). The input is never replaced (refused, nothing
+    written). The queries' notes go to a sidecar (`write_query_notes`). Returns (Export, path, notes path)."""
+    from rankgate.store.transfer.export import write_query_notes
+
+    qrels = Path(qrels)
+    target = Path(path).expanduser() if path is not None else reviewed_path(qrels)
+    if os.path.realpath(target) == os.path.realpath(qrels):
+        raise InputError(str(target), f"is the input qrels file, which an export never replaces; nothing was "
+                         f"written (the default is {reviewed_path(qrels).name}, beside it)")
+    fmt, notes = reviewed_format(ws, qrels, target)
+    out = _write_like(ws, fmt, target, qrels)
+    out.notes[:0] = notes
+    if fmt == "trec":  # (the other formats record it in ws.export)
+        record_export(ws, workspace_grades(ws), target)
+    return out, target, write_query_notes(ws, target)
+
+
 # the `# key:` lines an export writes (store/transfer/export.py _header): any other comment is the user's
 HEADER_KEYS = ("version", "content_hash", "exported_at", "collection_version", "reviewer", "unresolved",
                "adjudicated", "needs_review")

@@ -373,8 +373,12 @@ class LabelBook:
         self.backend.adjudicate(qid, doc, int(grade), reason)
         return self.labels(qid)[doc]
 
-    def export(self, path: str | Path, fmt: str = "jsonl") -> Exported:
-        done = self.backend.export(Path(path), fmt)
+    def export(self, path: str | Path, fmt: str = "jsonl", *, like: str | None = None) -> Exported:
+        """Write the labels to `path`. `like`: the qrels file the app was opened on (raw files): the export
+        keeps its format and layout, never replaces it, and takes the queries' notes along (store.sync
+        export_reviewed); a backend with no store writes `fmt`."""
+        reviewed = getattr(self.backend, "export_reviewed", None)
+        done = reviewed(like, Path(path)) if like and reviewed else self.backend.export(Path(path), fmt)
         self._exported = {pair: self.mine(*pair) for pair in self._session}  # what `unexported` counts from
         return done
 

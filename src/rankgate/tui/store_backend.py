@@ -149,6 +149,12 @@ class StoreBackend(Backend):
         result = self.ws.export(EXPORT_FORMATS.get(fmt, fmt), path)
         return Exported(Path(path).resolve(), result.labels, result.format, list(result.notes))
 
+    def export_reviewed(self, qrels: str, path: Path) -> Exported:
+        """The labels of the qrels file the app was opened on, in that file's format and layout (store/sync.py)."""
+        result, target, notes = sync.export_reviewed(self.ws, qrels, path)
+        extra = [f"query notes in {notes}"] if notes is not None else []
+        return Exported(Path(target).resolve(), result.labels, result.format, list(result.notes) + extra)
+
     def to_qrels(self, catalog: Catalog) -> Qrels:
         return self.ws.to_qrels(catalog)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -38,3 +40,64 @@ class ExportDialog(EarlyKeys, ModalScreen[str | None]):
         value = event.value.strip()
         if value:
             self.dismiss(value)
+
+
+def raw_qrels(screen) -> str | None:
+    """The qrels file the app was opened on when it is no benchmark folder's (`rankgate review QRELS --runs
+    ...`): what an export follows (its format and layout) and never replaces. None otherwise."""
+    import os
+
+    state = getattr(screen.app, "sync", None)
+    if state is not None:
+        return str(state.manifest.qrels) if state.raw else None
+    loaded = getattr(screen, "loaded", None)
+    if loaded is not None and loaded.manifest is not None:
+        return None
+    path = getattr(screen.model, "labels_file", "")
+    return path if path and os.path.isfile(path) else None
+
+
+def default_export_path(screen) -> str:
+    """A benchmark folder: its own qrels file (a copy in the folder when that file is outside it: never
+    replaced from the app). Raw files: `<stem>.reviewed<ext>` beside the qrels file (store.sync.reviewed_path).
+    Labels with no qrels file: `<name>-reviewed-qrels.jsonl` in the current folder."""
+    from rankgate.store.sync import reviewed_path
+
+    state = getattr(screen.app, "sync", None)
+    if state is not None and not state.raw:
+        return str(state.copy_path or state.manifest.qrels)
+    qrels = raw_qrels(screen)
+    if qrels is not None:
+        return str(reviewed_path(qrels))
+    name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in screen.model.name) or "labels"
+    return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
+
+
+def export_to(screen, path: str):
+    """Write the reviewed labels (ReviewScreen.export_to); returns what was written (tui.labels.Exported) or
+    None, having said why in a notice."""
+    from rankgate.tui.labels import Exported
+
+    fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
+    state = getattr(screen.app, "sync", None)
+    target = Path(path).expanduser().resolve()
+    try:
+        if state is not None and not state.raw and target == Path(state.manifest.qrels).resolve():
+            out = state.export()  # back to the folder's qrels file, in its own format, for `rankgate gate`
+            done = Exported(Path(state.manifest.qrels).resolve(), out.labels, out.format, list(out.notes))
+            screen.refresh_top()
+        elif state is not None and state.copy_path is not None and not state.raw and \
+                target == state.copy_path.resolve():
+            out, copy = state.export_copy()  # in the outside file's own format
+            done = Exported(copy.resolve(), out.labels, out.format, list(out.notes) + [
+                f"a copy: `rankgate gate` reads {state.manifest.qrels} until benchmark.toml names {copy.name}"])
+        else:  # raw files: the qrels file's own format and layout, never the file itself
+            done = screen.model.labels.export(Path(path).expanduser(), fmt, like=raw_qrels(screen))
+    except Exception as e:
+        screen.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
+        return None
+    screen.exported_to = done.path
+    note = "".join(f"\nnote: {n}" for n in done.notes)
+    screen.notify(f"wrote {done.labels} label{'' if done.labels == 1 else 's'} "
+                  f"({done.format}) to {done.path}{note}", title="exported", markup=False, timeout=10)
+    return done

@@ -20,7 +20,6 @@ from textual.widgets import Input
 from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
 from rankgate.core.text import visible
-from rankgate.tui.labels import Exported
 from rankgate.tui.loader import NO_RUNS, Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
@@ -28,6 +27,7 @@ from rankgate.tui.safe import excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
 from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
+from rankgate.tui.screens import export
 from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
@@ -716,11 +716,7 @@ class ReviewScreen(EditingActions, Screen):
     # ---- the rest --------------------------------------------------------------------------------------------------
 
     def default_export_path(self) -> str:
-        state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
-        if state is not None and not state.raw:  # a qrels file outside the folder is never replaced: a copy in it
-            return str(state.copy_path or state.manifest.qrels)
-        name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
-        return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
+        return export.default_export_path(self)
 
     def action_export(self) -> None:
         def done(path: str | None) -> None:
@@ -730,30 +726,8 @@ class ReviewScreen(EditingActions, Screen):
         self.app.push_screen(ExportDialog(self.default_export_path()), done)
 
     def export_to(self, path: str):
-        """Write the reviewed labels; returns what was written (tui.labels.Exported) or None."""
-        fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
-        state = getattr(self.app, "sync", None)
-        try:
-            if state is not None and Path(path).expanduser().resolve() == Path(state.manifest.qrels).resolve():
-                out = state.export()  # back to the folder's qrels file, in its own format, for `rankgate gate`
-                done = Exported(Path(state.manifest.qrels).resolve(), out.labels, out.format, list(out.notes))
-                self.refresh_top()
-            elif state is not None and state.copy_path is not None and \
-                    Path(path).expanduser().resolve() == state.copy_path.resolve():
-                out, copy = state.export_copy()  # in the outside file's own format
-                done = Exported(copy.resolve(), out.labels, out.format, list(out.notes) + [
-                    f"a copy: `rankgate gate` reads {state.manifest.qrels} until benchmark.toml names {copy.name}"])
-            else:
-                done = self.model.labels.export(Path(path).expanduser(), fmt)
-        except Exception as e:
-            self.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
-            return None
-        self.exported_to = done.path
-        note = "".join(f"\nnote: {n}" for n in done.notes)
-        self.notify(f"wrote {done.labels} label{'' if done.labels == 1 else 's'} "
-                    f"({done.format}) to {done.path}{note}", title="exported",
-                    markup=False, timeout=10)
-        return done
+        """Write the reviewed labels; returns what was written (tui.labels.Exported) or None (screens/export.py)."""
+        return export.export_to(self, path)
 
     def action_compare(self) -> None:
         if self.blind:  # the compare screen is run names and measures
