@@ -528,6 +528,12 @@ def _export(args) -> int:
     _bench_positional(args)
     if args.header and args.plain:
         raise InputError("labels export", "--header and --plain contradict each other: choose one")
+    named = args.benchmark
+    raw_qrels = named if _app_workspace_of(args) is not None else None  # the app's workspace of a qrels file
+    if raw_qrels is not None and args.output is None:  # as the app's `e`: STEM.reviewed.EXT beside the file
+        from rankgate.store.sync import reviewed_path
+
+        args.output = str(reviewed_path(raw_qrels))
     if args.benchmark and args.output is None and args.db is None:
         return _export_back(args)
     if args.output == "-":
@@ -542,10 +548,15 @@ def _export(args) -> int:
                        require_adjudication=args.require_adjudication, judged_by=args.judged_by,
                        all_reviewers=args.all_reviewers)
         manifest = getattr(ws, "manifest", None)
-        if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
-            from rankgate.store import sync
+        from rankgate.store import sync
 
+        followed = sync.raw_qrels_of(ws) if manifest is None and args.output is not None else None
+        if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
             out = sync.export_like_qrels(ws, manifest, args.format or "trec", args.output, **options)
+        elif followed is not None:  # the app's workspace of a qrels file: that file's format, layout and order
+            out, _, notes = sync.export_reviewed(ws, followed, args.output, args.format, **options)
+            if notes is not None:
+                out.notes.append(f"query notes in {notes}")
         else:
             out = ws.export(args.format or "trec", args.output, **options)
     for n in out.notes:

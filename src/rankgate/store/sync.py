@@ -866,7 +866,18 @@ def reviewed_format(ws, qrels: str | os.PathLike, path: str | os.PathLike) -> tu
     return {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json-graded"}.get(suffix, "trec"), []
 
 
-def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None = None):
+def raw_qrels_of(ws) -> Path | None:
+    """The qrels file a workspace of no benchmark folder follows (the app's workspace of a qrels file, or a
+    --db store the app opened on one): its sync record names it. None: a benchmark's workspace, or none."""
+    if ws._meta.get("benchmark"):
+        return None
+    summary = read_summary(ws.path)
+    qrels = summary.get("qrels") if summary else None
+    return Path(qrels) if isinstance(qrels, str) and os.path.isfile(qrels) else None
+
+
+def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None = None, fmt: str | None = None,
+                    **options):
     """The workspace's labels for a qrels file opened on its own, written to `path` (default `reviewed_path`)
     in the file's own format and layout: its line order, iteration column (`Q0` stays `Q0`), separator and
     line ending, so `diff QRELS EXPORT` shows the changed lines only; a new label is written with its query,
@@ -879,10 +890,10 @@ def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None
     if os.path.realpath(target) == os.path.realpath(qrels):
         raise InputError(str(target), f"is the input qrels file, which an export never replaces; nothing was "
                          f"written (the default is {reviewed_path(qrels).name}, beside it)")
-    fmt, notes = reviewed_format(ws, qrels, target)
-    out = _write_like(ws, fmt, target, qrels)
+    fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
+    out = _write_like(ws, fmt, target, qrels, **options)
     out.notes[:0] = notes
-    if fmt == "trec":  # (the other formats record it in ws.export)
+    if fmt == "trec" and not options.get("version") and not options.get("judged_by"):  # (others: ws.export)
         record_export(ws, workspace_grades(ws), target)
     return out, target, write_query_notes(ws, target)
 

@@ -238,8 +238,12 @@ def _reach(ws) -> str:
     for the app's workspace of a qrels file, whose name the user never typed)."""
     from shlex import quote
 
+    from rankgate.store.sync import QrelsFile
+
     manifest = getattr(ws, "manifest", None)
-    return f"-b {quote(str(manifest.folder))}" if manifest is not None else f"--db {quote(str(ws.path))}"
+    if manifest is None or isinstance(manifest, QrelsFile):  # a qrels file's workspace has no folder to name
+        return f"--db {quote(str(ws.path))}"
+    return f"-b {quote(str(manifest.folder))}"
 
 
 def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None, all_reviewers: bool,

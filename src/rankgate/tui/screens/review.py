@@ -548,7 +548,7 @@ class ReviewScreen(EditingActions, Screen):
             self.notify(f"review queue unavailable: {e}", severity="error", markup=False, timeout=8)
             return
         if item is None:
-            self.notify(empty_order_note(self.queue_order.order))
+            self.notify(empty_order_note(self.queue_order.order, self.model))
             return
         self.go_to(item.query, item.doc, item.ranks)
         if item.doc != self.doc and self.qid == item.query:  # judged, outside the rankings' top: show it anyway
