@@ -115,8 +115,15 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
 
             manifest = load_manifest(args.benchmark)
             located = sync.locate(manifest, create=False) if not args.db else None
-            if args.db is None and (located.adopt_from is not None or not _exists(located.path)):
-                # the first open imports the benchmark's labels (or adopts a moved folder's): that one writes
+            if args.db is None and located.adopt_from is None and not _exists(located.path):
+                ws = _unmade_workspace(manifest, args, blind)  # read from the folder's qrels; nothing is made
+                ws.located = located.note
+                args.workspace_path = str(located.path)
+                if ws.located:
+                    _note(ws.located)
+                return ws
+            if args.db is None and located.adopt_from is not None:
+                # a moved folder's workspace is adopted (renamed to the folder's key): that one writes
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
             elif args.db and not _exists(args.db):
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
@@ -134,6 +141,37 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
     return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
 
 
+def _unmade_workspace(manifest, args, blind: bool):
+    """A read-only command on a benchmark folder that has no workspace yet: the folder's labels, imported into a
+    workspace in a temporary folder that is removed when it closes, so the command shows what the first open
+    would hold and creates nothing (`unmade` is where the workspace will be)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from rankgate.store import Workspace, paths
+
+    scratch = Path(tempfile.mkdtemp(prefix="rankgate-read-"))
+    try:
+        path = scratch / paths.benchmark_workspace_path(manifest.name, manifest.folder, create=False).name
+        Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=path).close()
+        ws = Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, path=path, blind=blind)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    close = ws.close
+
+    def close_and_remove() -> None:
+        try:
+            close()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    ws.close = close_and_remove
+    ws.unmade = paths.benchmark_workspace_path(manifest.name, manifest.folder, create=False)
+    return ws
+
+
 def _qrels_file(path) -> bool:
     """A qrels file named where a benchmark folder goes (a file that is not TOML and holds judgments)."""
     from rankgate.core.formats.sniff import holds_judgments
@@ -147,12 +185,21 @@ def _app_workspace_line(path) -> str:
 
     from rankgate.store import paths
 
-    ws = paths.qrels_workspace_path(path, create=False)
-    if ws.exists():
+    ws = _qrels_workspace(path)
+    if ws is not None:
         return (f"the app's workspace for it (`rankgate review {quote(str(path))} --runs ...`) is {ws}: pass "
                 f"--db {quote(str(ws))}")
     return (f"`rankgate review {quote(str(path))} --runs ...` has made no workspace for it yet; to keep its labels "
             f"in a store, `rankgate labels import --db WORK.json {quote(str(path))}`, then pass --db WORK.json")
+
+
+def _qrels_workspace(path):
+    """The workspace `rankgate review QRELS` opens for a qrels file: its own, or the benchmark folder's whose
+    qrels it is (store.sync.benchmark_workspace_of); None: none yet."""
+    from rankgate.store import paths, sync
+
+    own = paths.qrels_workspace_path(path, create=False)
+    return own if own.exists() else sync.benchmark_workspace_of(path)
 
 
 def _refuse_qrels_file(path, command: str | None = None) -> None:
@@ -550,7 +597,7 @@ def _export(args) -> int:
         manifest = getattr(ws, "manifest", None)
         from rankgate.store import sync
 
-        followed = sync.raw_qrels_of(ws) if manifest is None and args.output is not None else None
+        followed = (raw_qrels or sync.raw_qrels_of(ws)) if manifest is None and args.output is not None else None
         if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
             out = sync.export_like_qrels(ws, manifest, args.format or "trec", args.output, **options)
         elif followed is not None:  # the app's workspace of a qrels file: that file's format, layout and order
@@ -773,8 +820,8 @@ def _app_workspace_of(args):
 
     if not (args.benchmark and args.db is None and _qrels_file(args.benchmark)):
         return None
-    app_workspace = paths.qrels_workspace_path(args.benchmark, create=False)
-    if not app_workspace.exists():
+    app_workspace = _qrels_workspace(args.benchmark)
+    if app_workspace is None:
         _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))  # says what to pass instead
     args.benchmark, args.db = None, str(app_workspace)
     return app_workspace
@@ -789,6 +836,9 @@ def _status(args) -> int:
     comparison = None
     with _open(args, readonly=True) as ws:
         stats = ws.stats()
+        unmade = getattr(ws, "unmade", None)  # no workspace yet: where the first open will make it
+        if unmade is not None:
+            stats["path"] = str(unmade)
         if ws.manifest is not None and args.db is None:
             comparison = sync.compare(ws, ws.manifest)  # a qrels file that no longer parses: error, exit 2
     if args.json:
@@ -814,8 +864,12 @@ def _status(args) -> int:
             say(f"(the app's workspace for {qrels}, `rankgate review {quote(str(qrels))} --runs ...`; `rankgate gate` "
                 f"reads {qrels}, not these labels; other `rankgate labels` commands reach them with --db "
                 f"{quote(str(app_workspace))})")
+        if unmade is not None:
+            say(f"(no workspace yet: the first `rankgate review {shell(ws.manifest.folder)}` or `rankgate labels "
+                f"import -b {shell(ws.manifest.folder)}` makes it, importing {ws.manifest.qrels}; this command made "
+                "nothing)")
         if comparison is not None:
-            say(f"workspace file: {comparison.workspace}")
+            say(f"workspace file: {unmade or comparison.workspace}")
             say(f"qrels file: {comparison.qrels}")
             for line in comparison.describe():
                 say(line)

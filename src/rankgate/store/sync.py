@@ -81,6 +81,17 @@ class Located:
     path: Path
     note: str = ""
     adopt_from: Path | None = None
+    from_qrels: bool = False  # adopt_from is the app's workspace of the folder's qrels file
+
+
+def qrels_workspace_for(manifest) -> Path | None:
+    """The workspace the app made for the benchmark's qrels file on its own (`rankgate review QRELS`), when
+    there is one: a folder opened for the first time takes it over (one qrels file, one workspace)."""
+    raw = paths.qrels_workspace_path(manifest.qrels, create=False)
+    summary = read_summary(raw) if raw.exists() else None
+    if not summary or summary.get("qrels") != _resolved(manifest.qrels):
+        return None
+    return raw if summary.get("folder") == str(Path(_resolved(manifest.qrels)).parent) else None
 
 
 def locate(manifest, *, create: bool) -> Located:
@@ -89,6 +100,10 @@ def locate(manifest, *, create: bool) -> Located:
     keyed = paths.benchmark_workspace_path(manifest.name, manifest.folder, create=create)
     if keyed.exists():
         return Located(keyed)
+    raw = qrels_workspace_for(manifest)
+    if raw is not None:
+        return Located(keyed, f"the workspace made for {manifest.qrels} on its own ({raw.name}) is this folder's "
+                       f"now, as {keyed.name}: one qrels file, one workspace", raw, from_qrels=True)
     folder = _resolved(manifest.folder)
     wdir = keyed.parent
     if not wdir.is_dir():
@@ -320,7 +335,9 @@ def after_open(ws, manifest) -> None:
     record = read_record(ws.path, labels=False)
     if record is not None:
         summary, _ = record
-        if summary.get("folder") != _resolved(manifest.folder):  # adopted: the folder moved
+        moved = summary.get("folder") != _resolved(manifest.folder)
+        if moved and not (isinstance(manifest, QrelsFile) and summary.get("qrels") == _resolved(manifest.qrels)):
+            # adopted: the folder moved (a benchmark's workspace opened on its qrels file alone keeps its folder)
             summary.update(folder=_resolved(manifest.folder), qrels=_resolved(manifest.qrels))
             _write_record(ws.path, summary, read_record(ws.path)[1])
         # the count on file holds for the labels as opened when the files are as it was counted at
@@ -392,6 +409,26 @@ class QrelsFile:
     guidelines: None = None
     acl: None = None
     runs: tuple = ()
+
+
+def benchmark_workspace_of(qrels: str | os.PathLike) -> Path | None:
+    """The workspace of a benchmark folder whose qrels file is `qrels` (its benchmark.toml points at it, as
+    `rankgate init` without --copy writes), found by the sync records in the workspace folder: the app opened
+    on the file itself uses it, so one qrels file has one workspace however it is opened. None: none (or
+    several folders share the file: then the file's own)."""
+    wdir = paths.workspace_dir(create=False)
+    if not wdir.is_dir():
+        return None
+    real, found = _resolved(qrels), []
+    for name in sorted(os.listdir(wdir)):
+        if not name.endswith(".json" + paths.SYNC):
+            continue
+        db = wdir / name[: -len(paths.SYNC)]
+        summary = read_summary(db)
+        if summary and summary.get("qrels") == real and summary.get("folder") != str(Path(real).parent) \
+                and os.path.isfile(os.path.join(summary.get("folder") or "", "benchmark.toml")) and db.exists():
+            found.append(db)
+    return found[0] if len(found) == 1 else None
 
 
 def follow_file(ws, qrels: str | os.PathLike, *, imported=None, own: bool) -> None:

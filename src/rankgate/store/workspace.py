@@ -172,13 +172,16 @@ class Workspace(DurableIndex):
         if readonly and not db.exists():
             raise InputError(str(db), f"no workspace yet for benchmark {manifest.name!r}; open it for writing once "
                              "(e.g. `rankgate labels import -b FOLDER`) to import its labels")
+        from_qrels = located.from_qrels and located.adopt_from is not None
         if not readonly:
             sync.adopt(located)
         ws = cls.open(db, readonly=readonly, reviewer=reviewer, fold_every=fold_every, blind=blind)
         ws.located = located.note
         ws.manifest = manifest
         try:
-            if not readonly and not ws._meta.get("benchmark"):
+            if from_qrels and not readonly and not ws._meta.get("benchmark"):  # its labels and sync record stay
+                imports.adopt_qrels_workspace(ws, manifest)
+            elif not readonly and not ws._meta.get("benchmark"):
                 empty = ws._next_event == 1 and not ws._pending  # no event yet: a new store
                 ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict, fold=fold_import)
                 if empty:

@@ -52,14 +52,17 @@ class StoreBackend(Backend):
             ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db, blind=blind, readonly=readonly,
                                           fold_import=False)  # folded after the first frame (fold_import)
         else:
-            db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
+            db = inputs.db or (paths.qrels_workspace_path(qrels_path) if qrels_path else None)
+            if not inputs.db and qrels_path and not db.exists():  # a benchmark folder's file: one workspace
+                db = sync.benchmark_workspace_of(qrels_path) or db
             ws = Workspace.open(db, reviewer=reviewer, blind=blind, readonly=readonly)
             try:
                 imported = None
                 if qrels_path and not readonly and len(ws) == 0 and not ws.queries():
                     imported = ws.import_files([qrels_path], why=f"{sync.FIRST_REVIEW}{qrels_path}")
                 if qrels_path:  # the file changed since: offered on open, as a benchmark folder's (screens/sync.py)
-                    sync.follow_file(ws, qrels_path, imported=imported, own=inputs.db is None)
+                    own = inputs.db is None and not ws._meta.get("benchmark")
+                    sync.follow_file(ws, qrels_path, imported=imported, own=own)
             except BaseException:
                 ws.close()
                 raise
