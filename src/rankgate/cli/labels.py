@@ -341,6 +341,9 @@ def _add_set(cmds, common) -> None:
     p.add_argument("--collection-version", metavar="V", help="the collection version you inspected")
     p.add_argument("--why", default="", help="why the change, for the history")
     p.add_argument("--add-query", action="store_true", help="add the query if the workspace does not know it")
+    p.add_argument("--correct", action="store_true", help="the other reviewers' judgments of the pair (an imported "
+                   "file's, say) were wrong: yours replaces them (history keeps theirs; no disagreement is "
+                   "counted). Without it, yours goes beside theirs: a disagreement until adjudicated")
     p.set_defaults(func=_set)
 
 
@@ -354,19 +357,33 @@ def _check_scale(args, ws, command: str) -> None:
         raise InputError(command, why)
 
 
+def _grade_of(args) -> int:
+    from rankgate.store.records import check_grade
+
+    return check_grade(args.grade, "labels set")
+
+
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
         _check_scale(args, ws, "labels set")
         if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
             label = None if ws.blind else ws.judgment(args.query, args.doc)
+            how = "replaces theirs (--correct)" if args.correct else "goes beside theirs (--correct replaces theirs)"
             whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
-                "judgment goes beside theirs" if label is not None else ""
+                f"judgment {how}" if label is not None else ""
             raise InputError("labels set", f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
                              f"for {args.query!r}?){whose}")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
-                                create_query=args.add_query)
+                                create_query=args.add_query, corrects=args.correct)
+        beside = [] if args.correct or ws.blind or event is None else \
+            [r for r in ws.reviews(args.query, args.doc) if r.reviewer != ws.reviewer and r.grade != _grade_of(args)]
     _saved(ws)
+    if beside and not args.json:  # a disagreement now: say so, and how to say theirs was wrong instead
+        from rankgate.store.records import credit
+
+        _note(f"{args.query} {args.doc}: your grade goes beside {', '.join(credit(r.reviewer) for r in beside)}'s "
+              f"(a disagreement, to adjudicate); if theirs was wrong, `rankgate labels set ... --correct` replaces it")
     if args.json:
         _print_json(event.as_dict() if event else None)
     elif event is None:

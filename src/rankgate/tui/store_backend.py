@@ -85,13 +85,19 @@ class StoreBackend(Backend):
                              "press ctrl+r to open them for writing")
 
     def set(self, qid: str, doc: str, grade: int, reason: str | None, collection_version: str | None = None, *,
-            cause: str | None = None, undoes: int | None = None, amends: int | None = None) -> int | None:
+            cause: str | None = None, undoes: int | None = None, amends: int | None = None,
+            corrects: bool = False) -> int | None:
         self._writable()
         # the app's IDs come from its files (a typed one is checked by the add form, screens/label_form.py)
         event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
                                      create_query=True, why="rankgate review", cause=cause or "", undoes=undoes,
-                                     amends=amends, ids_from_file=True)
+                                     amends=amends, ids_from_file=True, corrects=corrects)
         return getattr(event, "id", None)
+
+    def restore_corrected(self, qid: str, doc: str, event: int, *, undoes: int | None = None) -> None:
+        """The judgments a correction (its event `event`) removed, back (its undo)."""
+        self._writable()
+        self.ws.restore_corrected(qid, doc, event, undoes=undoes)
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
         """The reviewer's own judgment only (another reviewer's judgment is never touched)."""
