@@ -105,7 +105,10 @@ def _workspace_flags() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- opening
 
 
-def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
+def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False, make: bool = False):
+    """The workspace the arguments name. A read-only command on a benchmark folder with no workspace yet
+    reads the folder's labels and makes nothing, unless `make` (it writes beside the workspace: an export
+    back records the sync, `labels suggest` keeps suggestions)."""
     from rankgate.store import Workspace, sync
 
     if args.benchmark:
@@ -115,15 +118,15 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
 
             manifest = load_manifest(args.benchmark)
             located = sync.locate(manifest, create=False) if not args.db else None
-            if args.db is None and located.adopt_from is None and not _exists(located.path):
+            if args.db is None and located.adopt_from is None and not _exists(located.path) and not make:
                 ws = _unmade_workspace(manifest, args, blind)  # read from the folder's qrels; nothing is made
                 ws.located = located.note
                 args.workspace_path = str(located.path)
                 if ws.located:
                     _note(ws.located)
                 return ws
-            if args.db is None and located.adopt_from is not None:
-                # a moved folder's workspace is adopted (renamed to the folder's key): that one writes
+            if args.db is None and (located.adopt_from is not None or not _exists(located.path)):
+                # a moved folder's workspace is adopted (renamed to the folder's key), or made: that one writes
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
             elif args.db and not _exists(args.db):
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
@@ -736,7 +739,7 @@ def _export_back(args) -> int:
         if given:
             raise InputError("labels export", f"{flag} does not write back to the benchmark's qrels file; export "
                              "elsewhere with -o FILE")
-    with _open(args, readonly=True) as ws, _no_other_writer(ws):
+    with _open(args, readonly=True, make=True) as ws, _no_other_writer(ws):
         manifest = ws.manifest
         fmt = None
         if args.format:
@@ -1277,11 +1280,12 @@ def _queue(args) -> int:
                              "and --runs")
         manifest = load_manifest(args.benchmark)
     db = args.db
+    beside = db  # where a judge's suggestions are kept: beside the workspace, made yet or not
     if db is None and args.qrels is None and manifest is not None:
         from rankgate.store import sync
 
         located = sync.locate(manifest, create=False)
-        found = located.adopt_from or located.path
+        found = beside = located.adopt_from or located.path
         db = found if found.exists() else None
     if db is None and not args.qrels and manifest is None:
         raise InputError("labels queue", "no labels: name a benchmark folder, --qrels FILE or --db FILE")
@@ -1306,7 +1310,7 @@ def _queue(args) -> int:
     if args.order != "decisive":  # a judge's suggestions beside the workspace (cli/suggest.py)
         from rankgate.cli.suggest import ordered_queue
 
-        return ordered_queue(args, db, bundle, policy, queue, limit)
+        return ordered_queue(args, beside, bundle, policy, queue, limit)
     refused = _gate_refuses(bundle, policy, queue.gate) if queue.gate else None
     if refused:
         queue.decision = None
