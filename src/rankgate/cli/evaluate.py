@@ -492,6 +492,7 @@ def cmd_gate(args) -> int:
 
     as_of = _as_of(args.as_of)
     bundle, policy = load(args, fast=True, gate=True)
+    _pair_in_order_given(bundle, policy, args.quiet)
     named = [p for _, p in bundle.files if p.startswith("irds:")]
     if args.receipt and named:
         raise InputError(named[0], "a receipt records the sha256 of every input file, and an ir_datasets name is "
@@ -539,6 +540,18 @@ def cmd_gate(args) -> int:
 
         say(verdict_line(result.data), err=True)
     return code
+
+
+def _pair_in_order_given(bundle: Bundle, policy: Policy, quiet: bool) -> None:
+    """Raw files with two runs and no pair named: the first --runs is the baseline, the second the candidate
+    (core.gate.pair_in_order_given), said on the first line (stderr)."""
+    from rankgate.core.gate import pair_in_order_given
+
+    named = policy.baseline or policy.candidate
+    if pair_in_order_given(bundle, policy) and not quiet:
+        how = "the other --runs" if named else "the two --runs in the order given"
+        say(f"gate: baseline {visible(policy.baseline)}, candidate {visible(policy.candidate)} ({how}; "
+            "--baseline NAME --candidate NAME chooses)", err=True)
 
 
 def _same_run(bundle: Bundle, policy: Policy) -> bool:
