@@ -492,13 +492,13 @@ def cmd_gate(args) -> int:
 
     as_of = _as_of(args.as_of)
     bundle, policy = load(args, fast=True, gate=True)
-    _pair_in_order_given(bundle, policy, args.quiet)
     named = [p for _, p in bundle.files if p.startswith("irds:")]
     if args.receipt and named:
         raise InputError(named[0], "a receipt records the sha256 of every input file, and an ir_datasets name is "
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
+    _pair_in_order_given(bundle, policy, args.quiet)  # (after the inputs' errors, which come first)
     outputs = (("--receipt", args.receipt), ("--markdown", args.markdown), ("--junit", args.junit), ("-o", args.output))
     if any(path for _, path in outputs):  # names the input it would replace
         _refuse_inputs(bundle, policy, outputs)

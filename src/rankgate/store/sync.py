@@ -845,19 +845,22 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     if options.get("header") is None:  # --header / --plain choose; else the file's own way
         options["header"] = layout.header
     own = _own_comments(like) if layout.header else []
-    if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own:
+    if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own \
+            and not layout.order:
         return ws.export(fmt, path, **options)
     from rankgate.store.transfer.export import refuse_store_target, write_export
 
     refuse_store_target(ws, path)
     out = ws.export(fmt, None, **options)  # the text only: written below in the file's own layout
-    lines, nl = [], layout.newline
+    lines, labels, nl = [], [], layout.newline
     for line in out.text.splitlines():
-        if not line.startswith("#"):  # `query 0 document grade`: IDs hold no whitespace (the export checks)
-            q, _, d, g = line.split(" ")
-            column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
-            line = sep.join((q, column, d, g))
-        lines.append(line + nl)
+        if line.startswith("#"):
+            lines.append(line + nl)
+            continue
+        q, _, d, g = line.split(" ")  # `query 0 document grade`: IDs hold no whitespace (the export checks)
+        column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
+        labels.append(((q, d), sep.join((q, column, d, g)) + nl))
+    lines += in_file_order(labels, layout.order)
     own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
     data, out.unchanged = write_export(path, out.text.encode("utf-8"))
@@ -957,12 +960,28 @@ def _own_comments(path: str | os.PathLike) -> list[str]:
     return own
 
 
+def in_file_order(labels: list, order: dict) -> list[str]:
+    """The export's lines [((query, doc), line)] in the file's own line order (`order`: each pair's line
+    number there): a label the file lacks goes right after its query's last line in the file (in the order
+    the export has them), a query the file lacks at the end."""
+    if not order:
+        return [line for _, line in labels]
+    last: dict[str, int] = {}
+    for (q, _), at in order.items():
+        last[q] = max(last.get(q, -1), at)
+    end = len(order)
+    keyed = [(order[pair] if pair in order else last.get(pair[0], end) + 0.5, i, line)
+             for i, (pair, line) in enumerate(labels)]
+    return [line for _, _, line in sorted(keyed)]
+
+
 class TrecLayout(NamedTuple):
     column: str  # the iteration column most judgment lines have ("Q0"), else "0"
     sep: str  # " " or "\t", the one most lines have
     header: bool  # the file has `#` lines: an export writes its header
     newline: str = "\n"  # "\r\n" when most lines end so
     lines: dict = {}  # {(query, doc): (column, separator)} of the lines that differ from the two above
+    order: dict = {}  # {(query, doc): its line's position among the judgment lines} (a diff keeps the order)
 
 
 def trec_layout(path: str | os.PathLike) -> TrecLayout:
@@ -971,7 +990,7 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
     has a header. An unreadable file: what an export writes ("0", " ", "\n")."""
     from collections import Counter
 
-    kinds, endings, comments, per_line = Counter(), Counter(), False, {}
+    kinds, endings, comments, per_line, order = Counter(), Counter(), False, {}, {}
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             for line in f:
@@ -988,13 +1007,14 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
                 kind = (column, "\t" if line.rstrip("\r\n").count("\t") == 3 else " ")
                 kinds[kind] += 1
                 per_line[(parts[0], parts[2])] = kind
+                order.setdefault((parts[0], parts[2]), len(order))
     except OSError:
         return TrecLayout("0", " ", False)
     header = comments  # a missing or empty file gets plain qrels, as any TREC export (trec_eval reads them)
     column, sep = kinds.most_common(1)[0][0] if kinds else ("0", " ")
     newline = "\r\n" if endings["\r\n"] > endings["\n"] else "\n"
     lines = {key: kind for key, kind in per_line.items() if kind != (column, sep)} if len(kinds) > 1 else {}
-    return TrecLayout(column, sep, header, newline, lines)
+    return TrecLayout(column, sep, header, newline, lines, order)
 
 
 @dataclass
