@@ -33,7 +33,7 @@ async def test_correct_theirs_replaces_the_files_label_and_undo_puts_it_back(tmp
         assert isinstance(modal, Choice) and "file qrels.txt" in modal.title_text.plain
         labels = dict(modal.options)
         assert "Correct theirs" in labels["correct"] and "no disagreement" in labels["correct"]
-        assert "every label of file qrels.txt" in labels["correct-session"]
+        assert "the file's labels" in labels["correct-session"] and "this session" in labels["correct-session"]
         assert "beside theirs" in labels["mine"] and "disagreement" in labels["mine"]
         await choose(pilot, "correct")
         assert screen.query_one(ReasonBar).is_open

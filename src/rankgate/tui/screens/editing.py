@@ -191,10 +191,11 @@ class EditingActions:
         return True
 
     # The answers to "whose judgment is this edit?" (`_whose`); the `-session` ones are not asked again.
-    WHOSE = {"correct": "Correct theirs: yours replaces it (history keeps theirs; no disagreement)",
-             "correct-session": "Correct theirs, and every other label you edit this session",
-             "mine": "Add mine beside theirs (counted as a disagreement, to adjudicate later)",
-             "mine-session": "Add mine beside theirs, for every label you edit this session"}
+    # One line each at 80 columns.
+    WHOSE = {"correct": "Correct theirs: yours replaces it, no disagreement",
+             "correct-session": "Correct theirs, and every label of theirs this session",
+             "mine": "Add mine beside theirs: a disagreement, adjudicated later",
+             "mine-session": "Add mine beside theirs, for every label this session"}
 
     def _whose(self, what: str, then, adjudicate=None) -> None:
         """Editing a label only other reviewers judged is explicit: correct theirs (the store removes theirs in
@@ -226,7 +227,7 @@ class EditingActions:
                                  "recorded?"))
         options = list(self.WHOSE.items())
         if who.startswith("file "):  # a qrels file's labels: the session's answer in the file's words
-            options[1] = ("correct-session", f"Correct theirs, and every label of {who} this session")
+            options[1] = ("correct-session", "Correct the file's labels, all of them, this session")
         if adjudicate is not None and other.disputed:
             options.append(("adjudicate", "Adjudicate: record the final grade, with a reason"))
         options.append(("cancel", "Cancel"))

@@ -27,8 +27,9 @@ class ExportDialog(EarlyKeys, ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Static(Text("Export reviewed qrels", style="bold"))
             yield Input(self.default, placeholder="file to write (.jsonl with reasons, or .trec)", id="export-path")
-            yield Static(Text("JSON lines keep grade, reason, version and reviewer; .trec or .txt writes TREC "
-                              "qrels. Enter writes · Escape cancels", style="dim"))
+            yield Static(Text("The name's extension chooses the format: the qrels file's own keeps its lines "
+                              "(a diff shows the changes); .jsonl keeps reasons and reviewers. Enter writes · "
+                              "Escape cancels", style="dim"))
 
     def on_mount(self) -> None:
         self.set_focus(self.query_one(Input))
