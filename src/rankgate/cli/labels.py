@@ -892,7 +892,8 @@ def _status(args) -> int:
             say(f"workspace file: {unmade or comparison.workspace}")
             say(f"qrels file: {comparison.qrels}")
             for line in comparison.describe():
-                say(line)
+                if not (unmade is not None and line.startswith("last sync")):  # (none yet: nothing was made)
+                    say(line)
             if not comparison.in_sync:
                 say(f"(`rankgate labels export {shell(ws.manifest.folder)}` writes the workspace to the file; "
                     "`rankgate review` offers to bring the file's changes in)")
