@@ -27,6 +27,7 @@ def history(cli, folder, qid, doc):
 
 def test_set_refuses_a_grade_off_the_declared_scale_and_stores_nothing(cli, oh, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    assert cli("labels", "import", "-b", "oh")[0] == 0  # the workspace (a read before it makes none)
     before = history(cli, "oh", "q-leaked-key", "netsec-vpn-01")
     code, out, err = cli("labels", "set", "-b", "oh", "q-leaked-key", "netsec-vpn-01", "7", "--reason", "typo")
     assert (code, out) == (2, "")

@@ -409,7 +409,8 @@ def test_export_writes_through_a_symlink_keeps_the_mode_and_writes_into_a_pipe(c
 
 def test_with_no_usable_sync_record_export_back_refuses_unless_overwrite(cli, samples, tmp_path):
     folder = _copy(samples, tmp_path, "three-questions")
-    assert cli("labels", "status", folder)[0] == 0
+    assert cli("labels", "status", folder)[0] == 0 and _workspace_files() == []  # a read makes nothing
+    assert cli("labels", "import", "-b", folder)[0] == 0  # the first writer makes the workspace
     db = paths.benchmark_workspace_path("three-questions", folder)
     record = paths.sidecar(db, paths.SYNC)
     good = record.read_bytes()

@@ -162,7 +162,8 @@ async def test_editing_another_reviewers_label_asks_first(tiny):
         await pilot.pause()
         modal = app.screen
         assert isinstance(modal, Choice)
-        assert [k for k, _ in modal.options] == ["mine", "cancel"]  # no disagreement yet: no adjudication
+        assert [k for k, _ in modal.options] == ["correct", "correct-session", "mine", "mine-session", "cancel"]
+        # (no disagreement yet: no adjudication)
         assert "seed" in modal.title_text.plain
         await choose(pilot, "cancel")
         assert app.screen is screen
@@ -197,7 +198,8 @@ async def test_a_disputed_label_of_others_can_be_adjudicated(tiny):
         await pilot.pause()
         await pilot.press("1")
         await pilot.pause()
-        assert [k for k, _ in app.screen.options] == ["mine", "adjudicate", "cancel"]
+        assert [k for k, _ in app.screen.options] == ["correct", "correct-session", "mine", "mine-session",
+                                                      "adjudicate", "cancel"]
         await choose(pilot, "adjudicate")
         prompt = app.screen
         assert isinstance(prompt, TextPrompt)

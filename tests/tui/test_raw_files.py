@@ -332,9 +332,12 @@ async def test_a_changed_qrels_file_is_offered_on_open_as_a_benchmarks_is(tmp_pa
         await pilot.press("k")  # keep the workspace's label: not asked again
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen) and shown_grade(app, "102", "p3") == 2
-        assert app.review.default_export_path().endswith("-reviewed-qrels.jsonl")  # not the user's file
-        app.review.export_to(str(qrels))  # asked for by name: written back in its own format
-        assert "102 0 p3 2\n" in qrels.read_text() and not qrels.read_text().startswith("{")
+        assert app.review.default_export_path() == str(d / "qrels.reviewed.txt")  # beside it, not the file
+        before = qrels.read_bytes()
+        assert app.review.export_to(str(qrels)) is None  # the input itself: refused, never replaced
+        assert qrels.read_bytes() == before
+        assert app.review.export_to(app.review.default_export_path()) is not None  # its own format
+        assert "102 0 p3 2\n" in (d / "qrels.reviewed.txt").read_text()
     app = ReviewApp(Inputs(str(qrels), [str(d / "a.trec"), str(d / "b.trec")]), cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)

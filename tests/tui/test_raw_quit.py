@@ -72,8 +72,9 @@ async def test_e_exports_to_the_default_file_and_quits(tmp_path):
         await pilot.press("e")
         await pilot.pause()
     assert app.return_code == 0
+    assert target == str(d / "qrels.reviewed.txt")  # <stem>.reviewed<ext> beside the input, in its format
     written = open(target, encoding="utf-8").read()
-    assert '"doc": "p5", "grade": 3' in written and '"doc": "p6", "grade": 1' in written
+    assert "101 0 p5 3\n" in written and "102 0 p6 1\n" in written
     assert target in exit_lines(app)
 
 

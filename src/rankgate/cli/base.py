@@ -23,11 +23,35 @@ class Parser(argparse.ArgumentParser):
         """As argparse's, and a word left over gets the command's hint (`set_defaults(extra_words_hint=...)`):
         `rankgate score QRELS RUN` says how runs are given."""
         parsed, extras = self.parse_known_args(args, namespace)
+        self._one_value_each(parsed, list(sys.argv[1:] if args is None else args), extras)
         if extras:  # named by the (sub)command given: `rankgate gate: unrecognized arguments: -q (...)`
             command = self._command(parsed)
             raise UsageError(f"{command.prog}: unrecognized arguments: {' '.join(extras)}"
                              + self._hint(parsed, extras))
         return parsed
+
+    def _one_value_each(self, parsed, words: list[str], extras: list[str]) -> None:
+        """`--runs a b`: a repeatable flag takes one value; a word after its value, left over or taken as the
+        benchmark folder / qrels file although it is neither (a run file, a measure), is said as such, naming
+        the flag and how to repeat it (rather than a TOML error about the word)."""
+        import os
+
+        command = self._command(parsed)
+        positional = {getattr(parsed, d, None) for d in ("benchmark", "path", "bench")} - {None}
+        for i, word in enumerate(words):
+            flag, _, inline = word.partition("=")
+            action = command._option_string_actions.get(flag) if word.startswith("-") else None
+            if not isinstance(action, argparse._AppendAction) or action.nargs is not None:
+                continue
+            at = i + 1 if inline else i + 2
+            if at >= len(words) or words[at].startswith("-"):
+                continue
+            value, after = (inline if inline else words[i + 1]), words[at]
+            stray = after in extras or (after in positional and os.path.isfile(after)
+                                        and not after.lower().endswith(".toml") and not _holds_judgments(after))
+            if stray:
+                raise UsageError(f"{command.prog}: {flag} takes one value ({value}); {after} came after it: give "
+                                 f"each its own {flag}, as in `{flag} {value} {flag} {after}`")
 
     def _command(self, parsed) -> argparse.ArgumentParser:
         """The (sub)command that was given."""
@@ -65,6 +89,15 @@ class Parser(argparse.ArgumentParser):
         files = [e for i, e in enumerate(extras) if not e.startswith("-") and os.path.isfile(e)
                  and not (i and extras[i - 1].startswith("-") and "=" not in extras[i - 1])]
         return f" ({hint})" if hint and files else ""
+
+
+def _holds_judgments(path: str) -> bool:
+    from rankgate.core.formats.sniff import holds_judgments
+
+    try:
+        return holds_judgments(path)
+    except Exception:  # unreadable: the command says so itself
+        return True
 
 
 PATHS = {"qrels", "runs", "queries", "corpus", "policy", "db", "output", "receipt", "markdown", "junit", "benchmark",

@@ -527,6 +527,7 @@ def cmd_gate(args) -> int:
                          "not a file: write it to one first (ir_datasets export ID qrels > qrels.txt)")
     warn_unexported(args, bundle)
     check(bundle, policy)
+    _pair_in_order_given(bundle, policy, args.quiet)  # (after the inputs' errors, which come first)
     outputs = (("--receipt", args.receipt), ("--markdown", args.markdown), ("--junit", args.junit), ("-o", args.output))
     if any(path for _, path in outputs):  # names the input it would replace
         _refuse_inputs(bundle, policy, outputs)
@@ -572,6 +573,18 @@ def cmd_gate(args) -> int:
 
         say(verdict_line(result.data), err=True)
     return code
+
+
+def _pair_in_order_given(bundle: Bundle, policy: Policy, quiet: bool) -> None:
+    """Raw files with two runs and no pair named: the first --runs is the baseline, the second the candidate
+    (core.gate.pair_in_order_given), said on the first line (stderr)."""
+    from rankgate.core.gate import pair_in_order_given
+
+    named = policy.baseline or policy.candidate
+    if pair_in_order_given(bundle, policy) and not quiet:
+        how = "the other --runs" if named else "the two --runs in the order given"
+        say(f"gate: baseline {visible(policy.baseline)}, candidate {visible(policy.candidate)} ({how}; "
+            "--baseline NAME --candidate NAME chooses)", err=True)
 
 
 def _same_run(bundle: Bundle, policy: Policy) -> bool:

@@ -105,7 +105,10 @@ def _workspace_flags() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- opening
 
 
-def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
+def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False, make: bool = False):
+    """The workspace the arguments name. A read-only command on a benchmark folder with no workspace yet
+    reads the folder's labels and makes nothing, unless `make` (it writes beside the workspace: an export
+    back records the sync, `labels suggest` keeps suggestions)."""
     from rankgate.store import Workspace, sync
 
     if args.benchmark:
@@ -115,8 +118,15 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
 
             manifest = load_manifest(args.benchmark)
             located = sync.locate(manifest, create=False) if not args.db else None
+            if args.db is None and located.adopt_from is None and not _exists(located.path) and not make:
+                ws = _unmade_workspace(manifest, args, blind)  # read from the folder's qrels; nothing is made
+                ws.located = located.note
+                args.workspace_path = str(located.path)
+                if ws.located:
+                    _note(ws.located)
+                return ws
             if args.db is None and (located.adopt_from is not None or not _exists(located.path)):
-                # the first open imports the benchmark's labels (or adopts a moved folder's): that one writes
+                # a moved folder's workspace is adopted (renamed to the folder's key), or made: that one writes
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
             elif args.db and not _exists(args.db):
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
@@ -134,6 +144,37 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False):
     return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
 
 
+def _unmade_workspace(manifest, args, blind: bool):
+    """A read-only command on a benchmark folder that has no workspace yet: the folder's labels, imported into a
+    workspace in a temporary folder that is removed when it closes, so the command shows what the first open
+    would hold and creates nothing (`unmade` is where the workspace will be)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from rankgate.store import Workspace, paths
+
+    scratch = Path(tempfile.mkdtemp(prefix="rankgate-read-"))
+    try:
+        path = scratch / paths.benchmark_workspace_path(manifest.name, manifest.folder, create=False).name
+        Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=path).close()
+        ws = Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, path=path, blind=blind)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    close = ws.close
+
+    def close_and_remove() -> None:
+        try:
+            close()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    ws.close = close_and_remove
+    ws.unmade = paths.benchmark_workspace_path(manifest.name, manifest.folder, create=False)
+    return ws
+
+
 def _qrels_file(path) -> bool:
     """A qrels file named where a benchmark folder goes (a file that is not TOML and holds judgments)."""
     from rankgate.core.formats.sniff import holds_judgments
@@ -147,12 +188,21 @@ def _app_workspace_line(path) -> str:
 
     from rankgate.store import paths
 
-    ws = paths.qrels_workspace_path(path, create=False)
-    if ws.exists():
+    ws = _qrels_workspace(path)
+    if ws is not None:
         return (f"the app's workspace for it (`rankgate review {quote(str(path))} --runs ...`) is {ws}: pass "
                 f"--db {quote(str(ws))}")
     return (f"`rankgate review {quote(str(path))} --runs ...` has made no workspace for it yet; to keep its labels "
             f"in a store, `rankgate labels import --db WORK.json {quote(str(path))}`, then pass --db WORK.json")
+
+
+def _qrels_workspace(path):
+    """The workspace `rankgate review QRELS` opens for a qrels file: its own, or the benchmark folder's whose
+    qrels it is (store.sync.benchmark_workspace_of); None: none yet."""
+    from rankgate.store import paths, sync
+
+    own = paths.qrels_workspace_path(path, create=False)
+    return own if own.exists() else sync.benchmark_workspace_of(path)
 
 
 def _refuse_qrels_file(path, command: str | None = None) -> None:
@@ -354,6 +404,9 @@ def _add_set(cmds, common) -> None:
     p.add_argument("--add-query", action="store_true", help="add the query if the workspace does not know it")
     p.add_argument("--corpus", metavar="FILE", help="the corpus holding the text you judged: the label records "
                    "a hash of it (stale labels)")
+    p.add_argument("--correct", action="store_true", help="the other reviewers' judgments of the pair (an imported "
+                   "file's, say) were wrong: yours replaces them (history keeps theirs; no disagreement is "
+                   "counted). Without it, yours goes beside theirs: a disagreement until adjudicated")
     p.set_defaults(func=_set)
 
 
@@ -367,13 +420,20 @@ def _check_scale(args, ws, command: str) -> None:
         raise InputError(command, why)
 
 
+def _grade_of(args) -> int:
+    from rankgate.store.records import check_grade
+
+    return check_grade(args.grade, "labels set")
+
+
 def _set(args) -> int:
     with _open(args, readonly=False) as ws:
         _check_scale(args, ws, "labels set")
         if args.reason is None and ws.judgment(args.query, args.doc, for_reviewer=ws.reviewer, blind=True) is None:
             label = None if ws.blind else ws.judgment(args.query, args.doc)
+            how = "replaces theirs (--correct)" if args.correct else "goes beside theirs (--correct replaces theirs)"
             whose = f"; the pair is judged by {', '.join(label.reviewers or (label.reviewer,))}, and your " \
-                "judgment goes beside theirs" if label is not None else ""
+                f"judgment {how}" if label is not None else ""
             raise InputError("labels set", f"a new label needs --reason (why is {args.doc!r} graded {args.grade} "
                              f"for {args.query!r}?){whose}")
         texts = _texts_of(args, {args.doc}, ws) if args.corpus else {}
@@ -381,8 +441,16 @@ def _set(args) -> int:
             raise InputError(args.corpus, f"no document {args.doc!r} in this corpus (expected the text you judged)")
         event = ws.set_judgment(args.query, args.doc, args.grade, reason=args.reason,
                                 collection_version=args.collection_version, why=args.why,
-                                create_query=args.add_query, text_hash=texts.get(args.doc))
+                                create_query=args.add_query, text_hash=texts.get(args.doc),
+                                corrects=args.correct)
+        beside = [] if args.correct or ws.blind or event is None else \
+            [r for r in ws.reviews(args.query, args.doc) if r.reviewer != ws.reviewer and r.grade != _grade_of(args)]
     _saved(ws)
+    if beside and not args.json:  # a disagreement now: say so, and how to say theirs was wrong instead
+        from rankgate.store.records import credit
+
+        _note(f"{args.query} {args.doc}: your grade goes beside {', '.join(credit(r.reviewer) for r in beside)}'s "
+              f"(a disagreement, to adjudicate); if theirs was wrong, `rankgate labels set ... --correct` replaces it")
     if args.json:
         _print_json(event.as_dict() if event else None)
     elif event is None:
@@ -597,6 +665,12 @@ def _export(args) -> int:
     _bench_positional(args)
     if args.header and args.plain:
         raise InputError("labels export", "--header and --plain contradict each other: choose one")
+    named = args.benchmark
+    raw_qrels = named if _app_workspace_of(args) is not None else None  # the app's workspace of a qrels file
+    if raw_qrels is not None and args.output is None:  # as the app's `e`: STEM.reviewed.EXT beside the file
+        from rankgate.store.sync import reviewed_path
+
+        args.output = str(reviewed_path(raw_qrels))
     if args.benchmark and args.output is None and args.db is None:
         return _export_back(args)
     if args.output == "-":
@@ -611,10 +685,15 @@ def _export(args) -> int:
                        require_adjudication=args.require_adjudication, judged_by=args.judged_by,
                        all_reviewers=args.all_reviewers)
         manifest = getattr(ws, "manifest", None)
-        if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
-            from rankgate.store import sync
+        from rankgate.store import sync
 
+        followed = (raw_qrels or sync.raw_qrels_of(ws)) if manifest is None and args.output is not None else None
+        if args.output is not None and manifest is not None:  # TREC keeps the benchmark file's own column (Q0)
             out = sync.export_like_qrels(ws, manifest, args.format or "trec", args.output, **options)
+        elif followed is not None:  # the app's workspace of a qrels file: that file's format, layout and order
+            out, _, notes = sync.export_reviewed(ws, followed, args.output, args.format, **options)
+            if notes is not None:
+                out.notes.append(f"query notes in {notes}")
         else:
             out = ws.export(args.format or "trec", args.output, **options)
     for n in out.notes:
@@ -730,7 +809,7 @@ def _export_back(args) -> int:
         if given:
             raise InputError("labels export", f"{flag} does not write back to the benchmark's qrels file; export "
                              "elsewhere with -o FILE")
-    with _open(args, readonly=True) as ws, _no_other_writer(ws):
+    with _open(args, readonly=True, make=True) as ws, _no_other_writer(ws):
         manifest = ws.manifest
         fmt = None
         if args.format:
@@ -833,8 +912,8 @@ def _app_workspace_of(args):
 
     if not (args.benchmark and args.db is None and _qrels_file(args.benchmark)):
         return None
-    app_workspace = paths.qrels_workspace_path(args.benchmark, create=False)
-    if not app_workspace.exists():
+    app_workspace = _qrels_workspace(args.benchmark)
+    if app_workspace is None:
         _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))  # says what to pass instead
     args.benchmark, args.db = None, str(app_workspace)
     return app_workspace
@@ -854,6 +933,9 @@ def _status(args) -> int:
         stale = _stale_of(args, ws, hashes, required=False) if args.corpus or any(h for *_, h in hashes) else None
         if stale is not None:
             stats["stale_labels"] = len(stale)
+        unmade = getattr(ws, "unmade", None)  # no workspace yet: where the first open will make it
+        if unmade is not None:
+            stats["path"] = str(unmade)
         if ws.manifest is not None and args.db is None:
             comparison = sync.compare(ws, ws.manifest)  # a qrels file that no longer parses: error, exit 2
     if args.json:
@@ -881,11 +963,16 @@ def _status(args) -> int:
             say(f"(the app's workspace for {qrels}, `rankgate review {quote(str(qrels))} --runs ...`; `rankgate gate` "
                 f"reads {qrels}, not these labels; other `rankgate labels` commands reach them with --db "
                 f"{quote(str(app_workspace))})")
+        if unmade is not None:
+            say(f"(no workspace yet: the first `rankgate review {shell(ws.manifest.folder)}` or `rankgate labels "
+                f"import -b {shell(ws.manifest.folder)}` makes it, importing {ws.manifest.qrels}; this command made "
+                "nothing)")
         if comparison is not None:
-            say(f"workspace file: {comparison.workspace}")
+            say(f"workspace file: {unmade or comparison.workspace}")
             say(f"qrels file: {comparison.qrels}")
             for line in comparison.describe():
-                say(line)
+                if not (unmade is not None and line.startswith("last sync")):  # (none yet: nothing was made)
+                    say(line)
             if not comparison.in_sync:
                 say(f"(`rankgate labels export {shell(ws.manifest.folder)}` writes the workspace to the file; "
                     "`rankgate review` offers to bring the file's changes in)")
@@ -1278,11 +1365,12 @@ def _queue(args) -> int:
                              "and --runs")
         manifest = load_manifest(args.benchmark)
     db = args.db
+    beside = db  # where a judge's suggestions are kept: beside the workspace, made yet or not
     if db is None and args.qrels is None and manifest is not None:
         from rankgate.store import sync
 
         located = sync.locate(manifest, create=False)
-        found = located.adopt_from or located.path
+        found = beside = located.adopt_from or located.path
         db = found if found.exists() else None
     if db is None and not args.qrels and manifest is None:
         raise InputError("labels queue", "no labels: name a benchmark folder, --qrels FILE or --db FILE")
@@ -1315,7 +1403,7 @@ def _queue(args) -> int:
     if args.order != "decisive":  # a judge's suggestions beside the workspace (cli/suggest.py)
         from rankgate.cli.suggest import ordered_queue
 
-        return ordered_queue(args, db, bundle, policy, queue, limit)
+        return ordered_queue(args, beside, bundle, policy, queue, limit)
     refused = _gate_refuses(bundle, policy, queue.gate) if queue.gate else None
     if refused:
         queue.decision = None

@@ -97,7 +97,7 @@ def suggest(args) -> int:
         raise InputError("--limit", "N must be at least 1")
     manifest = load_manifest(args.benchmark)
     config = judge_from(args, manifest)
-    with _open(args, readonly=True) as ws:
+    with _open(args, readonly=True, make=True) as ws:  # (suggestions are kept beside the workspace)
         book = SuggestionBook.beside(ws.path)
         pairs = _pairs(args, manifest, ws)
         queries = {q.id: q for q in ws.queries()}

@@ -63,14 +63,49 @@ def score_table(results: list[dict]) -> str:
         mac = res["macro"]
         rows.append(["(mean)", f"{mac['hit_rate_at_k']:.4f}", f"{mac['precision_at_k']:.4f}",
                      f"{mac['recall_at_k']:.4f}", f"{mac['mrr_at_k']:.4f}", *(f"{mac[m]:.4f}" for m in extra)])
-        # The missing IDs take what the other columns leave of the terminal, cut with "... and N more".
+        # The missing IDs take what the other columns leave of the terminal, cut with "... and N more"; with
+        # less room than a few IDs take, their count alone (the JSON keeps every ID).
         used = sum(max(cells(h), *(cells(r[i]) for r in rows)) + 2 for i, h in enumerate(header[:-1]))
-        room = max(table_width() - used, MIN_LIST_WIDTH)
+        room = table_width() - used
         for row, r in zip(rows, res["queries"]):
-            row.append(cut_ids(r["missing"], room))
+            row.append(cut_ids(r["missing"], room) if room >= MIN_LIST_WIDTH else str(len(r["missing"])))
         rows[-1].append("")
-        out.append(f"run {visible(res['run'])}\n" + _table(header, rows, left_last=True))
+        out.append(f"run {cut_middle(visible(res['run']), table_width() - 4)}\n" + _table(header, rows, left_last=True))
+    if len(results) > 1:
+        out.append(summary_table(results))
     return "\n\n".join(out)
+
+
+def summary_table(results: list[dict]) -> str:
+    """The last lines of `score --format table` with several runs: one line per run, the mean of each measure
+    (what each run's `(mean)` row says), run names cut in the middle to fit the terminal."""
+    k = results[0]["k"]
+    first = results[0]["queries"][0].get("measures", {}) if results[0]["queries"] else {}
+    shown = [f"Success@{k}", f"P@{k}", f"R@{k}", f"RR@{k}"]
+    extra = [m for m in first if m not in shown]
+    header = ["run", *shown, *extra]
+    widths = sum(max(len(h), 6) + 2 for h in header[1:])
+    room = max(table_width() - widths, 12)
+    rows = []
+    for res in results:
+        mac = res["macro"]
+        rows.append([cut_middle(visible(res["run"]), room), f"{mac['hit_rate_at_k']:.4f}",
+                     f"{mac['precision_at_k']:.4f}", f"{mac['recall_at_k']:.4f}", f"{mac['mrr_at_k']:.4f}",
+                     *(f"{mac[m]:.4f}" if m in mac else "n/a" for m in extra)])
+    n = max(len(res["queries"]) for res in results)
+    return f"summary: the mean over {n} queries, one line per run\n" + _table(header, rows)
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` cut in the middle to `width` terminal columns (`msmarco_pa…00_1234567`): its start and its end,
+    which tell names apart, stay."""
+    if cells(text) <= width or width < 3:
+        return text
+    keep = width - 1
+    head, tail = text[: (keep + 1) // 2], text[len(text) - keep // 2:] if keep // 2 else ""
+    while cells(head) + cells(tail) > keep and (head or tail):
+        head, tail = (head[:-1], tail) if cells(head) >= cells(tail) else (head, tail[1:])
+    return f"{head}…{tail}"
 
 
 def _f(x, digits: int = 4, sign: bool = False) -> str:

@@ -219,8 +219,27 @@ def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Dec
         data["accepted"], data["decision"] = dec.accepted, dec.decision
 
 
+def pair_in_order_given(bundle, policy: Policy) -> bool:
+    """Raw files (no benchmark folder) with two runs and not both roles named: the first run given is the
+    baseline and the second the candidate; one role named (a policy file, --baseline or --candidate), the other
+    run takes the role left. True when the pair was filled in so."""
+    if getattr(bundle, "manifest", None) is not None or len(bundle.runs) != 2 or (policy.baseline and policy.candidate):
+        return False
+    first, second = list(bundle.runs)  # in the order given
+    if policy.baseline in (first, second):
+        policy.candidate = second if policy.baseline == first else first
+    elif policy.candidate in (first, second):
+        policy.baseline = second if policy.candidate == first else first
+    elif policy.baseline or policy.candidate:  # a name that is neither run's: said below
+        return False
+    else:
+        policy.baseline, policy.candidate = first, second
+    return True
+
+
 def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review: bool = True) -> GateResult:
     """`run_gate` on a loaded bundle: its queries (weights, tags), no-answer queries and manifest version."""
+    pair_in_order_given(bundle, policy)  # raw files with two runs: baseline then candidate, as given
     if len(bundle.runs) == 1:  # one run fills the role not named (`rankgate gate` refuses comparing rules on it)
         only = next(iter(bundle.runs))
         policy.baseline, policy.candidate = policy.baseline or only, policy.candidate or only

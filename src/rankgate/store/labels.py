@@ -77,6 +77,11 @@ def standing(rec: dict | None) -> bool:
     return rec is not None and rec.get("removed") is None
 
 
+def corrected_judgments(revs: dict[str, dict], who: str) -> list[dict]:
+    """The standing judgments of a pair by reviewers other than `who`: what `who`'s correction replaces."""
+    return [r for name, r in revs.items() if name != who and standing(r)]
+
+
 def pair_label(revs: dict[str, dict] | None, adj: dict | None) -> dict | None:
     """A pair's label from its reviewers' judgments and its adjudication (None: nothing stands).
 

@@ -72,8 +72,15 @@ def workspace_path(name: str = DEFAULT_WORKSPACE, create: bool = True) -> Path:
 
 def qrels_workspace_path(qrels: str | os.PathLike, create: bool = True) -> Path:
     """The workspace of the app opened on a qrels file (`rankgate review QRELS --runs ...` without --db):
-    named after the file's absolute path, as tui/store_backend.py opens it."""
-    return workspace_path(os.path.abspath(os.fspath(qrels)), create)
+    named after the file's resolved path (a link, or a folder reached through one, leads to the same file and
+    the same workspace), as tui/store_backend.py opens it. One named after the path as typed, by an older
+    rankgate, is still found."""
+    typed = os.path.abspath(os.fspath(qrels))
+    real = workspace_path(os.path.realpath(typed), create)
+    if real.exists() or typed == os.path.realpath(typed):
+        return real
+    old = workspace_path(typed, create=False)
+    return old if old.exists() else real
 
 
 def folder_key(folder: str | os.PathLike) -> str:

@@ -81,6 +81,17 @@ class Located:
     path: Path
     note: str = ""
     adopt_from: Path | None = None
+    from_qrels: bool = False  # adopt_from is the app's workspace of the folder's qrels file
+
+
+def qrels_workspace_for(manifest) -> Path | None:
+    """The workspace the app made for the benchmark's qrels file on its own (`rankgate review QRELS`), when
+    there is one: a folder opened for the first time takes it over (one qrels file, one workspace)."""
+    raw = paths.qrels_workspace_path(manifest.qrels, create=False)
+    summary = read_summary(raw) if raw.exists() else None
+    if not summary or summary.get("qrels") != _resolved(manifest.qrels):
+        return None
+    return raw if summary.get("folder") == str(Path(_resolved(manifest.qrels)).parent) else None
 
 
 def locate(manifest, *, create: bool) -> Located:
@@ -89,6 +100,10 @@ def locate(manifest, *, create: bool) -> Located:
     keyed = paths.benchmark_workspace_path(manifest.name, manifest.folder, create=create)
     if keyed.exists():
         return Located(keyed)
+    raw = qrels_workspace_for(manifest)
+    if raw is not None:
+        return Located(keyed, f"the workspace made for {manifest.qrels} on its own ({raw.name}) is this folder's "
+                       f"now, as {keyed.name}: one qrels file, one workspace", raw, from_qrels=True)
     folder = _resolved(manifest.folder)
     wdir = keyed.parent
     if not wdir.is_dir():
@@ -325,7 +340,9 @@ def after_open(ws, manifest) -> None:
     record = read_record(ws.path, labels=False)
     if record is not None:
         summary, _ = record
-        if summary.get("folder") != _resolved(manifest.folder):  # adopted: the folder moved
+        moved = summary.get("folder") != _resolved(manifest.folder)
+        if moved and not (isinstance(manifest, QrelsFile) and summary.get("qrels") == _resolved(manifest.qrels)):
+            # adopted: the folder moved (a benchmark's workspace opened on its qrels file alone keeps its folder)
             summary.update(folder=_resolved(manifest.folder), qrels=_resolved(manifest.qrels))
             _write_record(ws.path, summary, read_record(ws.path)[1])
         # the count on file holds for the labels as opened when the files are as it was counted at
@@ -397,6 +414,26 @@ class QrelsFile:
     guidelines: None = None
     acl: None = None
     runs: tuple = ()
+
+
+def benchmark_workspace_of(qrels: str | os.PathLike) -> Path | None:
+    """The workspace of a benchmark folder whose qrels file is `qrels` (its benchmark.toml points at it, as
+    `rankgate init` without --copy writes), found by the sync records in the workspace folder: the app opened
+    on the file itself uses it, so one qrels file has one workspace however it is opened. None: none (or
+    several folders share the file: then the file's own)."""
+    wdir = paths.workspace_dir(create=False)
+    if not wdir.is_dir():
+        return None
+    real, found = _resolved(qrels), []
+    for name in sorted(os.listdir(wdir)):
+        if not name.endswith(".json" + paths.SYNC):
+            continue
+        db = wdir / name[: -len(paths.SYNC)]
+        summary = read_summary(db)
+        if summary and summary.get("qrels") == real and summary.get("folder") != str(Path(real).parent) \
+                and os.path.isfile(os.path.join(summary.get("folder") or "", "benchmark.toml")) and db.exists():
+            found.append(db)
+    return found[0] if len(found) == 1 else None
 
 
 def follow_file(ws, qrels: str | os.PathLike, *, imported=None, own: bool) -> None:
@@ -813,19 +850,22 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
     if options.get("header") is None:  # --header / --plain choose; else the file's own way
         options["header"] = layout.header
     own = _own_comments(like) if layout.header else []
-    if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own:
+    if (layout.column, layout.sep, layout.newline) == ("0", " ", "\n") and not layout.lines and not own \
+            and not layout.order:
         return ws.export(fmt, path, **options)
     from rankgate.store.transfer.export import refuse_store_target, write_export
 
     refuse_store_target(ws, path)
     out = ws.export(fmt, None, **options)  # the text only: written below in the file's own layout
-    lines, nl = [], layout.newline
+    lines, labels, nl = [], [], layout.newline
     for line in out.text.splitlines():
-        if not line.startswith("#"):  # `query 0 document grade`: IDs hold no whitespace (the export checks)
-            q, _, d, g = line.split(" ")
-            column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
-            line = sep.join((q, column, d, g))
-        lines.append(line + nl)
+        if line.startswith("#"):
+            lines.append(line + nl)
+            continue
+        q, _, d, g = line.split(" ")  # `query 0 document grade`: IDs hold no whitespace (the export checks)
+        column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
+        labels.append(((q, d), sep.join((q, column, d, g)) + nl))
+    lines += in_file_order(labels, layout.order)
     own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
     data, out.unchanged = write_export(path, out.text.encode("utf-8"))
@@ -837,6 +877,70 @@ def export_like_qrels(ws, manifest, fmt: str, path, **options):
     """`labels export BENCH -o FILE`: TREC written with the benchmark's own iteration column (a copy of an
     outside qrels file diffs against it line by line); other formats as ws.export writes them."""
     return _write_like(ws, fmt, Path(path), Path(manifest.qrels), **options)
+
+
+REVIEWED = ".reviewed"  # a qrels file opened on its own is exported beside it as STEM.reviewed.EXT
+
+
+def reviewed_path(qrels: str | os.PathLike) -> Path:
+    """Where the labels of a qrels file opened on its own (`rankgate review QRELS --runs ...`) are exported by
+    default: `<stem>.reviewed<ext>` beside the file (`qrels.dl19-passage.txt` -> `qrels.dl19-passage.reviewed.txt`;
+    a `.gz` file's name loses its `.gz`: the export is not compressed); in the current folder when the file's
+    folder cannot be written. Never the input itself."""
+    p = Path(qrels)
+    name = p.name[:-3] if p.name.endswith(".gz") else p.name
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    out = f"{stem}{REVIEWED}{dot}{ext}"
+    folder = Path(os.path.realpath(p)).parent
+    return (p.parent / out) if os.access(folder, os.W_OK) else Path.cwd() / out
+
+
+def reviewed_format(ws, qrels: str | os.PathLike, path: str | os.PathLike) -> tuple[str, list[str]]:
+    """The export format of a qrels file opened on its own: the file's own (TREC stays TREC, JSON stays
+    JSON) when `path` has the file's extension; else what `path`'s name says (.jsonl, .json, .trec/.txt)."""
+    from rankgate.core.formats.sniff import detect_format
+
+    same = Path(str(path)).suffix == Path(str(qrels)[:-3] if str(qrels).endswith(".gz") else str(qrels)).suffix
+    if same:
+        try:
+            return _own_format(ws, Path(qrels), None)
+        except InputError:  # gzip or BEIR: not written back as such
+            kind = detect_format(str(qrels))
+            return ("jsonl" if kind == "jsonl" else "trec"), []
+    suffix = Path(str(path)).suffix.lower()
+    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json-graded"}.get(suffix, "trec"), []
+
+
+def raw_qrels_of(ws) -> Path | None:
+    """The qrels file a workspace of no benchmark folder follows (the app's workspace of a qrels file, or a
+    --db store the app opened on one): its sync record names it. None: a benchmark's workspace, or none."""
+    if ws._meta.get("benchmark"):
+        return None
+    summary = read_summary(ws.path)
+    qrels = summary.get("qrels") if summary else None
+    return Path(qrels) if isinstance(qrels, str) and os.path.isfile(qrels) else None
+
+
+def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None = None, fmt: str | None = None,
+                    **options):
+    """The workspace's labels for a qrels file opened on its own, written to `path` (default `reviewed_path`)
+    in the file's own format and layout: its line order, iteration column (`Q0` stays `Q0`), separator and
+    line ending, so `diff QRELS EXPORT` shows the changed lines only; a new label is written with its query,
+    after that query's other labels (a new query: at the end). The input is never replaced (refused, nothing
+    written). The queries' notes go to a sidecar (`write_query_notes`). Returns (Export, path, notes path)."""
+    from rankgate.store.transfer.export import write_query_notes
+
+    qrels = Path(qrels)
+    target = Path(path).expanduser() if path is not None else reviewed_path(qrels)
+    if os.path.realpath(target) == os.path.realpath(qrels):
+        raise InputError(str(target), f"is the input qrels file, which an export never replaces; nothing was "
+                         f"written (the default is {reviewed_path(qrels).name}, beside it)")
+    fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
+    out = _write_like(ws, fmt, target, qrels, **options)
+    out.notes[:0] = notes
+    if fmt == "trec" and not options.get("version") and not options.get("judged_by"):  # (others: ws.export)
+        record_export(ws, workspace_grades(ws), target)
+    return out, target, write_query_notes(ws, target)
 
 
 # the `# key:` lines an export writes (store/transfer/export.py _header): any other comment is the user's
@@ -861,12 +965,28 @@ def _own_comments(path: str | os.PathLike) -> list[str]:
     return own
 
 
+def in_file_order(labels: list, order: dict) -> list[str]:
+    """The export's lines [((query, doc), line)] in the file's own line order (`order`: each pair's line
+    number there): a label the file lacks goes right after its query's last line in the file (in the order
+    the export has them), a query the file lacks at the end."""
+    if not order:
+        return [line for _, line in labels]
+    last: dict[str, int] = {}
+    for (q, _), at in order.items():
+        last[q] = max(last.get(q, -1), at)
+    end = len(order)
+    keyed = [(order[pair] if pair in order else last.get(pair[0], end) + 0.5, i, line)
+             for i, (pair, line) in enumerate(labels)]
+    return [line for _, _, line in sorted(keyed)]
+
+
 class TrecLayout(NamedTuple):
     column: str  # the iteration column most judgment lines have ("Q0"), else "0"
     sep: str  # " " or "\t", the one most lines have
     header: bool  # the file has `#` lines: an export writes its header
     newline: str = "\n"  # "\r\n" when most lines end so
     lines: dict = {}  # {(query, doc): (column, separator)} of the lines that differ from the two above
+    order: dict = {}  # {(query, doc): its line's position among the judgment lines} (a diff keeps the order)
 
 
 def trec_layout(path: str | os.PathLike) -> TrecLayout:
@@ -875,7 +995,7 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
     has a header. An unreadable file: what an export writes ("0", " ", "\n")."""
     from collections import Counter
 
-    kinds, endings, comments, per_line = Counter(), Counter(), False, {}
+    kinds, endings, comments, per_line, order = Counter(), Counter(), False, {}, {}
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             for line in f:
@@ -892,13 +1012,14 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
                 kind = (column, "\t" if line.rstrip("\r\n").count("\t") == 3 else " ")
                 kinds[kind] += 1
                 per_line[(parts[0], parts[2])] = kind
+                order.setdefault((parts[0], parts[2]), len(order))
     except OSError:
         return TrecLayout("0", " ", False)
     header = comments  # a missing or empty file gets plain qrels, as any TREC export (trec_eval reads them)
     column, sep = kinds.most_common(1)[0][0] if kinds else ("0", " ")
     newline = "\r\n" if endings["\r\n"] > endings["\n"] else "\n"
     lines = {key: kind for key, kind in per_line.items() if kind != (column, sep)} if len(kinds) > 1 else {}
-    return TrecLayout(column, sep, header, newline, lines)
+    return TrecLayout(column, sep, header, newline, lines, order)
 
 
 @dataclass

@@ -44,9 +44,11 @@ from rankgate.store.labels import (
     pair_label,
     pair_view,
     standing,
+    corrected_judgments,
 )
 from rankgate.store.records import (
     REVIEW_KINDS,
+    credit,
     fold_amended,
     Diff,
     Disagreement,
@@ -172,13 +174,16 @@ class Workspace(DurableIndex):
         if readonly and not db.exists():
             raise InputError(str(db), f"no workspace yet for benchmark {manifest.name!r}; open it for writing once "
                              "(e.g. `rankgate labels import -b FOLDER`) to import its labels")
+        from_qrels = located.from_qrels and located.adopt_from is not None
         if not readonly:
             sync.adopt(located)
         ws = cls.open(db, readonly=readonly, reviewer=reviewer, fold_every=fold_every, blind=blind)
         ws.located = located.note
         ws.manifest = manifest
         try:
-            if not readonly and not ws._meta.get("benchmark"):
+            if from_qrels and not readonly and not ws._meta.get("benchmark"):  # its labels and sync record stay
+                imports.adopt_qrels_workspace(ws, manifest)
+            elif not readonly and not ws._meta.get("benchmark"):
                 empty = ws._next_event == 1 and not ws._pending  # no event yet: a new store
                 ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict, fold=fold_import)
                 if empty:
@@ -489,9 +494,14 @@ class Workspace(DurableIndex):
     def set_judgment(self, qid: str, doc: str, grade: int, reason: str | None = None,
                      collection_version: str | None = None, reviewer: str | None = None, *, why: str = "",
                      create_query: bool = False, cause: str = "", undoes: int | None = None,
-                     amends: int | None = None, ids_from_file: bool = False,
+                     amends: int | None = None, ids_from_file: bool = False, corrects: bool = False,
                      text_hash: str | None = None) -> Event | None:
         """Set the reviewer's judgment of a pair (new, regrade, or a new reason). None when nothing changed.
+
+        `corrects`: the other reviewers' judgments of the pair were wrong and this one replaces them: they are
+        removed in the same edit (one `remove` event each, "corrected by NAME"; history keeps them), so the
+        pair holds this judgment alone and no disagreement is counted (`labels set --correct`; the review
+        app's "correct theirs"). Without it, theirs stay beside this one (a disagreement until adjudicated).
 
         A pair holds one judgment per reviewer: this sets `reviewer`'s (default:
         the workspace's reviewer) and leaves other reviewers' judgments alone;
@@ -543,8 +553,12 @@ class Workspace(DurableIndex):
             if text_hash is None or not isinstance(text_hash, str):
                 text_hash = live.get("text_hash", "") if live else ""
             rehashed = bool(live) and text_hash != live.get("text_hash", "")
+            theirs = corrected_judgments(self._labels.get(qid, {}).get(doc, {}), who) if corrects else []
+            if theirs:
+                self._no_peeking("a correction of other reviewers' judgments")
             if live and live["grade"] == grade and live["reason"] == reason \
-                    and live["collection_version"] == collection_version and not flagged and not rehashed:
+                    and live["collection_version"] == collection_version and not flagged and not rehashed \
+                    and not theirs:
                 return None
             kind = "set" if live is None else "regrade" if live["grade"] != grade else \
                 "reason" if (live["reason"], live["collection_version"]) != (reason, collection_version) else "confirm"
@@ -556,6 +570,13 @@ class Workspace(DurableIndex):
                 new["unsure"] = live["unsure"]
             if text_hash:
                 new["text_hash"] = text_hash
+            for rec in theirs:  # removed first, in the same edit: the pair's label is this judgment at once
+                ops.append(["review", dict(rec, updated=now, removed=now)])
+                events.append(dict(self._event("remove", qid, doc, label_state(rec), None, who, now,
+                                               f"corrected by {who}" + (f": {why}" if why else ""), len(events),
+                                               scope="reviewer"), **caused))
+            if theirs:
+                why = f"corrects {', '.join(credit(r['reviewer']) for r in theirs)}" + (f": {why}" if why else "")
             ops.append(["review", new])
             if amends is not None:
                 if isinstance(amends, bool) or not isinstance(amends, int) or not 1 <= amends < self._next_event:
@@ -565,6 +586,31 @@ class Workspace(DurableIndex):
                                            scope="reviewer"), **caused))
             self._commit(ops, events)
             return Event.of(events[-1])
+
+    def restore_corrected(self, qid: str, doc: str, event: int, *, cause: str = "undo",
+                          undoes: int | None = None) -> list[Event]:
+        """Put back the judgments a correction (`set_judgment(corrects=True)`, its event `event`) removed, as
+        they were (an undo of the correction; history says so). [] when it removed none, or they stand."""
+        with self._mutex:
+            self._check_writable()
+            caused = self._cause(cause, undoes)
+            who, now = self._stamp(None)
+            revs = self._labels.get(qid, {}).get(doc, {})
+            removed = [e for e in self._load_history() if e.get("kind") == "remove" and e.get("query") == qid
+                       and e.get("doc") == doc and str(e.get("why", "")).startswith("corrected by ")
+                       and event - len(revs) <= e["id"] < event]
+            ops, events = [], []
+            for e in removed:
+                rec = revs.get(e["before"]["reviewer"])
+                if rec is None or standing(rec):
+                    continue
+                back = dict(rec, updated=now, removed=None)
+                ops.append(["review", back])
+                events.append(dict(self._event("set", qid, doc, None, label_state(back), who, now,
+                                               "correction undone", len(events), scope="reviewer"), **caused))
+            if ops:
+                self._commit(ops, events)
+            return [Event.of(e) for e in events]
 
     def remove_judgment(self, qid: str, doc: str, *, why: str = "", reviewer: str | None = None,
                         of_reviewer: str | None = None, cause: str = "", undoes: int | None = None) -> Event:

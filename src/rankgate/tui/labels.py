@@ -159,6 +159,7 @@ class Edit:
     event: int | None = None  # the store's event of the edit (or of its redo)
     undo_event: int | None = None  # the store's event of its last undo
     open: bool = False  # a grade whose reason is still being typed: the reason joins this edit
+    corrected_at: int | None = None  # it corrected other reviewers' judgments (removed by this event)
 
 
 def _same(a: Label | None, b: Label | None) -> bool:
@@ -234,14 +235,19 @@ class LabelBook:
         return edit
 
     def set(self, qid: str, doc: str, grade: int, reason: str | None = None, collection_version: str | None = None,
-            *, what: str | None = None, merge: bool = False, open: bool = False) -> Label:
+            *, what: str | None = None, merge: bool = False, open: bool = False, corrects: bool = False) -> Label:
         """Write the reviewer's grade (reason / collection version None keep the stored ones) to the store, now.
-        `merge`: a reason typed after a grade joins that grade's edit (one undo step). `open`: a reason may follow."""
+        `merge`: a reason typed after a grade joins that grade's edit (one undo step). `open`: a reason may follow.
+        `corrects`: the other reviewers' judgments of the pair go (history keeps them): this one replaces them."""
         top = self.done[-1] if self.done else None
         amends = top.event if merge and top is not None and top.open and (top.qid, top.doc) == (qid, doc) else None
+        correcting = corrects and self.others(qid, doc) is not None
+        extra = {"corrects": True} if correcting else {}
         edit = self._edit(what or f"grade {grade}", qid, doc,
-                          lambda: self.backend.set(qid, doc, int(grade), reason, collection_version, amends=amends),
-                          merge)
+                          lambda: self.backend.set(qid, doc, int(grade), reason, collection_version, amends=amends,
+                                                   **extra), merge)
+        if correcting and edit.corrected_at is None:
+            edit.corrected_at, edit.what = edit.event, f"{edit.what} (correcting theirs)"
         edit.open = open and edit is (self.done[-1] if self.done else None)
         return self.labels(qid)[doc]
 
@@ -286,8 +292,10 @@ class LabelBook:
 
     # ---- undo and redo -------------------------------------------------------------------------------
 
-    def _restore(self, qid: str, doc: str, target: Label | None, cause: str, undoes: int | None) -> int | None:
-        """Make the reviewer's judgment `target` again (None: no judgment), written as `cause`."""
+    def _restore(self, qid: str, doc: str, target: Label | None, cause: str, undoes: int | None,
+                 corrects: bool = False) -> int | None:
+        """Make the reviewer's judgment `target` again (None: no judgment), written as `cause` (`corrects`: a
+        correction's redo removes the others' judgments again)."""
         current = self.mine(qid, doc)
         self._cache.pop(qid, None)
         event = None
@@ -298,7 +306,7 @@ class LabelBook:
             if current is None or (current.grade, current.reason, current.collection_version) != \
                     (target.grade, target.reason, target.collection_version):
                 event = self.backend.set(qid, doc, target.grade, target.reason, target.collection_version,
-                                         cause=cause, undoes=undoes)
+                                         cause=cause, undoes=undoes, **({"corrects": True} if corrects else {}))
             if (current.unsure if current else "") != target.unsure:
                 e = self.backend.mark_unsure(qid, doc, target.unsure) if target.unsure else \
                     self.backend.clear_unsure(qid, doc)
@@ -313,6 +321,9 @@ class LabelBook:
             return None
         edit = self.done[-1]
         edit.undo_event = self._restore(edit.qid, edit.doc, edit.before, "undo", edit.event)
+        if edit.corrected_at is not None:  # theirs back, as they were
+            self.backend.restore_corrected(edit.qid, edit.doc, edit.corrected_at, undoes=edit.event)
+            self._cache.pop(edit.qid, None)
         self.done.pop()
         edit.open = False
         self.undone.append(edit)
@@ -322,7 +333,10 @@ class LabelBook:
         if not self.undone:
             return None
         edit = self.undone[-1]
-        edit.event = self._restore(edit.qid, edit.doc, edit.after, "redo", edit.undo_event)
+        edit.event = self._restore(edit.qid, edit.doc, edit.after, "redo", edit.undo_event,
+                                   corrects=edit.corrected_at is not None)
+        if edit.corrected_at is not None:
+            edit.corrected_at = edit.event
         self.undone.pop()
         self.done.append(edit)
         return edit
@@ -375,8 +389,12 @@ class LabelBook:
         self.backend.adjudicate(qid, doc, int(grade), reason)
         return self.labels(qid)[doc]
 
-    def export(self, path: str | Path, fmt: str = "jsonl") -> Exported:
-        done = self.backend.export(Path(path), fmt)
+    def export(self, path: str | Path, fmt: str = "jsonl", *, like: str | None = None) -> Exported:
+        """Write the labels to `path`. `like`: the qrels file the app was opened on (raw files): the export
+        keeps its format and layout, never replaces it, and takes the queries' notes along (store.sync
+        export_reviewed); a backend with no store writes `fmt`."""
+        reviewed = getattr(self.backend, "export_reviewed", None)
+        done = reviewed(like, Path(path)) if like and reviewed else self.backend.export(Path(path), fmt)
         self._exported = {pair: self.mine(*pair) for pair in self._session}  # what `unexported` counts from
         return done
 

@@ -45,11 +45,23 @@ class Disagreement:
         return f"suggested {self.suggested} by {self.judge or 'a judge'}, label {self.label}"
 
 
-def empty_order_note(order: str) -> str:
+def suggest_command(model, flags: str = "") -> str:
+    """`rankgate labels suggest FOLDER ...` as it works on this workspace: the benchmark folder's, named;
+    labels suggest reads a judge from a benchmark folder, so raw files (no folder) are told how to make one."""
+    from shlex import quote
+
+    ws = getattr(getattr(getattr(model, "labels", None), "backend", None), "ws", None)
+    manifest = getattr(ws, "manifest", None)
+    if manifest is not None and getattr(manifest, "path", None) is not None:  # (a qrels file's has no toml)
+        return f"rankgate labels suggest {quote(str(manifest.folder))}{flags}"
+    return f"`rankgate init` makes a benchmark folder of these files, then rankgate labels suggest FOLDER{flags}"
+
+
+def empty_order_note(order: str, model=None) -> str:
     """What `u` says when the order has nothing left."""
     if order == "disagreement":
-        return ("no judged pair where a judge's suggestion and the label disagree (rankgate labels suggest "
-                "BENCH --judged asks the judge about judged pairs)")
+        return ("no judged pair where a judge's suggestion and the label disagree (" +
+                suggest_command(model, " --judged") + " asks the judge about judged pairs)")
     return "the review queue is empty: every document in a top k is judged"
 
 
@@ -60,7 +72,7 @@ def order_note(order: str, model, book) -> str:
     if order == "decisive":
         return words
     if not latest:
-        return words + "; no suggestions yet (S asks the judge about this query; rankgate labels suggest BENCH)"
+        return words + f"; no suggestions yet (S asks the judge about this query; {suggest_command(model)})"
     if order == "suggested":
         level = model.policy.checks.rel_level
         n = sum(1 for (q, d), s in latest.items() if s.grade >= level and d not in model.labels.grades(q))

@@ -75,14 +75,17 @@ class StoreBackend(Backend):
             ws = Workspace.open_benchmark(manifest, reviewer=reviewer, path=inputs.db, blind=blind, readonly=readonly,
                                           fold_import=False)  # folded after the first frame (fold_import)
         else:
-            db = inputs.db or (paths.workspace_path(os.path.abspath(qrels_path)) if qrels_path else None)
+            db = inputs.db or (paths.qrels_workspace_path(qrels_path) if qrels_path else None)
+            if not inputs.db and qrels_path and not db.exists():  # a benchmark folder's file: one workspace
+                db = sync.benchmark_workspace_of(qrels_path) or db
             ws = Workspace.open(db, reviewer=reviewer, blind=blind, readonly=readonly)
             try:
                 imported = None
                 if qrels_path and not readonly and len(ws) == 0 and not ws.queries():
                     imported = ws.import_files([qrels_path], why=f"{sync.FIRST_REVIEW}{qrels_path}")
                 if qrels_path:  # the file changed since: offered on open, as a benchmark folder's (screens/sync.py)
-                    sync.follow_file(ws, qrels_path, imported=imported, own=inputs.db is None)
+                    own = inputs.db is None and not ws._meta.get("benchmark")
+                    sync.follow_file(ws, qrels_path, imported=imported, own=own)
             except BaseException:
                 ws.close()
                 raise
@@ -105,15 +108,22 @@ class StoreBackend(Backend):
                              "press ctrl+r to open them for writing")
 
     def set(self, qid: str, doc: str, grade: int, reason: str | None, collection_version: str | None = None, *,
-            cause: str | None = None, undoes: int | None = None, amends: int | None = None) -> int | None:
+            cause: str | None = None, undoes: int | None = None, amends: int | None = None,
+            corrects: bool = False) -> int | None:
         self._writable()
         # the app's IDs come from its files (a typed one is checked by the add form, screens/label_form.py)
         with self.ws.turn():
             event = self.ws.set_judgment(qid, doc, grade, reason=reason, collection_version=collection_version,
                                          create_query=True, why="rankgate review", cause=cause or "",
                                          undoes=undoes, amends=amends, ids_from_file=True,
-                                         text_hash=self.text_hashes.get(doc))
+                                         text_hash=self.text_hashes.get(doc), corrects=corrects)
         return getattr(event, "id", None)
+
+    def restore_corrected(self, qid: str, doc: str, event: int, *, undoes: int | None = None) -> None:
+        """The judgments a correction (its event `event`) removed, back (its undo)."""
+        self._writable()
+        with self.ws.turn():
+            self.ws.restore_corrected(qid, doc, event, undoes=undoes)
 
     def remove(self, qid: str, doc: str, *, cause: str | None = None, undoes: int | None = None) -> int | None:
         """The reviewer's own judgment only (another reviewer's judgment is never touched)."""
@@ -177,6 +187,12 @@ class StoreBackend(Backend):
     def export(self, path: Path, fmt: str) -> Exported:
         result = self.ws.export(EXPORT_FORMATS.get(fmt, fmt), path)
         return Exported(Path(path).resolve(), result.labels, result.format, list(result.notes))
+
+    def export_reviewed(self, qrels: str, path: Path) -> Exported:
+        """The labels of the qrels file the app was opened on, in that file's format and layout (store/sync.py)."""
+        result, target, notes = sync.export_reviewed(self.ws, qrels, path)
+        extra = [f"query notes in {notes}"] if notes is not None else []
+        return Exported(Path(target).resolve(), result.labels, result.format, list(result.notes) + extra)
 
     def to_qrels(self, catalog: Catalog) -> Qrels:
         return self.ws.to_qrels(catalog)

@@ -87,7 +87,9 @@ def accept(screen) -> None:
     qid, doc = screen.qid, screen.doc
     s = suggestion_of(screen)
     if s is None:
-        screen.notify("no suggested grade for this document (rankgate labels suggest BENCH asks a judge)",
+        from rankgate.tui.queue_order import suggest_command
+
+        screen.notify(f"no suggested grade for this document ({suggest_command(screen.model)} asks a judge)",
                       severity="warning", markup=False)
         return
     reason = f"accepted {s.judge or 'the judge'}'s suggestion" + (f": {s.reason}" if s.reason else "")

@@ -202,6 +202,30 @@ def _store_of(path: str | os.PathLike) -> str | None:
     return None
 
 
+NOTES_SUFFIX = ".notes.jsonl"
+
+
+def notes_path(export_path: str | os.PathLike) -> Path:
+    """The sidecar of an export that holds the queries' notes: `labels.reviewed.txt` -> `labels.reviewed.notes.jsonl`."""
+    p = Path(export_path)
+    stem = p.name.rpartition(".")[0] if "." in p.name.lstrip(".") else p.name
+    return p.with_name(stem + NOTES_SUFFIX)
+
+
+def write_query_notes(ws, export_path: str | os.PathLike) -> Path | None:
+    """The notes typed for queries (in the app, `n`), beside an export: a queries file in JSONL, one query a line
+    (`{"id", "text", "notes"}`), which `--queries` and `labels import --queries` read back. Only queries with
+    notes; none: nothing written (an earlier sidecar stays). Returns its path, or None."""
+    rows = [{"id": q.id, "text": q.text, "notes": q.notes} for q in ws.queries() if q.notes.strip()]
+    if not rows:
+        return None
+    target = notes_path(export_path)
+    refuse_store_target(ws, target)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    write_export(target, text.encode("utf-8", "surrogatepass"))
+    return target
+
+
 def export_time() -> str:
     """Now, in whole seconds UTC; SOURCE_DATE_EPOCH fixes it for reproducible exports."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
@@ -217,8 +241,12 @@ def _reach(ws) -> str:
     for the app's workspace of a qrels file, whose name the user never typed)."""
     from shlex import quote
 
+    from rankgate.store.sync import QrelsFile
+
     manifest = getattr(ws, "manifest", None)
-    return f"-b {quote(str(manifest.folder))}" if manifest is not None else f"--db {quote(str(ws.path))}"
+    if manifest is None or isinstance(manifest, QrelsFile):  # a qrels file's workspace has no folder to name
+        return f"--db {quote(str(ws.path))}"
+    return f"-b {quote(str(manifest.folder))}"
 
 
 def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None, all_reviewers: bool,

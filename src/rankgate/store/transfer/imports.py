@@ -95,6 +95,23 @@ def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = Tr
     return report
 
 
+def adopt_qrels_workspace(ws, manifest) -> ImportReport:
+    """A benchmark folder's first open takes over the workspace the app made for its qrels file (`rankgate
+    review QRELS` before the folder existed): its labels stay as they are (the file's and the edits made
+    since; nothing is imported again over them), the folder's queries file and collection version come in,
+    and the workspace is the folder's from now on."""
+    from rankgate.core.formats.corpus import read_queries
+
+    query_list = [(str(manifest.queries), read_queries(manifest.queries))] if manifest.queries else []
+    meta = {"benchmark": {"name": manifest.name, "folder": str(Path(manifest.folder).resolve()),
+                          "qrels": str(Path(manifest.qrels).resolve()), "imported": ws._clock()},
+            "collection_version": manifest.collection_version or ws.collection_version}
+    return _import(ws, [], query_list, files=[q for q, _ in query_list], on_conflict="keep",
+                   collection_version=manifest.collection_version or None, reviewer=None,
+                   why=f"benchmark {manifest.name} takes over the workspace of {manifest.qrels}", dry_run=False,
+                   meta=meta, no_answer=manifest.no_answer)
+
+
 def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conflict: str,
             collection_version: str | None, reviewer: str | None, why: str | None, dry_run: bool,
             meta: dict | None = None, no_answer: Iterable[str] = (), fold: bool = True,

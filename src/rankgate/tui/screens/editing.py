@@ -12,6 +12,7 @@ from textual import events
 from textual.widgets import Input
 
 from rankgate.core.text import visible
+from rankgate.store.records import credit
 from rankgate.tui.labels import Refused
 from rankgate.tui.messages import LabelsEdited
 from rankgate.tui.safe import excerpt, literal
@@ -139,8 +140,16 @@ class EditingActions:
         what = None  # the undo step's name: "grade 2" unless only the reason changed (`r`)
         if reason is not None and mine is not None and mine.grade == grade and reason != mine.reason:
             what = f'reason "{excerpt(reason, 30)}"' if reason else "reason (emptied)"
+        corrects = (qid, doc) in self._correcting()  # "correct theirs" was chosen for this pair (`_whose`)
         return self._write(qid, doc, lambda: book.set(qid, doc, grade, reason, version, what=what, merge=merge,
-                                                      open=open))
+                                                      open=open, corrects=corrects))
+
+    def _correcting(self) -> set:
+        """The pairs whose other reviewers' judgments the reviewer chose to correct (`_whose`)."""
+        pairs = getattr(self, "_correct_pairs", None)
+        if pairs is None:
+            pairs = self._correct_pairs = set()
+        return pairs
 
     def _fold_when_idle(self) -> None:
         """The store folds its journal into its snapshot every thousand edits, on the edit that reaches it
@@ -181,15 +190,29 @@ class EditingActions:
             return False
         return True
 
+    # The answers to "whose judgment is this edit?" (`_whose`); the `-session` ones are not asked again.
+    # One line each at 80 columns.
+    WHOSE = {"correct": "Correct theirs: yours replaces it, no disagreement",
+             "correct-session": "Correct theirs, and every label of theirs this session",
+             "mine": "Add mine beside theirs: a disagreement, adjudicated later",
+             "mine-session": "Add mine beside theirs, for every label this session"}
+
     def _whose(self, what: str, then, adjudicate=None) -> None:
-        """Editing a label only other reviewers judged is explicit: add my own judgment, adjudicate (when
-        they disagree and `adjudicate` is given), or cancel. Otherwise `then()` at once."""
+        """Editing a label only other reviewers judged is explicit: correct theirs (the store removes theirs in
+        the same edit, history keeps it: no disagreement), add mine beside theirs (a disagreement until
+        adjudicated), adjudicate (when they disagree and `adjudicate` is given), or cancel; the first two can
+        hold for the rest of the session (`whose_for_session`: not asked again). Text typed ahead of the
+        question (a reason) goes to what opens after the answer. Otherwise `then()` at once."""
         qid, doc = self.qid, self.doc
         other = self.model.labels.others(qid, doc) if self.ask_whose else None
         if other is None:
             then()
             return
-        who = ", ".join(other.reviewers or (other.reviewer,))
+        session = getattr(self, "whose_for_session", None)
+        if session is not None:
+            self._answer_whose(session, qid, doc, then, adjudicate, [])
+            return
+        who = ", ".join(credit(r) for r in (other.reviewers or (other.reviewer,)))
         title = Text(end="")
         title.append_text(literal(f"{doc}", style="bold cyan"))
         title.append(" is ", style="bold")
@@ -202,18 +225,49 @@ class EditingActions:
         body.append("\n")
         body.append_text(literal(f"You ({self.model.labels.reviewer}) have not judged it. How should {what} be "
                                  "recorded?"))
-        options = [("mine", "Add my own judgment (theirs stays)")]
+        options = list(self.WHOSE.items())
+        if who.startswith("file "):  # a qrels file's labels: the session's answer in the file's words
+            options[1] = ("correct-session", "Correct the file's labels, all of them, this session")
         if adjudicate is not None and other.disputed:
             options.append(("adjudicate", "Adjudicate: record the final grade, with a reason"))
         options.append(("cancel", "Cancel"))
+        choice = Choice(title, body, options, keep_text=True)
 
         def chosen(answer: str | None) -> None:
-            if answer == "mine":
-                then()
-            elif answer == "adjudicate":
-                adjudicate()
+            self._answer_whose(answer, qid, doc, then, adjudicate, choice.kept)
 
-        self.app.push_screen(Choice(title, body, options), chosen)
+        self.app.push_screen(choice, chosen)
+
+    def _answer_whose(self, answer: str | None, qid: str, doc: str, then, adjudicate, kept: list) -> None:
+        if answer is None:
+            return
+        if answer.endswith("-session"):
+            answer = self.whose_for_session = answer[: -len("-session")]
+            self.notify(f"{'correcting' if answer == 'correct' else 'adding yours beside'} other reviewers' labels "
+                        "for the rest of this session", timeout=4)
+        if answer == "adjudicate":
+            adjudicate()
+            return
+        if answer == "correct":
+            self._correcting().add((qid, doc))
+        then()
+        self._hand_over(qid, doc, kept)
+
+    def _hand_over(self, qid: str, doc: str, kept: list) -> None:
+        """Text typed ahead of the whose-question, to what opened after it: the reason bar (opened for the
+        label when nothing else did), or a prompt."""
+        if not kept:
+            return
+        top, bar = self.app.screen, self._bar()
+        if top is self and not bar.is_open:
+            mine = self.model.labels.mine(qid, doc)
+            if mine is None:
+                return
+            bar.ask(qid, doc, mine.grade, mine.reason, return_to=self.focused)
+        target = bar if top is self else top
+        for event in kept:
+            if hasattr(target, "take_key"):
+                target.take_key(event)
 
     def action_grade(self, grade: int) -> None:
         if self._negative_until and grade >= 0:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -30,8 +32,9 @@ class ExportDialog(EarlyKeys, ModalScreen[str | None]):
             if self.folder is not None:
                 yield Static(Text(f"a file name (no folder) in the server's export folder {visible(self.folder)}",
                                   style="dim"))
-            yield Static(Text("JSON lines keep grade, reason, version and reviewer; .trec or .txt writes TREC "
-                              "qrels. Enter writes · Escape cancels", style="dim"))
+            yield Static(Text("The name's extension chooses the format: the qrels file's own keeps its lines "
+                              "(a diff shows the changes); .jsonl keeps reasons and reviewers. Enter writes · "
+                              "Escape cancels", style="dim"))
 
     def on_mount(self) -> None:
         self.set_focus(self.query_one(Input))
@@ -43,3 +46,84 @@ class ExportDialog(EarlyKeys, ModalScreen[str | None]):
         value = event.value.strip()
         if value:
             self.dismiss(value)
+
+
+def raw_qrels(screen) -> str | None:
+    """The qrels file the app was opened on when it is no benchmark folder's (`rankgate review QRELS --runs
+    ...`): what an export follows (its format and layout) and never replaces. None otherwise."""
+    import os
+
+    state = getattr(screen.app, "sync", None)
+    if state is not None:
+        return str(state.manifest.qrels) if state.raw else None
+    loaded = getattr(screen, "loaded", None)
+    if loaded is not None and loaded.manifest is not None:
+        return None
+    path = getattr(screen.model, "labels_file", "")
+    return path if path and os.path.isfile(path) else None
+
+
+def export_folder(screen) -> str | None:
+    """A browser session's export folder (tui/serve.py): its exports are plain names written there only."""
+    return getattr(getattr(screen.app, "inputs", None), "export_dir", None)
+
+
+def default_export_path(screen) -> str:
+    """A benchmark folder: its own qrels file (a copy in the folder when that file is outside it: never
+    replaced from the app). Raw files: `<stem>.reviewed<ext>` beside the qrels file (store.sync.reviewed_path).
+    Labels with no qrels file: `<name>-reviewed-qrels.jsonl` in the current folder. A browser session: a name
+    in the server's export folder."""
+    from rankgate.store.sync import reviewed_path
+
+    if export_folder(screen) is not None:
+        from rankgate.tui.serve import export_name
+
+        return export_name(screen.model.name, screen.model.labels.reviewer)
+    state = getattr(screen.app, "sync", None)
+    if state is not None and not state.raw:
+        return str(state.copy_path or state.manifest.qrels)
+    qrels = raw_qrels(screen)
+    if qrels is not None:
+        return str(reviewed_path(qrels))
+    name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in screen.model.name) or "labels"
+    return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
+
+
+def export_to(screen, path: str):
+    """Write the reviewed labels (ReviewScreen.export_to); returns what was written (tui.labels.Exported) or
+    None, having said why in a notice."""
+    from rankgate.tui.labels import Exported
+
+    folder = export_folder(screen)
+    if folder is not None:  # a browser session: a plain file name in the server's export folder, nothing else
+        from rankgate.core.errors import InputError
+        from rankgate.tui.serve import export_target
+
+        try:
+            path = str(export_target(folder, path))
+        except InputError as e:
+            screen.notify(f"export refused: {e.what}", severity="error", markup=False, timeout=10)
+            return None
+    fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
+    state = getattr(screen.app, "sync", None)
+    target = Path(path).expanduser().resolve()
+    try:
+        if state is not None and not state.raw and target == Path(state.manifest.qrels).resolve():
+            out = state.export()  # back to the folder's qrels file, in its own format, for `rankgate gate`
+            done = Exported(Path(state.manifest.qrels).resolve(), out.labels, out.format, list(out.notes))
+            screen.refresh_top()
+        elif state is not None and state.copy_path is not None and not state.raw and \
+                target == state.copy_path.resolve():
+            out, copy = state.export_copy()  # in the outside file's own format
+            done = Exported(copy.resolve(), out.labels, out.format, list(out.notes) + [
+                f"a copy: `rankgate gate` reads {state.manifest.qrels} until benchmark.toml names {copy.name}"])
+        else:  # raw files: the qrels file's own format and layout, never the file itself
+            done = screen.model.labels.export(Path(path).expanduser(), fmt, like=raw_qrels(screen))
+    except Exception as e:
+        screen.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
+        return None
+    screen.exported_to = done.path
+    note = "".join(f"\nnote: {n}" for n in done.notes)
+    screen.notify(f"wrote {done.labels} label{'' if done.labels == 1 else 's'} "
+                  f"({done.format}) to {done.path}{note}", title="exported", markup=False, timeout=10)
+    return done

@@ -150,14 +150,34 @@ class TextPrompt(EarlyKeys, ModalScreen[str | None]):
         self.dismiss(value)
 
 
-class Choice(ModalScreen[str | None]):
-    """A question with a few answers (an OptionList; Enter picks, Escape is "cancel")."""
+class Choice(EarlyKeys, ModalScreen[str | None]):
+    """A question with a few answers (an OptionList; Enter picks, Escape is "cancel"). Keys typed in one burst
+    with the key that asked it: arrows and Enter answer it, Escape cancels, and text (a reason typed ahead)
+    is kept in `kept` for what opens after the answer (`keep_text`), never run as the screen's keys."""
 
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, title: Text, body: Text, options: list[tuple[str, str]]) -> None:
+    def __init__(self, title: Text, body: Text, options: list[tuple[str, str]], *, keep_text: bool = False) -> None:
         super().__init__()
         self.title_text, self.body, self.options = title, body, options
+        self.keep_text = keep_text
+        self.kept: list[events.Key] = []
+        self._wait_for_keys()
+
+    def early_key(self, event: events.Key) -> bool:
+        ol = self.query_one(OptionList)
+        if event.key == "escape":
+            self.dismiss(None)
+        elif event.key == "enter" and self.kept:  # typed after a reason: the reason's Enter, not an answer
+            self.kept.append(event)
+        elif event.key == "enter" and ol.highlighted is not None:
+            key = self.options[ol.highlighted][0]
+            self.dismiss(None if key == "cancel" else key)
+        elif event.key in ("up", "down"):
+            getattr(ol, f"action_cursor_{event.key}")()
+        elif self.keep_text and (event.is_printable or event.key == "backspace"):
+            self.kept.append(event)
+        return True  # any other key typed ahead is the question's: it does not act on the screen below
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -170,6 +190,7 @@ class Choice(ModalScreen[str | None]):
         ol = self.query_one(OptionList)
         ol.highlighted = 0
         ol.focus()
+        self._keys_ready()
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:

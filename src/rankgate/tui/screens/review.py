@@ -21,7 +21,6 @@ from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
-from rankgate.tui.labels import Exported
 from rankgate.tui.loader import NO_RUNS, Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
@@ -29,6 +28,7 @@ from rankgate.tui.safe import excerpt, id_excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
 from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
+from rankgate.tui.screens import export
 from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
 from rankgate.tui.screens.history import HistoryScreen
@@ -571,7 +571,7 @@ class ReviewScreen(EditingActions, Screen):
             self.notify(f"review queue unavailable: {e}", severity="error", markup=False, timeout=8)
             return
         if item is None:
-            self.notify(empty_order_note(self.queue_order.order))
+            self.notify(empty_order_note(self.queue_order.order, self.model))
             return
         self.go_to(item.query, item.doc, item.ranks)
         if item.doc != self.doc and self.qid == item.query:  # judged, outside the rankings' top: show it anyway
@@ -739,16 +739,7 @@ class ReviewScreen(EditingActions, Screen):
     # ---- the rest --------------------------------------------------------------------------------------------------
 
     def default_export_path(self) -> str:
-        folder = getattr(getattr(self.app, "inputs", None), "export_dir", None)
-        if folder is not None:  # a browser session: a name in the server's export folder (tui/serve.py)
-            from rankgate.tui.serve import export_name
-
-            return export_name(self.model.name, self.model.labels.reviewer)
-        state = getattr(self.app, "sync", None)  # a benchmark folder: its own qrels file (screens/sync.py)
-        if state is not None and not state.raw:  # a qrels file outside the folder is never replaced: a copy in it
-            return str(state.copy_path or state.manifest.qrels)
-        name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in self.model.name) or "labels"
-        return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
+        return export.default_export_path(self)
 
     def action_export(self) -> None:
         def done(path: str | None) -> None:
@@ -759,40 +750,8 @@ class ReviewScreen(EditingActions, Screen):
         self.app.push_screen(ExportDialog(self.default_export_path(), folder), done)
 
     def export_to(self, path: str):
-        """Write the reviewed labels; returns what was written (tui.labels.Exported) or None. A browser session
-        writes only a plain file name into the server's export folder (tui/serve.py, export_target)."""
-        folder = getattr(getattr(self.app, "inputs", None), "export_dir", None)
-        if folder is not None:
-            from rankgate.tui.serve import export_target
-
-            try:
-                path = str(export_target(folder, path))
-            except InputError as e:
-                self.notify(f"export refused: {e.what}", severity="error", markup=False, timeout=10)
-                return None
-        fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
-        state = getattr(self.app, "sync", None)
-        try:
-            if state is not None and Path(path).expanduser().resolve() == Path(state.manifest.qrels).resolve():
-                out = state.export()  # back to the folder's qrels file, in its own format, for `rankgate gate`
-                done = Exported(Path(state.manifest.qrels).resolve(), out.labels, out.format, list(out.notes))
-                self.refresh_top()
-            elif state is not None and state.copy_path is not None and \
-                    Path(path).expanduser().resolve() == state.copy_path.resolve():
-                out, copy = state.export_copy()  # in the outside file's own format
-                done = Exported(copy.resolve(), out.labels, out.format, list(out.notes) + [
-                    f"a copy: `rankgate gate` reads {state.manifest.qrels} until benchmark.toml names {copy.name}"])
-            else:
-                done = self.model.labels.export(Path(path).expanduser(), fmt)
-        except Exception as e:
-            self.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
-            return None
-        self.exported_to = done.path
-        note = "".join(f"\nnote: {n}" for n in done.notes)
-        self.notify(f"wrote {done.labels} label{'' if done.labels == 1 else 's'} "
-                    f"({done.format}) to {done.path}{note}", title="exported",
-                    markup=False, timeout=10)
-        return done
+        """Write the reviewed labels; returns what was written (tui.labels.Exported) or None (screens/export.py)."""
+        return export.export_to(self, path)
 
     def action_compare(self) -> None:
         if self.blind:  # the compare screen is run names and measures
