@@ -23,7 +23,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
-from rankgate import __version__
+from rankgate.core.version import __version__
 from rankgate.core.bundle import Bundle, sha256_file
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.measures import DESCRIPTIONS, Measure
