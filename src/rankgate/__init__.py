@@ -11,7 +11,7 @@ only when a DataFrame is asked for.
     scores.summary(); rankgate.to_frame(scores)
 """
 
-__version__ = "0.1.0"
+from rankgate.core.version import __version__
 
 _API = {
     "InputError": "rankgate.core.errors",

@@ -14,7 +14,7 @@ import argparse
 import gc
 import sys
 
-from rankgate import __version__
+from rankgate.core.version import __version__
 from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError, check_text, output_failed, say_error
 from rankgate.core.errors import InputError, ValidationError
 

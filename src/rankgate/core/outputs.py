@@ -363,41 +363,55 @@ def gate_junit(result: GateResult) -> str:
     import xml.etree.ElementTree as ET  # only for --junit: the gate's usual path does not load it
 
     d = result.data
-    k = d["k"]
     root = ET.Element("testsuites", name=xml_text(f"rankgate gate: {d['candidate']} vs {d['baseline']}"))
-    checks = ET.SubElement(root, "testsuite", name="rankgate.checks")
-    props = ET.SubElement(checks, "properties")
+    checks = _junit_checks(ET.SubElement(root, "testsuite", name="rankgate.checks"), d)
+    queries = _junit_queries(ET.SubElement(root, "testsuite", name="rankgate.queries"), result)
+    root.set("tests", str(int(checks.get("tests")) + int(queries.get("tests"))))
+    root.set("failures", str(int(checks.get("failures")) + int(queries.get("failures"))))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite_counts(suite, tests: int, failures: int, skipped: int = 0):
+    for name, value in (("tests", tests), ("failures", failures), ("errors", 0), ("skipped", skipped)):
+        suite.set(name, str(value))
+    return suite
+
+
+def _junit_checks(checks, d: dict):
+    """The checks suite: the decision's properties, one test case per check (its stability when computed)."""
+    from xml.etree.ElementTree import SubElement
+
+    props = SubElement(checks, "properties")
     for name, value in (("decision", d["decision"]), ("baseline", d["baseline"]), ("candidate", d["candidate"]),
-                        ("k", k), ("as_of", d.get("as_of", ""))):
-        ET.SubElement(props, "property", name=name, value=xml_text(value))
+                        ("k", d["k"]), ("as_of", d.get("as_of", ""))):
+        SubElement(props, "property", name=name, value=xml_text(value))
     st = d.get("stability") or {}
     if st:
-        ET.SubElement(props, "property", name="stability", value=xml_text(st["summary"]))
+        SubElement(props, "property", name="stability", value=xml_text(st["summary"]))
     stab = {c["name"]: c for c in st.get("checks", [])}
     nfail = 0
     for c in d["check_details"]:
-        tc = ET.SubElement(checks, "testcase", classname="rankgate.checks", name=xml_text(c["name"]))
+        tc = SubElement(checks, "testcase", classname="rankgate.checks", name=xml_text(c["name"]))
         s = stab.get(c["name"])
         if s is not None and s["depth"] is not None:
-            tp = ET.SubElement(tc, "properties")
-            ET.SubElement(tp, "property", name="stability", value=xml_text(_stability_text(s)))
+            tp = SubElement(tc, "properties")
+            SubElement(tp, "property", name="stability", value=xml_text(_stability_text(s)))
         if not c["passed"]:
             nfail += 1
-            f = ET.SubElement(tc, "failure", message=xml_text(c["why"]), type=xml_text(c.get("kind", "check")))
+            f = SubElement(tc, "failure", message=xml_text(c["why"]), type=xml_text(c.get("kind", "check")))
             f.text = xml_text(c["why"])
         else:
-            ET.SubElement(tc, "system-out").text = xml_text(c["why"])
-    checks.set("tests", str(len(d["check_details"])))
-    checks.set("failures", str(nfail))
-    checks.set("errors", "0")
-    checks.set("skipped", "0")
+            SubElement(tc, "system-out").text = xml_text(c["why"])
+    return _suite_counts(checks, len(d["check_details"]), nfail)
 
-    queries = ET.SubElement(root, "testsuite", name="rankgate.queries")
-    must = set(d.get("must_pass", []))
-    waivers = {w["query"]: w for w in d.get("waivers", [])}
-    current = {q for q, w in waivers.items() if not w["expired"]}
+
+def _junit_queries(queries, result: GateResult):
+    """The queries suite: each query passes, fails (newly missed, must-pass missed, a leak) or is skipped."""
+    d = result.data
     p = result.paired
     index = {q: i for i, q in enumerate(p.qids)} if p is not None else {}
+    k = d["k"]
 
     def base(q: str) -> dict:
         i = index.get(q)
@@ -408,57 +422,55 @@ def gate_junit(result: GateResult) -> str:
     leaked: dict[str, list[dict]] = {}
     for x in (d.get("permissions") or {}).get("leaks", {}).get(d["candidate"], {}).get("list", []):
         leaked.setdefault(x["query"], []).append(x)
-    nq = nf = ns = 0
-    for r in result.rows:
-        q = r["query"]
-        nq += 1
-        tc = ET.SubElement(queries, "testcase", classname="rankgate.queries", name=xml_text(q))
-        if q in leaked:  # a document its user may not see: a failure whatever the measures say
-            nf += 1
-            msg = "permission leak: " + "; ".join(f"{x['doc']} at rank {x['rank']} (only {', '.join(x['allowed_groups'])})"
-                                                  for x in leaked[q])
-            ET.SubElement(tc, "failure", message=xml_text(msg), type="permission_leak").text = xml_text(msg)
-            continue
-        b = base(q)
-        b_hit = bool(b.get("hit_at_k"))
-        summary = (f"candidate: hit={r['hit_at_k']} RR={r['reciprocal_rank']:.4f} R@{k}={r['recall_at_k']:.4f}; "
-                   f"baseline: hit={b_hit} RR={b.get('reciprocal_rank', 0.0):.4f} "
-                   f"R@{k}={b.get('recall_at_k', 0.0):.4f}\nfound: {', '.join(r['found']) or '-'}\n"
-                   f"missing: {', '.join(r['missing']) or '-'}")
-        if r["hit_at_k"]:
-            ET.SubElement(tc, "system-out").text = xml_text(summary)
-            continue
-        reasons = []
-        if b_hit:
-            reasons.append(f"newly failed: the baseline {d['baseline']} hits it (first relevant at rank "
-                           f"{_rank(b.get('reciprocal_rank', 0.0))}), the candidate {d['candidate']} has no "
-                           f"relevant document in its top {k}")
-        if q in must:
-            reasons.append(f"must-pass query missed: no relevant document in the candidate's top {k}")
-        if not reasons:
-            ns += 1
-            ET.SubElement(tc, "skipped", message=xml_text(f"missed by both runs in the top {k} (a known failure)"))
-            ET.SubElement(tc, "system-out").text = xml_text(summary)
-            continue
-        if q in current:
-            w = waivers[q]
-            ET.SubElement(tc, "system-out").text = xml_text(
-                f"waived by {w['owner']} until {w['expires']}: {w['reason']}\n" + "; ".join(reasons) + "\n" + summary)
-            continue
-        nf += 1
-        msg = "; ".join(reasons)
-        if q in waivers:
-            msg += f" (waiver by {waivers[q]['owner']} expired {waivers[q]['expires']})"
-        f = ET.SubElement(tc, "failure", message=xml_text(msg), type="newly_failed" if b_hit else "must_pass")
-        f.text = xml_text(summary)
-    queries.set("tests", str(nq))
-    queries.set("failures", str(nf))
-    queries.set("errors", "0")
-    queries.set("skipped", str(ns))
-    root.set("tests", str(nq + len(d["check_details"])))
-    root.set("failures", str(nf + nfail))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    must = set(d.get("must_pass", []))
+    waivers = {w["query"]: w for w in d.get("waivers", [])}
+    outcomes = [_junit_query(queries, d, r, base(r["query"]), leaked.get(r["query"]), r["query"] in must,
+                             waivers.get(r["query"])) for r in result.rows]
+    return _suite_counts(queries, len(outcomes), outcomes.count("failed"), outcomes.count("skipped"))
+
+
+def _junit_query(queries, d: dict, r: dict, b: dict, leaks: list[dict] | None, must_pass: bool,
+                 waiver: dict | None) -> str:
+    """One query's test case; returns "passed", "failed" or "skipped"."""
+    from xml.etree.ElementTree import SubElement
+
+    q, k = r["query"], d["k"]
+    tc = SubElement(queries, "testcase", classname="rankgate.queries", name=xml_text(q))
+    if leaks:  # a document its user may not see: a failure whatever the measures say
+        msg = "permission leak: " + "; ".join(f"{x['doc']} at rank {x['rank']} (only {', '.join(x['allowed_groups'])})"
+                                              for x in leaks)
+        SubElement(tc, "failure", message=xml_text(msg), type="permission_leak").text = xml_text(msg)
+        return "failed"
+    b_hit = bool(b.get("hit_at_k"))
+    summary = (f"candidate: hit={r['hit_at_k']} RR={r['reciprocal_rank']:.4f} R@{k}={r['recall_at_k']:.4f}; "
+               f"baseline: hit={b_hit} RR={b.get('reciprocal_rank', 0.0):.4f} "
+               f"R@{k}={b.get('recall_at_k', 0.0):.4f}\nfound: {', '.join(r['found']) or '-'}\n"
+               f"missing: {', '.join(r['missing']) or '-'}")
+    if r["hit_at_k"]:
+        SubElement(tc, "system-out").text = xml_text(summary)
+        return "passed"
+    reasons = []
+    if b_hit:
+        reasons.append(f"newly failed: the baseline {d['baseline']} hits it (first relevant at rank "
+                       f"{_rank(b.get('reciprocal_rank', 0.0))}), the candidate {d['candidate']} has no "
+                       f"relevant document in its top {k}")
+    if must_pass:
+        reasons.append(f"must-pass query missed: no relevant document in the candidate's top {k}")
+    if not reasons:
+        SubElement(tc, "skipped", message=xml_text(f"missed by both runs in the top {k} (a known failure)"))
+        SubElement(tc, "system-out").text = xml_text(summary)
+        return "skipped"
+    if waiver is not None and not waiver["expired"]:
+        SubElement(tc, "system-out").text = xml_text(
+            f"waived by {waiver['owner']} until {waiver['expires']}: {waiver['reason']}\n" + "; ".join(reasons)
+            + "\n" + summary)
+        return "passed"
+    msg = "; ".join(reasons)
+    if waiver is not None:
+        msg += f" (waiver by {waiver['owner']} expired {waiver['expires']})"
+    f = SubElement(tc, "failure", message=xml_text(msg), type="newly_failed" if b_hit else "must_pass")
+    f.text = xml_text(summary)
+    return "failed"
 
 
 # ---- compare: Markdown --------------------------------------------------------------------------

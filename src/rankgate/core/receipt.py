@@ -23,7 +23,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
-from rankgate import __version__
+from rankgate.core.version import __version__
 from rankgate.core.bundle import Bundle, sha256_file
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.measures import DESCRIPTIONS, Measure
@@ -417,17 +417,29 @@ def shown_pair(a, b, width: int = 80) -> tuple[str, str]:
 def verify_receipt(path: str, root: str | None = None, key: bytes | None = None) -> Verification:
     """Re-read the inputs, check every hash, recompute the decision and the whole receipt, and compare
     (see the module's doc). With `key`, the receipt must carry that key's valid signature."""
-    from rankgate.core import signing
-    from rankgate.core.bundle import load_bundle
-    from rankgate.core.formats import split_run_spec
-    from rankgate.core.gate import gate_bundle
-    from rankgate.core.policy import OVERRIDES, resolve
-    from rankgate.core.stats import generator
-    from rankgate.core.validate import validate
-
     opened = open_receipt(path)
     data = opened.body
     v = Verification(path, "verified", recorded_decision=data.get("decision"))
+    _check_seal(opened, key, v)
+    base = _base_folder(data, root)
+    if not _check_input_files(path, data, base, v):
+        return v
+    recomputed = _recompute(path, data, base, v)
+    if recomputed is None:  # a changed input no longer reads: said in v
+        return v
+    _compare_recomputed(data, base, *recomputed, v)
+    if opened.statement is not None:
+        _check_statement(opened.statement, data, v)
+    if v.differences:
+        v.status = "mismatch"
+    return v
+
+
+def _check_seal(opened, key: bytes | None, v: Verification) -> None:
+    """The signature (with `key`) and the body's digest."""
+    from rankgate.core import signing
+
+    data = opened.body
     if opened.signatures is not None:
         v.signature = "not checked (no key given)"
     if key is not None:
@@ -445,7 +457,10 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
         recorded = data.get("digest") if isinstance(data.get("digest"), dict) else {}
         if recorded.get("sha256") != body_digest(data):
             v.differences.append("digest: the receipt's body was edited after it was written (its sha256 differs)")
-    base = _base_folder(data, root)
+
+
+def _check_input_files(path: str, data: dict, base, v: Verification) -> bool:
+    """Each input's sha256 and size against its file now; False (and v says why) when one cannot be read."""
     unreadable = []
     for item in data["inputs"]:
         if not isinstance(item, dict) or not isinstance(item.get("path"), str):
@@ -473,7 +488,14 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
     if unreadable:
         v.status = "unreadable"
         v.error = "; ".join(unreadable)
-        return v
+        return False
+    return True
+
+
+def _recorded_invocation(path: str, data: dict, base):
+    """The gate's flags as the receipt recorded them, paths rebased: (flags, policy overrides, as_of)."""
+    from rankgate.core.formats import split_run_spec
+    from rankgate.core.policy import OVERRIDES
 
     args = dict(data["invocation"]["args"])
     for key in PATH_KEYS:
@@ -498,6 +520,18 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
         as_of = date.fromisoformat(as_of) if as_of else None
     except (TypeError, ValueError):
         raise InputError(path, f"not a receipt: 'as_of' is not a date ({str(as_of)[:40]!r})") from None
+    return args, flags, overrides, as_of
+
+
+def _recompute(path: str, data: dict, base, v: Verification):
+    """Run the gate again as recorded: (result, bundle, policy), or None when a changed input no longer reads."""
+    from rankgate.core.bundle import load_bundle
+    from rankgate.core.gate import gate_bundle
+    from rankgate.core.policy import resolve
+    from rankgate.core.stats import generator
+    from rankgate.core.validate import validate
+
+    args, flags, overrides, as_of = _recorded_invocation(path, data, base)
     try:
         suggested = next((_rebase(i["path"], base) for i in data["inputs"] if i.get("role") == "suggestions"),
                          None) if args.get("with_suggestions") else None
@@ -525,8 +559,13 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
         if v.differences:  # a changed input that no longer reads is a mismatch, not a broken receipt
             v.status = "mismatch"
             v.differences.append(f"recomputing failed: {e}")
-            return v
+            return None
         raise e from None
+    return result, bundle, policy
+
+
+def _compare_recomputed(data: dict, base, result, bundle, policy, v: Verification) -> None:
+    """The recomputed receipt against the recorded one, field by field; the files read against those listed."""
     v.recomputed_decision = result.data["decision"]
     now = {(role, _norm(p)) for role, p in input_files(bundle, policy)}
     then = {(i.get("role"), _norm(_rebase(i["path"], base))) for i in data["inputs"]}
@@ -555,17 +594,17 @@ def verify_receipt(path: str, root: str | None = None, key: bytes | None = None)
             v.not_checked.append(f"{where} (rankgate {v.written_by} did not write it)")
         else:
             v.differences.append(line)
-    if opened.statement is not None:
-        fresh_subject = _subject(data)  # from the recorded inputs, each checked against its file above
-        for name, value in (("_type", STATEMENT_TYPE), ("predicateType", PREDICATE_TYPE)):
-            diff(opened.statement.get(name), value, name, v.differences)
-        extra = sorted(set(opened.statement) - {"_type", "subject", "predicateType", "predicate"})
-        if extra:
-            v.differences.append(f"statement: fields this rankgate does not write: {', '.join(extra)[:80]}")
-        diff(opened.statement.get("subject"), fresh_subject, "subject", v.differences)
-    if v.differences:
-        v.status = "mismatch"
-    return v
+
+
+def _check_statement(statement: dict, data: dict, v: Verification) -> None:
+    """An in-toto statement's fields: its type, predicate type and subject (from the recorded inputs)."""
+    fresh_subject = _subject(data)  # from the recorded inputs, each checked against its file above
+    for name, value in (("_type", STATEMENT_TYPE), ("predicateType", PREDICATE_TYPE)):
+        diff(statement.get(name), value, name, v.differences)
+    extra = sorted(set(statement) - {"_type", "subject", "predicateType", "predicate"})
+    if extra:
+        v.differences.append(f"statement: fields this rankgate does not write: {', '.join(extra)[:80]}")
+    diff(statement.get("subject"), fresh_subject, "subject", v.differences)
 
 
 def _as_recorded(e: Exception, path: str, args: dict) -> Exception:

@@ -28,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from rankgate import __version__
+from rankgate.core.version import __version__
 from rankgate.core.formats import read_runs, split_run_spec
 from rankgate.core.model import Catalog, Run, unique
 

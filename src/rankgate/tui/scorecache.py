@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rankgate import __version__
+from rankgate.core.version import __version__
 
 FORMAT = 1
 MIN_ROWS = 200_000  # fewer ranked rows (all runs): scored directly

@@ -1,0 +1,59 @@
+"""Packaging: what a package index shows and what `python -m build` prints (issue #37, item 5)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def test_license_is_an_spdx_expression_with_its_file():
+    assert PROJECT["license"] == "MIT"  # the table form ({text = ...}) is deprecated by setuptools
+    assert PROJECT["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+def test_the_package_page_has_links_and_classifiers():
+    assert {"Homepage", "Documentation", "Issues", "Changelog"} <= set(PROJECT["urls"])
+    assert (ROOT / "CHANGELOG.md").is_file()
+    classifiers = set(PROJECT["classifiers"])
+    for needed in ("Programming Language :: Python :: 3.11", "Environment :: Console",
+                   "Operating System :: OS Independent", "Topic :: Software Development :: Testing"):
+        assert needed in classifiers
+    # pip refuses an unknown classifier only at upload; keep them in the trove's shape at least
+    assert all(" :: " in c for c in classifiers)
+
+
+def test_the_version_has_one_source_and_the_core_names_it():
+    from rankgate import __version__
+    from rankgate.core.version import __version__ as core_version
+
+    assert __version__ == core_version
+    assert PROJECT["dynamic"] == ["version"] and "version" not in PROJECT
+
+
+def test_no_placeholders_left_in_the_ci_docs():
+    for path in (ROOT / "docs" / "ci.md", ROOT / "action.yml", ROOT / "README.md"):
+        assert "OWNER" not in path.read_text(encoding="utf-8"), path
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("build") is None, reason="the `build` package is not installed")
+def test_building_the_wheel_prints_no_warning(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # its own notice, not ours
+    done = subprocess.run([sys.executable, "-m", "build", "--wheel", "-o", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    if done.returncode != 0 and "Could not find a version" in done.stdout + done.stderr:
+        pytest.skip("no package index reachable for the isolated build environment")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    out = (done.stdout + done.stderr).lower()
+    assert "warning" not in out and "deprecat" not in out, out[-3000:]
+    assert list(tmp_path.glob("rankgate-*.whl"))
