@@ -23,6 +23,7 @@ from textual.app import App
 from textual.worker import get_current_worker
 
 from rankgate.tui.commands import ReviewCommands
+from rankgate.tui.web_rules import reviewer_problem  # noqa: F401 (its home: tui/web_rules.py)
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
@@ -478,18 +479,6 @@ class ReviewApp(App[int]):
                 self.loaded.model.labels.close()
             except Exception:
                 pass
-
-
-def reviewer_problem(name: str) -> str:
-    """Why a reviewer name typed in the browser face is refused ("" when it is accepted)."""
-    name = name.strip()
-    if not name:
-        return "type a name"
-    if len(name) > 64:
-        return "at most 64 characters"
-    if visible(name) != name:
-        return "letters, digits, spaces and punctuation only (no control characters)"
-    return ""
 
 
 def run_review(args) -> int:

@@ -11,8 +11,6 @@ terminal app's.
 
 from __future__ import annotations
 
-import ipaddress
-import re
 import os
 import shlex
 import sys
@@ -20,18 +18,9 @@ import sys
 from rankgate.core.errors import InputError
 from rankgate.core.formats import split_run_spec
 from rankgate.core.text import visible
-
-LOOPBACK = {"localhost"}
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
+from rankgate.tui.web_rules import (  # noqa: F401 (their home: tui/web_rules.py)
+    EXPORT_NAME, EXPORT_SUFFIXES, FONT_LINK, LOOPBACK, export_name, export_target, is_loopback,
+)
 
 def session_command(args, person=None, export_dir: str | None = None) -> list[str]:
     """The command a browser session runs: this review, with paths made absolute, as `person`
@@ -68,9 +57,6 @@ def session_command(args, person=None, export_dir: str | None = None) -> list[st
     if person is not None and person.name:
         return cmd + ["--reviewer", person.name]
     return cmd + ["--ask-reviewer"]
-
-
-FONT_LINK = re.compile(rb'<link[^>]*href="https://fonts\.googleapis\.com[^"]*"[^>]*>', re.S)
 
 
 def check_address(host: str, port: int) -> None:
@@ -186,37 +172,3 @@ def _serve(args) -> None:
         raise InputError("--port", f"cannot listen on {visible(args.host)}:{args.port}: {e.strerror or e}") from None
 
 
-EXPORT_SUFFIXES = (".jsonl", ".trec", ".txt", ".qrels")
-EXPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-def export_name(benchmark: str, reviewer: str) -> str:
-    """The file name a browser session's export is offered under: benchmark, reviewer, time."""
-    import time
-
-    def part(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:40] or "x"
-
-    return f"{part(benchmark)}-{part(reviewer)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-
-
-def export_target(folder: str, name: str):
-    """The file a browser session may write: `name` is a plain file name (no folder, no `..`, no hidden
-    file) with a qrels suffix, in `folder`, and not a symbolic link or anything but a regular file there.
-    An InputError says why otherwise."""
-    from pathlib import Path
-
-    name = name.strip()
-    if not EXPORT_NAME.fullmatch(name) or ".." in name:
-        raise InputError(visible(name), "from the browser, export takes a file name only (letters, digits, "
-                         ". _ -; no folder): it is written into the server's export folder")
-    if not name.endswith(EXPORT_SUFFIXES):
-        raise InputError(name, "a name ending in .jsonl (grades with reasons), .trec, .txt or .qrels")
-    base = Path(folder)
-    base.mkdir(parents=True, exist_ok=True)
-    target = base / name
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise InputError(name, "is a link or not a regular file in the export folder; choose another name")
-    if target.resolve().parent != base.resolve():
-        raise InputError(name, "would leave the export folder")
-    return target

@@ -88,7 +88,7 @@ def single_token(token_file: str | None) -> tuple[str, str]:
 def read_reviewers(path: str) -> Access:
     """`--reviewers FILE`: TOML with `[reviewers]` (name = "token") and `[viewers]` (name = "token")."""
     from rankgate.core.benchmark import load_toml, toml_key_line
-    from rankgate.tui.app import reviewer_problem
+    from rankgate.tui.web_rules import reviewer_problem
 
     data = load_toml(path)
     unknown = sorted(set(data) - {"reviewers", "viewers"})
@@ -184,7 +184,7 @@ def _default_port(scheme: str) -> int:
 
 
 def _loopback(host: str) -> bool:
-    from rankgate.tui.serve import is_loopback
+    from rankgate.tui.web_rules import is_loopback
 
     return is_loopback(host)
 
@@ -343,7 +343,7 @@ class Guard:
     guard.__middleware_version__ = 1  # aiohttp's new-style middleware (what @web.middleware marks)
 
     async def local_only(self, request, handler):  # the page fetches nothing from other hosts
-        from rankgate.tui.serve import FONT_LINK
+        from rankgate.tui.web_rules import FONT_LINK
 
         response = await handler(request)
         body = getattr(response, "body", None)
