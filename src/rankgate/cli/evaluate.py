@@ -46,8 +46,8 @@ def _inputs(p) -> None:
                    help="a ranking shorter than k: error or allow; gate refuses by default, score scores it "
                    "with a warning (allow: no warning; error: refuse)")
     p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
-                   help="large TREC runs: blocks of the file read at once, one thread each (default: every core; "
-                   "1: one at a time); the results do not depend on it")
+                   help="threads: large TREC runs' blocks read at once, the significance tests' resamples (default: "
+                   "every core; 1: one at a time); the results do not depend on it")
     p.set_defaults(extra_words_hint="runs are given with --runs FILE, one --runs per run; or use "
                    "`rankgate trec_eval QRELS RUN`")
 
@@ -517,7 +517,10 @@ def _as_of(text):
 
 
 def cmd_gate(args) -> int:
+    from rankgate.core import stats
     from rankgate.core.gate import gate_bundle
+
+    stats.use_threads(jobs(args))  # the significance tests' resamples, chunk by chunk
 
     as_of = _as_of(args.as_of)
     bundle, policy = load(args, fast=True, gate=True)
@@ -618,7 +621,10 @@ def _refuse_inputs(bundle: Bundle, policy: Policy, outputs) -> None:
 
 
 def cmd_compare(args) -> int:
+    from rankgate.core import stats
     from rankgate.core.compare import compare_bundle, default_measures
+
+    stats.use_threads(jobs(args))
 
     bundle, policy = load(args, fast=True)
     warn_unexported(args, bundle)
