@@ -7,9 +7,10 @@ so the engine works on int32/float64 arrays and never on per-line objects.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: `init --help` and the usage lines load none
+    import numpy as np
 
 # Grades a label may have. JSON numbers are exact to 2**53; int64's least value marks "unjudged" in the engine.
 GRADE_MIN, GRADE_MAX = -(2**53), 2**53
@@ -25,6 +26,7 @@ def grade_problem(grade: int) -> str | None:
 def unique(x) -> np.ndarray:
     """The sorted distinct values of a 1-D array: np.unique without options, by sorting (numpy 2.4's
     hashing np.unique is 5-30x slower on integer arrays of 10^5 values)."""
+    import numpy as np
     s = np.sort(np.asarray(x))
     return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
 
@@ -67,6 +69,7 @@ class Interner:
 
         numpy compares str arrays by code point, which is the order of their UTF-8 bytes.
         """
+        import numpy as np
         if self._order is None or len(self._order) != len(self.names):
             names = self.names
             longest = max(map(len, names), default=0)
@@ -88,6 +91,7 @@ class Interner:
     def extend(self, names: list[str], distinct: bool = False) -> np.ndarray:
         """Codes of many names at once, interning the new ones (the readers' fast path). `distinct`:
         no name is there twice (a reader's dictionary); into a fresh interner, then, no dict is built."""
+        import numpy as np
         if distinct and not self.names:
             self._codes = None
             self.names.extend(names)
@@ -194,6 +198,7 @@ class Run:
 
     def ranking(self, qid: str) -> list[str]:
         """The documents for one query in trec_eval order (score desc, doc id desc)."""
+        import numpy as np
         code = self.catalog.queries.get(qid)
         if code is None:
             return []
@@ -216,6 +221,7 @@ class Run:
 
 def _in_order(qp: np.ndarray, score: np.ndarray, docorder: np.ndarray) -> bool:
     """True when each query's rows are one contiguous block already in trec_eval order."""
+    import numpy as np
     n = len(qp)
     if n < 2:
         return True
@@ -232,6 +238,7 @@ def sort_run(run: Run, qp: np.ndarray | None = None):
 
     `qp` is an alternative per-row query key (e.g. the evaluated-query position).
     """
+    import numpy as np
     key = run.q if qp is None else qp
     docorder = run.catalog.docs.order()[run.doc] if len(run.doc) else np.zeros(0, np.int64)
     if _in_order(key, run.score, docorder):
