@@ -106,6 +106,28 @@ class Interner:
             self._order = None
         return np.fromiter(map(codes.__getitem__, names), np.int32, count=len(names))
 
+    def extend_looked_up(self, names: list[str]) -> np.ndarray:
+        """What `extend` gives, without building the name -> code dictionary of an interner a fast reader
+        filled (`arrow` holds every name): the names looked up by pyarrow's hash, the new ones added in
+        order (1M judged documents: 0.3 s and 100 MB saved for the gate's unjudged top rows)."""
+        import numpy as np
+
+        if self._codes is not None or self.arrow is None or len(self.arrow) != len(self.names):
+            return self.extend(names)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = pc.index_in(pa.array(names, pa.string()), value_set=self.arrow).fill_null(-1)
+        codes = found.to_numpy(zero_copy_only=False).astype(np.int32)
+        unknown = np.flatnonzero(codes < 0).tolist()
+        if unknown:
+            new = dict.fromkeys(names[i] for i in unknown)  # in order of first appearance, as `extend`
+            fresh = dict(zip(new, range(len(self.names), len(self.names) + len(new))))
+            self.names.extend(new)
+            self._order = None
+            codes[unknown] = [fresh[names[i]] for i in unknown]
+        return codes
+
 
 class Catalog:
     """The query and document interners shared by a set of qrels and runs."""
