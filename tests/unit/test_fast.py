@@ -880,3 +880,23 @@ def test_names_looked_up_in_a_fast_readers_documents_get_the_codes_extend_gives(
     assert fast._codes is None  # no dictionary built
     assert got.tolist() == plain.extend(asked).tolist() and fast.names == plain.names
     assert fast.extend_looked_up(["new_a", "doc_0006"]).tolist() == plain.extend(["new_a", "doc_0006"]).tolist()
+
+
+def test_a_fast_readers_documents_sort_by_arrow_as_by_numpy():
+    """Interner.order from the Arrow names (and the names added after them) is numpy's code-point order."""
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    known = ["b", "a\u00e9", "a", "Z", "\u4e2d", "a\U0001f600", "ab", ""]
+    fast = Interner()
+    fast.extend(known, distinct=True)
+    fast.arrow = pa.array(known, pa.string())
+    fast.extend_looked_up(["zz", "a", "\u00e9", "A"])
+    plain = Interner()
+    plain.extend(fast.names)
+    assert fast._arrow_order() is not None
+    assert fast.order().tolist() == plain.order().tolist()
+    fast.extend(["bad\udcff"])  # a surrogate-escaped byte: not UTF-8, numpy's path
+    plain.extend(["bad\udcff"])
+    assert fast.order().tolist() == plain.order().tolist()

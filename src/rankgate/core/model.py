@@ -71,18 +71,39 @@ class Interner:
         """
         import numpy as np
         if self._order is None or len(self._order) != len(self.names):
-            names = self.names
-            longest = max(map(len, names), default=0)
-            if names and 4 * longest * len(names) <= 512 << 20:  # a fixed-width array: 4 bytes a character
-                perm = np.argsort(np.array(names, dtype=str), kind="stable")
-            elif names:  # long names (one is enough) would make that array huge: sort the strings themselves
-                perm = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
-            else:
-                perm = np.zeros(0, np.int64)
+            perm = self._arrow_order()
+            if perm is None:
+                perm = self._numpy_order()
             order = np.empty(len(perm), dtype=np.int64)
             order[perm] = np.arange(len(perm))
             self._order = order
         return self._order
+
+    def _numpy_order(self) -> np.ndarray:
+        import numpy as np
+
+        names = self.names
+        longest = max(map(len, names), default=0)
+        if names and 4 * longest * len(names) <= 512 << 20:  # a fixed-width array: 4 bytes a character
+            return np.argsort(np.array(names, dtype=str), kind="stable")
+        if names:  # long names (one is enough) would make that array huge: sort the strings themselves
+            return np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+        return np.zeros(0, np.int64)
+
+    def _arrow_order(self):
+        """The names' sort permutation by pyarrow when a fast reader gave them as Arrow strings: their UTF-8
+        bytes compared, the order numpy's code points give (names are distinct, so the same permutation),
+        without a fixed-width copy of a million names. None when there is no Arrow copy."""
+        if self.arrow is None or not len(self.names):
+            return None
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            extra = pa.array(self.names[len(self.arrow):], pa.string())
+        except (pa.ArrowException, UnicodeError):  # a name that is not UTF-8 (surrogate-escaped bytes)
+            return None
+        return pc.sort_indices(pa.chunked_array([self.arrow, extra], pa.string())).to_numpy()
 
     def order_changed(self) -> None:
         """Names were added to `codes` and `names` directly (a cache that knows them to be new)."""
