@@ -582,10 +582,12 @@ def cmd_gate(args) -> int:
         from rankgate.core.outputs import gate_junit
 
         write_output(args.junit, gate_junit(result), "the JUnit report")
+    from rankgate.core.jsontext import dumps  # json.dumps(..., indent=2)'s text, faster
+
     if args.output:
-        write_output(args.output, json.dumps(result.data, indent=2) + "\n", "the result")
+        write_output(args.output, dumps(result.data) + "\n", "the result")
     else:
-        emit(json.dumps(result.data, indent=2))
+        emit(dumps(result.data))
     if not args.quiet:
         from rankgate.core.outputs import verdict_line
 
@@ -699,7 +701,9 @@ def cmd_compare(args) -> int:
 
         emit(compare_markdown(data, charts=charts))
     else:
-        emit(json.dumps(data, indent=2))
+        from rankgate.core.jsontext import dumps
+
+        emit(dumps(data))  # json.dumps(data, indent=2)'s text, faster (10,000 queries: 64 MB)
     return EXIT_OK
 
 
