@@ -22,6 +22,17 @@ def dumps(obj, indent: int = 2) -> str:
     return "".join(out)
 
 
+def _leaf_encoder(separator: str):
+    """json's C encoder with this item separator (what JSONEncoder.encode makes anew at every call)."""
+    from json.encoder import c_make_encoder, encode_basestring_ascii
+
+    encoder = json.JSONEncoder(separators=(separator, ": "))
+    if c_make_encoder is None:  # a Python without json's C speedups
+        return encoder.encode
+    chunks = c_make_encoder({}, encoder.default, encode_basestring_ascii, None, ": ", separator, False, False, True)
+    return lambda obj: "".join(chunks(obj, 0))
+
+
 def _key(k) -> str:
     """A key as json writes it (a string; numbers, booleans and None converted as json converts them)."""
     if isinstance(k, str):
@@ -35,29 +46,30 @@ def _key(k) -> str:
 
 def _put(obj, depth: int, indent: int, out: list[str], leaf_encoders: dict) -> None:
     if isinstance(obj, dict):
-        items = list(obj.items())
-        opening, closing = "{", "}"
+        values, opening, closing = obj.values(), "{", "}"
     elif isinstance(obj, (list, tuple)):
-        items = list(obj)
-        opening, closing = "[", "]"
+        values, opening, closing = obj, "[", "]"
     else:
         out.append(json.dumps(obj))
         return
-    if not items:
+    if not obj:
         out.append(opening + closing)
         return
     inner = "\n" + " " * (indent * (depth + 1))
-    values = obj.values() if opening == "{" else items
-    if not any(isinstance(v, _CONTAINERS) for v in values):  # a leaf: one call of the C encoder
+    for v in values:
+        if isinstance(v, _CONTAINERS):
+            break
+    else:  # a leaf: one call of the C encoder
         encode = leaf_encoders.get(depth)
         if encode is None:
-            encode = leaf_encoders[depth] = json.JSONEncoder(separators=("," + inner, ": ")).encode
-        text = encode(obj)
-        out.append(opening + inner + text[1:-1] + "\n" + " " * (indent * depth) + closing)
+            encode = leaf_encoders[depth] = _leaf_encoder("," + inner)
+        out.append(opening + inner + encode(obj)[1:-1] + "\n" + " " * (indent * depth) + closing)
         return
     out.append(opening)
-    for i, item in enumerate(items):
-        out.append(inner if i == 0 else "," + inner)
+    first = True
+    for item in obj.items() if opening == "{" else obj:
+        out.append(inner if first else "," + inner)
+        first = False
         if opening == "{":
             out.append(json.dumps(_key(item[0])) + ": ")
             item = item[1]
