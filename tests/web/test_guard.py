@@ -308,8 +308,8 @@ def test_a_persons_token_opens_a_session_as_that_person(tmp_path):
         blind = False
 
     ana = session_command(Args, webguard.Person("ana"), str(tmp_path / "exports"))
-    assert ana[-2:] == ["--reviewer", "ana"] and "--ask-reviewer" not in ana and "--export-dir" in ana
-    assert session_command(Args, webguard.Person("lead", viewer=True), "x")[-2:] == ["--viewer", "lead"]
+    assert ana[-1] == "--reviewer=ana" and "--ask-reviewer" not in ana and "--export-dir" in ana
+    assert session_command(Args, webguard.Person("lead", viewer=True), "x")[-1] == "--viewer=lead"
     assert session_command(Args, webguard.Person(""), "x")[-1] == "--ask-reviewer"
 
 

@@ -63,10 +63,10 @@ def session_command(args, person=None, export_dir: str | None = None) -> list[st
         cmd.append("--blind")
     if export_dir:
         cmd += ["--export-dir", export_dir]
-    if person is not None and person.viewer:
-        return cmd + ["--viewer", person.name]
+    if person is not None and person.viewer:  # `--viewer=NAME`: a name such as "-bob" is not taken for an option
+        return cmd + [f"--viewer={person.name}"]
     if person is not None and person.name:
-        return cmd + ["--reviewer", person.name]
+        return cmd + [f"--reviewer={person.name}"]
     return cmd + ["--ask-reviewer"]
 
 

@@ -169,7 +169,8 @@ class Place:
         """The URL every link, static file and websocket of a page derives from."""
         if self.public_url:
             return self.public_url.rstrip("/")
-        return f"http://{request_host}"
+        name, port = split_host(request_host)  # rebuilt from the checked parts: no path or quote of the header's
+        return f"http://{f'[{name}]' if ':' in name else name}" + (f":{port}" if port else "")
 
     def origin_ok(self, origin: str | None, request_host: str) -> bool:
         """The page's own origin (an absent Origin is a script, not a page: its token decides)."""
@@ -190,15 +191,22 @@ def _loopback(host: str) -> bool:
 
 
 def check_public_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+    """The URL as every page derives from it: scheme and host in lower case (an `HTTPS://` URL still gets
+    wss: and a Secure cookie), no user or password (a browser's Origin never carries them)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
+            or "@" in parts.netloc or any(ch.isspace() or ch in '"<>\\' for ch in url.strip()):
         raise InputError("--public-url", f"{visible(url)} is not a URL such as https://labels.example.org "
-                         "(http or https, a host, an optional path)")
+                         "(http or https, a host, an optional path; no user, query or spaces)")
     try:
-        parts.port
+        port = parts.port
     except ValueError:
         raise InputError("--public-url", f"{visible(url)}: the port is not a number") from None
-    return url.rstrip("/")
+    if port == 0:
+        raise InputError("--public-url", f"{visible(url)}: the port is not a number from 1 to 65535")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    netloc = host + (f":{port}" if port is not None else "")
+    return f"{parts.scheme.lower()}://{netloc}{parts.path}".rstrip("/")
 
 
 # --------------------------------------------------------------------------- pages
@@ -237,7 +245,7 @@ def parse_message(data: str):
     """A browser message as textual-serve's page sends it (["stdin", "..."], ["resize", {...}] ...), or None."""
     try:
         envelope = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a message of thousands of nested brackets
         return None
     if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
         return None

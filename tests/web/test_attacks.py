@@ -1,0 +1,94 @@
+"""Red-team findings on `rankgate review --serve` (issue 34): each test failed before its fix."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tests.web.test_guard import AUTH, TOKEN, Recorder, run
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("textual_serve") is None,
+                                reason="textual-serve is not installed (pip install 'rankgate[web]')")
+
+
+def test_a_message_of_thousands_of_nested_brackets_is_ignored_and_the_session_lives():
+    from rankgate.tui.webguard import parse_message
+
+    deep = '["ping", ' + "[" * 20000 + "]" * 20000 + "]"  # under the 64 KiB message limit
+    assert parse_message(deep) is None  # was: RecursionError, a traceback in the log, the session gone
+
+    async def scenario(s, base, server):
+        async with s.ws_connect(base.replace("http:", "ws:") + "/ws", headers=AUTH) as ws:
+            await ws.send_str(deep)
+            await ws.send_json(["ping", "still here"])
+            return await ws.receive_json(timeout=5)
+
+    assert run(scenario) == ["pong", "still here"]
+
+
+@pytest.mark.parametrize("given,used", [
+    ("HTTPS://Labels.Example.ORG/Team/", "https://labels.example.org/Team"),
+    (" https://labels.example.org:8443 ", "https://labels.example.org:8443"),
+    ("https://[::1]:8443/x", "https://[::1]:8443/x"),
+])
+def test_a_public_url_is_used_in_lower_case_scheme_and_host(given, used):
+    from rankgate.tui.webguard import check_public_url
+
+    assert check_public_url(given) == used
+
+
+@pytest.mark.parametrize("url", ["https://user:secret@labels.example.org", "https://labels.example.org:0",
+                                 "https://labels.example.org/a b", 'https://labels.example.org/"x'])
+def test_a_public_url_with_a_user_a_zero_port_or_a_space_is_refused(url):
+    from rankgate.core.errors import InputError
+    from rankgate.tui.webguard import check_public_url
+
+    with pytest.raises(InputError, match="--public-url"):
+        check_public_url(url)
+
+
+def test_an_upper_case_https_public_url_gives_a_secure_websocket_and_cookie():
+    from rankgate.tui.webguard import check_public_url
+
+    public = check_public_url("HTTPS://Labels.Example.ORG")
+
+    async def scenario(s, base, server):
+        async with s.get(base + f"/?token={TOKEN}", allow_redirects=False) as r:
+            cookie = r.headers["Set-Cookie"]
+        async with s.get(base + "/", headers={**AUTH, "Host": "labels.example.org:443"}) as r:
+            return cookie, await r.text()
+
+    cookie, page = run(scenario, public_url=public)
+    assert "Secure" in cookie  # was: no Secure flag, and
+    assert 'data-session-websocket-url="wss://labels.example.org/ws"' in page  # ws:, blocked on an https page
+
+
+def test_the_page_urls_are_rebuilt_from_the_checked_host_not_copied_from_the_header():
+    async def scenario(s, base, server):
+        port = base.rsplit(":", 1)[1]
+        host = f'127.0.0.1:{port}/x?"><b>'  # names this server (host and port), with a tail
+        async with s.get(base + "/", headers={**AUTH, "Host": host}) as r:
+            return port, r.status, await r.text()
+
+    port, status, page = run(scenario)
+    assert status == 200
+    assert f'data-session-websocket-url="ws://127.0.0.1:{port}/ws"' in page
+    assert "/x?" not in page and "&lt;b&gt;" not in page
+
+
+@pytest.mark.parametrize("name", ["-bob", "--blind"])
+def test_a_reviewer_named_like_an_option_gets_a_session_as_that_reviewer(tmp_path, name):
+    from rankgate.cli import build_parser
+    from rankgate.tui import webguard
+    from rankgate.tui.serve import session_command
+
+    class Args:
+        path, qrels, runs, queries, corpus, policy, k, rel_level, measure, db = "b", None, [], None, None, None, \
+            None, None, [], None
+        blind = False
+
+    for person, field in ((webguard.Person(name), "reviewer"), (webguard.Person(name, viewer=True), "viewer")):
+        argv = session_command(Args, person, str(tmp_path))[3:]  # after `python -m rankgate`
+        parsed = build_parser().parse_args(argv)  # was: "argument --reviewer: expected one argument"
+        assert getattr(parsed, field) == name and not parsed.blind
