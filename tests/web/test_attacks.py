@@ -92,3 +92,28 @@ def test_a_reviewer_named_like_an_option_gets_a_session_as_that_reviewer(tmp_pat
         argv = session_command(Args, person, str(tmp_path))[3:]  # after `python -m rankgate`
         parsed = build_parser().parse_args(argv)  # was: "argument --reviewer: expected one argument"
         assert getattr(parsed, field) == name and not parsed.blind
+
+
+def test_an_export_from_the_browser_never_replaces_a_file_in_the_export_folder(tmp_path):
+    from rankgate.core.errors import InputError
+    from rankgate.tui.serve import export_target
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    theirs = folder / "ops-handbook-ana-20261207-101500.jsonl"
+    theirs.write_text("ana's export\n", encoding="utf-8")
+    with pytest.raises(InputError, match="already exists"):  # was: bob (or a viewer) typed ana's file's name
+        export_target(str(folder), theirs.name)
+    assert theirs.read_text(encoding="utf-8") == "ana's export\n"
+    assert export_target(str(folder), "bob-round-1.jsonl") == folder / "bob-round-1.jsonl"
+
+
+def test_a_reviewers_file_name_with_a_control_character_is_shown_escaped_once(tmp_path):
+    from rankgate.core.errors import InputError
+    from rankgate.tui.webguard import read_reviewers
+
+    f = tmp_path / "team.toml"
+    f.write_text('[reviewers]\n"eve\\u001b[31m" = "eve-token-0123456789"\n', encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        read_reviewers(str(f))
+    assert "'eve\\x1b[31m'" in e.value.what and "\x1b" not in e.value.what  # was: 'eve\\\\x1b[31m'

@@ -105,7 +105,7 @@ def read_reviewers(path: str) -> Access:
             if not isinstance(token, str):
                 raise InputError(path, f"[{table}] {visible(name)}: the token must be a string", line=line)
             if why := reviewer_problem(name):
-                raise InputError(path, f"[{table}] {visible(name)!r}: {why}", line=line)
+                raise InputError(path, f"[{table}] '{visible(name)}': {why}", line=line)
             token = check_token(token, path, line)
             if token in access.tokens:
                 raise InputError(path, f"[{table}] {visible(name)}: the same token as "
