@@ -117,3 +117,36 @@ def test_a_reviewers_file_name_with_a_control_character_is_shown_escaped_once(tm
     with pytest.raises(InputError) as e:
         read_reviewers(str(f))
     assert "'eve\\x1b[31m'" in e.value.what and "\x1b" not in e.value.what  # was: 'eve\\\\x1b[31m'
+
+
+def test_the_cookie_holds_a_key_for_this_run_not_the_token():
+    """Browsers send a cookie to every port of its host: a program on another port may read it. It was the
+    token itself (a reviewer's, valid for weeks); now a key that this run of the server alone accepts."""
+    async def scenario(s, base, server):
+        name = f"rankgate-token-{server.place.port}"
+        async with s.get(base + f"/?token={TOKEN}", allow_redirects=False) as r:
+            key = r.cookies[name].value
+        s.cookie_jar.clear()  # each request below sends only the cookie it names
+        async with s.get(base + "/", headers={"Cookie": f"{name}={key}"}) as r:
+            with_key = r.status
+        async with s.get(base + "/", headers={"Cookie": f"{name}={TOKEN}"}) as r:
+            with_token = r.status
+        return key, with_key, with_token
+
+    key, with_key, with_token = run(scenario)
+    assert TOKEN not in key and with_key == 200 and with_token == 403
+    again, *_ = run(scenario)  # the server started again: a new key, the old one worthless
+    assert again != key
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="file modes are POSIX")
+def test_a_reviewers_file_other_users_can_read_is_warned_about(tmp_path):
+    from rankgate.tui.webguard import open_to_others
+
+    f = tmp_path / "team.toml"
+    f.write_text('[reviewers]\nana = "ana-token-0123456789"\n', encoding="utf-8")
+    f.chmod(0o644)
+    said = open_to_others(str(f))
+    assert "other users" in said and f"chmod 600 {f}" in said  # was: nothing said, the tokens open to all
+    f.chmod(0o600)
+    assert open_to_others(str(f)) == ""

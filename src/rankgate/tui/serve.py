@@ -163,6 +163,9 @@ def _serve(args) -> None:
     base = public or f"http://{'127.0.0.1' if place.everywhere else args.host}:{args.port}"
     if ":" in args.host and not place.everywhere and not public:
         base = f"http://[{args.host}]:{args.port}"
+    for secrets_file in (args.reviewers, args.token_file):
+        if secrets_file and (warning := webguard.open_to_others(secrets_file)):
+            print(warning, file=sys.stderr)
     if not is_loopback(args.host) and not (public or "").startswith("https:"):
         print(f"warning: serving on {visible(args.host)}:{args.port} over plain http: the token travels "
               "unencrypted; put a TLS proxy in front and give its address with --public-url", file=sys.stderr)

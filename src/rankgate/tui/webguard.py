@@ -2,8 +2,9 @@
 
 textual-serve (the `web` extra) serves a Textual app with no login. This wraps its aiohttp server:
 
-* **Access.** Every request carries a secret: `?token=T` once (the server sets a cookie and sends the
-  browser on to the same page without it, as Jupyter does), the cookie after that, or an
+* **Access.** Every request carries a secret: `?token=T` once (the server sets a cookie, a key made from T
+  for this run of the server, and sends the browser on to the same page without T, as Jupyter does), the
+  cookie after that, or an
   `Authorization: token T` header for scripts. Anything else gets 403 and one log line.
 * **Origin and Host.** A request's Host must name this server (the served address, the `--public-url`, or,
   when serving on every address, an IP literal or this machine's name: a DNS name pointed at us by a foreign
@@ -69,6 +70,18 @@ def check_token(token: str, where: str, line: int | None = None) -> str:
         raise InputError(where, "a token is 16 to 256 characters of letters, digits and . _ ~ - "
                          "(e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(24))')", line=line)
     return token
+
+
+def open_to_others(path: str) -> str:
+    """A warning when the file of tokens may be read by other users of this machine ("" when not)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if os.name != "posix" or not mode & 0o044:
+        return ""
+    return (f"warning: {visible(path)} can be read by other users of this machine, and its tokens open the "
+            f"server: chmod 600 {visible(path)}")
 
 
 def single_token(token_file: str | None) -> tuple[str, str]:
@@ -295,7 +308,15 @@ class Guard:
         self.commands = commands  # Person -> the command of that person's session
         self.place, self.access, self.limits = place, access, limits
         self.cookie = COOKIE.format(port=place.port)
+        # The cookie holds a key made from the token for this run of the server, not the token: browsers send
+        # a cookie to every port of its host, so a program on another port may see it; the person's token
+        # (in the reviewers file for weeks) stays out of it, and a restart makes every such key worthless.
+        self.run_secret = secrets.token_bytes(32)
+        self.cookies = Access({self.cookie_key(t): p for t, p in access.tokens.items()})
         self.sessions: set = set()
+
+    def cookie_key(self, token: str) -> str:
+        return hmac.new(self.run_secret, token.encode(), "sha256").hexdigest()
 
     def initialize_logging(self) -> None:  # one line per refusal or session, ours (no banner)
         pass
@@ -337,12 +358,16 @@ class Guard:
             query = {k: v for k, v in request.query.items() if k != "token"}
             target = request.rel_url.with_query(query)
             response = web.HTTPFound(self.place.base_url(host) + str(target))
-            response.set_cookie(self.cookie, given, httponly=True, samesite="Strict",
+            response.set_cookie(self.cookie, self.cookie_key(given), httponly=True, samesite="Strict",
                                 secure=self.place.base_url(host).startswith("https:"), path="/")
             raise response
         header = request.headers.get("Authorization", "")
-        token = header[6:].strip() if header.lower().startswith("token ") else request.cookies.get(self.cookie)
-        person = self.access.who(token)
+        if header.lower().startswith("token "):
+            token = header[6:].strip()
+            person = self.access.who(token)
+        else:
+            token = request.cookies.get(self.cookie)
+            person = self.cookies.who(token)
         if person is None:
             return self.refuse(request, "no token" if not token else "wrong token")
         request[person_key()] = person
