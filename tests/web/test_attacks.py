@@ -150,3 +150,13 @@ def test_a_reviewers_file_other_users_can_read_is_warned_about(tmp_path):
     assert "other users" in said and f"chmod 600 {f}" in said  # was: nothing said, the tokens open to all
     f.chmod(0o600)
     assert open_to_others(str(f)) == ""
+
+
+@pytest.mark.parametrize("host,link", [("127.0.0.2", "127.0.0.2:8123"), ("0:0:0:0:0:0:0:1", "[::1]:8123"),
+                                       ("LOCALHOST", "localhost:8123")])
+def test_the_host_a_server_listens_on_is_a_name_of_that_server(host, link):
+    from rankgate.tui.webguard import Place
+
+    place = Place(host, 8123)
+    assert place.host_ok(link)  # was: the link printed at start got 403 (Host does not name this server)
+    assert not place.host_ok("evil.example:8123") and not place.host_ok(link.replace("8123", "8124"))

@@ -25,10 +25,10 @@ LOOPBACK = {"localhost"}
 
 
 def is_loopback(host: str) -> bool:
-    if host in LOOPBACK:
+    if host.lower() in LOOPBACK:
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
 

@@ -140,6 +140,15 @@ def is_ip(host: str) -> bool:
         return False
 
 
+def host_name(host: str) -> str:
+    """A host as compared: lower case, an IP address in its one short form ('0:0::1' -> '::1')."""
+    host = host.strip("[]").lower()
+    try:
+        return ipaddress.ip_address(host).compressed
+    except ValueError:
+        return host
+
+
 def split_host(value: str) -> tuple[str, int | None]:
     """'example.org:8443' -> ('example.org', 8443); '[::1]:80' -> ('::1', 80); bad -> ('', None)."""
     try:
@@ -158,7 +167,8 @@ class Place:
     public_url: str | None = None
 
     def __post_init__(self) -> None:
-        self.names = {"localhost", "127.0.0.1", "::1"} if _loopback(self.host) else {self.host.lower()}
+        own = host_name(self.host)  # the address served names it too (127.0.0.2, ::1 written out in full)
+        self.names = {"localhost", "127.0.0.1", "::1", own} if _loopback(own) else {own}
         self.everywhere = self.host in ("0.0.0.0", "::", "")
         if self.everywhere:
             self.names |= {socket.gethostname().lower(), socket.getfqdn().lower(), "localhost"}
@@ -171,6 +181,7 @@ class Place:
         name, port = split_host(value)
         if not name:
             return False
+        name = host_name(name)
         if self.public is not None and name == (self.public.hostname or "").lower() and \
                 (port or _default_port(self.public.scheme)) == (self.public.port or _default_port(self.public.scheme)):
             return True
