@@ -160,3 +160,14 @@ def test_the_host_a_server_listens_on_is_a_name_of_that_server(host, link):
     place = Place(host, 8123)
     assert place.host_ok(link)  # was: the link printed at start got 403 (Host does not name this server)
     assert not place.host_ok("evil.example:8123") and not place.host_ok(link.replace("8123", "8124"))
+
+
+def test_the_page_says_why_a_session_may_have_ended():
+    """Tabs opened at once all get the page; the one past --max-sessions has its socket closed: its page said
+    only "Session ended." (was: no hint that every session was in use)."""
+    async def scenario(s, base, server):
+        async with s.get(base + "/", headers=AUTH) as r:
+            return await r.text()
+
+    page = run(scenario)
+    assert "Session ended: idle too long, the server stopped, or every session was in use" in page

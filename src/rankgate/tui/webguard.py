@@ -296,6 +296,10 @@ async def stop_service(service) -> None:
 
 # --------------------------------------------------------------------------- the server
 
+# textual-serve's page says only "Session ended." when the socket closes: say why it may have
+SESSION_ENDED = b'<div class="message">Session ended.</div>'
+SESSION_ENDED_WHY = (b'<div class="message">Session ended: idle too long, the server stopped, or every session '
+                     b'was in use (--max-sessions). Restart opens a new one.</div>')
 COOKIE = "rankgate-token-{port}"  # cookies are not kept apart by port: the name is
 
 
@@ -392,7 +396,7 @@ class Guard:
         response = await handler(request)
         body = getattr(response, "body", None)
         if isinstance(body, bytes) and (response.content_type or "").startswith("text/html"):
-            response.body = FONT_LINK.sub(b"", body)
+            response.body = FONT_LINK.sub(b"", body).replace(SESSION_ENDED, SESSION_ENDED_WHY)
         return response
 
     local_only.__middleware_version__ = 1
