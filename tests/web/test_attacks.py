@@ -171,3 +171,16 @@ def test_the_page_says_why_a_session_may_have_ended():
 
     page = run(scenario)
     assert "Session ended: idle too long, the server stopped, or every session was in use" in page
+
+
+def test_no_other_page_may_frame_the_app():
+    """A page on another port of 127.0.0.1 is the same site: the cookie went with its iframe and the live app,
+    logged in, showed inside the foreign page (was: no frame-ancestors, no X-Frame-Options)."""
+    async def scenario(s, base, server):
+        got = []
+        for path in ("/", "/static/js/textual.js"):
+            async with s.get(base + path, headers=AUTH) as r:
+                got.append((r.status, r.headers.get("Content-Security-Policy"), r.headers.get("X-Frame-Options")))
+        return got
+
+    assert run(scenario) == [(200, "frame-ancestors 'none'", "DENY")] * 2

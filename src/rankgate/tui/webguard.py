@@ -300,6 +300,8 @@ async def stop_service(service) -> None:
 SESSION_ENDED = b'<div class="message">Session ended.</div>'
 SESSION_ENDED_WHY = (b'<div class="message">Session ended: idle too long, the server stopped, or every session '
                      b'was in use (--max-sessions). Restart opens a new one.</div>')
+NOT_FRAMED = {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY",
+              "Referrer-Policy": "no-referrer"}
 COOKIE = "rankgate-token-{port}"  # cookies are not kept apart by port: the name is
 
 
@@ -394,6 +396,8 @@ class Guard:
         from rankgate.tui.serve import FONT_LINK
 
         response = await handler(request)
+        if not response.prepared:  # no other page may frame this one (a page on another port of this host
+            response.headers.update(NOT_FRAMED)  # is the same site: the cookie goes with it) or see its URL
         body = getattr(response, "body", None)
         if isinstance(body, bytes) and (response.content_type or "").startswith("text/html"):
             response.body = FONT_LINK.sub(b"", body).replace(SESSION_ENDED, SESSION_ENDED_WHY)
