@@ -184,3 +184,14 @@ def test_no_other_page_may_frame_the_app():
         return got
 
     assert run(scenario) == [(200, "frame-ancestors 'none'", "DENY")] * 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("minutes", ["nan", "inf", "-1"])
+def test_an_idle_timeout_that_is_not_a_positive_number_is_refused(tmp_path, minutes):
+    from tests.web.test_guard import ROOT, cli, free_port
+
+    out = cli("review", str(ROOT / "sample_benchmarks" / "ops-handbook"), "--serve", "--port", str(free_port()),
+              "--idle-timeout", minutes)  # was: nan and inf served, and no session ever idled out
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        f"error: --idle-timeout: {float(minutes)}: minutes, a number more than 0"]

@@ -151,8 +151,8 @@ def _serve(args) -> None:
     public = webguard.check_public_url(args.public_url) if args.public_url else None
     if args.max_sessions < 1:
         raise InputError("--max-sessions", f"{args.max_sessions}: at least 1")
-    if args.idle_timeout <= 0:
-        raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, more than 0")
+    if not 0 < args.idle_timeout < float("inf"):  # nan and inf too: a session would never idle out
+        raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, a number more than 0")
     if args.reviewers:
         access, token = webguard.read_reviewers(args.reviewers), None
     else:
