@@ -195,3 +195,13 @@ def test_an_idle_timeout_that_is_not_a_positive_number_is_refused(tmp_path, minu
               "--idle-timeout", minutes)  # was: nan and inf served, and no session ever idled out
     assert out.returncode == 2 and out.stderr.strip().splitlines() == [
         f"error: --idle-timeout: {float(minutes)}: minutes, a number more than 0"]
+
+
+def test_the_token_from_the_environment_is_not_passed_on_to_sessions(monkeypatch):
+    import os
+
+    from rankgate.tui.webguard import TOKEN_ENV, single_token
+
+    monkeypatch.setenv(TOKEN_ENV, "env-token-0123456789")
+    assert single_token(None) == ("env-token-0123456789", "env")
+    assert TOKEN_ENV not in os.environ  # was: every session (and the judge program it runs) inherited it

@@ -93,8 +93,8 @@ def single_token(token_file: str | None) -> tuple[str, str]:
         text = read_text(token_file, limit=4096, what="a token file")
         first = text.splitlines()[0] if text.strip() else ""
         return check_token(first, token_file, line=1), "file"
-    if os.environ.get(TOKEN_ENV):
-        return check_token(os.environ[TOKEN_ENV], f"${TOKEN_ENV}"), "env"
+    if os.environ.get(TOKEN_ENV):  # taken out: no session, nor a judge program one starts, inherits it
+        return check_token(os.environ.pop(TOKEN_ENV), f"${TOKEN_ENV}"), "env"
     return secrets.token_urlsafe(24), "new"
 
 
