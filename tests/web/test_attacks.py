@@ -205,3 +205,24 @@ def test_the_token_from_the_environment_is_not_passed_on_to_sessions(monkeypatch
     monkeypatch.setenv(TOKEN_ENV, "env-token-0123456789")
     assert single_token(None) == ("env-token-0123456789", "env")
     assert TOKEN_ENV not in os.environ  # was: every session (and the judge program it runs) inherited it
+
+
+def test_a_link_from_another_page_does_not_sign_the_browser_in_as_someone_else():
+    """A page elsewhere (another port of the host is the same site) that knows bob's token sent ana's browser to
+    /?token=BOB: her cookie became bob's and her next grades were credited to him."""
+    from rankgate.tui import webguard
+
+    ana, bob = "ana-token-0123456789", "bob-token-0123456789"
+    access = webguard.Access({ana: webguard.Person("ana"), bob: webguard.Person("bob")})
+
+    async def scenario(s, base, server):
+        async with s.get(base + f"/?token={ana}") as r:  # ana signs in: her cookie
+            assert r.status == 200
+        got = []
+        for site in ("same-site", "cross-site", "none"):
+            async with s.get(base + f"/?token={bob}", headers={"Sec-Fetch-Site": site}, allow_redirects=False) as r:
+                got.append((site, r.status, "paste the link" in await r.text()))
+        return got
+
+    assert run(scenario, access=access) == [("same-site", 403, True), ("cross-site", 403, True),
+                                            ("none", 302, False)]  # typed or pasted: switches as asked

@@ -360,6 +360,16 @@ class Guard:
         log(f"refused {request.method} {visible(request.path)} from {request.remote}: {why}")
         return page(403, "Forbidden", f"{why}.")
 
+    def switch_refused(self, request, person: Person) -> str:
+        """Why a link from another page may not sign this browser in as someone else ("" when it may): a page
+        elsewhere that knows a teammate's token would have the next grades made in this browser credited to
+        them. A link typed or pasted into the address bar (Sec-Fetch-Site: none) switches as asked."""
+        now = self.cookies.who(request.cookies.get(self.cookie))
+        if now is None or now == person or request.headers.get("Sec-Fetch-Site", "none") in ("none", "same-origin"):
+            return ""
+        return (f"a link from another page would sign this browser in as {visible(person.name) or 'someone'} "
+                f"instead of {visible(now.name) or 'its person'}; paste the link into the address bar to switch")
+
     async def guard(self, request, handler):
         from aiohttp import web
 
@@ -370,8 +380,11 @@ class Guard:
             return self.refuse(request, f"Origin {visible(request.headers['Origin'])!r} is not this server's")
         given = request.query.get("token")
         if given is not None:  # from the printed link: a cookie, and the same page without the token
-            if self.access.who(given) is None:
+            person = self.access.who(given)
+            if person is None:
                 return self.refuse(request, "wrong token")
+            if (why := self.switch_refused(request, person)):
+                return self.refuse(request, why)
             query = {k: v for k, v in request.query.items() if k != "token"}
             target = request.rel_url.with_query(query)
             response = web.HTTPFound(self.place.base_url(host) + str(target))
