@@ -9,6 +9,7 @@ The corpus is read afterwards in a second worker.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 # The app's imports (Textual, numpy, the core) make hundreds of thousands of objects: the cyclic collector
@@ -61,12 +62,21 @@ class ReviewApp(App[int]):
         self.goodbye = ""  # a line `rankgate review` prints once the screen is gone (paths whole, not wrapped)
 
     def on_mount(self) -> None:
+        if self.inputs.export_dir is not None:  # a browser session: it ends with its server (tui/serve.py)
+            self._server = os.getppid()
+            self.set_interval(1.0, self._end_if_server_gone)
         if self.ask_reviewer:
             self._ask_reviewer()
             return
         self.push_screen(ReviewScreen(self.inputs.path or "labels"))  # composed while the load runs
         self.call_after_refresh(self.check_size)
         self.load()
+
+    def _end_if_server_gone(self) -> None:
+        """A browser session whose server was killed or crashed: no browser reaches it again, so it ends
+        rather than run on as an orphan (every acknowledged edit is in the workspace's journal already)."""
+        if os.getppid() != self._server:
+            self.exit(return_code=0)
 
     def _ask_reviewer(self) -> None:
         from rich.text import Text

@@ -52,10 +52,10 @@ def session_command(args, person=None, export_dir: str | None = None) -> list[st
         cmd.append("--blind")
     if export_dir:
         cmd += ["--export-dir", export_dir]
-    if person is not None and person.viewer:
-        return cmd + ["--viewer", person.name]
+    if person is not None and person.viewer:  # `--viewer=NAME`: a name such as "-bob" is not taken for an option
+        return cmd + [f"--viewer={person.name}"]
     if person is not None and person.name:
-        return cmd + ["--reviewer", person.name]
+        return cmd + [f"--reviewer={person.name}"]
     return cmd + ["--ask-reviewer"]
 
 
@@ -137,8 +137,8 @@ def _serve(args) -> None:
     public = webguard.check_public_url(args.public_url) if args.public_url else None
     if args.max_sessions < 1:
         raise InputError("--max-sessions", f"{args.max_sessions}: at least 1")
-    if args.idle_timeout <= 0:
-        raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, more than 0")
+    if not 0 < args.idle_timeout < float("inf"):  # nan and inf too: a session would never idle out
+        raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, a number more than 0")
     if args.reviewers:
         access, token = webguard.read_reviewers(args.reviewers), None
     else:
@@ -149,6 +149,9 @@ def _serve(args) -> None:
     base = public or f"http://{'127.0.0.1' if place.everywhere else args.host}:{args.port}"
     if ":" in args.host and not place.everywhere and not public:
         base = f"http://[{args.host}]:{args.port}"
+    for secrets_file in (args.reviewers, args.token_file):
+        if secrets_file and (warning := webguard.open_to_others(secrets_file)):
+            print(warning, file=sys.stderr)
     if not is_loopback(args.host) and not (public or "").startswith("https:"):
         print(f"warning: serving on {visible(args.host)}:{args.port} over plain http: the token travels "
               "unencrypted; put a TLS proxy in front and give its address with --public-url", file=sys.stderr)
@@ -170,5 +173,3 @@ def _serve(args) -> None:
         server.serve()
     except OSError as e:  # lost the port between the check and the start
         raise InputError("--port", f"cannot listen on {visible(args.host)}:{args.port}: {e.strerror or e}") from None
-
-

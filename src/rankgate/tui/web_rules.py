@@ -15,10 +15,10 @@ LOOPBACK = {"localhost"}
 
 
 def is_loopback(host: str) -> bool:
-    if host in LOOPBACK:
+    if host.lower() in LOOPBACK:
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
 
@@ -54,7 +54,7 @@ def export_name(benchmark: str, reviewer: str) -> str:
 
 def export_target(folder: str, name: str):
     """The file a browser session may write: `name` is a plain file name (no folder, no `..`, no hidden
-    file) with a qrels suffix, in `folder`, and not a symbolic link or anything but a regular file there.
+    file) with a qrels suffix, in `folder`, and nothing there yet (no file, link or folder of that name).
     An InputError says why otherwise."""
     from pathlib import Path
 
@@ -69,6 +69,9 @@ def export_target(folder: str, name: str):
     target = base / name
     if target.is_symlink() or (target.exists() and not target.is_file()):
         raise InputError(name, "is a link or not a regular file in the export folder; choose another name")
+    if target.exists():  # another reviewer's export, or the lead's file when --export-dir is the benchmark
+        raise InputError(name, "already exists in the export folder: an export from the browser never "
+                         "replaces a file; choose another name")
     if target.resolve().parent != base.resolve():
         raise InputError(name, "would leave the export folder")
     return target
