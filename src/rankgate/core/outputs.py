@@ -345,9 +345,21 @@ def _md_waivers(d: dict) -> list[str]:
 # ---- gate: JUnit --------------------------------------------------------------------------------
 
 def xml_text(text) -> str:
-    """Text XML 1.0 can hold: invisible and control characters as visible escapes (tab and newline kept)."""
+    """Text XML 1.0 can hold: invisible and control characters as visible escapes (tab and newline kept).
+    Only for text whose line breaks are rankgate's own: an ID, a name or a reason goes through `visible`
+    first (`_ids`, `xml_line`), so that a newline in it cannot start a line of its own (`::error::`)."""
     s = str(text)
     return "\n".join("\t".join(visible(t) for t in line.split("\t")) for line in s.split("\n"))
+
+
+def xml_line(text) -> str:
+    """An attribute or a one-line text from a file's names and IDs: every control character escaped,
+    newlines too (an XML attribute's `&#10;` is a newline again for the tool that reads it)."""
+    return visible(text)
+
+
+def _ids(ids) -> str:
+    return ", ".join(visible(x) for x in ids) or "-"
 
 
 def _rank(rr: float) -> int | None:
@@ -364,29 +376,29 @@ def gate_junit(result: GateResult) -> str:
 
     d = result.data
     k = d["k"]
-    root = ET.Element("testsuites", name=xml_text(f"rankgate gate: {d['candidate']} vs {d['baseline']}"))
+    root = ET.Element("testsuites", name=xml_line(f"rankgate gate: {d['candidate']} vs {d['baseline']}"))
     checks = ET.SubElement(root, "testsuite", name="rankgate.checks")
     props = ET.SubElement(checks, "properties")
     for name, value in (("decision", d["decision"]), ("baseline", d["baseline"]), ("candidate", d["candidate"]),
                         ("k", k), ("as_of", d.get("as_of", ""))):
-        ET.SubElement(props, "property", name=name, value=xml_text(value))
+        ET.SubElement(props, "property", name=name, value=xml_line(value))
     st = d.get("stability") or {}
     if st:
         ET.SubElement(props, "property", name="stability", value=xml_text(st["summary"]))
     stab = {c["name"]: c for c in st.get("checks", [])}
     nfail = 0
     for c in d["check_details"]:
-        tc = ET.SubElement(checks, "testcase", classname="rankgate.checks", name=xml_text(c["name"]))
+        tc = ET.SubElement(checks, "testcase", classname="rankgate.checks", name=xml_line(c["name"]))
         s = stab.get(c["name"])
         if s is not None and s["depth"] is not None:
             tp = ET.SubElement(tc, "properties")
             ET.SubElement(tp, "property", name="stability", value=xml_text(_stability_text(s)))
         if not c["passed"]:
             nfail += 1
-            f = ET.SubElement(tc, "failure", message=xml_text(c["why"]), type=xml_text(c.get("kind", "check")))
-            f.text = xml_text(c["why"])
+            f = ET.SubElement(tc, "failure", message=xml_line(c["why"]), type=xml_line(c.get("kind", "check")))
+            f.text = xml_line(c["why"])
         else:
-            ET.SubElement(tc, "system-out").text = xml_text(c["why"])
+            ET.SubElement(tc, "system-out").text = xml_line(c["why"])
     checks.set("tests", str(len(d["check_details"])))
     checks.set("failures", str(nfail))
     checks.set("errors", "0")
@@ -412,26 +424,26 @@ def gate_junit(result: GateResult) -> str:
     for r in result.rows:
         q = r["query"]
         nq += 1
-        tc = ET.SubElement(queries, "testcase", classname="rankgate.queries", name=xml_text(q))
+        tc = ET.SubElement(queries, "testcase", classname="rankgate.queries", name=xml_line(q))
         if q in leaked:  # a document its user may not see: a failure whatever the measures say
             nf += 1
-            msg = "permission leak: " + "; ".join(f"{x['doc']} at rank {x['rank']} (only {', '.join(x['allowed_groups'])})"
+            msg = "permission leak: " + "; ".join(f"{visible(x['doc'])} at rank {x['rank']} (only {_ids(x['allowed_groups'])})"
                                                   for x in leaked[q])
-            ET.SubElement(tc, "failure", message=xml_text(msg), type="permission_leak").text = xml_text(msg)
+            ET.SubElement(tc, "failure", message=xml_line(msg), type="permission_leak").text = xml_line(msg)
             continue
         b = base(q)
         b_hit = bool(b.get("hit_at_k"))
         summary = (f"candidate: hit={r['hit_at_k']} RR={r['reciprocal_rank']:.4f} R@{k}={r['recall_at_k']:.4f}; "
                    f"baseline: hit={b_hit} RR={b.get('reciprocal_rank', 0.0):.4f} "
-                   f"R@{k}={b.get('recall_at_k', 0.0):.4f}\nfound: {', '.join(r['found']) or '-'}\n"
-                   f"missing: {', '.join(r['missing']) or '-'}")
+                   f"R@{k}={b.get('recall_at_k', 0.0):.4f}\nfound: {_ids(r['found'])}\n"
+                   f"missing: {_ids(r['missing'])}")
         if r["hit_at_k"]:
             ET.SubElement(tc, "system-out").text = xml_text(summary)
             continue
         reasons = []
         if b_hit:
-            reasons.append(f"newly failed: the baseline {d['baseline']} hits it (first relevant at rank "
-                           f"{_rank(b.get('reciprocal_rank', 0.0))}), the candidate {d['candidate']} has no "
+            reasons.append(f"newly failed: the baseline {visible(d['baseline'])} hits it (first relevant at rank "
+                           f"{_rank(b.get('reciprocal_rank', 0.0))}), the candidate {visible(d['candidate'])} has no "
                            f"relevant document in its top {k}")
         if q in must:
             reasons.append(f"must-pass query missed: no relevant document in the candidate's top {k}")
@@ -443,13 +455,13 @@ def gate_junit(result: GateResult) -> str:
         if q in current:
             w = waivers[q]
             ET.SubElement(tc, "system-out").text = xml_text(
-                f"waived by {w['owner']} until {w['expires']}: {w['reason']}\n" + "; ".join(reasons) + "\n" + summary)
+                f"waived by {visible(w['owner'])} until {visible(w['expires'])}: {visible(w['reason'])}\n" + "; ".join(reasons) + "\n" + summary)
             continue
         nf += 1
         msg = "; ".join(reasons)
         if q in waivers:
-            msg += f" (waiver by {waivers[q]['owner']} expired {waivers[q]['expires']})"
-        f = ET.SubElement(tc, "failure", message=xml_text(msg), type="newly_failed" if b_hit else "must_pass")
+            msg += f" (waiver by {visible(waivers[q]['owner'])} expired {visible(waivers[q]['expires'])})"
+        f = ET.SubElement(tc, "failure", message=xml_line(msg), type="newly_failed" if b_hit else "must_pass")
         f.text = xml_text(summary)
     queries.set("tests", str(nq))
     queries.set("failures", str(nf))

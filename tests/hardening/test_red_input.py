@@ -1,0 +1,50 @@
+"""Red team on issue 35 (items 3-8) and issue 38: a hostile file's names and IDs, special files as paths,
+the judge's overlap and the labelling budget at their edges. Each test names what happened before."""
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from rankgate.cli import main
+from tests.conftest import write
+
+FORGED = re.compile(r"^\s*(::|##\[)", re.M)
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def evil_bench(tmp_path):
+    """Query and document IDs that try a CI annotation, a terminal sequence and a bidi override."""
+    qids = ["q\n::error::forged", "q\x1b[31mred", "q\u202eevil"]
+    docs = ["d\n::warning::forged", "d\x1b[2J", "d3"]
+    write(tmp_path / "qrels.jsonl", "".join(json.dumps({"query": q, "doc": d, "grade": (i + j) % 3}) + "\n"
+                                            for j, q in enumerate(qids) for i, d in enumerate(docs)))
+    write(tmp_path / "base.jsonl", "".join(json.dumps({"query": q, "ranking": docs}) + "\n" for q in qids))
+    write(tmp_path / "cand.jsonl", "".join(json.dumps({"query": q, "ranking": docs[::-1]}) + "\n" for q in qids))
+    return tmp_path
+
+
+def test_junit_never_lets_an_id_start_a_line_of_its_own(tmp_path, capsys):
+    """Before: the JUnit report kept a document ID's newline in <system-out> (a raw `::warning::forged` line,
+    which a CI log printing the report reads as an annotation) and a query ID's as `&#10;` in a test name."""
+    b = evil_bench(tmp_path)
+    junit = tmp_path / "out.xml"
+    code, out, err = run(capsys, "gate", "--k", "2", "--qrels", b / "qrels.jsonl", "--runs", f"base={b / 'base.jsonl'}",
+                         "--runs", f"c\n::error::run={b / 'cand.jsonl'}", "--baseline", "base",
+                         "--candidate", "c\n::error::run", "--junit", junit, "-o", tmp_path / "out.json")
+    assert code in (0, 3), err
+    text = junit.read_text(encoding="utf-8")
+    assert not FORGED.search(text) and "\x1b" not in text and "\u202e" not in text, text
+    root = ET.fromstring(text)  # what a JUnit reader sees: attributes decoded
+    for el in root.iter():
+        for value in [*el.attrib.values(), el.text or ""]:
+            assert not FORGED.search(value) and "\x1b" not in value, (el.tag, value)
+    names = [tc.get("name") for tc in root.iter("testcase")]
+    assert "q\\x0a::error::forged" in names
