@@ -48,3 +48,28 @@ def test_junit_never_lets_an_id_start_a_line_of_its_own(tmp_path, capsys):
             assert not FORGED.search(value) and "\x1b" not in value, (el.tag, value)
     names = [tc.get("name") for tc in root.iter("testcase")]
     assert "q\\x0a::error::forged" in names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flag", ["-o", "--markdown", "--junit", "--receipt"])
+def test_an_output_fifo_nobody_reads_is_refused_at_once(tmp_path, flag):
+    """Before: `gate -o FIFO` (and --markdown, --junit, --receipt; compare's --markdown and --plot; labels
+    export -o) waited forever for a reader. A pipe that has one (`--junit >(cat)`) is still written into."""
+    import subprocess
+    import sys
+
+    b = evil_bench(tmp_path)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    argv = [sys.executable, "-m", "rankgate", "gate", "--k", "2", "--qrels", str(b / "qrels.jsonl"),
+            "--runs", str(b / "base.jsonl"), "--runs", str(b / "cand.jsonl"), "--baseline", "base",
+            "--candidate", "cand", "--quiet"]
+    p = subprocess.run([*argv, flag, str(fifo)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "is a named pipe that no program is reading" in p.stderr, p.stderr
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        p = subprocess.run([*argv, flag, str(fifo)], capture_output=True, text=True, timeout=60)
+        out = reader.communicate(timeout=60)[0]
+    finally:
+        reader.kill()
+    assert p.returncode in (0, 3) and len(out) > 100, p.stderr
