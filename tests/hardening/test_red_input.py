@@ -73,3 +73,16 @@ def test_an_output_fifo_nobody_reads_is_refused_at_once(tmp_path, flag):
     finally:
         reader.kill()
     assert p.returncode in (0, 3) and len(out) > 100, p.stderr
+
+
+@pytest.mark.parametrize("command", ["status", "list"])
+def test_a_missing_corpus_is_named_even_when_no_label_records_a_text(tmp_path, capsys, command):
+    """Before: `labels status --corpus TYPO` (and `labels list --stale --corpus TYPO`) said "stale labels: 0 of 0
+    checked" and exited 0 when no label had a text hash: a misspelt corpus looked like a clean one."""
+    b = evil_bench(tmp_path)
+    db = tmp_path / "ws.db"
+    assert run(capsys, "labels", "import", "--db", db, b / "qrels.jsonl")[0] == 0
+    extra = ["--stale"] if command == "list" else []
+    for bad, why in ((tmp_path / "nope.jsonl", "no such file"), (tmp_path, "is a folder")):
+        code, out, err = run(capsys, "labels", command, "--db", db, *extra, "--corpus", bad)
+        assert code == 2 and why in err and "Traceback" not in err, (out, err)

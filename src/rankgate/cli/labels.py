@@ -334,6 +334,10 @@ def _stale_of(args, ws, recorded: list, required: bool = True):
             raise InputError("labels", "stale labels need the current texts: name --corpus FILE")
         return None
     wanted = {d for _, d, h in recorded if h}
+    if not wanted:  # nothing to read from it; a corpus that is missing, a pipe or a folder is still named
+        from rankgate.core.infile import open_regular
+
+        open_regular(path).close()
     return stale_labels(recorded, _texts_of(args, wanted, ws) if wanted else {}, corpus=path)
 
 
