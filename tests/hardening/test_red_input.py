@@ -86,3 +86,27 @@ def test_a_missing_corpus_is_named_even_when_no_label_records_a_text(tmp_path, c
     for bad, why in ((tmp_path / "nope.jsonl", "no such file"), (tmp_path, "is a folder")):
         code, out, err = run(capsys, "labels", command, "--db", db, *extra, "--corpus", bad)
         assert code == 2 and why in err and "Traceback" not in err, (out, err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["trec_eval", "validate"])
+def test_a_file_with_no_line_break_is_refused_without_reading_it_whole(tmp_path, capsys, command):
+    """Before: a 4 GB file of NUL bytes (no line break) as qrels: `rankgate trec_eval` read it whole and decoded it
+    (80 s, 8.4 GB) before saying "1 fields"; `validate` read it whole into the fast TREC reader (17 s, 4.2 GB)
+    before the general reader refused it at line 1. Now both stop within the first MAX_LINE bytes."""
+    import tracemalloc
+
+    qrels = tmp_path / "qrels.txt"
+    with open(qrels, "wb") as f:
+        f.truncate(160 << 20)  # sparse: 160 MiB of NUL bytes that take no disk
+    run_file = write(tmp_path / "run.txt", "q1 Q0 d1 1 3 t\n")
+    argv = ["trec_eval", qrels, run_file] if command == "trec_eval" else ["validate", "--qrels", qrels, "--runs",
+                                                                         run_file]
+    tracemalloc.start()
+    try:
+        code, out, err = run(capsys, *argv)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 2 and "qrels.txt:1:" in err and "Traceback" not in err, err
+    assert peak < 100 << 20, f"{peak >> 20} MiB held to refuse line 1"
