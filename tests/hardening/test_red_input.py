@@ -110,3 +110,40 @@ def test_a_file_with_no_line_break_is_refused_without_reading_it_whole(tmp_path,
         tracemalloc.stop()
     assert code == 2 and "qrels.txt:1:" in err and "Traceback" not in err, err
     assert peak < 100 << 20, f"{peak >> 20} MiB held to refuse line 1"
+
+
+def test_a_qrels_name_swapped_for_a_pipe_after_its_stat_is_never_waited_on(tmp_path, monkeypatch):
+    """Before: the fast JSONL reader checked the name with stat, then opened it with a plain open(): a name
+    swapped for a FIFO in between (a symlink changed by another process) blocked the open forever."""
+    import threading
+
+    from rankgate.core.errors import InputError
+    from rankgate.core.formats import jsonl_fast, trec_fast
+
+    path = tmp_path / "qrels.jsonl"
+    write(path, "".join(json.dumps({"query": "q1", "doc": f"d{i}", "grade": 1}) + "\n" for i in range(40000)))
+
+    def swap():
+        path.unlink()
+        os.mkfifo(path)
+        return True
+
+    monkeypatch.setattr(trec_fast, "available", swap)
+    result = []
+    t = threading.Thread(target=lambda: result.append(_quietly(jsonl_fast.read_jsonl_qrels_fast, str(path))),
+                         daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():  # unblock the open that waits for a writer, so that the test run ends
+        with open(path, "wb"):
+            pass
+        t.join(5)
+        pytest.fail("the fast reader waited on a FIFO")
+    assert result == [None] or isinstance(result[0], InputError)
+
+
+def _quietly(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - the test looks at what came out
+        return e

@@ -178,7 +178,7 @@ class _Reader:
         carry, buf = b"", None
         self.done = 0
         start, self.spans = 0, []  # where the next block starts in the file (decompressed)
-        with open(self.path, "rb") as raw:
+        with textio.open_regular(self.path) as raw:  # never a pipe the name became since it was sniffed
             self.identity = _identity(raw)
             head = raw.read(3)
             raw.seek(0)
