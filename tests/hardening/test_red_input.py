@@ -147,3 +147,37 @@ def _quietly(fn, *args):
         return fn(*args)
     except Exception as e:  # noqa: BLE001 - the test looks at what came out
         return e
+
+
+def _vote(judge, expert, **kw):
+    from rankgate.core.judge_vote import judge_vote
+
+    pairs = [("q", f"d{i}") for i in range(len(judge))]
+    overlap = kw.pop("overlap", pairs)
+    return judge_vote(dict(zip(pairs, judge)), overlap, dict(zip(pairs, expert)), unjudged=7, level=1,
+                      min_kappa=kw.pop("min_kappa", 0.6), min_overlap=kw.pop("min_overlap", 50), **kw)
+
+
+def test_a_kappa_exactly_at_the_bar_is_counted():
+    """Before: 6 pairs both relevant, 3 and 3 disagreeing, 42 both not: kappa 3/5 exactly, computed from
+    proportions as 0.5999999999999996, and the gate said "not counted: kappa 0.60 below 0.6"."""
+    judge = [1] * 9 + [0] * 45
+    expert = [1] * 6 + [0] * 3 + [1] * 3 + [0] * 42
+    v = _vote(judge, expert)
+    assert v.kappa == 0.6 and v.counted, v.line()
+    assert "suggested labels counted: 7 (judge kappa 0.60 on 54 expert-checked pairs" in v.line()
+
+
+def test_an_overlap_pair_listed_twice_counts_once():
+    """Before: a suggestions journal listing an overlap pair twice (a repeated record) counted it twice towards
+    min_overlap and in kappa: 2 agreeing pairs listed 25 times each made "kappa 1.00 on 50 pairs"."""
+    pairs = [("q", "d0"), ("q", "d1")]
+    v = _vote([1, 0], [1, 0], overlap=pairs * 25)
+    assert v.checked == 2 and not v.counted and "2 expert-checked pairs, below 50" in v.line()
+
+
+def test_all_same_grades_and_no_overlap_are_not_counted_and_say_why():
+    v = _vote([1] * 60, [1] * 60)
+    assert not v.counted and v.kappa is None and "kappa undefined on 60" in v.line()
+    v = _vote([], [])
+    assert not v.counted and "no expert-checked overlap" in v.line()
