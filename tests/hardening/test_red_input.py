@@ -181,3 +181,29 @@ def test_all_same_grades_and_no_overlap_are_not_counted_and_say_why():
     assert not v.counted and v.kappa is None and "kappa undefined on 60" in v.line()
     v = _vote([], [])
     assert not v.counted and "no expert-checked overlap" in v.line()
+
+
+FLOOD_JUDGE = r'''
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    sys.stdout.write("log\n" + "\n" * (8 << 20) + json.dumps({"id": 0, "grade": 0}) + "\n")
+    print(json.dumps({"id": req["id"], "grade": 2, "reason": "ok"}), flush=True)
+'''
+
+
+@pytest.mark.slow
+def test_a_judge_printing_millions_of_blank_lines_is_answered_in_time(tmp_path):
+    """Before: each output line was cut off the buffer with a partition that copied the rest: a judge that
+    printed 20 MB of blank lines before its answer was still being read at the 60 s timeout."""
+    import sys
+    import time
+
+    from rankgate.core.judge import JudgeConfig, JudgeRequest, ask
+
+    script = write(tmp_path / "judge.py", FLOOD_JUDGE)
+    cfg = JudgeConfig(name="flood", command=(sys.executable, str(script)), timeout=60)
+    t0 = time.monotonic()
+    answers = list(ask(cfg, [JudgeRequest("q1", "d1"), JudgeRequest("q1", "d2")], [0, 1, 2, 3]))
+    assert [a.grade for a in answers] == [2, 2], [a.error for a in answers]
+    assert time.monotonic() - t0 < 30
