@@ -207,3 +207,12 @@ def test_a_judge_printing_millions_of_blank_lines_is_answered_in_time(tmp_path):
     answers = list(ask(cfg, [JudgeRequest("q1", "d1"), JudgeRequest("q1", "d2")], [0, 1, 2, 3]))
     assert [a.grade for a in answers] == [2, 2], [a.error for a in answers]
     assert time.monotonic() - t0 < 30
+
+
+def test_a_lone_cr_inside_a_run_line_is_refused_not_read_as_extra_columns(tmp_path, capsys):
+    """Before: a run whose second line held a lone CR ("... t\\rq1 Q0 d3 3 1 t", mixed line ends) was read as one
+    line of 12 columns: d3 silently dropped (validate: "ranks 2 documents"; score scored 2 of 3)."""
+    q = write(tmp_path / "q.txt", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\n")
+    r = write(tmp_path / "r.txt", b"q1 Q0 d1 1 3 t\r\nq1 Q0 d2 2 2 t\rq1 Q0 d3 3 1 t\n")
+    code, out, err = run(capsys, "score", "--qrels", q, "--runs", r, "--k", "3")
+    assert code == 2 and "r.txt:2: 12 columns, with a carriage return (CR) inside the line" in err, (out, err)
