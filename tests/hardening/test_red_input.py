@@ -216,3 +216,21 @@ def test_a_lone_cr_inside_a_run_line_is_refused_not_read_as_extra_columns(tmp_pa
     r = write(tmp_path / "r.txt", b"q1 Q0 d1 1 3 t\r\nq1 Q0 d2 2 2 t\rq1 Q0 d3 3 1 t\n")
     code, out, err = run(capsys, "score", "--qrels", q, "--runs", r, "--k", "3")
     assert code == 2 and "r.txt:2: 12 columns, with a carriage return (CR) inside the line" in err, (out, err)
+
+
+def test_a_budget_with_nothing_to_judge_says_so(tmp_path, capsys):
+    """Before: with every document judged, `labels queue --budget 3` ended "once these 0 are judged ..."."""
+    b = evil_bench(tmp_path)
+    code, out, err = run(capsys, "labels", "queue", "--qrels", b / "qrels.jsonl", "--runs", b / "base.jsonl",
+                         "--runs", b / "cand.jsonl", "--k", "2", "--baseline", "base", "--candidate", "cand",
+                         "--budget", "3")
+    assert code == 0 and "once these 0" not in out and "no judgment to list: the decision is certain" in out, out
+
+
+@pytest.mark.parametrize("n", ["0", "-1"])
+def test_a_budget_below_one_is_refused(tmp_path, capsys, n):
+    b = evil_bench(tmp_path)
+    code, out, err = run(capsys, "labels", "queue", "--qrels", b / "qrels.jsonl", "--runs", b / "base.jsonl",
+                         "--runs", b / "cand.jsonl", "--k", "2", "--baseline", "base", "--candidate", "cand",
+                         f"--budget={n}")
+    assert code == 2 and "--budget: N must be at least 1" in err

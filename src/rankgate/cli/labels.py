@@ -1372,6 +1372,9 @@ def _budget(args, bundle, policy, refused: str | None) -> int:
     for i, (q, d) in enumerate(b.items, 1):
         say(f"{i:>4}. {visible(q)} {visible(d)}  {b.reasons[(q, d)]}")
     outcome = f"certain: {b.worst}" if b.certain else f"between {b.worst} (worst case) and {b.best} (best case)"
+    if not b.items:  # "once these 0 are judged" said nothing
+        say(f"no judgment to list: the decision is {outcome}")
+        return EXIT_OK
     say(f"once these {len(b.items)} are judged (and found not relevant, as the gate counts them now), the "
         f"decision is {outcome}")
     return EXIT_OK
