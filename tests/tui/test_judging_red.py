@@ -1,0 +1,53 @@
+"""Red-team checks of the judging screen (issue 33): key bursts, undo past the start, a grade typed while the
+reason box opens; every acknowledged grade is in the store."""
+
+from __future__ import annotations
+
+from tests.tui.conftest import make_app
+from tests.tui.test_judging import open_judging
+
+
+async def test_a_burst_of_grade_and_undo_keys_leaves_the_store_and_the_cursor_agreeing(tiny):
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_judging(pilot)
+        book = screen.model.labels
+        first = screen.cursor.at
+        await pilot.press(*"2u2u2u")
+        await pilot.pause()
+        assert screen.cursor.at == first and book.mine(first.qid, first.doc) is None
+        await pilot.press(*"uuuu")  # past the first judgment: nothing to undo, nothing breaks
+        await pilot.pause()
+        assert screen.cursor.at == first and screen.judged == 0
+        await pilot.press(*"2" * 30)  # held down past the last document that needs a judgment
+        await pilot.pause()
+        graded = list(screen.cursor.trail)
+        assert screen.judged == len(graded) == len(set(graded))  # each document once
+        assert all(book.mine(p.qid, p.doc).grade == 2 for p in graded)
+        assert screen.cursor.at is None  # nothing left: the screen says so
+        last = graded[-1]
+        before = len(book.history(last.qid))
+        await pilot.press("0")  # a stray key at the end regrades nothing
+        await pilot.pause()
+        assert book.mine(last.qid, last.doc).grade == 2 and len(book.history(last.qid)) == before
+        await pilot.press("u")  # undo still walks back to the last one
+        await pilot.pause()
+        assert screen.cursor.at == last and book.mine(last.qid, last.doc) is None
+
+
+async def test_a_grade_key_pressed_while_the_reason_box_is_open_is_reason_text(tiny):
+    toml = tiny / "benchmark.toml"
+    toml.write_text("reason_required = [0]\n" + toml.read_text())
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_judging(pilot)
+        book = screen.model.labels
+        first = screen.cursor.at
+        await pilot.press("0", "2", "u", "enter")
+        await pilot.pause()
+        lab = book.mine(first.qid, first.doc)
+        assert lab is not None and (lab.grade, lab.reason) == (0, "2u")
+        await pilot.press("0", "space", "enter")  # a blank reason: nothing stored, the box stays
+        await pilot.pause()
+        second = screen.cursor.at
+        assert book.mine(second.qid, second.doc) is None
