@@ -51,3 +51,37 @@ async def test_a_grade_key_pressed_while_the_reason_box_is_open_is_reason_text(t
         await pilot.pause()
         second = screen.cursor.at
         assert book.mine(second.qid, second.doc) is None
+
+
+def test_wide_and_combining_ids_are_cut_to_the_cells_they_take():
+    from rich.cells import cell_len
+
+    from rankgate.core.text import middle_cut
+    from rankgate.tui.safe import id_cell
+
+    wide = "文書" * 20 + "_0001"  # each ideograph takes two cells
+    cut = middle_cut(wide, 15)
+    assert cell_len(cut) <= 15 and cut.endswith("_0001") and "…" in cut
+    assert cell_len(middle_cut("🙂" * 30, 9)) <= 9
+    marks = "e\u0301" * 30  # a letter and its combining accent take one cell
+    assert middle_cut(marks, 40) == marks  # 30 cells fit whole
+    assert not middle_cut(marks, 9).split("…")[1].startswith("\u0301")  # no accent cut from its letter
+    for value in (wide, "short", "🙂" * 30, marks, "d\x1b[2J" * 9):
+        assert cell_len(id_cell(value, 12)) == 12  # a column stays a column
+
+
+async def test_the_rankings_keep_their_columns_with_wide_ids(tiny):
+    import dataclasses
+
+    from rich.cells import cell_len
+
+    from tests.tui.conftest import make_app, ready
+    from rankgate.tui.widgets.ranking import RankingList
+
+    app = make_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        lst = next(iter(app.screen.query(RankingList)))
+        row = lst.rows[0]
+        lst.rows[1] = dataclasses.replace(row, doc="文書" * 30)
+        assert cell_len(lst.render_row(0, 40).plain) == cell_len(lst.render_row(1, 40).plain)

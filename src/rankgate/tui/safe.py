@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from rankgate.core.text import middle_cut, visible
+from rankgate.core.text import cells, middle_cut, visible
 
 
 def literal(value: object, style: str = "", *, one_line: bool = True) -> Text:
@@ -31,3 +31,11 @@ def id_excerpt(value: object, width: int) -> str:
     """An ID or a run name in at most `width` cells, cut in the middle (core.text.middle_cut): the end, where
     IDs with a shared prefix differ, stays in view."""
     return middle_cut(visible(value, lines="space"), width)
+
+
+def id_cell(value: object, width: int, *, right: bool = False) -> str:
+    """An ID cut in the middle (`id_excerpt`) and padded to exactly `width` cells, for a column: a wide
+    character takes two cells, so `str.ljust` would pad a CJK or emoji ID too far."""
+    text = id_excerpt(value, width)
+    pad = " " * max(width - cells(text), 0)
+    return pad + text if right else text + pad

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rankgate.tui.labels import Change
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import excerpt, id_cell, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.text_static import TextStatic
 
@@ -59,7 +59,7 @@ class ChangeList(LineList):
         style = "red" if c.action == "remove" else "yellow" if action in ("undo", "redo", "unsure") else "green"
         t.append_text(literal(excerpt(action, 8).ljust(8), style=style))
         t.append(" ")
-        t.append_text(literal(id_excerpt(c.doc or "(query)", 22).ljust(22)))
+        t.append_text(literal(id_cell(c.doc or "(query)", 22)))
         t.append(" ")
         grade = "" if c.action == "notes" else f"{'-' if c.before is None else c.before}→" \
             f"{'-' if c.grade is None else c.grade}" if c.before != c.grade else str(c.grade)

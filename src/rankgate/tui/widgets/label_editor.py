@@ -10,7 +10,7 @@ from textual.message import Message
 
 from rankgate.tui.labels import Label
 from rankgate.tui.model import ReviewModel
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import excerpt, id_cell, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import MUST
 from rankgate.tui.widgets.text_static import TextStatic
@@ -75,7 +75,7 @@ class LabelList(LineList):
         stale = self.model_stale(lab)
         t.append("!" if lab.unsure else "~" if stale else " ", style="bold yellow")  # unsure; ~ stale
         t.append(" ")
-        t.append_text(literal(id_excerpt(lab.doc, docw).ljust(docw)))
+        t.append_text(literal(id_cell(lab.doc, docw)))
         t.append(" ")
         if not wide and lab.collection_version != self.version and self.version:
             t.append_text(literal(f"@{short_version(lab.collection_version, self.version)} ", style="yellow"))
