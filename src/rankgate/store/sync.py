@@ -802,14 +802,31 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
             lines.append(line + nl)
             continue
         q, _, d, g = line.split(" ")  # `query 0 document grade`: IDs hold no whitespace (the export checks)
-        column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
-        labels.append(((q, d), sep.join((q, column, d, g)) + nl))
+        labels.append(((q, d), _line_like(layout, q, d, g) + nl))
     lines += in_file_order(labels, layout.order)
     own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
+    if layout.open_end and out.text.endswith(nl):  # the file's last line had no line ending
+        out.text = out.text[: -len(nl)]
+    if layout.bom:
+        out.text = "\ufeff" + out.text
     data, out.unchanged = write_export(path, out.text.encode("utf-8"))
     out.text = data.decode("utf-8")
     return out
+
+
+def _line_like(layout, q: str, d: str, grade: str) -> str:
+    """A label's line: as the file wrote it when its grade is the same (spacing, `01`), else in the file's
+    iteration column and separator (its own line's, or the file's most common)."""
+    was = layout.written.get((q, d))
+    if was is not None:
+        try:
+            if int(was[1]) == int(grade):
+                return was[0]
+        except ValueError:
+            pass
+    column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
+    return sep.join((q, column, d, grade))
 
 
 def export_like_qrels(ws, manifest, fmt: str, path, **options):
@@ -926,6 +943,9 @@ class TrecLayout(NamedTuple):
     newline: str = "\n"  # "\r\n" when most lines end so
     lines: dict = {}  # {(query, doc): (column, separator)} of the lines that differ from the two above
     order: dict = {}  # {(query, doc): its line's position among the judgment lines} (a diff keeps the order)
+    written: dict = {}  # {(query, doc): (its line as written, no line ending; its grade as written)}
+    bom: bool = False  # the file starts with a byte-order mark
+    open_end: bool = False  # its last line has no line ending
 
 
 def trec_layout(path: str | os.PathLike) -> TrecLayout:
@@ -934,10 +954,14 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
     has a header. An unreadable file: what an export writes ("0", " ", "\n")."""
     from collections import Counter
 
-    kinds, endings, comments, per_line, order = Counter(), Counter(), False, {}, {}
+    kinds, endings, comments, per_line, order, written = Counter(), Counter(), False, {}, {}, {}
+    bom = open_end = False
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             for line in f:
+                if not order and not endings and line.startswith("\ufeff"):
+                    bom, line = True, line[1:]
+                open_end = not line.endswith("\n")
                 if line.startswith("#"):
                     comments = True
                 if line.endswith("\n"):
@@ -952,13 +976,14 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
                 kinds[kind] += 1
                 per_line[(parts[0], parts[2])] = kind
                 order.setdefault((parts[0], parts[2]), len(order))
+                written[(parts[0], parts[2])] = (line.rstrip("\r\n"), parts[3])
     except OSError:
         return TrecLayout("0", " ", False)
     header = comments  # a missing or empty file gets plain qrels, as any TREC export (trec_eval reads them)
     column, sep = kinds.most_common(1)[0][0] if kinds else ("0", " ")
     newline = "\r\n" if endings["\r\n"] > endings["\n"] else "\n"
     lines = {key: kind for key, kind in per_line.items() if kind != (column, sep)} if len(kinds) > 1 else {}
-    return TrecLayout(column, sep, header, newline, lines, order)
+    return TrecLayout(column, sep, header, newline, lines, order, written, bom, open_end)
 
 
 @dataclass

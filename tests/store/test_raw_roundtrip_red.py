@@ -1,0 +1,37 @@
+"""Red team (issue 33, item 7): an export of a qrels file opened on its own leaves every line whose label did
+not change byte for byte as the file has it: its spacing, its grade as written, its byte-order mark and a
+last line with no newline."""
+
+from __future__ import annotations
+
+from rankgate.store import sync
+from tests.store.test_raw_roundtrip import app_open
+
+
+def export_after(tmp_path, content: bytes, *edits) -> tuple[bytes, bytes]:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(content)
+    b = app_open(qrels)
+    try:
+        for q, d, g in edits:
+            b.set(q, d, g, "checked")
+        _, target, _ = sync.export_reviewed(b.ws, qrels)
+    finally:
+        b.close()
+    assert qrels.read_bytes() == content  # the input as it was
+    return content, target.read_bytes()
+
+
+def test_unchanged_lines_keep_their_spacing_and_grade_as_written(tmp_path):
+    old, new = export_after(tmp_path, b"q1 Q0 d3 01  \nq1  Q0 d1 0\nq2 Q0 d9 2\nq2 Q0 d4 0\n", ("q2", "d4", 1))
+    assert new == b"q1 Q0 d3 01  \nq1  Q0 d1 0\nq2 Q0 d9 2\nq2 Q0 d4 1\n"
+
+
+def test_a_last_line_with_no_newline_stays_so(tmp_path):
+    old, new = export_after(tmp_path, b"q1 Q0 d3 1\nq1 Q0 d1 0\nq2 Q0 d4 0", ("q1", "d1", 2))
+    assert new == b"q1 Q0 d3 1\nq1 Q0 d1 2\nq2 Q0 d4 0"
+
+
+def test_a_byte_order_mark_stays(tmp_path):
+    old, new = export_after(tmp_path, b"\xef\xbb\xbfq1 Q0 d3 1\r\nq1 Q0 d1 0\r\n", ("q1", "d1", 2))
+    assert new == b"\xef\xbb\xbfq1 Q0 d3 1\r\nq1 Q0 d1 2\r\n"
