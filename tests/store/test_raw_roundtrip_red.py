@@ -35,3 +35,11 @@ def test_a_last_line_with_no_newline_stays_so(tmp_path):
 def test_a_byte_order_mark_stays(tmp_path):
     old, new = export_after(tmp_path, b"\xef\xbb\xbfq1 Q0 d3 1\r\nq1 Q0 d1 0\r\n", ("q1", "d1", 2))
     assert new == b"\xef\xbb\xbfq1 Q0 d3 1\r\nq1 Q0 d1 2\r\n"
+
+
+def test_comments_and_blank_lines_between_the_labels_stay_in_place(tmp_path):
+    text = b"# judged by the TREC assessors\nq1 Q0 d3 1\n# q1 was hard\nq1 Q0 d1 0\n\nq2 Q0 d4 0\n# end\n"
+    old, new = export_after(tmp_path, text, ("q1", "d1", 2), ("q1", "dNEW", 1))
+    labels = new.split(b"q1 Q0 d3 1\n", 1)[1]  # (rankgate's header goes at the head: the file has comments)
+    assert new.startswith(b"# judged by the TREC assessors\n")
+    assert labels == b"# q1 was hard\nq1 Q0 d1 2\nq1 Q0 dNEW 1\n\nq2 Q0 d4 0\n# end\n"

@@ -803,7 +803,7 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
             continue
         q, _, d, g = line.split(" ")  # `query 0 document grade`: IDs hold no whitespace (the export checks)
         labels.append(((q, d), _line_like(layout, q, d, g) + nl))
-    lines += in_file_order(labels, layout.order)
+    lines += in_file_order(labels, layout.order, [(at, line + nl) for at, line in layout.between])
     own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
     if layout.open_end and out.text.endswith(nl):  # the file's last line had no line ending
@@ -921,10 +921,11 @@ def _own_comments(path: str | os.PathLike) -> list[str]:
     return own
 
 
-def in_file_order(labels: list, order: dict) -> list[str]:
+def in_file_order(labels: list, order: dict, between: list = ()) -> list[str]:
     """The export's lines [((query, doc), line)] in the file's own line order (`order`: each pair's line
     number there): a label the file lacks goes right after its query's last line in the file (in the order
-    the export has them), a query the file lacks at the end."""
+    the export has them), a query the file lacks at the end. `between`: [(position, line)], the file's
+    comment and blank lines, each before the label line at its position."""
     if not order:
         return [line for _, line in labels]
     last: dict[str, int] = {}
@@ -933,6 +934,7 @@ def in_file_order(labels: list, order: dict) -> list[str]:
     end = len(order)
     keyed = [(order[pair] if pair in order else last.get(pair[0], end) + 0.5, i, line)
              for i, (pair, line) in enumerate(labels)]
+    keyed += [(at - 0.25, -1, line) for at, line in between]
     return [line for _, _, line in sorted(keyed)]
 
 
@@ -946,6 +948,7 @@ class TrecLayout(NamedTuple):
     written: dict = {}  # {(query, doc): (its line as written, no line ending; its grade as written)}
     bom: bool = False  # the file starts with a byte-order mark
     open_end: bool = False  # its last line has no line ending
+    between: tuple = ()  # ((position, line as written), ...): comments and blank lines after the first label
 
 
 def trec_layout(path: str | os.PathLike) -> TrecLayout:
@@ -956,6 +959,7 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
 
     kinds, endings, comments, per_line, order, written = Counter(), Counter(), False, {}, {}, {}
     bom = open_end = False
+    between = []
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             for line in f:
@@ -967,6 +971,8 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
                 if line.endswith("\n"):
                     endings["\r\n" if line.endswith("\r\n") else "\n"] += 1
                 if not line.strip() or line.startswith("#"):
+                    if order:  # (the head's comments: _own_comments)
+                        between.append((len(order), line.rstrip("\r\n")))
                     continue
                 parts = line.split()
                 if len(parts) != 4:
@@ -983,7 +989,7 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
     column, sep = kinds.most_common(1)[0][0] if kinds else ("0", " ")
     newline = "\r\n" if endings["\r\n"] > endings["\n"] else "\n"
     lines = {key: kind for key, kind in per_line.items() if kind != (column, sep)} if len(kinds) > 1 else {}
-    return TrecLayout(column, sep, header, newline, lines, order, written, bom, open_end)
+    return TrecLayout(column, sep, header, newline, lines, order, written, bom, open_end, tuple(between))
 
 
 @dataclass
