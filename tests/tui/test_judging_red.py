@@ -85,3 +85,20 @@ async def test_the_rankings_keep_their_columns_with_wide_ids(tiny):
         row = lst.rows[0]
         lst.rows[1] = dataclasses.replace(row, doc="文書" * 30)
         assert cell_len(lst.render_row(0, 40).plain) == cell_len(lst.render_row(1, 40).plain)
+
+
+async def test_a_very_long_document_id_takes_one_line_of_the_document_pane(tiny):
+    from rankgate.tui.widgets.doc_view import DocView
+
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_judging(pilot)
+        doc = screen.query_one(DocView)
+        long_q, long_d = "q_" + "7" * 4000 + "_end", "msmarco_passage_00_" + "9" * 4000 + "2"
+        doc.show(long_d, "what is dns", qid=long_q)
+        await pilot.pause()
+        body = doc.query_one("#doc-body")._shown.plain
+        query = doc.query_one("#doc-query")._shown.plain
+        first = body.split("\n")[0]
+        assert "…" in first and first.endswith("92") and len(first) <= 78  # its end in view, one line
+        assert "…" in query and "_end" in query and "what is dns" in query  # the query's text still shows
