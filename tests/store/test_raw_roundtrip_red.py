@@ -43,3 +43,26 @@ def test_comments_and_blank_lines_between_the_labels_stay_in_place(tmp_path):
     labels = new.split(b"q1 Q0 d3 1\n", 1)[1]  # (rankgate's header goes at the head: the file has comments)
     assert new.startswith(b"# judged by the TREC assessors\n")
     assert labels == b"# q1 was hard\nq1 Q0 d1 2\nq1 Q0 dNEW 1\n\nq2 Q0 d4 0\n# end\n"
+
+
+def test_the_default_export_name_is_not_written_through_a_link_someone_left_there(tmp_path):
+    import pytest
+
+    from rankgate.core.errors import InputError
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(b"q1 Q0 d3 1\nq1 Q0 d1 0\n")
+    precious = tmp_path / "elsewhere" / "notes.txt"
+    precious.parent.mkdir()
+    precious.write_text("precious\n")
+    (tmp_path / "qrels.reviewed.txt").symlink_to(precious)  # shipped with the qrels file
+    b = app_open(qrels)
+    try:
+        b.set("q1", "d1", 2, "checked")
+        with pytest.raises(InputError, match="link"):
+            sync.export_reviewed(b.ws, qrels)
+        with pytest.raises(InputError, match="link"):  # the app's dialog names the same path
+            sync.export_reviewed(b.ws, qrels, tmp_path / "qrels.reviewed.txt")
+    finally:
+        b.close()
+    assert precious.read_text() == "precious\n"

@@ -891,6 +891,10 @@ def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None
     if os.path.realpath(target) == os.path.realpath(qrels):
         raise InputError(str(target), f"is the input qrels file, which an export never replaces; nothing was "
                          f"written (the default is {reviewed_path(qrels).name}, beside it)")
+    if target.is_symlink() and target.absolute() == reviewed_path(qrels).absolute():
+        raise InputError(str(target), f"is a link to {os.path.realpath(target)}, not a file of its own: the reviewed "
+                         "export is never written through a link left beside the input; nothing was written "
+                         "(remove the link, or choose another name)")
     fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
     out = _write_like(ws, fmt, target, qrels, **options)
     out.notes[:0] = notes
