@@ -102,3 +102,34 @@ async def test_a_very_long_document_id_takes_one_line_of_the_document_pane(tiny)
         first = body.split("\n")[0]
         assert "…" in first and first.endswith("92") and len(first) <= 78  # its end in view, one line
         assert "…" in query and "_end" in query and "what is dns" in query  # the query's text still shows
+
+
+def test_wide_query_texts_are_cut_and_padded_by_cells():
+    from rich.cells import cell_len
+
+    from rankgate.tui.safe import excerpt, text_cell
+
+    ja = "東京で一番高いビルはどこですか" * 3  # a MIRACL-like query
+    assert cell_len(excerpt(ja, 21)) <= 21 and excerpt(ja, 21).endswith("…")
+    assert excerpt("short", 21) == "short"
+    assert all(cell_len(text_cell(x, 20)) == 20 for x in (ja, "short", "e\u0301" * 30, "🙂" * 15))
+
+
+async def test_the_query_list_keeps_its_columns_with_wide_query_texts(tiny):
+    import dataclasses
+
+    from rich.cells import cell_len
+
+    from rankgate.tui.widgets.query_list import QueryList
+    from tests.tui.conftest import ready
+
+    app = make_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        ql = app.screen.query_one(QueryList)
+        m = ql.model
+        qi = int(ql.order[1])
+        m.queries[m.qids[qi]] = dataclasses.replace(m.query(qi), text="東京で一番高いビルはどこですか" * 3)
+        assert "東京" in ql.render_row(1, 120).plain  # the text column is there
+        widths = {cell_len(ql.render_row(i, 120).plain) for i in range(2)}
+        assert len(widths) == 1, widths

@@ -127,7 +127,7 @@ def _cell(c: str) -> int:
     return 2 if unicodedata.east_asian_width(c) in "WF" else 1
 
 
-def _fit(chars, width: int) -> int:
+def fit(chars, width: int) -> int:
     """How many of `chars` fit in `width` cells (a combining mark stays with its letter)."""
     used = n = 0
     for c in chars:
@@ -151,9 +151,9 @@ def middle_cut(text: str, width: int) -> str:
     if width == 1:
         return "…"
     tail_w = (width - 1) // 2
-    n = _fit(reversed(text), tail_w)
+    n = fit(reversed(text), tail_w)
     tail = text[len(text) - n:] if n else ""
     while tail and _cell(tail[0]) == 0:  # a mark whose letter did not fit
         tail = tail[1:]
-    head = text[: _fit(text, width - 1 - cells(tail))]
+    head = text[: fit(text, width - 1 - cells(tail))]
     return head + "…" + tail

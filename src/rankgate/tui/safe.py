@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from rankgate.core.text import cells, middle_cut, visible
+from rankgate.core.text import cells, fit, middle_cut, visible
 
 
 def literal(value: object, style: str = "", *, one_line: bool = True) -> Text:
@@ -22,9 +22,15 @@ def excerpt(value: object, width: int) -> str:
     text = visible(value, lines="space")
     if width <= 0:
         return ""
-    if len(text) <= width:
+    if (len(text) <= width and text.isascii()) or cells(text) <= width:
         return text
-    return text[: max(width - 1, 0)] + "…"
+    return text[: fit(text, width - 1)] + "…"  # by cells: a wide character takes two
+
+
+def text_cell(value: object, width: int) -> str:
+    """A one-line excerpt padded to exactly `width` cells, for a column (`str.ljust` counts characters)."""
+    text = excerpt(value, width)
+    return text + " " * max(width - cells(text), 0)
 
 
 def id_excerpt(value: object, width: int) -> str:
