@@ -66,3 +66,19 @@ def test_the_default_export_name_is_not_written_through_a_link_someone_left_ther
     finally:
         b.close()
     assert precious.read_text() == "precious\n"
+
+
+def test_a_gzip_qrels_file_is_exported_in_its_own_layout(tmp_path):
+    import gzip
+
+    text = b"q1 Q0 d3 1\r\nq2 Q0 d9 2\r\nq1 Q0 d1 0\r\n"
+    qrels = tmp_path / "qrels.txt.gz"
+    qrels.write_bytes(gzip.compress(text))
+    b = app_open(qrels)
+    try:
+        b.set("q1", "d1", 2, "checked")
+        _, target, _ = sync.export_reviewed(b.ws, qrels)
+    finally:
+        b.close()
+    assert target.name == "qrels.reviewed.txt"
+    assert target.read_bytes() == b"q1 Q0 d3 1\r\nq2 Q0 d9 2\r\nq1 Q0 d1 2\r\n"  # Q0, CRLF, the order kept

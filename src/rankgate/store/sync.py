@@ -908,12 +908,24 @@ HEADER_KEYS = ("version", "content_hash", "exported_at", "collection_version", "
                "adjudicated", "needs_review")
 
 
+def _open_text(path: str | os.PathLike):
+    """A qrels file's text, line endings as written (gunzipped when it is gzip: `qrels.txt.gz`)."""
+    import io
+
+    from rankgate.core.infile import open_input
+
+    try:
+        return io.TextIOWrapper(open_input(path), encoding="utf-8", errors="replace", newline="")
+    except InputError as e:  # (not a regular file: read as an unreadable one)
+        raise OSError(str(e)) from e
+
+
 def _own_comments(path: str | os.PathLike) -> list[str]:
     """The comment lines at the head of a TREC qrels file that are not rankgate's header (a line the user
     wrote there, e.g. what the file is): a write-back keeps them."""
     own = []
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with _open_text(path) as f:
             for line in f:
                 if not line.startswith("#"):
                     break
@@ -965,7 +977,7 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
     bom = open_end = False
     between = []
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        with _open_text(path) as f:
             for line in f:
                 if not order and not endings and line.startswith("\ufeff"):
                     bom, line = True, line[1:]
