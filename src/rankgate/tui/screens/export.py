@@ -119,8 +119,9 @@ def export_to(screen, path: str):
                 f"a copy: `rankgate gate` reads {state.manifest.qrels} until benchmark.toml names {copy.name}"])
         else:  # raw files: the qrels file's own format and layout, never the file itself
             done = screen.model.labels.export(Path(path).expanduser(), fmt, like=raw_qrels(screen))
-    except Exception as e:
-        screen.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
+    except Exception as e:  # say where to name another file: the notice is all the expert sees
+        screen.notify(f"export failed: {e}; e on the panes (Escape from the judging screen) exports to a file "
+                      "you name", severity="error", markup=False, timeout=12)
         return None
     screen.exported_to = done.path
     note = "".join(f"\nnote: {n}" for n in done.notes)

@@ -1,0 +1,37 @@
+"""Newcomer s10: on the DL19 reference files (a read-only folder, the app started in it) the quit dialog's
+`e` failed with "... nothing was written (choose another file)", and the expert was not told how: the notice
+now names the key that exports to a file you name, and the app stays open with the edits in the workspace."""
+
+from __future__ import annotations
+
+import os
+
+from rankgate.tui.screens.sync import QuitScreen
+from tests.tui.conftest import ready
+from tests.tui.test_raw_files import raw_files
+from tests.tui.test_raw_quit import SIZE, raw_app
+
+
+async def test_a_refused_export_on_quit_names_the_key_for_another_file(tmp_path, monkeypatch):
+    (tmp_path / "reference").mkdir()
+    d = raw_files(tmp_path / "reference")
+    monkeypatch.chdir(d)  # the current folder, the fallback beside a read-only file, is read-only too
+    app = raw_app(d, db=str(tmp_path / "labels.db"))
+    os.chmod(d, 0o555)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            assert app.review.edit("101", "p5", 3, "direct answer")
+            await pilot.pause()
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen)
+            await pilot.press("e")
+            await pilot.pause()
+            said = [n.message for n in app._notifications if "export failed" in n.message]
+            assert len(said) == 1 and "read-only" in said[0], said
+            assert "e on the panes (Escape from the judging screen) exports to a file you name" in said[0]
+            assert app.is_running
+    finally:
+        os.chmod(d, 0o755)
+    assert sorted(p.name for p in d.iterdir()) == ["a.trec", "b.trec", "passages.jsonl", "qrels.txt", "topics.tsv"]
