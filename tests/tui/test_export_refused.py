@@ -35,3 +35,23 @@ async def test_a_refused_export_on_quit_names_the_key_for_another_file(tmp_path,
     finally:
         os.chmod(d, 0o755)
     assert sorted(p.name for p in d.iterdir()) == ["a.trec", "b.trec", "passages.jsonl", "qrels.txt", "topics.tsv"]
+
+
+async def test_undo_on_the_judging_screen_leaves_the_unexported_count(tmp_path):
+    """Newcomer s10: 20 grades and one `u` on the judging screen, and the quit dialog said "20 label edits not
+    exported" while the export differed from the file by 19 lines: the undo was not counted."""
+    from tests.tui.test_raw_quit import dialog_text
+
+    d = raw_files(tmp_path)
+    app = raw_app(d, db=str(tmp_path / "labels.db"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        for key in "10u":  # two judgments, the second undone
+            await pilot.press(key)
+            await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitScreen)
+        assert "1 label edit not exported" in dialog_text(app)
