@@ -1,6 +1,5 @@
-"""Newcomer s10: on the DL19 reference files (a read-only folder, the app started in it) the quit dialog's
-`e` failed with "... nothing was written (choose another file)", and the expert was not told how: the notice
-now names the key that exports to a file you name, and the app stays open with the edits in the workspace."""
+"""Newcomer s10, judging the DL19 files at 80x24: a refused export names the key for another file, undo on the
+judging screen keeps the unexported count right, and the reason prompt is whole."""
 
 from __future__ import annotations
 
@@ -13,6 +12,8 @@ from tests.tui.test_raw_quit import SIZE, raw_app
 
 
 async def test_a_refused_export_on_quit_names_the_key_for_another_file(tmp_path, monkeypatch):
+    """On the DL19 reference files (a read-only folder, the app started in it) the quit dialog's `e` said
+    "nothing was written (choose another file)" and not how; the app stays open, the edits in the workspace."""
     (tmp_path / "reference").mkdir()
     d = raw_files(tmp_path / "reference")
     monkeypatch.chdir(d)  # the current folder, the fallback beside a read-only file, is read-only too
@@ -55,3 +56,17 @@ async def test_undo_on_the_judging_screen_leaves_the_unexported_count(tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, QuitScreen)
         assert "1 label edit not exported" in dialog_text(app)
+
+
+async def test_the_reason_prompt_is_whole_at_80x24(tmp_path):
+    """Newcomer s10: at 80x24 the reason box showed "why this grade? (Enter saves, Escape", cut off."""
+    from textual.widgets import Input
+
+    d = raw_files(tmp_path)
+    app = raw_app(d, db=str(tmp_path / "labels.db"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        box = app.screen.query_one("#reason-input", Input)
+        assert box.has_focus and len(box.placeholder) <= box.content_region.width, box.content_region
