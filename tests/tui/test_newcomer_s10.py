@@ -70,3 +70,33 @@ async def test_the_reason_prompt_is_whole_at_80x24(tmp_path):
         await pilot.pause()
         box = app.screen.query_one("#reason-input", Input)
         assert box.has_focus and len(box.placeholder) <= box.content_region.width, box.content_region
+
+
+async def test_after_an_export_to_a_file_of_your_own_quit_offers_that_file(tmp_path, monkeypatch):
+    """Newcomer s10: the reference folder is read-only, the expert exported to a file of their own with `e`,
+    corrected one more label, and the quit dialog offered the read-only default again (which fails)."""
+    from tests.tui.test_raw_quit import dialog_text
+
+    (tmp_path / "reference").mkdir()
+    d = raw_files(tmp_path / "reference")
+    monkeypatch.chdir(d)
+    mine = tmp_path / "mine.reviewed.txt"
+    app = raw_app(d, db=str(tmp_path / "labels.db"))
+    os.chmod(d, 0o555)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            assert app.review.edit("101", "p5", 3, "direct answer")
+            assert app.review.export_to(str(mine)) is not None
+            assert app.review.edit("102", "p6", 1, "partly")
+            await pilot.pause()
+            await pilot.press("q")
+            await pilot.pause()
+            assert "1 label edit not exported" in dialog_text(app)
+            assert str(mine) in dialog_text(app).replace("\n", "").replace(" ", "")
+            await pilot.press("e")
+            await pilot.pause()
+        assert app.return_code == 0
+    finally:
+        os.chmod(d, 0o755)
+    assert "102 0 p6 1\n" in mine.read_text(encoding="utf-8")
