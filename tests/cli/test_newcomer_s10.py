@@ -38,3 +38,19 @@ def test_queue_on_a_qrels_file_names_the_file_flag_and_the_apps_workspace(tmp_pa
 def test_queue_on_a_missing_folder_still_says_not_a_benchmark(tmp_path, capsys):
     code, out, err = cli(capsys, "labels", "queue", tmp_path / "nothing-here")
     assert code == 2 and "not a benchmark folder (no benchmark.toml)" in err
+
+
+def test_a_write_into_a_missing_folder_names_the_folder(tmp_path):
+    """The app's export to /tmp/nc-export/x.txt said "cannot write (No such file or directory)": which of the
+    file and its folder was missing was left to guess."""
+    import pytest
+
+    from rankgate.core.errors import InputError
+    from rankgate.store.storage import atomic_write
+
+    target = tmp_path / "no-such-folder" / "qrels.reviewed.txt"
+    for output in (False, True):
+        with pytest.raises(InputError) as got:
+            atomic_write(target, b"q 0 d 1\n", output=output)
+        assert f"its folder {target.parent} does not exist" in str(got.value)
+    assert not target.parent.exists()
