@@ -125,7 +125,7 @@ def _label_store(path) -> bool:
         if not os.path.isfile(path):
             return False
         with open(path, "rb") as f:
-            return f.read(64).startswith(STORE_HEADS[0])
+            return f.read(64).startswith(STORE_HEADS)  # any snapshot head (a checksum first, too)
     except OSError:
         return False
 
