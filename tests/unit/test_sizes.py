@@ -23,8 +23,6 @@ GRANDFATHERED: dict[str, int] = {
     "core/queue.py:build_queue": 84,
     "store/durable.py:DurableIndex": 693,
     "store/transfer/export.py:export": 100,
-    "store/workspace.py:Workspace": 774,
-    "store/workspace.py:Workspace.set_judgment": 95,
     "tui/loader.py:_load_rest": 106,
     "tui/model.py:ReviewModel": 780,
     "tui/model.py:ReviewModel.__init__": 93,
