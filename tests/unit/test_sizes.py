@@ -21,7 +21,6 @@ GRANDFATHERED: dict[str, int] = {
     "core/policy.py:policy_from_table": 81,
     "core/policy.py:_rule": 94,
     "core/queue.py:build_queue": 84,
-    "store/durable.py:DurableIndex": 693,
     "store/transfer/export.py:export": 100,
     "tui/loader.py:_load_rest": 106,
     "tui/model.py:ReviewModel": 780,
