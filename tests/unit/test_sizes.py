@@ -16,17 +16,10 @@ MAX_FUNCTION = 80
 
 # "path:Qualified.name": lines today. Remove an entry when you split what it names.
 GRANDFATHERED: dict[str, int] = {
-    "cli/evaluate.py:register": 84,
-    "cli/labels.py:_queue": 85,
-    "core/policy.py:policy_from_table": 81,
-    "core/policy.py:_rule": 94,
-    "core/queue.py:build_queue": 84,
-    "store/transfer/export.py:export": 100,
     "tui/loader.py:_load_rest": 106,
+    "tui/screens/review.py:ReviewScreen": 802,
     "tui/model.py:ReviewModel": 780,
     "tui/model.py:ReviewModel.__init__": 93,
-    "tui/screens/review.py:ReviewScreen": 802,
-    "tui/widgets/gate_panel.py:GatePanel.show": 99,
 }
 
 
