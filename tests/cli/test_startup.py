@@ -4,6 +4,8 @@ command imports only its own module, and the app's textual only for `review`."""
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 
@@ -235,3 +237,21 @@ def test_no_module_imports_pyarrow_or_textual_or_numpy_where_it_may_not_be_used(
         assert not {"pyarrow", "textual", "pandas"} & module_level_imports(path), path
     for name in ("gate.py", "bounds.py"):
         assert "numpy" not in module_level_imports(src / "core" / name), name
+
+
+@pytest.mark.parametrize("argv", [["init", "--help"], ["receipt"], ["gate", "--help"], ["compare", "--help"],
+                                  ["score", "--help"], ["validate", "--help"]])
+def test_help_and_usage_load_no_numpy(argv):
+    """A command's help or usage lines build its flags only: no reader, engine or numpy behind them."""
+    code = ("import contextlib, io\nfrom rankgate.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    try:\n        main({argv!r})\n    except SystemExit:\n        pass")
+    mods = imported_after(code)
+    assert "numpy" not in mods and "pyarrow" not in mods
+
+
+def test_the_format_choices_are_the_readers_the_formats_package_has():
+    from rankgate.cli.evaluate import QRELS_FORMATS, RUN_FORMATS
+    from rankgate.core import formats
+
+    assert (QRELS_FORMATS, RUN_FORMATS) == (formats.QRELS_FORMATS, formats.RUN_FORMATS)

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from rankgate.store import paths, sync
+from rankgate.store import paths, sync, unexported
 from rankgate.store.workspace import Workspace
 
 
@@ -187,8 +187,8 @@ def test_the_warning_sees_edits_of_a_writer_that_is_still_open(samples, tmp_path
     manifest = load_manifest(folder)
     with Workspace.open_benchmark(folder) as ws:  # the app, say, has it open: the count on file is stale
         ws.set_judgment("q-dns", "doc-new", 1, reason="r")
-        assert sync.unexported_count(manifest)[0] == 1
-    assert sync.unexported_count(manifest)[0] == 1
+        assert unexported.unexported_count(manifest)[0] == 1
+    assert unexported.unexported_count(manifest)[0] == 1
 
 
 def test_the_gate_path_never_imports_tinydb(samples, tmp_path, private_home):
@@ -347,7 +347,7 @@ def test_the_count_on_close_follows_every_kind_of_edit(samples, tmp_path):
         with Workspace.open(db, readonly=True) as ws:
             full = sync.count_unexported(record[1], sync.workspace_grades(ws))
         assert read_summary(db)["unexported"] == full
-        assert (sync.unexported_count(manifest) or (0,))[0] == full
+        assert (unexported.unexported_count(manifest) or (0,))[0] == full
 
 
 # ---------------------------------------------------------------- where an export goes

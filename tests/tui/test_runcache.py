@@ -203,3 +203,29 @@ def test_a_reopen_takes_the_codes_of_last_time_while_the_catalog_is_the_same(tmp
     finally:
         runcache._mapped = real
     assert used == [False, True, False, True]  # the map is written, used; another catalog: again
+
+
+def test_a_hit_maps_the_entry_writable_and_a_cut_entry_is_read_again(tmp_path):
+    """An entry's arrays are mapped from the file (no copy, no CRC pass): the run is the reader's, its arrays
+    can be changed as np.load's can without the entry changing, and an entry cut short is not trusted: the
+    file is read again and the entry written anew."""
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q} Q0 d{(q * 5 + r) % 60} {r + 1} {9 - r}.25 t\n" for q in range(25) for r in range(7)))
+    expected = read_runs(str(run), "auto", Catalog())[0]
+    read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path)
+    (entry,) = [p for p in tmp_path.glob("*.npz") if not p.name.endswith("-map.npz")]
+    written = entry.read_bytes()
+    hits = []
+    got = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert hits
+    _same(got, expected)
+    got.score[:] = -1.0  # a private map: the entry on disk is untouched
+    assert entry.read_bytes() == written
+    _same(read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path)[0], expected)
+    entry.write_bytes(written[: len(written) // 2])
+    hits.clear()
+    again = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert not hits
+    _same(again, expected)
+    _same(read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0], expected)
+    assert hits  # written anew, whole

@@ -102,6 +102,7 @@ def test_serving_elsewhere_than_loopback_warns_and_every_start_prints_the_link_w
     out, err = capsys.readouterr()
     assert err == "" and started[0][1] == "127.0.0.1"
     assert f"open http://127.0.0.1:{port}/?token=from-the-environment-01" in out
+    monkeypatch.setenv("RANKGATE_TOKEN", "from-the-environment-01")  # taken out of the environment once read
     assert serve(parse(str(tmp_path), "--serve", "--port", str(port), "--public-url",
                        "https://labels.example.org/")) == 0
     out, err = capsys.readouterr()

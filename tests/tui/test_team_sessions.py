@@ -100,3 +100,19 @@ async def test_a_viewers_session_shows_the_labels_follows_them_and_refuses_edits
             assert await wait_until(pilot2, lambda: book.labels(qid)[doc].grade == 3)
             await pilot2.press("q")
         await pilot.press("q")
+
+
+@pytest.mark.slow
+async def test_a_session_whose_server_died_ends_instead_of_running_on(tiny, tmp_path, monkeypatch):
+    import os
+
+    app = session(tiny, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.review.edit(app.review.qid, app.review.doc, 2, "before the server died")
+        await pilot.pause(1.2)
+        assert app.return_code is None  # the server (here: pytest) is alive: the session runs on
+        server = os.getppid()
+        monkeypatch.setattr(os, "getppid", lambda: 1 if server != 1 else 2)  # reparented: the server is gone
+        assert await wait_until(pilot, lambda: app.return_code is not None, rounds=30)  # was: ran on forever
+    assert app.return_code == 0

@@ -861,3 +861,42 @@ def test_a_fresh_interner_filled_with_distinct_names_builds_its_dictionary_when_
     j = Interner()
     j.code("x")
     assert j.extend(["y", "x"], distinct=True).tolist() == [1, 0]  # not fresh: the usual way
+
+
+def test_names_looked_up_in_a_fast_readers_documents_get_the_codes_extend_gives():
+    """Interner.extend_looked_up (the gate's unjudged top rows) finds known names through the reader's Arrow
+    names and adds new ones in order, as `extend` does, without building the name -> code dictionary."""
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    known = [f"doc_{i:04d}" for i in range(0, 2000, 3)]
+    asked = ["doc_0003", "new_b", "doc_1998", "new_a", "new_b", "doc_0000", "new_c"]
+    fast, plain = Interner(), Interner()
+    fast.extend(known, distinct=True)
+    fast.arrow = pa.array(known, pa.string())
+    plain.extend(known)
+    got = fast.extend_looked_up(asked)
+    assert fast._codes is None  # no dictionary built
+    assert got.tolist() == plain.extend(asked).tolist() and fast.names == plain.names
+    assert fast.extend_looked_up(["new_a", "doc_0006"]).tolist() == plain.extend(["new_a", "doc_0006"]).tolist()
+
+
+def test_a_fast_readers_documents_sort_by_arrow_as_by_numpy():
+    """Interner.order from the Arrow names (and the names added after them) is numpy's code-point order."""
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    known = ["b", "a\u00e9", "a", "Z", "\u4e2d", "a\U0001f600", "ab", ""]
+    fast = Interner()
+    fast.extend(known, distinct=True)
+    fast.arrow = pa.array(known, pa.string())
+    fast.extend_looked_up(["zz", "a", "\u00e9", "A"])
+    plain = Interner()
+    plain.extend(fast.names)
+    assert fast._arrow_order() is not None
+    assert fast.order().tolist() == plain.order().tolist()
+    fast.extend(["bad\udcff"])  # a surrogate-escaped byte: not UTF-8, numpy's path
+    plain.extend(["bad\udcff"])
+    assert fast.order().tolist() == plain.order().tolist()

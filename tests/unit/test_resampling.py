@@ -63,10 +63,16 @@ def test_deterministic_for_a_seed_and_different_across_streams_and_seeds():
     assert bootstrap_ci(d, resamples=2000, seed=7) != bootstrap_ci(d, resamples=2000, seed=8)
 
 
-def test_chunks_do_not_change_the_numbers(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_chunks_do_not_change_the_numbers(monkeypatch, threads):
     D = np.random.default_rng(2).normal(0, 0.2, (90, 3))
+    monkeypatch.setattr(stats, "_threads", [1])
+    stats._DONE.clear()
     whole = paired_tests(D, resamples=3000, seed=4)
+    monkeypatch.setattr(stats, "_threads", [threads])
     monkeypatch.setattr(stats, "CHUNK_CELLS", 1000)  # 11 resamples a chunk
+    monkeypatch.setattr(SplitMix64, "FLIP_CELLS", 1000)
+    monkeypatch.setattr(SplitMix64, "DRAW_CELLS", 1000)
     stats._DONE.clear()  # computed again, not remembered
     chunked = paired_tests(D, resamples=3000, seed=4)
     assert [(t.p_value, t.ci_low, t.ci_high) for t in whole] == [(t.p_value, t.ci_low, t.ci_high) for t in chunked]
@@ -219,3 +225,49 @@ def test_more_columns_than_are_remembered_at_once():
     tests = paired_tests(D, resamples=200, seed=1)
     assert len(tests) == D.shape[1] and len(stats._DONE) == stats.DONE_AT_MOST
     assert paired_tests(D, resamples=200, seed=1) == tests
+
+
+def _sign_flips_chunk_by_chunk(g, start, m, wd):
+    """sign_flips as rankgate 0.x computed it: each chunk made the byte tables again and gathered them from
+    the rows of sign bytes (the reference for the tables made once)."""
+    n = len(wd)
+    words = (n + 63) // 64
+    w = stats.splitmix64(g.key, m * words, start * words).astype("<u8", copy=False)
+    data = w.view(np.uint8).reshape(m, words * 8)
+    values = np.arange(256, dtype=np.uint8)[:, None]
+    out = np.zeros((m, wd.shape[1]))
+    for k in range((n + 7) // 8):
+        part = wd[8 * k: 8 * k + 8]
+        bits = np.unpackbits(values, axis=1, count=len(part), bitorder="little").astype(np.float64)
+        out += (bits @ part)[data[:, k]]
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 9, 64, 1003])
+def test_sign_flips_from_tables_made_once_are_the_same_floats(n):
+    wd = np.random.default_rng(n).normal(0, 0.1, (n, 3)) / n
+    g = SplitMix64(12, 0)
+    tables = g.byte_sums(wd)
+    for start, m in ((0, 1), (37, 50), (1000, 7)):
+        assert g.sign_flips(start, m, wd, tables).tobytes() == _sign_flips_chunk_by_chunk(g, start, m, wd).tobytes()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_threads_and_chunk_sizes_give_the_same_p_values_and_intervals(monkeypatch, weighted):
+    """10,000 queries (the draws one by one, the sign flips over 1,250 bytes): one thread with the chunks of
+    before (CHUNK_CELLS) against two threads with the larger sign-flip and smaller draw chunks."""
+    rng = np.random.default_rng(5)
+    D = rng.normal(0.0, 0.2, (10_000, 2))
+    w = rng.uniform(0.5, 2, 10_000) if weighted else None
+
+    def tests(threads, flip_cells, draw_cells):
+        monkeypatch.setattr(stats, "_threads", [threads])
+        monkeypatch.setattr(SplitMix64, "FLIP_CELLS", flip_cells)
+        monkeypatch.setattr(SplitMix64, "DRAW_CELLS", draw_cells)
+        p, _ = stats.randomization_tests(D, w, resamples=700, seed=3)
+        lo, hi = stats.bootstrap_cis(D, w, resamples=700, seed=3)
+        return np.concatenate([p, lo, hi])
+
+    before = tests(1, stats.CHUNK_CELLS, stats.CHUNK_CELLS)
+    assert 0.01 < before[0] < 0.99  # not a trivially certain test
+    assert tests(2, 1 << 24, 1 << 17).tobytes() == before.tobytes()

@@ -17,7 +17,6 @@ from rankgate.cli.base import EXIT_OK, counted, say, shell
 from rankgate.core.benchmark import MANIFEST
 from rankgate.core.errors import InputError
 from rankgate.core.outfile import new_temp
-from rankgate.core.formats import split_run_spec
 
 
 def register(sub) -> None:
@@ -41,6 +40,7 @@ def _toml_str(s: str) -> str:
 
 def cmd_init(args) -> int:
     from rankgate.core.bundle import load_bundle
+    from rankgate.core.formats import split_run_spec
     from rankgate.core.formats.corpus import read_corpus
 
     folder = Path(args.folder)
@@ -114,6 +114,8 @@ def _plan_copies(folder: Path, args) -> dict[str, str]:
 
     Nothing is written here; a target that already exists (and is not the source itself) stops
     with one line, so nothing in the folder is ever overwritten."""
+    from rankgate.core.formats import split_run_spec
+
     placed: dict[str, str] = {}
     taken: dict[str, str] = {}
 

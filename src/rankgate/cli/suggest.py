@@ -83,7 +83,7 @@ def check_trusted(config, manifest, agree: bool) -> None:
 
 
 def suggest(args) -> int:
-    from rankgate.cli.labels import _bench_positional, _open
+    from rankgate.cli.labels_open import _bench_positional, _open
     from rankgate.core.benchmark import load_manifest
     from rankgate.core.judge import Cancelled, JudgeRequest, RunReport, ask
     from rankgate.store.suggestions import SuggestionBook, Suggestion
@@ -297,7 +297,7 @@ def overlap(args) -> int:
     suggestions. `labels queue` lists them first and the app hides their suggestion (blind)."""
     import secrets
 
-    from rankgate.cli.labels import _bench_positional, _open
+    from rankgate.cli.labels_open import _bench_positional, _open
     from rankgate.core.judge_vote import draw_overlap
     from rankgate.store.suggestions import SuggestionBook
 

@@ -186,7 +186,7 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     if run.keep_top and len(run.top_q):  # the top rows nobody judged (the review queue's candidates)
         tp = run_pos[run.top_q]
         sel = np.flatnonzero(tp >= 0)
-        codes = cat.docs.extend([run.top_docs[i] for i in sel.tolist()]).astype(np.int64)
+        codes = cat.docs.extend_looked_up([run.top_docs[i] for i in sel.tolist()]).astype(np.int64)
         qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
         grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
     o = np.lexsort((rank, qp))  # grouped by query, in rank order

@@ -7,9 +7,10 @@ so the engine works on int32/float64 arrays and never on per-line objects.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: `init --help` and the usage lines load none
+    import numpy as np
 
 from rankgate.core.errors import MAX_ID, LongId
 
@@ -27,6 +28,7 @@ def grade_problem(grade: int) -> str | None:
 def unique(x) -> np.ndarray:
     """The sorted distinct values of a 1-D array: np.unique without options, by sorting (numpy 2.4's
     hashing np.unique is 5-30x slower on integer arrays of 10^5 values)."""
+    import numpy as np
     s = np.sort(np.asarray(x))
     return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
 
@@ -71,19 +73,41 @@ class Interner:
 
         numpy compares str arrays by code point, which is the order of their UTF-8 bytes.
         """
+        import numpy as np
         if self._order is None or len(self._order) != len(self.names):
-            names = self.names
-            longest = max(map(len, names), default=0)
-            if names and 4 * longest * len(names) <= 512 << 20:  # a fixed-width array: 4 bytes a character
-                perm = np.argsort(np.array(names, dtype=str), kind="stable")
-            elif names:  # long names (one is enough) would make that array huge: sort the strings themselves
-                perm = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
-            else:
-                perm = np.zeros(0, np.int64)
+            perm = self._arrow_order()
+            if perm is None:
+                perm = self._numpy_order()
             order = np.empty(len(perm), dtype=np.int64)
             order[perm] = np.arange(len(perm))
             self._order = order
         return self._order
+
+    def _numpy_order(self) -> np.ndarray:
+        import numpy as np
+
+        names = self.names
+        longest = max(map(len, names), default=0)
+        if names and 4 * longest * len(names) <= 512 << 20:  # a fixed-width array: 4 bytes a character
+            return np.argsort(np.array(names, dtype=str), kind="stable")
+        if names:  # long names (one is enough) would make that array huge: sort the strings themselves
+            return np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+        return np.zeros(0, np.int64)
+
+    def _arrow_order(self):
+        """The names' sort permutation by pyarrow when a fast reader gave them as Arrow strings: their UTF-8
+        bytes compared, the order numpy's code points give (names are distinct, so the same permutation),
+        without a fixed-width copy of a million names. None when there is no Arrow copy."""
+        if self.arrow is None or not len(self.names):
+            return None
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            extra = pa.array(self.names[len(self.arrow):], pa.string())
+        except (pa.ArrowException, UnicodeError):  # a name that is not UTF-8 (surrogate-escaped bytes)
+            return None
+        return pc.sort_indices(pa.chunked_array([self.arrow, extra], pa.string())).to_numpy()
 
     def order_changed(self) -> None:
         """Names were added to `codes` and `names` directly (a cache that knows them to be new)."""
@@ -92,6 +116,7 @@ class Interner:
     def extend(self, names: list[str], distinct: bool = False) -> np.ndarray:
         """Codes of many names at once, interning the new ones (the readers' fast path). `distinct`:
         no name is there twice (a reader's dictionary); into a fresh interner, then, no dict is built."""
+        import numpy as np
         if distinct and not self.names:
             self._codes = None
             self.names.extend(names)
@@ -107,6 +132,28 @@ class Interner:
             self.names.extend(new)
             self._order = None
         return np.fromiter(map(codes.__getitem__, names), np.int32, count=len(names))
+
+    def extend_looked_up(self, names: list[str]) -> np.ndarray:
+        """What `extend` gives, without building the name -> code dictionary of an interner a fast reader
+        filled (`arrow` holds every name): the names looked up by pyarrow's hash, the new ones added in
+        order (1M judged documents: 0.3 s and 100 MB saved for the gate's unjudged top rows)."""
+        import numpy as np
+
+        if self._codes is not None or self.arrow is None or len(self.arrow) != len(self.names):
+            return self.extend(names)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = pc.index_in(pa.array(names, pa.string()), value_set=self.arrow).fill_null(-1)
+        codes = found.to_numpy(zero_copy_only=False).astype(np.int32)
+        unknown = np.flatnonzero(codes < 0).tolist()
+        if unknown:
+            new = dict.fromkeys(names[i] for i in unknown)  # in order of first appearance, as `extend`
+            fresh = dict(zip(new, range(len(self.names), len(self.names) + len(new))))
+            self.names.extend(new)
+            self._order = None
+            codes[unknown] = [fresh[names[i]] for i in unknown]
+        return codes
 
 
 class Catalog:
@@ -200,6 +247,7 @@ class Run:
 
     def ranking(self, qid: str) -> list[str]:
         """The documents for one query in trec_eval order (score desc, doc id desc)."""
+        import numpy as np
         code = self.catalog.queries.get(qid)
         if code is None:
             return []
@@ -222,6 +270,7 @@ class Run:
 
 def _in_order(qp: np.ndarray, score: np.ndarray, docorder: np.ndarray) -> bool:
     """True when each query's rows are one contiguous block already in trec_eval order."""
+    import numpy as np
     n = len(qp)
     if n < 2:
         return True
@@ -238,6 +287,7 @@ def sort_run(run: Run, qp: np.ndarray | None = None):
 
     `qp` is an alternative per-row query key (e.g. the evaluated-query position).
     """
+    import numpy as np
     key = run.q if qp is None else qp
     docorder = run.catalog.docs.order()[run.doc] if len(run.doc) else np.zeros(0, np.int64)
     if _in_order(key, run.score, docorder):

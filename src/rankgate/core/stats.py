@@ -36,6 +36,7 @@ the gate's start-up). Receipts written before it (no `generator` in their
 from __future__ import annotations
 
 import math
+import os
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -85,21 +86,36 @@ class SplitMix64:
         w = splitmix64(self.key, m * words, start * words).astype("<u8", copy=False)
         return np.unpackbits(w.view(np.uint8).reshape(m, words * 8), axis=1, count=n, bitorder="little")
 
-    def sign_flips(self, start: int, m: int, wd: np.ndarray) -> np.ndarray:
-        """Resamples start .. start+m-1 of `sign_bits`, each row's set bits summed over `wd` (n x M): what
-        `sign_bits(start, m, n) @ wd` gives, from one table of 256 sums per byte of the words instead
-        of a multiply-add per bit (the sums in byte order, the same whatever the chunk)."""
-        n = len(wd)
-        words = (n + 63) // 64
-        used = (n + 7) // 8
-        w = splitmix64(self.key, m * words, start * words).astype("<u8", copy=False)
-        data = w.view(np.uint8).reshape(m, words * 8)
+    FLIP_CELLS = 1 << 24  # resamples x queries per chunk of sign flips (2 MB of sign bytes)
+    DRAW_CELLS = 1 << 17  # resamples x queries per chunk of bootstrap draws (its words, 512 KB, stay in cache)
+
+    @staticmethod
+    def byte_sums(wd: np.ndarray) -> list[np.ndarray]:
+        """For each byte k of a resample's words, a table of 256 x M: the sum of the deltas (rows 8k .. 8k+7 of
+        `wd`) whose bits are set in that byte's value. Made once for all the chunks."""
         values = np.arange(256, dtype=np.uint8)[:, None]
-        out = np.zeros((m, wd.shape[1]))
-        for k in range(used):
+        tables = []
+        for k in range((len(wd) + 7) // 8):
             part = wd[8 * k: 8 * k + 8]
             bits = np.unpackbits(values, axis=1, count=len(part), bitorder="little").astype(np.float64)
-            out += (bits @ part)[data[:, k]]  # a table of 256 x M: the sum of the byte's set bits' deltas
+            tables.append(bits @ part)
+        return tables
+
+    def sign_flips(self, start: int, m: int, wd: np.ndarray, tables: list[np.ndarray] | None = None) -> np.ndarray:
+        """Resamples start .. start+m-1 of `sign_bits`, each row's set bits summed over `wd` (n x M): what
+        `sign_bits(start, m, n) @ wd` gives, from one table of 256 sums per byte of the words (`byte_sums`)
+        instead of a multiply-add per bit; a row's sum adds its bytes' sums in byte order, the same whatever
+        the chunk."""
+        n = len(wd)
+        tables = self.byte_sums(wd) if tables is None else tables
+        words = (n + 63) // 64
+        w = splitmix64(self.key, m * words, start * words).astype("<u8", copy=False)
+        data = np.ascontiguousarray(w.view(np.uint8).reshape(m, words * 8)[:, : len(tables)].T)
+        out = np.zeros((m, wd.shape[1]))
+        looked_up = np.empty_like(out)
+        for byte, table in zip(data, tables):
+            np.take(table, byte, axis=0, out=looked_up)
+            out += looked_up
         return out
 
     def index_halves(self, start: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -147,7 +163,13 @@ class PCG64:
     def indices(self, start: int, m: int, n: int, dtype) -> np.ndarray:
         return self.rng.integers(0, n, size=(m, n), dtype=dtype)
 
-    def sign_flips(self, start: int, m: int, wd: np.ndarray) -> np.ndarray:
+    FLIP_CELLS = DRAW_CELLS = CHUNK_CELLS  # its chunks as receipts were made with (its draws depend on them)
+
+    @staticmethod
+    def byte_sums(wd: np.ndarray) -> None:
+        return None
+
+    def sign_flips(self, start: int, m: int, wd: np.ndarray, tables=None) -> np.ndarray:
         return self.sign_bits(start, m, len(wd)).astype(np.float64) @ wd
 
     def index_halves(self, start: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -202,6 +224,46 @@ def _columns(deltas) -> np.ndarray:
     return d[:, None] if d.ndim == 1 else d
 
 
+_threads = [0]  # threads for the resamples' chunks (0: every core the process may use)
+
+
+def use_threads(n: int) -> None:
+    """How many threads compute the resamples' chunks (the CLI's --jobs); the numbers do not depend on it."""
+    _threads[0] = max(0, int(n))
+
+
+def _thread_count() -> int:
+    if _threads[0]:
+        return _threads[0]
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _chunks(rng, cells: int, n: int, resamples: int, work):
+    """work(start, m) for resamples start .. start+m-1, chunk by chunk, the results in order. SplitMix64's
+    chunks are independent (its words are a function of the resample), so they go to threads (numpy
+    releases the GIL while it works); PCG64 draws in order, so its chunks are done one after another."""
+    step = max(1, cells // n)
+    spans = [(start, min(step, resamples - start)) for start in range(0, resamples, step)]
+    threads = min(_thread_count(), len(spans)) if isinstance(rng, SplitMix64) else 1
+    if threads <= 1:
+        yield from (work(start, m) for start, m in spans)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        pending: deque = deque()
+        for start, m in spans:  # a few chunks ahead, not all of them (ten million resamples: 770,000 chunks)
+            pending.append(pool.submit(work, start, m))
+            if len(pending) >= 2 * threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
 def randomization_tests(deltas, weights=None, *, resamples: int = 10000, seed: int = 0) -> tuple[np.ndarray, bool]:
     """Two-sided p-values of the paired sign-flip test for each column of `deltas` (queries x measures),
     all from the same sign patterns, and whether they are exact (every pattern enumerated)."""
@@ -230,12 +292,14 @@ def randomization_tests(deltas, weights=None, *, resamples: int = 10000, seed: i
         p[zero] = 1.0
         return p, True
     rng = _rng(seed, 0)
-    done = 0
-    while done < resamples:
-        m = min(step, resamples - done)
-        stats = np.abs(colsum - 2.0 * rng.sign_flips(done, m, wd))
-        count += np.count_nonzero(stats >= observed - tol, axis=0)
-        done += m
+    tables = rng.byte_sums(wd)
+
+    def chunk(start: int, m: int) -> np.ndarray:
+        stats = np.abs(colsum - 2.0 * rng.sign_flips(start, m, wd, tables))
+        return np.count_nonzero(stats >= observed - tol, axis=0)
+
+    for counted in _chunks(rng, rng.FLIP_CELLS, n, resamples, chunk):
+        count += counted
     p = (1 + count) / (1 + resamples)
     p[zero] = 1.0
     return p, False
@@ -283,24 +347,24 @@ def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0
         return np.zeros(M), np.zeros(M)
     w = None if weights is None else _prepare(D[:, 0], weights)[1]
     rng = _rng(seed, 1)
-    step = max(1, CHUNK_CELLS // n)
     alpha = 1.0 - confidence
     means = Tails(resamples, M, [alpha / 2, 1 - alpha / 2])  # the resamples' means, the two tails kept
     wd = D if w is None else w[:, None] * D
     columns = [np.ascontiguousarray(wd[:, j]) for j in range(M)]
     tables = [_Draws.table(col) for col in columns]
     w_table = None if w is None else _Draws.table(w)
-    done = 0
-    while done < resamples:  # each resample's mean: its draws' deltas summed (gathered, not counted)
-        m = min(step, resamples - done)
-        draws = _Draws(*rng.index_halves(done, m, n), n)
+
+    def chunk(start: int, m: int) -> np.ndarray:  # each resample's mean: its draws' deltas summed
+        draws = _Draws(*rng.index_halves(start, m, n), n)
         den = n if w is None else draws.sums(w, w_table)
-        chunk = np.empty((m, M))
+        out = np.empty((m, M))
         for j, col in enumerate(columns):  # column by column: a row's sums the same in any chunk
             num = draws.sums(col, tables[j])
-            chunk[:, j] = num / n if w is None else np.divide(num, den, out=np.zeros(m), where=den > 0)
-        means.add(chunk)
-        done += m
+            out[:, j] = num / n if w is None else np.divide(num, den, out=np.zeros(m), where=den > 0)
+        return out
+
+    for means_of_chunk in _chunks(rng, rng.DRAW_CELLS, n, resamples, chunk):
+        means.add(means_of_chunk)
     lo, hi = means.quantiles()
     const = np.ptp(D, axis=0) == 0
     lo[const] = hi[const] = D[0, const]

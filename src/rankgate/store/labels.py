@@ -419,6 +419,33 @@ class Details(Mapping):
             self._made, self._chunks = made, None
         return self._made
 
+    def versions_by_query(self) -> dict:
+        """{query: Counter of its labels' non-empty collection versions}, as counting `items()` gives it, read
+        from the columns while the dict is not made (the app's open: no object per label)."""
+        from collections import Counter
+
+        out: dict = {}
+        if self._chunks is None:
+            chunks, made = [], self._made
+        else:
+            chunks, made = self._chunks, self._made
+        for qid, _docs, _reasons, versions, _reviewers in chunks:
+            if not versions:
+                continue
+            first = versions[0]
+            if versions.count(first) == len(versions):  # one version for the whole query (an import's)
+                if first:
+                    counts = out[qid] = Counter()
+                    counts[first] = len(versions)
+                continue
+            counts = Counter(v for v in versions if v)
+            if counts:
+                out[qid] = counts
+        for (qid, _), det in made.items():
+            if det.collection_version:
+                out.setdefault(qid, Counter())[det.collection_version] += 1
+        return out
+
     def __getitem__(self, key):
         return self._all()[key]
 

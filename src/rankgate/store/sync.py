@@ -44,19 +44,14 @@ from typing import NamedTuple
 from rankgate.core.errors import InputError
 from rankgate.store import paths
 from rankgate.store.records import FILE_SOURCE
-from rankgate.store.unexported import SYNC_FORMAT, read_summary, stamp as _stamp, unexported_count, \
-    unexported_note  # noqa: F401 (the CI check lives apart: it must import next to nothing)
+from rankgate.store.sync_record import (  # noqa: F401 (their home: store/sync_record.py)
+    SYNC_FORMAT, QrelsFile, _resolved, label_key, read_exported, read_summary, record_export, stamp as _stamp,
+)
 
 RECOUNT_ABOVE = 20_000  # a writer that touched more pairs counts its unexported edits again from every label
 
 
 # --------------------------------------------------------------------------- small pieces
-
-
-def label_key(qid: str, doc: str) -> str:
-    """The key of a (query, document) pair in the sync record: a hash, never the IDs."""
-    text = f"{len(qid)}:{qid} {len(doc)}:{doc}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def file_sha256(path: str | os.PathLike) -> str | None:
@@ -65,10 +60,6 @@ def file_sha256(path: str | os.PathLike) -> str | None:
             return "sha256:" + hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
         return None
-
-
-def _resolved(path) -> str:
-    return os.path.realpath(os.path.abspath(os.fspath(path)))
 
 
 # --------------------------------------------------------------------------- which workspace
@@ -141,11 +132,12 @@ def recorded_folder(db: Path) -> str | None:
     summary = read_summary(db)
     if summary and summary.get("folder"):
         return summary["folder"]
-    from rankgate.store.workspace import Workspace
+    from rankgate.store.durable import FOLD_EDITS, DurableIndex  # below the workspace: no circle through it
 
     try:
-        with Workspace.open(db, readonly=True) as ws:
-            bench = ws._meta.get("benchmark") or {}
+        with DurableIndex(db, readonly=True, fold_every=FOLD_EDITS) as ix:
+            ix._open_files(create=False)
+            bench = ix._meta.get("benchmark") or {}
         return bench.get("folder") or None
     except (InputError, OSError, AttributeError):
         return None
@@ -248,42 +240,6 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
     summary.update(unexported=unexported, stamp=_stamp(ws.path))
     _write_record(ws.path, summary, base)
     _start_session(ws, summary, True)
-
-
-def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
-    """An export wrote `grades` to the file `path`: kept beside a store of no benchmark folder (a `--db`
-    store, the app's workspace of a qrels file), so that the app on raw files reminds of label edits that
-    neither the qrels file nor the last export holds (tui/screens/sync.py). A folder's count is against
-    its own qrels file: nothing kept. Advice: a failure to write it (a read-only store) does not fail the
-    export, whose file is written already; returns the note to print then (None otherwise)."""
-    from rankgate.store.storage import atomic_write
-
-    manifest = getattr(ws, "manifest", None)
-    if manifest is not None and not isinstance(manifest, QrelsFile):
-        return None
-    summary = {"format": SYNC_FORMAT, "path": _resolved(path), "at": ws._clock()}
-    base = {label_key(q, d): g for (q, d), g in grades.items()}
-    record = paths.sidecar(ws.path, paths.EXPORTED)
-    try:
-        atomic_write(record, (json.dumps(summary, ensure_ascii=False) + "\n" +
-                     json.dumps(base, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass"), sync=False)
-    except (InputError, OSError) as e:  # atomic_write says why as an InputError (a read-only folder, a full disk)
-        why = e.what if isinstance(e, InputError) else (e.strerror or str(e))
-        return (f"{record}: this export was not recorded beside the workspace ({why}); the labels file is "
-                "complete, but the review app's reminder of unexported edits counts from the last export it knows")
-    return None
-
-
-def read_exported(db) -> dict[str, int] | None:
-    """{label_key: grade} the last export to a file wrote (record_export); None: none, or unreadable."""
-    try:
-        with open(paths.sidecar(db, paths.EXPORTED), "rb") as f:
-            summary, base = json.loads(f.readline()), json.loads(f.readline())
-    except (OSError, ValueError):
-        return None
-    if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict):
-        return base
-    return None
 
 
 # A writer's session: the pairs its edits touched (with their grade before), so that closing counts the
@@ -397,23 +353,6 @@ def remember(ws) -> None:
 # --------------------------------------------------------------------------- a qrels file on its own
 
 FIRST_REVIEW = "first review of "  # the `why` of the import that made a qrels file's workspace (tui/store_backend.py)
-
-
-@dataclass
-class QrelsFile:
-    """A qrels file opened on its own (`rankgate review QRELS --runs ...`): what this module reads of a
-    benchmark's manifest, so the file and its workspace are compared, and a changed file offered, as a
-    benchmark folder's are. Its folder is the file's own; there is no benchmark.toml."""
-
-    qrels: Path
-    name: str
-    folder: Path
-    path: Path | None = None
-    queries: None = None
-    corpus: None = None
-    guidelines: None = None
-    acl: None = None
-    runs: tuple = ()
 
 
 def benchmark_workspace_of(qrels: str | os.PathLike) -> Path | None:

@@ -8,37 +8,11 @@ changed since its count was written (a writer is open), to count again read-only
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths
-
-SYNC_FORMAT = 1
-
-
-def stamp(db: Path) -> list:
-    """What a workspace's files look like now: [size, mtime_ns] of the snapshot and of its journal."""
-    out = []
-    for p in (db, paths.sidecar(db, paths.JOURNAL)):
-        try:
-            st = os.stat(p)
-            out.append([st.st_size, st.st_mtime_ns])
-        except OSError:
-            out.append(None)
-    return out
-
-
-def read_summary(db: str | os.PathLike) -> dict | None:
-    """Line 1 of `<db>.sync` (cheap: the labels on line 2 are not read); None when there is none."""
-    try:
-        with open(paths.sidecar(db, paths.SYNC), "rb") as f:
-            line = f.readline()
-        summary = json.loads(line)
-        return summary if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT else None
-    except (OSError, ValueError):
-        return None
+from rankgate.store.sync_record import SYNC_FORMAT, read_summary, stamp  # noqa: F401 (their home)
 
 
 def unexported_count(manifest) -> tuple[int, Path] | None:

@@ -8,7 +8,15 @@ The corpus is read afterwards in a second worker.
 
 from __future__ import annotations
 
+import gc
+import os
 import sys
+
+# The app's imports (Textual, numpy, the core) make hundreds of thousands of objects: the cyclic collector
+# paused meanwhile (a full pass fell in the middle of them, about 40 ms of every start), and what they made
+# frozen out of its view at the end of this module, so later full passes do not scan it again.
+_collecting = gc.isenabled()
+gc.disable()
 
 from textual import events, on, work
 from textual._time import get_time  # the clock of `Message.time` (monotonic)
@@ -16,6 +24,7 @@ from textual.app import App
 from textual.worker import get_current_worker
 
 from rankgate.tui.commands import ReviewCommands
+from rankgate.tui.web_rules import reviewer_problem  # noqa: F401 (its home: tui/web_rules.py)
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
@@ -53,12 +62,21 @@ class ReviewApp(App[int]):
         self.goodbye = ""  # a line `rankgate review` prints once the screen is gone (paths whole, not wrapped)
 
     def on_mount(self) -> None:
+        if self.inputs.export_dir is not None:  # a browser session: it ends with its server (tui/serve.py)
+            self._server = os.getppid()
+            self.set_interval(1.0, self._end_if_server_gone)
         if self.ask_reviewer:
             self._ask_reviewer()
             return
         self.push_screen(ReviewScreen(self.inputs.path or "labels"))  # composed while the load runs
         self.call_after_refresh(self.check_size)
         self.load()
+
+    def _end_if_server_gone(self) -> None:
+        """A browser session whose server was killed or crashed: no browser reaches it again, so it ends
+        rather than run on as an orphan (every acknowledged edit is in the workspace's journal already)."""
+        if os.getppid() != self._server:
+            self.exit(return_code=0)
 
     def _ask_reviewer(self) -> None:
         from rich.text import Text
@@ -473,18 +491,6 @@ class ReviewApp(App[int]):
                 pass
 
 
-def reviewer_problem(name: str) -> str:
-    """Why a reviewer name typed in the browser face is refused ("" when it is accepted)."""
-    name = name.strip()
-    if not name:
-        return "type a name"
-    if len(name) > 64:
-        return "at most 64 characters"
-    if visible(name) != name:
-        return "letters, digits, spaces and punctuation only (no control characters)"
-    return ""
-
-
 def run_review(args) -> int:
     """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened."""
     inputs = Inputs.from_args(args)
@@ -501,3 +507,8 @@ def run_review(args) -> int:
         print(f"error: {app.error}", file=sys.stderr)
         return 2
     return int(app.return_code or 0)
+
+
+gc.freeze()  # what the imports made (see the top of this module), out of the collector's view
+if _collecting:
+    gc.enable()

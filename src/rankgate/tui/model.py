@@ -331,11 +331,11 @@ class ReviewModel:
         self.labels_file = ""  # the file `rankgate gate` reads the labels from (the loader sets it)
         self.shapes = [RunShape(n, ri.run.path, frozenset(ri.run.query_ids), tuple(short_rankings(ri.run, self.k)))
                        for n, ri in self.runs.items()]
-        self._qversions: dict[str, Counter] = {}  # per query: the collection versions its labels name
-        for (q, _), det in qrels.details.items():
-            if det.collection_version:
-                self._qversions.setdefault(q, Counter())[det.collection_version] += 1
-        self.versions = sum(self._qversions.values(), Counter())
+        # per query: the collection versions its labels name (from the store's columns: no object per label)
+        self._qversions: dict[str, Counter] = versions_by_query(qrels.details)
+        self.versions = Counter()
+        for counts in self._qversions.values():
+            self.versions.update(counts)
         self._input_memo: tuple | None = None  # (judged, relevant, problems) last found
 
     @staticmethod
@@ -1019,3 +1019,16 @@ class ReviewModel:
             perm = np.lexsort((pos[idx], (dr + drr)[idx], first[idx]))
             idx = idx[perm]
         return idx
+
+
+def versions_by_query(details) -> dict[str, Counter]:
+    """{query: Counter of its labels' non-empty collection versions}; the store's lazy details
+    (store/labels.Details) count them from their columns, without an object per label."""
+    counted = getattr(details, "versions_by_query", None)
+    if counted is not None:
+        return counted()
+    out: dict[str, Counter] = {}
+    for (q, _), det in details.items():
+        if det.collection_version:
+            out.setdefault(q, Counter())[det.collection_version] += 1
+    return out

@@ -11,8 +11,6 @@ terminal app's.
 
 from __future__ import annotations
 
-import ipaddress
-import re
 import os
 import shlex
 import sys
@@ -20,18 +18,9 @@ import sys
 from rankgate.core.errors import InputError
 from rankgate.core.formats import split_run_spec
 from rankgate.core.text import visible
-
-LOOPBACK = {"localhost"}
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
+from rankgate.tui.web_rules import (  # noqa: F401 (their home: tui/web_rules.py)
+    EXPORT_NAME, EXPORT_SUFFIXES, FONT_LINK, LOOPBACK, export_name, export_target, is_loopback,
+)
 
 def session_command(args, person=None, export_dir: str | None = None) -> list[str]:
     """The command a browser session runs: this review, with paths made absolute, as `person`
@@ -63,14 +52,11 @@ def session_command(args, person=None, export_dir: str | None = None) -> list[st
         cmd.append("--blind")
     if export_dir:
         cmd += ["--export-dir", export_dir]
-    if person is not None and person.viewer:
-        return cmd + ["--viewer", person.name]
+    if person is not None and person.viewer:  # `--viewer=NAME`: a name such as "-bob" is not taken for an option
+        return cmd + [f"--viewer={person.name}"]
     if person is not None and person.name:
-        return cmd + ["--reviewer", person.name]
+        return cmd + [f"--reviewer={person.name}"]
     return cmd + ["--ask-reviewer"]
-
-
-FONT_LINK = re.compile(rb'<link[^>]*href="https://fonts\.googleapis\.com[^"]*"[^>]*>', re.S)
 
 
 def check_address(host: str, port: int) -> None:
@@ -151,8 +137,8 @@ def _serve(args) -> None:
     public = webguard.check_public_url(args.public_url) if args.public_url else None
     if args.max_sessions < 1:
         raise InputError("--max-sessions", f"{args.max_sessions}: at least 1")
-    if args.idle_timeout <= 0:
-        raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, more than 0")
+    if not 0 < args.idle_timeout < float("inf"):  # nan and inf too: a session would never idle out
+        raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, a number more than 0")
     if args.reviewers:
         access, token = webguard.read_reviewers(args.reviewers), None
     else:
@@ -163,6 +149,9 @@ def _serve(args) -> None:
     base = public or f"http://{'127.0.0.1' if place.everywhere else args.host}:{args.port}"
     if ":" in args.host and not place.everywhere and not public:
         base = f"http://[{args.host}]:{args.port}"
+    for secrets_file in (args.reviewers, args.token_file):
+        if secrets_file and (warning := webguard.open_to_others(secrets_file)):
+            print(warning, file=sys.stderr)
     if not is_loopback(args.host) and not (public or "").startswith("https:"):
         print(f"warning: serving on {visible(args.host)}:{args.port} over plain http: the token travels "
               "unencrypted; put a TLS proxy in front and give its address with --public-url", file=sys.stderr)
@@ -184,39 +173,3 @@ def _serve(args) -> None:
         server.serve()
     except OSError as e:  # lost the port between the check and the start
         raise InputError("--port", f"cannot listen on {visible(args.host)}:{args.port}: {e.strerror or e}") from None
-
-
-EXPORT_SUFFIXES = (".jsonl", ".trec", ".txt", ".qrels")
-EXPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-def export_name(benchmark: str, reviewer: str) -> str:
-    """The file name a browser session's export is offered under: benchmark, reviewer, time."""
-    import time
-
-    def part(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:40] or "x"
-
-    return f"{part(benchmark)}-{part(reviewer)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-
-
-def export_target(folder: str, name: str):
-    """The file a browser session may write: `name` is a plain file name (no folder, no `..`, no hidden
-    file) with a qrels suffix, in `folder`, and not a symbolic link or anything but a regular file there.
-    An InputError says why otherwise."""
-    from pathlib import Path
-
-    name = name.strip()
-    if not EXPORT_NAME.fullmatch(name) or ".." in name:
-        raise InputError(visible(name), "from the browser, export takes a file name only (letters, digits, "
-                         ". _ -; no folder): it is written into the server's export folder")
-    if not name.endswith(EXPORT_SUFFIXES):
-        raise InputError(name, "a name ending in .jsonl (grades with reasons), .trec, .txt or .qrels")
-    base = Path(folder)
-    base.mkdir(parents=True, exist_ok=True)
-    target = base / name
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise InputError(name, "is a link or not a regular file in the export folder; choose another name")
-    if target.resolve().parent != base.resolve():
-        raise InputError(name, "would leave the export folder")
-    return target

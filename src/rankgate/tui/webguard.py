@@ -2,8 +2,9 @@
 
 textual-serve (the `web` extra) serves a Textual app with no login. This wraps its aiohttp server:
 
-* **Access.** Every request carries a secret: `?token=T` once (the server sets a cookie and sends the
-  browser on to the same page without it, as Jupyter does), the cookie after that, or an
+* **Access.** Every request carries a secret: `?token=T` once (the server sets a cookie, a key made from T
+  for this run of the server, and sends the browser on to the same page without T, as Jupyter does), the
+  cookie after that, or an
   `Authorization: token T` header for scripts. Anything else gets 403 and one log line.
 * **Origin and Host.** A request's Host must name this server (the served address, the `--public-url`, or,
   when serving on every address, an IP literal or this machine's name: a DNS name pointed at us by a foreign
@@ -71,6 +72,18 @@ def check_token(token: str, where: str, line: int | None = None) -> str:
     return token
 
 
+def open_to_others(path: str) -> str:
+    """A warning when the file of tokens may be read by other users of this machine ("" when not)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if os.name != "posix" or not mode & 0o044:
+        return ""
+    return (f"warning: {visible(path)} can be read by other users of this machine, and its tokens open the "
+            f"server: chmod 600 {visible(path)}")
+
+
 def single_token(token_file: str | None) -> tuple[str, str]:
     """The one token of a server without --reviewers, and where it came from: --token-file (its first
     line), $RANKGATE_TOKEN, else a new random one."""
@@ -80,15 +93,15 @@ def single_token(token_file: str | None) -> tuple[str, str]:
         text = read_text(token_file, limit=4096, what="a token file")
         first = text.splitlines()[0] if text.strip() else ""
         return check_token(first, token_file, line=1), "file"
-    if os.environ.get(TOKEN_ENV):
-        return check_token(os.environ[TOKEN_ENV], f"${TOKEN_ENV}"), "env"
+    if os.environ.get(TOKEN_ENV):  # taken out: no session, nor a judge program one starts, inherits it
+        return check_token(os.environ.pop(TOKEN_ENV), f"${TOKEN_ENV}"), "env"
     return secrets.token_urlsafe(24), "new"
 
 
 def read_reviewers(path: str) -> Access:
     """`--reviewers FILE`: TOML with `[reviewers]` (name = "token") and `[viewers]` (name = "token")."""
     from rankgate.core.benchmark import load_toml, toml_key_line
-    from rankgate.tui.app import reviewer_problem
+    from rankgate.tui.web_rules import reviewer_problem
 
     data = load_toml(path)
     unknown = sorted(set(data) - {"reviewers", "viewers"})
@@ -105,7 +118,7 @@ def read_reviewers(path: str) -> Access:
             if not isinstance(token, str):
                 raise InputError(path, f"[{table}] {visible(name)}: the token must be a string", line=line)
             if why := reviewer_problem(name):
-                raise InputError(path, f"[{table}] {visible(name)!r}: {why}", line=line)
+                raise InputError(path, f"[{table}] '{visible(name)}': {why}", line=line)
             token = check_token(token, path, line)
             if token in access.tokens:
                 raise InputError(path, f"[{table}] {visible(name)}: the same token as "
@@ -127,6 +140,15 @@ def is_ip(host: str) -> bool:
         return False
 
 
+def host_name(host: str) -> str:
+    """A host as compared: lower case, an IP address in its one short form ('0:0::1' -> '::1')."""
+    host = host.strip("[]").lower()
+    try:
+        return ipaddress.ip_address(host).compressed
+    except ValueError:
+        return host
+
+
 def split_host(value: str) -> tuple[str, int | None]:
     """'example.org:8443' -> ('example.org', 8443); '[::1]:80' -> ('::1', 80); bad -> ('', None)."""
     try:
@@ -145,7 +167,8 @@ class Place:
     public_url: str | None = None
 
     def __post_init__(self) -> None:
-        self.names = {"localhost", "127.0.0.1", "::1"} if _loopback(self.host) else {self.host.lower()}
+        own = host_name(self.host)  # the address served names it too (127.0.0.2, ::1 written out in full)
+        self.names = {"localhost", "127.0.0.1", "::1", own} if _loopback(own) else {own}
         self.everywhere = self.host in ("0.0.0.0", "::", "")
         if self.everywhere:
             self.names |= {socket.gethostname().lower(), socket.getfqdn().lower(), "localhost"}
@@ -158,6 +181,7 @@ class Place:
         name, port = split_host(value)
         if not name:
             return False
+        name = host_name(name)
         if self.public is not None and name == (self.public.hostname or "").lower() and \
                 (port or _default_port(self.public.scheme)) == (self.public.port or _default_port(self.public.scheme)):
             return True
@@ -169,7 +193,8 @@ class Place:
         """The URL every link, static file and websocket of a page derives from."""
         if self.public_url:
             return self.public_url.rstrip("/")
-        return f"http://{request_host}"
+        name, port = split_host(request_host)  # rebuilt from the checked parts: no path or quote of the header's
+        return f"http://{f'[{name}]' if ':' in name else name}" + (f":{port}" if port else "")
 
     def origin_ok(self, origin: str | None, request_host: str) -> bool:
         """The page's own origin (an absent Origin is a script, not a page: its token decides)."""
@@ -184,21 +209,28 @@ def _default_port(scheme: str) -> int:
 
 
 def _loopback(host: str) -> bool:
-    from rankgate.tui.serve import is_loopback
+    from rankgate.tui.web_rules import is_loopback
 
     return is_loopback(host)
 
 
 def check_public_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+    """The URL as every page derives from it: scheme and host in lower case (an `HTTPS://` URL still gets
+    wss: and a Secure cookie), no user or password (a browser's Origin never carries them)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
+            or "@" in parts.netloc or any(ch.isspace() or ch in '"<>\\' for ch in url.strip()):
         raise InputError("--public-url", f"{visible(url)} is not a URL such as https://labels.example.org "
-                         "(http or https, a host, an optional path)")
+                         "(http or https, a host, an optional path; no user, query or spaces)")
     try:
-        parts.port
+        port = parts.port
     except ValueError:
         raise InputError("--public-url", f"{visible(url)}: the port is not a number") from None
-    return url.rstrip("/")
+    if port == 0:
+        raise InputError("--public-url", f"{visible(url)}: the port is not a number from 1 to 65535")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    netloc = host + (f":{port}" if port is not None else "")
+    return f"{parts.scheme.lower()}://{netloc}{parts.path}".rstrip("/")
 
 
 # --------------------------------------------------------------------------- pages
@@ -237,7 +269,7 @@ def parse_message(data: str):
     """A browser message as textual-serve's page sends it (["stdin", "..."], ["resize", {...}] ...), or None."""
     try:
         envelope = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a message of thousands of nested brackets
         return None
     if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
         return None
@@ -264,6 +296,12 @@ async def stop_service(service) -> None:
 
 # --------------------------------------------------------------------------- the server
 
+# textual-serve's page says only "Session ended." when the socket closes: say why it may have
+SESSION_ENDED = b'<div class="message">Session ended.</div>'
+SESSION_ENDED_WHY = (b'<div class="message">Session ended: idle too long, the server stopped, or every session '
+                     b'was in use (--max-sessions). Restart opens a new one.</div>')
+NOT_FRAMED = {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY",
+              "Referrer-Policy": "no-referrer"}
 COOKIE = "rankgate-token-{port}"  # cookies are not kept apart by port: the name is
 
 
@@ -287,7 +325,15 @@ class Guard:
         self.commands = commands  # Person -> the command of that person's session
         self.place, self.access, self.limits = place, access, limits
         self.cookie = COOKIE.format(port=place.port)
+        # The cookie holds a key made from the token for this run of the server, not the token: browsers send
+        # a cookie to every port of its host, so a program on another port may see it; the person's token
+        # (in the reviewers file for weeks) stays out of it, and a restart makes every such key worthless.
+        self.run_secret = secrets.token_bytes(32)
+        self.cookies = Access({self.cookie_key(t): p for t, p in access.tokens.items()})
         self.sessions: set = set()
+
+    def cookie_key(self, token: str) -> str:
+        return hmac.new(self.run_secret, token.encode(), "sha256").hexdigest()
 
     def initialize_logging(self) -> None:  # one line per refusal or session, ours (no banner)
         pass
@@ -314,6 +360,16 @@ class Guard:
         log(f"refused {request.method} {visible(request.path)} from {request.remote}: {why}")
         return page(403, "Forbidden", f"{why}.")
 
+    def switch_refused(self, request, person: Person) -> str:
+        """Why a link from another page may not sign this browser in as someone else ("" when it may): a page
+        elsewhere that knows a teammate's token would have the next grades made in this browser credited to
+        them. A link typed or pasted into the address bar (Sec-Fetch-Site: none) switches as asked."""
+        now = self.cookies.who(request.cookies.get(self.cookie))
+        if now is None or now == person or request.headers.get("Sec-Fetch-Site", "none") in ("none", "same-origin"):
+            return ""
+        return (f"a link from another page would sign this browser in as {visible(person.name) or 'someone'} "
+                f"instead of {visible(now.name) or 'its person'}; paste the link into the address bar to switch")
+
     async def guard(self, request, handler):
         from aiohttp import web
 
@@ -324,17 +380,24 @@ class Guard:
             return self.refuse(request, f"Origin {visible(request.headers['Origin'])!r} is not this server's")
         given = request.query.get("token")
         if given is not None:  # from the printed link: a cookie, and the same page without the token
-            if self.access.who(given) is None:
+            person = self.access.who(given)
+            if person is None:
                 return self.refuse(request, "wrong token")
+            if (why := self.switch_refused(request, person)):
+                return self.refuse(request, why)
             query = {k: v for k, v in request.query.items() if k != "token"}
             target = request.rel_url.with_query(query)
             response = web.HTTPFound(self.place.base_url(host) + str(target))
-            response.set_cookie(self.cookie, given, httponly=True, samesite="Strict",
+            response.set_cookie(self.cookie, self.cookie_key(given), httponly=True, samesite="Strict",
                                 secure=self.place.base_url(host).startswith("https:"), path="/")
             raise response
         header = request.headers.get("Authorization", "")
-        token = header[6:].strip() if header.lower().startswith("token ") else request.cookies.get(self.cookie)
-        person = self.access.who(token)
+        if header.lower().startswith("token "):
+            token = header[6:].strip()
+            person = self.access.who(token)
+        else:
+            token = request.cookies.get(self.cookie)
+            person = self.cookies.who(token)
         if person is None:
             return self.refuse(request, "no token" if not token else "wrong token")
         request[person_key()] = person
@@ -343,12 +406,14 @@ class Guard:
     guard.__middleware_version__ = 1  # aiohttp's new-style middleware (what @web.middleware marks)
 
     async def local_only(self, request, handler):  # the page fetches nothing from other hosts
-        from rankgate.tui.serve import FONT_LINK
+        from rankgate.tui.web_rules import FONT_LINK
 
         response = await handler(request)
+        if not response.prepared:  # no other page may frame this one (a page on another port of this host
+            response.headers.update(NOT_FRAMED)  # is the same site: the cookie goes with it) or see its URL
         body = getattr(response, "body", None)
         if isinstance(body, bytes) and (response.content_type or "").startswith("text/html"):
-            response.body = FONT_LINK.sub(b"", body)
+            response.body = FONT_LINK.sub(b"", body).replace(SESSION_ENDED, SESSION_ENDED_WHY)
         return response
 
     local_only.__middleware_version__ = 1

@@ -84,7 +84,7 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
             data, unchanged = write_export(path, data)
             text = data.decode("utf-8")
             if version is None and judged_by is None and not all_reviewers:  # the labels as they are now
-                from rankgate.store.sync import record_export
+                from rankgate.store.sync_record import record_export
 
                 note = record_export(ws, {(q, d): s["grade"] for q, per in labels.items() for d, s in per.items()},
                                      path)
@@ -257,7 +257,7 @@ def _reach(ws) -> str:
     for the app's workspace of a qrels file, whose name the user never typed)."""
     from shlex import quote
 
-    from rankgate.store.sync import QrelsFile
+    from rankgate.store.sync_record import QrelsFile
 
     manifest = getattr(ws, "manifest", None)
     if manifest is None or isinstance(manifest, QrelsFile):  # a qrels file's workspace has no folder to name

@@ -76,7 +76,7 @@ def default_export_path(screen) -> str:
     from rankgate.store.sync import reviewed_path
 
     if export_folder(screen) is not None:
-        from rankgate.tui.serve import export_name
+        from rankgate.tui.web_rules import export_name
 
         return export_name(screen.model.name, screen.model.labels.reviewer)
     state = getattr(screen.app, "sync", None)
@@ -97,7 +97,7 @@ def export_to(screen, path: str):
     folder = export_folder(screen)
     if folder is not None:  # a browser session: a plain file name in the server's export folder, nothing else
         from rankgate.core.errors import InputError
-        from rankgate.tui.serve import export_target
+        from rankgate.tui.web_rules import export_target
 
         try:
             path = str(export_target(folder, path))

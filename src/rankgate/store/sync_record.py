@@ -1,0 +1,103 @@
+"""The records a workspace keeps beside it about its qrels file: the sync summary (`<db>.sync`, line 1: what
+`rankgate gate` reads cheaply), the last export to a file (`<db>.exported`), and how a pair is keyed in them.
+The lowest of the sync modules: store/sync.py, store/unexported.py and store/transfer/export.py build on it,
+so none of them imports another to reach these."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rankgate.core.errors import InputError
+from rankgate.store import paths
+
+SYNC_FORMAT = 1
+
+
+def stamp(db: Path) -> list:
+    """What a workspace's files look like now: [size, mtime_ns] of the snapshot and of its journal."""
+    out = []
+    for p in (db, paths.sidecar(db, paths.JOURNAL)):
+        try:
+            st = os.stat(p)
+            out.append([st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append(None)
+    return out
+
+
+def read_summary(db: str | os.PathLike) -> dict | None:
+    """Line 1 of `<db>.sync` (cheap: the labels on line 2 are not read); None when there is none."""
+    try:
+        with open(paths.sidecar(db, paths.SYNC), "rb") as f:
+            line = f.readline()
+        summary = json.loads(line)
+        return summary if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT else None
+    except (OSError, ValueError):
+        return None
+
+
+def label_key(qid: str, doc: str) -> str:
+    """The key of a (query, document) pair in the sync record: a hash, never the IDs."""
+    text = f"{len(qid)}:{qid} {len(doc)}:{doc}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _resolved(path) -> str:
+    return os.path.realpath(os.path.abspath(os.fspath(path)))
+
+
+@dataclass
+class QrelsFile:
+    """A qrels file opened on its own (`rankgate review QRELS --runs ...`): what this module reads of a
+    benchmark's manifest, so the file and its workspace are compared, and a changed file offered, as a
+    benchmark folder's are. Its folder is the file's own; there is no benchmark.toml."""
+
+    qrels: Path
+    name: str
+    folder: Path
+    path: Path | None = None
+    queries: None = None
+    corpus: None = None
+    guidelines: None = None
+    acl: None = None
+    runs: tuple = ()
+
+
+def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
+    """An export wrote `grades` to the file `path`: kept beside a store of no benchmark folder (a `--db`
+    store, the app's workspace of a qrels file), so that the app on raw files reminds of label edits that
+    neither the qrels file nor the last export holds (tui/screens/sync.py). A folder's count is against
+    its own qrels file: nothing kept. Advice: a failure to write it (a read-only store) does not fail the
+    export, whose file is written already; returns the note to print then (None otherwise)."""
+    from rankgate.store.storage import atomic_write
+
+    manifest = getattr(ws, "manifest", None)
+    if manifest is not None and not isinstance(manifest, QrelsFile):
+        return None
+    summary = {"format": SYNC_FORMAT, "path": _resolved(path), "at": ws._clock()}
+    base = {label_key(q, d): g for (q, d), g in grades.items()}
+    record = paths.sidecar(ws.path, paths.EXPORTED)
+    try:
+        atomic_write(record, (json.dumps(summary, ensure_ascii=False) + "\n" +
+                     json.dumps(base, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass"), sync=False)
+    except (InputError, OSError) as e:  # atomic_write says why as an InputError (a read-only folder, a full disk)
+        why = e.what if isinstance(e, InputError) else (e.strerror or str(e))
+        return (f"{record}: this export was not recorded beside the workspace ({why}); the labels file is "
+                "complete, but the review app's reminder of unexported edits counts from the last export it knows")
+    return None
+
+
+def read_exported(db) -> dict[str, int] | None:
+    """{label_key: grade} the last export to a file wrote (record_export); None: none, or unreadable."""
+    try:
+        with open(paths.sidecar(db, paths.EXPORTED), "rb") as f:
+            summary, base = json.loads(f.readline()), json.loads(f.readline())
+    except (OSError, ValueError):
+        return None
+    if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict):
+        return base
+    return None
