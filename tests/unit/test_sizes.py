@@ -17,7 +17,6 @@ MAX_FUNCTION = 80
 # "path:Qualified.name": lines today. Remove an entry when you split what it names.
 GRANDFATHERED: dict[str, int] = {
     "tui/loader.py:_load_rest": 106,
-    "tui/model.py:ReviewModel": 780,
     "tui/model.py:ReviewModel.__init__": 93,
 }
 
