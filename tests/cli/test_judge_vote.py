@@ -21,7 +21,7 @@ for line in sys.stdin:
     req = json.loads(line)
     key = req["query"] + " " + req["doc"]
     grade = truth[key] if mode == "copy" else random.Random(key).randint(0, 3)
-    print(json.dumps({"grade": grade, "reason": mode}), flush=True)
+    print(json.dumps({"id": req.get("id"), "grade": grade, "reason": mode}), flush=True)
 '''
 
 

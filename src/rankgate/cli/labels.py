@@ -255,6 +255,10 @@ def _stale_of(args, ws, recorded: list, required: bool = True):
             raise InputError("labels", "stale labels need the current texts: name --corpus FILE")
         return None
     wanted = {d for _, d, h in recorded if h}
+    if not wanted:  # nothing to read from it; a corpus that is missing, a pipe or a folder is still named
+        from rankgate.core.infile import open_regular
+
+        open_regular(path).close()
     return stale_labels(recorded, _texts_of(args, wanted, ws) if wanted else {}, corpus=path)
 
 
@@ -1333,6 +1337,9 @@ def _budget(args, bundle, policy, refused: str | None) -> int:
     for i, (q, d) in enumerate(b.items, 1):
         say(f"{i:>4}. {visible(q)} {visible(d)}  {b.reasons[(q, d)]}")
     outcome = f"certain: {b.worst}" if b.certain else f"between {b.worst} (worst case) and {b.best} (best case)"
+    if not b.items:  # "once these 0 are judged" said nothing
+        say(f"no judgment to list: the decision is {outcome}")
+        return EXIT_OK
     say(f"once these {len(b.items)} are judged (and found not relevant, as the gate counts them now), the "
         f"decision is {outcome}")
     return EXIT_OK

@@ -125,7 +125,7 @@ def _label_store(path) -> bool:
         if not os.path.isfile(path):
             return False
         with open(path, "rb") as f:
-            return f.read(64).startswith(STORE_HEADS[0])
+            return f.read(64).startswith(STORE_HEADS[:2])  # a snapshot, sealed (format 5) or not
     except OSError:
         return False
 

@@ -23,6 +23,7 @@ MAX_GUNZIP = 16 << 30
 MAX_RATIO = 100
 GUNZIP_FREE = 16 << 20
 _MIB = 1 << 20
+MAX_LINE = 32 << 20  # the longest line any reader takes (bytes); docs/formats.md "Limits"
 
 
 def _special(mode: int) -> str | None:
@@ -140,7 +141,13 @@ def read_whole_latin1(path: str | Path) -> str:
     path = str(path)
     with open_input(path) as f:
         try:
-            data = f.read()
+            head = f.read(MAX_LINE + 1)
+            if len(head) > MAX_LINE and b"\n" not in head and b"\r" not in head:  # before reading it all
+                raise InputError(path, f"a line longer than {MAX_LINE // _MIB} MiB (the longest line rankgate "
+                                 "reads; docs/formats.md, Limits)", line=1)
+            rest = f.read()
+            data = head + rest if rest else head
+            del head, rest
         except (OSError, EOFError, zlib.error) as e:
             raise InputError(path, f"cannot read it: {e}") from None
     if data.startswith(b"\xef\xbb\xbf"):

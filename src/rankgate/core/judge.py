@@ -393,16 +393,9 @@ class _JudgeProcess:
         with "{" or "[" and is not a JSON object is taken as the answer (parse_answer says why it fails); an object
         without "id" fails; other lines (a log line, an earlier request's late answer) are skipped."""
         while True:
-            while b"\n" in self.buf:
-                line, _, self.buf = self.buf.partition(b"\n")
-                found = _answer_id(line)
-                if found == n or found == "unreadable":
-                    return line, ""
-                if found == "missing":
-                    return None, ('the answer has no "id": a judge copies each request\'s "id" into its answer '
-                                  "(docs/reviewers.md)")
-                self.skipped += 1  # a log line, or an answer to an earlier request
-                self.last_skipped = line
+            got = self._next_answer(n)
+            if got is not None:
+                return got
             if len(self.buf) > MAX_LINE:
                 return None, f"an answer longer than {MAX_LINE} bytes"
             if cancelled():
@@ -413,6 +406,34 @@ class _JudgeProcess:
             if self.proc.stdout.fileno() not in self.open:
                 return None, "the judge command ended without an answer"
             self._read(min(left, 0.2))
+
+    def _next_answer(self, n: int) -> tuple[bytes | None, str] | None:
+        """Through the buffer's whole lines: the answer to `n` (as `answer` returns it), or None when the buffer
+        holds none (the lines read are dropped and counted as skipped). Only lines starting with "{" or "[" are
+        looked at, found by one regex scan: 20 MB of blank lines took minutes one line at a time."""
+        end = self.buf.rfind(b"\n") + 1
+        pos = 0
+        for m in _ANSWER_LIKE.finditer(self.buf, 0, end):
+            self._skip(pos, m.start())
+            line, pos = m.group()[:-1], m.end()
+            found = _answer_id(line)
+            if found == n or found == "unreadable" or found == "missing":
+                self.buf = self.buf[pos:]
+                if found == "missing":
+                    return None, ('the answer has no "id": a judge copies each request\'s "id" into its answer '
+                                  "(docs/reviewers.md)")
+                return line, ""
+            self.skipped += 1  # an answer to an earlier request
+            self.last_skipped = line
+        self._skip(pos, end)
+        self.buf = self.buf[end:]
+        return None
+
+    def _skip(self, start: int, end: int) -> None:
+        """Count the buffer's lines in [start, end) (log lines) as skipped."""
+        if end > start:
+            self.skipped += self.buf.count(b"\n", start, end)
+            self.last_skipped = self.buf[self.buf.rfind(b"\n", start, end - 1) + 1:end - 1]
 
     def _read(self, wait: float) -> None:
         ready, _, _ = select.select(list(self.open), [], [], wait)
@@ -545,6 +566,7 @@ def _ask_endpoint(config: JudgeConfig, req: JudgeRequest, grades: dict[int, str]
     return ans
 
 
+_ANSWER_LIKE = re.compile(rb"^[ \t\r\v\f]*[\[{][^\n]*\n", re.M)  # a whole output line that may be an answer
 MAX_NESTING = 32  # a chat completion nests 5 deep; deeper JSON is refused before it is parsed
 MAX_REDIRECTS = 3
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')

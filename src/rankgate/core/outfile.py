@@ -43,8 +43,10 @@ def write_stream(path: str | os.PathLike, chunks) -> int:
     size. An error is one line naming the path."""
     size = 0
     try:
-        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        # O_NONBLOCK: a named pipe no program reads fails at once (ENXIO) instead of waiting forever
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
+            os.set_blocking(fd, True)
             for chunk in [chunks] if isinstance(chunks, (bytes, bytearray)) else chunks:
                 view = memoryview(chunk)
                 while view:
@@ -53,6 +55,9 @@ def write_stream(path: str | os.PathLike, chunks) -> int:
         finally:
             os.close(fd)
     except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise InputError(str(path), "is a named pipe that no program is reading; nothing was written there (start the "
+                             "reader first, or choose a file path)") from None
         raise InputError(str(path), f"cannot write there: {e.strerror or e}") from None
     return size
 

@@ -345,9 +345,21 @@ def _md_waivers(d: dict) -> list[str]:
 # ---- gate: JUnit --------------------------------------------------------------------------------
 
 def xml_text(text) -> str:
-    """Text XML 1.0 can hold: invisible and control characters as visible escapes (tab and newline kept)."""
+    """Text XML 1.0 can hold: invisible and control characters as visible escapes (tab and newline kept).
+    Only for text whose line breaks are rankgate's own: an ID, a name or a reason goes through `visible`
+    first (`_ids`, `xml_line`), so that a newline in it cannot start a line of its own (`::error::`)."""
     s = str(text)
     return "\n".join("\t".join(visible(t) for t in line.split("\t")) for line in s.split("\n"))
+
+
+def xml_line(text) -> str:
+    """An attribute or a one-line text from a file's names and IDs: every control character escaped,
+    newlines too (an XML attribute's `&#10;` is a newline again for the tool that reads it)."""
+    return visible(text)
+
+
+def _ids(ids) -> str:
+    return ", ".join(visible(x) for x in ids) or "-"
 
 
 def _rank(rr: float) -> int | None:
@@ -363,7 +375,7 @@ def gate_junit(result: GateResult) -> str:
     import xml.etree.ElementTree as ET  # only for --junit: the gate's usual path does not load it
 
     d = result.data
-    root = ET.Element("testsuites", name=xml_text(f"rankgate gate: {d['candidate']} vs {d['baseline']}"))
+    root = ET.Element("testsuites", name=xml_line(f"rankgate gate: {d['candidate']} vs {d['baseline']}"))
     checks = _junit_checks(ET.SubElement(root, "testsuite", name="rankgate.checks"), d)
     queries = _junit_queries(ET.SubElement(root, "testsuite", name="rankgate.queries"), result)
     root.set("tests", str(int(checks.get("tests")) + int(queries.get("tests"))))
@@ -385,24 +397,24 @@ def _junit_checks(checks, d: dict):
     props = SubElement(checks, "properties")
     for name, value in (("decision", d["decision"]), ("baseline", d["baseline"]), ("candidate", d["candidate"]),
                         ("k", d["k"]), ("as_of", d.get("as_of", ""))):
-        SubElement(props, "property", name=name, value=xml_text(value))
+        SubElement(props, "property", name=name, value=xml_line(value))
     st = d.get("stability") or {}
     if st:
         SubElement(props, "property", name="stability", value=xml_text(st["summary"]))
     stab = {c["name"]: c for c in st.get("checks", [])}
     nfail = 0
     for c in d["check_details"]:
-        tc = SubElement(checks, "testcase", classname="rankgate.checks", name=xml_text(c["name"]))
+        tc = SubElement(checks, "testcase", classname="rankgate.checks", name=xml_line(c["name"]))
         s = stab.get(c["name"])
         if s is not None and s["depth"] is not None:
             tp = SubElement(tc, "properties")
             SubElement(tp, "property", name="stability", value=xml_text(_stability_text(s)))
         if not c["passed"]:
             nfail += 1
-            f = SubElement(tc, "failure", message=xml_text(c["why"]), type=xml_text(c.get("kind", "check")))
-            f.text = xml_text(c["why"])
+            f = SubElement(tc, "failure", message=xml_line(c["why"]), type=xml_line(c.get("kind", "check")))
+            f.text = xml_line(c["why"])
         else:
-            SubElement(tc, "system-out").text = xml_text(c["why"])
+            SubElement(tc, "system-out").text = xml_line(c["why"])
     return _suite_counts(checks, len(d["check_details"]), nfail)
 
 
@@ -435,24 +447,24 @@ def _junit_query(queries, d: dict, r: dict, b: dict, leaks: list[dict] | None, m
     from xml.etree.ElementTree import SubElement
 
     q, k = r["query"], d["k"]
-    tc = SubElement(queries, "testcase", classname="rankgate.queries", name=xml_text(q))
+    tc = SubElement(queries, "testcase", classname="rankgate.queries", name=xml_line(q))
     if leaks:  # a document its user may not see: a failure whatever the measures say
-        msg = "permission leak: " + "; ".join(f"{x['doc']} at rank {x['rank']} (only {', '.join(x['allowed_groups'])})"
+        msg = "permission leak: " + "; ".join(f"{visible(x['doc'])} at rank {x['rank']} (only {_ids(x['allowed_groups'])})"
                                               for x in leaks)
-        SubElement(tc, "failure", message=xml_text(msg), type="permission_leak").text = xml_text(msg)
+        SubElement(tc, "failure", message=xml_line(msg), type="permission_leak").text = xml_line(msg)
         return "failed"
     b_hit = bool(b.get("hit_at_k"))
     summary = (f"candidate: hit={r['hit_at_k']} RR={r['reciprocal_rank']:.4f} R@{k}={r['recall_at_k']:.4f}; "
                f"baseline: hit={b_hit} RR={b.get('reciprocal_rank', 0.0):.4f} "
-               f"R@{k}={b.get('recall_at_k', 0.0):.4f}\nfound: {', '.join(r['found']) or '-'}\n"
-               f"missing: {', '.join(r['missing']) or '-'}")
+               f"R@{k}={b.get('recall_at_k', 0.0):.4f}\nfound: {_ids(r['found'])}\n"
+               f"missing: {_ids(r['missing'])}")
     if r["hit_at_k"]:
         SubElement(tc, "system-out").text = xml_text(summary)
         return "passed"
     reasons = []
     if b_hit:
-        reasons.append(f"newly failed: the baseline {d['baseline']} hits it (first relevant at rank "
-                       f"{_rank(b.get('reciprocal_rank', 0.0))}), the candidate {d['candidate']} has no "
+        reasons.append(f"newly failed: the baseline {visible(d['baseline'])} hits it (first relevant at rank "
+                       f"{_rank(b.get('reciprocal_rank', 0.0))}), the candidate {visible(d['candidate'])} has no "
                        f"relevant document in its top {k}")
     if must_pass:
         reasons.append(f"must-pass query missed: no relevant document in the candidate's top {k}")
@@ -462,13 +474,13 @@ def _junit_query(queries, d: dict, r: dict, b: dict, leaks: list[dict] | None, m
         return "skipped"
     if waiver is not None and not waiver["expired"]:
         SubElement(tc, "system-out").text = xml_text(
-            f"waived by {waiver['owner']} until {waiver['expires']}: {waiver['reason']}\n" + "; ".join(reasons)
+            f"waived by {visible(waiver['owner'])} until {visible(waiver['expires'])}: {visible(waiver['reason'])}\n" + "; ".join(reasons)
             + "\n" + summary)
         return "passed"
     msg = "; ".join(reasons)
     if waiver is not None:
-        msg += f" (waiver by {waiver['owner']} expired {waiver['expires']})"
-    f = SubElement(tc, "failure", message=xml_text(msg), type="newly_failed" if b_hit else "must_pass")
+        msg += f" (waiver by {visible(waiver['owner'])} expired {visible(waiver['expires'])})"
+    f = SubElement(tc, "failure", message=xml_line(msg), type="newly_failed" if b_hit else "must_pass")
     f.text = xml_text(summary)
     return "failed"
 

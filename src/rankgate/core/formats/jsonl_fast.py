@@ -38,12 +38,15 @@ def read_jsonl_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | 
 
         if not available():
             return None
-        with open(path, "rb") as f:
+        from rankgate.core.errors import InputError
+        from rankgate.core.infile import open_regular
+
+        with open_regular(path) as f:  # a name swapped for a pipe since the stat: refused, never waited on
             if f.read(2) == b"\x1f\x8b":  # gzipped: streamed by the general reader
                 return None
             f.seek(0)
             data = f.read(MAX_BYTES + 1)
-    except OSError:
+    except (OSError, InputError):
         return None
     if b"\x00" in data:
         return None

@@ -13,6 +13,7 @@ from rankgate.core.errors import InputError, LongId
 # the guarded opener's home is core/infile.py (trec_eval reads through it without the formats package)
 from rankgate.core.infile import (  # noqa: F401
     GUNZIP_FREE, MAX_GUNZIP, MAX_RATIO, BoundedGzip, _special, cr_only, open_input, open_regular,
+    MAX_LINE as _INFILE_MAX_LINE,
     read_whole_latin1,
 )
 
@@ -20,7 +21,7 @@ BLOCK = 8 << 20  # bytes per block when streaming large text files
 INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 
 
-MAX_LINE = 32 << 20  # the longest line any line-by-line reader takes (bytes); docs/formats.md "Limits"
+MAX_LINE = _INFILE_MAX_LINE  # the longest line any line-by-line reader takes (bytes); docs/formats.md "Limits"
 MAX_DOCUMENT = 256 << 20  # the largest file read whole (a JSON document, TREC topics), after gunzip
 MAX_TOML = 8 << 20  # the largest benchmark.toml or policy file
 _MIB = 1 << 20

@@ -163,6 +163,9 @@ def _slow_block(block: str, first_line: int, catalog: Catalog, path: str):
         parts = fields(raw)
         if not parts or parts[0].startswith("#"):
             continue
+        if len(parts) > 6 and "\r" in raw:  # "d2 2 2 t\rq1 Q0 d3 3 1 t": the next line's document, lost as extra fields
+            raise InputError(path, f"{len(parts)} columns, with a carriage return (CR) inside the line: the file mixes "
+                             "line ends (LF or CRLF, or CR alone throughout); save it with one kind", line=lineno)
         if len(parts) < 6:
             raise InputError(path, f"{len(parts)} columns, expected 6: query Q0 document rank score tag"
                              + run_line_hint(parts), line=lineno)

@@ -178,7 +178,7 @@ class _Reader:
         carry, buf = b"", None
         self.done = 0
         start, self.spans = 0, []  # where the next block starts in the file (decompressed)
-        with open(self.path, "rb") as raw:
+        with textio.open_regular(self.path) as raw:  # never a pipe the name became since it was sniffed
             self.identity = _identity(raw)
             head = raw.read(3)
             raw.seek(0)
@@ -1518,9 +1518,16 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     try:
         if os.path.getsize(path) < MIN_BYTES or not available():
             return None
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+        from rankgate.core.formats.textio import open_regular
+
+        with open_regular(path) as f:  # a name swapped for a pipe since it was sniffed: refused, not waited on
+            head = f.read(BLOCK)
+            # a first block with no line break or with a NUL is not plain: the general reader refuses it
+            # (at line 1, within MAX_LINE) without this reading the whole file first
+            if b"\n" not in head or b"\x00" in head:
+                return None
+            data = head + f.read()
+    except (OSError, InputError):
         return None
     if data[:2] == b"\x1f\x8b" or data[:3] == b"\xef\xbb\xbf" or not data.endswith(b"\n"):
         return None
