@@ -1,5 +1,7 @@
 """The pytest plugin: a release test fails with the lost queries in its message, passes when accepted."""
 
+import pytest
+
 import shutil
 
 from tests.conftest import SAMPLES
@@ -11,6 +13,7 @@ pytest_plugins = ["pytester"]
 PLUGIN = ["-p", "no:rankgate", "-p", "rankgate.pytest_plugin"]
 
 
+@pytest.mark.slow
 def test_a_rejected_release_fails_naming_the_lost_queries(pytester):
     shutil.copytree(SAMPLES / "ops-handbook", pytester.path / "benchmarks" / "support")
     pytester.makepyfile(test_release='''
@@ -26,6 +29,7 @@ def test_a_rejected_release_fails_naming_the_lost_queries(pytester):
     ])
 
 
+@pytest.mark.slow
 def test_an_accepted_release_passes_and_returns_the_result(pytester):
     shutil.copytree(SAMPLES / "seed-lab", pytester.path / "lab")
     pytester.makepyfile(test_release='''
@@ -36,6 +40,7 @@ def test_an_accepted_release_passes_and_returns_the_result(pytester):
     pytester.runpytest_subprocess(*PLUGIN).assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_invalid_input_fails_with_rankgates_one_line(pytester):
     pytester.makepyfile(test_release='''
         def test_release(rankgate_gate):

@@ -60,6 +60,7 @@ TAMPERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TAMPERS))
 def test_each_field_is_checked_even_with_a_repaired_digest(capsys, bench, name):
     receipt = gated(capsys, bench)

@@ -1,5 +1,7 @@
 """rankgate samples: the bundled samples reach a pip user; rankgate review with no argument says how."""
 
+import pytest
+
 import json
 
 from rankgate.cli import main
@@ -46,6 +48,7 @@ def test_review_with_no_argument_prints_usage(capsys):
     assert err.startswith("usage: rankgate review") and "rankgate samples copy" in err
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_every_sample_file_and_the_readme_walkthrough_runs_from_it(tmp_path, built_wheel):
     """A pip user's first steps (README): copy the samples, gate ops-handbook and its permissions (exit 3), funnel."""
     in_repo = sorted(str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*")

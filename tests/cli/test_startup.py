@@ -35,6 +35,7 @@ def test_help_imports_no_command_module_and_no_numpy():
     assert not {m for m in mods if m.startswith("rankgate.cli.") and m != "rankgate.cli.base"}
 
 
+@pytest.mark.slow
 def test_gate_imports_only_its_own_command_module_and_no_textual():
     mods = imported_after("import contextlib, io\nfrom rankgate.cli import main\n"
                           "with contextlib.redirect_stdout(io.StringIO()):\n"
@@ -77,6 +78,7 @@ def test_score_loads_neither_numpy_ma_nor_numpy_random():
     assert "numpy" in mods and not {"numpy.ma", "numpy.random"} & mods
 
 
+@pytest.mark.slow
 def test_the_receipt_and_junit_writers_load_when_asked(tmp_path):
     out = tmp_path / "r.json"
     mods = imported_after(GATE.format(argv=["gate", "sample_benchmarks/seed-lab", "--receipt", str(out),
@@ -144,6 +146,7 @@ def _threads_after_validate(env_extra: dict) -> list[str]:
     return out.stdout.split()
 
 
+@pytest.mark.slow
 def test_the_rankgate_process_loads_openblas_with_one_thread_and_leaves_the_environment_as_it_was():
     import os
 
@@ -191,6 +194,7 @@ def test_only_the_process_entry_point_freezes_what_start_up_loaded():
     assert out.stdout.splitlines() == ["True 0", "True True"]
 
 
+@pytest.mark.slow
 def test_the_rankgate_process_asks_numpy_for_ordinary_pages_unless_the_user_says():
     """core/pages.py: the process's entry point turns numpy's huge pages off for the commands that compute
     (their system time went to the kernel's compaction); main(argv) in someone else's process leaves numpy's
@@ -228,6 +232,7 @@ def module_level_imports(path) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_imports_pyarrow_or_textual_or_numpy_where_it_may_not_be_used():
     """pyarrow (the fast readers) and textual (the app) are imported inside what uses them, never when a
     core or CLI module is imported; the gate and its stability report import numpy where they compute,

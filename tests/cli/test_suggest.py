@@ -67,6 +67,7 @@ def book_of(capsys, bench) -> SuggestionBook:
     return SuggestionBook.beside(json.loads(out)["path"])
 
 
+@pytest.mark.slow
 def test_a_script_judge_fills_suggestions_and_failures_are_reported_not_stored(tmp_path, capsys, bench):
     docs = queue_docs(capsys, bench, 6)
     behave = {" ".join(docs[1]): "slow", " ".join(docs[2]): "garbage", " ".join(docs[3]): "off-scale"}
@@ -188,6 +189,7 @@ def stub():
 SECRET = "sk-test-0123456789-never-write-me"
 
 
+@pytest.mark.slow
 def test_an_endpoint_judge_sends_the_key_and_never_writes_it(tmp_path, capsys, bench, stub, monkeypatch):
     monkeypatch.setenv("RG_TEST_KEY", SECRET)
     code, out, err = run(capsys, "labels", "suggest", bench, "--queue", "3", "--judge-url", stub, "--judge-model",
@@ -256,6 +258,7 @@ def test_a_line_cut_short_by_a_crash_is_skipped_and_closed_off(tmp_path):
     assert [r["kind"] for r in SuggestionBook(path).history("q1", "c")] == ["suggestion", "accepted"]
 
 
+@pytest.mark.slow
 def test_with_suggestions_counts_them_for_unjudged_pairs_and_the_receipt_records_it(tmp_path, capsys, bench):
     code, _, err = run(capsys, "gate", bench, "--with-suggestions")
     assert code == 2 and "no suggestions yet" in err
@@ -320,6 +323,7 @@ def test_an_endpoint_whose_key_variable_is_unset_is_refused_before_any_call(caps
     assert code == 2 and "NAME of an environment variable" in err and "sk-abc123" not in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_run_keeps_what_was_stored_and_stops_the_judge(tmp_path, bench):
     import os
     import signal

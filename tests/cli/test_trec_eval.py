@@ -61,6 +61,7 @@ def test_every_expected_output_is_covered():
     assert outs == set(CASES) | set(REFUSED_CASES)
 
 
+@pytest.mark.slow
 @needs_tests
 @pytest.mark.parametrize("version", ["10", "9"])
 @pytest.mark.parametrize("out", sorted(CASES))
@@ -72,6 +73,7 @@ def test_trec_eval_test_suite_line_for_line(out, version):
     assert got.splitlines() == expected.read_text().splitlines()
 
 
+@pytest.mark.slow
 @needs_tests
 @pytest.mark.parametrize("out", sorted(REFUSED_CASES))
 def test_unsupported_options_are_refused_by_name(out):
@@ -90,6 +92,7 @@ def dl19_reference(run: str, level: int) -> list[str]:
 DL_RUNS = sorted(p.name.split(".dl19")[0] for p in (DL19 / "runs").glob("*.trec")) if DL19.is_dir() else []
 
 
+@pytest.mark.slow
 @needs_dl19
 @pytest.mark.parametrize("level", [1, 2])
 @pytest.mark.parametrize("run", DL_RUNS)
@@ -106,6 +109,7 @@ def _without(lines, prefixes):
 VERSIONED = ("iprec_at_recall", "11pt_avg", "rbp", "unj")  # 10 rounds R x level differently; 9 lacks rbp, unj
 
 
+@pytest.mark.slow
 @needs_dl19
 @pytest.mark.parametrize("level", [1, 2])
 @pytest.mark.parametrize("run", DL_RUNS)
@@ -272,6 +276,7 @@ def test_a_malformed_line_names_the_file_and_line(tmp_path):
     assert r.returncode == 2 and "qrels:2:" in r.stderr and "expected 4" in r.stderr
 
 
+@pytest.mark.slow
 @needs_dl19
 @pytest.mark.parametrize("options", [["-c", "-l2", "-M50"], ["-J", "-mrelstring.30"]])
 def test_the_kernel_and_the_engine_print_the_same(options):

@@ -382,6 +382,7 @@ def test_a_5mb_id_is_refused_with_its_line(tmp_path, capsys):
         assert code == 2 and "q.txt:2: an ID of 5000000 characters" in one_line(err) and len(err) < 300
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["blank-lines", "one-line", "same-line"])
 def test_a_gzip_bomb_is_refused_early(tmp_path, capsys, what):
     """Before: 100 KB of gzipped blank lines grew to 1 GB in `rankgate trec_eval`."""

@@ -1,5 +1,7 @@
 """Property-based fuzzing: whatever the bytes, a reader parses them or raises InputError."""
 
+import pytest
+
 import gzip
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -34,6 +36,7 @@ def survive(fn, path):
         assert str(e)  # our error, with a message
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=payloads, name=st.sampled_from(["q.trec", "q.json", "q.jsonl", "q.tsv", "q"]))
 def test_qrels_reader(tmp_path, data, name):
@@ -56,6 +59,7 @@ trec_line = st.lists(trec_field, min_size=0, max_size=8).map(" ".join)
 trec_like = st.lists(trec_line, max_size=10).map(lambda ls: ("\n".join(ls) + "\n").encode("utf-8", "surrogatepass"))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.one_of(trec_like, st.binary(max_size=300), texty), block=st.sampled_from([8, 64, 1 << 20]))
 def test_fast_run_reader(tmp_path, monkeypatch, data, block):
@@ -84,6 +88,7 @@ def write_qrels(tmp_path):
     return q
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=payloads)
 def test_queries_and_corpus_readers(tmp_path, data):
@@ -102,6 +107,7 @@ toml_doc = st.lists(st.one_of(st.tuples(toml_key, toml_value).map(lambda kv: f"{
                               st.sampled_from(["[[rules]]", "[gate]", "= =", "[x"])), max_size=10).map("\n".join)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(doc=st.one_of(toml_doc, st.text(max_size=80)))
 def test_policy_and_manifest_loaders(tmp_path, doc):

@@ -88,6 +88,7 @@ READERS = [("qrels", None), ("qrels", "json"), ("qrels", "jsonl"), ("qrels", "be
 
 # ---- special files: refused before anything is read -------------------------------------------------
 
+@pytest.mark.slow
 def test_a_device_is_refused_up_front_under_a_memory_cap(tmp_path):
     """Before: MemoryError after reading gigabytes (qrels, queries, policy, JSON and JSONL forms)."""
     devices = [d for d in ("/dev/zero", "/dev/urandom") if os.path.exists(d)]
@@ -105,6 +106,7 @@ def test_a_device_is_refused_up_front_under_a_memory_cap(tmp_path):
     assert code == 2 and "/dev/zero: is a device" in one_line(err)
 
 
+@pytest.mark.slow
 def test_a_fifo_with_no_writer_is_refused_and_never_waited_on(tmp_path):
     """Before: a policy (or benchmark.toml) FIFO with no writer hung forever."""
     f = inputs(tmp_path)
@@ -172,6 +174,7 @@ def test_a_huge_sparse_file_is_refused_under_a_memory_cap(tmp_path):
         assert code == 2 and str(big) in line and ("binary data" in line or "larger than" in line), line
 
 
+@pytest.mark.slow
 def test_one_endless_line_is_refused_past_the_line_limit(tmp_path):
     """600 MB of 'x' and no line break, gzipped: before, the line was gathered whole (MemoryError)."""
     f = inputs(tmp_path)
@@ -196,6 +199,7 @@ def test_a_padded_document_is_refused_past_its_size_limit(tmp_path):
         assert code == 2 and ("larger than" in line or "decompression bomb" in line) and "MiB" in line, (case, line)
 
 
+@pytest.mark.slow
 def test_a_long_jsonl_run_streams_within_a_memory_cap(tmp_path):
     """A JSONL run of ~90 MB is read line by line: it scores under the 1 GB cap (before: read whole and
     split whole; 180 MB of it peaked at 1.7 GB)."""

@@ -35,6 +35,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_a_jsonl_run_of_millions_of_unjudged_documents_scores_in_little_memory(tmp_path):
     """1.5M distinct documents nobody judged (18 MB): only judged rows are kept, so score runs under a
     400 MB address-space cap (the general reader, interning every document, peaks at about 450 MB of
@@ -91,6 +92,7 @@ def test_an_export_to_the_benchmarks_own_qrels_points_to_export_back(capsys, ben
     assert (bench / "judgments.jsonl").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_an_export_replaces_an_earlier_export_but_not_another_file_without_force(tmp_path, capsys, bench):
     notes = write(tmp_path / "notes.txt", "my notes\n")
     code, _, err = run(capsys, "labels", "export", bench, "-o", notes)
@@ -145,6 +147,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer, why", [('"[" * 100000 + "]" * 100000', "nested 100000 deep"),
                                          ('\'{"id": 1, "a":\' * 50000 + "1" + "}" * 50000', "nested 50000 deep"),
                                          ("""'{"id": 1, "grade": 1, "reason": "bad \\\\ud800 x"}'""",

@@ -114,6 +114,7 @@ def _kill_at(point: str, db: Path, qrels: Path) -> int:
     return subprocess.run([sys.executable, "-c", code, str(db), str(qrels)], env=env, capture_output=True).returncode
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["journal-torn", "fold-history", "fold-journal", "fold-snapshot"])
 def test_a_kill_during_an_import_leaves_all_or_nothing(tmp_path, point):
     qrels = _qrels(tmp_path)

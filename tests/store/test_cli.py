@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import re
@@ -160,6 +162,7 @@ def _rankgate(*argv, env=None):
                           env=env or os.environ)
 
 
+@pytest.mark.slow
 def test_python_dash_m_rankgate_labels(tmp_path):
     db = tmp_path / "l.json"
     files = qrels_files(tmp_path)
@@ -171,6 +174,7 @@ def test_python_dash_m_rankgate_labels(tmp_path):
     assert out.returncode == 2 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_python_dash_m_second_writer_is_refused(tmp_path):
     db = tmp_path / "l.json"
     holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom rankgate.store.workspace import Workspace\n"

@@ -96,6 +96,7 @@ def _check(db: Path, seed: int, acked: int, exact: bool = False) -> int:
     return k
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("group", range(GROUPS))
 def test_random_kills_lose_no_acknowledged_edit(template, tmp_path, group):
     rng = random.Random(1000 + group)
@@ -120,6 +121,7 @@ def test_random_kills_lose_no_acknowledged_edit(template, tmp_path, group):
     assert killed_mid_run >= TRIALS_PER_GROUP // 2  # the kills landed while it was writing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["fold-history", "fold-snapshot", "fold-journal"])
 def test_a_kill_at_each_step_of_a_fold(template, tmp_path, point):
     db = _trial_db(template, tmp_path, 0)
@@ -131,6 +133,7 @@ def test_a_kill_at_each_step_of_a_fold(template, tmp_path, point):
     assert _check(db, 42, acked) == 4  # the 4th edit was journaled before the fold began: it is there
 
 
+@pytest.mark.slow
 def test_a_torn_journal_record_is_dropped(template, tmp_path):
     db = _trial_db(template, tmp_path, 0)
     proc = _spawn(db, seed=7, fold_every=1000, crashpoint="journal-torn")

@@ -41,6 +41,7 @@ ws.close()
 """
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_naming_the_holder_and_readers_work(db):
     proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -3,6 +3,8 @@ store's own and may change under them."""
 
 from __future__ import annotations
 
+import pytest
+
 import ast
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from rankgate.store.workspace import Workspace
 SRC = Path(rankgate.__file__).parent
 
 
+@pytest.mark.slow
 def test_the_cli_and_the_app_use_no_private_name_of_the_workspace():
     private = {n for n in dir(Workspace) if n.startswith("_") and not n.startswith("__")}
     found = []

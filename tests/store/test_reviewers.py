@@ -307,6 +307,7 @@ def test_every_reviewer_export_merges_into_another_workspace(two, tmp_path):
     assert out.content_hash == content_hash((q, d, g) for (q, d), g in labels_of(ws).items())
 
 
+@pytest.mark.slow
 def test_a_second_writer_cannot_merge(db, tmp_path):
     import subprocess
     import sys
@@ -413,6 +414,7 @@ _edit = st.tuples(st.sampled_from(["set", "set", "set", "remove", "remove_own", 
                   st.sampled_from(["ana", "bo", "cy"]), st.integers(-1, 3))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(_edit, min_size=1, max_size=25))
 def test_every_version_rebuilds_the_labels_it_froze(tmp_path_factory, edits):

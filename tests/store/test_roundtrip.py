@@ -27,6 +27,7 @@ def _round_trip(tmp_path, source, fmt, plain, n):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plain", [False, True], ids=["header", "plain"])
 @pytest.mark.parametrize("fmt", EXPORT_FORMATS)
 @pytest.mark.parametrize("source", INPUTS)
@@ -144,6 +145,7 @@ def test_the_gate_reads_the_export(tmp_path, cli, samples):
 ids = st.text(alphabet="abcxyz019-_.:#", min_size=1, max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(labels=st.dictionaries(st.tuples(ids, ids), st.integers(-3, 4), min_size=1, max_size=25),
        fmt=st.sampled_from(["trec", "json-graded", "jsonl"]))

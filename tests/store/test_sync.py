@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import shutil
@@ -159,6 +161,7 @@ def _gate(*argv, env):
                           env=env)
 
 
+@pytest.mark.slow
 def test_gate_warns_of_unexported_edits_and_decides_the_same(cli, samples, tmp_path, private_home):
     folder = _copy(samples, tmp_path)
     env = dict(os.environ, RANKGATE_HOME=str(private_home))
@@ -191,6 +194,7 @@ def test_the_warning_sees_edits_of_a_writer_that_is_still_open(samples, tmp_path
     assert unexported.unexported_count(manifest)[0] == 1
 
 
+@pytest.mark.slow
 def test_the_gate_path_never_imports_tinydb(samples, tmp_path, private_home):
     folder = _copy(samples, tmp_path)
     with Workspace.open_benchmark(folder) as ws:
@@ -205,6 +209,7 @@ def test_the_gate_path_never_imports_tinydb(samples, tmp_path, private_home):
 # ---------------------------------------------------------------- 4. export back to the folder
 
 
+@pytest.mark.slow
 def test_export_writes_back_to_the_folders_qrels_in_its_own_format(cli, samples, tmp_path):
     folder = _copy(samples, tmp_path, "three-questions")
     assert cli("labels", "set", "-b", folder, "q1", "d2", "1", "--reason", "also answers it")[0] == 0

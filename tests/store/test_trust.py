@@ -258,6 +258,7 @@ def test_a_failed_import_into_the_default_workspace_creates_no_workspace_files(t
     assert not list(private_home.rglob("*.json*"))
 
 
+@pytest.mark.slow
 def test_labels_commands_write_nothing_to_the_current_directory(tmp_path, monkeypatch, private_home):
     """Without --db, workspace files live under the data folder (RANKGATE_HOME), never in the cwd."""
     cwd = tmp_path / "cwd"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from rankgate.core.formats import read_qrels
@@ -43,6 +45,7 @@ async def test_opens_on_the_regressed_must_pass_query(tiny):
         assert rankings["candidate"].cursor == 1
 
 
+@pytest.mark.slow
 async def test_grade_a_document_and_the_gate_flips(tiny):
     app = make_app(tiny)
     edits: list[LabelsEdited] = []
@@ -81,6 +84,7 @@ async def test_grade_a_document_and_the_gate_flips(tiny):
         assert app2.screen.query_one(GatePanel).view.decision == "accept"
 
 
+@pytest.mark.slow
 async def test_next_review_walks_unjudged_documents(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -100,6 +104,7 @@ async def test_next_review_walks_unjudged_documents(tiny):
         assert len(seen) == len(set(seen))
 
 
+@pytest.mark.slow
 async def test_remove_add_and_history(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -145,6 +150,7 @@ async def test_remove_add_and_history(tiny):
         assert isinstance(app.screen, ReviewScreen)
 
 
+@pytest.mark.slow
 async def test_filter_by_text_slice_and_flags(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -172,6 +178,7 @@ async def test_filter_by_text_slice_and_flags(tiny):
         assert qlist.count == 0 and screen.qi is None
 
 
+@pytest.mark.slow
 async def test_switch_runs(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -194,6 +201,7 @@ async def test_switch_runs(tiny):
         assert screen.model.candidate == "prf"
 
 
+@pytest.mark.slow
 async def test_export_from_the_app(tiny, tmp_path):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -218,6 +226,7 @@ async def test_export_from_the_app(tiny, tmp_path):
     assert "content_hash" in first["meta"]
 
 
+@pytest.mark.slow
 async def test_every_command_has_a_key_and_a_palette_entry(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -243,6 +252,7 @@ async def test_every_command_has_a_key_and_a_palette_entry(tiny):
         assert screen.query_one(QueryPane).sort == "benchmark"
 
 
+@pytest.mark.slow
 async def test_zoom_and_help(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -271,6 +281,7 @@ async def test_bad_input_is_shown_in_place_and_quitting_exits_2(tmp_path):
     assert app.return_code == 2
 
 
+@pytest.mark.slow
 async def test_a_bad_run_file_is_left_out_and_named_the_rest_is_reviewed(tiny):
     (tiny / "runs" / "stemmed.jsonl").write_text('{"meta": {"name": "stemmed"}}\n{"query": "q-tls", "ranking": 7}\n')
     app = make_app(tiny)
@@ -290,6 +301,7 @@ async def test_a_bad_run_file_is_left_out_and_named_the_rest_is_reviewed(tiny):
         assert "left out" not in str(app.screen.query_one("#gate-body").render())
 
 
+@pytest.mark.slow
 async def test_a_broken_labels_file_is_shown_in_place_then_fixed_and_reopened(tiny):
     good = (tiny / "judgments.jsonl").read_text()
     (tiny / "judgments.jsonl").write_text(good + '{"query": "q-tls", "doc": "d1", "grade": "high"}\n')
@@ -309,6 +321,7 @@ async def test_a_broken_labels_file_is_shown_in_place_then_fixed_and_reopened(ti
     assert app.return_code == 0
 
 
+@pytest.mark.slow
 async def test_qrels_file_and_runs_without_a_folder(tiny):
     app = make_app(tiny / "judgments.jsonl", runs=[f"a={tiny / 'runs' / 'plain.jsonl'}",
                                                     f"b={tiny / 'runs' / 'prf.jsonl'}"])
@@ -332,6 +345,7 @@ def test_run_review_refuses_missing_inputs_before_opening_the_screen(tmp_path, c
     assert run_review(args) == 2
 
 
+@pytest.mark.slow
 async def test_quit_while_loading(tiny, monkeypatch):
     import time
 
@@ -356,6 +370,7 @@ async def test_quit_while_loading(tiny, monkeypatch):
     assert app.error is None and Cancelled
 
 
+@pytest.mark.slow
 async def test_an_edit_does_not_pull_the_query_out_from_under_the_cursor(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -373,6 +388,7 @@ async def test_an_edit_does_not_pull_the_query_out_from_under_the_cursor(tiny):
         assert screen.qid != "q-restore" and screen.model.unjudged[screen.qi] > 0
 
 
+@pytest.mark.slow
 async def test_a_significance_rule_is_brought_up_to_date_after_an_edit(tiny, monkeypatch):
     from rankgate.tui.messages import GateDecided
     from rankgate.tui.model import ReviewModel
@@ -403,6 +419,7 @@ async def test_a_significance_rule_is_brought_up_to_date_after_an_edit(tiny, mon
         assert "updating" not in plain(screen.query_one("#gate-body"))
 
 
+@pytest.mark.slow
 async def test_a_large_benchmark_builds_the_review_queue_aside(tiny, monkeypatch):
     """Above QUEUE_INLINE queries the queue is built by a worker: the key says so at once, the screen
     stays usable, and the key's work is done when the queue is ready."""
@@ -430,6 +447,7 @@ def collect_notes(app) -> list[str]:
     return notes
 
 
+@pytest.mark.slow
 async def test_review_queue_key_goes_to_the_most_decisive_unjudged_document(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -476,6 +494,7 @@ async def test_review_queue_key_goes_to_the_most_decisive_unjudged_document(tiny
         assert all(screen.model.unjudged == 0)
 
 
+@pytest.mark.slow
 async def test_compare_screen_and_back_to_a_query(tiny):
     from rankgate.core.compare import compare
     from rankgate.tui.screens.compare import CompareScreen, QueryChangeList
@@ -547,6 +566,7 @@ async def test_compare_screen_and_back_to_a_query(tiny):
         assert app.screen is review and review.qid == target
 
 
+@pytest.mark.slow
 async def test_adjudication_screen_records_the_final_grade(tiny):
     from rankgate.tui.screens.adjudicate import AdjudicateScreen
     from tests.tui.factory import MARKUP_DOC, MARKUP_REASON
@@ -620,6 +640,7 @@ async def test_adjudication_screen_records_the_final_grade(tiny):
         assert m.num_rel[m.qindex["q-dns"]] == 2  # d-negcache 2 and d-ttl now 2
 
 
+@pytest.mark.slow
 async def test_blind_review_toggle_shows_your_own_grades_and_no_ranks(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -667,6 +688,7 @@ def test_blind_flag_reaches_the_loader():
     assert Inputs.from_args(build_parser().parse_args(["review", "x"])).blind is False
 
 
+@pytest.mark.slow
 async def test_labels_another_process_is_writing_open_read_only(tiny):
     """A second review of the same labels shows them, refuses edits with the reason, and says so."""
     from rankgate.store.workspace import Workspace
@@ -692,6 +714,7 @@ async def test_labels_another_process_is_writing_open_read_only(tiny):
             assert screen.model.labels.grades(qid) == before
 
 
+@pytest.mark.slow
 async def test_a_bad_policy_is_named_and_the_gate_uses_the_defaults(tiny):
     toml = tiny / "benchmark.toml"
     toml.write_text(toml.read_text().replace('[gate]\n', '[gate]\nmeasures = ["no-such-measure@3"]\n'))

@@ -6,6 +6,8 @@ does, so each key is read before the previous one has been acted on."""
 
 from __future__ import annotations
 
+import pytest
+
 from textual import events
 from textual.keys import _character_to_key
 
@@ -33,6 +35,7 @@ async def burst(pilot, *keys: str) -> None:
     await pilot.pause()
 
 
+@pytest.mark.slow
 async def test_a_reason_typed_in_one_burst_after_the_grade_is_saved(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -46,6 +49,7 @@ async def test_a_reason_typed_in_one_burst_after_the_grade_is_saved(tiny):
         assert app.screen is screen and (screen.qid, screen.doc) == (qid, doc)  # no letter acted as a key
 
 
+@pytest.mark.slow
 async def test_a_reason_changed_with_r_in_one_burst_replaces_the_old_one(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -61,6 +65,7 @@ async def test_a_reason_changed_with_r_in_one_burst_replaces_the_old_one(tiny):
         assert not screen.query_one(ReasonBar).is_open and app.screen is screen
 
 
+@pytest.mark.slow
 async def test_the_text_of_a_prompt_typed_in_one_burst_with_its_key_goes_into_it(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -84,6 +89,7 @@ async def test_the_text_of_a_prompt_typed_in_one_burst_with_its_key_goes_into_it
         assert app.screen is screen and (screen.qid, screen.doc) == (qid, doc)  # no letter acted as a key
 
 
+@pytest.mark.slow
 async def test_the_add_form_typed_in_one_burst_with_a_adds_the_label(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -96,6 +102,7 @@ async def test_the_add_form_typed_in_one_burst_with_a_adds_the_label(tiny):
         assert app.screen is screen
 
 
+@pytest.mark.slow
 async def test_export_and_quit_with_keys_typed_after_e_exits_cleanly(tmp_path):
     import shutil
 
@@ -117,6 +124,7 @@ async def test_export_and_quit_with_keys_typed_after_e_exits_cleanly(tmp_path):
     assert '"doc-rpo"' in (folder / "qrels.json").read_text()
 
 
+@pytest.mark.slow
 async def test_history_shows_a_later_reason_as_its_own_row(tiny):
     """Issue #13: one row per edit. The reason typed right after the grade is that edit's; each `r` is another."""
     from rankgate.tui.screens.history import HistoryScreen
@@ -136,6 +144,7 @@ async def test_history_shows_a_later_reason_as_its_own_row(tiny):
         assert rows[-3:] == [("set", 1, "outdated"), ("reason", 1, "burstfour"), ("reason", 1, "again")]
 
 
+@pytest.mark.slow
 async def test_undoing_a_reason_says_it_undid_the_reason(tiny):
     from tests.tui.test_app import collect_notes
 
@@ -158,6 +167,7 @@ async def test_undoing_a_reason_says_it_undid_the_reason(tiny):
         assert doc not in screen.model.labels.labels(qid)
 
 
+@pytest.mark.slow
 async def test_a_filter_typed_in_one_burst_with_slash_filters(tiny):
     from tests.tui.test_app import collect_notes
 
@@ -174,6 +184,7 @@ async def test_a_filter_typed_in_one_burst_with_slash_filters(tiny):
         assert not any("sorted by" in n for n in notes)
 
 
+@pytest.mark.slow
 async def test_an_export_path_typed_in_one_burst_with_e_is_written(tiny, tmp_path):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -186,6 +197,7 @@ async def test_an_export_path_typed_in_one_burst_with_e_is_written(tiny, tmp_pat
         assert app.screen is app.review
 
 
+@pytest.mark.slow
 async def test_a_prompt_keeps_early_keys_until_it_is_mounted_then_types_them_in_order(tiny):
     from rich.text import Text
 
@@ -205,6 +217,7 @@ async def test_a_prompt_keeps_early_keys_until_it_is_mounted_then_types_them_in_
         assert app.screen is app.review
 
 
+@pytest.mark.slow
 async def test_the_grade_picker_and_the_reason_after_it_take_one_burst(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -217,6 +230,7 @@ async def test_the_grade_picker_and_the_reason_after_it_take_one_burst(tiny):
         assert app.screen is screen and not screen.query_one(ReasonBar).is_open
 
 
+@pytest.mark.slow
 async def test_a_grade_typed_in_one_burst_after_a_filter_grades_the_document_shown_after_it(tiny):
     """`/dns` Enter `0` typed at once: the filter moves the list to q-dns, and the 0 grades q-dns's current
     document, the one shown as current once every earlier key has taken effect (not q-restore's, current
@@ -233,6 +247,7 @@ async def test_a_grade_typed_in_one_burst_after_a_filter_grades_the_document_sho
         assert screen.model.labels.labels("q-dns")[screen.doc].grade == 0
 
 
+@pytest.mark.slow
 async def test_a_grade_typed_in_one_burst_after_moving_down_the_queries_grades_the_next_query(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -246,6 +261,7 @@ async def test_a_grade_typed_in_one_burst_after_moving_down_the_queries_grades_t
         assert edits == [("grade 1", screen.qid, screen.doc)], edits
 
 
+@pytest.mark.slow
 async def test_a_reason_typed_in_one_burst_into_the_open_bar_is_saved_whole(tiny):
     """The bar already open (the grade key read and acted on), then a burst ending in Enter, as a paste or
     tmux send-keys: Enter is a priority binding, so with the characters left in the field's queue it saved
@@ -265,6 +281,7 @@ async def test_a_reason_typed_in_one_burst_into_the_open_bar_is_saved_whole(tiny
         assert not screen.query_one(ReasonBar).is_open and app.screen is screen
 
 
+@pytest.mark.slow
 async def test_the_idle_fold_timer_waits_out_a_reopen(tiny):
     """The journal's idle fold is timed after an edit; when it fires while the benchmark opens again (ctrl+r,
     a sync's b: no model then) it does nothing. It raised AttributeError in the timer (a CI run saw it)."""
@@ -278,6 +295,7 @@ async def test_the_idle_fold_timer_waits_out_a_reopen(tiny):
         screen._fold_if_due()
 
 
+@pytest.mark.slow
 async def test_the_version_prompt_gives_the_same_value_typed_in_a_burst_or_slowly(tiny):
     """Newcomer s9, N2: `V` then text in one burst was appended to the filled-in version; with the prompt open,
     ctrl+u and a new version in one burst left the field empty (ctrl+u's binding ran after the characters)."""

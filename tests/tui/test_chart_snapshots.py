@@ -3,6 +3,8 @@ snapshot (update with --snapshot-update after a deliberate change, and look at i
 
 from __future__ import annotations
 
+import pytest
+
 from tests.tui.conftest import SIZE, make_app, ready
 
 
@@ -20,6 +22,7 @@ async def open_compare(pilot) -> None:
     await pilot.pause()
 
 
+@pytest.mark.slow
 def test_compare_screen_charts(snap_compare, tiny):
     async def run_before(pilot):
         await open_compare(pilot)
@@ -27,6 +30,7 @@ def test_compare_screen_charts(snap_compare, tiny):
     assert snap_compare(make_app(tiny), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.slow
 async def test_compare_screen_draws_both_charts(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:

@@ -5,6 +5,8 @@ control characters") though it came from a run file. IDs the app read from its f
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.cli import main
 from rankgate.tui.screens.label_form import LabelForm
 from tests.tui.conftest import ready
@@ -20,6 +22,7 @@ def with_escape_in_a_run(tmp_path):
     return d
 
 
+@pytest.mark.slow
 async def test_a_grade_key_on_a_run_id_with_a_control_character_is_saved(tmp_path, capsys):
     d = with_escape_in_a_run(tmp_path)
     app = app_for(d)
@@ -41,6 +44,7 @@ async def test_a_grade_key_on_a_run_id_with_a_control_character_is_saved(tmp_pat
     assert "\x1b" not in out
 
 
+@pytest.mark.slow
 async def test_the_add_form_refuses_a_typed_id_with_a_control_character_in_no_run(tmp_path):
     d = with_escape_in_a_run(tmp_path)
     app = app_for(d)

@@ -5,6 +5,8 @@ grade, before the question was on screen, reaches the reason; undo puts theirs b
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.tui.screens.prompts import Choice
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.widgets.reason_bar import ReasonBar
@@ -18,6 +20,7 @@ def whose(ws, qid, doc) -> dict:
     return {j.reviewer: j.grade for j in ws.reviews(qid, doc)}
 
 
+@pytest.mark.slow
 async def test_correct_theirs_replaces_the_files_label_and_undo_puts_it_back(tmp_path):
     d = raw_files(tmp_path)
     app = app_for(d)
@@ -51,6 +54,7 @@ async def test_correct_theirs_replaces_the_files_label_and_undo_puts_it_back(tmp
         assert whose(ws, "101", "p1") == {"tester": 1}
 
 
+@pytest.mark.slow
 async def test_add_mine_beside_theirs_is_a_disagreement(tmp_path):
     d = raw_files(tmp_path)
     app = app_for(d)
@@ -69,6 +73,7 @@ async def test_add_mine_beside_theirs_is_a_disagreement(tmp_path):
         assert [x.doc for x in ws.disagreements()] == ["p1"]
 
 
+@pytest.mark.slow
 async def test_the_sessions_answer_is_not_asked_again(tmp_path):
     d = raw_files(tmp_path)
     app = app_for(d)
@@ -94,6 +99,7 @@ async def test_the_sessions_answer_is_not_asked_again(tmp_path):
         assert ws.disagreements() == []
 
 
+@pytest.mark.slow
 async def test_a_reason_typed_ahead_of_the_question_reaches_the_reason(tmp_path):
     d = raw_files(tmp_path)
     app = app_for(d)

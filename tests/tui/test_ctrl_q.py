@@ -4,6 +4,8 @@ workspace); without such edits it quits at once."""
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 
 from rankgate.tui.screens.review import ReviewScreen
@@ -15,6 +17,7 @@ from tests.tui.test_raw_files import raw_files
 from tests.tui.test_sync import loaded
 
 
+@pytest.mark.slow
 async def test_ctrl_q_with_unexported_edits_offers_the_export_as_q_does(tmp_path):
     folder = tmp_path / "mybench"
     shutil.copytree(SAMPLES / "seed-lab", folder)
@@ -36,6 +39,7 @@ async def test_ctrl_q_with_unexported_edits_offers_the_export_as_q_does(tmp_path
     assert app.unexported == 1  # kept in the workspace
 
 
+@pytest.mark.slow
 async def test_ctrl_q_on_raw_files_offers_the_export_and_without_edits_quits_at_once(tmp_path):
     d = raw_files(tmp_path)
     app = raw_app(d, db=str(tmp_path / "labels.db"))

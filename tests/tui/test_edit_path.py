@@ -4,6 +4,8 @@ corpus out of the garbage collector's view. (No timing is asserted: bench/bench_
 
 from __future__ import annotations
 
+import pytest
+
 import gc
 
 from rich.text import Text
@@ -30,6 +32,7 @@ def line_text(lst, y: int) -> str:
     return "".join(seg.text for seg in lst.render_line(y))
 
 
+@pytest.mark.slow
 async def test_the_gate_says_updating_on_its_border_until_significance_is_decided_afresh(tiny, monkeypatch):
     monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 0.0)  # as on a large benchmark: tests in a worker
     app = make_app(with_policy(tiny))
@@ -62,6 +65,7 @@ async def test_the_gate_says_updating_on_its_border_until_significance_is_decide
         assert not screen._fresh_busy
 
 
+@pytest.mark.slow
 async def test_edits_while_the_gate_is_decided_afresh_are_taken_up_by_the_next_decision(tiny, monkeypatch):
     monkeypatch.setattr(ReviewModel, "FRESH_INLINE_S", 0.0)
     app = make_app(with_policy(tiny))
@@ -92,6 +96,7 @@ async def test_edits_while_the_gate_is_decided_afresh_are_taken_up_by_the_next_d
         assert (fresh.checks, fresh.accepted) == (view.checks, view.accepted)
 
 
+@pytest.mark.slow
 async def test_cheap_significance_tests_are_decided_on_the_key(tiny, monkeypatch):
     """On a small benchmark (tests that took at most FRESH_INLINE_S last time) the key's own frame shows
     the gate decided afresh: never 'updating', no worker."""
@@ -115,6 +120,7 @@ async def test_cheap_significance_tests_are_decided_on_the_key(tiny, monkeypatch
         assert (fresh.checks, fresh.check_details) == (view.checks, view.check_details)
 
 
+@pytest.mark.slow
 async def test_the_label_list_after_a_label_is_added_and_removed(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -144,6 +150,7 @@ async def test_the_label_list_after_a_label_is_added_and_removed(tiny):
         assert line_text(lst, len(before) + 1).strip() == ""  # the removed row's line is empty again
 
 
+@pytest.mark.slow
 async def test_the_gate_body_keeps_its_height_when_its_text_shrinks(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -190,6 +197,7 @@ def test_a_texts_line_count_is_what_wrapping_it_gives():
         assert line_count(text, width, console) == len(text.wrap(console, width)), (plain, width)
 
 
+@pytest.mark.slow
 async def test_a_grown_text_still_asks_for_a_layout_and_a_fixed_bar_shows_every_change(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -206,6 +214,7 @@ async def test_a_grown_text_still_asks_for_a_layout_and_a_fixed_bar_shows_every_
         assert str(bar.content) == "judged 2"
 
 
+@pytest.mark.slow
 async def test_the_gates_sparkline_follows_every_edit_without_sorting_again_when_nothing_moved(tiny):
     """The RR-delta sparkline is kept while no delta changes; after each edit it is what a fresh draw gives."""
     app = make_app(tiny)
@@ -230,6 +239,7 @@ async def test_the_gates_sparkline_follows_every_edit_without_sorting_again_when
         assert len(seen) > 1  # the edits did move the deltas, and the line followed
 
 
+@pytest.mark.slow
 async def test_young_collections_are_rarer_while_reviewing_and_as_before_after(tiny):
     from rankgate.tui.screens.editing import YOUNG_GC
 
@@ -243,6 +253,7 @@ async def test_young_collections_are_rarer_while_reviewing_and_as_before_after(t
     assert gc.get_threshold() == before
 
 
+@pytest.mark.slow
 async def test_the_store_folds_its_journal_while_the_reviewer_pauses_not_on_a_key(tiny, tmp_path, monkeypatch):
     from rankgate.store.storage import read_journal
     from rankgate.store.workspace import Workspace

@@ -3,6 +3,8 @@ the benchmark's grade scale, unsure marks, guidelines and notes, progress, and h
 
 from __future__ import annotations
 
+import pytest
+
 import re
 
 from textual import events
@@ -43,6 +45,7 @@ async def choose(pilot, option: str) -> None:
     await pilot.pause()
 
 
+@pytest.mark.slow
 async def test_collection_version_key_sets_it_and_refuses_an_empty_one(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -81,6 +84,7 @@ async def test_collection_version_key_sets_it_and_refuses_an_empty_one(tiny):
         assert "set_version" in {action for _, action, _ in ReviewCommands(screen)._entries()}
 
 
+@pytest.mark.slow
 async def test_undo_and_redo_of_grade_reason_remove_and_version(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -130,6 +134,7 @@ async def test_undo_and_redo_of_grade_reason_remove_and_version(tiny):
         assert "undo" in {action for _, action, _ in ReviewCommands(screen)._entries()}
 
 
+@pytest.mark.slow
 async def test_undo_of_a_version_change_and_of_an_edit_elsewhere_goes_back_there(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -150,6 +155,7 @@ async def test_undo_of_a_version_change_and_of_an_edit_elsewhere_goes_back_there
         assert m.labels.labels("q-restore")["d-rpo"].collection_version == "tiny-1"
 
 
+@pytest.mark.slow
 async def test_editing_another_reviewers_label_asks_first(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -184,6 +190,7 @@ async def test_editing_another_reviewers_label_asks_first(tiny):
         assert {j.reviewer: j.grade for j in ws.reviews("q-restore", "d-snap")} == {"seed": 0, "tester": 1}
 
 
+@pytest.mark.slow
 async def test_a_disputed_label_of_others_can_be_adjudicated(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -213,6 +220,7 @@ async def test_a_disputed_label_of_others_can_be_adjudicated(tiny):
         assert {j.reviewer: j.grade for j in ws.reviews("q-restore", "d-price")} == {"seed": 0, "ana": 2}
 
 
+@pytest.mark.slow
 async def test_the_grade_keys_follow_the_benchmarks_scale(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -269,6 +277,7 @@ async def test_the_grade_keys_follow_the_benchmarks_scale(tiny):
         assert "Grade -1: spam" in entries and "Grade 4: perfect" in entries and "Grade 0: not relevant" not in entries
 
 
+@pytest.mark.slow
 async def test_the_add_form_refuses_a_grade_off_the_scale_and_asks_about_an_unknown_document(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -301,6 +310,7 @@ async def test_the_add_form_refuses_a_grade_off_the_scale_and_asks_about_an_unkn
         assert (lab.grade, lab.collection_version) == (2, "tiny-0")
 
 
+@pytest.mark.slow
 async def test_unsure_in_memory(tiny):
     app = make_app(tiny, memory=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -335,6 +345,7 @@ async def test_unsure_in_memory(tiny):
         assert "d-rpo" not in m.labels.labels("q-restore")
 
 
+@pytest.mark.slow
 async def test_unsure_with_the_store(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -351,6 +362,7 @@ async def test_unsure_with_the_store(tiny):
         assert not m.labels.labels("q-restore")["d-rpo"].unsure
 
 
+@pytest.mark.slow
 async def test_guidelines_screen(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -393,6 +405,7 @@ async def test_guidelines_screen(tiny):
         assert screen.model.labels.grades("q-restore")["d-rpo"] == 2
 
 
+@pytest.mark.slow
 async def test_query_notes_are_edited_in_the_app_and_kept_with_history(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -426,6 +439,7 @@ async def test_query_notes_are_edited_in_the_app_and_kept_with_history(tiny):
         assert app2.screen.model.queries["q-restore"].notes == "PITR; RPO is 5 minutes."
 
 
+@pytest.mark.slow
 async def test_progress_in_the_status_line(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -464,6 +478,7 @@ async def test_progress_in_the_status_line(tiny):
         assert m.unjudged_in_pair() == brute()
 
 
+@pytest.mark.slow
 async def test_history_says_whose_judgment_and_who_imported_it(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -491,6 +506,7 @@ async def test_history_says_whose_judgment_and_who_imported_it(tiny):
         await pilot.press("escape")
 
 
+@pytest.mark.slow
 async def test_fast_typing_grades_the_documents_the_keys_meant(tiny):
     """`1 Esc Down 0 Esc Down 2 Esc` typed at once: three documents graded, each with its own key."""
     from rankgate.tui.widgets.ranking import RankingPane
@@ -518,6 +534,7 @@ async def test_fast_typing_grades_the_documents_the_keys_meant(tiny):
         assert [after.get(d) for d in docs] == [1, 0, 2], (docs, before, after)
 
 
+@pytest.mark.slow
 async def test_a_grade_and_its_reason_are_one_history_row_in_the_store_too(tiny):
     """Grade, then the reason typed right after it: one row in `labels history` and in the app's history."""
     from rankgate.store.workspace import Workspace
@@ -539,6 +556,7 @@ async def test_a_grade_and_its_reason_are_one_history_row_in_the_store_too(tiny)
     assert mine[0].before is None and mine[0].amends is not None  # the journal keeps both events
 
 
+@pytest.mark.slow
 async def test_unsure_on_an_unjudged_document_grades_it_first(tiny):
     app = make_app(tiny, memory=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -558,6 +576,7 @@ async def test_unsure_on_an_unjudged_document_grades_it_first(tiny):
         assert (lab.grade, lab.unsure) == (1, "RPO or RTO?")
 
 
+@pytest.mark.slow
 async def test_history_shows_the_highlighted_change_whole(tiny):
     """The list's columns cut a long reason and a long reviewer name; the line under it shows them in full."""
     app = make_app(tiny, memory=True, reviewer="a-reviewer-with-a-rather-long-name")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 
 from rankgate.cli import main
@@ -26,6 +28,7 @@ def _pointing_outside(tmp_path, capsys):
     return shared, folder
 
 
+@pytest.mark.slow
 async def test_quit_dialog_names_a_file_outside_the_folder_and_writes_a_copy(tmp_path, capsys):
     shared, folder = _pointing_outside(tmp_path, capsys)
     before = (shared / "qrels.trec").read_bytes()
@@ -53,6 +56,7 @@ async def test_quit_dialog_names_a_file_outside_the_folder_and_writes_a_copy(tmp
     assert f'set qrels = "qrels.trec" in {folder / "benchmark.toml"}' in said
 
 
+@pytest.mark.slow
 async def test_the_export_dialog_offers_the_copy_and_never_the_file_outside(tmp_path, capsys):
     """`e` while reviewing: the suggested path is the copy in the folder; Enter writes it in the file's own
     layout (Q0, no header as the file had none) and leaves the file outside untouched."""
@@ -73,6 +77,7 @@ async def test_the_export_dialog_offers_the_copy_and_never_the_file_outside(tmp_
     assert (folder / "qrels.trec").read_text() == QRELS.replace("q2 Q0 d5 1", "q2 Q0 d5 0")
 
 
+@pytest.mark.slow
 async def test_the_quit_dialog_never_offers_a_copy_onto_one_of_the_inputs(tmp_path, capsys):
     """The outside qrels file is named like the folder's run (run.trec): the copy the dialog offers is
     run.labels.trec, and `e` writes it; the run is untouched (it offered the run, then failed)."""
@@ -101,6 +106,7 @@ async def test_the_quit_dialog_never_offers_a_copy_onto_one_of_the_inputs(tmp_pa
     assert 'set qrels = "run.labels.trec"' in "".join(capsys.readouterr().err.splitlines())
 
 
+@pytest.mark.slow
 async def test_a_link_in_the_folder_to_a_file_outside_is_never_written_from_the_app(tmp_path, capsys):
     folder = tmp_path / "c"
     shutil.copytree(SAMPLES / "three-questions", folder)

@@ -3,6 +3,8 @@ step being read, and a bar), while the loading worker is still at work; the pane
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import threading
 
@@ -16,6 +18,7 @@ def on_screen(app) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
+@pytest.mark.slow
 async def test_the_progress_line_is_on_screen_while_the_worker_reads_a_run(tiny, monkeypatch):
     real, reading, go = loader_module.read_runs_cached, threading.Event(), threading.Event()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import io
 from pathlib import Path
 
@@ -16,6 +18,7 @@ def _text(row) -> str:
     return value.plain if hasattr(value, "plain") else str(value)
 
 
+@pytest.mark.slow
 async def test_funnel_key_shows_both_pipelines_at_the_query_and_goes_to_a_document():
     from rankgate.tui.screens.funnel import FunnelScreen
 
@@ -43,6 +46,7 @@ async def test_funnel_key_shows_both_pipelines_at_the_query_and_goes_to_a_docume
         assert app.screen is review and review.doc == screen.rows[at][1][0]
 
 
+@pytest.mark.slow
 async def test_leaks_are_marked_in_the_candidates_ranking():
     from rankgate.tui.widgets.ranking import RankingPane
 
@@ -67,6 +71,7 @@ def _compare_text(screen) -> str:
     return console.export_text()
 
 
+@pytest.mark.slow
 async def test_compare_shows_the_funnels_of_baseline_and_candidate_side_by_side_as_the_cli_does():
     """The app's compare screen: per stage, recall and losses of bm25-plain and bm25-prf (the figures of
     `rankgate compare --format table`), and the document the candidate loses where the baseline kept it."""
@@ -93,6 +98,7 @@ async def test_compare_shows_the_funnels_of_baseline_and_candidate_side_by_side_
         assert "lost where the baseline kept them: 9, e.g. backup-restore-drill-01 for q-rto-vault at context" in text
 
 
+@pytest.mark.slow
 async def test_compare_in_the_app_applies_the_acl_and_counts_leaks(tmp_path):
     import json
     import shutil

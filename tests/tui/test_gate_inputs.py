@@ -48,6 +48,7 @@ def agree(capsys, model, runs, flags, tmp_path) -> tuple[list, str]:
     return view.refused, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags, refused_by", [
     ([], "--short-rankings allow"),
     (["--k", "3"], ""),
@@ -66,6 +67,7 @@ def test_short_rankings(files, capsys, flags, refused_by):
     m.labels.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [[], ["--missing-queries", "zero"]])
 def test_a_judged_query_the_runs_do_not_rank(files, capsys, flags):
     runs = [files / "r1.trec", files / "r2.trec"]
@@ -106,6 +108,7 @@ def test_labelling_from_scratch_decides_only_when_every_ranked_query_is_judged(f
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_the_top_bar_and_gate_pane_say_no_decision_and_the_flag(files):
     import asyncio
 
@@ -132,6 +135,7 @@ def test_the_top_bar_and_gate_pane_say_no_decision_and_the_flag(files):
     asyncio.run(run())
 
 
+@pytest.mark.slow
 def test_a_collection_version_other_than_the_runs_snapshot_stops_the_decision(tmp_path, capsys):
     """N1: `V` with another version than the runs' corpus_snapshot: the app says what the gate says (exit 2),
     and the gate names a judgment that carries that version, with its file and line."""
@@ -164,6 +168,7 @@ def test_a_collection_version_other_than_the_runs_snapshot_stops_the_decision(tm
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_the_version_prompt_warns_when_the_version_is_not_the_runs_snapshot(tmp_path):
     """N1: the V prompt says, while the typed version differs from the runs' corpus_snapshot, what that does
     to the gate; saved, the top bar says NO DECISION with the binding problem."""

@@ -20,6 +20,7 @@ async def open_judging(pilot):
     return pilot.app.screen
 
 
+@pytest.mark.slow
 async def test_one_grade_key_stores_the_grade_and_shows_the_next_document(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -40,6 +41,7 @@ async def test_one_grade_key_stores_the_grade_and_shows_the_next_document(tiny):
         assert screen.judged == 2 and not screen.query_one("ReasonBar").is_open  # no reason asked: one key each
 
 
+@pytest.mark.slow
 async def test_undo_goes_back_to_the_previous_document_and_its_state(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -59,6 +61,7 @@ async def test_undo_goes_back_to_the_previous_document_and_its_state(tiny):
         assert screen.cursor.at == first and first.doc not in book.grades(first.qid)
 
 
+@pytest.mark.slow
 async def test_a_grade_the_scale_asks_a_reason_for_opens_the_box_and_is_stored_with_it(tiny):
     toml = tiny / "benchmark.toml"
     toml.write_text("reason_required = [0]\n" + toml.read_text())
@@ -105,6 +108,7 @@ def test_ids_are_cut_in_the_middle():
     assert id_excerpt("d\x1b[2Jx" * 10, 12).count("\x1b") == 0  # escaped first
 
 
+@pytest.mark.slow
 async def test_the_query_list_and_rankings_cut_long_ids_in_the_middle(tmp_path):
     from tests.tui.factory import write_benchmark
     import json
@@ -131,6 +135,7 @@ async def test_the_query_list_and_rankings_cut_long_ids_in_the_middle(tmp_path):
         assert rows and all("…" in r and r.rstrip(" =").endswith("1234567") or "…0_1234567" in r for r in rows), rows
 
 
+@pytest.mark.slow
 async def test_notices_sit_on_their_own_line_not_over_the_panes(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:  # (toasts are off in tests by default)
@@ -147,6 +152,7 @@ async def test_notices_sit_on_their_own_line_not_over_the_panes(tiny):
         assert f"query {app.screen.qid}" in line.message
 
 
+@pytest.mark.slow
 async def test_the_labels_only_review_moves_on_after_a_grade(tmp_path):
     from rankgate.tui.app import ReviewApp
     from rankgate.tui.loader import Inputs
@@ -179,6 +185,7 @@ async def test_the_labels_only_review_moves_on_after_a_grade(tmp_path):
         assert len(graded) == 2
 
 
+@pytest.mark.slow
 async def test_below_the_smallest_size_the_app_says_which_size_it_needs(tiny):
     from rankgate.tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
@@ -193,6 +200,7 @@ async def test_below_the_smallest_size_the_app_says_which_size_it_needs(tiny):
         assert not isinstance(app.screen, TooSmallScreen)
 
 
+@pytest.mark.slow
 async def test_help_lists_escape(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -207,6 +215,7 @@ async def test_help_lists_escape(tiny):
         assert first.split()[0] == "esc" and "Close this help" in first
 
 
+@pytest.mark.slow
 async def test_escape_shows_the_panes_with_the_judgments_counted(tiny):
     """Grading d-rpo relevant on the judging screen makes the gate accept (factory.py); Escape shows it."""
     app = make_app(tiny)

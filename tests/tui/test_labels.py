@@ -8,6 +8,7 @@ from rankgate.tui.labels import Refused
 from rankgate.tui.loader import Inputs, load
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("memory", [True, False])
 def test_undo_redo_and_own_judgments(tiny, memory):
     m = load(Inputs(str(tiny), memory=memory)).model

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import html
 import re
 
@@ -38,6 +40,7 @@ def test_literal_helper():
     assert safe_prompt(None, "[b]run[/b]").plain == "[b]run[/b]"
 
 
+@pytest.mark.slow
 async def test_markup_and_escapes_in_texts_are_shown_literally(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -77,6 +80,7 @@ async def test_markup_and_escapes_in_texts_are_shown_literally(tiny):
             assert literal_text in shown, literal_text
 
 
+@pytest.mark.slow
 async def test_a_bad_file_named_with_markup_is_reported_literally(tiny):
     """The reason a file was left out (its name and the offending text) is shown as written."""
     import json

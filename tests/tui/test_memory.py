@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import gc
 import weakref
 
@@ -18,6 +20,7 @@ def live_footer_keys() -> int:
     return sum(1 for o in gc.get_objects() if isinstance(o, FooterKey))
 
 
+@pytest.mark.slow
 async def test_the_footer_keys_of_past_edits_are_let_go(tiny):
     """Each grade composes the footer again (twice: the reason prompt opens and closes); Textual's Footer
     kept every key it had shown (Textual issue #6666): about 1 MB an edit, for good."""
@@ -51,6 +54,7 @@ def dropped_with_a_cycle(inputs) -> weakref.ref:
     return weakref.ref(loaded)
 
 
+@pytest.mark.slow
 def test_a_reload_lets_go_of_the_last_load(tiny):
     """Each load freezes what it made out of the collector's view; the next load (ctrl+r, blind review)
     puts it back first, so the last load's cycles are freed rather than kept for good."""

@@ -54,6 +54,7 @@ def test_tiny_flips_with_one_label(tiny, memory):
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_random_edits_agree_with_core(tiny):
     m = load(Inputs(str(tiny))).model
     rng = random.Random(4)
@@ -74,6 +75,7 @@ def test_random_edits_agree_with_core(tiny):
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_sample_benchmark_agrees_after_edits():
     import pathlib
 
@@ -127,12 +129,14 @@ def test_ranking_rows_and_missing(tiny):
     assert m.first_unjudged(qi) == ("prf", 1, "d-rpo")
 
 
+@pytest.mark.slow
 def test_model_and_loader_do_not_import_textual():
     code = ("import sys; import rankgate.tui.model, rankgate.tui.loader, rankgate.tui.labels, "
             "rankgate.tui.runcache, rankgate.tui.store_backend; assert 'textual' not in sys.modules, 'textual'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_a_cancelled_load_lets_go_of_the_store(tiny):
     from rankgate.tui.loader import Cancelled
 
@@ -151,6 +155,7 @@ def test_a_cancelled_load_lets_go_of_the_store(tiny):
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_a_long_run_file_reports_its_progress_in_percent(tiny):
     import json as _json
 
@@ -200,6 +205,7 @@ max = 100
 """
 
 
+@pytest.mark.slow
 def test_every_kind_of_rule_agrees_with_the_core(tiny):
     manifest = tiny / "benchmark.toml"
     manifest.write_text(manifest.read_text().replace('[gate]\n', '[gate]\npolicy = "policy.toml"\n'))

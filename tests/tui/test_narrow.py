@@ -3,6 +3,8 @@ table keeps every figure whole (each run's name heads its own table, short heade
 
 from __future__ import annotations
 
+import pytest
+
 import re
 
 from textual.widgets._footer import FooterKey
@@ -11,6 +13,7 @@ from rankgate.tui.widgets.footer import FittingFooter, priority_actions
 from tests.tui.conftest import make_app, ready
 
 
+@pytest.mark.slow
 async def test_the_footer_shows_whole_keys_at_every_width(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -37,6 +40,7 @@ async def test_the_footer_shows_whole_keys_at_every_width(tiny):
                 assert bool(nxt) == (width >= 100)  # `n next`: whole from 100 columns, left out at 80 (was "n")
 
 
+@pytest.mark.slow
 async def test_compare_macros_fit_at_80_columns(tiny):
     from rich.console import Console
 
@@ -65,6 +69,7 @@ async def test_compare_macros_fit_at_80_columns(tiny):
         assert "wins/losses/ties" in wide.export_text()
 
 
+@pytest.mark.slow
 async def test_the_document_pane_shows_its_query_at_every_width(tiny):
     """At 80 and 100 columns the Query pane and the Document pane are not on screen together: the Document
     pane shows the query's ID and text at its top (escaped), and after `u` the next query's."""
@@ -110,6 +115,7 @@ async def test_the_document_pane_shows_its_query_at_every_width(tiny):
             assert len(set(seen)) == 2  # `u` moved to another query and the pane followed it
 
 
+@pytest.mark.slow
 async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
     """Every field, the reason field Tab reaches and the Enter/Escape line are on screen inside the form (was
     cut after the version field at 80x24); the long "in no run" question too."""
@@ -141,6 +147,7 @@ async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
             assert inside("#form-help") and inside("#form-reason")
 
 
+@pytest.mark.slow
 async def test_the_footer_shows_the_review_queue_keys_where_they_fit(tiny):
     """`u` (the review queue) and `U` (its order) follow `n next N prev` in the footer, whole, from the width
     they fit at; narrower, they are left out whole (the palette and `?` list them)."""
@@ -162,6 +169,7 @@ async def test_the_footer_shows_the_review_queue_keys_where_they_fit(tiny):
                 assert keys[at + 1:at + 3] == [("u", "queue", "next_queued"), ("U", "order", "cycle_queue_order")]
 
 
+@pytest.mark.slow
 async def test_n_at_80_columns_shows_the_document_it_highlights(tmp_path):
     """s8 newcomer F11: `n` highlighted a document of a third run (on no ranking shown) while the bottom row
     showed the Rankings pane: a digit then graded a document the expert never saw. Now the Document pane

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.tui.screens.review import ReviewScreen
 from tests.tui.conftest import SIZE, make_app, ready
 from tests.tui.factory import RUNS
@@ -15,6 +17,7 @@ def _gate(app) -> str:
     return str(app.screen.query_one("#gate-body").render())
 
 
+@pytest.mark.slow
 async def test_a_candidate_left_out_gives_no_decision_not_the_baseline_against_itself(tiny):
     """F20: the candidate's file has a bad line: no ACCEPT of the baseline against itself, but no decision,
     naming the run and its file:line; picking another candidate gives a decision again."""
@@ -34,6 +37,7 @@ async def test_a_candidate_left_out_gives_no_decision_not_the_baseline_against_i
         assert "NO DECISION" not in _top(app) and ("ACCEPT" in _top(app) or "REJECT" in _top(app))
 
 
+@pytest.mark.slow
 async def test_raw_files_with_the_candidate_unreadable_give_no_decision(tiny):
     """F20 with raw files: the second run given is the candidate, read or not."""
     bad = tiny / "bad.trec"
@@ -46,6 +50,7 @@ async def test_raw_files_with_the_candidate_unreadable_give_no_decision(tiny):
         assert "ACCEPT" not in top and "REJECT" not in top
 
 
+@pytest.mark.slow
 async def test_a_run_ranking_a_document_twice_is_left_out_and_named(tiny):
     """F19: `gate` refuses a run with a document ranked twice for a query (file:line); the app did not say a
     word and used it. Now it is left out and named, as a run with a bad score is."""
@@ -64,6 +69,7 @@ async def test_a_run_ranking_a_document_twice_is_left_out_and_named(tiny):
         assert "NO DECISION" not in _top(app)  # not a run of the gate's pair: the decision stands
 
 
+@pytest.mark.slow
 async def test_the_pane_with_the_keys_and_the_query_shown_are_marked_without_colour(tiny):
     """F22: on open the arrows move the query list while a grade key grades the rankings' ▸ document. The
     query shown has ▸ on its row, the pane the keys go to says so in its title, and the reason prompt of a
@@ -91,6 +97,7 @@ async def test_the_pane_with_the_keys_and_the_query_shown_are_marked_without_col
         assert f"grade 1 of {qid} · {doc}" in label
 
 
+@pytest.mark.slow
 async def test_the_footer_always_shows_help_and_the_pane_key_where_panes_are_hidden(tiny):
     """F2: `? help` at every width; `p pane` below 120 columns (the only way to the Query and Document panes
     there); `q quit` where it fits (from 140), and `n next` still from 100."""
@@ -116,6 +123,7 @@ def _status(app) -> str:
     return str(app.screen.query_one("#status-bar").render())
 
 
+@pytest.mark.slow
 async def test_unexported_edits_and_the_reviewer_are_seen_at_80_and_100_columns(tiny):
     """F17/F5/F4: "N unexported" sits beside "judged N this session" (it was last in the top bar, cut at any
     width up to 260); the reviewer leads line 2 from 100 columns; both lines keep only whole pieces."""
@@ -141,6 +149,7 @@ async def test_unexported_edits_and_the_reviewer_are_seen_at_80_and_100_columns(
         assert _top(app).endswith("candidate prf · collection tiny-1")
 
 
+@pytest.mark.slow
 async def test_the_rankings_and_the_label_line_say_what_they_count_in_plain_words(tiny):
     """F7: "misses 1 in top 3" read as a count among the top 3; F8: "0-3 grades it" as a description."""
     app = make_app(tiny)
@@ -155,6 +164,7 @@ async def test_the_rankings_and_the_label_line_say_what_they_count_in_plain_word
         assert detail.startswith("d-rpo  unjudged · press 0-3 to grade it")
 
 
+@pytest.mark.slow
 async def test_help_page_down_moves_by_the_visible_height(tiny):
     """F1 (not reproduced: at 100x30 `?`, Home, PageDown moves from "U" to "/", one visible height): PageDown
     and PageUp move by the visible height, Home and End to the ends."""
@@ -181,6 +191,7 @@ async def test_help_page_down_moves_by_the_visible_height(tiny):
         assert box.scroll_y == 0
 
 
+@pytest.mark.slow
 async def test_the_quit_dialog_is_centred_like_the_others(tiny):
     """F3: the "N label edits not exported" dialog was drawn at the top-left corner, over the status bar."""
     from rankgate.tui.screens.sync import QuitScreen
@@ -196,6 +207,7 @@ async def test_the_quit_dialog_is_centred_like_the_others(tiny):
         await pilot.press("escape")
 
 
+@pytest.mark.slow
 async def test_a_folder_with_one_run_gives_no_decision_where_the_cli_refuses(tmp_path):
     """Red team: three-questions has one run (baseline = candidate = golden) and the default rules compare
     the two: `rankgate gate` exits 2, and the app showed ACCEPT golden vs golden. Now no decision, saying why;

@@ -4,6 +4,8 @@ and choosing it goes the way `q` does."""
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 
 from textual.command import CommandPalette
@@ -14,6 +16,7 @@ from tests.tui.conftest import SIZE, make_app
 from tests.tui.test_sync import loaded
 
 
+@pytest.mark.slow
 async def test_the_palettes_one_quit_says_it_offers_the_export_and_does(tmp_path):
     folder = tmp_path / "mybench"
     shutil.copytree(SAMPLES / "seed-lab", folder)

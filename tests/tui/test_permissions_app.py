@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from tests.conftest import SAMPLES
 from tests.tui.conftest import SIZE, make_app, ready
 
 
+@pytest.mark.slow
 async def test_a_leaking_candidate_is_rejected_in_the_app_too(tmp_path):
     bench = tmp_path / "ops-handbook"
     shutil.copytree(SAMPLES / "ops-handbook", bench)
@@ -27,8 +30,6 @@ async def test_a_leaking_candidate_is_rejected_in_the_app_too(tmp_path):
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-
-import pytest  # noqa: E402
 
 from rankgate.core.acl import apply_access  # noqa: E402
 from rankgate.core.gate import run_gate  # noqa: E402
@@ -107,6 +108,7 @@ def test_a_restricted_document_in_the_top_k_moves_the_rest_up_in_the_app_as_in_t
         _assert_same(m.gate(fresh=True), _core_gate(m))
 
 
+@pytest.mark.slow
 async def test_the_label_pane_marks_a_restricted_document_and_the_rankings_show_the_leak_in_red(tmp_path):
     from rankgate.tui.widgets.label_editor import LabelEditor, LabelList
     from rankgate.tui.widgets.ranking import RankingPane

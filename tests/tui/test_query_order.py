@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.tui.widgets.query_list import QueryPane
 from rankgate.tui.widgets.text_static import TextStatic
 from tests.tui.conftest import SIZE, make_app, ready
 
 
+@pytest.mark.slow
 async def test_an_edit_that_would_move_the_query_keeps_the_order_until_s(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:

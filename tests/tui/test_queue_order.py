@@ -3,6 +3,8 @@ judge asked by `rankgate labels suggest` as docs/reviewers.md says."""
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 
 from rankgate.cli import main
@@ -26,6 +28,7 @@ def highlighted(screen) -> tuple[str, str]:
     return screen.qid, screen.doc
 
 
+@pytest.mark.slow
 async def test_u_walks_the_order_u_chose(tmp_path, capsys):
     app = make_app(suggested_ops(tmp_path, capsys))
     async with app.run_test(size=SIZE) as pilot:
@@ -103,6 +106,7 @@ def _walk(screen, m, book):
         after = (it.query, it.doc)
 
 
+@pytest.mark.slow
 async def test_the_orders_are_in_the_palette_and_the_help(tmp_path, capsys):
     from rankgate.tui import commands
 
@@ -130,6 +134,7 @@ async def test_the_orders_are_in_the_palette_and_the_help(tmp_path, capsys):
         assert screen.queue_order.order == "disagreement"
 
 
+@pytest.mark.slow
 async def test_the_app_and_the_gate_say_what_their_review_queues_count(tmp_path, capsys):
     """The app's queue (`u`) covers every loaded run's top k, the gate's report only the baseline's and the
     candidate's on the queries it evaluates (123 against 82 on ops-handbook): each says which, so the numbers

@@ -45,6 +45,7 @@ async def reload_then_q(pilot) -> None:
     assert app.is_running  # not gone without the offer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["folder", "raw"])
 async def test_q_during_a_reload_offers_the_export(tmp_path, held_reload, kind):
     if kind == "folder":
@@ -67,6 +68,7 @@ async def test_q_during_a_reload_offers_the_export(tmp_path, held_reload, kind):
         assert isinstance(app.screen, ReviewScreen) and app.is_running
 
 
+@pytest.mark.slow
 async def test_a_second_q_during_a_reload_leaves_at_once(tmp_path, held_reload):
     folder = tmp_path / "mybench"
     shutil.copytree(SAMPLES / "seed-lab", folder)

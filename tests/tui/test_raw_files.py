@@ -5,6 +5,8 @@ manifest's key with one), and a corpus that cannot be read stays said on every d
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from rankgate.tui.app import ReviewApp
@@ -62,6 +64,7 @@ async def test_raw_files_show_query_and_passage_texts(tmp_path):
         assert m.queries[screen.qid].text.replace(" ", "&#160;") in app.export_screenshot()  # the query pane
 
 
+@pytest.mark.slow
 async def test_no_corpus_flag_is_named_in_the_flags_words(tmp_path):
     d = raw_files(tmp_path)
     app = app_for(d, queries=str(d / "topics.tsv"))
@@ -71,6 +74,7 @@ async def test_no_corpus_flag_is_named_in_the_flags_words(tmp_path):
         assert "no corpus given: --corpus FILE" in text and "benchmark.toml" not in text
 
 
+@pytest.mark.slow
 async def test_a_benchmark_without_corpus_is_named_in_the_manifests_words(tmp_path):
     folder = write_benchmark(tmp_path / "b")
     manifest = folder / "benchmark.toml"
@@ -102,6 +106,7 @@ async def test_an_unreadable_corpus_stays_said(tmp_path):
         assert "could not read the corpus" in doc_text(app)
 
 
+@pytest.mark.slow
 async def test_review_opens_a_folder_rankgate_init_made(tmp_path, capsys):
     from rankgate.cli import main
 
@@ -120,6 +125,7 @@ async def test_review_opens_a_folder_rankgate_init_made(tmp_path, capsys):
         assert "text\\x85goes on" in doc_text(app)
 
 
+@pytest.mark.slow
 async def test_label_from_scratch_walks_the_pool(tmp_path, monkeypatch):
     """Queries, a corpus and runs, no labels yet: the workspace is made (named after the queries file)
     and the review queue (u) walks the union of the runs' top k; a grade is stored."""
@@ -183,6 +189,7 @@ async def test_the_corpus_read_reports_its_progress(tmp_path):
         assert "reading the corpus… 42%" in doc_text(app)
 
 
+@pytest.mark.slow
 async def test_labels_only_review_hides_the_run_panes_and_grades(tmp_path):
     """A qrels file with its queries and corpus and no runs: the labels and their texts, graded as usual."""
     from rankgate.tui.widgets.gate_panel import GatePanel
@@ -288,6 +295,7 @@ def shown_grade(app, qid, doc):
     return app.review.model.labels.grades(qid).get(doc)
 
 
+@pytest.mark.slow
 async def test_a_changed_qrels_file_is_offered_on_open_as_a_benchmarks_is(tmp_path):
     """F2 (s8): a workspace opened on raw files noticed no change of the file; now, as on a benchmark folder,
     the app says so first and offers b (bring the changes in) or k (keep the workspace's labels); ctrl+r too."""
@@ -344,6 +352,7 @@ async def test_a_changed_qrels_file_is_offered_on_open_as_a_benchmarks_is(tmp_pa
         assert isinstance(app.screen, ReviewScreen)
 
 
+@pytest.mark.slow
 async def test_the_add_form_on_raw_files_needs_no_collection_version(tmp_path):
     """s8 newcomer F17: raw files name no collection version, so `a` refused an empty version field while a
     grade key needs none; now the field may stay empty (a benchmark that names one still needs it: test_expert)."""

@@ -4,6 +4,8 @@ exported (newcomer s8): the same dialog as a benchmark folder's, naming the work
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.store import paths
 from rankgate.tui.app import ReviewApp
 from rankgate.tui.loader import Inputs
@@ -31,6 +33,7 @@ def exit_lines(app) -> str:
     return app.goodbye
 
 
+@pytest.mark.slow
 async def test_quit_with_an_edit_names_the_workspace_and_q_leaves_it_there(tmp_path):
     d = raw_files(tmp_path)
     app = raw_app(d)
@@ -55,6 +58,7 @@ async def test_quit_with_an_edit_names_the_workspace_and_q_leaves_it_there(tmp_p
     assert "reviewed-qrels" not in " ".join(p.name for p in tmp_path.iterdir())  # nothing was written
 
 
+@pytest.mark.slow
 async def test_e_exports_to_the_default_file_and_quits(tmp_path):
     d = raw_files(tmp_path)
     app = raw_app(d, db=str(tmp_path / "labels.db"))
@@ -78,6 +82,7 @@ async def test_e_exports_to_the_default_file_and_quits(tmp_path):
     assert target in exit_lines(app)
 
 
+@pytest.mark.slow
 async def test_no_dialog_without_edits_after_an_export_or_after_undo(tmp_path):
     d = raw_files(tmp_path)
     for how in ("none", "exported", "undone"):
@@ -96,6 +101,7 @@ async def test_no_dialog_without_edits_after_an_export_or_after_undo(tmp_path):
             assert not app.is_running, how
 
 
+@pytest.mark.slow
 async def test_escape_stays_and_an_edit_after_an_export_counts_again(tmp_path):
     d = raw_files(tmp_path)
     app = raw_app(d, db=str(tmp_path / "l.db"))

@@ -5,6 +5,8 @@ last export to a file holds, whichever session made them."""
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.cli import main
 from rankgate.store import paths
 from tests.tui.conftest import ready
@@ -31,6 +33,7 @@ async def quit_offers(d, db=None, edit=None) -> str:
     return text
 
 
+@pytest.mark.slow
 async def test_an_edit_left_unexported_brings_the_reminder_back_until_it_is_exported(tmp_path, capsys):
     d = raw_files(tmp_path)
     assert "1 label edit not exported" in await quit_offers(d, edit=("101", "p5", 3))
@@ -46,12 +49,14 @@ async def test_an_edit_left_unexported_brings_the_reminder_back_until_it_is_expo
     assert "1 label edit not exported" in await quit_offers(d)
 
 
+@pytest.mark.slow
 async def test_an_edit_back_to_the_files_grade_is_not_counted(tmp_path):
     d = raw_files(tmp_path)
     assert "1 label edit not exported" in await quit_offers(d, edit=("101", "p1", 1))  # the file says 3
     assert await quit_offers(d, edit=("101", "p1", 3)) == ""
 
 
+@pytest.mark.slow
 async def test_a_db_store_of_the_files_labels_counts_across_sessions_too(tmp_path):
     d = raw_files(tmp_path)
     db = str(tmp_path / "labels.db")

@@ -5,6 +5,8 @@ is typed."""
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.tui.screens.prompts import GradePicker
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.widgets.reason_bar import ReasonBar
@@ -13,6 +15,7 @@ from tests.tui.conftest import make_app, ready
 NARROW = (80, 24)
 
 
+@pytest.mark.slow
 async def test_r_on_an_unjudged_document_asks_the_grade_then_the_reason(tiny):
     app = make_app(tiny, memory=True)
     async with app.run_test(size=NARROW) as pilot:
@@ -40,6 +43,7 @@ async def test_r_on_an_unjudged_document_asks_the_grade_then_the_reason(tiny):
                                        for s in app.screen_stack)
 
 
+@pytest.mark.slow
 async def test_the_reason_field_is_usable_at_80_columns(tiny):
     app = make_app(tiny, memory=True)
     async with app.run_test(size=NARROW) as pilot:

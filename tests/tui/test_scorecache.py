@@ -54,6 +54,7 @@ def test_labels_changed_since_are_scored_again(tiny, cached):
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_a_changed_run_file_is_scored_again(tiny, cached):
     m = _open(tiny)
     m.labels.close()
@@ -69,6 +70,7 @@ def test_a_changed_run_file_is_scored_again(tiny, cached):
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_many_changed_queries_score_everything_again(tiny, cached, monkeypatch):
     m = _open(tiny)
     m.labels.set("q-restore", "d-rpo", 2, "r")
@@ -81,6 +83,7 @@ def test_many_changed_queries_score_everything_again(tiny, cached, monkeypatch):
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_a_torn_entry_is_ignored(tiny, cached, private_home):
     _open(tiny).labels.close()
     (entry,) = (private_home / "cache" / "scores").glob("*.npz")
@@ -91,6 +94,7 @@ def test_a_torn_entry_is_ignored(tiny, cached, private_home):
     m.labels.close()
 
 
+@pytest.mark.slow
 def test_scores_under_an_acl_are_not_cached(tmp_path, cached, private_home):
     """With an ACL the measures are what each query's user may see: scored at every open, never cached."""
     from tests.tui.test_permissions_app import _assert_same, _core_gate, _permissions_sample

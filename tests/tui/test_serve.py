@@ -128,6 +128,7 @@ def test_serve_without_the_extra_says_how_to_install_it(monkeypatch, tmp_path, c
     assert "pip install 'rankgate[web]'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 async def test_a_served_session_asks_the_reviewer_first_and_opens_their_own_workspace(tiny):
     app = make_app(tiny, ask_reviewer=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -154,6 +155,7 @@ async def test_a_served_session_asks_the_reviewer_first_and_opens_their_own_work
         assert other.inputs.db != db and os.path.basename(other.inputs.db).startswith("web-tomas-")
 
 
+@pytest.mark.slow
 async def test_a_second_session_under_a_name_in_use_is_asked_for_another_name(tiny):
     """Two browser sessions typing the same name: the second is told so at the prompt, not opened read-only."""
     first = make_app(tiny, ask_reviewer=True)

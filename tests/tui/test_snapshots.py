@@ -13,6 +13,7 @@ from tests.tui.conftest import SIZE, make_app, ready
 from tests.tui.factory import MARKUP_DOC
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 45)], ids=["80x24", "100x30", "160x45"])
 def test_opening_screen_at_each_size(snap_compare, tiny, size):
     """The decision and its reason, and both runs' top k, on the opening screen at every size."""
@@ -22,6 +23,7 @@ def test_opening_screen_at_each_size(snap_compare, tiny, size):
     assert snap_compare(make_app(tiny), terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_narrow_screen_document_pane(snap_compare, tiny):
     async def run_before(pilot):
         await ready(pilot)
@@ -31,6 +33,7 @@ def test_narrow_screen_document_pane(snap_compare, tiny):
     assert snap_compare(make_app(tiny), terminal_size=(80, 24), run_before=run_before)
 
 
+@pytest.mark.slow
 def test_main_screen(snap_compare, tiny):
     async def run_before(pilot):
         await ready(pilot)
@@ -38,6 +41,7 @@ def test_main_screen(snap_compare, tiny):
     assert snap_compare(make_app(tiny), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_after_grading_the_gate_accepts(snap_compare, tiny):
     async def run_before(pilot):
         await ready(pilot)
@@ -47,6 +51,7 @@ def test_after_grading_the_gate_accepts(snap_compare, tiny):
     assert snap_compare(make_app(tiny), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_markup_query_shown_literally(snap_compare, tiny):
     async def run_before(pilot):
         await ready(pilot)

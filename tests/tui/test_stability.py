@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.tui.widgets.gate_panel import GatePanel
 from tests.tui.conftest import SIZE, make_app, ready
 
 
+@pytest.mark.slow
 async def test_the_gate_pane_says_stable_or_which_documents_could_flip_it(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:

@@ -5,6 +5,8 @@ where a benchmark folder goes name the `--db` that reaches the app's workspace."
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.cli import main
 from rankgate.store import paths
 from tests.tui.conftest import ready
@@ -18,6 +20,7 @@ def cli(capsys, *argv):
     return code, cap.out, cap.err
 
 
+@pytest.mark.slow
 async def test_status_of_a_qrels_file_finds_the_apps_workspace(tmp_path, capsys, monkeypatch):
     d = raw_files(tmp_path)
     app = raw_app(d)  # no --db: the workspace named after the qrels file

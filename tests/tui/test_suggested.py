@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.store.suggestions import SuggestionBook, Suggestion
 from rankgate.tui.widgets.doc_view import DocView
 from tests.tui.conftest import SIZE, make_app, ready
@@ -11,6 +13,7 @@ def doc_text(screen) -> str:
     return screen.query_one(DocView).query_one("#doc-body").content.plain
 
 
+@pytest.mark.slow
 async def test_a_suggestion_is_shown_and_accepted_with_one_key(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -40,6 +43,7 @@ async def test_a_suggestion_is_shown_and_accepted_with_one_key(tiny):
         assert "suggested 2" in doc_text(screen)
 
 
+@pytest.mark.slow
 async def test_no_suggestion_says_how_to_get_one(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -83,6 +87,7 @@ def trust_judge(folder):
     trust(m.folder, judge_config(m.judge, str(m.path), str(m.folder)).trust_token())
 
 
+@pytest.mark.slow
 async def test_s_runs_no_judge_of_a_folder_the_user_has_not_trusted(tiny):
     """Before: S ran the [judge] command of any folder opened, with no question asked."""
     import sys
@@ -102,6 +107,7 @@ async def test_s_runs_no_judge_of_a_folder_the_user_has_not_trusted(tiny):
         assert any("--trust-judge" in str(n.message) for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_s_asks_the_judge_in_a_worker_and_the_answers_show(tiny):
     app = make_app(with_judge(tiny, 0))
     async with app.run_test(size=SIZE) as pilot:
@@ -126,6 +132,7 @@ async def test_s_asks_the_judge_in_a_worker_and_the_answers_show(tiny):
         assert any("suggestions stored" in str(n.message) for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_s_again_cancels_and_keeps_what_was_stored(tiny):
     app = make_app(with_judge(tiny, 1.0))
     async with app.run_test(size=SIZE) as pilot:

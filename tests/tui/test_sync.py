@@ -4,6 +4,8 @@ for export on the way out."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import shutil
@@ -65,6 +67,7 @@ def app_decision(app) -> str:
     return app.review.query_one(GatePanel).view.decision
 
 
+@pytest.mark.slow
 async def test_copy_edit_open_the_gate_and_the_app_agree(tmp_path, capsys):
     """The issue's scenario: a copy of a benchmark with an edited qrels file, opened in the app, then the
     file restored: the gate and the app agree each time, and both say when the file and the workspace differ."""
@@ -108,6 +111,7 @@ async def test_copy_edit_open_the_gate_and_the_app_agree(tmp_path, capsys):
     assert cli(capsys, "labels", "status", original)[0] == 0  # the original's workspace was never touched
 
 
+@pytest.mark.slow
 async def test_keep_the_workspace_then_export_on_the_way_out(tmp_path, capsys):
     folder = tmp_path / "mybench"
     shutil.copytree(SAMPLES / "seed-lab", folder)
@@ -138,6 +142,7 @@ async def test_keep_the_workspace_then_export_on_the_way_out(tmp_path, capsys):
     assert "unexported" not in gate("gate", folder).stderr
 
 
+@pytest.mark.slow
 async def test_header_counts_edits_and_quitting_can_leave_them_unexported(tmp_path, capsys):
     folder = tmp_path / "mybench"
     shutil.copytree(SAMPLES / "seed-lab", folder)
@@ -167,6 +172,7 @@ async def test_header_counts_edits_and_quitting_can_leave_them_unexported(tmp_pa
     assert code == 1 and "(not exported): 1 added, 0 changed, 0 removed" in out
 
 
+@pytest.mark.slow
 async def test_a_qrels_file_that_no_longer_parses_is_named_and_the_workspace_kept(tmp_path, capsys):
     folder = tmp_path / "three"
     shutil.copytree(SAMPLES / "three-questions", folder)
@@ -184,6 +190,7 @@ async def test_a_qrels_file_that_no_longer_parses_is_named_and_the_workspace_kep
         assert app.review.model.labels.grades("q1") == {"d1": 1}
 
 
+@pytest.mark.slow
 async def test_the_export_key_writes_back_to_the_folder_by_default(tmp_path, capsys):
     folder = tmp_path / "three"
     shutil.copytree(SAMPLES / "three-questions", folder)
@@ -207,6 +214,7 @@ async def test_the_export_key_writes_back_to_the_folder_by_default(tmp_path, cap
     assert cli(capsys, "labels", "status", folder)[0] == 0
 
 
+@pytest.mark.slow
 async def test_ids_from_the_file_are_shown_escaped(tmp_path):
     folder = tmp_path / "three"
     shutil.copytree(SAMPLES / "three-questions", folder)
@@ -225,6 +233,7 @@ async def test_ids_from_the_file_are_shown_escaped(tmp_path):
         assert "[b]x[/b]" in lines and "\x1b" not in lines
 
 
+@pytest.mark.slow
 async def test_export_on_quit_works_on_a_workspace_named_with_db(tmp_path, capsys):
     """`rankgate review FOLDER --db FILE`: the first open's import is the last sync (recorded beside FILE),
     so quitting with an edit can export it to the folder's qrels file, as with the default workspace. A
@@ -252,6 +261,7 @@ async def test_export_on_quit_works_on_a_workspace_named_with_db(tmp_path, capsy
         assert doc in qrels.get("qrels", qrels)["q-recovery"], qrels
 
 
+@pytest.mark.slow
 async def test_a_refused_export_on_quit_says_what_to_do_in_the_app(tmp_path, capsys):
     """The folder's file changed while the app was open: `e` on the way out is refused, and the notice names
     the app's key (ctrl+r, which offers to bring the change in), not `rankgate review`, the app one is in."""

@@ -3,6 +3,8 @@ each run's top k in view, long ID lists cut."""
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.tui.widgets.gate_panel import GatePanel
 from rankgate.tui.widgets.gate_reasons import failing_lines, one_line_reason, pass_summary
 from tests.tui.conftest import SIZE, make_app, ready
@@ -36,6 +38,7 @@ def test_failing_checks_in_users_words_passing_counted():
     assert one_line_reason(passing, 5) == "all 2 checks pass"
 
 
+@pytest.mark.slow
 async def test_gate_pane_leads_with_the_decision_and_its_reason(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -62,6 +65,7 @@ async def test_gate_pane_leads_with_the_decision_and_its_reason(tiny):
         assert "(enter lists them)" in str(screen.query_one("#gate-body").render())
 
 
+@pytest.mark.slow
 async def test_passing_checks_are_counted_and_listed_on_enter(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
@@ -79,6 +83,7 @@ async def test_passing_checks_are_counted_and_listed_on_enter(tiny):
             screen.query_one("#gate-body").render())
 
 
+@pytest.mark.slow
 async def test_run_picker_refuses_the_same_run_on_both_sides(tiny):
     from rankgate.tui.screens.run_picker import RunPicker
 
@@ -106,6 +111,7 @@ async def test_run_picker_refuses_the_same_run_on_both_sides(tiny):
         assert "plain vs plain" not in app.export_screenshot()
 
 
+@pytest.mark.slow
 async def test_one_name_per_measure_in_the_gate_pane(tiny):
     """The gate table names the measures as its checks and docs/measures.md do: Success@k, RR@k."""
     app = make_app(tiny)
@@ -124,6 +130,7 @@ async def test_one_name_per_measure_in_the_gate_pane(tiny):
 OPS = __import__("pathlib").Path(__file__).resolve().parents[2] / "sample_benchmarks" / "ops-handbook"
 
 
+@pytest.mark.slow
 async def test_rankings_open_on_each_runs_top_k(tmp_path):
     """ops-handbook opens on a query whose highlighted document sits at candidate rank 19: both lists still
     start at rank 1 with their top 5 in view; in the list, the cursor's rank is reachable."""
@@ -161,6 +168,7 @@ def test_cut_list_keeps_what_fits_and_counts_the_rest():
     assert more_tail(3) == " ... and 3 more" and more_tail(0) == ""
 
 
+@pytest.mark.slow
 async def test_long_missing_list_is_cut(tiny):
     import json
 
@@ -179,6 +187,7 @@ async def test_long_missing_list_is_cut(tiny):
         assert len(text) < 3 * 60
 
 
+@pytest.mark.slow
 async def test_narrow_screens_show_one_bottom_pane_and_zoom_widens_any(tiny):
     """Below 120 columns the bottom row shows Rankings, Document or Query at full width (p switches);
     zoom (z) gives the focused pane the whole width; at 160 columns all three show side by side."""
@@ -215,6 +224,7 @@ async def test_narrow_screens_show_one_bottom_pane_and_zoom_widens_any(tiny):
         assert [w.id for w in screen.query_one("#row-bottom").children if w.display] == ["labels", "rankings", "doc"]
 
 
+@pytest.mark.slow
 async def test_blind_review_hides_run_names_decision_and_measures(tiny):
     from rankgate.tui.widgets.query_list import QueryList
     from rankgate.tui.widgets.ranking import RankingPane
@@ -284,6 +294,7 @@ def _help_rows(screen) -> dict[str, str]:
     return rows
 
 
+@pytest.mark.slow
 async def test_help_lists_every_key_as_pressed_and_agrees_with_the_docs(tiny):
     from pathlib import Path
 
@@ -324,6 +335,7 @@ async def test_help_lists_every_key_as_pressed_and_agrees_with_the_docs(tiny):
     assert "next unjudged document" in table  # n, in the same words as help
 
 
+@pytest.mark.slow
 async def test_compare_screen_candidate_first_moves_shown_columns_fit(tiny):
     from rich.console import Console
 
@@ -374,6 +386,7 @@ async def test_compare_screen_candidate_first_moves_shown_columns_fit(tiny):
         assert "q-lost-000" in text and "q-lost-299" not in text and "more" in text
 
 
+@pytest.mark.slow
 async def test_full_missing_list_one_key_away(tiny):
     import json
 

@@ -3,10 +3,13 @@ progress line's judgments to certainty (core/bounds.py), and stale labels (core/
 
 from __future__ import annotations
 
+import pytest
+
 from rankgate.tui.widgets.gate_panel import GatePanel
 from tests.tui.conftest import SIZE, make_app, ready
 
 
+@pytest.mark.slow
 async def test_gate_pane_power_and_progress_to_certainty(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(140, 40)) as pilot:

@@ -29,6 +29,7 @@ def test_api_examples_run(tmp_path, monkeypatch):
     assert ran >= len(BLOCKS) - 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_PANDAS, reason="pandas is not installed")
 def test_import_rankgate_does_not_import_pandas_until_a_frame_is_asked_for():
     code = ("import sys, rankgate\n"

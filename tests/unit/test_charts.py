@@ -125,6 +125,7 @@ def test_compare_plot_and_markdown_charts(tmp_path):
     assert "★q-leaked-key" in out.stdout  # bm25-prf loses the must-pass query
 
 
+@pytest.mark.slow
 def test_compare_plot_measure_and_bad_input(tmp_path):
     out = rankgate("compare", str(SAMPLES / "ops-handbook"), "--plot", str(tmp_path / "c.svg"),
                    "--plot-measure", "AP", "--resamples", "200")

@@ -118,6 +118,7 @@ alpha = 0.03
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["sample", "tight", "swapped"])
 def test_review_queue_agrees_with_scoring_each_label_for_real(ops, tmp_path, which):
     path = OPS / "policy.toml" if which == "sample" else write(tmp_path / "p.toml", TIGHT if which == "tight"

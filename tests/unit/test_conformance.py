@@ -49,6 +49,7 @@ def compare(qrels, run, out, *, level=1, missing="error", compat="10", skip=()):
     return checked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("qrels,run,out,kw", [
     ("qrels.test", "results.test", "out.test.aq", {}),
     ("qrels.test", "results.trunc", "out.test.aqc", {"missing": "zero"}),
@@ -64,6 +65,7 @@ def test_trec_eval_test_suite(qrels, run, out, kw):
 DL_RUNS = sorted(p.name.split(".dl19")[0] for p in (DL19 / "runs").glob("*.trec")) if DL19.is_dir() else []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", DL_RUNS)
 @pytest.mark.parametrize("level", [1, 2])
 def test_dl19_against_trec_eval_9(name, level):

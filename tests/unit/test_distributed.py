@@ -49,6 +49,7 @@ def test_every_dl19_run_scores_on_the_cluster_as_in_one_process(client, missing)
         assert dict(many.summary()) == {m: v for m, v in one.summary().items()}, run.name
 
 
+@pytest.mark.slow
 def test_a_small_run_with_ties_and_a_query_in_every_block(client, tmp_path):
     """Queries cut across many blocks, score ties (settled by document ID, as trec_eval does), a query
     nobody ranked (missing="zero")."""

@@ -46,6 +46,7 @@ qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "10", "7"]),
                                            min_size=1, max_size=5), min_size=1, max_size=5)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=rows_st, qrels=qrels_st, fmt=st.sampled_from(["trec", "json"]), grouped=st.booleans(),
        block=st.sampled_from([16 << 20, 64, 23, 8]), spill=st.booleans())
@@ -174,6 +175,7 @@ messy_line = st.tuples(st.lists(field, min_size=4, max_size=7), st.lists(sep, mi
     lambda t: "".join(f + s for f, s in zip(t[0], t[1]))[: -1] + t[2] + "\n" if t[0] else "\n")
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(messy_line, min_size=1, max_size=6))
 def test_fast_and_general_agree_on_messy_files(tmp_path, capsys, monkeypatch, lines):
@@ -236,6 +238,7 @@ deep_rows_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "10"]), st.sample
                                   st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])), min_size=1, max_size=60)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(a=deep_rows_st, b=deep_rows_st, qrels=qrels_st, block=st.sampled_from([16 << 20, 40]), deep=st.booleans(),
        spill=st.booleans())
@@ -502,6 +505,7 @@ scattered_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q10"]),
                                   st.sampled_from([0.5, 1.0, -0.0, 0.0, 2.5])), min_size=1, max_size=60)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=scattered_st, judged=st.sets(st.sampled_from(["d1", "d2", "d10", "a-much-longer-document-id", "é"]),
                                          min_size=1), spill=st.booleans(), block=st.sampled_from([16 << 20, 40, 97]),
@@ -554,6 +558,7 @@ shuffled_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q-unjudged"
                                  st.sampled_from([0.5, 1.0, 1.0, 2.5, -0.0])), min_size=1, max_size=50)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=shuffled_st, qrels=st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q9"]),
                                                st.dictionaries(st.sampled_from(["d1", "d2", "d3", "d10", "é"]),
@@ -806,6 +811,7 @@ def test_an_empty_field_deep_in_a_large_file_sends_it_to_the_general_reader(tmp_
     assert fast.read_lean_run(str(run), "run", qrels) is None
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(groups=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=9), min_size=1, max_size=6),
        rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=30))
@@ -825,6 +831,7 @@ def test_counting_below_a_row_equals_a_sorted_search(groups, rows):
 
 
 
+@pytest.mark.slow
 def test_the_judged_documents_hash_table_finds_every_key_and_nothing_else():
     """Keys whose top bits are all equal (one long run of probes), and keys spread out: each found at
     its own position, absent ones not found."""

@@ -7,6 +7,8 @@ Every module under src/rankgate is parsed (not imported) and each `import rankga
 
 from __future__ import annotations
 
+import pytest
+
 import ast
 from pathlib import Path
 
@@ -108,6 +110,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_the_graph_sees_imports_at_every_level():
     graph = import_graph()
     assert "rankgate.core.engine" in graph["rankgate.core.gate"]  # module level
@@ -115,12 +118,14 @@ def test_the_graph_sees_imports_at_every_level():
     assert "rankgate.core.formats.trec" in graph["rankgate.core.formats"]  # a package's own module
 
 
+@pytest.mark.slow
 def test_core_has_no_import_circle():
     graph = import_graph()
     core = {m: {t for t in ts if layer(t) == 0} for m, ts in graph.items() if layer(m) == 0}
     assert cycles(core) == []
 
 
+@pytest.mark.slow
 def test_no_arrow_points_up():
     """core imports nothing of store/tui/cli; store nothing of tui/cli; tui nothing of the cli."""
     graph = import_graph()
@@ -128,6 +133,7 @@ def test_no_arrow_points_up():
     assert up == []
 
 
+@pytest.mark.slow
 def test_core_is_headless_and_the_store_draws_nothing():
     """core never imports the app's or the store's libraries; the store never imports the app's."""
     found = outside_imports()

@@ -40,6 +40,7 @@ def dense_inputs(tmp_path, seed: int, shuffled: bool, queries: int = 40, depth: 
             write(tmp_path / "b.txt", "".join(other)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shuffled", [False, True])
 @pytest.mark.parametrize("keep_top", [0, 10])
 def test_every_field_of_the_run_read_is_the_same_for_any_jobs(tmp_path, monkeypatch, shuffled, keep_top):
@@ -80,6 +81,7 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shuffled", [False, True])
 def test_score_compare_and_gate_print_the_same_for_jobs_1_and_2(tmp_path, capsys, shuffled):
     """Every value: per-query scores of every measure, the comparison, the gate's receipt."""

@@ -1,5 +1,7 @@
 """JSONL runs read lean (core/formats/jsonl_lean.py) give exactly what the general reader gives."""
 
+import pytest
+
 import json
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -40,6 +42,7 @@ def jsonl(run: dict, meta: bool, latency: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(run=run_st, other=run_st, qrels=qrels_st, meta=st.booleans(), latency=st.booleans(), deep=st.booleans())
 def test_lean_jsonl_runs_score_gate_compare_and_validate_as_the_general_reader(

@@ -85,6 +85,7 @@ run_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3"]),
 ALL = "nDCG@5,nDCG,AP,P@3,R@5,RR,Rprec,bpref,Success@3,IPrec@0.5,SetP,SetF,NumRet,NumRelRet,RBP"
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(qrels=qrels_st, run=run_st, level=st.sampled_from([1, 2]))
 def test_judged_only_measure_equals_the_whole_evaluation_judged_only(tmp_path, qrels, run, level):

@@ -31,6 +31,7 @@ def to_files(tmp, qrels, run):
     return q, r
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(qrels=qrels_st, run=run_st, level=st.sampled_from([1, 2]))
 def test_matches_pytrec_eval(tmp_path, qrels, run, level):
@@ -52,6 +53,7 @@ def test_matches_pytrec_eval(tmp_path, qrels, run, level):
             assert ours.values[m][i] == pytest.approx(theirs[qid][trec_name], abs=1e-9), (qid, trec_name)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(qrels=qrels_st, run=run_st)
 def test_missing_queries_score_zero(tmp_path, qrels, run):

@@ -66,6 +66,7 @@ def test_the_parser_reads_exits_and_continuations():
     assert [s for _, _, s in blocks("<!-- readme-test: skip (x) -->\n```sh\nx\n```\n```sh\ny\n```")] == [True, False]
 
 
+@pytest.mark.slow
 def test_every_shell_block_runs_as_readme_says(tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(ROOT, repo, symlinks=True, ignore=shutil.ignore_patterns(

@@ -87,6 +87,7 @@ def test_lround_and_c_division():
     assert te.value_text(te.FLOAT, kernel._div(0.0, 0.0)) == "  -nan"  # C's printf of x86's 0/0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DL19.is_dir(), reason="../shared/conformance (DL 2019) is absent")
 @pytest.mark.parametrize("level", [1, 2])
 def test_the_kernel_and_the_engine_agree_on_every_dl19_value(level):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 # C0 and C1 controls, DEL; zero-width, bidi and line/paragraph separators; BOM;
 # surrogates and non-characters; the invisible Unicode tag characters.
@@ -113,16 +114,46 @@ def more_tail(n: int) -> str:
     return f" ... and {n} more" if n > 0 else ""
 
 
+def cells(text: str) -> int:
+    """How many terminal cells `text` takes: a wide (CJK, most emoji) character two, a combining mark none."""
+    return sum(_cell(c) for c in text)
+
+
+def _cell(c: str) -> int:
+    if c.isascii():
+        return 1
+    if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in "WF" else 1
+
+
+def fit(chars, width: int) -> int:
+    """How many of `chars` fit in `width` cells (a combining mark stays with its letter)."""
+    used = n = 0
+    for c in chars:
+        used += _cell(c)
+        if used > width:
+            break
+        n += 1
+    return n
+
+
 def middle_cut(text: str, width: int) -> str:
     """`text` in at most `width` cells, cut in the middle (`msmarco_pa…00_1234567`) when it is longer.
 
     IDs and run names that share a long prefix differ at their end: cut at the end, several would read
-    the same. The head keeps the larger half. Pass the text through `visible()` first."""
+    the same. The head keeps the larger half. Cells, not characters: a wide character takes two, a
+    combining mark none (and is never cut from its letter). Pass the text through `visible()` first."""
     if width <= 0:
         return ""
-    if len(text) <= width:
+    if (len(text) <= width and text.isascii()) or cells(text) <= width:
         return text
     if width == 1:
         return "…"
-    tail = (width - 1) // 2
-    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
+    tail_w = (width - 1) // 2
+    n = fit(reversed(text), tail_w)
+    tail = text[len(text) - n:] if n else ""
+    while tail and _cell(tail[0]) == 0:  # a mark whose letter did not fit
+        tail = tail[1:]
+    head = text[: fit(text, width - 1 - cells(tail))]
+    return head + "…" + tail

@@ -802,14 +802,31 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
             lines.append(line + nl)
             continue
         q, _, d, g = line.split(" ")  # `query 0 document grade`: IDs hold no whitespace (the export checks)
-        column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
-        labels.append(((q, d), sep.join((q, column, d, g)) + nl))
-    lines += in_file_order(labels, layout.order)
+        labels.append(((q, d), _line_like(layout, q, d, g) + nl))
+    lines += in_file_order(labels, layout.order, [(at, line + nl) for at, line in layout.between])
     own = [line[:-1] + nl for line in own]
     out.text = "".join(own + lines)  # the file's own comments first, then rankgate's header and the labels
+    if layout.open_end and out.text.endswith(nl):  # the file's last line had no line ending
+        out.text = out.text[: -len(nl)]
+    if layout.bom:
+        out.text = "\ufeff" + out.text
     data, out.unchanged = write_export(path, out.text.encode("utf-8"))
     out.text = data.decode("utf-8")
     return out
+
+
+def _line_like(layout, q: str, d: str, grade: str) -> str:
+    """A label's line: as the file wrote it when its grade is the same (spacing, `01`), else in the file's
+    iteration column and separator (its own line's, or the file's most common)."""
+    was = layout.written.get((q, d))
+    if was is not None:
+        try:
+            if int(was[1]) == int(grade):
+                return was[0]
+        except ValueError:
+            pass
+    column, sep = layout.lines.get((q, d), (layout.column, layout.sep))
+    return sep.join((q, column, d, grade))
 
 
 def export_like_qrels(ws, manifest, fmt: str, path, **options):
@@ -874,6 +891,10 @@ def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None
     if os.path.realpath(target) == os.path.realpath(qrels):
         raise InputError(str(target), f"is the input qrels file, which an export never replaces; nothing was "
                          f"written (the default is {reviewed_path(qrels).name}, beside it)")
+    if target.is_symlink() and target.absolute() == reviewed_path(qrels).absolute():
+        raise InputError(str(target), f"is a link to {os.path.realpath(target)}, not a file of its own: the reviewed "
+                         "export is never written through a link left beside the input; nothing was written "
+                         "(remove the link, or choose another name)")
     fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
     out = _write_like(ws, fmt, target, qrels, **options)
     out.notes[:0] = notes
@@ -887,12 +908,24 @@ HEADER_KEYS = ("version", "content_hash", "exported_at", "collection_version", "
                "adjudicated", "needs_review")
 
 
+def _open_text(path: str | os.PathLike):
+    """A qrels file's text, line endings as written (gunzipped when it is gzip: `qrels.txt.gz`)."""
+    import io
+
+    from rankgate.core.infile import open_input
+
+    try:
+        return io.TextIOWrapper(open_input(path), encoding="utf-8", errors="replace", newline="")
+    except InputError as e:  # (not a regular file: read as an unreadable one)
+        raise OSError(str(e)) from e
+
+
 def _own_comments(path: str | os.PathLike) -> list[str]:
     """The comment lines at the head of a TREC qrels file that are not rankgate's header (a line the user
     wrote there, e.g. what the file is): a write-back keeps them."""
     own = []
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with _open_text(path) as f:
             for line in f:
                 if not line.startswith("#"):
                     break
@@ -904,10 +937,11 @@ def _own_comments(path: str | os.PathLike) -> list[str]:
     return own
 
 
-def in_file_order(labels: list, order: dict) -> list[str]:
+def in_file_order(labels: list, order: dict, between: list = ()) -> list[str]:
     """The export's lines [((query, doc), line)] in the file's own line order (`order`: each pair's line
     number there): a label the file lacks goes right after its query's last line in the file (in the order
-    the export has them), a query the file lacks at the end."""
+    the export has them), a query the file lacks at the end. `between`: [(position, line)], the file's
+    comment and blank lines, each before the label line at its position."""
     if not order:
         return [line for _, line in labels]
     last: dict[str, int] = {}
@@ -916,6 +950,7 @@ def in_file_order(labels: list, order: dict) -> list[str]:
     end = len(order)
     keyed = [(order[pair] if pair in order else last.get(pair[0], end) + 0.5, i, line)
              for i, (pair, line) in enumerate(labels)]
+    keyed += [(at - 0.25, -1, line) for at, line in between]
     return [line for _, _, line in sorted(keyed)]
 
 
@@ -926,6 +961,10 @@ class TrecLayout(NamedTuple):
     newline: str = "\n"  # "\r\n" when most lines end so
     lines: dict = {}  # {(query, doc): (column, separator)} of the lines that differ from the two above
     order: dict = {}  # {(query, doc): its line's position among the judgment lines} (a diff keeps the order)
+    written: dict = {}  # {(query, doc): (its line as written, no line ending; its grade as written)}
+    bom: bool = False  # the file starts with a byte-order mark
+    open_end: bool = False  # its last line has no line ending
+    between: tuple = ()  # ((position, line as written), ...): comments and blank lines after the first label
 
 
 def trec_layout(path: str | os.PathLike) -> TrecLayout:
@@ -934,15 +973,22 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
     has a header. An unreadable file: what an export writes ("0", " ", "\n")."""
     from collections import Counter
 
-    kinds, endings, comments, per_line, order = Counter(), Counter(), False, {}, {}
+    kinds, endings, comments, per_line, order, written = Counter(), Counter(), False, {}, {}, {}
+    bom = open_end = False
+    between = []
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        with _open_text(path) as f:
             for line in f:
+                if not order and not endings and line.startswith("\ufeff"):
+                    bom, line = True, line[1:]
+                open_end = not line.endswith("\n")
                 if line.startswith("#"):
                     comments = True
                 if line.endswith("\n"):
                     endings["\r\n" if line.endswith("\r\n") else "\n"] += 1
                 if not line.strip() or line.startswith("#"):
+                    if order:  # (the head's comments: _own_comments)
+                        between.append((len(order), line.rstrip("\r\n")))
                     continue
                 parts = line.split()
                 if len(parts) != 4:
@@ -952,13 +998,14 @@ def trec_layout(path: str | os.PathLike) -> TrecLayout:
                 kinds[kind] += 1
                 per_line[(parts[0], parts[2])] = kind
                 order.setdefault((parts[0], parts[2]), len(order))
+                written[(parts[0], parts[2])] = (line.rstrip("\r\n"), parts[3])
     except OSError:
         return TrecLayout("0", " ", False)
     header = comments  # a missing or empty file gets plain qrels, as any TREC export (trec_eval reads them)
     column, sep = kinds.most_common(1)[0][0] if kinds else ("0", " ")
     newline = "\r\n" if endings["\r\n"] > endings["\n"] else "\n"
     lines = {key: kind for key, kind in per_line.items() if kind != (column, sep)} if len(kinds) > 1 else {}
-    return TrecLayout(column, sep, header, newline, lines, order)
+    return TrecLayout(column, sep, header, newline, lines, order, written, bom, open_end, tuple(between))
 
 
 @dataclass

@@ -115,9 +115,8 @@ class JudgingCursor:
         """The current document was graded: remember it (undo comes back to it) and move on."""
         if self.at is not None:
             self.trail.append(self.at)
-        nxt = self.next(self.at)
-        self.at = nxt or self.at  # nothing left: stay on the last one
-        return nxt
+        self.at = self.next(self.at)  # None: nothing left (a grade key held down past the end regrades nothing)
+        return self.at
 
     def back(self) -> Place | None:
         """Undo's way back: the document graded last (None when none was graded here)."""

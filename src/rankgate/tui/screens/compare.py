@@ -29,7 +29,7 @@ from textual.widgets import Static
 
 from rankgate.core.compare import CandidateReport, Comparison, compare
 from rankgate.core.text import cut_list, more_tail, visible
-from rankgate.tui.safe import id_excerpt, literal
+from rankgate.tui.safe import id_cell, id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 
 STATUS = {  # QueryChange.status -> (shown, style)
@@ -77,13 +77,13 @@ class QueryChangeList(LineList):
         t = Text(f"{'query':<{self.qw}} {'status':<13} {'change':>7}", end="")
         for name, w in zip(self.names, self.mw):
             t.append(" ")
-            t.append_text(literal(id_excerpt(name, w).rjust(w)))
+            t.append_text(literal(id_cell(name, w, right=True)))
         return t
 
     def render_row(self, index: int, width: int) -> Text:
         r = self.report.rows[index]
         t = Text(end="")
-        t.append_text(literal(id_excerpt(r.query, self.qw).ljust(self.qw)))
+        t.append_text(literal(id_cell(r.query, self.qw)))
         shown, style = STATUS.get(r.status, (r.status, ""))
         t.append(" ")
         t.append(shown.ljust(13), style=style)

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rankgate.tui.labels import Change
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import id_cell, literal, text_cell
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.text_static import TextStatic
 
@@ -53,21 +53,21 @@ class ChangeList(LineList):
     def render_row(self, index: int, width: int) -> Text:
         c = self.changes[index]
         t = Text(end="")
-        t.append_text(literal(excerpt(c.time or "", 24).ljust(24), style="dim"))
+        t.append_text(literal(text_cell(c.time or "", 24), style="dim"))
         t.append(" ")
         action = action_of(c)
         style = "red" if c.action == "remove" else "yellow" if action in ("undo", "redo", "unsure") else "green"
-        t.append_text(literal(excerpt(action, 8).ljust(8), style=style))
+        t.append_text(literal(text_cell(action, 8), style=style))
         t.append(" ")
-        t.append_text(literal(id_excerpt(c.doc or "(query)", 22).ljust(22)))
+        t.append_text(literal(id_cell(c.doc or "(query)", 22)))
         t.append(" ")
         grade = "" if c.action == "notes" else f"{'-' if c.before is None else c.before}→" \
             f"{'-' if c.grade is None else c.grade}" if c.before != c.grade else str(c.grade)
-        t.append(excerpt(grade, 6).ljust(6), style="bold")
+        t.append(text_cell(grade, 6), style="bold")
         t.append(" ")
-        t.append_text(literal(excerpt(c.reviewer, 14).ljust(14), style="cyan"))
+        t.append_text(literal(text_cell(c.reviewer, 14), style="cyan"))
         t.append(" ")
-        t.append_text(literal(excerpt(by_text(c), 18).ljust(18), style="magenta"))
+        t.append_text(literal(text_cell(by_text(c), 18), style="magenta"))
         t.append(" ")
         t.append_text(literal(c.reason, style="dim"))
         return t

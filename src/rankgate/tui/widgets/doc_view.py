@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 
 from rankgate.core.formats.corpus import Document
 from rankgate.core.text import visible
-from rankgate.tui.safe import literal
+from rankgate.tui.safe import id_excerpt, literal
 from rankgate.tui.widgets.text_static import TextStatic
 
 STOPWORDS = frozenset("""a an and are as at be by can do does for from how i if in is it its me my of on or our
@@ -95,7 +95,7 @@ class DocView(VerticalScroll):
         """`q-id  the query's text` (escaped, cut to two lines by the style's max-height)."""
         t = Text(end="")
         if self.qid:
-            t.append_text(literal(self.qid, style="bold cyan"))
+            t.append_text(literal(id_excerpt(self.qid, max(self._id_width() // 3, 12)), style="bold cyan"))
             if self.query_text:
                 t.append("  ")
                 t.append_text(literal(self.query_text, style="italic"))
@@ -103,24 +103,29 @@ class DocView(VerticalScroll):
         bar.display = bool(self.qid)
         bar.show(t)
 
+    def _id_width(self) -> int:
+        """The cells a document ID takes on its line: a long one is cut in the middle (i shows it whole)."""
+        return max(self.size.width - 4, 20) if self.size.width else 76
+
     def _draw(self) -> None:
         t = Text(end="")
+        doc_id = id_excerpt(self.doc, self._id_width()) if self.doc is not None else None
         if self.doc is None:
             t.append("no document highlighted", style="dim italic")
         elif not self.has_corpus:
-            t.append_text(literal(self.doc, style="bold"))
+            t.append_text(literal(doc_id, style="bold"))
             t.append("\n\n" + (self.missing or "no corpus given: --corpus FILE"), style="dim italic")
         elif self.error:
-            t.append_text(literal(self.doc, style="bold"))
+            t.append_text(literal(doc_id, style="bold"))
             t.append("\n\n")
             t.append_text(literal(f"could not read the corpus: {self.error}", style="bold red", one_line=False))
         elif self.corpus is None:
-            t.append_text(literal(self.doc, style="bold"))
+            t.append_text(literal(doc_id, style="bold"))
             more = f" {self.percent}%" if self.percent is not None else ""
             t.append(f"\n\nreading the corpus…{more}", style="dim italic")
         else:
             d = self.corpus.get(self.doc)
-            t.append_text(literal(self.doc, style="bold"))
+            t.append_text(literal(doc_id, style="bold"))
             if self.suggested is not None:
                 t.append("\n")
                 t.append_text(self.suggested)

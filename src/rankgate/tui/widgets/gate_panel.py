@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 
 from rankgate.core.charts import sparkline
 from rankgate.tui.model import GateView, ReviewModel
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import excerpt, id_cell, id_excerpt, literal
 from rankgate.tui.stability_text import stability_line
 from rankgate.tui.widgets.gate_reasons import failing_lines, pass_summary
 from rankgate.tui.widgets.marks import MUST, delta_text
@@ -202,7 +202,7 @@ class GatePanel(VerticalScroll):
             cv = view.candidate_macro[key]
             name = MACRO_LABELS[key].format(k=view.k) if key in MACRO_LABELS else key
             table.append("\n")
-            table.append_text(literal(id_excerpt(name, 11).ljust(12)))
+            table.append_text(literal(id_cell(name, 11) + " "))
             table.append(f"{bv:>10.4f}{cv:>11.4f}  ")
             table.append_text(delta_text(cv - bv, "{:>+8.4f}"))
         return table

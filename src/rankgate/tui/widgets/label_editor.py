@@ -10,7 +10,7 @@ from textual.message import Message
 
 from rankgate.tui.labels import Label
 from rankgate.tui.model import ReviewModel
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import excerpt, id_cell, literal, text_cell
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import MUST
 from rankgate.tui.widgets.text_static import TextStatic
@@ -75,16 +75,16 @@ class LabelList(LineList):
         stale = self.model_stale(lab)
         t.append("!" if lab.unsure else "~" if stale else " ", style="bold yellow")  # unsure; ~ stale
         t.append(" ")
-        t.append_text(literal(id_excerpt(lab.doc, docw).ljust(docw)))
+        t.append_text(literal(id_cell(lab.doc, docw)))
         t.append(" ")
         if not wide and lab.collection_version != self.version and self.version:
             t.append_text(literal(f"@{short_version(lab.collection_version, self.version)} ", style="yellow"))
         if wide:
-            t.append_text(literal(excerpt(lab.collection_version, 20).ljust(20), style="dim"))
+            t.append_text(literal(text_cell(lab.collection_version, 20), style="dim"))
             t.append(" ")
-            t.append_text(literal(excerpt(lab.reviewer, 12).ljust(12), style="cyan"))
+            t.append_text(literal(text_cell(lab.reviewer, 12), style="cyan"))
             t.append(" ")
-            t.append_text(literal(excerpt(lab.time or "", 24).ljust(24), style="dim"))
+            t.append_text(literal(text_cell(lab.time or "", 24), style="dim"))
             t.append(" ")
         if lab.doc in self.restricted:  # never counts as found for this query (core/acl.py); the detail says why
             t.append_text(literal(f"{self.restricted[lab.doc] if wide else 'restricted'} · ", style="bold red"))

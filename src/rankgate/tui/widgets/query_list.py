@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from rankgate.tui.model import ReviewModel, SORTS
-from rankgate.tui.safe import excerpt, id_excerpt, literal
+from rankgate.tui.safe import excerpt, id_cell, literal, text_cell
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import MUST, delta_text, hit_cell
 from rankgate.tui.widgets.text_static import TextStatic
@@ -85,13 +85,13 @@ class QueryList(LineList):
         t.append("▸" if index == self.cursor else " ", style="bold")  # the query shown: seen without colour too
         t.append(MUST[0] if m.must[qi] else " ", style=MUST[1])
         t.append(" ")
-        t.append_text(literal(id_excerpt(q.id, idw).ljust(idw)))
+        t.append_text(literal(id_cell(q.id, idw)))
         t.append(" ")
         if textw:
-            t.append_text(literal(excerpt(q.text, textw).ljust(textw), style="dim"))
+            t.append_text(literal(text_cell(q.text, textw), style="dim"))
             t.append(" ")
         if slicew:
-            t.append_text(literal(excerpt(",".join(q.tags), slicew).ljust(slicew), style="cyan"))
+            t.append_text(literal(text_cell(",".join(q.tags), slicew), style="cyan"))
             t.append(" ")
         t.append(f"{int(m.num_rel[qi]):>3}")
         if self.labels_only:

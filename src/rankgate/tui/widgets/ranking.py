@@ -10,7 +10,7 @@ from textual.message import Message
 
 from rankgate.core.text import cut_list, more_tail, visible
 from rankgate.tui.model import RankRow, ReviewModel
-from rankgate.tui.safe import id_excerpt, literal
+from rankgate.tui.safe import id_cell, id_excerpt, literal
 from rankgate.tui.widgets.line_list import LineList
 from rankgate.tui.widgets.marks import grade_cell, move_cell
 from rankgate.tui.widgets.text_static import TextStatic
@@ -73,7 +73,7 @@ class RankingList(LineList):
         t.append("    " if self.blind else f"{row.rank:>3} ")
         t.append_text(grade_cell(row.state, row.grade))
         t.append(" ")
-        t.append_text(literal(id_excerpt(row.doc, docw).ljust(docw)))
+        t.append_text(literal(id_cell(row.doc, docw)))
         if self.blind:
             return t
         t.append(" ")
