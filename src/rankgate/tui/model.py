@@ -192,25 +192,10 @@ class ReviewModel(GateAndMacros, ReviewQueueing):
         self.access = permissions.access if permissions is not None else None
         self.queries = queries
 
-        # The review's queries: the benchmark's order, then the labels', then the runs'.
-        order: dict[str, None] = dict.fromkeys(queries)
-        order.update(dict.fromkeys(qrels.query_ids))
-        for run in runs.values():
-            order.update(dict.fromkeys(run.query_ids))
-        self.qids: list[str] = list(order)
-        self.qindex: dict[str, int] = {q: i for i, q in enumerate(self.qids)}
-        nq = self.nq = len(self.qids)
-        codes = np.fromiter(map(self.catalog.queries.code, self.qids), np.int64, nq)
-        cmap = np.full(len(self.catalog.queries), -1, np.int64)
-        cmap[codes] = np.arange(nq)
-        self._cmap = cmap
+        self._order_queries(queries, qrels, runs)
+        nq = self.nq
 
-        self.must = np.zeros(nq, bool)
-        for qid in policy.must_pass:
-            if qid in self.qindex:
-                self.must[self.qindex[qid]] = True
-        self.unknown_must_pass = [q for q in policy.must_pass if q not in self.qindex]
-        self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if nq else np.zeros(0, bool)
+        self._must_pass(policy)
 
         self.extra: list[Measure] = extra_measures(policy)
         self.measures: list[Measure] = self.measures_of(policy)
@@ -234,14 +219,7 @@ class ReviewModel(GateAndMacros, ReviewQueueing):
         self.fresh_s: float | None = None  # CPU seconds the last fresh decision took
         self._evaluated_cache = None  # (review indices by ID, their IDs, their tags, slice masks) of the evaluated
 
-        # Per query: relevant labels, and unjudged documents in any run's top k.
-        ok = cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
-        keep = ok >= 0
-        seen = keep if self.access is None else keep & ~self._hidden_rows(qrels)
-        self.num_rel = np.bincount(ok[seen & (qrels.grade >= self.level)], minlength=nq).astype(np.int64)
-        self.rel_any = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=nq) > 0  # ACL or not
-        self.num_labels = np.bincount(ok[keep], minlength=nq).astype(np.int64)
-        self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
+        self._count_labels(qrels)
         self.unjudged_pair = None  # per query: unjudged in the baseline's or the candidate's top k
         self._qcount = None  # the review queue's items per query and how many are left (queue_left)
         self._unsure: np.ndarray | None = None  # per query: a label marked unsure (read on the first `is:unsure`)
@@ -253,7 +231,47 @@ class ReviewModel(GateAndMacros, ReviewQueueing):
         self.qversion = np.zeros(nq, np.int64)  # per query: bumped when its labels change
         self.pair_version = 0  # bumped when the baseline or the candidate changes
         self.unjudged_in_pair()  # counted here (the loader's thread), not at the first frame
-        # The gate's input checks (core.validate, core.binding) on the labels as an export would write them:
+        self._input_check_state(qrels)
+
+    # ---- the steps of __init__ ----------------------------------------------------------------------
+
+    def _order_queries(self, queries: dict[str, Query], qrels: Qrels, runs: dict[str, Run]) -> None:
+        """The review's queries: the benchmark's order, then the labels', then the runs' (qids, qindex, nq)."""
+        order: dict[str, None] = dict.fromkeys(queries)
+        order.update(dict.fromkeys(qrels.query_ids))
+        for run in runs.values():
+            order.update(dict.fromkeys(run.query_ids))
+        self.qids: list[str] = list(order)
+        self.qindex: dict[str, int] = {q: i for i, q in enumerate(self.qids)}
+        nq = self.nq = len(self.qids)
+        codes = np.fromiter(map(self.catalog.queries.code, self.qids), np.int64, nq)
+        cmap = np.full(len(self.catalog.queries), -1, np.int64)
+        cmap[codes] = np.arange(nq)
+        self._cmap = cmap
+
+    def _must_pass(self, policy: Policy) -> None:
+        """Per query: must-pass, answerable; the must-pass queries the review does not have."""
+        self.must = np.zeros(self.nq, bool)
+        for qid in policy.must_pass:
+            if qid in self.qindex:
+                self.must[self.qindex[qid]] = True
+        self.unknown_must_pass = [q for q in policy.must_pass if q not in self.qindex]
+        self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if self.nq else \
+            np.zeros(0, bool)
+
+    def _count_labels(self, qrels: Qrels) -> None:
+        """Per query: relevant labels, and unjudged documents in any run's top k."""
+        ok = self._cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
+        keep = ok >= 0
+        seen = keep if self.access is None else keep & ~self._hidden_rows(qrels)
+        self.num_rel = np.bincount(ok[seen & (qrels.grade >= self.level)], minlength=self.nq).astype(np.int64)
+        self.rel_any = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=self.nq) > 0  # ACL or not
+        self.num_labels = np.bincount(ok[keep], minlength=self.nq).astype(np.int64)
+        self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
+
+    def _input_check_state(self, qrels: Qrels) -> None:
+        """What the gate's input checks (core.validate, core.binding) read, on the labels as an export would
+        write them."""
         self.input_checks = True  # off for a review of labels alone (no runs)
         self.labels_file = ""  # the file `rankgate gate` reads the labels from (the loader sets it)
         self.shapes = [RunShape(n, ri.run.path, frozenset(ri.run.query_ids), tuple(short_rankings(ri.run, self.k)))
