@@ -15,10 +15,7 @@ MAX_CLASS = 600
 MAX_FUNCTION = 80
 
 # "path:Qualified.name": lines today. Remove an entry when you split what it names.
-GRANDFATHERED: dict[str, int] = {
-    "tui/loader.py:_load_rest": 106,
-    "tui/model.py:ReviewModel.__init__": 93,
-}
+GRANDFATHERED: dict[str, int] = {}  # every one split (#37): keep it empty
 
 
 def sizes(path: Path) -> dict[str, tuple[str, int]]:
