@@ -1274,6 +1274,10 @@ def _queue_sources(args):
         args.benchmark = args.benchmark_flag
     if args.benchmark:
         if not is_benchmark(args.benchmark):
+            if _qrels_file(args.benchmark):  # the file as it is, or the labels graded on it in the app
+                raise InputError(args.benchmark, f"is a qrels file, not a benchmark folder: --qrels "
+                                 f"{shell(args.benchmark)} --runs FILE reads the file; "
+                                 f"{_app_workspace_line(args.benchmark)} (with --runs FILE)")
             raise InputError(args.benchmark, "not a benchmark folder (no benchmark.toml); name files with --qrels "
                              "and --runs")
         manifest = load_manifest(args.benchmark)

@@ -149,6 +149,8 @@ def _io_error(path: Path, action: str, e: OSError) -> InputError:
         reason = "permission denied"
     elif e.errno == errno.EROFS:
         reason = "the file system is read-only"
+    elif e.errno == errno.ENOENT and not path.parent.is_dir():  # a new file in a folder that is not there
+        reason = f"its folder {path.parent} does not exist"
     return InputError(str(path), f"cannot {action} ({reason})")
 
 

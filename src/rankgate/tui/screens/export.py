@@ -71,8 +71,8 @@ def export_folder(screen) -> str | None:
 def default_export_path(screen) -> str:
     """A benchmark folder: its own qrels file (a copy in the folder when that file is outside it: never
     replaced from the app). Raw files: `<stem>.reviewed<ext>` beside the qrels file (store.sync.reviewed_path).
-    Labels with no qrels file: `<name>-reviewed-qrels.jsonl` in the current folder. A browser session: a name
-    in the server's export folder."""
+    Labels with no qrels file: `<name>-reviewed-qrels.jsonl` in the current folder. Once this session exported
+    raw files' labels, the file it wrote. A browser session: a name in the server's export folder."""
     from rankgate.store.sync import reviewed_path
 
     if export_folder(screen) is not None:
@@ -82,6 +82,8 @@ def default_export_path(screen) -> str:
     state = getattr(screen.app, "sync", None)
     if state is not None and not state.raw:
         return str(state.copy_path or state.manifest.qrels)
+    if getattr(screen, "exported_to", None) is not None:  # raw files: where this session exported last (a
+        return str(screen.exported_to)  # reference folder can be read-only: the expert named another file)
     qrels = raw_qrels(screen)
     if qrels is not None:
         return str(reviewed_path(qrels))
@@ -119,8 +121,9 @@ def export_to(screen, path: str):
                 f"a copy: `rankgate gate` reads {state.manifest.qrels} until benchmark.toml names {copy.name}"])
         else:  # raw files: the qrels file's own format and layout, never the file itself
             done = screen.model.labels.export(Path(path).expanduser(), fmt, like=raw_qrels(screen))
-    except Exception as e:
-        screen.notify(f"export failed: {e}", severity="error", markup=False, timeout=8)
+    except Exception as e:  # say where to name another file: the notice is all the expert sees
+        screen.notify(f"export failed: {e}; e on the panes (Escape from the judging screen) exports to a file "
+                      "you name", severity="error", markup=False, timeout=12)
         return None
     screen.exported_to = done.path
     note = "".join(f"\nnote: {n}" for n in done.notes)

@@ -254,6 +254,8 @@ class JudgingScreen(Screen):
             return
         self.model.apply_edit(edit.qid)
         self.edited.add(edit.qid)
+        if hasattr(self.app, "edited"):  # the count of unexported edits, as after a grade
+            self.app.edited(edit.qid)
         place = Place(edit.qid, edit.doc)
         if self.cursor.trail and self.cursor.trail[-1] == place:
             self.cursor.back()

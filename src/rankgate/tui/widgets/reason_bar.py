@@ -40,7 +40,7 @@ class ReasonBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(id="reason-label")
-        yield Input(placeholder="why this grade? (Enter saves, Escape skips)", id="reason-input")
+        yield Input(placeholder="why this grade? Enter saves, Esc skips", id="reason-input")  # whole at 80x24
 
     def ask(self, qid: str, doc: str, grade: int, reason: str, return_to=None) -> None:
         self.target = (qid, doc, grade)
