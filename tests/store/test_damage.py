@@ -216,6 +216,7 @@ def no_fsync(monkeypatch):
     monkeypatch.setattr(storage, "_sync", lambda fd: None)
     monkeypatch.setattr(storage, "fsync_dir", lambda path: None)
     monkeypatch.setattr("rankgate.store.durable.fsync_dir", lambda path: None)
+    monkeypatch.setattr("rankgate.store.durable_fold.fsync_dir", lambda path: None)
 
 
 @pytest.fixture

@@ -78,6 +78,15 @@ def jobs(args) -> int:
 
 
 def register(sub) -> None:
+    """The evaluation commands: validate, score, compare, gate, receipt (in the order --help lists them)."""
+    _add_validate(sub)
+    _add_score(sub)
+    _add_compare(sub)
+    _add_gate(sub)
+    _add_receipt(sub)
+
+
+def _add_validate(sub) -> None:
     v = sub.add_parser("validate", help="check qrels and runs; exit 2 listing every problem")
     _inputs(v)
     v.add_argument("-m", "--measure", action="append", default=[], metavar="MEASURE",
@@ -85,6 +94,8 @@ def register(sub) -> None:
     v.add_argument("--format", choices=("text", "json"), default="json")
     v.set_defaults(func=cmd_validate)
 
+
+def _add_score(sub) -> None:
     s = sub.add_parser("score", help="score runs: the release-gate JSON, trec_eval's lines, or a table")
     _inputs(s)
     s.add_argument("--run", help="score only this run")
@@ -103,6 +114,8 @@ def register(sub) -> None:
                    "(labels suggest) for the pairs nobody judged")
     s.set_defaults(func=cmd_score)
 
+
+def _add_compare(sub) -> None:
     c = sub.add_parser("compare", help="per-query deltas, wins/losses, newly failed/fixed, slices, significance, "
                        "rank movement: candidates against one baseline")
     _inputs(c)
@@ -121,6 +134,8 @@ def register(sub) -> None:
     _stats(c)
     c.set_defaults(func=cmd_compare)
 
+
+def _add_gate(sub) -> None:
     g = sub.add_parser("gate", help="accept (exit 0) or reject (exit 3) a candidate run against a baseline")
     _inputs(g)
     g.add_argument("--baseline", help="the run in production")
@@ -148,6 +163,8 @@ def register(sub) -> None:
     g.add_argument("--validate-only", action="store_true")
     g.set_defaults(func=cmd_gate)
 
+
+def _add_receipt(sub) -> None:
     r = sub.add_parser("receipt", help="check a gate's receipt")
     rs = r.add_subparsers(dest="receipt_command", metavar="COMMAND")
     rv = rs.add_parser("verify", help="re-read the inputs, check every hash, recompute the decision "
@@ -161,7 +178,6 @@ def register(sub) -> None:
     rk.add_argument("path", metavar="KEYFILE")
     rk.set_defaults(func=cmd_receipt_keygen)
     r.set_defaults(func=lambda args: usage(r))
-
 
 def _stats(p) -> None:
     p.add_argument("--resamples", type=int, metavar="N", help="resamples of the randomization test and the bootstrap "

@@ -1216,39 +1216,12 @@ def _gate_refuses(bundle, policy, pair: tuple[str, str]) -> str | None:
 
 
 def _queue(args) -> int:
-    from rankgate.core.benchmark import is_benchmark, load_manifest
     from rankgate.core.bundle import load_bundle
     from rankgate.core.policy import resolve
     from rankgate.core.queue import build_queue
     from rankgate.store import Workspace
 
-    manifest = None
-    if args.benchmark_flag:
-        if args.benchmark and args.benchmark != args.benchmark_flag:
-            raise InputError("labels queue", "name the benchmark folder once (BENCHMARK or -b FOLDER)")
-        args.benchmark = args.benchmark_flag
-    if args.benchmark:
-        if not is_benchmark(args.benchmark):
-            if _qrels_file(args.benchmark):  # the file as it is, or the labels graded on it in the app
-                raise InputError(args.benchmark, f"is a qrels file, not a benchmark folder: --qrels "
-                                 f"{shell(args.benchmark)} --runs FILE reads the file; "
-                                 f"{_app_workspace_line(args.benchmark)} (with --runs FILE)")
-            raise InputError(args.benchmark, "not a benchmark folder (no benchmark.toml); name files with --qrels "
-                             "and --runs")
-        manifest = load_manifest(args.benchmark)
-    db = args.db
-    beside = db  # where a judge's suggestions are kept: beside the workspace, made yet or not
-    if db is None and args.qrels is None and manifest is not None:
-        from rankgate.store import sync
-
-        located = sync.locate(manifest, create=False)
-        found = beside = located.adopt_from or located.path
-        db = found if found.exists() else None
-    if db is None and not args.qrels and manifest is None:
-        raise InputError("labels queue", "no labels: name a benchmark folder, --qrels FILE or --db FILE")
-    if not args.runs and manifest is None:
-        raise InputError("labels queue", "no runs: name a benchmark folder or --runs FILE")
-
+    manifest, db, beside = _queue_sources(args)
     unsure: dict[tuple[str, str], str] = {}  # labels marked unsure: they come first
     hashes: list = []  # (query, doc, text hash) of the workspace's labels: stale ones come next
 
@@ -1285,6 +1258,46 @@ def _queue(args) -> int:
         _print_json(dict(queue.as_dict(limit), labels=where, judge_overlap=[list(p) for p in blind],
                          **({"gate_refuses": refused} if refused else {})))
         return EXIT_OK
+    _print_queue(queue, runs, where, blind, refused, limit)
+    return EXIT_OK
+
+
+def _queue_sources(args):
+    """(the benchmark's manifest or None, the workspace or None, where a judge's suggestions are kept) of
+    `labels queue`; refused when it has no labels or no runs."""
+    from rankgate.core.benchmark import is_benchmark, load_manifest
+
+    manifest = None
+    if args.benchmark_flag:
+        if args.benchmark and args.benchmark != args.benchmark_flag:
+            raise InputError("labels queue", "name the benchmark folder once (BENCHMARK or -b FOLDER)")
+        args.benchmark = args.benchmark_flag
+    if args.benchmark:
+        if not is_benchmark(args.benchmark):
+            if _qrels_file(args.benchmark):  # the file as it is, or the labels graded on it in the app
+                raise InputError(args.benchmark, f"is a qrels file, not a benchmark folder: --qrels "
+                                 f"{shell(args.benchmark)} --runs FILE reads the file; "
+                                 f"{_app_workspace_line(args.benchmark)} (with --runs FILE)")
+            raise InputError(args.benchmark, "not a benchmark folder (no benchmark.toml); name files with --qrels "
+                             "and --runs")
+        manifest = load_manifest(args.benchmark)
+    db = args.db
+    beside = db  # where a judge's suggestions are kept: beside the workspace, made yet or not
+    if db is None and args.qrels is None and manifest is not None:
+        from rankgate.store import sync
+
+        located = sync.locate(manifest, create=False)
+        found = beside = located.adopt_from or located.path
+        db = found if found.exists() else None
+    if db is None and not args.qrels and manifest is None:
+        raise InputError("labels queue", "no labels: name a benchmark folder, --qrels FILE or --db FILE")
+    if not args.runs and manifest is None:
+        raise InputError("labels queue", "no runs: name a benchmark folder or --runs FILE")
+    return manifest, db, beside
+
+
+def _print_queue(queue, runs, where: str, blind: list, refused: str | None, limit: int | None) -> None:
+    """`labels queue` as text: what is counted, then one line per item."""
     if blind:
         say(f"{len(blind)} pairs to judge blind first (the judge's overlap: its suggestions count only while it "
             f"agrees with you on them): " + ", ".join(f"{visible(q)} {visible(d)}" for q, d in blind[:10]) +
@@ -1303,7 +1316,6 @@ def _queue(args) -> int:
         say(f"{i:>4}. {it.query} {it.doc}  [{ranks}]  {it.why()}")
     if len(shown) < len(queue):
         say(f"... and {len(queue) - len(shown)} more (--limit N)")
-    return EXIT_OK
 
 
 def _budget(args, bundle, policy, refused: str | None) -> int:

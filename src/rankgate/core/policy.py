@@ -235,14 +235,7 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None, table: 
     """A policy from a TOML table (a policy file, or the manifest's [gate] table) over `base`; `table`:
     the table's name in the file ("gate"; "" the top level), for messages naming a key's line."""
     p = base.copy() if base else Policy()
-    unknown = sorted(set(data) - POLICY_KEYS)
-    if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(unknown[0], sorted(POLICY_KEYS), n=1, cutoff=0.75)
-        guess = f"did you mean {close[0]!r}? " if close else ""
-        raise InputError(path, f"unknown policy key {unknown[0]!r} ({guess}expected one of "
-                         f"{', '.join(sorted(POLICY_KEYS))})")
+    _refuse_unknown_policy_keys(data, path)
 
     def get(key, kind):
         return _typed(data[key], kind, path, f"policy key {key!r}")
@@ -294,15 +287,7 @@ def policy_from_table(data: dict, path: str, base: Policy | None = None, table: 
             raise InputError(path, "policy key 'smallest_difference' must be above 0 (the smallest difference "
                              "in the measure that matters)")
     if "rules" in data:
-        if not get("rules", list):  # a gate with no check would accept every candidate
-            raise InputError(path, "policy key 'rules' lists no rule: a gate with no check accepts anything "
-                             "(leave 'rules' out for the default two, or add [[rules]] tables)")
-        rules = [_rule(r, path, i) for i, r in enumerate(get("rules", list))]
-        names = [r.name for r in rules]
-        dup = next((n for n in names if names.count(n) > 1), None)
-        if dup:
-            raise InputError(path, f"two rules are named {dup!r}; give one of them another 'name'")
-        p.rules = rules
+        p.rules = _rules(get("rules", list), path)
     if "no_permission_leaks" in data:
         p.no_permission_leaks = get("no_permission_leaks", bool)
     if "waivers" in data:
@@ -367,23 +352,33 @@ def _measure(text, path, what) -> Measure:
         raise InputError(path, f"{what}: {e.what}") from None
 
 
+def _refuse_unknown_policy_keys(data: dict, path: str) -> None:
+    unknown = sorted(set(data) - POLICY_KEYS)
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], sorted(POLICY_KEYS), n=1, cutoff=0.75)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(path, f"unknown policy key {unknown[0]!r} ({guess}expected one of "
+                         f"{', '.join(sorted(POLICY_KEYS))})")
+
+
+def _rules(tables: list, path: str) -> list[Rule]:
+    """The policy's [[rules]]: at least one, each named once."""
+    if not tables:  # a gate with no check would accept every candidate
+        raise InputError(path, "policy key 'rules' lists no rule: a gate with no check accepts anything "
+                         "(leave 'rules' out for the default two, or add [[rules]] tables)")
+    rules = [_rule(r, path, i) for i, r in enumerate(tables)]
+    names = [r.name for r in rules]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup:
+        raise InputError(path, f"two rules are named {dup!r}; give one of them another 'name'")
+    return rules
+
+
 def _rule(r, path, i) -> Rule:
     where = f"rules[{i}]"
-    if not isinstance(r, dict):
-        raise InputError(path, f"{where} must be a table with 'measure' and 'check'")
-    refuse_unknown_keys(r, ALL_RULE_KEYS, path, where)
-    kind = r.get("check", "not_lower")
-    if kind not in CHECK_KINDS:
-        raise InputError(path, f"{where}: 'check' must be one of {', '.join(CHECK_KINDS)}, found {kind!r}")
-    allowed = RULE_KEYS[kind] | RULE_COMMON
-    stray = sorted(set(r) - allowed)
-    if stray:
-        takers = [c for c in CHECK_KINDS if stray[0] in RULE_KEYS[c]]
-        named = "" if "check" in r else " (the default, since the rule names no check)"
-        hint = f"; check = {takers[0]!r} takes it" if len(takers) == 1 else (
-            f"; checks {', '.join(map(repr, takers))} take it" if takers else "")
-        raise InputError(path, f"{where}: key {stray[0]!r} does not apply to check {kind!r}{named} "
-                         f"(it takes {', '.join(sorted(allowed))}){hint}")
+    kind = _rule_check(r, path, where)
 
     def num(key, default=None, *, low=None, high=None, low_open=False):
         if key not in r:
@@ -411,35 +406,8 @@ def _rule(r, path, i) -> Rule:
     if test not in TESTS:
         raise InputError(path, f"{where}: 'test' must be one of {', '.join(TESTS)}, found {test!r}")
     weighted = _typed(r.get("weighted", False), bool, path, f"{where}.weighted")
-    slices: tuple[str, ...] = ()
-    if "slice" in r:
-        s = r["slice"]
-        if isinstance(s, str):
-            s = [s]
-        if not isinstance(s, list) or not s or not all(isinstance(x, str) and x for x in s):
-            raise InputError(path, f"{where}: 'slice' must be a tag, a list of tags, or \"*\" for every slice")
-        slices = tuple(dict.fromkeys(s))
-    min_queries = _typed(r.get("min_queries", 1), int, path, f"{where}.min_queries")
-    if min_queries < 1:
-        raise InputError(path, f"{where}: 'min_queries' must be at least 1")
-    if min_queries > MAX_COUNT:
-        raise InputError(path, f"{where}: 'min_queries' must be at most {MAX_COUNT}")
-    if "min_queries" in r and not slices:
-        raise InputError(path, f"{where}: 'min_queries' applies to a slice's queries, and this rule has no 'slice' "
-                         "(add slice = \"TAG\" or \"*\", or leave min_queries out)")
-    fld, stat, mx, ratio = None, "p95", None, None
-    if kind == "budget":
-        fld = r.get("field")
-        if fld not in BUDGET_FIELDS:
-            raise InputError(path, f"{where}: a budget needs 'field', one of {', '.join(BUDGET_FIELDS)}"
-                             + (f", found {fld!r}" if fld is not None else ""))
-        stat = r.get("stat", "p95")
-        if stat not in BUDGET_STATS:
-            raise InputError(path, f"{where}: 'stat' must be one of {', '.join(BUDGET_STATS)}, found {stat!r}")
-        mx = num("max", low=0.0)
-        ratio = num("max_ratio", low=0.0, low_open=True)
-        if mx is None and ratio is None:
-            raise InputError(path, f"{where}: a budget needs 'max' (absolute) or 'max_ratio' (x the baseline's)")
+    slices, min_queries = _rule_slices(r, path, where)
+    fld, stat, mx, ratio = _budget_limits(r, num, path, where) if kind == "budget" else (None, "p95", None, None)
     if kind == "no_newly_failed":
         mx = _typed(r.get("max", 0), int, path, f"{where}.max")
         if mx < 0:
@@ -462,6 +430,63 @@ def _rule(r, path, i) -> Rule:
     return Rule(name, m, kind, float(tol), floor, float(alpha), test, weighted, slices, min_queries, fld, stat, mx,
                 ratio, stage)
 
+
+
+def _rule_check(r, path: str, where: str) -> str:
+    """A rule's check kind; refused when the rule is no table or has a key its check does not take."""
+    if not isinstance(r, dict):
+        raise InputError(path, f"{where} must be a table with 'measure' and 'check'")
+    refuse_unknown_keys(r, ALL_RULE_KEYS, path, where)
+    kind = r.get("check", "not_lower")
+    if kind not in CHECK_KINDS:
+        raise InputError(path, f"{where}: 'check' must be one of {', '.join(CHECK_KINDS)}, found {kind!r}")
+    allowed = RULE_KEYS[kind] | RULE_COMMON
+    stray = sorted(set(r) - allowed)
+    if stray:
+        takers = [c for c in CHECK_KINDS if stray[0] in RULE_KEYS[c]]
+        named = "" if "check" in r else " (the default, since the rule names no check)"
+        hint = f"; check = {takers[0]!r} takes it" if len(takers) == 1 else (
+            f"; checks {', '.join(map(repr, takers))} take it" if takers else "")
+        raise InputError(path, f"{where}: key {stray[0]!r} does not apply to check {kind!r}{named} "
+                         f"(it takes {', '.join(sorted(allowed))}){hint}")
+    return kind
+
+
+def _rule_slices(r: dict, path: str, where: str) -> tuple[tuple[str, ...], int]:
+    """(the rule's slices, its min_queries)."""
+    slices: tuple[str, ...] = ()
+    if "slice" in r:
+        s = r["slice"]
+        if isinstance(s, str):
+            s = [s]
+        if not isinstance(s, list) or not s or not all(isinstance(x, str) and x for x in s):
+            raise InputError(path, f"{where}: 'slice' must be a tag, a list of tags, or \"*\" for every slice")
+        slices = tuple(dict.fromkeys(s))
+    min_queries = _typed(r.get("min_queries", 1), int, path, f"{where}.min_queries")
+    if min_queries < 1:
+        raise InputError(path, f"{where}: 'min_queries' must be at least 1")
+    if min_queries > MAX_COUNT:
+        raise InputError(path, f"{where}: 'min_queries' must be at most {MAX_COUNT}")
+    if "min_queries" in r and not slices:
+        raise InputError(path, f"{where}: 'min_queries' applies to a slice's queries, and this rule has no 'slice' "
+                         "(add slice = \"TAG\" or \"*\", or leave min_queries out)")
+    return slices, min_queries
+
+
+def _budget_limits(r: dict, num, path: str, where: str) -> tuple:
+    """A budget rule's (field, stat, max, max_ratio); `num` reads a number of the rule (checked)."""
+    fld = r.get("field")
+    if fld not in BUDGET_FIELDS:
+        raise InputError(path, f"{where}: a budget needs 'field', one of {', '.join(BUDGET_FIELDS)}"
+                         + (f", found {fld!r}" if fld is not None else ""))
+    stat = r.get("stat", "p95")
+    if stat not in BUDGET_STATS:
+        raise InputError(path, f"{where}: 'stat' must be one of {', '.join(BUDGET_STATS)}, found {stat!r}")
+    mx = num("max", low=0.0)
+    ratio = num("max_ratio", low=0.0, low_open=True)
+    if mx is None and ratio is None:
+        raise InputError(path, f"{where}: a budget needs 'max' (absolute) or 'max_ratio' (x the baseline's)")
+    return fld, stat, mx, ratio
 
 def _default_name(kind: str, m: Measure | None, fld: str | None, stat: str, weighted: bool) -> str:
     w = "weighted_" if weighted else ""

@@ -585,21 +585,7 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
         for qc, dc, r in zip(q[sel].tolist(), doc[sel].tolist(), rank[sel].tolist()):
             per = found.setdefault((qc, dc), {})
             per[name] = min(r, per.get(name, r))
-    gate_info: dict[tuple[str, str], tuple[bool, tuple[str, ...], float, dict]] = {}
-    gate = decision = stab = None
-    if policy.baseline and policy.candidate and policy.baseline in runs and policy.candidate in runs:
-        measures = list(dict.fromkeys(gate_measures(policy.k) + extra_measures(policy)))
-        p = pair(qrels, runs[policy.baseline], runs[policy.candidate], k=policy.k, measures=measures,
-                 rel_level=level, no_answer=no_answer, queries=dict(queries or {}))
-        dec = decide(policy, p, as_of=as_of)
-        gate, decision = (policy.baseline, policy.candidate), dec.decision
-        gq = gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
-        for it in gq:
-            gate_info[(it.query, it.doc)] = (it.changes_decision, it.flips, it.impact, it.effects)
-        if stability:
-            from rankgate.core.bounds import stability as stability_of
-
-            stab = stability_of(p, policy, dec, qrels.catalog.docs.names, order=gq)
+    gate_info, gate, decision, stab = _gate_info(qrels, runs, policy, level, no_answer, queries, as_of, stability)
     items = []
     for (qc, dc), ranks in found.items():
         qid, doc = qnames[qc], dnames[dc]
@@ -621,6 +607,28 @@ def build_queue(qrels: Qrels, runs: Mapping[str, Run], policy, *, queries: Mappi
     out = ReviewQueue(items, k, gate, decision)
     out.stability = stab
     return out
+
+
+def _gate_info(qrels: Qrels, runs: Mapping[str, Run], policy, level: int, no_answer, queries, as_of, stability: bool):
+    """What the gate's pair says of each unjudged document, when the policy's baseline and candidate are both in
+    `runs`: ({(query, doc): (changes the decision, flips, impact, effects)}, (baseline, candidate), the decision,
+    the stability report); ({}, None, None, None) without a gate."""
+    gate_info: dict[tuple[str, str], tuple[bool, tuple[str, ...], float, dict]] = {}
+    gate = decision = stab = None
+    if policy.baseline and policy.candidate and policy.baseline in runs and policy.candidate in runs:
+        measures = list(dict.fromkeys(gate_measures(policy.k) + extra_measures(policy)))
+        p = pair(qrels, runs[policy.baseline], runs[policy.candidate], k=policy.k, measures=measures,
+                 rel_level=level, no_answer=no_answer, queries=dict(queries or {}))
+        dec = decide(policy, p, as_of=as_of)
+        gate, decision = (policy.baseline, policy.candidate), dec.decision
+        gq = gate_queue(p, qrels, policy, as_of=dec.as_of, decision=dec)
+        for it in gq:
+            gate_info[(it.query, it.doc)] = (it.changes_decision, it.flips, it.impact, it.effects)
+        if stability:
+            from rankgate.core.bounds import stability as stability_of
+
+            stab = stability_of(p, policy, dec, qrels.catalog.docs.names, order=gq)
+    return gate_info, gate, decision, stab
 
 
 # ---- orders from a judge's suggestions (labels suggest) -------------------------------------------

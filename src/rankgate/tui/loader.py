@@ -277,37 +277,15 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
 
     runs = read_run_files(specs, read, on_error=refuse) if specs else {NO_RUNS: no_runs(catalog)}
     if not runs:  # nothing to review rankings of: the first refusal is the error
-        path, e = refused[0]
-        more = f" (and {len(refused) - 1} more run files refused)" if len(refused) > 1 else ""
-        if isinstance(e, InputError) and not more:
-            raise e
-        raise InputError(path, f"{getattr(e, 'what', None) or getattr(e, 'strerror', None) or e}{more}",
-                         getattr(e, "line", None), getattr(e, "where", None))
+        _raise_first_refusal(refused)
 
     progress("reading queries", step, steps)
-    queries: dict[str, Query] = dict(store_queries or {})
-    if inputs.queries:  # named on the command line: its texts win, and a bad file stops the review
-        queries.update(read_queries(inputs.queries))
-    elif not queries and manifest and manifest.queries:
-        try:
-            queries = read_queries(manifest.queries)
-        except (InputError, OSError) as e:
-            problems.append(f"query texts left out: {_describe(e, manifest.queries)}")
+    queries = _queries_of(inputs, manifest, store_queries, problems)
     step += 1
     bundle = Bundle.of(book.qrels, runs, queries, manifest)
     no_answer = bundle.no_answer
-    overrides = inputs.overrides()
-    if overrides["rel_level"] is None and manifest is None and is_irds(qrels_path):
-        from rankgate.core.formats.irds import rel_level
-
-        overrides["rel_level"] = rel_level(qrels_path)  # the dataset's official measures', if any
-    try:
-        policy = resolve(overrides, bundle)
-    except InputError as e:
-        if inputs.policy or inputs.measures:  # the flags' own mistake: say so and stop
-            raise
-        problems.append(f"policy not applied, the gate uses the defaults: {e}")
-        policy = resolve(overrides, Bundle(book.qrels, runs, queries, None, no_answer))
+    policy = _policy_of(inputs, manifest, qrels_path, bundle, problems,
+                        plain=lambda: Bundle(book.qrels, runs, queries, None, no_answer))
 
     def scoring(what, done, total):
         progress(what, step, steps)
@@ -325,13 +303,9 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     model.input_checks = bool(specs)  # labels alone: no gate, nothing to check
     model.labels_file = export_target(manifest, qrels_path, inputs)
     if skey is not None and (not model.scored_from_cache or cached.changed):
-        done = np.flatnonzero(model.evaluated)
-        scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
-                        {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
+        _save_scores(skey, book, model)
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
-    fold = getattr(book.backend, "fold_import", None)
-    if fold is not None and getattr(getattr(book.backend, "ws", None), "fold_later", None) is not None:
-        later.append(fold)  # a first open's import, folded into the snapshot after the first frame
+    later.extend(_import_fold(book))  # a first open's import, folded into the snapshot after the first frame
     progress("deciding the gate", steps, steps)
     model.gate(fresh=True)  # significance tests, if the policy has any, are paid here, not on screen
     progress("ready", steps, steps)
@@ -340,6 +314,62 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                   corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes,
                   unread_pair=unread_pair(policy.baseline, policy.candidate, order, left_out)
                   or one_run_pair(model.baseline, model.candidate, policy, len(runs)), later=later)
+
+
+def _raise_first_refusal(refused: list[tuple[str, BaseException]]) -> None:
+    """No run could be read: the first refusal is the error (its own when it is the only one)."""
+    path, e = refused[0]
+    more = f" (and {len(refused) - 1} more run files refused)" if len(refused) > 1 else ""
+    if isinstance(e, InputError) and not more:
+        raise e
+    raise InputError(path, f"{getattr(e, 'what', None) or getattr(e, 'strerror', None) or e}{more}",
+                     getattr(e, "line", None), getattr(e, "where", None))
+
+
+def _queries_of(inputs: Inputs, manifest, store_queries, problems: list[str]) -> dict[str, Query]:
+    """The queries: the store's, then --queries (its texts win; a bad file stops the review), else the
+    benchmark's queries file (a bad one is left out and named)."""
+    queries: dict[str, Query] = dict(store_queries or {})
+    if inputs.queries:  # named on the command line: its texts win, and a bad file stops the review
+        queries.update(read_queries(inputs.queries))
+    elif not queries and manifest and manifest.queries:
+        try:
+            queries = read_queries(manifest.queries)
+        except (InputError, OSError) as e:
+            problems.append(f"query texts left out: {_describe(e, manifest.queries)}")
+    return queries
+
+
+def _policy_of(inputs: Inputs, manifest, qrels_path, bundle: Bundle, problems: list[str], plain):
+    """The gate's policy; a benchmark's bad policy is named and the defaults used, on `plain()` (the bundle
+    without its manifest); bad flags stop the review."""
+    overrides = inputs.overrides()
+    if overrides["rel_level"] is None and manifest is None and is_irds(qrels_path):
+        from rankgate.core.formats.irds import rel_level
+
+        overrides["rel_level"] = rel_level(qrels_path)  # the dataset's official measures', if any
+    try:
+        return resolve(overrides, bundle)
+    except InputError as e:
+        if inputs.policy or inputs.measures:  # the flags' own mistake: say so and stop
+            raise
+        problems.append(f"policy not applied, the gate uses the defaults: {e}")
+        return resolve(overrides, plain())
+
+
+def _import_fold(book) -> list[Callable[[], None]]:
+    """The fold of a first open's import the store left in its journal (store/workspace.py fold_import), if any."""
+    fold = getattr(book.backend, "fold_import", None)
+    if fold is not None and getattr(getattr(book.backend, "ws", None), "fold_later", None) is not None:
+        return [fold]
+    return []
+
+
+def _save_scores(skey, book, model: ReviewModel) -> None:
+    """The evaluated queries' scores, for the next open (tui/scorecache.py)."""
+    done = np.flatnonzero(model.evaluated)
+    scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
+                    {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
 
 
 def export_target(manifest: Manifest | None, qrels_path: str | None, inputs: Inputs) -> str:

@@ -49,29 +49,12 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
     with ws._mutex:
         ws._check_open()
         where = str(path or ws.path)
-        if path is not None:
-            refuse_store_target(ws, path)
-        if fmt not in EXPORT_FORMATS:
-            raise InputError(where, f"unknown export format {fmt!r}, expected one of {', '.join(EXPORT_FORMATS)}")
-        if ws.blind and judged_by is None:
-            judged_by = ws.reviewer
-        if all_reviewers:
-            ws._no_peeking("an export of every reviewer's judgments")
-            if fmt != "jsonl" or judged_by is not None or version is not None:
-                raise InputError(where, "every reviewer's judgments export as jsonl only, of the current labels, "
-                                 "and not with --judged-by")
-        else:
-            ws._view(judged_by, True)  # in blind review, only the reviewer's own
+        judged_by = _checked_request(ws, fmt, path, where, version, judged_by, all_reviewers)
         queries, labels = ws._label_set(version, judged_by)
         rows = [(q, d, s) for q in queries for d, s in labels.get(q, {}).items()]
         unresolved = [(q, d, s) for q, d, s in rows if reached(s) in UNRESOLVED]
         if require_adjudication and unresolved and judged_by is None:
-            q, d, s = unresolved[0]
-            n = len(unresolved)
-            raise InputError(where, f"{n} disagreement{'s' if n != 1 else ''} not adjudicated "
-                             f"(first: query {q!r} document {d!r}, reviewers {', '.join(s['reviewers'])}); "
-                             "nothing was exported (rankgate labels adjudicate, or export without "
-                             "--require-adjudication)")
+            _refuse_unresolved(where, unresolved)
         digest = full = content_hash((q, d, s["grade"]) for q, d, s in rows)
         name = ws._version_name(version, digest)
         if fmt == "json":  # the hash describes what the file holds: listed documents, grade 1
@@ -90,14 +73,7 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
                 notes.append(f"a TREC file without its header does not name its reviewer: merge it with "
                              f"`rankgate labels merge --db DB {shlex.quote(judged_by + '=FILE')}`, or export with "
                              "--header")
-        left_out = 0
-        if fmt == "trec":
-            text = _trec(where, rows, meta)
-        elif fmt in ("json", "json-graded"):
-            text, left_out = _json(fmt, queries, labels, rows, meta, notes)
-        else:
-            states = _every_judgment(ws) if all_reviewers else [(q, d, s, judged_by is None) for q, d, s in rows]
-            text = _jsonl(states, meta)
+        text, left_out = _text(ws, fmt, where, queries, labels, rows, meta, notes, judged_by, all_reviewers)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -120,6 +96,46 @@ def export(ws, fmt: str = "trec", path: str | os.PathLike | None = None, *, plai
 
 # An export's time in its header: `"exported_at": "..."` (JSON, JSONL) or `# exported_at: ...` (TREC).
 _STAMP = re.compile(rb'exported_at"?: ?"?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)')
+
+
+def _checked_request(ws, fmt: str, path, where: str, version: str | None, judged_by: str | None,
+                     all_reviewers: bool) -> str | None:
+    """Refuse an export the workspace cannot give (a store file as the target, an unknown format, another
+    reviewer's judgments in blind review); whose judgments it exports (None: the labels)."""
+    if path is not None:
+        refuse_store_target(ws, path)
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(where, f"unknown export format {fmt!r}, expected one of {', '.join(EXPORT_FORMATS)}")
+    if ws.blind and judged_by is None:
+        judged_by = ws.reviewer
+    if all_reviewers:
+        ws._no_peeking("an export of every reviewer's judgments")
+        if fmt != "jsonl" or judged_by is not None or version is not None:
+            raise InputError(where, "every reviewer's judgments export as jsonl only, of the current labels, "
+                             "and not with --judged-by")
+    else:
+        ws._view(judged_by, True)  # in blind review, only the reviewer's own
+    return judged_by
+
+
+def _refuse_unresolved(where: str, unresolved: list) -> None:
+    q, d, s = unresolved[0]
+    n = len(unresolved)
+    raise InputError(where, f"{n} disagreement{'s' if n != 1 else ''} not adjudicated "
+                     f"(first: query {q!r} document {d!r}, reviewers {', '.join(s['reviewers'])}); "
+                     "nothing was exported (rankgate labels adjudicate, or export without "
+                     "--require-adjudication)")
+
+
+def _text(ws, fmt: str, where: str, queries: dict, labels: dict, rows: list, meta: dict | None, notes: list[str],
+          judged_by: str | None, all_reviewers: bool) -> tuple[str, int]:
+    """(the file's text in `fmt`, how many labels it leaves out: binary json lists grade >= 1 only)."""
+    if fmt == "trec":
+        return _trec(where, rows, meta), 0
+    if fmt in ("json", "json-graded"):
+        return _json(fmt, queries, labels, rows, meta, notes)
+    states = _every_judgment(ws) if all_reviewers else [(q, d, s, judged_by is None) for q, d, s in rows]
+    return _jsonl(states, meta), 0
 
 
 def write_export(path, data: bytes) -> tuple[bytes, bool]:

@@ -1,7 +1,8 @@
 """The review screen: queries, gate, query and labels, rankings, document; all consistent after every edit.
 
-Layout, showing, moving between queries and documents, runs, and the other screens are here; the
-editing actions (grade, reason, remove, version, unsure, undo/redo, add, notes) are in editing.py."""
+Layout, showing a query and a document, the panes' events, runs, and the other screens are here; mixed in:
+the top and status bars (bars.py), moving between queries, documents and panes (navigation.py), and the
+editing actions (grade, reason, remove, version, unsure, undo/redo, add, notes: editing.py)."""
 
 from __future__ import annotations
 
@@ -9,25 +10,22 @@ import gc
 import time
 from pathlib import Path
 
-from rich.text import Text
 from textual import on, work
-from textual._time import get_time  # the clock of `Message.time` (monotonic)
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Input
 
 from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
-from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.tui.loader import NO_RUNS, Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
-from rankgate.tui.safe import excerpt, id_excerpt, literal
 from rankgate.tui.screens import apply_cursor_blink
 from rankgate.tui.screens.adjudicate import AdjudicateScreen
+from rankgate.tui.screens.bars import TopAndStatusBars
 from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
+from rankgate.tui.screens.navigation import NavigationActions
 from rankgate.tui.screens import export
 from rankgate.tui.screens.export import ExportDialog
 from rankgate.tui.screens.help import HelpScreen
@@ -37,11 +35,10 @@ from rankgate.tui.screens.funnel import show_funnel
 from rankgate.tui.screens.judging import open_judging, show_ids
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
-from rankgate.tui.queue_order import ORDER_WORDS, QueueOrder, empty_order_note, next_order, order_note
-from rankgate.tui.suggested import suggestion_book, suggestion_of, suggestion_text
+from rankgate.tui.queue_order import QueueOrder
+from rankgate.tui.suggested import suggestion_of, suggestion_text
 from rankgate.tui.widgets.footer import FittingFooter
-from rankgate.tui.widgets.gate_panel import GatePanel, decision_text, refusal_line, unread_line
-from rankgate.tui.widgets.gate_reasons import one_line_reason
+from rankgate.tui.widgets.gate_panel import GatePanel
 from rankgate.tui.widgets.label_editor import LabelEditor
 from rankgate.tui.widgets.load_panel import LoadPanel
 from rankgate.tui.widgets.notice_line import NoticeLine
@@ -51,7 +48,7 @@ from rankgate.tui.widgets.reason_bar import ReasonBar
 from rankgate.tui.widgets.text_static import TextStatic
 
 
-class ReviewScreen(EditingActions, Screen):
+class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
     """Composed as the app starts (the load panel covers the panes); `bind()` gives it the model."""
 
     BINDINGS = commands.bindings()
@@ -235,155 +232,11 @@ class ReviewScreen(EditingActions, Screen):
             if pane.border_title != want:
                 pane.border_title = want
 
-    # ---- showing ----------------------------------------------------------------------------------------
-
-    def refresh_top(self) -> None:
-        """The decision and its reason (or the mode) lead; then the benchmark, its size, k, the runs and the
-        collection version, each whole and only while it fits (never cut mid-word)."""
-        m = self.model
-        view = self._gate
-        t = Text(end="")
-        items: list[Text] = [literal(excerpt(m.name, 30), style="bold cyan"), Text(f"{m.nq} queries", style="dim")]
-        if self.labels_only:  # no runs: no decision, no measures
-            t.append(" LABELS ", style="bold reverse")
-            t.append(" labels only: no runs given (--runs FILE adds rankings and the gate)", style="bold")
-            items.append(Text(f"{int(m.num_labels.sum())} labels", style="dim"))
-        elif self.blind:  # no decision, no run names: B shows them again
-            t.append(" BLIND ", style="bold reverse")
-            t.append(" runs, decision and measures hidden (B shows them)", style="bold")
-            items.append(Text(f"k={m.k}", style="dim"))
-        else:
-            unread = self.query_one(GatePanel).unread  # a run of the pair left out: no decision
-            t.append_text(decision_text(view, unread))  # the decision and its one-line reason lead, on any width
-            t.append(" ")
-            reason = unread_line(unread) if unread else refusal_line(view.refused) if view.refused else \
-                one_line_reason(view.check_details, view.k)
-            t.append_text(literal(reason, style="bold"))
-            items.append(Text(f"k={m.k}", style="dim"))
-            for role, name, style in (("baseline", m.baseline, "bold"), ("candidate", m.candidate, "bold cyan")):
-                if role in unread:  # named in the lead as left out: not the run standing in for it
-                    continue
-                item = Text(f"{role} ", style="dim")
-                item.append_text(literal(id_excerpt(name, 24), style=style))
-                items.append(item)
-        if not m.labels.saved:  # before the rest: it must be seen
-            items.insert(0, Text("labels NOT saved (no store)", style="bold red"))
-        if m.collection_version:
-            item = Text("collection ", style="dim")
-            item.append_text(literal(excerpt(m.collection_version, 24), style="bold"))
-            items.append(item)
-        if self.blind:
-            items.append(Text("your labels only, ranks hidden", style="dim"))
-        room = self.app.size.width - 2  # the bar's padding
-        # Kept by priority (what is saved, the runs, the collection version, k, the name, the size), shown in
-        # order; one that does not fit is left out whole.
-        used, kept = len(t.plain), set()
-        first = ("labels NOT", "k=", "baseline ", "candidate ", "collection ")
-        for item in sorted(items, key=lambda i: (not i.plain.startswith(first), items.index(i))):
-            if used + 3 + len(item.plain) <= room:
-                used += 3 + len(item.plain)
-                kept.add(id(item))
-        for item in items:
-            if id(item) in kept:
-                t.append(" · ", style="dim")
-                t.append_text(item)
-        self.query_one("#top-bar", TextStatic).show(t)
-        self.refresh_status()
+    # ---- showing (the top and status bars: screens/bars.py, TopAndStatusBars) ------------------------------
 
     def on_resize(self) -> None:
         if self.model is not None and getattr(self, "_gate", None) is not None:
             self.refresh_top()  # what fits follows the width (and refresh_status's wording)
-
-    def refresh_status(self) -> None:
-        """Progress: judged this session and today, unjudged left in the gate's runs' top k, the review
-        queue's length, and what ctrl+z would undo."""
-        m = self.model
-        if m is None:
-            return
-        book = m.labels
-        t = Text(end="")
-        t.append("judged ", style="dim")
-        session = book.judged_session()
-        t.append(f"{len(session)}", style="bold")
-        t.append(" this session, ", style="dim")
-        t.append(f"{book.judged_today(session)}", style="bold")
-        t.append(" today · ", style="dim")
-        t = t[:-3] if t.plain.endswith(" · ") else t  # the pieces below bring their own separators
-        unexported = getattr(self.app, "unexported", 0)  # not yet in the folder's qrels file (screens/sync.py)
-        if unexported:  # early in the line: seen at 80 columns
-            t.append(" · ", style="dim")
-            t.append(f"{unexported} unexported", style="bold yellow")
-        room = self.app.size.width - 2  # the bar's padding
-        who = literal(excerpt(self.loaded.reviewer, 16), style="bold") if self.loaded else Text("")
-        if room < 98:  # below 100 columns the progress and the queue take the line
-            who = Text("")
-        last = Text(end="")
-        if book.done:
-            e = book.done[-1]
-            last.append("^z: ", style="dim")
-            last.append_text(literal(excerpt(f"{e.what} {e.doc}", 40), style="dim italic"))
-        if self.labels_only:
-            forms = [[Text(f"{int((m.num_labels > 0).sum())} of {m.nq} queries have labels", style="dim")]]
-        else:  # long words when all fit, else short ones (the queue's runs stay in view)
-            forms = [self._queue_words(narrow=False), self._queue_words(narrow=True)]
-        certain = Text("") if self.labels_only else (self._certain_words(narrow=True) or Text(""))
-        for form in forms:  # pieces by priority: the progress, who judges, the queue, what ctrl+z undoes,
-            pieces = [form[0], who, *form[1:], last, certain]  # judgments left to a certain decision
-            used = len(t.plain)
-            kept = []
-            for piece in pieces:
-                extra = len(piece.plain) + (1 if piece is who else 3)
-                if piece.plain and used + extra <= room:
-                    kept.append(piece)
-                    used += extra
-            if all(p in kept for p in form) or form is forms[-1]:
-                break
-        out = Text(end="")
-        if who in kept:
-            out.append_text(who)
-            out.append(" ")
-        out.append_text(t)
-        for piece in pieces:
-            if piece in kept and piece is not who:
-                out.append(" · ", style="dim")
-                out.append_text(piece)
-        self.query_one("#status-bar", TextStatic).show(out)
-
-    SHORT_ORDER = {"suggested": "suggested first", "disagreement": "disagreements"}
-
-    def _queue_words(self, narrow: bool) -> list[Text]:
-        """The unjudged documents in the gate's top k and the review queue, in long or short words."""
-        m = self.model
-        left = m.unjudged_in_pair()
-        unjudged = Text(f"{left}", style="bold magenta" if left else "bold green", end="")
-        unjudged.append(f" unjudged{',' if narrow else ' in the'} gate's top {m.k}", style="dim")
-        queued = m.queue_left()
-        t = Text("queue ", style="dim", end="")
-        t.append("?" if queued is None else f"{queued}" if narrow else f"{queued} left", style="bold")
-        n = len(m.runs)  # u walks every loaded run's top k; the gate's report counts only its two runs'
-        runs = f"{n} run{'s' if n != 1 else ''}"
-        t.append((f", {runs}" if narrow else f" in {runs}") + (" (u builds it)" if queued is None else ""),
-                 style="dim")
-        order = self.queue_order.order
-        if order != "decisive":  # U chose another order for u
-            t.append(f" ({self.SHORT_ORDER[order] if narrow else ORDER_WORDS[order]})", style="dim")
-        return [unjudged, t]
-
-    def _certain_words(self, narrow: bool) -> Text | None:
-        """How many more judgments make the gate's decision certain (core/bounds.py, core/budget.py), from the
-        review queue's last look; None before it has looked, and once the decision is certain (the gate pane
-        says "labels: stable")."""
-        got = self.model.stability() if not self.labels_only else None
-        if got is None or got[0].stable:
-            return None
-        st, _ = got
-        left = [(q, d) for q, d in st.to_judge if d not in self.model.labels.grades(q)]
-        if not st.to_judge:
-            return Text("no judgment makes it certain" if narrow else "no judgments can make the decision certain",
-                        style="yellow", end="")
-        t = Text(f"{len(left)}", style="bold yellow", end="")
-        t.append(" more to certain" if narrow else " more judgments make the decision certain", style="dim")
-        return t
 
     def refresh_gate(self) -> None:
         """The gate now; when its significance tests are from before the last edit, a fresh one follows."""
@@ -527,152 +380,7 @@ class ReviewScreen(EditingActions, Screen):
             self.model.labels.close_edit()
             self.refresh_status()
 
-    # ---- moving -----------------------------------------------------------------------------------------------
-
-    def action_next_review(self, step: int = 1) -> None:
-        """The next unjudged document in a top k: in this query after the current one, else in the
-        next query that needs review (in the list's order)."""
-        m = self.model
-        if step > 0 and self.qi is not None:
-            items = m.unjudged_items(self.qi)
-            docs = [d for _, _, d in items]
-            at = docs.index(self.doc) + 1 if self.doc in docs else 0
-            if at < len(items):
-                self._point(items[at])
-                return
-        qi = self.queries.next_needing_review(step)
-        if qi is None:
-            self.notify("no listed query needs review: every top-k document is judged")
-            return
-        self.show_query(qi)
-        first = m.first_unjudged(qi)
-        if first is not None:
-            self._point(first)
-
-    def action_next_queued(self) -> None:
-        """The next item of the review queue (`rankgate.core.queue`, most decisive first): its query and
-        document, highlighted for the grade keys, and why it is next."""
-        m = self.model
-        last = self.last_queued
-        # From the top (the most decisive unjudged item), unless the highlighted document is the item this
-        # key went to last and is still unjudged: then the one after it (pressing again skips an item).
-        after = None
-        if last is not None and (last.query, last.doc) == (self.qid, self.doc) \
-                and (last.doc not in m.labels.grades(last.query) or self.queue_order.order == "disagreement"):
-            after = (last.query, last.doc)
-        if not m.queue_fresh() and m.nq > self.QUEUE_INLINE:  # a large benchmark: build it aside
-            if not any(w.group == "queue" and w.is_running for w in self.app.workers):
-                self.notify("building the review queue…", timeout=4)
-                self._build_queue(m.queue_job())
-            return
-        try:
-            item = self.queue_order.next_item(m, suggestion_book(self), after)  # in the order U chose
-        except Exception as e:  # the core refused (e.g. runs from another catalog): say so, change nothing
-            self.notify(f"review queue unavailable: {e}", severity="error", markup=False, timeout=8)
-            return
-        if item is None:
-            self.notify(empty_order_note(self.queue_order.order, self.model))
-            return
-        self.go_to(item.query, item.doc, item.ranks)
-        if item.doc != self.doc and self.qid == item.query:  # judged, outside the rankings' top: show it anyway
-            self.set_doc(item.doc)
-            self._show_doc()
-            self.bring_doc_pane()
-        self.last_queued = item
-        self.notify(f"{item.query} · {item.doc}: {self.queue_order.why(item, suggestion_book(self))}",
-                    title="next to review", markup=False)
-
-    def action_cycle_queue_order(self) -> None:
-        """U: the order `u` walks: the most decisive first, suggested relevant first, judge and label disagree."""
-        self.action_set_queue_order(next_order(self.queue_order.order))
-
-    def action_set_queue_order(self, order: str) -> None:
-        self.queue_order.order = order
-        self.last_queued = None  # from the top of the new order
-        self.notify(order_note(order, self.model, suggestion_book(self)), markup=False, timeout=5)
-        self.refresh_status()
-
-    @work(thread=True, exclusive=True, group="queue", description="build_queue")
-    def _build_queue(self, job) -> None:
-        """The review queue of a large benchmark, built off the main thread; then `u` goes on."""
-        try:
-            job()
-        except Exception as e:  # the core refused: say so, change nothing
-            self.app.call_from_thread(self.notify, f"review queue unavailable: {e}", severity="error",
-                                      markup=False, timeout=8)
-            return
-        self.app.call_from_thread(self.action_next_queued)
-
-    def go_to(self, qid: str, doc: str | None = None, ranks: dict[str, int] | None = None) -> None:
-        """Show a query (clearing the filter when it hides it) with `doc` highlighted, pointing the rankings
-        at it (candidate first, then baseline)."""
-        m = self.model
-        qi = m.qindex.get(qid)
-        if qi is None:
-            self.notify(f"query {qid} is not in this review", severity="warning", markup=False)
-            return
-        self.queries.select(qi)
-        self.show_query(qi, doc)
-        if doc is None:
-            return
-        for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
-            if self.query_one(RankingPane).point_at_doc(role, doc):
-                self.set_doc(doc)
-                return
-        if ranks:
-            run, rank = next(iter(ranks.items()))
-            self.notify(f"{doc} is at rank {rank} in run {run}", markup=False)
-
-    def _point(self, item: tuple[str, int, str]) -> None:
-        rname, index, doc = item
-        m = self.model
-        self.set_doc(doc)
-        for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
-            if name == rname and self.query_one(RankingPane).point_at_doc(role, doc):
-                return
-        shown = self.bring_doc_pane()
-        self.notify(f"{doc} is unjudged in run {rname}'s top {m.k}" + (" (shown in the Document pane; p: the "
-                    "other panes)" if shown else ""), markup=False)
-
-    def bring_doc_pane(self) -> bool:
-        """The highlighted document is on no ranking shown: on a narrow screen, where the bottom row shows one
-        pane, show the Document pane, so that what a grade key grades is on screen. True when it switched."""
-        doc = self.query_one(DocView)
-        if not self.has_class("-narrow") or self.labels_only or doc.has_class("-shown"):
-            return False
-        for w in self.query_one("#row-bottom").children:
-            w.set_class(w is doc, "-shown")
-        if self.focused is not None and doc not in self.focused.ancestors_with_self:
-            target = doc if doc.focusable else next((w for w in doc.query("*") if w.focusable), None)
-            if target is not None:
-                self.call_after_refresh(target.focus)
-        return True
-
-    def action_prev_review(self) -> None:
-        self.action_next_review(-1)
-
-    def action_focus_filter(self) -> None:
-        self.set_focus(self.query_one("#query-filter", Input))  # now, and the keys typed with `/` are its
-        self.filter_opened_at = get_time()  # (take_early_key, screens/editing.py)
-
-    def _blind_refuses(self, what: str) -> bool:
-        """In blind review, what would show a run's name or how it does is refused, with the way out."""
-        if self.blind:
-            self.notify(f"blind review hides {what}: B turns it off", severity="warning", timeout=4)
-        return self.blind
-
-    def action_filter(self, text: str) -> None:
-        if any(w in text for w in ("is:miss", "is:lost", "is:changed")) and self._blind_refuses("how the runs do"):
-            return
-        self.queries.set_filter(text)
-        if not text and isinstance(self.focused, Input) and self.focused.id == "query-filter":
-            self.query_one("#query-list").focus()
-
-    def action_cycle_sort(self) -> None:
-        if self._blind_refuses("the runs' changes (sorting by change would show them)"):
-            return
-        sort = self.queries.cycle_sort()
-        self.notify(f"sorted by {sort}", timeout=2)
+    # ---- moving: screens/navigation.py (NavigationActions) --------------------------------------------------
 
     # ---- runs ---------------------------------------------------------------------------------------------------
 
@@ -708,24 +416,6 @@ class ReviewScreen(EditingActions, Screen):
         gate = self.query_one(GatePanel)  # the run left out keeps its place in the pair's names: roles swap
         gate.unread = {("baseline" if role == "candidate" else "candidate"): w for role, w in gate.unread.items()}
         self._runs_changed()
-
-    def _count_queue(self) -> None:
-        """Up to QUEUE_INLINE queries, the review queue is built aside at once, for its length in the status
-        line; above that `u` builds it (the status line says so)."""
-        m = self.model
-        if m is not None and m.nq <= self.QUEUE_INLINE and not m.queue_fresh():
-            self._build_queue_quiet(m.queue_job())
-
-    @work(thread=True, exclusive=True, group="queue", description="build_queue_quiet")
-    def _build_queue_quiet(self, job) -> None:
-        model = self.model
-        try:
-            job()
-        except Exception:  # `u` says why when pressed
-            return
-        if model is self.model:
-            self.app.call_from_thread(self.refresh_status)
-            self.app.call_from_thread(lambda: self._gate and self.query_one(GatePanel).show(self._gate))  # stability
 
     def _runs_changed(self) -> None:
         self._count_queue()
@@ -817,29 +507,6 @@ class ReviewScreen(EditingActions, Screen):
             self.notify(f"cannot read the history: {e}", severity="error", markup=False, timeout=8)
             return
         self.app.push_screen(HistoryScreen(self.qid, changes))
-
-    def action_next_pane(self) -> None:
-        """The next of Query, Rankings, Document: shown in the bottom row on a narrow screen, and focused."""
-        panes = [w for w in self.query_one("#row-bottom").children if not (self.labels_only and w.id == "rankings")]
-        now = next((i for i, w in enumerate(panes) if w.has_class("-shown")), 0)
-        pane = panes[(now + 1) % len(panes)]
-        for w in panes:
-            w.set_class(w is pane, "-shown")
-        if self.maximized is not None:
-            self.minimize()
-
-        def focus() -> None:
-            target = pane if pane.focusable else next((w for w in pane.query("*") if w.focusable), None)
-            if target is not None:
-                target.focus()
-
-        self.call_after_refresh(focus)
-
-    def action_zoom(self) -> None:
-        if self.maximized is not None:
-            self.minimize()
-        elif self.focused is not None:
-            self.maximize(self.focused)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.grades))

@@ -108,7 +108,6 @@ class GatePanel(VerticalScroll):
 
     def show(self, view: GateView) -> None:
         self.view = view
-        m = self.model
         if self.blind:
             t = Text("BLIND REVIEW", style="bold reverse", end="")
             t.append("\n\nthe decision, the runs' names and their measures are hidden while you judge"
@@ -120,6 +119,30 @@ class GatePanel(VerticalScroll):
         subtitle = STALE if view.stale else None
         if self.border_subtitle != subtitle:  # setting it repaints the whole pane, even to the same text
             self.border_subtitle = subtitle
+        head = self._head(view)
+        if self.unread:  # the checks would compare what remains (a run with itself): none shown
+            head.append("\n  the gate needs both runs: no checks until then (b / c picks another run)", style="dim")
+            self.query_one("#gate-body", TextStatic).show(head)
+            return
+        if view.refused:  # `rankgate gate` on these labels would exit 2: its reasons instead of checks
+            for where, what in view.refused:
+                head.append("\n! ", style="bold yellow")
+                head.append_text(literal(what, style="yellow"))  # the file is the run's, named in it
+            head.append("\n  `rankgate gate` refuses these inputs (exit 2): no checks until they are fixed or "
+                        "accepted (the flag or policy key named)", style="dim")
+
+        checks = self._checks(view)
+        table = self._measures(view)
+        failed = self._failed(view)
+        spark = self.deltas_line()
+        if spark.plain:
+            table.append("\n")
+            table.append_text(spark)
+        body = Text("\n\n", end="").join([head, table, failed] if view.refused else [head, checks, table, failed])
+        self.query_one("#gate-body", TextStatic).show(body)
+
+    def _head(self, view: GateView) -> Text:
+        """The decision, the two runs, k, and the files left out at load."""
         head = Text(end="")
         head.append_text(decision_text(view, self.unread))
         head.append("  ")
@@ -135,17 +158,11 @@ class GatePanel(VerticalScroll):
             head.append_text(literal(problem, style="red"))
         if self.problems:
             head.append("\n  fix the file and press ctrl+r to read it again", style="dim")
-        if self.unread:  # the checks would compare what remains (a run with itself): none shown
-            head.append("\n  the gate needs both runs: no checks until then (b / c picks another run)", style="dim")
-            self.query_one("#gate-body", TextStatic).show(head)
-            return
-        if view.refused:  # `rankgate gate` on these labels would exit 2: its reasons instead of checks
-            for where, what in view.refused:
-                head.append("\n! ", style="bold yellow")
-                head.append_text(literal(what, style="yellow"))  # the file is the run's, named in it
-            head.append("\n  `rankgate gate` refuses these inputs (exit 2): no checks until they are fixed or "
-                        "accepted (the flag or policy key named)", style="dim")
+        return head
 
+    def _checks(self, view: GateView) -> Text:
+        """The failing checks' reasons, the passing ones (folded), stability and power."""
+        m = self.model
         reasons = Text(end="")
         for i, line in enumerate(failing_lines(view.check_details, view.k)):
             if i:
@@ -175,7 +192,10 @@ class GatePanel(VerticalScroll):
             power.append_text(literal(view.power["line"].removeprefix("power: "), style="dim"))
         checks = Text("\n", end="").join([t for t in (reasons, passing, stable, power)
                                           if t is not None and t.plain])
+        return checks
 
+    def _measures(self, view: GateView) -> Text:
+        """The macro measures of both runs and their difference."""
         table = Text(end="")
         table.append(f"{'measure':<12}{'baseline':>10}{'candidate':>11}{'Δ':>10}", style="bold dim")
         for key, bv in view.baseline_macro.items():
@@ -185,7 +205,11 @@ class GatePanel(VerticalScroll):
             table.append_text(literal(id_cell(name, 11) + " "))
             table.append(f"{bv:>10.4f}{cv:>11.4f}  ")
             table.append_text(delta_text(cv - bv, "{:>+8.4f}"))
+        return table
 
+    def _failed(self, view: GateView) -> Text:
+        """The queries the candidate misses, must-pass ones first."""
+        m = self.model
         failed = Text(end="")
         n = len(view.failed)
         failed.append(f"candidate misses at {view.k}: {n} of {view.evaluated} queries", style="bold")
@@ -199,9 +223,4 @@ class GatePanel(VerticalScroll):
                 failed.append("  lost (baseline hits)", style="red")
         if n > MAX_FAILED:
             failed.append(f"\n  … and {n - MAX_FAILED} more (filter is:miss)", style="dim")
-        spark = self.deltas_line()
-        if spark.plain:
-            table.append("\n")
-            table.append_text(spark)
-        body = Text("\n\n", end="").join([head, table, failed] if view.refused else [head, checks, table, failed])
-        self.query_one("#gate-body", TextStatic).show(body)
+        return failed
