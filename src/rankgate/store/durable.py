@@ -98,6 +98,29 @@ def parse_snapshot(path: Path, raw: bytes) -> dict:
     return tables
 
 
+_PAIR_EDITS = ("judgment", "review", "adjudication")
+
+
+def check_edit(path: Path, record: dict) -> None:
+    """A journal record read from disk holds well-formed ops (its shape checked by `is_record`): a pair's
+    judgment names a query and a doc and has an integer grade; the others name what they change. DamagedFile
+    otherwise, before anything is applied (a valid checksum over a record no rankgate wrote)."""
+    for kind, value in record["ops"]:
+        if kind in _PAIR_EDITS:
+            ok = isinstance(value, dict) and type(value.get("query")) is str and type(value.get("doc")) is str \
+                and type(value.get("grade")) is int and type(value.get("reviewer", "")) is str
+        elif kind in ("query", "version", "purge"):
+            key = {"query": "id", "version": "name", "purge": "query"}[kind]
+            ok = isinstance(value, dict) and type(value.get(key)) is str
+        elif kind == "meta":
+            ok = isinstance(value, dict)
+        else:  # columns are checked by check_columns; an unknown kind is refused by _apply
+            ok = True
+        if not ok:
+            raise DamagedFile(str(path), f"edit {record['seq']} holds a malformed {kind!r} op (not written by "
+                              "rankgate)")
+
+
 def history_bytes(events: list[dict]) -> bytes:
     """The history file: TinyDB's layout, one table keyed by event id."""
     return dumps({"history": {str(e["id"]): e for e in events}}).encode("ascii")
@@ -328,6 +351,7 @@ class DurableIndex(SharedWriter):
                 continue
             if record["seq"] != self._seq + 1:
                 raise DamagedFile(str(self._file(JOURNAL)), f"edit {self._seq + 1} is missing from the journal")
+            check_edit(self._file(JOURNAL), record)
             self._apply(record)
             self._pending.append(record)
 

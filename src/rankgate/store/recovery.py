@@ -15,12 +15,13 @@ import os
 import secrets
 import shlex
 import zlib
+from itertools import islice
 from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.model import Query
 from rankgate.store.columns import expand_events
-from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, history_bytes, parse_snapshot
+from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, check_edit, history_bytes, parse_snapshot
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
 from rankgate.store.labels import history_state
 from rankgate.store.records import query_fields, query_record
@@ -66,19 +67,21 @@ def _recover(ix: DurableIndex) -> dict:
     records, damage, tail = _journal_records(ix, journals, aside)
     report["damaged"] = damage
     snap_mark = ix._seq
-    lost, seq = [], snap_mark  # labels: the base, then every good edit after it that the journals hold
+    lost, seq, replayed = [], snap_mark, 0  # labels: the base, then every good edit after it the journals hold
     for s in sorted(k for k in records if k > snap_mark):
-        lost += range(seq + 1, s)
-        ix._apply(records[s])
-        seq = s
+        if s > seq + 1:
+            lost.append((seq + 1, s - 1))  # a run of edit numbers no good record holds (kept as a run: a
+        ix._apply(records[s])  # forged edit number of 10**15 must not make a list that long)
+        seq, replayed = s, replayed + 1
     hseq = hist_mark  # history: the same, from its own mark (a missing event leaves a gap in its numbers)
     history_gaps = []
     for s in sorted(k for k in records if k > hist_mark):
-        history_gaps += range(hseq + 1, s)
+        if s > hseq + 1:
+            history_gaps.append((hseq + 1, s - 1))
         ix._apply_history(events, records[s])
         hseq = s
-    report["replayed"] = seq - snap_mark - len(lost)
-    report["lost_edits"] = lost
+    report["replayed"] = replayed
+    report["lost_edits"] = list(islice((k for a, b in lost for k in range(a, b + 1)), LISTED))
     placeholders = _keep_orphans(ix)
     report["torn"] = current.torn if current is not None else 0
     if tail or missing:
@@ -99,8 +102,8 @@ def _recover(ix: DurableIndex) -> dict:
     return report
 
 
-def _lost_sentence(lost: list[int], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
-                   history_gaps: list[int], placeholders: list[str]) -> str | None:
+def _lost_sentence(lost: list[tuple[int, int]], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
+                   history_gaps: list[tuple[int, int]], placeholders: list[str]) -> str | None:
     """What recovery could not keep, in words (None: nothing)."""
     said = []
     if lost:
@@ -122,16 +125,10 @@ def _lost_sentence(lost: list[int], tail: bool, missing: bool, torn: int, seq: i
     return "; ".join(said) or None
 
 
-def _edits(seqs: list[int]) -> str:
+def _edits(runs: list[tuple[int, int]]) -> str:
     """"edit 5", "edits 5-7", "edits 3, 5-7"."""
-    runs: list[list[int]] = []
-    for s in seqs:
-        if runs and runs[-1][1] == s - 1:
-            runs[-1][1] = s
-        else:
-            runs.append([s, s])
     text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-    return f"edit{'s' if len(seqs) > 1 else ''} {text}"
+    return f"edit{'s' if len(runs) > 1 or runs[0][0] != runs[0][1] else ''} {text}"
 
 
 def _keep_orphans(ix: DurableIndex) -> list[str]:
@@ -199,7 +196,8 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
         raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read, and neither the "
                          "journals nor the history hold an edit; nothing to recover from: "
                          + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
-    what, base = min(options, key=lambda o: sum(1 for k in range(o[1] + 1, top + 1) if k not in seqs))
+    # the base that loses the fewest edits: those after it up to the last one no journal holds
+    what, base = min(options, key=lambda o: max(0, top - o[1]) - sum(1 for k in seqs if k > o[1]))
     if what == "bak":  # (loaded above)
         return f"restored from {ix._file(BACKUP).name}"
     owner = next((jc.workspace_id for _, jc in journals if not jc.header_damaged and jc.workspace_id), None)
@@ -222,6 +220,7 @@ def _empty(ix: DurableIndex) -> None:
     ix._queries, ix._adj, ix._versions, ix._live, ix._seq, ix._next_event = {}, {}, {}, 0, 0, 1
 
 
+LISTED = 100_000  # the lost edits' numbers a report lists (its sentence names them all, as runs)
 KEPT_SETTINGS = ("workspace_id", "created", "collection_version", "benchmark")  # taken from an older .bak
 
 
@@ -296,6 +295,12 @@ def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContent
             aside.append(p)  # another workspace's journal: not ours to replay, nor to delete
             continue
         for r in jc.records:
+            try:
+                check_edit(p, r)
+            except DamagedFile as e:  # a checksummed record that is no edit: skipped and named, like damage
+                aside.append(p)
+                damage.append(f"{p.name}: {e.what}")
+                continue
             records.setdefault(r["seq"], r)
         if jc.damaged:
             aside.append(p)

@@ -520,6 +520,18 @@ def encode_record(record: dict, version: int = JOURNAL_VERSION) -> bytes:
     return b"%08x %08x %s\n" % (zlib.crc32(body), len(body), body)
 
 
+def is_record(rec: dict | None) -> bool:
+    """Whether a checksummed record has an edit's shape: a positive edit number, ops as [kind, value] pairs,
+    events as objects. A record that checks out but is not one (written by hand, or by another program) is
+    damage like a failed checksum, never replayed."""
+    if rec is None:
+        return False
+    seq, ops, events = rec.get("seq"), rec.get("ops"), rec.get("events")
+    return type(seq) is int and seq > 0 and isinstance(ops, list) and isinstance(events, list) \
+        and all(isinstance(op, list) and len(op) == 2 and isinstance(op[0], str) for op in ops) \
+        and all(isinstance(e, dict) for e in events)
+
+
 def _json_dict(body: bytes) -> dict | None:
     try:
         obj = json.loads(body)
@@ -606,7 +618,7 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
     size = len(data)
     while pos < size:
         rec, end = frame(data, pos)
-        if rec is not None and isinstance(rec.get("seq"), int):
+        if is_record(rec):
             good.append((rec, pos, end))
             pos = end
             continue
@@ -639,7 +651,7 @@ def _resync(data: bytes, pos: int, end: int | None, frame) -> int | None:
         if q is None:
             return None
         rec, _ = frame(data, q)
-        if rec is not None and isinstance(rec.get("seq"), int):
+        if is_record(rec):
             return q
 
 

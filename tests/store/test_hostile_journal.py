@@ -1,0 +1,70 @@
+"""A journal or snapshot whose checksums hold over bytes rankgate never wrote (a hostile or careless author):
+read as damage, named, never a traceback, never a store that recovery writes and then cannot open."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rankgate.store.storage import DamagedFile, encode_record
+from rankgate.store.workspace import Workspace
+
+from .conftest import labels_of
+
+
+def _store(db: Path, n: int = 6) -> dict:
+    with Workspace.open(db, fold_every=1000) as ws:
+        for i in range(1, n + 1):
+            ws.set_judgment("q1", f"d{i}", 2, reason="r", create_query=True)
+        return labels_of(ws)
+
+
+def _rewrite(db: Path, change) -> None:
+    """Re-frame every journal record (valid checksums and lengths) after `change(records)`."""
+    journal = db.with_name(db.name + ".journal")
+    lines = journal.read_bytes().splitlines()
+    records = [json.loads(line[18:]) for line in lines]
+    change(records)
+    journal.write_bytes(b"".join(encode_record(r) for r in records))
+
+
+def _grade_text(rs):
+    rs[3]["ops"][-1][1]["grade"] = "two"
+
+
+def _ops_not_pairs(rs):
+    rs[3]["ops"] = "xyz"
+
+
+def _events_not_objects(rs):
+    rs[3]["events"] = "zz"
+
+
+def _seq_is_true(rs):
+    rs[3]["seq"] = True
+
+
+@pytest.mark.parametrize("change", [_grade_text, _ops_not_pairs, _events_not_objects, _seq_is_true])
+def test_a_checksummed_record_that_is_no_edit_is_damage_named_by_recovery(db, change):
+    expected = _store(db)
+    _rewrite(db, change)
+    with pytest.raises(DamagedFile, match="labels recover"):
+        Workspace.open(db, readonly=True)
+    report = Workspace.recover(db)
+    assert report["lost_edits"] == [3] and report["replayed"] == 5
+    del expected[("q1", "d3")]
+    with Workspace.open(db, readonly=True) as ws:  # the recovered store opens, and holds every other edit
+        assert labels_of(ws) == expected
+
+
+def test_a_forged_edit_number_of_a_quadrillion_is_named_not_counted_one_by_one(db):
+    _store(db)
+    _rewrite(db, lambda rs: rs[3].update(seq=10**15))
+    report = Workspace.recover(db)  # (a list of 10**15 lost edit numbers ran out of memory)
+    assert "edits 3, 7-999999999999999 could not be read" in report["lost"]
+    assert report["replayed"] == 6 and len(report["lost_edits"]) <= 100_000
+    with Workspace.open(db) as ws:
+        ws.set_judgment("q1", "d9", 1, reason="after")
+        assert ("q1", "d9") in labels_of(ws)
