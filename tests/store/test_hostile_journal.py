@@ -68,3 +68,41 @@ def test_a_forged_edit_number_of_a_quadrillion_is_named_not_counted_one_by_one(d
     with Workspace.open(db) as ws:
         ws.set_judgment("q1", "d9", 1, reason="after")
         assert ("q1", "d9") in labels_of(ws)
+
+
+def _reseal(db: Path, **meta) -> None:
+    from rankgate.store.storage import UNSEALED, dumps, seal
+
+    tables = json.loads(db.read_bytes())
+    tables["meta"]["1"].update(meta, checksum=UNSEALED.decode())
+    db.write_bytes(seal(dumps(tables).encode("ascii")))
+
+
+def test_a_store_from_a_newer_rankgate_is_refused_not_rolled_back_to_its_bak(db):
+    """A sealed snapshot of format 6 is not damage: recover used to move it aside as damaged and restore the
+    older .bak, saying `lost: nothing`."""
+    _store(db, 3)
+    Workspace.recover(db)  # a fold: the .bak exists now
+    _reseal(db, format_version=6)
+    before = db.read_bytes()
+    with pytest.raises(DamagedFile, match=r"newer rankgate \(store format 6\)") as e:
+        Workspace.open(db, readonly=True)
+    assert "labels recover" not in str(e.value)
+    with pytest.raises(DamagedFile, match="newer rankgate"):
+        Workspace.recover(db)
+    assert db.read_bytes() == before and not list(db.parent.glob("*.damaged-*"))
+
+
+def test_a_journal_from_a_newer_rankgate_is_refused_not_moved_aside(db):
+    _store(db, 3)
+    journal = db.with_name(db.name + ".journal")
+
+    def newer(rs):
+        rs[0]["version"] = 3
+    _rewrite(db, newer)
+    before = journal.read_bytes()
+    with pytest.raises(DamagedFile, match=r"newer rankgate \(journal version 3\)"):
+        Workspace.open(db, readonly=True)
+    with pytest.raises(DamagedFile, match="newer rankgate"):
+        Workspace.recover(db)
+    assert journal.read_bytes() == before and not list(db.parent.glob("*.damaged-*"))

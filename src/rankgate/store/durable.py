@@ -53,6 +53,7 @@ from rankgate.store.storage import (
     JOURNAL_MAGIC,
     JOURNAL_VERSION,
     DamagedFile,
+    NewerFormat,
     Journal,
     SnapshotStorage,
     WriterLock,
@@ -398,7 +399,10 @@ class DurableIndex(SharedWriter):
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise DamagedFile(path, "not a rankgate label store (a TinyDB file without rankgate's meta table)")
         if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
-            raise DamagedFile(path, f"written by a newer rankgate (store format {meta.get('format_version')!r})")
+            if isinstance(meta.get("format_version"), int):
+                raise NewerFormat(path, f"written by a newer rankgate (store format {meta['format_version']}); open "
+                                  "it with that version (nothing was changed)")
+            raise DamagedFile(path, f"store format {meta.get('format_version')!r} is not a number")
         for key in ("journal_seq", "history_seq", "history_bytes", "next_event"):
             if not isinstance(meta.get(key), int):
                 raise DamagedFile(path, f"meta field {key!r} is missing or not an integer")
@@ -468,6 +472,8 @@ class DurableIndex(SharedWriter):
         import shlex
 
         db = shlex.quote(str(self.path))
+        if isinstance(e, NewerFormat):  # not damage: recovery would roll it back to an older copy
+            return e
         if Path(e.path) == self._file(JOURNAL) and e.line:
             hint = (f"`rankgate labels recover --db {db}` keeps every intact edit, before and after line {e.line}, "
                     "names the ones it cannot read, and moves the damaged journal aside")

@@ -28,6 +28,7 @@ from rankgate.store.records import query_fields, query_record
 from rankgate.store.storage import (
     DamagedFile,
     Journal,
+    NewerFormat,
     JournalContents,
     SnapshotStorage,
     atomic_write,
@@ -146,6 +147,8 @@ def _read_journals(ix: DurableIndex, aside: list[Path]) -> list[tuple[Path, Jour
     for p in (ix._file(JOURNAL_PREV), ix._file(JOURNAL)):
         try:
             jc = read_journal(p, salvage=True)
+        except NewerFormat:
+            raise
         except DamagedFile:
             aside.append(p)
             continue
@@ -172,6 +175,8 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
             if tables is not None:
                 ix._load_tables(tables)
                 return True
+        except NewerFormat:
+            raise
         except DamagedFile:
             pass
         return False

@@ -60,6 +60,10 @@ class DamagedFile(InputError):
     """A store file that cannot be read back: invalid JSON, cut short, or not ours."""
 
 
+class NewerFormat(DamagedFile):
+    """A store file written by a newer rankgate: not damage, so never moved aside or rebuilt from an older copy."""
+
+
 def crashpoint(name: str) -> None:
     """Kill this process at a named point, when a crash test asks for it (no-op otherwise)."""
     if os.environ.get(CRASHPOINT_ENV) == name:
@@ -682,6 +686,9 @@ def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
         pos = 0
     elif not isinstance(header.get("base"), int):
         raise DamagedFile(str(path), "not a rankgate journal (bad header line)", line=1)
+    if isinstance(header.get("version"), int) and header["version"] > JOURNAL_VERSION:
+        raise NewerFormat(str(path), f"written by a newer rankgate (journal version {header['version']}); open the "
+                          "workspace with that version (nothing was changed)", line=1)
     if header.get("version") not in (1, 2) or header.get("version") != version:
         raise DamagedFile(str(path), f"journal version {header.get('version')!r}, expected {JOURNAL_VERSION}", line=1)
     gen = header.get("gen")
