@@ -106,3 +106,23 @@ def test_a_journal_from_a_newer_rankgate_is_refused_not_moved_aside(db):
     with pytest.raises(DamagedFile, match="newer rankgate"):
         Workspace.recover(db)
     assert journal.read_bytes() == before and not list(db.parent.glob("*.damaged-*"))
+
+
+@pytest.mark.parametrize("point", ["recover-moved", "recover-snapshot"])
+def test_recover_killed_midway_then_run_again_keeps_every_good_edit(db, point):
+    """kill -9 inside `labels recover` (a damaged journal record in the middle): the journal used to be moved
+    aside before the rebuilt snapshot was written, so a kill between lost every edit after the snapshot."""
+    import os
+    import subprocess
+    import sys
+
+    expected = _store(db)
+    _rewrite(db, lambda rs: rs[3].update(ops="xyz"))
+    env = dict(os.environ, RANKGATE_CRASHPOINT=point)
+    code = "import sys; from rankgate.store.workspace import Workspace; Workspace.recover(sys.argv[1])"
+    p = subprocess.run([sys.executable, "-c", code, str(db)], env=env, capture_output=True, timeout=60)
+    assert p.returncode == -9, p.stderr
+    Workspace.recover(db)
+    del expected[("q1", "d3")]
+    with Workspace.open(db, readonly=True) as ws:
+        assert labels_of(ws) == expected

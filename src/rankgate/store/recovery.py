@@ -32,6 +32,7 @@ from rankgate.store.storage import (
     JournalContents,
     SnapshotStorage,
     atomic_write,
+    crashpoint,
     history_matches,
     keep_copy,
     move_aside,
@@ -93,11 +94,12 @@ def _recover(ix: DurableIndex) -> dict:
         report["lost"] += f" (the damaged records' event numbers, up to #{lost_id}, are not given again)"
     ix._seq = max(seq, hseq, lost_seq)  # a damaged record's edit and event ids are never given again
     ix._next_event = max([ix._next_event, lost_id + 1] + [e["id"] + 1 for e in events])
-    for p in dict.fromkeys(aside):
-        moved = move_aside(p, "damaged")
-        if moved:
-            report["moved_aside"].append(str(moved))
-    _write(ix, events, aside)
+    journals_aside = [p for p in dict.fromkeys(aside) if p in (ix._file(JOURNAL), ix._file(JOURNAL_PREV))]
+    for p in dict.fromkeys(aside):  # what gave nothing goes aside now; a journal's good records only once
+        if p not in journals_aside:  # the snapshot holding them is written (a kill between loses none)
+            _aside(p, report)
+    crashpoint("recover-moved")
+    _write(ix, events, aside, lambda: [_aside(p, report) for p in journals_aside])
     report["judgments"] = ix._live
     report["events"] = len(events)
     return report
@@ -316,8 +318,15 @@ def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContent
     return records, damage, tail
 
 
-def _write(ix: DurableIndex, events: list[dict], aside: list[Path]) -> None:
-    """The rebuilt files, now the last good copies; the old journals are folded into them."""
+def _aside(p: Path, report: dict) -> None:
+    moved = move_aside(p, "damaged")
+    if moved:
+        report["moved_aside"].append(str(moved))
+
+
+def _write(ix: DurableIndex, events: list[dict], aside: list[Path], journals_aside) -> None:
+    """The rebuilt files, now the last good copies; the old journals are folded into them, and the damaged
+    ones (`journals_aside`) moved aside once the snapshot holds their good records."""
     data = history_bytes(events)
     size = atomic_write(ix._file(HISTORY), data)
     gen = secrets.token_hex(8)
@@ -326,6 +335,8 @@ def _write(ix: DurableIndex, events: list[dict], aside: list[Path]) -> None:
     SnapshotStorage(ix.path).write(ix._tables(meta))
     keep_copy(ix.path, ix._file(BACKUP), link=False)
     keep_copy(ix._file(HISTORY), ix._file(HISTORY + BACKUP), link=False)
+    crashpoint("recover-snapshot")
+    journals_aside()
     if ix._file(JOURNAL).exists() and ix._file(JOURNAL) not in aside:
         keep_copy(ix._file(JOURNAL), ix._file(JOURNAL_PREV))
     Journal.create(ix._file(JOURNAL), ix._seq, ix._meta["workspace_id"], gen=gen)
