@@ -126,3 +126,25 @@ def test_recover_killed_midway_then_run_again_keeps_every_good_edit(db, point):
     del expected[("q1", "d3")]
     with Workspace.open(db, readonly=True) as ws:
         assert labels_of(ws) == expected
+
+
+def test_a_journal_put_in_place_from_elsewhere_is_said_to_lose_what_the_real_one_held(db, tmp_path):
+    """Another workspace's journal, or this one's older generation, copied over the journal: its checksums hold,
+    but the real journal's edits are gone. recover said `lost: nothing`."""
+    import shutil
+
+    _store(db, 3)
+    other = tmp_path / "other" / "w.json"
+    other.parent.mkdir()
+    _store(other, 2)
+    shutil.copy(other.with_name("w.json.journal"), db.with_name(db.name + ".journal"))
+    report = Workspace.recover(db)
+    assert "any edit after edit 0 is lost" in report["lost"] and report["lost_after"] == 0
+
+    _store(db, 3)  # the three edits again, then a fold; two more; the folded journal copied back
+    Workspace.recover(db)
+    with Workspace.open(db) as ws:
+        ws.set_judgment("q1", "d8", 1, reason="r")
+    shutil.copy(db.with_name(db.name + ".journal.prev"), db.with_name(db.name + ".journal"))
+    report = Workspace.recover(db)
+    assert "not the one the snapshot expects" in report["lost"] and report["lost_after"] == 3

@@ -69,6 +69,9 @@ def _recover(ix: DurableIndex) -> dict:
     records, damage, tail = _journal_records(ix, journals, aside)
     report["damaged"] = damage
     snap_mark = ix._seq
+    gen = ix._meta.get("journal_gen")  # the journal the snapshot (or .bak) continues in: gone, when none has it
+    replaced = gen is not None and current is not None and not any(
+        jc.gen == gen or jc.header_damaged for _, jc in journals)
     lost, seq, replayed = [], snap_mark, 0  # labels: the base, then every good edit after it the journals hold
     for s in sorted(k for k in records if k > snap_mark):
         if s > seq + 1:
@@ -86,9 +89,12 @@ def _recover(ix: DurableIndex) -> dict:
     report["lost_edits"] = list(islice((k for a, b in lost for k in range(a, b + 1)), LISTED))
     placeholders = _keep_orphans(ix)
     report["torn"] = current.torn if current is not None else 0
-    if tail or missing:
+    if tail or missing or replaced:
         report["lost_after"] = seq
     report["lost"] = _lost_sentence(lost, tail, missing, report["torn"], seq, hseq, history_gaps, placeholders)
+    if replaced:  # (another workspace's journal, or an older copy, put in its place)
+        report["lost"] = "; ".join(filter(None, [report["lost"], "the journal is not the one the snapshot expects "
+                                                 f"(replaced by another copy): any edit after edit {seq} is lost"]))
     lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
     if lost_id and report["lost"]:
         report["lost"] += f" (the damaged records' event numbers, up to #{lost_id}, are not given again)"
