@@ -148,3 +148,21 @@ def test_a_journal_put_in_place_from_elsewhere_is_said_to_lose_what_the_real_one
     shutil.copy(db.with_name(db.name + ".journal.prev"), db.with_name(db.name + ".journal"))
     report = Workspace.recover(db)
     assert "not the one the snapshot expects" in report["lost"] and report["lost_after"] == 3
+
+
+@pytest.mark.slow
+def test_a_journal_of_many_damaged_stretches_is_read_in_linear_time():
+    """Each damaged stretch's line number used to be counted from the start of the file: 80,000 stretches
+    took five minutes to open. Now each is counted from the last."""
+    import time
+
+    from rankgate.store.storage import scan_journal
+
+    n = 40_000
+    bad = b"deadbeef 00000010 garbage-garbage\n"
+    data = b"".join(encode_record({"seq": i + 1, "ops": [], "events": []}) + bad for i in range(n))
+    start = time.monotonic()
+    good, damage, torn = scan_journal(data, 0, 2)
+    assert len(good) == n and len(damage) == n and torn == 0
+    assert [d.line for d in damage[:3]] == [2, 4, 6] and damage[-1].line == 2 * n
+    assert time.monotonic() - start < 10  # (quadratic: minutes)

@@ -620,6 +620,7 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
     damage: list[Damage] = []
     torn = 0
     size = len(data)
+    counted, line = 0, 1  # newlines counted up to `counted`: each damaged stretch's line, without counting again
     while pos < size:
         rec, end = frame(data, pos)
         if is_record(rec):
@@ -633,7 +634,9 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
             break
         stop = size if nxt is None else nxt
         seqs, held = _held(data[pos:stop])
-        damage.append(Damage(pos, stop, data.count(b"\n", 0, pos) + 1, seqs, held))
+        line += data.count(b"\n", counted, pos)
+        counted = pos
+        damage.append(Damage(pos, stop, line, seqs, held))
         if nxt is None:
             break
         pos = nxt
