@@ -166,3 +166,22 @@ def test_a_journal_of_many_damaged_stretches_is_read_in_linear_time():
     assert len(good) == n and len(damage) == n and torn == 0
     assert [d.line for d in damage[:3]] == [2, 4, 6] and damage[-1].line == 2 * n
     assert time.monotonic() - start < 10  # (quadratic: minutes)
+
+
+@pytest.mark.parametrize("sidecar", [".sync", ".sync-exported"])
+def test_a_sync_record_that_is_a_fifo_or_dev_zero_is_no_record_not_a_hang(db, sidecar):
+    """`labels export` read `<db>.sync-exported` through a link to /dev/zero until memory ran out, and blocked
+    for ever on a FIFO; the sync summary the same."""
+    import os
+    import subprocess
+    import sys
+
+    _store(db, 1)
+    side = db.with_name(db.name + sidecar)
+    code = ("import sys; from rankgate.store import sync; db = sys.argv[1]; "
+            "print(sync.read_summary(db), sync.read_record(db), sync.read_exported(db))")
+    for make in (lambda: os.mkfifo(side), lambda: side.symlink_to("/dev/zero")):
+        side.unlink(missing_ok=True)
+        make()
+        p = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, timeout=20)
+        assert p.returncode == 0 and p.stdout.split() == ["None", "None", "None"], p.stderr[-500:]
