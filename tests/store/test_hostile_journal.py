@@ -185,3 +185,24 @@ def test_a_sync_record_that_is_a_fifo_or_dev_zero_is_no_record_not_a_hang(db, si
         make()
         p = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, timeout=20)
         assert p.returncode == 0 and p.stdout.split() == ["None", "None", "None"], p.stderr[-500:]
+
+
+@pytest.mark.parametrize("sidecar", [".journal", ".journal.prev", ".history"])
+def test_a_store_file_replaced_by_a_link_to_a_device_is_moved_aside_and_its_loss_said(db, sidecar):
+    """recover refused a link to /dev/zero in a store file's place ("is a device"), so nothing could be
+    recovered; now it is moved aside like a damaged file, and the current journal's edits are said lost."""
+    _store(db, 3)
+    Workspace.recover(db)  # a fold: .bak, .journal.prev and .history.bak exist
+    with Workspace.open(db) as ws:
+        ws.set_judgment("q1", "d4", 1, reason="r")
+    side = db.with_name(db.name + sidecar)
+    side.unlink()
+    side.symlink_to("/dev/zero")
+    report = Workspace.recover(db)
+    assert not side.is_symlink() and report["moved_aside"]
+    with Workspace.open(db, readonly=True) as ws:
+        have = labels_of(ws)
+    if sidecar == ".journal":
+        assert "journal is missing" in report["lost"] and report["lost_after"] == 3 and len(have) == 3
+    else:
+        assert report["lost"] is None and len(have) == 4

@@ -62,7 +62,7 @@ def _recover(ix: DurableIndex) -> dict:
     aside: list[Path] = []
     journals = _read_journals(ix, aside)
     current = next((jc for p, jc in journals if p == ix._file(JOURNAL)), None)
-    missing = current is None and not ix._file(JOURNAL).exists()
+    missing = current is None  # no journal, or none that reads (a link to a device, a version it cannot read)
     events, report["history"] = _read_history(ix, aside)
     report["snapshot"] = _load_snapshot(ix, aside, journals, events)
     hist_mark = events[-1]["jseq"] if events else 0
@@ -120,7 +120,7 @@ def _lost_sentence(lost: list[tuple[int, int]], tail: bool, missing: bool, torn:
     if tail:
         said.append(f"the journal is damaged after edit {seq}: any edit after it is lost")
     if missing:
-        said.append(f"the journal is missing: any edit after edit {seq} is lost")
+        said.append(f"the journal is missing (or not one that can be read): any edit after edit {seq} is lost")
     if torn:
         said.append(f"the journal ends in {torn} bytes of a record cut short after edit {seq}, dropped (a crash "
                     "while it was written, so never acknowledged; or the file was cut, and edits after it are lost)")
@@ -157,7 +157,7 @@ def _read_journals(ix: DurableIndex, aside: list[Path]) -> list[tuple[Path, Jour
             jc = read_journal(p, salvage=True)
         except NewerFormat:
             raise
-        except DamagedFile:
+        except InputError:  # damaged, or not a regular file (a link to a device): moved aside, never read
             aside.append(p)
             continue
         if jc is not None:
@@ -172,10 +172,12 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
     history file's events add up to; what was used."""
 
     def tables_of(p: Path) -> dict | None:
-        raw = SnapshotStorage(p, "r").read_bytes()
         try:
+            raw = SnapshotStorage(p, "r").read_bytes()
             return parse_snapshot(p, raw) if raw else None
-        except DamagedFile:
+        except NewerFormat:
+            raise
+        except InputError:  # damaged, or not a regular file
             return None
 
     def loads(tables: dict | None) -> bool:
@@ -271,10 +273,10 @@ def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]
     against the checksum its snapshot (the snapshot, the .bak) records; what was used."""
     for p, label, ref in ((ix._file(HISTORY), "intact", ix.path),
                           (ix._file(HISTORY + BACKUP), "restored from backup", ix._file(BACKUP))):
-        raw = SnapshotStorage(p, "r").read_bytes()
         try:
+            raw = SnapshotStorage(p, "r").read_bytes()
             table = parse_tables(p, raw).get("history") if raw and history_matches(raw, _meta_of(ref)) else None
-        except DamagedFile:
+        except InputError:  # damaged, or not a regular file
             table = None
         if isinstance(table, dict):
             try:
@@ -291,7 +293,7 @@ def _meta_of(snapshot: Path) -> dict | None:
     try:
         raw = SnapshotStorage(snapshot, "r").read_bytes()
         meta = parse_snapshot(snapshot, raw).get("meta", {}).get("1") if raw else None
-    except DamagedFile:
+    except InputError:
         return None
     return meta if isinstance(meta, dict) else None
 
