@@ -206,3 +206,16 @@ def test_a_store_file_replaced_by_a_link_to_a_device_is_moved_aside_and_its_loss
         assert "journal is missing" in report["lost"] and report["lost_after"] == 3 and len(have) == 3
     else:
         assert report["lost"] is None and len(have) == 4
+
+
+def test_recover_prints_twenty_damaged_stretches_and_counts_the_rest(db, capsys):
+    from rankgate.cli import main
+
+    _store(db, 2)
+    journal = db.with_name(db.name + ".journal")
+    bad = b"deadbeef 00000010 garbage-garbage\n"
+    journal.write_bytes(journal.read_bytes() + b"".join(
+        bad + encode_record({"seq": 3 + i, "ops": [], "events": []}) for i in range(30)))
+    assert main(["labels", "recover", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("damaged: bytes") == 20 and "damaged: 10 more stretches (--json lists them all)" in out
