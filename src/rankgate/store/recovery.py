@@ -70,7 +70,11 @@ def _recover(ix: DurableIndex) -> dict:
     report["damaged"] = damage
     snap_mark = ix._seq
     gen = ix._meta.get("journal_gen")  # the journal the snapshot (or .bak) continues in: gone, when none has it
-    replaced = gen is not None and current is not None and not any(
+    prior = ix._meta.pop("recovery", None)  # a recovery killed after its snapshot, before its new journal
+    prior = prior if isinstance(prior, dict) and current is not None and current.gen in (prior.get("gens") or ()) \
+        else None
+    replaced = gen is not None and current is not None and not any(  # (after a killed recovery too: its
+        # journal and an older copy put in place of the new one look alike, so the loss is said either way)
         jc.gen == gen or jc.header_damaged for _, jc in journals)
     lost, seq, replayed = [], snap_mark, 0  # labels: the base, then every good edit after it the journals hold
     for s in sorted(k for k in records if k > snap_mark):
@@ -95,6 +99,9 @@ def _recover(ix: DurableIndex) -> dict:
     if replaced:  # (another workspace's journal, or an older copy, put in its place)
         report["lost"] = "; ".join(filter(None, [report["lost"], "the journal is not the one the snapshot expects "
                                                  f"(replaced by another copy): any edit after edit {seq} is lost"]))
+    if prior is not None and prior.get("lost"):  # what it lost was never printed: said now
+        report["lost"] = "; ".join(filter(None, [f"an interrupted recovery lost: {prior['lost']}", report["lost"]]))
+    ix._meta["recovery"] = {"gens": [jc.gen for _, jc in journals if jc.gen], "lost": report["lost"]}
     lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
     if lost_id and report["lost"]:
         report["lost"] += f" (the damaged records' event numbers, up to #{lost_id}, are not given again)"
