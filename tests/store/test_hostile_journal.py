@@ -42,11 +42,20 @@ def _events_not_objects(rs):
     rs[3]["events"] = "zz"
 
 
+def _event_of_no_op(rs):
+    rs[3]["events"][0]["columns_op"] = 99
+
+
+def _columns_of_unequal_length(rs):
+    rs[3]["ops"].append(["columns", {"query": "q1", "n": 5}])
+
+
 def _seq_is_true(rs):
     rs[3]["seq"] = True
 
 
-@pytest.mark.parametrize("change", [_grade_text, _ops_not_pairs, _events_not_objects, _seq_is_true])
+@pytest.mark.parametrize("change", [_grade_text, _ops_not_pairs, _events_not_objects, _seq_is_true,
+                                    _event_of_no_op, _columns_of_unequal_length])
 def test_a_checksummed_record_that_is_no_edit_is_damage_named_by_recovery(db, change):
     expected = _store(db)
     _rewrite(db, change)

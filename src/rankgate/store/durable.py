@@ -36,6 +36,7 @@ from typing import Callable, Self
 from rankgate.core.errors import InputError
 from rankgate.store import paths
 from rankgate.store.columns import (
+    OF_OP,
     LazyLabels,
     all_new,
     bulk_event,
@@ -115,10 +116,19 @@ def check_edit(path: Path, record: dict) -> None:
             ok = isinstance(value, dict) and type(value.get(key)) is str
         elif kind == "meta":
             ok = isinstance(value, dict)
-        else:  # columns are checked by check_columns; an unknown kind is refused by _apply
+        elif kind == "columns":
+            check_columns(str(path), value)
+            ok = True
+        else:  # an unknown kind is refused by _apply (written by a newer rankgate)
             ok = True
         if not ok:
             raise DamagedFile(str(path), f"edit {record['seq']} holds a malformed {kind!r} op (not written by "
+                              "rankgate)")
+    for e in record["events"]:  # a bulk event names its columns op (columns.journal_form)
+        i = e.get(OF_OP)
+        if i is not None and not (type(i) is int and 0 <= i < len(record["ops"])
+                                  and record["ops"][i][0] == "columns"):
+            raise DamagedFile(str(path), f"edit {record['seq']} holds an event of no columns op (not written by "
                               "rankgate)")
 
 
