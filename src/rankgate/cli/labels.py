@@ -26,6 +26,8 @@ from rankgate.cli.suggest import add_overlap, add_suggest, judge_agreement_lines
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 
+DAMAGED_SHOWN = 20  # damaged stretches `labels recover` prints; --json gives every one
+
 
 def register(sub) -> None:
     """`rankgate labels` and its subcommands, in the order of SUBCOMMANDS (at the end of this module)."""
@@ -873,8 +875,10 @@ def _recover(args) -> int:
         return EXIT_OK
     say(f"recovered {report['path']}: snapshot {report['snapshot']}, history {report['history']}, "
           f"{report['replayed']} edits replayed; {report['judgments']} judgments, {report['events']} events")
-    for d in report["damaged"]:
+    for d in report["damaged"][:DAMAGED_SHOWN]:
         say(f"damaged: {d}")
+    if len(report["damaged"]) > DAMAGED_SHOWN:  # (a journal of 80,000 damaged stretches printed them all)
+        say(f"damaged: {len(report['damaged']) - DAMAGED_SHOWN} more stretches (--json lists them all)")
     for p in report["moved_aside"]:
         say(f"moved aside: {p}")
     say(f"lost: {report['lost']}" if report["lost"] else "lost: nothing (every edit the files hold was recovered)")

@@ -64,6 +64,7 @@ from rankgate.store.durable_format import (
     FORMAT,
     FORMAT_VERSION,
     NO_BASE,
+    check_edit,
     history_bytes,
     parse_snapshot,
 )
@@ -71,7 +72,7 @@ from rankgate.store.durable_fold import IndexFolding
 from rankgate.store.durable_load import IndexLoading
 
 __all__ = ["Batch", "DurableIndex", "EMPTY_HISTORY", "FOLD_BYTES", "FOLD_EDITS", "FOLD_ON_CLOSE", "FORMAT",
-           "FORMAT_VERSION", "NO_BASE", "history_bytes", "parse_snapshot"]
+           "FORMAT_VERSION", "NO_BASE", "check_edit", "history_bytes", "parse_snapshot"]
 
 
 class Batch:

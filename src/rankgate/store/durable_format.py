@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rankgate.store.columns import OF_OP, check_columns
 from rankgate.store.storage import DamagedFile, check_seal, dumps, parse_tables
 
 FORMAT = "rankgate-labels"
@@ -37,3 +38,35 @@ def parse_snapshot(path: Path, raw: bytes) -> dict:
 def history_bytes(events: list[dict]) -> bytes:
     """The history file: TinyDB's layout, one table keyed by event id."""
     return dumps({"history": {str(e["id"]): e for e in events}}).encode("ascii")
+
+
+_PAIR_EDITS = ("judgment", "review", "adjudication")
+
+
+def check_edit(path: Path, record: dict) -> None:
+    """A journal record read from disk holds well-formed ops (its shape checked by `is_record`): a pair's
+    judgment names a query and a doc and has an integer grade; the others name what they change. DamagedFile
+    otherwise, before anything is applied (a valid checksum over a record no rankgate wrote)."""
+    for kind, value in record["ops"]:
+        if kind in _PAIR_EDITS:
+            ok = isinstance(value, dict) and type(value.get("query")) is str and type(value.get("doc")) is str \
+                and type(value.get("grade")) is int and type(value.get("reviewer", "")) is str
+        elif kind in ("query", "version", "purge"):
+            key = {"query": "id", "version": "name", "purge": "query"}[kind]
+            ok = isinstance(value, dict) and type(value.get(key)) is str
+        elif kind == "meta":
+            ok = isinstance(value, dict)
+        elif kind == "columns":
+            check_columns(str(path), value)
+            ok = True
+        else:  # an unknown kind is refused by _apply (written by a newer rankgate)
+            ok = True
+        if not ok:
+            raise DamagedFile(str(path), f"edit {record['seq']} holds a malformed {kind!r} op (not written by "
+                              "rankgate)")
+    for e in record["events"]:  # a bulk event names its columns op (columns.journal_form)
+        i = e.get(OF_OP)
+        if i is not None and not (type(i) is int and 0 <= i < len(record["ops"])
+                                  and record["ops"][i][0] == "columns"):
+            raise DamagedFile(str(path), f"edit {record['seq']} holds an event of no columns op (not written by "
+                              "rankgate)")

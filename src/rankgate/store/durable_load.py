@@ -17,6 +17,7 @@ from rankgate.store.labels import standing
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV
 from rankgate.store.storage import (
     DamagedFile,
+    NewerFormat,
     Journal,
     SnapshotStorage,
     atomic_write,
@@ -28,6 +29,7 @@ from rankgate.store.durable_format import (
     FORMAT,
     FORMAT_VERSION,
     NO_BASE,
+    check_edit,
     parse_snapshot,
 )
 
@@ -148,6 +150,7 @@ class IndexLoading:
                 continue
             if record["seq"] != self._seq + 1:
                 raise DamagedFile(str(self._file(JOURNAL)), f"edit {self._seq + 1} is missing from the journal")
+            check_edit(self._file(JOURNAL), record)
             self._apply(record)
             self._pending.append(record)
 
@@ -194,7 +197,10 @@ class IndexLoading:
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise DamagedFile(path, "not a rankgate label store (a TinyDB file without rankgate's meta table)")
         if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
-            raise DamagedFile(path, f"written by a newer rankgate (store format {meta.get('format_version')!r})")
+            if isinstance(meta.get("format_version"), int):
+                raise NewerFormat(path, f"written by a newer rankgate (store format {meta['format_version']}); open "
+                                  "it with that version (nothing was changed)")
+            raise DamagedFile(path, f"store format {meta.get('format_version')!r} is not a number")
         for key in ("journal_seq", "history_seq", "history_bytes", "next_event"):
             if not isinstance(meta.get(key), int):
                 raise DamagedFile(path, f"meta field {key!r} is missing or not an integer")
@@ -264,6 +270,8 @@ class IndexLoading:
         import shlex
 
         db = shlex.quote(str(self.path))
+        if isinstance(e, NewerFormat):  # not damage: recovery would roll it back to an older copy
+            return e
         if Path(e.path) == self._file(JOURNAL) and e.line:
             hint = (f"`rankgate labels recover --db {db}` keeps every intact edit, before and after line {e.line}, "
                     "names the ones it cannot read, and moves the damaged journal aside")

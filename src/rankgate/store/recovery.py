@@ -15,21 +15,24 @@ import os
 import secrets
 import shlex
 import zlib
+from itertools import islice
 from pathlib import Path
 
 from rankgate.core.errors import InputError
 from rankgate.core.model import Query
 from rankgate.store.columns import expand_events
-from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, history_bytes, parse_snapshot
+from rankgate.store.durable import FOLD_EDITS, NO_BASE, DurableIndex, check_edit, history_bytes, parse_snapshot
 from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
 from rankgate.store.labels import history_state
 from rankgate.store.records import query_fields, query_record
 from rankgate.store.storage import (
     DamagedFile,
     Journal,
+    NewerFormat,
     JournalContents,
     SnapshotStorage,
     atomic_write,
+    crashpoint,
     history_matches,
     keep_copy,
     move_aside,
@@ -59,48 +62,64 @@ def _recover(ix: DurableIndex) -> dict:
     aside: list[Path] = []
     journals = _read_journals(ix, aside)
     current = next((jc for p, jc in journals if p == ix._file(JOURNAL)), None)
-    missing = current is None and not ix._file(JOURNAL).exists()
+    missing = current is None  # no journal, or none that reads (a link to a device, a version it cannot read)
     events, report["history"] = _read_history(ix, aside)
     report["snapshot"] = _load_snapshot(ix, aside, journals, events)
     hist_mark = events[-1]["jseq"] if events else 0
     records, damage, tail = _journal_records(ix, journals, aside)
     report["damaged"] = damage
     snap_mark = ix._seq
-    lost, seq = [], snap_mark  # labels: the base, then every good edit after it that the journals hold
+    gen = ix._meta.get("journal_gen")  # the journal the snapshot (or .bak) continues in: gone, when none has it
+    prior = ix._meta.pop("recovery", None)  # a recovery killed after its snapshot, before its new journal
+    prior = prior if isinstance(prior, dict) and current is not None and current.gen in (prior.get("gens") or ()) \
+        else None
+    replaced = gen is not None and current is not None and not any(  # (after a killed recovery too: its
+        # journal and an older copy put in place of the new one look alike, so the loss is said either way)
+        jc.gen == gen or jc.header_damaged for _, jc in journals)
+    lost, seq, replayed = [], snap_mark, 0  # labels: the base, then every good edit after it the journals hold
     for s in sorted(k for k in records if k > snap_mark):
-        lost += range(seq + 1, s)
-        ix._apply(records[s])
-        seq = s
+        if s > seq + 1:
+            lost.append((seq + 1, s - 1))  # a run of edit numbers no good record holds (kept as a run: a
+        ix._apply(records[s])  # forged edit number of 10**15 must not make a list that long)
+        seq, replayed = s, replayed + 1
     hseq = hist_mark  # history: the same, from its own mark (a missing event leaves a gap in its numbers)
     history_gaps = []
     for s in sorted(k for k in records if k > hist_mark):
-        history_gaps += range(hseq + 1, s)
+        if s > hseq + 1:
+            history_gaps.append((hseq + 1, s - 1))
         ix._apply_history(events, records[s])
         hseq = s
-    report["replayed"] = seq - snap_mark - len(lost)
-    report["lost_edits"] = lost
+    report["replayed"] = replayed
+    report["lost_edits"] = list(islice((k for a, b in lost for k in range(a, b + 1)), LISTED))
     placeholders = _keep_orphans(ix)
     report["torn"] = current.torn if current is not None else 0
-    if tail or missing:
+    if tail or missing or replaced:
         report["lost_after"] = seq
     report["lost"] = _lost_sentence(lost, tail, missing, report["torn"], seq, hseq, history_gaps, placeholders)
+    if replaced:  # (another workspace's journal, or an older copy, put in its place)
+        report["lost"] = "; ".join(filter(None, [report["lost"], "the journal is not the one the snapshot expects "
+                                                 f"(replaced by another copy): any edit after edit {seq} is lost"]))
+    if prior is not None and prior.get("lost"):  # what it lost was never printed: said now
+        report["lost"] = "; ".join(filter(None, [f"an interrupted recovery lost: {prior['lost']}", report["lost"]]))
+    ix._meta["recovery"] = {"gens": [jc.gen for _, jc in journals if jc.gen], "lost": report["lost"]}
     lost_seq, lost_id = getattr(ix, "_damaged_ids", (0, 0))
     if lost_id and report["lost"]:
         report["lost"] += f" (the damaged records' event numbers, up to #{lost_id}, are not given again)"
     ix._seq = max(seq, hseq, lost_seq)  # a damaged record's edit and event ids are never given again
     ix._next_event = max([ix._next_event, lost_id + 1] + [e["id"] + 1 for e in events])
-    for p in dict.fromkeys(aside):
-        moved = move_aside(p, "damaged")
-        if moved:
-            report["moved_aside"].append(str(moved))
-    _write(ix, events, aside)
+    journals_aside = [p for p in dict.fromkeys(aside) if p in (ix._file(JOURNAL), ix._file(JOURNAL_PREV))]
+    for p in dict.fromkeys(aside):  # what gave nothing goes aside now; a journal's good records only once
+        if p not in journals_aside:  # the snapshot holding them is written (a kill between loses none)
+            _aside(p, report)
+    crashpoint("recover-moved")
+    _write(ix, events, aside, lambda: [_aside(p, report) for p in journals_aside])
     report["judgments"] = ix._live
     report["events"] = len(events)
     return report
 
 
-def _lost_sentence(lost: list[int], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
-                   history_gaps: list[int], placeholders: list[str]) -> str | None:
+def _lost_sentence(lost: list[tuple[int, int]], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
+                   history_gaps: list[tuple[int, int]], placeholders: list[str]) -> str | None:
     """What recovery could not keep, in words (None: nothing)."""
     said = []
     if lost:
@@ -108,7 +127,7 @@ def _lost_sentence(lost: list[int], tail: bool, missing: bool, torn: int, seq: i
     if tail:
         said.append(f"the journal is damaged after edit {seq}: any edit after it is lost")
     if missing:
-        said.append(f"the journal is missing: any edit after edit {seq} is lost")
+        said.append(f"the journal is missing (or not one that can be read): any edit after edit {seq} is lost")
     if torn:
         said.append(f"the journal ends in {torn} bytes of a record cut short after edit {seq}, dropped (a crash "
                     "while it was written, so never acknowledged; or the file was cut, and edits after it are lost)")
@@ -122,16 +141,10 @@ def _lost_sentence(lost: list[int], tail: bool, missing: bool, torn: int, seq: i
     return "; ".join(said) or None
 
 
-def _edits(seqs: list[int]) -> str:
+def _edits(runs: list[tuple[int, int]]) -> str:
     """"edit 5", "edits 5-7", "edits 3, 5-7"."""
-    runs: list[list[int]] = []
-    for s in seqs:
-        if runs and runs[-1][1] == s - 1:
-            runs[-1][1] = s
-        else:
-            runs.append([s, s])
     text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-    return f"edit{'s' if len(seqs) > 1 else ''} {text}"
+    return f"edit{'s' if len(runs) > 1 or runs[0][0] != runs[0][1] else ''} {text}"
 
 
 def _keep_orphans(ix: DurableIndex) -> list[str]:
@@ -149,7 +162,9 @@ def _read_journals(ix: DurableIndex, aside: list[Path]) -> list[tuple[Path, Jour
     for p in (ix._file(JOURNAL_PREV), ix._file(JOURNAL)):
         try:
             jc = read_journal(p, salvage=True)
-        except DamagedFile:
+        except NewerFormat:
+            raise
+        except InputError:  # damaged, or not a regular file (a link to a device): moved aside, never read
             aside.append(p)
             continue
         if jc is not None:
@@ -164,10 +179,12 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
     history file's events add up to; what was used."""
 
     def tables_of(p: Path) -> dict | None:
-        raw = SnapshotStorage(p, "r").read_bytes()
         try:
+            raw = SnapshotStorage(p, "r").read_bytes()
             return parse_snapshot(p, raw) if raw else None
-        except DamagedFile:
+        except NewerFormat:
+            raise
+        except InputError:  # damaged, or not a regular file
             return None
 
     def loads(tables: dict | None) -> bool:
@@ -175,6 +192,8 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
             if tables is not None:
                 ix._load_tables(tables)
                 return True
+        except NewerFormat:
+            raise
         except DamagedFile:
             pass
         return False
@@ -199,7 +218,8 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
         raise InputError(str(ix.path), "neither the snapshot nor its backup (.bak) can be read, and neither the "
                          "journals nor the history hold an edit; nothing to recover from: "
                          + NO_BASE.split(": ", 1)[1].format(db=shlex.quote(str(ix.path))))
-    what, base = min(options, key=lambda o: sum(1 for k in range(o[1] + 1, top + 1) if k not in seqs))
+    # the base that loses the fewest edits: those after it up to the last one no journal holds
+    what, base = min(options, key=lambda o: max(0, top - o[1]) - sum(1 for k in seqs if k > o[1]))
     if what == "bak":  # (loaded above)
         return f"restored from {ix._file(BACKUP).name}"
     owner = next((jc.workspace_id for _, jc in journals if not jc.header_damaged and jc.workspace_id), None)
@@ -222,6 +242,7 @@ def _empty(ix: DurableIndex) -> None:
     ix._queries, ix._adj, ix._versions, ix._live, ix._seq, ix._next_event = {}, {}, {}, 0, 0, 1
 
 
+LISTED = 100_000  # the lost edits' numbers a report lists (its sentence names them all, as runs)
 KEPT_SETTINGS = ("workspace_id", "created", "collection_version", "benchmark")  # taken from an older .bak
 
 
@@ -259,10 +280,10 @@ def _read_history(ix: DurableIndex, aside: list[Path]) -> tuple[list[dict], str]
     against the checksum its snapshot (the snapshot, the .bak) records; what was used."""
     for p, label, ref in ((ix._file(HISTORY), "intact", ix.path),
                           (ix._file(HISTORY + BACKUP), "restored from backup", ix._file(BACKUP))):
-        raw = SnapshotStorage(p, "r").read_bytes()
         try:
+            raw = SnapshotStorage(p, "r").read_bytes()
             table = parse_tables(p, raw).get("history") if raw and history_matches(raw, _meta_of(ref)) else None
-        except DamagedFile:
+        except InputError:  # damaged, or not a regular file
             table = None
         if isinstance(table, dict):
             try:
@@ -279,7 +300,7 @@ def _meta_of(snapshot: Path) -> dict | None:
     try:
         raw = SnapshotStorage(snapshot, "r").read_bytes()
         meta = parse_snapshot(snapshot, raw).get("meta", {}).get("1") if raw else None
-    except DamagedFile:
+    except InputError:
         return None
     return meta if isinstance(meta, dict) else None
 
@@ -296,6 +317,12 @@ def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContent
             aside.append(p)  # another workspace's journal: not ours to replay, nor to delete
             continue
         for r in jc.records:
+            try:
+                check_edit(p, r)
+            except DamagedFile as e:  # a checksummed record that is no edit: skipped and named, like damage
+                aside.append(p)
+                damage.append(f"{p.name}: {e.what}")
+                continue
             records.setdefault(r["seq"], r)
         if jc.damaged:
             aside.append(p)
@@ -306,8 +333,15 @@ def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContent
     return records, damage, tail
 
 
-def _write(ix: DurableIndex, events: list[dict], aside: list[Path]) -> None:
-    """The rebuilt files, now the last good copies; the old journals are folded into them."""
+def _aside(p: Path, report: dict) -> None:
+    moved = move_aside(p, "damaged")
+    if moved:
+        report["moved_aside"].append(str(moved))
+
+
+def _write(ix: DurableIndex, events: list[dict], aside: list[Path], journals_aside) -> None:
+    """The rebuilt files, now the last good copies; the old journals are folded into them, and the damaged
+    ones (`journals_aside`) moved aside once the snapshot holds their good records."""
     data = history_bytes(events)
     size = atomic_write(ix._file(HISTORY), data)
     gen = secrets.token_hex(8)
@@ -316,6 +350,8 @@ def _write(ix: DurableIndex, events: list[dict], aside: list[Path]) -> None:
     SnapshotStorage(ix.path).write(ix._tables(meta))
     keep_copy(ix.path, ix._file(BACKUP), link=False)
     keep_copy(ix._file(HISTORY), ix._file(HISTORY + BACKUP), link=False)
+    crashpoint("recover-snapshot")
+    journals_aside()
     if ix._file(JOURNAL).exists() and ix._file(JOURNAL) not in aside:
         keep_copy(ix._file(JOURNAL), ix._file(JOURNAL_PREV))
     Journal.create(ix._file(JOURNAL), ix._seq, ix._meta["workspace_id"], gen=gen)

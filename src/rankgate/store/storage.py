@@ -60,6 +60,10 @@ class DamagedFile(InputError):
     """A store file that cannot be read back: invalid JSON, cut short, or not ours."""
 
 
+class NewerFormat(DamagedFile):
+    """A store file written by a newer rankgate: not damage, so never moved aside or rebuilt from an older copy."""
+
+
 def crashpoint(name: str) -> None:
     """Kill this process at a named point, when a crash test asks for it (no-op otherwise)."""
     if os.environ.get(CRASHPOINT_ENV) == name:
@@ -522,6 +526,18 @@ def encode_record(record: dict, version: int = JOURNAL_VERSION) -> bytes:
     return b"%08x %08x %s\n" % (zlib.crc32(body), len(body), body)
 
 
+def is_record(rec: dict | None) -> bool:
+    """Whether a checksummed record has an edit's shape: a positive edit number, ops as [kind, value] pairs,
+    events as objects. A record that checks out but is not one (written by hand, or by another program) is
+    damage like a failed checksum, never replayed."""
+    if rec is None:
+        return False
+    seq, ops, events = rec.get("seq"), rec.get("ops"), rec.get("events")
+    return type(seq) is int and seq > 0 and isinstance(ops, list) and isinstance(events, list) \
+        and all(isinstance(op, list) and len(op) == 2 and isinstance(op[0], str) for op in ops) \
+        and all(isinstance(e, dict) for e in events)
+
+
 def _json_dict(body: bytes) -> dict | None:
     try:
         obj = json.loads(body)
@@ -606,9 +622,10 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
     damage: list[Damage] = []
     torn = 0
     size = len(data)
+    counted, line = 0, 1  # newlines counted up to `counted`: each damaged stretch's line, without counting again
     while pos < size:
         rec, end = frame(data, pos)
-        if rec is not None and isinstance(rec.get("seq"), int):
+        if is_record(rec):
             good.append((rec, pos, end))
             pos = end
             continue
@@ -619,7 +636,9 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
             break
         stop = size if nxt is None else nxt
         seqs, held = _held(data[pos:stop])
-        damage.append(Damage(pos, stop, data.count(b"\n", 0, pos) + 1, seqs, held))
+        line += data.count(b"\n", counted, pos)
+        counted = pos
+        damage.append(Damage(pos, stop, line, seqs, held))
         if nxt is None:
             break
         pos = nxt
@@ -641,7 +660,7 @@ def _resync(data: bytes, pos: int, end: int | None, frame) -> int | None:
         if q is None:
             return None
         rec, _ = frame(data, q)
-        if rec is not None and isinstance(rec.get("seq"), int):
+        if is_record(rec):
             return q
 
 
@@ -672,6 +691,9 @@ def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
         pos = 0
     elif not isinstance(header.get("base"), int):
         raise DamagedFile(str(path), "not a rankgate journal (bad header line)", line=1)
+    if isinstance(header.get("version"), int) and header["version"] > JOURNAL_VERSION:
+        raise NewerFormat(str(path), f"written by a newer rankgate (journal version {header['version']}); open the "
+                          "workspace with that version (nothing was changed)", line=1)
     if header.get("version") not in (1, 2) or header.get("version") != version:
         raise DamagedFile(str(path), f"journal version {header.get('version')!r}, expected {JOURNAL_VERSION}", line=1)
     gen = header.get("gen")

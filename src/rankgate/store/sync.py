@@ -45,7 +45,8 @@ from rankgate.core.errors import InputError
 from rankgate.store import paths
 from rankgate.store.records import FILE_SOURCE
 from rankgate.store.sync_record import (  # noqa: F401 (their home: store/sync_record.py)
-    SYNC_FORMAT, QrelsFile, _resolved, label_key, read_exported, read_summary, record_export, stamp as _stamp,
+    SYNC_FORMAT, QrelsFile, _resolved, label_key, open_sidecar, read_exported, read_summary, record_export,
+    stamp as _stamp,
 )
 
 RECOUNT_ABOVE = 20_000  # a writer that touched more pairs counts its unexported edits again from every label
@@ -173,7 +174,7 @@ def read_record(db: str | os.PathLike, labels: bool = True) -> tuple[dict, dict[
     cut short, not JSON), so the last sync is unknown. `labels=False`: the labels are not parsed (None in
     their place; 80,000 labels cost 0.05 s), only checked to be all there."""
     try:
-        with open(paths.sidecar(db, paths.SYNC), "rb") as f:
+        with open_sidecar(paths.sidecar(db, paths.SYNC)) as f:
             summary = json.loads(f.readline())
             line2 = f.readline()
             if not line2.endswith(b"\n"):  # cut short: the labels at the last sync are not all there

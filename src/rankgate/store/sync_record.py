@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,16 @@ from rankgate.core.errors import InputError
 from rankgate.store import paths
 
 SYNC_FORMAT = 1
+
+
+def open_sidecar(path):
+    """A record beside the workspace, opened for reading; OSError when there is none or it is not a regular
+    file (a FIFO would block, a link to /dev/zero would be read until memory runs out)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 def stamp(db: Path) -> list:
@@ -32,7 +43,7 @@ def stamp(db: Path) -> list:
 def read_summary(db: str | os.PathLike) -> dict | None:
     """Line 1 of `<db>.sync` (cheap: the labels on line 2 are not read); None when there is none."""
     try:
-        with open(paths.sidecar(db, paths.SYNC), "rb") as f:
+        with open_sidecar(paths.sidecar(db, paths.SYNC)) as f:
             line = f.readline()
         summary = json.loads(line)
         return summary if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT else None
@@ -94,7 +105,7 @@ def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
 def read_exported(db) -> dict[str, int] | None:
     """{label_key: grade} the last export to a file wrote (record_export); None: none, or unreadable."""
     try:
-        with open(paths.sidecar(db, paths.EXPORTED), "rb") as f:
+        with open_sidecar(paths.sidecar(db, paths.EXPORTED)) as f:
             summary, base = json.loads(f.readline()), json.loads(f.readline())
     except (OSError, ValueError):
         return None
