@@ -229,3 +229,41 @@ async def test_escape_shows_the_panes_with_the_judgments_counted(tiny):
         assert review is app.review and review.model.labels.grades("q-restore")["d-rpo"] == 2
         assert review._gate.decision == "accept"
         assert (review.qid, review.doc) == (screen.cursor.at.qid, screen.cursor.at.doc)  # the document shown there
+
+
+@pytest.mark.slow
+async def test_judging_a_qrels_files_labels_asks_once_whether_to_correct_them(tmp_path):
+    """#33 item 6 on the judging screen: a labels-only review walks the file's labels (another reviewer's); the
+    first grade asks once for the session, "correct theirs" replaces theirs (no disagreement), and the next
+    grades are one key each. Before, each grade went beside theirs silently: a disagreement per label."""
+    from rankgate.tui.app import ReviewApp
+    from rankgate.tui.loader import Inputs
+    from rankgate.tui.screens.judging import JudgingScreen
+    from rankgate.tui.screens.prompts import Choice
+    from tests.tui.test_raw_files import raw_files
+
+    d = raw_files(tmp_path)
+    inputs = Inputs(str(d / "qrels.txt"), [], str(d / "labels.db"), None)
+    inputs.queries, inputs.corpus = str(d / "topics.tsv"), str(d / "passages.jsonl")
+    app = ReviewApp(inputs, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, JudgingScreen)
+        book = screen.model.labels
+        first = screen.cursor.at
+        assert book.others(first.qid, first.doc) is not None  # the file's label, not mine
+        await pilot.press("3")
+        await pilot.pause()
+        assert isinstance(app.screen, Choice)  # asked, nothing stored yet
+        assert book.mine(first.qid, first.doc) is None
+        app.screen.dismiss("correct-session")
+        await pilot.pause()
+        assert app.screen is screen and book.mine(first.qid, first.doc).grade == 3
+        assert book.others(first.qid, first.doc) is None and not book.labels(first.qid)[first.doc].disputed
+        second = screen.cursor.at
+        assert second != first and book.others(second.qid, second.doc) is not None
+        await pilot.press("1")  # not asked again: one key
+        await pilot.pause()
+        assert app.screen is screen and book.mine(second.qid, second.doc).grade == 1
+        assert not book.labels(second.qid)[second.doc].disputed

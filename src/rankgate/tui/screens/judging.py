@@ -163,18 +163,59 @@ class JudgingScreen(Screen):
         if grade not in self.grades:
             return
         if grade in self.needs_reason:  # the reason first; the grade is stored with it
-            self.pending = (at, grade)
-            self.query_one(ReasonBar).ask(at.qid, at.doc, grade, "")
-            self.notify(f"grade {grade} needs a reason: type it, Enter stores both (Escape: nothing stored)")
+            def ask() -> None:
+                self.pending = (at, grade)
+                self.query_one(ReasonBar).ask(at.qid, at.doc, grade, "")
+                self.notify(f"grade {grade} needs a reason: type it, Enter stores both (Escape: nothing stored)")
+
+            self.whose_then(at, ask)
             return
-        if self.store(at, grade, None):
-            self.advance()
+        self.whose_then(at, lambda: self.store(at, grade, None) and self.advance())
+
+    # The answers on this screen hold for the session (one key per judgment): the review screen keeps them.
+    WHOSE = (("correct-session", "Correct theirs: yours replaces each of their labels this session "
+                                 "(no disagreement; history keeps theirs)"),
+             ("mine-session", "Add mine beside theirs, for every label this session (a disagreement each)"),
+             ("cancel", "Cancel"))
+
+    def whose_then(self, at: Place, then) -> None:
+        """A grade on a label only other reviewers judged (a qrels file's, an import's): corrected or added
+        beside, as chosen once for the session (asked here the first time; the review screen's answer holds
+        too). Otherwise `then()` at once."""
+        review = self.review
+        other = self.model.labels.others(at.qid, at.doc) if getattr(review, "ask_whose", False) else None
+        if other is None or getattr(review, "whose_for_session", None) is not None:
+            then()
+            return
+        from rich.text import Text
+
+        from rankgate.store.records import credit
+        from rankgate.tui.screens.prompts import Choice
+
+        who = ", ".join(credit(r) for r in (other.reviewers or (other.reviewer,)))
+        title = Text(end="")
+        title.append(id_excerpt(at.doc, 30), style="bold cyan")
+        title.append(" is ", style="bold")
+        title.append_text(literal(who, style="bold"))
+        title.append(f"'s label (grade {other.grade})", style="bold")
+        body = literal("How should your judgments of labels others made be recorded, this session?")
+
+        def chosen(answer: str | None) -> None:
+            if answer in (None, "cancel"):
+                return
+            review.whose_for_session = answer[: -len("-session")]
+            then()
+
+        self.app.push_screen(Choice(title, body, list(self.WHOSE)), chosen)
 
     def store(self, at: Place, grade: int, reason: str | None, *, merge: bool = False) -> bool:
-        """The grade (and reason) to the store through the label book, the query re-scored."""
+        """The grade (and reason) to the store through the label book, the query re-scored; a label only
+        others judged is corrected when the session said so (`whose_then`)."""
         book = self.model.labels
+        corrects = getattr(self.review, "whose_for_session", None) == "correct" and \
+            book.others(at.qid, at.doc) is not None
         try:
-            book.set(at.qid, at.doc, grade, reason, merge=merge)
+            book.set(at.qid, at.doc, grade, reason, merge=merge, corrects=corrects)
         except Refused as e:
             self.notify(str(e), severity="warning", markup=False, timeout=8)
             return False
