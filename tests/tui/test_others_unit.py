@@ -55,3 +55,12 @@ def test_a_fold_by_another_session_rescores_every_query_and_a_busy_lock_only_war
     app, model, screen, notes, applied, _ = fixture(InputError("w.json", "locked"))
     show_others_edits(app, model, screen)
     assert applied == [] and "could not read the other reviewers' edits" in notes[0][0]
+
+
+def test_a_correction_of_my_grade_by_another_session_tells_me():
+    mine_removed = {"reviewer": "ana", "query": "q1", "doc": "d1", "grade": 2, "removed": "2026-12-07T04:00:00Z"}
+    theirs = {"reviewer": "kofi", "query": "q1", "doc": "d1", "grade": 1, "removed": None}
+    app, model, screen, notes, applied, _ = fixture(({"q1"}, [mine_removed, theirs]))
+    show_others_edits(app, model, screen)
+    assert ("your grade 2 of q1 d1 was corrected: kofi graded it 1 (both are kept in the history)",
+            "overruled") in notes

@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 
 from rankgate.core.errors import InputError
-from rankgate.store.paths import JOURNAL
+from rankgate.store.paths import JOURNAL, JOURNAL_PREV
 from rankgate.store.storage import Journal, read_journal
 
 
@@ -99,10 +99,12 @@ class SharedWriter:
         journal = read_journal(self._file(JOURNAL))
         same = journal is not None and not journal.damage and journal.gen == self._meta.get("journal_gen") \
             and journal.base == self._meta.get("journal_seq")
-        if not same:
+        if not same:  # another writer folded: the store again, and what it did since ours from both journals
+            missed = self._records_past(self._seq, journal)
             self._reset()
             self._load(create=False)
             self._touched = None
+            self._their_reviews += [v for r in missed for kind, v in r["ops"] if kind == "review" and isinstance(v, dict)]
             return
         new = [r for r in journal.records if r["seq"] > self._seq]
         self._replay(new)
@@ -115,6 +117,15 @@ class SharedWriter:
         self._journal = Journal(self._file(JOURNAL), journal.good_size, len(journal.records), journal.version)
         if journal.torn:
             self._journal.truncate_to(journal.good_size)
+
+    def _records_past(self, seq: int, journal) -> list[dict]:
+        """The records after edit `seq` that the folded journal (`.journal.prev`) and the new one hold, once
+        each: so a session told whose grade overruled its own is told after a fold too."""
+        out: dict[int, dict] = {}
+        for held in (read_journal(self._file(JOURNAL_PREV)), journal):
+            if held is not None and not held.damage:
+                out.update((r["seq"], r) for r in held.records if r["seq"] > seq)
+        return [out[k] for k in sorted(out)]
 
     def _reset(self) -> None:
         self._meta, self._queries, self._labels, self._adj = {}, {}, {}, {}

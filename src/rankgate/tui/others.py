@@ -35,6 +35,13 @@ def show_others_edits(app, model, screen) -> None:
     me = backend.reviewer
     for review in reviews:
         who, qid, doc, grade = review.get("reviewer"), review.get("query"), review.get("doc"), review.get("grade")
+        if who == me and review.get("removed") is not None:  # another session corrected my grade ("correct theirs")
+            by = next((r for r in reviews if r.get("query") == qid and r.get("doc") == doc
+                       and r.get("reviewer") != me and r.get("removed") is None), None)
+            now = f" {visible(by.get('reviewer'))} graded it {by.get('grade')}" if by else ""
+            app.notify(f"your grade {grade} of {visible(qid)} {visible(doc)} was corrected:{now} (both are kept in "
+                       "the history)", title="overruled", severity="warning", timeout=15, markup=False)
+            continue
         if who == me or review.get("removed") is not None:
             continue
         mine = model.labels.mine(qid, doc)
