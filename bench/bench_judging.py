@@ -66,6 +66,12 @@ def make_app(data: Path, with_runs: bool):
     return ReviewApp(inputs, cursor_blink=False)
 
 
+def choice_open(app) -> bool:
+    from rankgate.tui.screens.prompts import Choice
+
+    return isinstance(app.screen, Choice)
+
+
 async def judge(n: int, data: Path, with_runs: bool) -> dict:
     from rankgate.tui.screens.judging import JudgingScreen
 
@@ -89,6 +95,9 @@ async def judge(n: int, data: Path, with_runs: bool) -> dict:
             t0 = time.perf_counter()
             await pilot.press(str(grade))
             keys += 1
+            if choice_open(app):  # a label only others judged (a qrels file's): asked once a session
+                await pilot.press("enter")  # its first answer: correct theirs, for the session
+                keys += 1
             while screen.drawn_at == drawn_before:  # the next document's frame
                 await asyncio.sleep(0.0005)
             times.append((screen.drawn_at - t0) * 1000)
