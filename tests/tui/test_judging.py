@@ -10,6 +10,18 @@ from rankgate.tui.safe import id_excerpt
 from tests.tui.conftest import make_app, ready
 
 
+def labels_only_app(tmp_path):
+    """A qrels file with its topics and passages and no runs (tests/tui/test_raw_files.py): labels-only review."""
+    from rankgate.tui.app import ReviewApp
+    from rankgate.tui.loader import Inputs
+    from tests.tui.test_raw_files import raw_files
+
+    d = raw_files(tmp_path)
+    inputs = Inputs(str(d / "qrels.txt"), [], str(d / "labels.db"), None)
+    inputs.queries, inputs.corpus = str(d / "topics.tsv"), str(d / "passages.jsonl")
+    return ReviewApp(inputs, cursor_blink=False)
+
+
 async def open_judging(pilot):
     from rankgate.tui.screens.judging import JudgingScreen
 
@@ -154,15 +166,9 @@ async def test_notices_sit_on_their_own_line_not_over_the_panes(tiny):
 
 @pytest.mark.slow
 async def test_the_labels_only_review_moves_on_after_a_grade(tmp_path):
-    from rankgate.tui.app import ReviewApp
-    from rankgate.tui.loader import Inputs
     from rankgate.tui.widgets.label_editor import LabelList
-    from tests.tui.test_raw_files import raw_files
 
-    d = raw_files(tmp_path)
-    inputs = Inputs(str(d / "qrels.txt"), [], str(d / "labels.db"), None)
-    inputs.queries, inputs.corpus = str(d / "topics.tsv"), str(d / "passages.jsonl")
-    app = ReviewApp(inputs, cursor_blink=False)
+    app = labels_only_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         from rankgate.tui.screens.judging import JudgingScreen
@@ -236,16 +242,10 @@ async def test_judging_a_qrels_files_labels_asks_once_whether_to_correct_them(tm
     """#33 item 6 on the judging screen: a labels-only review walks the file's labels (another reviewer's); the
     first grade asks once for the session, "correct theirs" replaces theirs (no disagreement), and the next
     grades are one key each. Before, each grade went beside theirs silently: a disagreement per label."""
-    from rankgate.tui.app import ReviewApp
-    from rankgate.tui.loader import Inputs
     from rankgate.tui.screens.judging import JudgingScreen
     from rankgate.tui.screens.prompts import Choice
-    from tests.tui.test_raw_files import raw_files
 
-    d = raw_files(tmp_path)
-    inputs = Inputs(str(d / "qrels.txt"), [], str(d / "labels.db"), None)
-    inputs.queries, inputs.corpus = str(d / "topics.tsv"), str(d / "passages.jsonl")
-    app = ReviewApp(inputs, cursor_blink=False)
+    app = labels_only_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         screen = app.screen
