@@ -879,6 +879,10 @@ def _recover(args) -> int:
         say(f"damaged: {d}")
     if len(report["damaged"]) > DAMAGED_SHOWN:  # (a journal of 80,000 damaged stretches printed them all)
         say(f"damaged: {len(report['damaged']) - DAMAGED_SHOWN} more stretches (--json lists them all)")
+    for f in report["foreign"][:DAMAGED_SHOWN]:
+        say(f"foreign: {f}")
+    if len(report["foreign"]) > DAMAGED_SHOWN:
+        say(f"foreign: {len(report['foreign']) - DAMAGED_SHOWN} more records (--json lists them all)")
     for p in report["moved_aside"]:
         say(f"moved aside: {p}")
     say(f"lost: {report['lost']}" if report["lost"] else "lost: nothing (every edit the files hold was recovered)")
