@@ -802,7 +802,7 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
         if line.startswith("#"):
             lines.append(line + nl)
             continue
-        q, _, d, g = line.split(" ")  # `query 0 document grade`: IDs hold no whitespace (the export checks)
+        q, _, d, g = line.split()  # `query 0 document grade`: IDs hold no whitespace (the export checks)
         labels.append(((q, d), _line_like(layout, q, d, g) + nl))
     lines += in_file_order(labels, layout.order, [(at, line + nl) for at, line in layout.between])
     own = [line[:-1] + nl for line in own]

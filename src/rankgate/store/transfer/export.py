@@ -131,7 +131,7 @@ def _text(ws, fmt: str, where: str, queries: dict, labels: dict, rows: list, met
           judged_by: str | None, all_reviewers: bool) -> tuple[str, int]:
     """(the file's text in `fmt`, how many labels it leaves out: binary json lists grade >= 1 only)."""
     if fmt == "trec":
-        return _trec(where, rows, meta), 0
+        return _trec(where, rows, meta, ws._meta.get("trec_columns")), 0
     if fmt in ("json", "json-graded"):
         return _json(fmt, queries, labels, rows, meta, notes)
     states = _every_judgment(ws) if all_reviewers else [(q, d, s, judged_by is None) for q, d, s in rows]
@@ -297,7 +297,9 @@ def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None,
     return header, (adjudicated, needs)
 
 
-def _trec(where: str, rows: list, header: dict | None) -> str:
+def _trec(where: str, rows: list, header: dict | None, columns: dict | None = None) -> str:
+    """`columns`: the iteration column and separator the store's TREC input had (`Q0`, a tab), recorded by its
+    import; else trec_eval's `0` and a space."""
     from rankgate.core.formats.trec import format_trec_qrels
 
     bad = next(((q, d) for q, d, _ in rows if len(q.split()) != 1 or len(d.split()) != 1 or q.startswith("#")),
@@ -305,7 +307,21 @@ def _trec(where: str, rows: list, header: dict | None) -> str:
     if bad:
         raise InputError(where, f"query {bad[0]!r} / document {bad[1]!r}: TREC qrels cannot hold IDs with spaces, "
                          "nor a query ID that starts with '#' (a comment line); export json-graded or jsonl")
-    return format_trec_qrels(((q, d, s["grade"]) for q, d, s in rows), header)
+    column, sep = _columns(columns)
+    if (column, sep) == ("0", " "):
+        return format_trec_qrels(((q, d, s["grade"]) for q, d, s in rows), header)
+    return format_trec_qrels((), header) + "".join(f"{sep.join((q, column, d, str(s['grade'])))}\n"
+                                                   for q, d, s in rows)
+
+
+def _columns(columns) -> tuple[str, str]:
+    """A recorded (column, separator) when it is one a TREC line can hold, else ("0", " ")."""
+    if isinstance(columns, dict):
+        column, sep = columns.get("column"), columns.get("sep")
+        if isinstance(column, str) and column and len(column.split()) == 1 and column == column.strip() \
+                and not column.startswith("#") and sep in (" ", "\t"):
+            return column, sep
+    return "0", " "
 
 
 def _json(fmt: str, queries: dict, labels: dict, rows: list, header: dict | None, notes: list[str]
