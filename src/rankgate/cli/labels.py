@@ -162,12 +162,16 @@ def _import(args) -> int:
 
     if not args.files and not args.queries and not args.benchmark:
         raise InputError("labels import", "nothing to import: name qrels or query files (or -b FOLDER)")
+    def first_texts(qrels):  # `import -b FOLDER`: its labels record their texts in its corpus (or --corpus)
+        return _texts_of(args, {qrels.catalog.docs.names[c] for c in set(qrels.doc.tolist())}, manifest)
+
+    manifest = _manifest_of(args)
     try:
-        with _open(args, readonly=False, on_conflict=args.on_conflict) as ws:
+        with _open(args, readonly=False, on_conflict=args.on_conflict, texts=first_texts) as ws:
             if not args.files and not args.queries and ws.benchmark_import is not None:
                 report = ws.benchmark_import  # `import -b FOLDER`: the folder's own labels, just now
             else:
-                texts = _texts_of(args, _file_docs(args.files)) if args.corpus else None
+                texts = _texts_of(args, _file_docs(args.files), ws) if _corpus_path(args, ws) else None
                 report = ws.import_files(args.files, queries=args.queries, on_conflict=args.on_conflict,
                                          collection_version=args.collection_version, why=args.why,
                                          dry_run=args.dry_run, texts=texts)
@@ -212,11 +216,21 @@ def _bench_name(args) -> str:
 
 
 def _corpus_path(args, ws=None) -> str | None:
-    """--corpus, else the benchmark's corpus (benchmark.toml), else None."""
+    """--corpus, else the benchmark's corpus (benchmark.toml), else None (`ws`: a workspace or a Manifest)."""
     if getattr(args, "corpus", None):
         return args.corpus
-    manifest = getattr(ws, "manifest", None)
-    return str(manifest.corpus) if manifest is not None and manifest.corpus else None
+    manifest = getattr(ws, "manifest", ws)
+    return str(manifest.corpus) if getattr(manifest, "corpus", None) else None
+
+
+def _manifest_of(args):
+    """The benchmark folder's manifest when -b names one, else None."""
+    if not args.benchmark:
+        return None
+    from rankgate.core.benchmark import load_manifest
+
+    _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
+    return load_manifest(args.benchmark)
 
 
 def _texts_of(args, docs, ws=None) -> dict[str, str]:

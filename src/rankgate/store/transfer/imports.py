@@ -74,9 +74,11 @@ def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[st
                    texts=texts, columns=trec_columns([q.path for q in qrels_list]))
 
 
-def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = True) -> ImportReport:
+def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = True, texts=None) -> ImportReport:
     """The first open of a benchmark's workspace: its qrels and queries, its collection version. `fold=False`:
-    a large import stays in the journal (safe there), for the caller to fold (`ws.fold_later`)."""
+    a large import stays in the journal (safe there), for the caller to fold (`ws.fold_later`). `texts`: a
+    function giving {document ID: text hash} of the corpus (`labels import -b`: the benchmark's), called only
+    when there is something to import; each label records its document's hash, as `import_files` does."""
     from rankgate.core.formats import read_qrels
     from rankgate.core.formats.corpus import read_queries
 
@@ -90,7 +92,8 @@ def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = Tr
     report = _import(ws, [qrels], query_list, files=[str(manifest.qrels)] + [q for q, _ in query_list],
                      on_conflict=on_conflict, collection_version=cv, reviewer=None,
                      why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
-                     no_answer=manifest.no_answer, fold=fold, columns=trec_columns([str(manifest.qrels)]))
+                     no_answer=manifest.no_answer, fold=fold, columns=trec_columns([str(manifest.qrels)]),
+                     texts=texts(qrels) if texts is not None else None)
     report.file_labels = len(qrels.q)  # (not a field: not in the report's dict) the file's rows, as read
     return report
 
