@@ -822,6 +822,10 @@ def _status(args) -> int:
             stats["path"] = str(unmade)
         if ws.manifest is not None and args.db is None:
             comparison = sync.compare(ws, ws.manifest)  # a qrels file that no longer parses: error, exit 2
+        followed = sync.raw_qrels_of(ws) if comparison is None else None  # the app's workspace of a qrels file
+        if followed is not None:
+            stats["qrels_file"] = str(followed)
+            stats["unexported"] = sync.raw_unexported(ws, followed)
     if args.json:
         if comparison is not None:
             stats["sync"] = {"qrels": str(comparison.qrels), "in_sync": comparison.in_sync,
@@ -837,8 +841,13 @@ def _status(args) -> int:
                 v = ", ".join(map(str, v)) or "none"
             elif isinstance(v, dict):
                 v = ", ".join(f"{key} {value}" for key, value in v.items())
-            if v is not None and k != "stale_labels":
+            if v is not None and k not in ("stale_labels", "unexported"):
                 say(f"{k}: {v}")
+        if followed is not None:
+            n = stats["unexported"]
+            say(f"unexported: {n} label edit{'s' if n != 1 else ''} that neither {followed.name} nor the last "
+                f"export holds" + (f" (`rankgate labels export {shell(str(qrels or followed))}` writes them to "
+                                   f"{sync.reviewed_path(followed).name})" if n and app_workspace else ""))
         if stale is not None:
             say(stale_line(stale))
         if app_workspace is not None:

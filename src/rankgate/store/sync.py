@@ -878,6 +878,20 @@ def raw_qrels_of(ws) -> Path | None:
     return Path(qrels) if isinstance(qrels, str) and os.path.isfile(qrels) else None
 
 
+def raw_unexported(ws, qrels: str | os.PathLike) -> int:
+    """The workspace of a qrels file opened on its own: its label edits that neither the file (as its last sync
+    left it) nor the workspace's last export to a file holds, as the app's quit dialog counts them
+    (tui/screens/sync.py); a file that no longer parses raises InputError with file:line."""
+    path = Path(_resolved(qrels))
+    comparison = compare(ws, QrelsFile(path, path.name, path.parent))
+    pairs = [(d.query, d.doc) for d in comparison.differences if d.side != "file"]
+    exported = read_exported(ws.path)
+    if exported is None or not pairs:
+        return len(pairs)
+    grades = workspace_grades(ws)
+    return sum(1 for q, d in pairs if grades.get((q, d)) != exported.get(label_key(q, d)))
+
+
 def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None = None, fmt: str | None = None,
                     **options):
     """The workspace's labels for a qrels file opened on its own, written to `path` (default `reviewed_path`)
