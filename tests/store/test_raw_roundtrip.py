@@ -227,3 +227,22 @@ def test_labels_status_of_a_qrels_file_counts_its_unexported_edits(cli, tmp_path
     finally:
         b.close()
     assert "unexported: 1 label edit that" in cli("labels", "status", qrels)[1]
+
+
+def test_the_notes_sidecar_carries_the_query_texts_of_queries(tmp_path):
+    """`rankgate review QRELS --queries TOPICS`: the store knows the queries by ID only (the qrels name no text),
+    and the notes sidecar was written with `"text": ""` though the app showed the texts."""
+    from rankgate.core.formats.corpus import read_queries
+    from rankgate.core.model import Query
+
+    qrels = write(tmp_path / "qrels.txt", QRELS)
+    topics = write(tmp_path / "topics.tsv", "q1\thow long are backups kept\nq2\twhy does dns fail\n")
+    b = StoreBackend.open(Inputs(str(qrels), queries=str(topics)), None, str(qrels), "ana")
+    try:
+        b.set_notes(Query("q2"), "is d9 current?")
+        done = b.export_reviewed(str(qrels), tmp_path / "qrels.reviewed.txt")
+    finally:
+        b.close()
+    assert any("query notes in" in n for n in done.notes)
+    back = read_queries(str(tmp_path / "qrels.reviewed.notes.jsonl"))
+    assert list(back) == ["q2"] and back["q2"].text == "why does dns fail" and back["q2"].notes == "is d9 current?"

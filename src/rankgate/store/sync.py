@@ -893,12 +893,13 @@ def raw_unexported(ws, qrels: str | os.PathLike) -> int:
 
 
 def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None = None, fmt: str | None = None,
-                    **options):
+                    *, query_texts: dict[str, str] | None = None, **options):
     """The workspace's labels for a qrels file opened on its own, written to `path` (default `reviewed_path`)
     in the file's own format and layout: its line order, iteration column (`Q0` stays `Q0`), separator and
     line ending, so `diff QRELS EXPORT` shows the changed lines only; a new label is written with its query,
     after that query's other labels (a new query: at the end). The input is never replaced (refused, nothing
-    written). The queries' notes go to a sidecar (`write_query_notes`). Returns (Export, path, notes path)."""
+    written). The queries' notes go to a sidecar (`write_query_notes`; `query_texts`: the texts of --queries,
+    for the queries the store holds without one). Returns (Export, path, notes path)."""
     from rankgate.store.transfer.export import write_query_notes
 
     qrels = Path(qrels)
@@ -915,7 +916,7 @@ def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None
     out.notes[:0] = notes
     if fmt == "trec" and not options.get("version") and not options.get("judged_by"):  # (others: ws.export)
         record_export(ws, workspace_grades(ws), target)
-    return out, target, write_query_notes(ws, target)
+    return out, target, write_query_notes(ws, target, query_texts)
 
 
 # the `# key:` lines an export writes (store/transfer/export.py _header): any other comment is the user's

@@ -228,11 +228,14 @@ def notes_path(export_path: str | os.PathLike) -> Path:
     return p.with_name(stem + NOTES_SUFFIX)
 
 
-def write_query_notes(ws, export_path: str | os.PathLike) -> Path | None:
+def write_query_notes(ws, export_path: str | os.PathLike, texts: dict[str, str] | None = None) -> Path | None:
     """The notes typed for queries (in the app, `n`), beside an export: a queries file in JSONL, one query a line
     (`{"id", "text", "notes"}`), which `--queries` and `labels import --queries` read back. Only queries with
-    notes; none: nothing written (an earlier sidecar stays). Returns its path, or None."""
-    rows = [{"id": q.id, "text": q.text, "notes": q.notes} for q in ws.queries() if q.notes.strip()]
+    notes; none: nothing written (an earlier sidecar stays). `texts`: {query ID: text} (the app's --queries)
+    for the queries the store holds by ID only. Returns its path, or None."""
+    texts = texts or {}
+    rows = [{"id": q.id, "text": q.text or texts.get(q.id, ""), "notes": q.notes} for q in ws.queries()
+            if q.notes.strip()]
     if not rows:
         return None
     target = notes_path(export_path)
