@@ -663,7 +663,7 @@ def _refuse_unrelated_file(ws, args) -> None:
     from rankgate.core.outfile import is_stream
 
     refuse_store_target(ws, args.output)
-    if is_stream(args.output):  # /dev/null, a named pipe: nothing there to keep
+    if is_stream(args.output):  # /dev/null: nothing there to keep
         return
     if os.path.exists(args.output) and not args.force and not holds_judgments(args.output):
         raise InputError(str(args.output), "exists and holds no judgments (it is not an earlier export or qrels "

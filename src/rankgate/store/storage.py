@@ -214,15 +214,15 @@ def atomic_write(path: str | os.PathLike, chunks: bytes | Iterable[bytes], *, sy
 
     The new file is written beside the old one (owner-only permissions), fsynced,
     renamed over it, and the folder is fsynced so the rename survives a crash.
-    A path that exists and is not a regular file is refused; with `output`, a character device or a named
-    pipe (`-o /dev/null`) is written into instead (no rename).
+    A path that exists and is not a regular file is refused (a named pipe too); with `output`, a character
+    device (`-o /dev/null`) is written into instead (no rename).
     `output`: a file for the user (an export): a symlink's target is written (the link
     stays), an existing file keeps its mode, a new one gets the usual (umask) mode.
     """
     from rankgate.core.outfile import is_stream, output_target, refuse_special, write_stream
 
     mode: int | None = None
-    if output and is_stream(path):  # an export to /dev/null or a named pipe: written into, not replaced
+    if output and is_stream(path):  # an export to /dev/null (a character device): written into, not replaced
         return write_stream(path, chunks)
     if output:
         path, mode = output_target(path)

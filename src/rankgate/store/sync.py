@@ -912,6 +912,11 @@ def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None
                          "export is never written through a link left beside the input; nothing was written "
                          "(remove the link, or choose another name)")
     fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
+    if any(q.notes.strip() for q in ws.queries()):  # its sidecar's place too, before anything is written
+        from rankgate.core.outfile import refuse_special
+        from rankgate.store.transfer.export import notes_path
+
+        refuse_special(notes_path(target))
     out = _write_like(ws, fmt, target, qrels, **options)
     out.notes[:0] = notes
     if fmt == "trec" and not options.get("version") and not options.get("judged_by"):  # (others: ws.export)
