@@ -362,3 +362,47 @@ def test_bad_serve_options_say_one_line_and_exit_2(tmp_path):
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], (args, out.stderr)
         assert "Traceback" not in out.stderr
+
+
+def test_an_export_folder_that_is_a_link_is_refused_and_nothing_is_written_where_it_points(tmp_path):
+    """An `exports` link planted in the benchmark folder after the server started: the session refuses it (was:
+    followed, the file written wherever the link points)."""
+    from rankgate.core.errors import InputError
+    from rankgate.tui.serve import export_target
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = tmp_path / "exports"
+    folder.symlink_to(elsewhere)
+    with pytest.raises(InputError, match="the export folder is a symbolic link") as caught:
+        export_target(str(folder), "ana-round-2.jsonl")
+    assert caught.value.path == str(folder) and str(elsewhere) in caught.value.what
+    assert list(elsewhere.iterdir()) == []
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")  # a link to nothing: not made into a folder
+    with pytest.raises(InputError, match="symbolic link"):
+        export_target(str(tmp_path / "dangling"), "x.jsonl")
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.slow
+def test_serving_a_benchmark_whose_exports_folder_is_a_link_says_one_line_and_exit_2(tmp_path):
+    import shutil
+
+    bench = tmp_path / "ops-handbook"
+    shutil.copytree(ROOT / "sample_benchmarks" / "ops-handbook", bench)
+    (tmp_path / "elsewhere").mkdir()
+    (bench / "exports").symlink_to(tmp_path / "elsewhere")
+    out = cli("review", str(bench), "--serve", "--port", str(free_port()))
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert lines[0] == (f"error: {bench / 'exports'}: the export folder is a symbolic link (to {tmp_path / 'elsewhere'}):"
+                        " exports from the browser go only into a real folder; remove the link, or name a folder "
+                        "with --export-dir")
+    real = tmp_path / "real-exports"  # the operator's --export-dir, a link: followed once, at start
+    (tmp_path / "chosen").symlink_to(real, target_is_directory=True)
+    from rankgate.tui.serve import export_folder
+
+    class Args:
+        export_dir, path, qrels, queries = str(tmp_path / "chosen"), str(bench), None, None
+
+    assert export_folder(Args) == str(real)
