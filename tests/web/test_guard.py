@@ -223,6 +223,52 @@ def test_sessions_beyond_the_limit_get_a_readable_page_and_a_closed_socket():
     assert msg.type.name == "CLOSE" and msg.data == 1013
 
 
+def test_one_person_holds_at_most_their_share_of_the_sessions_and_gets_a_readable_page(capsys):
+    """Was: one reviewer token could open every one of --max-sessions (16) and lock the team out."""
+    from rankgate.tui import webguard
+
+    people = {"ana-token-0123456789": webguard.Person("ana"), "kofi-token-0123456789": webguard.Person("kofi")}
+
+    async def scenario(s, base, server):
+        ws_url = base.replace("http:", "ws:") + "/ws"
+        ana = {"Authorization": "token ana-token-0123456789"}
+        async with s.ws_connect(ws_url, headers=ana), s.ws_connect(ws_url, headers=ana):
+            for _ in range(100):
+                if len(server.sessions) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            async with s.get(base + "/", headers=ana) as r:
+                page = (r.status, await r.text())
+            async with s.ws_connect(ws_url, headers=ana) as third:
+                refused = await third.receive(timeout=5)
+            async with s.ws_connect(ws_url, headers={"Authorization": "token kofi-token-0123456789"}) as kofi:
+                await kofi.send_json(["ping", 1])
+                kofi_got = await kofi.receive_json(timeout=5)
+        return page, refused, kofi_got
+
+    (status, text), refused, kofi_got = run(scenario, access=webguard.Access(people), per_reviewer=2)
+    assert status == 429 and "ana has 2 sessions open on this server, the most one person may hold at once" in text
+    assert "Close one of them" in text
+    assert refused.type.name == "CLOSE" and refused.data == 1013
+    assert kofi_got == ["pong", 1]  # another person still gets a session
+    log = capsys.readouterr().err
+    assert "refused a session for ana from 127.0.0.1: 2 of theirs open (--max-sessions-per-reviewer)" in log
+
+
+def test_the_single_token_of_a_server_without_reviewers_is_the_teams_and_not_capped_per_person():
+    async def scenario(s, base, server):
+        ws_url = base.replace("http:", "ws:") + "/ws"
+        async with s.ws_connect(ws_url, headers=AUTH), s.ws_connect(ws_url, headers=AUTH):
+            for _ in range(100):
+                if len(server.sessions) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            async with s.get(base + "/", headers=AUTH) as r:
+                return r.status, len(server.sessions)
+
+    assert run(scenario, per_reviewer=1) == (200, 2)
+
+
 def test_an_idle_session_is_closed():
     async def scenario(s, base, server):
         async with s.ws_connect(base.replace("http:", "ws:") + "/ws", headers=AUTH) as ws:
@@ -356,6 +402,7 @@ def test_bad_serve_options_say_one_line_and_exit_2(tmp_path):
                        ([bench, "--serve", "--token-file", str(short)], "token:1"),
                        ([bench, "--serve", "--public-url", "ftp://x"], "--public-url"),
                        ([bench, "--serve", "--max-sessions", "0"], "--max-sessions"),
+                       ([bench, "--serve", "--max-sessions-per-reviewer", "0"], "--max-sessions-per-reviewer"),
                        ([bench, "--serve", "--reviewer", "ana"], "--reviewer")):
         out = cli("review", *args, "--port", str(free_port()))
         assert out.returncode == 2, (args, out.stderr)

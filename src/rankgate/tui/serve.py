@@ -139,6 +139,8 @@ def _serve(args) -> None:
     public = webguard.check_public_url(args.public_url) if args.public_url else None
     if args.max_sessions < 1:
         raise InputError("--max-sessions", f"{args.max_sessions}: at least 1")
+    if args.max_sessions_per_reviewer < 1:
+        raise InputError("--max-sessions-per-reviewer", f"{args.max_sessions_per_reviewer}: at least 1")
     if not 0 < args.idle_timeout < float("inf"):  # nan and inf too: a session would never idle out
         raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, a number more than 0")
     if args.reviewers:
@@ -160,7 +162,8 @@ def _serve(args) -> None:
     title = f"rankgate review {os.path.basename(os.path.abspath(args.path or args.qrels or args.queries))}"
     server_class = webguard.guarded_server(Server, AppService)
     server = server_class(lambda person: shlex.join(session_command(args, person, exports)), place=place,
-                          access=access, limits=webguard.Limits(args.max_sessions, args.idle_timeout * 60),
+                          access=access, limits=webguard.Limits(args.max_sessions, args.idle_timeout * 60,
+                                                                 per_reviewer=args.max_sessions_per_reviewer),
                           title=visible(title))
     elsewhere = " (from another machine: this machine's address for 127.0.0.1)" if place.everywhere and not public \
         else ""
