@@ -442,9 +442,9 @@ def test_serving_a_benchmark_whose_exports_folder_is_a_link_says_one_line_and_ex
     out = cli("review", str(bench), "--serve", "--port", str(free_port()))
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
-    assert lines[0] == (f"error: {bench / 'exports'}: the export folder is a symbolic link (to {tmp_path / 'elsewhere'}):"
-                        " exports from the browser go only into a real folder; remove the link, or name a folder "
-                        "with --export-dir")
+    assert lines[0] == (f"error: {bench / 'exports'}: the export folder is a symbolic link "
+                        f"(to {tmp_path / 'elsewhere'}): exports from the browser go only into a real folder; "
+                        "remove the link, or name a folder with --export-dir")
     real = tmp_path / "real-exports"  # the operator's --export-dir, a link: followed once, at start
     (tmp_path / "chosen").symlink_to(real, target_is_directory=True)
     from rankgate.tui.serve import export_folder

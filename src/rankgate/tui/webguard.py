@@ -447,9 +447,10 @@ class Guard:
             "(--max-sessions-per-reviewer)")
         minutes = f"{self.limits.idle_timeout / 60:.0f}"
         return page(429, "Too many sessions of yours",
-                    f"{visible(person.name)} has {held} session{'s' if held != 1 else ''} open on this server, the most one person may "
-                    f"hold at once. Close one of them (a tab or a window left open elsewhere too) and reload "
-                    f"this page; a session without a key ends by itself after {minutes} minutes.")
+                    f"{visible(person.name)} has {held} session{'s' if held != 1 else ''} open on this server, "
+                    "the most one person may hold at once. Close one of them (a tab or a window left open "
+                    f"elsewhere too) and reload this page; a session without a key ends by itself after {minutes} "
+                    "minutes.")
 
     async def handle_websocket(self, request):
         from aiohttp import web
