@@ -226,3 +226,6 @@ async def test_at_120_to_132_columns_each_ranking_row_fits_with_its_id_and_move(
                 assert text.rstrip().endswith(("gone", "new", "=")) or re.search(r"[▲▼]\d+$", text.rstrip())
                 shown = text[9:].split(" ")[0]  # after "▸   1 ✔3 ": the document ID, cut in the middle
                 assert len(shown) >= 12 and (shown == row.doc or "…" in shown), shown
+        for title in screen.query(".ranking-title"):  # each figure whole (was "RR 1.00 · R" at 120 columns)
+            text = title._shown.plain.rstrip()
+            assert re.fullmatch(r"[BC]  bm25-\w+  RR \d\.\d\d( · R \d\.\d\d)?", text), text
