@@ -229,3 +229,4 @@ async def test_at_120_to_132_columns_each_ranking_row_fits_with_its_id_and_move(
         for title in screen.query(".ranking-title"):  # each figure whole (was "RR 1.00 · R" at 120 columns)
             text = title._shown.plain.rstrip()
             assert re.fullmatch(r"[BC]  bm25-\w+  RR \d\.\d\d( · R \d\.\d\d)?", text), text
+            assert cell_len(text) <= title.content_region.width, (text, title.content_region.width)
