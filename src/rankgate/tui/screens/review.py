@@ -52,8 +52,9 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
     """Composed as the app starts (the load panel covers the panes); `bind()` gives it the model."""
 
     BINDINGS = commands.bindings()
-    # Below 120 columns the bottom row shows one pane at a time (p switches; app.tcss `.-narrow`).
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    # Below 120 columns the bottom row shows one pane at a time (p switches; app.tcss `.-narrow`); up to 159 the
+    # Rankings pane takes half of it (`-mid`), from 160 Query and Document have their full widths (`-wide`).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-mid"), (160, "-wide")]
     AUTO_FOCUS = ""  # nothing to focus while loading; bind() focuses the query list
     WHILE_LOADING = {"quit", "help", "reload"}  # the commands that work before the benchmark is loaded
     # Commands about runs: hidden and refused in a labels-only review (no runs).
