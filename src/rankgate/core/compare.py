@@ -500,12 +500,15 @@ def report_candidate(p: Paired, qrels: Qrels, measures: list[Measure], *, resamp
     change = np.zeros(p.n)
     for m in measures:
         change += np.abs(p.candidate[m] - p.baseline[m])
+    names = [m.name for m in measures]
+    bv = [np.asarray(p.baseline[m], dtype=np.float64).tolist() for m in measures]  # floats, as float(x) gives
+    cv = [np.asarray(p.candidate[m], dtype=np.float64).tolist() for m in measures]
+    weights, changes, bh, ch = p.weights.astype(np.float64).tolist(), change.tolist(), bh.tolist(), ch.tolist()
     rows = []
     for i in np.lexsort((np.arange(p.n), -change)).tolist():
-        rows.append(QueryChange(p.qids[i], p.tags[i], float(p.weights[i]),
-                                {m.name: float(p.baseline[m][i]) for m in measures},
-                                {m.name: float(p.candidate[m][i]) for m in measures},
-                                _status(bool(bh[i]), bool(ch[i])), float(change[i])))
+        rows.append(QueryChange(p.qids[i], p.tags[i], weights[i], {n: v[i] for n, v in zip(names, bv)},
+                                {n: v[i] for n, v in zip(names, cv)}, _status(bool(bh[i]), bool(ch[i])),
+                                changes[i]))
     return CandidateReport(p.candidate_name, p, summary, rows, slice_summary(p, measures), coverage_summary(p),
                            budget_summary(p), movements(p, qrels))
 
