@@ -179,12 +179,23 @@ def answerable(qrels: Qrels, no_answer) -> list[str]:
 
 
 def pair(qrels: Qrels, baseline: Run, candidate: Run, *, k: int, measures: list[Measure], rel_level: int = 1,
-         no_answer=frozenset(), queries: dict[str, Query] | None = None) -> Paired:
-    """Score both runs on the qrels' answerable queries (a query missing from a run scores 0)."""
+         no_answer=frozenset(), queries: dict[str, Query] | None = None, scored: dict | None = None) -> Paired:
+    """Score both runs on the qrels' answerable queries (a query missing from a run scores 0). `scored`: a
+    dict that keeps each run's scores for the next call with the same settings (compare's candidates share
+    their baseline's)."""
     ms = list(dict.fromkeys([Measure("Success", k)] + list(measures)))
     wanted = answerable(qrels, no_answer)
-    b = evaluate(qrels, baseline, ms, rel_level=rel_level, missing="zero", queries=wanted)
-    c = evaluate(qrels, candidate, ms, rel_level=rel_level, missing="zero", queries=wanted)
+
+    def score(run):
+        key = (id(run), tuple(ms), rel_level, tuple(wanted))
+        got = None if scored is None else scored.get(key)
+        if got is None or got[0] is not run:
+            got = (run, evaluate(qrels, run, ms, rel_level=rel_level, missing="zero", queries=wanted))
+            if scored is not None:
+                scored[key] = got
+        return got[1]
+
+    b, c = score(baseline), score(candidate)
     w, tags = _weights_tags(b.qids, queries)
     out = Paired(baseline.name, candidate.name, k, rel_level, b.qids, ms, b.values, c.values, w, tags,
                  prepared={"baseline": b.prepared, "candidate": c.prepared})
@@ -519,10 +530,10 @@ def compare(qrels: Qrels, baseline: Run, candidates: list[Run], *, k: int, measu
             ) -> Comparison:
     """Every candidate against one baseline, on the qrels' answerable queries."""
     ms = list(dict.fromkeys(measures or default_measures(k)))
-    reports = []
+    reports, scored = [], {}  # the baseline scored once for every candidate
     for cand in candidates:
         p = pair(qrels, baseline, cand, k=k, measures=ms, rel_level=rel_level, no_answer=no_answer,
-                 queries=queries)
+                 queries=queries, scored=scored)
         reports.append(report_candidate(p, qrels, ms, resamples=resamples, seed=seed, confidence=confidence))
     return Comparison(baseline.name, k, rel_level, ms, reports, resamples, seed, confidence, binding or {},
                       sorted(no_answer))
