@@ -316,8 +316,6 @@ class Movements(Mapping):
     into DocMoves only when a query's are asked for: 10,000 queries with 100 judged each hold about 300,000,
     and the JSON needs only their fields (`as_dicts`), not an object each."""
 
-    KEYS = ("doc", "grade", "baseline_rank", "candidate_rank", "move")
-
     def __init__(self, qids: list[str], starts: list[int], columns: tuple[list, ...]):
         self.qids, self.starts, self.columns = qids, starts, columns  # columns: doc, grade, ranks, move
         self._pos: dict[str, int] | None = None
@@ -342,8 +340,8 @@ class Movements(Mapping):
     def as_dicts(self, qid: str) -> list[dict]:
         """[m.as_dict() for m in self[qid]], without the DocMoves."""
         lo, hi = self._span(qid)
-        keys = self.KEYS
-        return [dict(zip(keys, row)) for row in zip(*(c[lo:hi] for c in self.columns))]
+        return [{"doc": d, "grade": g, "baseline_rank": b, "candidate_rank": c, "move": m}  # (DocMove.as_dict's keys)
+                for d, g, b, c, m in zip(*(col[lo:hi] for col in self.columns))]
 
     def __iter__(self):
         return iter(self.qids)
