@@ -15,7 +15,8 @@ each relevant document), `.slices`, `.newly_failed`, `.newly_fixed`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 

@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
 
 from rankgate.core.errors import InputError
