@@ -63,7 +63,9 @@ def _compare(ours, theirs) -> None:
     assert ours.__doc__ == theirs.__doc__ and ours.__match_args__ == theirs.__match_args__
     assert (ours.__hash__ is None) == (theirs.__hash__ is None)
     a, b = ours(*_values(ours, "a")), theirs(*_values(theirs, "a"))
-    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))  # __init__ made by the first instance
+    for _ in range(fastclass.COMPILE_AFTER):
+        assert ours(*_values(ours, "a")) == a  # the shared loop, then the compiled __init__
+    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
     if hasattr(theirs.__repr__, "__wrapped__"):  # the standard library's repr, not the class's own
         assert repr(a).replace(ours.__module__, "") == repr(b).replace(theirs.__module__, "")
     assert a == ours(*_values(ours, "a")) and a != ours(*_values(ours, "z")) and (a == b) is False
@@ -160,13 +162,47 @@ def test_what_it_does_not_handle_goes_to_the_standard_library():
             b: int
 
 
-def test_the_first_instance_puts_the_compiled_init_in_place():
-    @dataclass
+def test_the_compiled_init_takes_over_after_the_first_instances_and_errors_are_the_standard_ones():
+    @dataclass(frozen=True)
     class Lazy:
         a: int
         b: int = 2
+        c: list = dataclasses.field(default_factory=list)
+
+    @dataclasses.dataclass(frozen=True)
+    class Std:
+        a: int
+        b: int = 2
+        c: list = dataclasses.field(default_factory=list)
 
     stub = vars(Lazy)["__init__"]
-    assert Lazy(1).b == 2 and vars(Lazy)["__init__"] is not stub
-    assert str(inspect.signature(Lazy)) == "(a: 'int', b: 'int' = 2) -> None"
-    assert Lazy(1, b=5) == Lazy(a=1, b=5) != Lazy(1)
+    made = [Lazy(1), Lazy(1, b=5), Lazy(a=1, c=[3]), Lazy(1, 2, [4])]
+    assert [(x.a, x.b, x.c) for x in made] == [(1, 2, []), (1, 5, []), (1, 2, [3]), (1, 2, [4])]
+    assert made[0].c is not Lazy(1).c
+    assert vars(Lazy)["__init__"] is stub  # the shared loop still
+    for _ in range(fastclass.COMPILE_AFTER):
+        Lazy(1)
+    assert vars(Lazy)["__init__"] is not stub and Lazy(1, b=5) == Lazy(a=1, b=5) != Lazy(1)
+    assert str(inspect.signature(Lazy)) == "(a: 'int', b: 'int' = 2, c: 'list' = <factory>) -> None"
+
+
+def test_a_call_it_cannot_bind_fails_as_the_standard_one_does():
+    def both(frozen):
+        @dataclass(frozen=frozen)
+        class Lazy:
+            a: int
+            b: int = 2
+
+        @dataclasses.dataclass(frozen=frozen)
+        class Std:
+            a: int
+            b: int = 2
+        return Lazy, Std
+
+    for args, kwargs in [((), {}), ((1, 2, 3), {}), ((1,), {"a": 1}), ((1,), {"d": 1}), ((), {"b": 1})]:
+        Lazy, Std = both(True)
+        with pytest.raises(TypeError) as ours:
+            Lazy(*args, **kwargs)
+        with pytest.raises(TypeError) as theirs:
+            Std(*args, **kwargs)
+        assert str(ours.value).replace("Lazy", "X") == str(theirs.value).replace("Std", "X")

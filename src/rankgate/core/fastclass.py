@@ -4,8 +4,8 @@ Python 3.11's `dataclasses.dataclass` compiles every method of a class (__init__
 frozen __setattr__/__delattr__, __hash__) from generated source when its module is imported: about 6 million
 instructions a class, and `rankgate gate` imports 32 of them (a third of its start-up, more than numpy's import
 costs over Python's own start). Here the same methods are shared functions that read the class's fields, and
-only __init__ is compiled, from the standard library's source text, when the class is first instantiated: a
-class the command never makes costs no compile.
+__init__ is a shared loop for a class's first instances, compiled from the standard library's own source text
+only once the class has made COMPILE_AFTER of them: a command that makes a few costs no compile.
 
 The class is a dataclass to the standard library: `dataclasses.fields`, `replace`, `asdict` and `is_dataclass`
 work on it, and its fields, defaults, repr, equality, hash, frozen errors, __match_args__ and __doc__ are the
@@ -198,16 +198,54 @@ class _Factory:
 _HAS_DEFAULT_FACTORY = _Factory()
 
 
+COMPILE_AFTER = 64  # instances made by the shared __init__ before the class's own is compiled
+
+
 def _lazy_init(cls, fields: dict, frozen: bool):
-    """An __init__ that compiles the standard library's own (the same source text) on the class's first
-    instance, puts it in its place and runs it: instances after the first pay nothing for the wait."""
+    """An __init__ that sets the fields from a shared loop for the class's first COMPILE_AFTER instances (a
+    compile costs as much as a hundred of those), then compiles the standard library's own (the same source
+    text) and puts it in its place. A call the loop does not bind plainly (a missing or unknown argument) goes
+    to the compiled one at once, so its error is the standard library's, word for word."""
+    names = tuple(fields)
+    given = frozenset(names)
+    later = [(n, f.default, f.default_factory) for n, f in fields.items()]
+    post_init = hasattr(cls, "__post_init__")
+    made = 0
 
     def __init__(self, *args, **kwargs):
+        nonlocal made
+        made += 1
+        if (made <= COMPILE_AFTER and len(args) <= len(names) and not (kwargs.keys() - given)
+                and not any(name in kwargs for name in names[:len(args)])):
+            values = list(args)
+            for name, default, factory in later[len(args):]:
+                if name in kwargs:
+                    values.append(kwargs[name])
+                elif default is not _MISSING:
+                    values.append(default)
+                elif factory is not _MISSING:
+                    values.append(factory())
+                else:
+                    break  # a missing argument: the compiled __init__ says so
+            else:
+                _set_all(self, names, values, frozen)
+                if post_init:
+                    self.__post_init__()
+                return
         real = _compile_init(cls, fields, frozen)
         if cls.__dict__.get("__init__") is __init__:
             type.__setattr__(cls, "__init__", real)
         real(self, *args, **kwargs)
     return __init__
+
+
+def _set_all(obj, names: tuple[str, ...], values: list, frozen: bool) -> None:
+    if frozen:
+        for name, value in zip(names, values):
+            object.__setattr__(obj, name, value)
+    else:
+        for name, value in zip(names, values):
+            setattr(obj, name, value)
 
 
 def _compile_init(cls, fields: dict, frozen: bool):
