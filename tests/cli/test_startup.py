@@ -67,7 +67,9 @@ def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
             "rankgate.core.svgplot", "rankgate.core.funnel", "rankgate.store.workspace", "tinydb",
             "numpy.ma",  # np.unique/np.quantile load numpy.ma: stats.quantiles and model.unique do not
             "numpy.random",  # the resamples come from stats.SplitMix64; numpy's PCG64 only re-checks older receipts
-            "secrets", "hmac"}  # an output's temporary name takes os.urandom (secrets: 10 ms of imports)
+            "secrets", "hmac",  # an output's temporary name takes os.urandom (secrets: 10 ms of imports)
+            "statistics",  # core/power.py keeps NormalDist's default quantiles at hand (decimal, fractions, random)
+            "hashlib"}  # no workspace of the seed lab: its folder's key is not hashed (OpenSSL's start-up)
     assert not lazy & mods
 
 
