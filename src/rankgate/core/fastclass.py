@@ -10,7 +10,8 @@ only once the class has made COMPILE_AFTER of them: a command that makes a few c
 The class is a dataclass to the standard library: `dataclasses.fields`, `replace`, `asdict` and `is_dataclass`
 work on it, and its fields, defaults, repr, equality, hash, frozen errors, __match_args__ and __doc__ are the
 standard library's (tests/unit/test_fastclass.py compares every rankgate class that uses this with what the
-standard library makes of it). What this does not handle (order, slots, kw_only, unsafe_hash, eq=False,
+standard library makes of it). One difference shows: until __init__ is compiled, `inspect.signature(cls)` reads
+`(*args, **kwargs)`; the class's __doc__ gives the fields' signature from the start, as the standard one does. What this does not handle (order, slots, kw_only, unsafe_hash, eq=False,
 InitVar, ClassVar, KW_ONLY, field(init=False / compare=False / hash=...), a mutable default, a non-default
 field after a default one, a class without `from __future__ import annotations`) goes to the standard
 library's decorator unchanged.
