@@ -17,7 +17,8 @@ slices, coverage and the review queue, budgets, binding, waivers.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported where it is used: a path that does not use it does not pay for it

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import os
 from contextvars import ContextVar
-from dataclasses import dataclass
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 
