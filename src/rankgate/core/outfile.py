@@ -5,7 +5,8 @@ a path that exists and is not a regular file (a named pipe, a socket, a folder, 
 with one line instead of being replaced by a new file. A named pipe is refused too: a reader that stops
 reading (or holds it open and never reads) would leave the command waiting forever, after it had written
 its other outputs. A file for the user (an output, an export) may be a character device (`-o /dev/null`,
-a terminal): it is written into, as a shell's `>` would."""
+a terminal) or the pipe a shell made (`-o /dev/stdout | jq`, `>(...)`: a pipe with no name, which a program
+already reads): it is written into, as a shell's `>` would."""
 
 from __future__ import annotations
 
@@ -31,14 +32,32 @@ def file_kind(mode: int) -> str:
 
 
 def is_stream(path: str | os.PathLike) -> bool:
-    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout` on a terminal): an output
-    written straight into it, as a shell's `>` would, never replaced by a rename. (A named pipe is not: outputs
-    refuse it, `refuse_special`.)"""
+    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout` on a terminal) or a shell's
+    pipe (`/dev/stdout` piped into jq): an output written straight into it, as a shell's `>` would, never
+    replaced by a rename. (A named pipe is not: outputs refuse it, `refuse_special`.)"""
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except (OSError, ValueError):
         return False
-    return stat.S_ISCHR(mode)
+    return stat.S_ISCHR(st.st_mode) or is_shell_pipe(st)
+
+
+_PIPE_DEVICE: list[int] = []  # the device number of the pipes with no name (Linux's pipefs), once known
+
+
+def is_shell_pipe(st: os.stat_result) -> bool:
+    """A pipe with no name in any folder (a shell's `|` or `>(...)`, reached as /dev/stdout or /dev/fd/N): the
+    shell started its reader with us. A named pipe (mkfifo) lives in a folder's file system, another device."""
+    if not stat.S_ISFIFO(st.st_mode):
+        return False
+    if not _PIPE_DEVICE:
+        r, w = os.pipe()
+        try:
+            _PIPE_DEVICE.append(os.fstat(r).st_dev)
+        finally:
+            os.close(r)
+            os.close(w)
+    return st.st_dev == _PIPE_DEVICE[0]
 
 
 def write_stream(path: str | os.PathLike, chunks) -> int:
@@ -67,8 +86,8 @@ def write_stream(path: str | os.PathLike, chunks) -> int:
 
 def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_result | None:
     """The stat of `path` (following links) when it is a regular file, None when it does not exist;
-    an InputError when it exists and is anything else (`stream_ok`: but a character device, which
-    `write_stream` writes into: the caller asks `is_stream`). A named pipe is always refused."""
+    an InputError when it exists and is anything else (`stream_ok`: but a character device or a shell's pipe,
+    which `write_stream` writes into: the caller asks `is_stream`). A named pipe is always refused."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -78,7 +97,7 @@ def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_
             raise InputError(str(path), f"cannot be opened ({e.strerror}: a symbolic link that leads back to "
                              "itself); nothing was written (choose a file path)") from None
         return None  # cannot look (permission): the write itself says why
-    if stream_ok and stat.S_ISCHR(st.st_mode):
+    if stream_ok and (stat.S_ISCHR(st.st_mode) or is_shell_pipe(st)):
         return None
     if stat.S_ISFIFO(st.st_mode):
         raise InputError(str(path), "is a named pipe (FIFO); an output is written to a regular file only (a pipe "
