@@ -55,3 +55,49 @@ def test_the_store_never_takes_a_shell_pipe_for_its_own_file(tmp_path):
     finally:
         os.close(r)
         os.close(w)
+
+
+def _raw_workspace(tmp_path):
+    """The app's workspace of a qrels file opened on its own, with one unexported edit and a query's note."""
+    from rankgate.store import paths, sync
+    from rankgate.store.workspace import Workspace
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n", encoding="utf-8")
+    ws = Workspace.open(paths.qrels_workspace_path(qrels), reviewer="ana")
+    imported = ws.import_files([str(qrels)], why=f"{sync.FIRST_REVIEW}{qrels}")
+    sync.follow_file(ws, qrels, imported=imported, own=True)
+    ws.set_judgment("1", "b", 3, reason="answers it")
+    ws.set_notes("1", "ask the author")
+    return ws, qrels
+
+
+@pytest.mark.parametrize("to", [os.devnull, "shell pipe"])
+def test_an_export_into_dev_null_or_a_pipe_writes_no_sidecar_into_dev_and_leaves_edits_unexported(
+        tmp_path, to):
+    """Before: `labels export q.txt -o /dev/null` (or -o /dev/stdout) with a query's notes wrote the notes
+    sidecar into /dev (/dev/null.notes.jsonl as root; a permission error after the export for anyone else), and
+    recorded the export, so `labels status q.txt` and the app's quit dialog said 0 unexported edits while the
+    labels were kept nowhere."""
+    from rankgate.store import sync
+
+    ws, qrels = _raw_workspace(tmp_path)
+    r, w = os.pipe()
+    target = os.devnull if to == os.devnull else f"/dev/fd/{w}"
+    sidecar = os.devnull + ".notes.jsonl"
+    existed = os.path.exists(sidecar)
+    try:
+        assert sync.raw_unexported(ws, qrels) == 1
+        out, _, notes = sync.export_reviewed(ws, qrels, target)
+        assert notes is None and any("notes of 1 query not written" in n for n in out.notes), out.notes
+        assert existed or not os.path.exists(sidecar)
+        assert not any(p.name.endswith(".notes.jsonl") for p in tmp_path.iterdir())
+        assert sync.raw_unexported(ws, qrels) == 1  # still to export: /dev/null keeps nothing
+        out, path, notes = sync.export_reviewed(ws, qrels)  # a file: written, its sidecar beside it, recorded
+        assert notes is not None and notes.exists() and sync.raw_unexported(ws, qrels) == 0
+    finally:
+        if not existed and os.path.exists(sidecar):
+            os.unlink(sidecar)
+        os.close(r)
+        os.close(w)
+        ws.close()

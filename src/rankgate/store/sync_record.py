@@ -87,8 +87,12 @@ def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
     export, whose file is written already; returns the note to print then (None otherwise)."""
     from rankgate.store.storage import atomic_write
 
+    from rankgate.core.outfile import is_stream
+
     manifest = getattr(ws, "manifest", None)
     if manifest is not None and not isinstance(manifest, QrelsFile):
+        return None
+    if is_stream(path):  # /dev/null, a pipe: the labels are kept nowhere, so their edits stay unexported
         return None
     summary = {"format": SYNC_FORMAT, "path": _resolved(path), "at": ws._clock()}
     base = {label_key(q, d): g for (q, d), g in grades.items()}
