@@ -101,3 +101,25 @@ def test_an_export_into_dev_null_or_a_pipe_writes_no_sidecar_into_dev_and_leaves
         os.close(r)
         os.close(w)
         ws.close()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1\t0 d1 1 extra\n1 0 d2 0 x\n", "five.txt:1: 5 columns, expected 4: query iteration document grade"),
+    ("1\t0 d1\n1 0 d2\n", "five.txt:1: 3 columns, expected 4: query iteration document grade"),
+    ("1\tQ0 d1 1\n1\tQ0 d2 x\n", "five.txt:2: grade 'x' is not an integer"),
+])
+def test_qrels_with_a_tab_after_the_query_and_a_bad_line_are_refused_as_qrels(tmp_path, capsys, text, expected):
+    """Before: `labels import` took these for a queries file (the first line has one tab) and refused them as
+    one (`five.txt:2: expected 'query-id<TAB>text' ...`, `query '1' appears twice`), though trec_eval reads them
+    as qrels; the qrels reader's hint then said to give them with --queries. Now: the qrels' own error."""
+    from rankgate.cli import main
+
+    path = tmp_path / "five.txt"
+    path.write_text(text, encoding="utf-8")
+    code = main(["labels", "import", "--db", str(tmp_path / "w.json"), str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and expected in err and "--queries" not in err, err
+    assert "Traceback" not in err
+    path.write_text("1\twhat is x\n1\tthe same query again\n", encoding="utf-8")  # a queries file stays one
+    code = main(["labels", "import", "--db", str(tmp_path / "w.json"), str(path)])
+    assert code == 2 and "five.txt:2: query '1' appears twice" in capsys.readouterr().err
