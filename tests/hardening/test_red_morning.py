@@ -123,3 +123,18 @@ def test_qrels_with_a_tab_after_the_query_and_a_bad_line_are_refused_as_qrels(tm
     path.write_text("1\twhat is x\n1\tthe same query again\n", encoding="utf-8")  # a queries file stays one
     code = main(["labels", "import", "--db", str(tmp_path / "w.json"), str(path)])
     assert code == 2 and "five.txt:2: query '1' appears twice" in capsys.readouterr().err
+
+
+def test_an_export_deleted_since_no_longer_holds_the_edits_it_held(tmp_path):
+    """Before: export the labels, delete (or move) the export, and `labels status q.txt` and the app's quit
+    dialog still said 0 unexported edits, counting against a file that is gone."""
+    from rankgate.store import sync
+
+    ws, qrels = _raw_workspace(tmp_path)
+    try:
+        _, path, _ = sync.export_reviewed(ws, qrels, tmp_path / "scratch.txt")
+        assert sync.raw_unexported(ws, qrels) == 0
+        path.rename(tmp_path / "elsewhere.txt")
+        assert sync.raw_unexported(ws, qrels) == 1
+    finally:
+        ws.close()
