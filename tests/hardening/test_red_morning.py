@@ -138,3 +138,18 @@ def test_an_export_deleted_since_no_longer_holds_the_edits_it_held(tmp_path):
         assert sync.raw_unexported(ws, qrels) == 1
     finally:
         ws.close()
+
+
+def test_an_output_to_dev_stdout_appended_to_a_log_keeps_the_log(tmp_path):
+    """Before: `rankgate gate -o /dev/stdout >> ci.log` replaced ci.log with the result (the link was
+    followed to the log file, which was then replaced by a rename): the log's earlier lines were lost. The
+    shell's own descriptor is written through now, as `>>` appends."""
+    b = evil_bench(tmp_path)
+    log = tmp_path / "ci.log"
+    log.write_text("earlier step\n", encoding="utf-8")
+    with open(log, "a", encoding="utf-8") as out:
+        p = subprocess.run(_gate(b, "-o", "/dev/stdout", "--junit", "/dev/fd/1"), stdout=out,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode in (0, 3) and "error" not in p.stderr, p.stderr
+    text = log.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n") and text.count('"baseline": "base"') == 1 and "<testsuites" in text

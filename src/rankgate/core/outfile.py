@@ -32,14 +32,38 @@ def file_kind(mode: int) -> str:
 
 
 def is_stream(path: str | os.PathLike) -> bool:
-    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout` on a terminal) or a shell's
-    pipe (`/dev/stdout` piped into jq): an output written straight into it, as a shell's `>` would, never
-    replaced by a rename. (A named pipe is not: outputs refuse it, `refuse_special`.)"""
+    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout` on a terminal), a shell's
+    pipe (`/dev/stdout` piped into jq) or names an output this process was given open (`/dev/stdout`,
+    `/dev/fd/N` whatever they are: `-o /dev/stdout >> ci.log` appends to the log, as `>>` would, and never
+    replaces it): an output written straight into it, never replaced by a rename. (A named pipe is not:
+    outputs refuse it, `refuse_special`.)"""
+    if open_descriptor(path) is not None:
+        return True
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return False
     return stat.S_ISCHR(st.st_mode) or is_shell_pipe(st)
+
+
+def open_descriptor(path: str | os.PathLike) -> int | None:
+    """N when `path`, its links followed one by one, names this process's open file descriptor N
+    (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`: what a shell's redirection gave it, a file
+    too), else None. Written through the descriptor itself, its offset and append mode are the shell's."""
+    import re
+
+    fd_path = re.compile(rf"/(?:proc/(?:self|thread-self|{os.getpid()})/fd|dev/fd)/(\d+)")
+    try:
+        p = os.path.abspath(os.fspath(path))
+        for _ in range(40):  # (the kernel's own limit of links in a path)
+            m = fd_path.fullmatch(p)
+            if m:
+                n = int(m.group(1))
+                return n if not stat.S_ISDIR(os.fstat(n).st_mode) else None
+            p = os.path.normpath(os.path.join(os.path.dirname(p), os.readlink(p)))
+    except (OSError, ValueError, TypeError):  # not a link (any more), or no such descriptor
+        return None
+    return None
 
 
 _PIPE_DEVICE: list[int] = []  # the device number of the pipes with no name (Linux's pipefs), once known
@@ -61,14 +85,23 @@ def is_shell_pipe(st: os.stat_result) -> bool:
 
 
 def write_stream(path: str | os.PathLike, chunks) -> int:
-    """Write `chunks` (bytes, or an iterable of them) into a character device (`is_stream`); returns the size.
+    """Write `chunks` (bytes, or an iterable of them) into a stream (`is_stream`); returns the size.
     An error is one line naming the path."""
     size = 0
+    given = open_descriptor(path)
     try:
-        # O_NONBLOCK: a named pipe no program reads fails at once (ENXIO) instead of waiting forever
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        if given is not None:  # the shell's own descriptor (`>> ci.log`: appended at its end, not at byte 0)
+            import sys
+
+            for stream in (sys.stdout, sys.stderr):  # what was printed before comes first
+                if stream is not None:
+                    stream.flush()
+            fd = os.dup(given)
+        else:  # O_NONBLOCK: a named pipe no program reads fails at once (ENXIO) instead of waiting forever
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
-            os.set_blocking(fd, True)
+            if given is None:
+                os.set_blocking(fd, True)
             for chunk in [chunks] if isinstance(chunks, (bytes, bytearray)) else chunks:
                 view = memoryview(chunk)
                 while view:
@@ -97,7 +130,7 @@ def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_
             raise InputError(str(path), f"cannot be opened ({e.strerror}: a symbolic link that leads back to "
                              "itself); nothing was written (choose a file path)") from None
         return None  # cannot look (permission): the write itself says why
-    if stream_ok and (stat.S_ISCHR(st.st_mode) or is_shell_pipe(st)):
+    if stream_ok and (stat.S_ISCHR(st.st_mode) or is_shell_pipe(st) or open_descriptor(path) is not None):
         return None
     if stat.S_ISFIFO(st.st_mode):
         raise InputError(str(path), "is a named pipe (FIFO); an output is written to a regular file only (a pipe "
