@@ -153,3 +153,17 @@ def test_an_output_to_dev_stdout_appended_to_a_log_keeps_the_log(tmp_path):
     assert p.returncode in (0, 3) and "error" not in p.stderr, p.stderr
     text = log.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n") and text.count('"baseline": "base"') == 1 and "<testsuites" in text
+
+
+@pytest.mark.parametrize("idle, said", [(30, "after 30 minutes."), (0.5, "after 0.5 minutes."), (1, "after 1 minute.")])
+def test_the_too_many_sessions_page_gives_the_idle_timeout_as_set(idle, said):
+    """Before: with --idle-timeout 0.5 the page said a forgotten session ends "after 0 minutes"."""
+    pytest.importorskip("aiohttp")
+    from types import SimpleNamespace
+
+    from rankgate.tui import webguard
+
+    ana = webguard.Person("ana")
+    guard = SimpleNamespace(sessions={object(): ana}, limits=webguard.Limits(16, idle * 60, per_reviewer=1))
+    response = webguard.Guard.over_limit(guard, SimpleNamespace(remote="127.0.0.1"), ana)
+    assert response.status == 429 and said in response.text
