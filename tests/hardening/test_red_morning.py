@@ -167,3 +167,25 @@ def test_the_too_many_sessions_page_gives_the_idle_timeout_as_set(idle, said):
     guard = SimpleNamespace(sessions={object(): ana}, limits=webguard.Limits(16, idle * 60, per_reviewer=1))
     response = webguard.Guard.over_limit(guard, SimpleNamespace(remote="127.0.0.1"), ana)
     assert response.status == 429 and said in response.text
+
+
+@pytest.mark.parametrize("owner", [12, None, ["ws"]])
+def test_a_checksummed_record_whose_workspace_is_no_text_is_named_as_such_and_skipped(tmp_path, owner):
+    """Before: a record with a good checksum whose `ws` is no text (journal v3) was refused on open as
+    "damaged (checksum mismatch)", sending whoever looked into it after a broken disk, not a forged record."""
+    from rankgate.core.errors import InputError
+    from rankgate.store import storage
+    from rankgate.store.workspace import Workspace
+
+    db = tmp_path / "w.json"
+    with Workspace.open(db, fold_every=1000) as ws:
+        for i in range(3):
+            ws.set_judgment("q1", f"d{i}", 1, reason="r", create_query=True)
+    journal = tmp_path / "w.json.journal"
+    last = storage.read_journal(journal).records[-1]
+    with open(journal, "ab") as f:
+        f.write(storage.encode_record(dict(last, seq=last["seq"] + 1, ws=owner)))
+    with pytest.raises(InputError, match=r"line 5 is damaged \(its checksum holds, but it is no edit record\)"):
+        Workspace.open(db)
+    report = Workspace.recover(db)
+    assert report["replayed"] == 3 and report["judgments"] == 3 and report["lost"]
