@@ -189,3 +189,20 @@ def test_a_checksummed_record_whose_workspace_is_no_text_is_named_as_such_and_sk
         Workspace.open(db)
     report = Workspace.recover(db)
     assert report["replayed"] == 3 and report["judgments"] == 3 and report["lost"]
+
+
+@pytest.mark.parametrize("column", ["\x1b]0;pwned\x07", "x" * 3000])
+def test_an_imported_iteration_column_that_is_an_escape_or_huge_is_not_copied_into_exports(tmp_path, capsys, column):
+    """Before: `labels import --db` kept the input's iteration column for its TREC exports whatever it held: a
+    terminal escape sequence went out on every line of `labels export -o -`, a 3,000-character one made every
+    line 3 KB. trec_eval never reads the column: such a column is exported as trec_eval's `0`."""
+    from rankgate.cli import main
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text(f"1 {column} d1 1\n2 {column} d2 0\n", encoding="utf-8")
+    db = str(tmp_path / "w.json")
+    assert main(["labels", "import", "--db", db, str(qrels)]) == 0
+    capsys.readouterr()
+    assert main(["labels", "export", "--db", db, "-o", "-"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if not ln.startswith("#")]
+    assert lines == ["1 0 d1 1", "2 0 d2 0"]

@@ -320,11 +320,13 @@ def _trec(where: str, rows: list, header: dict | None, columns: dict | None = No
 
 
 def _columns(columns) -> tuple[str, str]:
-    """A recorded (column, separator) when it is one a TREC line can hold, else ("0", " ")."""
+    """A recorded (column, separator) when it is one a TREC line can hold, else ("0", " "): a short printable
+    word (trec_eval never reads it; an input's terminal escape or 3,000-character column is not copied onto
+    every exported line)."""
     if isinstance(columns, dict):
         column, sep = columns.get("column"), columns.get("sep")
         if isinstance(column, str) and column and len(column.split()) == 1 and column == column.strip() \
-                and not column.startswith("#") and sep in (" ", "\t"):
+                and not column.startswith("#") and sep in (" ", "\t") and len(column) <= 32 and column.isprintable():
             return column, sep
     return "0", " "
 
