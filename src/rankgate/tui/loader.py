@@ -30,7 +30,7 @@ from rankgate.core.policy import resolve
 from rankgate.tui.labels import LabelBook, MemoryBackend
 from rankgate.tui.model import ReviewModel
 from rankgate.tui import scorecache
-from rankgate.tui.runcache import read_runs_cached
+from rankgate.tui.runcache import ReadAhead, read_runs_cached
 
 Progress = Callable[[str, int, int], None]  # (what, steps done, steps); may raise Cancelled to stop
 
@@ -224,18 +224,24 @@ def _load(inputs: Inputs, progress: Progress) -> Loaded:
     step = 0
     catalog = Catalog()
 
-    # Labels first: their IDs take the first codes, as the core's bundle does.
-    progress("opening the label store", step, steps)
-    book, store_queries = open_labels(inputs, manifest, qrels_path, catalog, inputs.reviewer)
+    # Labels first: their IDs take the first codes, as the core's bundle does. Meanwhile, run files not in
+    # the parsed-run cache are parsed ahead in a thread (a first open: the store's import holds the GIL,
+    # pyarrow's parsing does not), in their own codes; the catalog's are given when they are taken.
+    ahead = ReadAhead(specs)
     try:
-        return _load_rest(inputs, progress, manifest, qrels_path, specs, catalog, book, store_queries)
-    except BaseException:  # cancelled or bad input: let go of the store (and its lock)
-        book.close()
-        raise
+        progress("opening the label store", step, steps)
+        book, store_queries = open_labels(inputs, manifest, qrels_path, catalog, inputs.reviewer)
+        try:
+            return _load_rest(inputs, progress, manifest, qrels_path, specs, catalog, book, store_queries, ahead)
+        except BaseException:  # cancelled or bad input: let go of the store (and its lock)
+            book.close()
+            raise
+    finally:
+        ahead.close()
 
 
 def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, catalog, book,
-               store_queries) -> Loaded:
+               store_queries, ahead: ReadAhead | None = None) -> Loaded:
     steps = len(specs) + 3
     step = 1
     hits = 0
@@ -264,7 +270,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                 shown[0] = pct
                 progress(f"reading {name} · {pct}%", step - 1, steps)
 
-        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading, later=later)
+        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading, later=later, ahead=ahead)
         order.extend(r.name for r in got)
         return got
 

@@ -63,10 +63,11 @@ def file_key(path: str, *parts) -> str | None:
 def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
                      folder: Path | None = None, on_hit: Callable[[str], None] | None = None,
                      progress: Callable[[int, int], None] | None = None,
-                     later: list[Callable[[], None]] | None = None) -> list[Run]:
+                     later: list[Callable[[], None]] | None = None, ahead: "ReadAhead | None" = None) -> list[Run]:
     """The runs of one file (as `core.formats.read_runs`), from the cache when it is fresh;
     `progress(bytes done, bytes)` while a file is parsed. With `later`, a new entry is not written here:
-    its writing is appended to `later` (the app writes it after its first frame)."""
+    its writing is appended to `later` (the app writes it after its first frame). With `ahead`, a plain
+    TREC file's columns are those it parsed meanwhile (ReadAhead)."""
     _, path = split_run_spec(spec)
     try:
         size = os.path.getsize(path)
@@ -76,7 +77,14 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
         return _checked(read_runs(spec, "auto", catalog, progress))
     key = _key(path, spec)
     where = (folder or cache_dir()) / f"{key}.npz"
-    if key is not None and where.is_file():
+    early = ahead.take(spec) if ahead is not None else None
+    if early is not None and early.key != key:  # the file changed meanwhile: read as it is now
+        early = None
+    if early is not None:  # parsed ahead (it had no entry): its columns, as read below
+        cols = early.result(progress)
+        if cols is not None:
+            return [_from_columns(spec, path, cols, catalog, where if key is not None else None, later)]
+    elif key is not None and where.is_file():
         try:
             runs = _load(where, catalog)
             _used(where)
@@ -85,7 +93,7 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
             return runs
         except Exception:  # a torn or foreign entry: read the file again
             pass
-    cols = _read_columns(spec, path, progress)
+    cols = _read_columns(spec, path, progress) if early is None else None  # (ahead: not plain TREC)
     if cols is not None:  # a plain TREC file: its names looked up in the catalog once each
         return [_from_columns(spec, path, cols, catalog, where if key is not None else None, later)]
     local = Catalog()
@@ -93,6 +101,68 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
     if key is not None:
         _write(later, where, runs, local.queries.names, local.docs.names)
     return [_recode(r, local, catalog) for r in runs]
+
+
+class _Early:
+    """One file's columns being parsed by a ReadAhead (a future), with how far it has got."""
+
+    def __init__(self, pool, spec: str, path: str, key: str | None) -> None:
+        self.key, self.done = key, (0, 1)
+        self.future = pool.submit(_read_columns, spec, path, self._reading)
+
+    def _reading(self, done: int, total: int) -> None:
+        self.done = (done, total)
+
+    def result(self, progress: Callable[[int, int], None] | None):
+        """The columns (as `_read_columns` gives them, or raises); `progress` told meanwhile, so that the
+        caller may stop (it raises) while the file is still parsed."""
+        from concurrent.futures import TimeoutError
+
+        while True:
+            try:
+                return self.future.result(timeout=0.05)
+            except TimeoutError:
+                if progress:
+                    progress(*self.done)
+
+
+class ReadAhead:
+    """A first open's run files parsed in one background thread while the label store is opened (its first
+    import is pure Python; pyarrow parses with the GIL released, on the other core): plain TREC files of
+    `min_bytes` or more with no cache entry. Their columns are in each file's own codes, so the catalog's
+    codes (the labels' first) are given as before, when `read_runs_cached` takes them. `close()` drops
+    what was not taken (a cancelled or failed load)."""
+
+    def __init__(self, specs: list[str], *, min_bytes: int = MIN_BYTES, folder: Path | None = None) -> None:
+        self._early: dict[str, _Early] = {}
+        self._pool = None
+        if os.environ.get("RANKGATE_FAST", "1") == "0":
+            return
+        for spec in specs:
+            _, path = split_run_spec(spec)
+            try:
+                if os.path.getsize(path) < min_bytes:
+                    continue
+            except OSError:
+                continue
+            key = _key(path, spec)
+            if key is not None and ((folder or cache_dir()) / f"{key}.npz").is_file():
+                continue  # read from its entry (a re-open)
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="rankgate-read-ahead")
+            self._early.setdefault(spec, _Early(self._pool, spec, path, key))
+
+    def take(self, spec: str) -> _Early | None:
+        return self._early.pop(spec, None)
+
+    def close(self) -> None:
+        for early in self._early.values():
+            early.future.cancel()
+        self._early.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
 
 
 def _write(later: list | None, where: Path, *entry) -> None:
