@@ -309,7 +309,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     model.input_checks = bool(specs)  # labels alone: no gate, nothing to check
     model.labels_file = export_target(manifest, qrels_path, inputs)
     if skey is not None and (not model.scored_from_cache or cached.changed):
-        _save_scores(skey, book, model)
+        later.append(_scores_to_save(skey, book, model))  # written after the first frame
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     later.extend(_import_fold(book))  # a first open's import, folded into the snapshot after the first frame
     progress("deciding the gate", steps, steps)
@@ -371,11 +371,14 @@ def _import_fold(book) -> list[Callable[[], None]]:
     return []
 
 
-def _save_scores(skey, book, model: ReviewModel) -> None:
-    """The evaluated queries' scores, for the next open (tui/scorecache.py)."""
+def _scores_to_save(skey, book, model: ReviewModel) -> Callable[[], None]:
+    """Writing the evaluated queries' scores, for the next open (tui/scorecache.py), as they are now: the
+    values are copied here (a grade key changes them in place), the labels are those of the open."""
     done = np.flatnonzero(model.evaluated)
-    scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
-                    {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
+    qids = [model.qids[i] for i in done.tolist()]
+    values = {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()}  # (copies)
+    qrels = book.qrels  # (the labels at open, never changed: edits go to the book's backend)
+    return lambda: scorecache.save(skey, qrels, qids, values)
 
 
 def export_target(manifest: Manifest | None, qrels_path: str | None, inputs: Inputs) -> str:
