@@ -308,7 +308,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         progress=scoring, permissions=permissions, cached=cached)
     model.input_checks = bool(specs)  # labels alone: no gate, nothing to check
     model.labels_file = export_target(manifest, qrels_path, inputs)
-    if skey is not None and (not model.scored_from_cache or cached.changed):
+    if skey is not None and (not model.scored_from_cache or cached.changed or not cached.fingerprinted):
         later.append(_scores_to_save(skey, book, model))  # written after the first frame
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     later.extend(_import_fold(book))  # a first open's import, folded into the snapshot after the first frame

@@ -44,6 +44,7 @@ class Cached:
     qids: list[str]
     values: dict[str, dict[str, np.ndarray]]
     changed: set[str] = field(default_factory=set)
+    fingerprinted: bool = True  # False: written before entries kept their labels' digest (written again)
 
 
 def cache_dir() -> Path:
@@ -156,7 +157,7 @@ def load(name: str | None, qrels, *, folder: Path | None = None) -> Cached | Non
         os.utime(where)  # recently used: kept
     except OSError:
         pass
-    return Cached(qids, values, changed)
+    return Cached(qids, values, changed, header.get("fingerprint") is not None)
 
 
 def save(name: str | None, qrels, qids: list[str], values: dict[str, dict], *, folder: Path | None = None) -> None:
