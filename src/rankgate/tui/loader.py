@@ -65,6 +65,8 @@ class Inputs:
     export_dir: str | None = None
     shared: bool = False
     viewer: bool = False
+    # A first open's run files, parsed ahead since the command started (read_ahead; taken by the first load)
+    ahead: ReadAhead | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_args(cls, args) -> "Inputs":
@@ -208,6 +210,18 @@ def no_runs(catalog: Catalog) -> Run:
     return Run(NO_RUNS, "", catalog, empty, empty, np.zeros(0), np.zeros(0, np.int64))
 
 
+def read_ahead(inputs: Inputs) -> ReadAhead | None:
+    """The run files of these inputs that have no parsed-run cache entry, parsed from now on in a thread
+    (runcache.ReadAhead) while the app imports Textual and starts, then while the label store opens; None
+    when the inputs are wrong (the load says why)."""
+    try:
+        check_inputs(inputs)
+        manifest, _ = find_manifest(None, inputs.path)
+        return ReadAhead([] if labels_only(inputs) else run_specs(inputs.runs, manifest))
+    except Exception:
+        return None
+
+
 def _load(inputs: Inputs, progress: Progress) -> Loaded:
     check_inputs(inputs)
     manifest, qrels_path = find_manifest(None, inputs.path)
@@ -227,7 +241,7 @@ def _load(inputs: Inputs, progress: Progress) -> Loaded:
     # Labels first: their IDs take the first codes, as the core's bundle does. Meanwhile, run files not in
     # the parsed-run cache are parsed ahead in a thread (a first open: the store's import holds the GIL,
     # pyarrow's parsing does not), in their own codes; the catalog's are given when they are taken.
-    ahead = ReadAhead(specs)
+    ahead, inputs.ahead = inputs.ahead or ReadAhead(specs), None  # (started by the command, if it could)
     try:
         progress("opening the label store", step, steps)
         book, store_queries = open_labels(inputs, manifest, qrels_path, catalog, inputs.reviewer)

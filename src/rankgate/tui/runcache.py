@@ -60,7 +60,7 @@ def file_key(path: str, *parts) -> str | None:
     return hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
 
 
-def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
+def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int | None = None,
                      folder: Path | None = None, on_hit: Callable[[str], None] | None = None,
                      progress: Callable[[int, int], None] | None = None,
                      later: list[Callable[[], None]] | None = None, ahead: "ReadAhead | None" = None) -> list[Run]:
@@ -73,7 +73,7 @@ def read_runs_cached(spec: str, catalog: Catalog, *, min_bytes: int = MIN_BYTES,
         size = os.path.getsize(path)
     except OSError:
         size = 0
-    if size < min_bytes:
+    if size < (MIN_BYTES if min_bytes is None else min_bytes):
         return _checked(read_runs(spec, "auto", catalog, progress))
     key = _key(path, spec)
     where = (folder or cache_dir()) / f"{key}.npz"
@@ -133,7 +133,7 @@ class ReadAhead:
     codes (the labels' first) are given as before, when `read_runs_cached` takes them. `close()` drops
     what was not taken (a cancelled or failed load)."""
 
-    def __init__(self, specs: list[str], *, min_bytes: int = MIN_BYTES, folder: Path | None = None) -> None:
+    def __init__(self, specs: list[str], *, min_bytes: int | None = None, folder: Path | None = None) -> None:
         self._early: dict[str, _Early] = {}
         self._pool = None
         if os.environ.get("RANKGATE_FAST", "1") == "0":
@@ -141,7 +141,7 @@ class ReadAhead:
         for spec in specs:
             _, path = split_run_spec(spec)
             try:
-                if os.path.getsize(path) < min_bytes:
+                if os.path.getsize(path) < (MIN_BYTES if min_bytes is None else min_bytes):
                     continue
             except OSError:
                 continue
