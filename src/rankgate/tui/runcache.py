@@ -407,7 +407,7 @@ def _load(where: Path, catalog: Catalog) -> list[Run]:
             q, d = z[f"q{i}"], z[f"d{i}"]
             runs.append(Run(h["name"], h["path"], catalog, qmap[q] if len(q) else q, dmap[d] if len(d) else d,
                             z[f"s{i}"], z[f"w{i}"], h["format"], h["meta"], h["latency_ms"], h["context_tokens"],
-                            [int(qmap[c]) for c in h["query_codes"]]))
+                            _taken(qmap, h["query_codes"])))
     return runs
 
 
@@ -464,7 +464,7 @@ def _mapped(where: Path, catalog: Catalog, qnames: list[str], dnames: list[str])
         new = new[np.argsort(codes[new], kind="stable")]
         if not np.array_equal(codes[new], np.arange(n0, n0 + len(new))) or (len(codes) and codes.min() < 0):
             return None
-        plan.append((interner, [names[i] for i in new.tolist()], n0))
+        plan.append((interner, _picked(names, new), n0))
     for interner, new, n0 in plan:  # the new names take the codes they had: n0, n0 + 1, ...
         if new:  # (distinct, and new to the catalog while the digest holds: no lookup of each)
             interner.codes.update(zip(new, range(n0, n0 + len(new))))
@@ -473,6 +473,22 @@ def _mapped(where: Path, catalog: Catalog, qnames: list[str], dnames: list[str])
         if len(interner) != n0 + len(new):  # (cannot happen while the digest holds)
             raise ValueError("catalog out of step with the entry's map")
     return qmap, dmap
+
+
+def _taken(qmap: np.ndarray, codes: list[int]) -> list[int]:
+    """[int(qmap[c]) for c in codes], in one numpy pass (10,000 queries a run)."""
+    return qmap[np.asarray(codes, np.int64)].tolist() if len(codes) else []
+
+
+def _picked(names: list[str], at: np.ndarray) -> list[str]:
+    """[names[i] for i in at], at C speed (the new names of a run: 100,000s)."""
+    from operator import itemgetter
+
+    if len(at) == 0:
+        return []
+    if len(at) == 1:
+        return [names[int(at[0])]]
+    return list(itemgetter(*at.tolist())(names))
 
 
 def _codes(interner, names: list[str]) -> np.ndarray:
