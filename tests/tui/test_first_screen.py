@@ -42,6 +42,7 @@ async def test_the_progress_line_is_on_screen_while_the_worker_reads_a_run(tiny,
         assert "rankgate review" in shown and "reading" in shown  # the screen, its progress line
         assert str(screen.query_one("#loading-step").render()).startswith("reading ")
         assert screen.first_frame_at is None  # the panes are not shown yet
+        assert screen.first_screen_at is not None  # ... the screen is, with its progress line (bench_app.py)
         go.set()
         await ready(pilot)
         assert screen.model is not None and screen.first_frame_at is not None
