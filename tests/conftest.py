@@ -1,7 +1,14 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# Byte code is kept (.pyc in the git-ignored __pycache__ folders), as an installed package keeps it, for
+# this process, its xdist workers and every `python -m rankgate` a test starts: with PYTHONDONTWRITEBYTECODE
+# set (some shells set it) each of the suite's hundreds of child processes compiled rankgate's modules again.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_benchmarks"
@@ -15,6 +22,17 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RANKGATE_HOME", str(home))
     monkeypatch.setenv("RANKGATE_REVIEWER", "tester")
     yield home
+
+
+def pytest_collection_modifyitems(items):
+    """The slow tests first, the browsers' first of all (a stable sort: order within each kept): under
+    `-n 2 --dist worksteal` the longest tests then start early, and what is left to share at the end is
+    the quick ones, so no worker waits on a single long test that happened to come last."""
+    def start(item) -> int:
+        if item.get_closest_marker("slow") is None:
+            return 2
+        return 0 if item.nodeid.startswith("tests/web/") else 1
+    items.sort(key=start)
 
 
 @pytest.fixture
