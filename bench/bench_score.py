@@ -54,6 +54,7 @@ BENCHES = {  # name: (folder, run file)
     "dense-wide": ("dense-wide", "run.txt"),
     "dense-1m": ("dense-1m", "run.txt"),
     "dense-2m": ("dense-2m", "run.txt"),
+    "quick": ("quick-2000x1000-100", "run.txt"),  # bench/quick.py's default workload (it generates it)
 }
 DENSE = "dense,dense-shuffled,dense-wide,dense-1m,dense-2m"
 PEER_MODULES = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures",

@@ -674,19 +674,22 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
             grouped = False  # a query in two places of the first block: scattered from the start
     if grouped:
         pend: list[tuple] = []  # the rows of the last query seen, which may go on in the next blocks
-        for row0, qcode, score, judged, key, docs in blocks:
+        for block in blocks:
+            row0, qcode = block[0], block[1]
             lines = row0 + len(qcode)
             if pend and (qcode == pend[-1][1][-1]).all():  # that query goes on through the whole block
-                pend.append((row0, qcode, score, judged, key, docs))
+                pend.append(block)
                 continue
-            row0, qcode, score, judged, key, docs = _joined(pend + [(row0, qcode, score, judged, key, docs)])
+            if pend:  # that query ends early in this block: it is settled with its rows here, the rest apart
+                head = int(np.argmax(qcode != pend[-1][1][-1]))  # (slices are views: no copy of the block)
+                _settle_grouped(tally, _joined(pend + [_rows_of(block, 0, head)]), reader.qnames)
+                block = _rows_of(block, head, len(qcode))
+            qcode = block[1]
             last = int(np.flatnonzero(np.r_[True, qcode[1:] != qcode[:-1]])[-1])
-            tally.settle(qcode[:last], score[:last], judged[:last], key[:last], _Docs(docs[:last]),
-                         _Rows(row0), reader.qnames, True)
-            pend = [(row0 + last, qcode[last:], score[last:], judged[last:], key[last:], docs[last:])]
+            _settle_grouped(tally, _rows_of(block, 0, last), reader.qnames)
+            pend = [_rows_of(block, last, len(qcode))]
         if pend:
-            row0, qcode, score, judged, key, docs = _joined(pend)
-            tally.settle(qcode, score, judged, key, _Docs(docs), _Rows(row0), reader.qnames, True)
+            _settle_grouped(tally, _joined(pend), reader.qnames)
     else:
         lines = _scattered(reader, tally, blocks)
     cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
@@ -694,6 +697,18 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
                    cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
                    tally.n_duplicates, lines, cat(tally.tq, np.int64),
                    [d for a in tally.tdoc for d in a.to_pylist()], cat(tally.trank, np.int64), keep_top)
+
+
+def _rows_of(part: tuple, start: int, stop: int) -> tuple:
+    """Rows start:stop of a part (row of the first line, qcode, score, judged, key, docs), as views."""
+    row0, *cols = part
+    return (row0 + start, *(c[start:stop] for c in cols))
+
+
+def _settle_grouped(tally: _Tally, part: tuple, qnames: list[str]) -> None:
+    """Settle a part of a grouped file whose queries are complete."""
+    row0, qcode, score, judged, key, docs = part
+    tally.settle(qcode, score, judged, key, _Docs(docs), _Rows(row0), qnames, True)
 
 
 def _joined(parts: list[tuple]) -> tuple:
