@@ -480,32 +480,35 @@ class _JudgedLookup:
 
 class _HashTable:
     """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing
-    (linear probing, at most half full), built and searched with whole-array steps: each step moves
-    every unsettled key on one slot."""
+    (linear probing, at most half full). Built in slot order with whole-array steps (a key's place is
+    the first free slot at or after its own: a running maximum), with no wrap at the end: the table runs
+    on past its last key by one empty slot, where every search stops."""
 
     def __init__(self, h: np.ndarray):
-        bits = max(10, (2 * len(h)).bit_length())  # at most half full (12 bytes a slot)
-        self.shift, self.mask = np.uint64(64 - bits), (1 << bits) - 1
-        self.keys = np.zeros(1 << bits, np.uint64)
-        self.at = np.full(1 << bits, -1, np.int32 if len(h) < 1 << 31 else np.int64)
-        self.repeated = False  # two keys alike: then the table holds the first of them only
-        slot = (h >> self.shift).astype(np.int64)
-        pending = np.arange(len(h))
-        while len(pending):
-            s = slot[pending]
-            free = self.at[s] < 0
-            if (self.keys[s[~free]] == h[pending[~free]]).any():
-                self.repeated = True
-                return
-            cand, cs = pending[free], s[free]
-            self.at[cs] = cand  # keys wanting one free slot: one of them gets it (the last written)
-            won = self.at[cs] == cand
-            self.keys[cs[won]] = h[cand[won]]
-            if (self.keys[cs[~won]] == h[cand[~won]]).any():  # lost its slot to a key alike
-                self.repeated = True
-                return
-            pending = np.concatenate([pending[~free], cand[~won]])
-            slot[pending] = (slot[pending] + 1) & self.mask
+        n = len(h)
+        bits = max(10, (2 * n).bit_length())  # at most half full (12 bytes a slot)
+        self.shift = np.uint64(64 - bits)
+        srt = np.sort(h)
+        self.repeated = bool((srt[1:] == srt[:-1]).any())  # two keys alike: no table (a sorted search)
+        del srt
+        if self.repeated:
+            return
+        rb = max(n - 1, 1).bit_length()
+        packed = (h >> self.shift).astype(np.int64)  # each key's slot, and its position, in one sort
+        packed <<= rb
+        packed |= np.arange(n, dtype=np.int64)
+        packed.sort()
+        at = packed & ((1 << rb) - 1)
+        packed >>= rb
+        step = np.arange(n, dtype=np.int64)
+        packed -= step
+        place = np.maximum.accumulate(packed) if n else packed
+        place += step
+        size = max(1 << bits, int(place[-1]) + 1 if n else 0) + 1
+        self.keys = np.zeros(size, np.uint64)
+        self.at = np.full(size, -1, np.int32 if n < 1 << 31 else np.int64)
+        self.keys[place] = h[at]
+        self.at[place] = at
 
     def find(self, hr: np.ndarray) -> np.ndarray:
         """The position of each hash (-1: not there)."""
@@ -518,7 +521,7 @@ class _HashTable:
             hit = (a >= 0) & (self.keys[s] == hr[active])
             out[active[hit]] = a[hit]
             active = active[(a >= 0) & ~hit]
-            slot[active] = (slot[active] + 1) & self.mask
+            slot[active] += 1
         return out
 
 
@@ -1638,13 +1641,17 @@ def _whole_numbers(strings) -> np.ndarray | None:
     an optional sign (`[+-]?[0-9]{1,15}`), or None when one is not: from the bytes, a digit place a step
     (qrels grades are one or two characters; a regular expression and a cast cost 10x more)."""
     n = len(strings)
-    offs = np.frombuffer(strings.buffers()[1], np.int32)[strings.offset:strings.offset + n + 1].astype(np.int64)
     if not n:
         return np.zeros(0, np.int64)
-    lens = np.diff(offs)
+    offs = np.frombuffer(strings.buffers()[1], np.int32)[strings.offset:strings.offset + n + 1]
     data = np.frombuffer(strings.buffers()[2], np.uint8) if strings.buffers()[2] is not None else np.zeros(0, np.uint8)
-    if int(lens.min()) < 1:
-        return None
+    if (offs[1:] == offs[:-1]).any():
+        return None  # an empty value
+    if offs[-1] - offs[0] == n:  # one character each (most qrels): the digits themselves
+        digit = data[offs[0]:offs[-1]] - np.uint8(ord("0"))
+        return digit.astype(np.int64) if int(digit.max()) <= 9 else None
+    offs = offs.astype(np.int64)
+    lens = np.diff(offs)
     first = data[offs[:-1]]
     signed = (first == ord("-")) | (first == ord("+"))
     digits = lens - signed
