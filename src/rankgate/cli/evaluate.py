@@ -463,8 +463,6 @@ def cmd_validate(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from rankgate.core.gate import answerable_queries, macro, query_rows, score_run
-
     from rankgate.core.leniency import lenient_check
 
     if args.depth is not None and args.depth < 1:
@@ -489,6 +487,8 @@ def cmd_score(args) -> int:
     runs = [bundle.run(args.run)] if args.run else list(bundle.runs.values())
     if args.format == "trec":
         return _score_trec(bundle, policy, runs, args, options)
+    from rankgate.core.gate import answerable_queries, macro, query_rows, score_run  # (not for trec's lines)
+
     k, extra = policy.k, policy.measures
     answerable = answerable_queries(bundle.qrels, bundle.no_answer)
     results = []

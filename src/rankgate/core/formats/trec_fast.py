@@ -360,7 +360,9 @@ def _empty_field(block) -> bool:
     n = len(block)
     for at in (0, 1):
         words = np.ndarray(((n - at) // 2,), "<u2", block, at)
-        if ((words == 0x2020) | (words == 0x0A20)).any():
+        seen = words == 0x2020
+        seen |= words == 0x0A20  # (in place: one temporary, not three)
+        if seen.any():
             return True
     return False
 
@@ -1624,10 +1626,10 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
         return None
     catalog = catalog or Catalog()
     qcode = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)[_np(q.indices)]
-    fresh = not len(catalog.docs)
-    dcode = catalog.docs.extend(d.dictionary.to_pylist(), distinct=True)[_np(d.indices)]
-    if fresh:  # the run reader looks the judged documents up by these bytes (_Reader)
-        catalog.docs.arrow = d.dictionary
+    if not len(catalog.docs):  # Arrow strings (their Python strings made if asked for); the run reader
+        dcode = catalog.docs.adopt(d.dictionary)[_np(d.indices)]  # looks the judged documents up by them
+    else:
+        dcode = catalog.docs.extend(d.dictionary.to_pylist(), distinct=True)[_np(d.indices)]
     pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
     if (pair[1:] == pair[:-1]).any():
         return None  # a pair judged twice: the general reader names both lines
