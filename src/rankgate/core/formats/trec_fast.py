@@ -416,8 +416,10 @@ def _judged_lookup(qrels: Qrels) -> tuple[np.ndarray, _JudgedLookup]:
     if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is qrels.doc and _LOOKUP[4] is hash_strings:
         return _LOOKUP[2], _LOOKUP[3]
     docs = qrels.catalog.docs
-    codes = unique(qrels.doc)
-    if docs.arrow is not None and (not len(codes) or codes[-1] < len(docs.arrow)):
+    codes = np.flatnonzero(np.bincount(qrels.doc, minlength=len(docs)))  # (no sort: codes are dense)
+    if docs.arrow is not None and len(codes) == len(docs.arrow) and len(docs) == len(docs.arrow):
+        names = docs.arrow  # the qrels' own documents, every one (a catalog they filled)
+    elif docs.arrow is not None and (not len(codes) or codes[-1] < len(docs.arrow)):
         names = _one(docs.arrow.take(_ints(codes)))  # no Python string a document
     else:
         names = _strings([docs.names[c] for c in codes.tolist()])
@@ -1625,7 +1627,8 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     if _empty_or_comment(q.dictionary) or _empty_or_comment(d.dictionary):
         return None
     catalog = catalog or Catalog()
-    qcode = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)[_np(q.indices)]
+    qmap = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)  # in the order the file first names them
+    qcode = qmap[_np(q.indices)]
     if not len(catalog.docs):  # Arrow strings (their Python strings made if asked for); the run reader
         dcode = catalog.docs.adopt(d.dictionary)[_np(d.indices)]  # looks the judged documents up by them
     else:
@@ -1633,9 +1636,8 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
     if (pair[1:] == pair[:-1]).any():
         return None  # a pair judged twice: the general reader names both lines
-    first = np.sort(np.unique(qcode, return_index=True)[1])
     return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
-                 qcode[first].tolist(), format="trec", meta={})
+                 qmap.tolist(), format="trec", meta={})
 
 
 def _whole_numbers(strings) -> np.ndarray | None:
