@@ -175,7 +175,7 @@ def bench(args, name: str, peers: list[str]) -> dict:
         folder = f"{folder}-{args.queries}"
     qrels, run = DATA / folder / "qrels.txt", DATA / folder / run_name
     if not run.exists() or not qrels.exists():
-        sys.exit(f"{run} missing: run `python bench/gen_data.py` first")
+        sys.exit(f"{run} missing: run `python bench/{'quick' if name == 'quick' else 'gen_data'}.py` first")
     lines = sum(1 for _ in open(run, "rb"))
     cmds = {t: rankgate_cmd(args, qrels, run) for t in ("rankgate", "rankgate-general") if t in args.tools}
     if args.before_src:
