@@ -95,3 +95,39 @@ def test_queries_running_on_across_blocks_score_as_the_general_reader(tmp_path_f
         fast.BLOCK, fast.MIN_BYTES = saved[0], saved[1]
         os.environ.pop("RANKGATE_FAST") if saved[2] is None else os.environ.__setitem__("RANKGATE_FAST", saved[2])
     assert out["1"] == out["0"] and "num_ret" in out["1"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the switch is for glibc's malloc")
+def test_score_takes_arrows_blocks_from_malloc_unless_a_pool_is_chosen(tmp_path):
+    """`rankgate score` on a large run switches Arrow to malloc's pool (less memory kept between blocks);
+    ARROW_DEFAULT_MEMORY_POOL still wins, and the Python API's reads keep Arrow's default."""
+    import os
+    import subprocess
+    import sys
+
+    lines = [f"q{q} Q0 document-{q}-{r} {r + 1} {1000 - r} t" for q in range(40) for r in range(1000)]
+    run = write(tmp_path / "run.txt", "\n".join(lines) + "\n")
+    qrels = write(tmp_path / "qrels.txt", "\n".join(f"q{q} 0 document-{q}-{r} 1" for q in range(40)
+                                                   for r in range(0, 1000, 50)) + "\n")
+    assert os.path.getsize(run) > 1 << 20
+    code = ("import sys, io, contextlib, pyarrow as pa\n"
+            "from rankgate.cli import main\n"
+            "from rankgate.core.formats import read_qrels, trec_fast\n"
+            "if sys.argv[1] == 'cli':\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        main(['score', '--qrels', sys.argv[2], '--runs', sys.argv[3], '--format', 'trec'])\n"
+            "else:\n"
+            "    trec_fast.read_lean_run(sys.argv[3], 'r', read_qrels(sys.argv[2]))\n"
+            "print(pa.default_memory_pool().backend_name)\n")
+
+    def pool(way, **env):
+        environ = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"} | env
+        out = subprocess.run([sys.executable, "-c", code, way, str(qrels), str(run)], capture_output=True,
+                             text=True, env=environ, check=True)
+        return out.stdout.split()[-1]
+
+    default = pool("api")
+    assert default != "system"  # Arrow's own default (mimalloc or jemalloc)
+    assert pool("cli") == "system"
+    assert pool("cli", ARROW_DEFAULT_MEMORY_POOL=default) == default

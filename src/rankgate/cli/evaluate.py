@@ -323,6 +323,9 @@ def _fast_reader(args, gate: bool) -> _FastReader | None:
     """The lean run reader, or None to read every run the usual way (RANKGATE_FAST=0)."""
     if os.environ.get("RANKGATE_FAST", "1") == "0":
         return None
+    from rankgate.core.formats import textio
+
+    textio.LEAN_ALLOCATOR = True  # the large reads' blocks from malloc (trec_fast.lean_allocator)
     return _FastReader(args, gate)
 
 

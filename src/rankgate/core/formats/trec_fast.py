@@ -74,9 +74,9 @@ class _Reader:
         self.spans: list[tuple[int, int]] = []  # each block's (offset, bytes) in the file, in file order
         self.identity = None  # the file as it was opened (_identity)
         self.judged = None
-        _lean_allocator()
         if qrels is None:  # read_full_columns: every document is kept
             return
+        lean_allocator()
         self.judged_codes, self.judged = _judged_lookup(qrels)
 
     def blocks(self):
@@ -797,17 +797,19 @@ def _counted(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str) -> int
         store.close()
 
 
-_ALLOCATOR: list = []  # set once a process (_lean_allocator)
+_ALLOCATOR: list = []  # set once a process (lean_allocator)
 
 
-def _lean_allocator() -> None:
-    """Before the first large read of a process: Arrow's buffers from the C library's allocator (malloc),
-    not mimalloc, and malloc's arenas kept to one (Linux, glibc). The blocks' tables and numpy's
-    temporaries are freed and allocated again block after block, from several threads: mimalloc's
-    per-thread heaps and malloc's per-thread arenas each kept their own freed memory, which fresh memory
-    then paid for in page faults (2M lines: about 60 MB less at the peak and a tenth of the system CPU
-    time). A pool chosen by ARROW_DEFAULT_MEMORY_POOL is left as it is."""
-    if _ALLOCATOR:
+def lean_allocator() -> None:
+    """For a command that reads large files lean (score, compare, gate, validate: cli/evaluate.py sets
+    textio.LEAN_ALLOCATOR; the first large qrels or run read calls this): Arrow's buffers from the C
+    library's allocator (malloc), not mimalloc, and malloc's arenas kept to one (Linux, glibc). The
+    blocks' tables and numpy's temporaries are freed and allocated again block after block, from several
+    threads: mimalloc's per-thread heaps and malloc's per-thread arenas each kept their own freed memory,
+    which fresh memory then paid for in page faults (2M lines, 200k qrels: peak 225 -> 175 MB, system
+    CPU time halved). A pool chosen by ARROW_DEFAULT_MEMORY_POOL is left as it is; the app and the
+    Python API keep Arrow's default."""
+    if _ALLOCATOR or not textio.LEAN_ALLOCATOR:
         return
     _ALLOCATOR.append(True)
     import sys
@@ -1598,7 +1600,7 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
 
     from rankgate.core.model import grade_problem
 
-    _lean_allocator()
+    lean_allocator()
 
     try:  # strings, encoded once over the whole column below (faster than pyarrow's dictionary per chunk)
         tbl = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "g"]),
