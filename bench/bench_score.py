@@ -12,7 +12,8 @@ cache and numba's cache). Reported: the median wall time, the median CPU time
 resident memory of that process (ru_maxrss from wait4), each tool's ratio to
 rankgate, and rankgate's to the read floor: `floor` is pyarrow reading the run's
 query, document and score columns and doing nothing else (peers/read_floor.py,
-under this python), measured in the same rounds; as the floor's own time swings
+under this python; with --command compare or gate, each of the two runs the command
+reads), measured in the same rounds; as the floor's own time swings
 most (the kernel's cost of fresh memory pages on a shared virtual machine), the
 ratio of the fastest rounds is printed beside the medians'. The peers run under
 --peer-python (default: a separate venv if present, else this python); a peer
@@ -73,23 +74,31 @@ NOTES = {
 }
 
 
+def second_run(run: Path) -> Path:
+    """The candidate `compare` and `gate` measure against the run: the benchmark's run.cand.txt (gen_data.py
+    writes one beside each dense run: the same documents, scores moved by noise, so the measures differ),
+    else the run itself under a second name (read twice, every delta zero)."""
+    cand = run.with_name("run.cand.txt")
+    return cand if cand.exists() and cand != run else run
+
+
 def rankgate_cmd(args, qrels: Path, run: Path) -> list[str]:
     command = getattr(args, "command", "score")
     jobs = ["--jobs", str(args.jobs)] if getattr(args, "jobs", None) else []
     common = ["--qrels", str(qrels), "--missing-queries", "zero", "--short-rankings", "allow", *jobs]
-    if command == "compare":  # the run against itself under another name: read twice, every query compared
-        return [*args.rankgate, "compare", *common, "--runs", f"base={run}", "--runs", f"cand={run}",
-                "--format", "json"]
+    two = ["--runs", f"base={run}", "--runs", f"cand={second_run(run)}"]
+    if command == "compare":  # every query compared, its movements too: the JSON is large (10k queries: 64 MB)
+        return [*args.rankgate, "compare", *common, *two, "--format", "json"]
     if command == "gate":
-        return [*args.rankgate, "gate", *common, "--runs", f"base={run}", "--runs", f"cand={run}",
-                "--baseline", "base", "--candidate", "cand"]
+        return [*args.rankgate, "gate", *common, *two, "--baseline", "base", "--candidate", "cand"]
     return [*args.rankgate, "score", *common, "--runs", str(run), "--format", "trec",
             "-m", "AP,ndcg_cut_10,RR@10,R@100,P@10"]
 
 
 def peer_cmd(args, tool: str, qrels: Path, run: Path) -> list[str]:
-    if tool == "floor":
-        return [sys.executable, str(PEERS / "read_floor.py"), str(qrels), str(run)]
+    if tool == "floor":  # every run the command reads: compare and gate read two
+        runs = [run, second_run(run)] if getattr(args, "command", "score") != "score" else [run]
+        return [sys.executable, str(PEERS / "read_floor.py"), str(qrels), *map(str, runs)]
     if tool == "prototype":
         return [str(args.peer_python), str(HERE / "experiments" / "fast_score.py"), str(qrels), str(run), "--compact"]
     return [str(args.peer_python), str(PEERS / f"{tool}_peer.py"), str(qrels), str(run)]
@@ -272,8 +281,9 @@ def main(argv=None) -> int:
                     help="also run rankgate from this checkout (e.g. a worktree of main), as rankgate-before")
     ap.add_argument("--queries", type=int, help="use the smaller inputs of `gen_data.py --queries N`")
     ap.add_argument("--command", choices=("score", "compare", "gate"), default="score",
-                    help="rankgate's command (compare, gate: the run against itself under a second name, "
-                         "read twice; the floor reads it once)")
+                    help="rankgate's command (compare, gate: the run as baseline, the benchmark's "
+                         "run.cand.txt as candidate (else the run under a second name); the floor then reads "
+                         "both runs)")
     ap.add_argument("--jobs", type=int, help="rankgate's --jobs (default: its own, every core)")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every round")

@@ -23,6 +23,10 @@ retrieve; grades mostly 0, relevant ones nearer the top. String document IDs
 - dense-1m: 10,000 queries x 100 (1M lines).
 - dense-2m: 2,000 queries x 1,000 (2M lines).
 
+Each dense benchmark also gets run.cand.txt, a second run for `compare` and `gate`: the same
+queries and documents, each score moved by a little noise and each ranking sorted again, so the
+measures differ query by query as two real systems' do (written when missing).
+
 Runs are `qid Q0 docid rank score tag`, one block per query in a random query
 order, scores descending with some exact ties (broken by trec_eval on the doc id).
 Doc ids are numeric passage ids from an 8.8M space, qids numeric. Qrels are
@@ -154,6 +158,32 @@ def make(queries: int, depth: int, seed: int):
     return qids, docs, scores, qrels
 
 
+def candidate_scores(scores: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A second system: each score plus noise (about five ranks' worth), each ranking sorted again
+    (descending); (order of the documents per query, the new scores)."""
+    rng = np.random.default_rng(seed + 2)
+    moved = scores + rng.integers(-300, 301, size=scores.shape)
+    order = np.argsort(-moved, axis=1, kind="stable")
+    return order, np.take_along_axis(moved, order, axis=1)
+
+
+def write_candidate(folder: Path, queries: int, depth: int, seed: int, doc_prefix: str, per_query: int) -> None:
+    """run.cand.txt beside a dense benchmark's run.txt (made from the same draws), when missing."""
+    path = folder / "run.cand.txt"
+    if path.exists():
+        return
+    qids, docs, scores, _ = make_pooled(queries, depth, seed, per_query)
+    order, moved = candidate_scores(scores, seed)
+    docs = np.take_along_axis(docs, order, axis=1)
+    tmp = path.with_suffix(".tmp")
+    step = max(1, 200_000 // depth)
+    with open(tmp, "w") as f:
+        for lo in range(0, queries, step):
+            f.writelines(_run_lines(qids, docs, moved, lo, min(lo + step, queries), doc_prefix))
+    tmp.rename(path)
+    print(f"{path}: the second run ({path.stat().st_size / 1e6:.0f} MB)")
+
+
 def _doc(prefix: str):
     return str if not prefix else (lambda d: f"{prefix}{d:07d}")
 
@@ -180,6 +210,8 @@ def write(folder: Path, queries: int, depth: int, seed: int, shuffled: bool, doc
     stamp = folder / "params.json"
     if stamp.exists() and json.loads(stamp.read_text()) == params:
         print(f"{folder}: up to date")
+        if per_query:
+            write_candidate(folder, queries, depth, seed, doc_prefix, per_query)
         return
     folder.mkdir(parents=True, exist_ok=True)
     stamp.unlink(missing_ok=True)
@@ -200,7 +232,10 @@ def write(folder: Path, queries: int, depth: int, seed: int, shuffled: bool, doc
         with open(folder / "run.shuffled.txt", "w") as f:
             f.writelines(lines[i] for i in perm.tolist())
         del lines
+    (folder / "run.cand.txt").unlink(missing_ok=True)
     stamp.write_text(json.dumps(params) + "\n")
+    if per_query:
+        write_candidate(folder, queries, depth, seed, doc_prefix, per_query)
     sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:.0f} MB" for p in sorted(folder.glob("*.txt")))
     print(f"{folder}: {queries} queries x {depth} documents, {len(qq)} judgments ({sizes})")
 

@@ -135,3 +135,40 @@ def test_dl19_one_passage_rewritten(cli, tmp_path):
                        "D_BERT_KD_TASB.dl19", "--db", db, "--corpus", new, "--markdown", tmp_path / "r.md",
                        "-o", tmp_path / "out.json")
     assert f"stale labels: {expected}" in err and f"{top[0]} {top[1]}" in (tmp_path / "r.md").read_text()
+
+
+def test_gate_with_a_corpus_but_no_workspace_refuses_instead_of_ignoring_it(cli, small, tmp_path):
+    """`rankgate gate QRELS --runs ... --corpus FILE` with no workspace for the qrels read nothing of the corpus
+    and said nothing: the user believed stale labels were checked."""
+    tmp, qrels, _, new = small
+    run = write(tmp / "run.txt", "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq2 Q0 d3 1 3 r\n")
+    other = write(tmp / "other.txt", "q1 Q0 d2 1 3 s\nq1 Q0 d1 2 2 s\nq2 Q0 d3 1 3 s\n")
+    runs = ["--runs", run, "--runs", other, "--baseline", "run", "--candidate", "other"]
+    out = tmp / "out.json"
+    code, _, err = cli("gate", qrels, *runs, "--corpus", new, "--k", "2", "--short-rankings", "allow", "-o", out)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: --corpus: ") and "--db" in err
+    assert "Traceback" not in err and not out.exists()
+    db = tmp / "ws.json"  # with the workspace it is read
+    cli("labels", "import", "--db", db, qrels)
+    code, _, err = cli("gate", qrels, *runs, "--corpus", new, "--k", "2", "--short-rankings", "allow", "--db", db,
+                       "-o", out)
+    assert code in (0, 3) and out.exists(), err
+
+
+def test_import_of_a_benchmark_folder_records_the_texts_of_its_corpus(cli, small):
+    """`labels import -b FOLDER` hashed no text of the benchmark's corpus (only an explicit --corpus with files
+    did): a later corpus could not show a label stale ("0 of 0 checked")."""
+    tmp, qrels, old, new = small
+    folder = tmp / "bench"
+    folder.mkdir()
+    (folder / "qrels.txt").write_text(qrels.read_text())
+    (folder / "corpus.jsonl").write_text(old.read_text())
+    write(folder / "run.txt", "q1 Q0 d1 1 3 r\n")
+    write(folder / "benchmark.toml", 'name = "bench"\nk = 2\nqrels = "qrels.txt"\nruns = ["run.txt"]\n'
+          'corpus = "corpus.jsonl"\n')
+    assert cli("labels", "import", "-b", folder)[0] == 0
+    code, out, _ = cli("labels", "status", folder, "--corpus", new)
+    assert code == 0 and "stale labels: 1 of 3 checked" in out
+    extra = write(tmp / "extra.txt", "q3 0 d2 1\n")  # files imported into it: its corpus too, without --corpus
+    assert cli("labels", "import", "-b", folder, extra)[0] == 0
+    assert "stale labels: 1 of 4 checked" in cli("labels", "status", folder, "--corpus", new)[1]

@@ -67,7 +67,9 @@ def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
             "rankgate.core.svgplot", "rankgate.core.funnel", "rankgate.store.workspace", "tinydb",
             "numpy.ma",  # np.unique/np.quantile load numpy.ma: stats.quantiles and model.unique do not
             "numpy.random",  # the resamples come from stats.SplitMix64; numpy's PCG64 only re-checks older receipts
-            "secrets", "hmac"}  # an output's temporary name takes os.urandom (secrets: 10 ms of imports)
+            "secrets", "hmac",  # an output's temporary name takes os.urandom (secrets: 10 ms of imports)
+            "statistics",  # core/power.py keeps NormalDist's default quantiles at hand (decimal, fractions, random)
+            "hashlib"}  # no workspace of the seed lab: its folder's key is not hashed (OpenSSL's start-up)
     assert not lazy & mods
 
 
@@ -260,3 +262,49 @@ def test_the_format_choices_are_the_readers_the_formats_package_has():
     from rankgate.core import formats
 
     assert (QRELS_FORMATS, RUN_FORMATS) == (formats.QRELS_FORMATS, formats.RUN_FORMATS)
+
+
+HEAVY = ("numpy", "pyarrow", "textual")
+
+
+def heavy_after_each(commands: list[list[str]], env: dict | None = None) -> list[tuple[int, list[str]]]:
+    """Run each command as the `rankgate` process runs it (main() reading sys.argv, in turn, in one fresh
+    interpreter) and give its exit code and which of numpy, pyarrow and textual were loaded after it."""
+    import json
+    import os
+
+    script = ("import contextlib, io, json, sys\nfrom rankgate.cli import main\n"
+              f"for argv in {commands!r}:\n"
+              "    sys.argv = ['rankgate', *argv]\n"
+              "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+              "        try:\n            code = main()\n        except SystemExit as e:\n            code = e.code\n"
+              f"    print(json.dumps([code, sorted(m for m in {HEAVY!r} if m in sys.modules)]))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, **(env or {})})
+    assert out.returncode == 0, out.stderr
+    return [tuple(json.loads(line)) for line in out.stdout.splitlines()]
+
+
+def test_the_process_loads_no_numpy_for_help_usage_errors_and_labels_that_do_not_compute(tmp_path):
+    """Issue 36: nothing imports numpy, pyarrow or textual where it is not used. The process's own entry point
+    loads numpy (with one BLAS thread) for a computing command only once its words were checked: `--help`, a
+    command's help, a wrong flag and the labels commands that read or write the store load none of them."""
+    db = str(tmp_path / "w.json")
+    env = {"RANKGATE_HOME": str(tmp_path / "home")}
+    words = [["--help"], ["--version"], ["gate", "--help"], ["gate", "sample_benchmarks/seed-lab", "--nonsense"],
+             ["score", "--bogus"], ["compare", "--help"], ["validate", "--help"], ["labels"],
+             ["labels", "list", "--help"], ["review", "--help"],
+             ["labels", "set", "--db", db, "--reviewer", "ann", "--add-query", "q1", "d1", "2", "--reason", "x"],
+             ["labels", "list", "--db", db], ["labels", "history", "--db", db], ["labels", "queries", "--db", db],
+             ["labels", "freeze", "v1", "--db", db], ["labels", "versions", "--db", db],
+             ["labels", "status", "--db", db]]
+    found = heavy_after_each(words, env)
+    assert [code for code, _ in found] == [0, 0, 0, 2, 2, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    assert [heavy for _, heavy in found] == [[]] * len(words)
+
+
+@pytest.mark.slow
+def test_validate_and_gate_load_numpy_but_neither_pyarrow_nor_textual():
+    """validate and gate compute with numpy; on small files neither reads with pyarrow nor opens the app."""
+    assert heavy_after_each([["validate", "sample_benchmarks/seed-lab"]]) == [(0, ["numpy"])]
+    assert heavy_after_each([["gate", "sample_benchmarks/seed-lab"]]) == [(3, ["numpy"])]

@@ -3,6 +3,7 @@ the judge's overlap and the labelling budget at their edges. Each test names wha
 
 import json
 import os
+import stat
 import re
 import xml.etree.ElementTree as ET
 
@@ -52,27 +53,31 @@ def test_junit_never_lets_an_id_start_a_line_of_its_own(tmp_path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("flag", ["-o", "--markdown", "--junit", "--receipt"])
-def test_an_output_fifo_nobody_reads_is_refused_at_once(tmp_path, flag):
+def test_an_output_fifo_is_refused_at_once_and_nothing_else_is_written(tmp_path, flag):
     """Before: `gate -o FIFO` (and --markdown, --junit, --receipt; compare's --markdown and --plot; labels
-    export -o) waited forever for a reader. A pipe that has one (`--junit >(cat)`) is still written into."""
+    export -o) waited forever for a reader; then, with a reader that holds the pipe open and stops reading, a
+    gate could still hang after writing its other outputs. An output is a regular file (or a character device
+    such as /dev/null): a named pipe is refused before anything is written, reader or none."""
     import subprocess
     import sys
 
     b = evil_bench(tmp_path)
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
+    others = {f: tmp_path / f"other{f}" for f in ("-o", "--markdown", "--junit", "--receipt") if f != flag}
     argv = [sys.executable, "-m", "rankgate", "gate", "--k", "2", "--qrels", str(b / "qrels.jsonl"),
             "--runs", str(b / "base.jsonl"), "--runs", str(b / "cand.jsonl"), "--baseline", "base",
-            "--candidate", "cand", "--quiet"]
-    p = subprocess.run([*argv, flag, str(fifo)], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 2 and "is a named pipe that no program is reading" in p.stderr, p.stderr
-    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+            "--candidate", "cand", "--quiet", *[str(x) for f, p in others.items() for x in (f, p)]]
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a reader that holds the pipe open and never reads
     try:
         p = subprocess.run([*argv, flag, str(fifo)], capture_output=True, text=True, timeout=60)
-        out = reader.communicate(timeout=60)[0]
     finally:
-        reader.kill()
-    assert p.returncode in (0, 3) and len(out) > 100, p.stderr
+        os.close(fd)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "is a named pipe (FIFO)" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and not any(path.exists() for path in others.values())
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # left as it was
+    p = subprocess.run([*argv, flag, os.devnull], capture_output=True, text=True, timeout=60)
+    assert p.returncode in (0, 3), p.stderr  # a character device (/dev/null) is still written into
 
 
 @pytest.mark.parametrize("command", ["status", "list"])
@@ -234,3 +239,45 @@ def test_a_budget_below_one_is_refused(tmp_path, capsys, n):
                          "--runs", b / "cand.jsonl", "--k", "2", "--baseline", "base", "--candidate", "cand",
                          f"--budget={n}")
     assert code == 2 and "--budget: N must be at least 1" in err
+
+
+@pytest.mark.parametrize("command", ["compare --markdown", "compare --plot", "labels export -o",
+                                     "labels export QRELS -o", "labels export notes"])
+def test_every_other_output_refuses_a_named_pipe_in_one_line(tmp_path, capsys, command):
+    """compare's --markdown and --plot, `labels export -o` (a store's, a qrels file's, and the notes sidecar
+    beside it): a named pipe held open by a reader that never reads is refused before anything is written."""
+    b = evil_bench(tmp_path)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    other = tmp_path / "other.md"
+    qrels = write(tmp_path / "qrels.txt", "q1 Q0 d1 1\nq1 Q0 d2 0\n")
+    if command.startswith("compare"):
+        flag = command.split()[1]
+        argv = ["compare", "--k", "2", "--qrels", b / "qrels.jsonl", "--runs", b / "base.jsonl", "--runs",
+                b / "cand.jsonl", "--baseline", "base", "--candidate", "cand", flag, fifo,
+                "--plot" if flag == "--markdown" else "--markdown", other]
+    elif command == "labels export -o":
+        db = tmp_path / "ws.json"
+        assert run(capsys, "labels", "import", "--db", db, qrels)[0] == 0
+        argv = ["labels", "export", "--db", db, "-o", fifo]
+    else:
+        from rankgate.core.model import Query
+        from rankgate.tui.loader import Inputs
+        from rankgate.tui.store_backend import StoreBackend
+
+        backend = StoreBackend.open(Inputs(str(qrels)), None, str(qrels), "ana")  # the app's workspace
+        backend.set_notes(Query("q1"), "a note")
+        backend.close()
+        if command == "labels export notes":  # the export itself is a file; its notes sidecar is the pipe
+            os.rename(fifo, tmp_path / "mine.notes.jsonl")
+            fifo, other = tmp_path / "mine.notes.jsonl", tmp_path / "mine.txt"
+            argv = ["labels", "export", qrels, "-o", other]
+        else:
+            argv = ["labels", "export", qrels, "-o", fifo]
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a reader that never reads
+    try:
+        code, out, err = run(capsys, *argv)
+    finally:
+        os.close(fd)
+    assert code == 2 and err.count("\n") == 1 and "is a named pipe (FIFO)" in err and "Traceback" not in err, err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and not other.exists()

@@ -310,7 +310,8 @@ def test_an_old_journal_is_read_as_it_is_and_rewritten_on_the_first_edit(db):
         ws.set_judgment("q1", "d9", 2, reason="new")
         expected[("q1", "d9")] = 2
     jc = read_journal(journal)
-    assert jc.version == 2 and len(jc.records) == 5 and not jc.damage
+    assert jc.version == storage.JOURNAL_VERSION and len(jc.records) == 5 and not jc.damage
+    assert {r["ws"] for r in jc.records} == {jc.workspace_id}  # each record names its workspace now
     with Workspace.open(db, readonly=True) as ws:
         assert labels_of(ws) == expected
     lines = old.split(b"\n")  # and an old journal damaged in the middle is recovered the same way
@@ -320,6 +321,41 @@ def test_an_old_journal_is_read_as_it_is_and_rewritten_on_the_first_edit(db):
                                    journal.read_bytes().split(b"\n")[3:]))
     report = Workspace.recover(db)
     assert report["lost_edits"] == [2] and report["replayed"] == 4
+
+
+def _to_journal_v2(journal: Path) -> None:
+    """The journal as rankgate wrote it before records named their workspace (journal version 2)."""
+    jc = read_journal(journal)
+    header = {"journal": "rankgate-journal", "version": 2, "base": jc.base, "workspace": jc.workspace_id,
+              "gen": jc.gen}
+    journal.write_bytes(b"".join(storage.encode_record({k: v for k, v in r.items() if k != "ws"})
+                                 for r in [header] + jc.records))
+
+
+def test_a_version_2_journal_opens_and_its_first_edit_binds_every_record_to_the_workspace(db):
+    with Workspace.open(db, fold_every=1000) as ws:
+        for i in range(3):
+            ws.set_judgment("q1", f"d{i}", 1, reason="v2", create_query=True)
+        expected = labels_of(ws)
+    journal = side(db, ".journal")
+    _to_journal_v2(journal)
+    old = journal.read_bytes()
+    with Workspace.open(db) as ws:
+        assert labels_of(ws) == expected and journal.read_bytes() == old  # read as it is
+        ws.set_judgment("q1", "d9", 2, reason="new")
+        expected[("q1", "d9")] = 2
+    jc = read_journal(journal)
+    assert jc.version == 3 and [r["seq"] for r in jc.records] == [1, 2, 3, 4]
+    assert {r["ws"] for r in jc.records} == {jc.workspace_id} and not jc.damage
+    # a version 2 record (naming no workspace) put into this journal is not ours: refused, skipped by recover
+    journal.write_bytes(journal.read_bytes() + old.splitlines(keepends=True)[1])
+    with pytest.raises(DamagedFile, match="line 6 holds edit 1 of another workspace's journal"):
+        Workspace.open(db, readonly=True)
+    report = Workspace.recover(db)
+    assert report["foreign"] == ["line 6 of labels.json.journal holds edit 1 of another workspace's journal (a "
+                                 "journal whose records name no workspace): skipped, not replayed"]
+    with Workspace.open(db, readonly=True) as ws:
+        assert labels_of(ws) == expected
 
 
 def test_a_cut_journal_is_said_and_a_missing_one_too(db):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.store.storage import DamagedFile, encode_record
+from rankgate.store.storage import JOURNAL_VERSION, DamagedFile, encode_record, read_journal
 from rankgate.store.workspace import Workspace
 
 from .conftest import labels_of
@@ -107,10 +107,10 @@ def test_a_journal_from_a_newer_rankgate_is_refused_not_moved_aside(db):
     journal = db.with_name(db.name + ".journal")
 
     def newer(rs):
-        rs[0]["version"] = 3
+        rs[0]["version"] = JOURNAL_VERSION + 1
     _rewrite(db, newer)
     before = journal.read_bytes()
-    with pytest.raises(DamagedFile, match=r"newer rankgate \(journal version 3\)"):
+    with pytest.raises(DamagedFile, match=rf"newer rankgate \(journal version {JOURNAL_VERSION + 1}\)"):
         Workspace.open(db, readonly=True)
     with pytest.raises(DamagedFile, match="newer rankgate"):
         Workspace.recover(db)
@@ -225,7 +225,64 @@ def test_recover_prints_twenty_damaged_stretches_and_counts_the_rest(db, capsys)
     journal = db.with_name(db.name + ".journal")
     bad = b"deadbeef 00000010 garbage-garbage\n"
     journal.write_bytes(journal.read_bytes() + b"".join(
-        bad + encode_record({"seq": 3 + i, "ops": [], "events": []}) for i in range(30)))
+        bad + encode_record({"seq": 3 + i, "ops": [], "events": [], "ws": read_journal(journal).workspace_id})
+        for i in range(30)))
     assert main(["labels", "recover", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert out.count("damaged: bytes") == 20 and "damaged: 10 more stretches (--json lists them all)" in out
+
+
+def _journal_lines(db: Path) -> list[bytes]:
+    return db.with_name(db.name + ".journal").read_bytes().splitlines(keepends=True)
+
+
+def _theirs(tmp_path: Path) -> list[bytes]:
+    """The journal lines of another workspace with four edits."""
+    other = tmp_path / "other" / "w.json"
+    other.parent.mkdir()
+    with Workspace.open(other, fold_every=1000) as ws:
+        for i in range(1, 5):
+            ws.set_judgment("q1", f"theirs{i}", 0, reason="not ours", create_query=True)
+    return _journal_lines(other)
+
+
+@pytest.mark.parametrize("where", ["appended", "in place of ours"])
+def test_a_record_copied_from_another_workspaces_journal_is_never_replayed(db, tmp_path, where):
+    """Another workspace's record with the edit number ours would have (or had) checks out byte for byte: it
+    was replayed as if it were ours, its label stored here. It is refused on open and skipped by recover."""
+    expected = _store(db, 3)
+    theirs = _theirs(tmp_path)
+    ours = _journal_lines(db)
+    if where == "appended":  # their edit 4 after our edit 3
+        ours.append(theirs[4])
+    else:  # their edit 2 over ours
+        ours[2] = theirs[2]
+        del expected[("q1", "d2")]
+    db.with_name(db.name + ".journal").write_bytes(b"".join(ours))
+    with pytest.raises(DamagedFile, match=r"line \d+ .*another workspace.*labels recover"):
+        Workspace.open(db, readonly=True)
+    report = Workspace.recover(db)
+    assert len(report["foreign"]) == 1 and "another workspace's journal" in report["foreign"][0], report
+    assert "skipped, not replayed" in report["foreign"][0]
+    with Workspace.open(db, readonly=True) as ws:
+        assert labels_of(ws) == expected  # none of theirs
+    if where == "in place of ours":
+        assert report["lost_edits"] == [2] and "edit 2 could not be read" in report["lost"]
+    else:  # it may stand where an edit of ours was: what cannot be known is said
+        assert "any edit of this workspace after edit 3 that they took the place of is lost" in report["lost"]
+        assert report["lost_after"] == 3
+
+
+def test_recover_prints_the_foreign_record_it_skipped(db, tmp_path, capsys):
+    from rankgate.cli import main
+
+    _store(db, 3)
+    with open(db.with_name(db.name + ".journal"), "ab") as f:
+        f.write(_theirs(tmp_path)[4])
+    assert main(["labels", "list", "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line 5 holds edit 4 of another workspace's journal" in err
+    assert main(["labels", "recover", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "foreign: line 5 of labels.json.journal holds edit 4 of another workspace's journal (workspace " in out
+    assert "3 edits replayed" in out

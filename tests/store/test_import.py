@@ -171,3 +171,28 @@ def test_a_benchmark_with_queries_and_graded_jsonl(tmp_path, samples):
         assert (first.grade, first.reviewer) == (3, "priya") and first.reason.startswith("Gives the complete")
     with pytest.raises(InputError, match="no workspace yet"):
         Workspace.open_benchmark(samples / "three-questions", readonly=True)
+
+
+@pytest.mark.parametrize("text", [
+    "q1\t0 d1 1\nq1 0 d2 0\nq2\t0 d3 2\n",  # a tab after the query ID, spaces after
+    "q1 0 d1\t1\nq1 0 d2 0\nq2 0 d3 2\n",  # a tab before the grade
+    "q1\tQ0 d1 1\nq1\tQ0 d2 0\nq2\tQ0 d3 2\n",  # one tab a line, but an iteration column on every line
+])
+def test_qrels_mixing_tabs_and_spaces_import_as_qrels_as_trec_eval_reads_them(cli, tmp_path, text):
+    """A qrels file whose first line has one tab was taken for `qid<TAB>text` queries: `labels import` failed
+    with `expected 'query-id<TAB>text'`, or imported the judgment lines as query texts."""
+    path = write(tmp_path / "mixed.txt", text)
+    assert detect_kind(path) == "qrels"
+    db = tmp_path / "work.json"
+    code, out, err = cli("labels", "import", "--db", db, path)
+    assert code == 0, err
+    assert "3 new judgments" in out
+    with Workspace.open(db, readonly=True) as ws:
+        assert labels_of(ws) == {("q1", "d1"): 1, ("q1", "d2"): 0, ("q2", "d3"): 2}
+
+
+def test_a_queries_file_whose_texts_end_in_a_number_is_still_queries(tmp_path):
+    path = write(tmp_path / "topics.tsv", "q1\twhat is 42\nq2\tbest of 2020\n")
+    assert detect_kind(path) == "queries"
+    bad = write(tmp_path / "bad.tsv", "q1\twhat is 42\nq2 no tab here\n")  # neither: the reader names the line
+    assert detect_kind(bad) == "queries"

@@ -200,3 +200,49 @@ def test_dl19_as_it_is_diff_shows_exactly_the_changed_lines(cli, tmp_path):
         "-19335 Q0 1017759 0", "+19335 Q0 1017759 2", "-47923 Q0 1236611 0", "+47923 Q0 1236611 1",
         "+1133167 Q0 NEWDOC 3"]
     assert json.loads(cli("labels", "status", qrels, "--json")[1])["disagreements"] == 0
+
+
+def test_labels_status_of_a_qrels_file_counts_its_unexported_edits(cli, tmp_path):
+    """`labels status QRELS` showed the app's workspace but not how many of its edits no export holds yet
+    (the count the app's quit dialog gives)."""
+    qrels = write(tmp_path / "qrels.txt", QRELS)
+    b = app_open(qrels)
+    try:
+        b.ws.set_judgment("q2", "d4", 1, reason="partly", corrects=True)
+        b.ws.set_judgment("q3", "d5", 2, reason="new", create_query=True)
+    finally:
+        b.close()
+    code, out, err = cli("labels", "status", qrels)
+    assert code == 0, err
+    assert "unexported: 2 label edits that neither qrels.txt nor the last export holds" in out
+    assert "rankgate labels export" in out
+    db = paths.qrels_workspace_path(qrels, create=False)
+    code, out, _ = cli("labels", "status", "--db", db, "--json")
+    assert json.loads(out)["unexported"] == 2
+    assert cli("labels", "export", qrels)[0] == 0
+    assert "unexported: 0 label edits" in cli("labels", "status", qrels)[1]
+    b = app_open(qrels)
+    try:
+        b.ws.set_judgment("q1", "d3", 3, reason="on second look", corrects=True)
+    finally:
+        b.close()
+    assert "unexported: 1 label edit that" in cli("labels", "status", qrels)[1]
+
+
+def test_the_notes_sidecar_carries_the_query_texts_of_queries(tmp_path):
+    """`rankgate review QRELS --queries TOPICS`: the store knows the queries by ID only (the qrels name no text),
+    and the notes sidecar was written with `"text": ""` though the app showed the texts."""
+    from rankgate.core.formats.corpus import read_queries
+    from rankgate.core.model import Query
+
+    qrels = write(tmp_path / "qrels.txt", QRELS)
+    topics = write(tmp_path / "topics.tsv", "q1\thow long are backups kept\nq2\twhy does dns fail\n")
+    b = StoreBackend.open(Inputs(str(qrels), queries=str(topics)), None, str(qrels), "ana")
+    try:
+        b.set_notes(Query("q2"), "is d9 current?")
+        done = b.export_reviewed(str(qrels), tmp_path / "qrels.reviewed.txt")
+    finally:
+        b.close()
+    assert any("query notes in" in n for n in done.notes)
+    back = read_queries(str(tmp_path / "qrels.reviewed.notes.jsonl"))
+    assert list(back) == ["q2"] and back["q2"].text == "why does dns fail" and back["q2"].notes == "is d9 current?"

@@ -196,7 +196,8 @@ def test_a_store_of_format_1_reads_and_replays_as_before(db):
                                         "query": "q1", "doc": "d1", "before": None, "after": {
                                             "grade": 3, "reason": "old-style regrade", "collection_version": "",
                                             "reviewer": "someone-else"}, "who": "someone-else",
-                                        "when": "2025-01-02T00:00:00.000Z", "why": ""}]}
+                                        "when": "2025-01-02T00:00:00.000Z", "why": ""}],
+              "ws": snap["meta"]["1"]["workspace_id"]}  # (in this journal's version, a record names its workspace)
     with open(journal, "ab") as f:
         f.write(encode_record(record))
     with Workspace.open(db) as ws:

@@ -89,3 +89,29 @@ def test_the_disagreement_note_names_the_workspace_it_is_about(cli, tmp_path):
     assert cli("labels", "set", "--db", db, "--reviewer", "bo", "q1", "d1", "0", "--reason", "off topic")[0] == 0
     code, _, err = cli("labels", "export", "--db", db, "-o", tmp_path / "x.qrels")
     assert code == 0 and f"`rankgate labels disagreements --db {db}` lists them" in err
+
+
+@pytest.mark.parametrize("qrels, line", [
+    ("q1 Q0 d1 2\nq1 Q0 d2 0\nq2 Q0 d3 1\n", "q1 Q0 d1 2"),  # the DL19 qrels' own column
+    ("q1\t0\td1\t2\nq1\t0\td2\t0\nq2\t0\td3\t1\n", "q1\t0\td1\t2"),  # tabs stay tabs
+    (QRELS, "q1 0 d1 2"),  # trec_eval's own qrels: `0`
+])
+def test_a_store_made_by_import_exports_the_inputs_own_iteration_column(cli, tmp_path, qrels, line):
+    """`labels import --db` of qrels with `Q0` then `labels export` wrote `0` in every line (newcomer s10)."""
+    db = tmp_path / "work.json"
+    assert cli("labels", "import", "--db", db, write(tmp_path / "in.txt", qrels))[0] == 0
+    assert cli("labels", "set", "q2", "d4", "2", "--reason", "new", "--db", db)[0] == 0
+    code, out, _ = cli("labels", "export", "--db", db)
+    assert code == 0 and out.splitlines()[0] == line
+    assert out.splitlines()[-1] == line.replace("q1", "q2").replace("d1", "d4")  # a new label too
+    assert cli("labels", "export", "--db", db, "-o", tmp_path / "out.qrels")[0] == 0
+    assert (tmp_path / "out.qrels").read_text() == out
+    code, out, _ = cli("labels", "export", "--db", db, "--header")  # rankgate reads it back, header and all
+    assert code == 0 and out.splitlines()[-1].startswith("q2")
+
+
+def test_a_store_of_jsonl_labels_exports_trec_evals_zero(cli, tmp_path):
+    db = tmp_path / "work.json"
+    rows = "".join(json.dumps({"query": q, "doc": d, "grade": 1}) + "\n" for q, d in [("q1", "d1"), ("q2", "d2")])
+    assert cli("labels", "import", "--db", db, write(tmp_path / "in.jsonl", rows))[0] == 0
+    assert cli("labels", "export", "--db", db)[1] == "q1 0 d1 1\nq2 0 d2 1\n"

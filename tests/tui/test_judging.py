@@ -267,3 +267,33 @@ async def test_judging_a_qrels_files_labels_asks_once_whether_to_correct_them(tm
         await pilot.pause()
         assert app.screen is screen and book.mine(second.qid, second.doc).grade == 1
         assert not book.labels(second.qid)[second.doc].disputed
+
+
+def test_the_rank_strip_heading_agrees_with_a_rank_past_k():
+    """Was: "rank in top 5: ... bm25-prf 19" (ops-handbook, k=5): a rank past k under a heading saying top k."""
+    from rankgate.tui.widgets.rank_strip import strip_text
+
+    t = strip_text([("bm25-plain", 4, True), ("bm25-stemmed", None, False), ("bm25-prf", 19, False)], 78, k=5,
+                   blind=False)
+    assert t.plain == "rank (top 5 in bold): bm25-plain 4 · bm25-stemmed – · bm25-prf 19"
+    styles = {t.plain[s.start:s.end]: str(s.style) for s in t.spans}
+    assert styles["4"] == "bold cyan" and styles["19"] == "dim" and styles["–"] == "dim"
+
+
+@pytest.mark.slow
+async def test_the_judging_screens_help_lists_only_its_keys_and_its_legend(tiny):
+    """Was: help listed `tab` "Next pane" (the judging screen has no panes) and the panes' legend."""
+    from rich.console import Console
+
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_judging(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        console = Console(width=120, record=True, color_system=None, file=open("/dev/null", "w"))
+        console.print(app.screen.query_one("#help-keys").content)
+        keys = [line.split()[0] for line in console.export_text().splitlines() if line.strip()]
+        console.print(app.screen.query_one("#help-legend").content)
+        legend = console.export_text()
+    assert "tab" not in keys and {"esc", "u", "r", "s", "i", "?", "q", "ctrl+p"} <= set(keys)
+    assert "in a run's top k (bold)" in legend and "past it" in legend and "rank movement" not in legend

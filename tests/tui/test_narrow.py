@@ -196,3 +196,37 @@ async def test_n_at_80_columns_shows_the_document_it_highlights(tmp_path):
         doc = screen.query_one(DocView)
         assert doc.display and doc.region.width > 0 and not screen.query_one(RankingPane).display
         assert "dns-dnssec-01" in app.export_screenshot()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [120, 132])
+async def test_at_120_to_132_columns_each_ranking_row_fits_with_its_id_and_move(tmp_path, width):
+    """Was: at 120 columns the Rankings pane had 38 columns: each list 17, IDs cut to "nets…-…" and the moves
+    cut off; now it takes half of the bottom row up to 159 columns (app.tcss `-mid`)."""
+    import shutil
+
+    from rich.cells import cell_len
+
+    from rankgate.tui.widgets.ranking import RankingList
+    from tests.conftest import ROOT
+
+    bench = tmp_path / "ops-handbook"
+    shutil.copytree(ROOT / "sample_benchmarks" / "ops-handbook", bench)
+    app = make_app(bench)
+    async with app.run_test(size=(width, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        screen = app.screen
+        assert screen.has_class("-mid") and screen.query_one("#rankings").outer_size.width >= width // 2
+        for lst in screen.query(RankingList):
+            inner = lst.scrollable_content_region.width
+            for i, row in enumerate(lst.rows[:5]):
+                text = lst.render_row(i, inner).plain
+                assert cell_len(text) <= inner, (text, inner)  # the move column is on screen
+                assert text.rstrip().endswith(("gone", "new", "=")) or re.search(r"[▲▼]\d+$", text.rstrip())
+                shown = text[9:].split(" ")[0]  # after "▸   1 ✔3 ": the document ID, cut in the middle
+                assert len(shown) >= 12 and (shown == row.doc or "…" in shown), shown
+        for title in screen.query(".ranking-title"):  # each figure whole (was "RR 1.00 · R" at 120 columns)
+            text = title._shown.plain.rstrip()
+            assert re.fullmatch(r"[BC]  bm25-\w+  RR \d\.\d\d( · R \d\.\d\d)?", text), text
+            assert cell_len(text) <= title.content_region.width, (text, title.content_region.width)

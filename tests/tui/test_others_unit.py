@@ -64,3 +64,14 @@ def test_a_correction_of_my_grade_by_another_session_tells_me():
     show_others_edits(app, model, screen)
     assert ("your grade 2 of q1 d1 was corrected: kofi graded it 1 (both are kept in the history)",
             "overruled") in notes
+
+
+def test_a_correction_of_my_grade_is_the_last_notice_not_replaced_by_their_grade():
+    """The notice line shows one notice: served, ana saw "kofi graded q1 d1 1" in place of "overruled"."""
+    mine_removed = {"reviewer": "ana", "query": "q1", "doc": "d1", "grade": 2, "removed": "2026-12-07T04:00:00Z"}
+    theirs = {"reviewer": "kofi", "query": "q1", "doc": "d1", "grade": 1, "removed": None}
+    another = {"reviewer": "kofi", "query": "q1", "doc": "d2", "grade": 3, "removed": None}
+    app, model, screen, notes, _, _ = fixture(({"q1"}, [mine_removed, theirs, another]))
+    show_others_edits(app, model, screen)
+    assert notes == [("your grade 2 of q1 d1 was corrected: kofi graded it 1 (both are kept in the history)",
+                      "overruled")]

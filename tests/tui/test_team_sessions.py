@@ -65,6 +65,32 @@ async def test_a_session_follows_anothers_grade_and_is_told_when_overruled(tiny,
 
 
 @pytest.mark.slow
+async def test_a_session_whose_grade_another_corrects_keeps_the_overruled_notice_on_screen(tiny, tmp_path):
+    """kofi answers "Correct theirs" on ana's label: ana's notice line says overruled (was: "kofi graded ..."
+    came in the same batch and replaced it, in the terminal as in the browser)."""
+    from rankgate.tui.widgets.notice_line import NoticeLine
+
+    app = session(tiny, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        screen = app.review
+        qid, doc = screen.qid, screen.doc
+        assert app.review.edit(qid, doc, 2, "ana's reason")
+        await pilot.pause()
+        kofi = Workspace.open(app.loaded.model.labels.backend.ws.path, reviewer="kofi")
+        kofi.share()
+        with kofi.turn():
+            kofi.set_judgment(qid, doc, 1, corrects=True)
+        kofi.close()
+        line = app.screen.query_one(NoticeLine)
+        assert await wait_until(pilot, lambda: "corrected" in line.message)
+        await pilot.pause(0.5)
+        assert line.message.startswith("overruled: your grade 2 of ") and "kofi graded it 1" in line.message
+        assert app.loaded.model.labels.labels(qid)[doc].grade == 1
+        await pilot.press("q")
+
+
+@pytest.mark.slow
 async def test_export_from_a_session_writes_only_into_the_export_folder(tiny, tmp_path):
     app = session(tiny, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -165,3 +165,109 @@ def test_a_label_that_would_flip_the_decision_comes_first(tmp_path):
     assert {(x.query, x.doc) for x in res.queue} == {("q1", "u"), ("q1", "x"), ("q2", "y"), ("q2", "z")}
     assert [x.doc for x in res.queue.for_query("q2")] == [i.doc for i in res.queue if i.query == "q2"]
     assert res.data["coverage"]["review_queue"][0]["doc"] == "u"
+
+
+# ---- movements and the gate's per-query rows, from arrays: the same as the loops they replace ----------------
+
+def _random_pair(seed: int, lean: bool, tmp_path):
+    """Qrels and two runs sharing one catalog, doc IDs interned in a shuffled order (so code order is not name
+    order), relevant documents that neither run ranks (their ID breaks the tie), some ranked by one run only.
+    `lean`: the runs read as the CLI reads large ones (core/formats/trec_fast.py), else as whole runs."""
+    from rankgate.core.formats import read_qrels, read_runs
+
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i:03d}" for i in rng.permutation(200)]
+    qrels_lines, runs = [], {"base": [], "cand": []}
+    for q in range(25):
+        judged = rng.choice(docs, size=int(rng.integers(0, 30)), replace=False)
+        qrels_lines += [f"q{q} 0 {d} {int(rng.choice([0, 1, 2, 3]))}" for d in judged]
+        for name in runs:
+            ranked = rng.choice(docs, size=int(rng.integers(0, 40)), replace=False)
+            runs[name] += [f"q{q} Q0 {d} {r + 1} {100 - r} {name}" for r, d in enumerate(ranked)]
+    qp = write(tmp_path / "qrels.txt", "\n".join(qrels_lines) + "\n")
+    paths = {n: write(tmp_path / f"{n}.txt", "\n".join(lines) + "\n") for n, lines in runs.items()}
+    qrels = read_qrels(str(qp))
+    if lean:
+        from rankgate.core.formats import trec_fast
+
+        if not trec_fast.available():
+            pytest.skip("the lean reader needs pyarrow")
+        return qrels, [trec_fast.read_lean_run(str(paths[n]), n, qrels) for n in runs]
+    return qrels, [read_runs(f"{n}={paths[n]}", catalog=qrels.catalog)[0] for n in runs]
+
+
+def _movements_by_loop(p, qrels):
+    """What compare.movements gave before it worked on arrays: a dict per run, a sort per query."""
+    from rankgate.core.compare import DocMove
+
+    level = p.rel_level
+    ranks = {}
+    for role in ("baseline", "candidate"):
+        pr = p.prepared[role]
+        rows = np.flatnonzero(pr.rel(level))
+        ranks[role] = {(q, d): r + 1 for q, d, r in zip(pr.qp[rows].tolist(), pr.doc[rows].tolist(),
+                                                        pr.rank[rows].tolist())}
+    pb = p.prepared["baseline"]
+    ok = (pb.qrels_qp >= 0) & (pb.qrels_grade >= level)
+    out = {q: [] for q in p.qids}
+    for q, d, g in zip(pb.qrels_qp[ok].tolist(), qrels.doc[ok].tolist(), pb.qrels_grade[ok].tolist()):
+        out[p.qids[q]].append(DocMove(qrels.catalog.docs.names[d], int(g), ranks["baseline"].get((q, d)),
+                                      ranks["candidate"].get((q, d))))
+    for moves in out.values():
+        moves.sort(key=lambda x: (x.candidate_rank or 1 << 60, x.baseline_rank or 1 << 60, x.doc))
+    return out
+
+
+@pytest.mark.parametrize("lean", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_movements_from_arrays_are_the_loops(seed, lean, tmp_path):
+    from rankgate.core.compare import movements, pair
+
+    qrels, (base, cand) = _random_pair(seed, lean, tmp_path)
+    for level in (1, 2):
+        p = pair(qrels, base, cand, k=5, measures=[Measure("RR", 5)], rel_level=level)
+        got, want = movements(p, qrels), _movements_by_loop(p, qrels)
+        assert list(got) == list(want) and dict(got) == want
+        assert any(m.baseline_rank is None and m.candidate_rank is None for ms in want.values() for m in ms[1:])
+        for q in want:  # the same dicts, keys in the same order (the JSON's text)
+            assert [list(d.items()) for d in got.as_dicts(q)] == [list(m.as_dict().items()) for m in want[q]]
+        assert "no such query" not in got and got.get("no such query", []) == []
+
+
+def _query_rows_by_loop(scores, qrels, k, level, extra):
+    """What gate.query_rows gave before it worked on arrays: a list and a set per query."""
+    from rankgate.core.decision import gate_measures
+
+    p, dn = scores.prepared, qrels.catalog.docs.names
+    found = [[] for _ in range(p.nq)]
+    rows = np.flatnonzero(p.rel(level) & (p.rank < k))
+    for q, d in zip(p.qp[rows].tolist(), p.doc[rows].tolist()):
+        found[q].append(dn[d])
+    relevant = [set() for _ in range(p.nq)]
+    ok = (p.qrels_qp >= 0) & (p.qrels_grade >= level)
+    for q, d in zip(p.qrels_qp[ok].tolist(), qrels.doc[ok].tolist()):
+        relevant[q].add(dn[d])
+    v = scores.values
+    hit, prec, rec, rr = (v[m] for m in gate_measures(k))
+    out = []
+    for i, qid in enumerate(scores.qids):
+        row = {"query": qid, "hit_at_k": bool(hit[i]), "precision_at_k": float(prec[i]),
+               "recall_at_k": float(rec[i]), "reciprocal_rank": float(rr[i]), "found": found[i],
+               "missing": sorted(relevant[i] - set(found[i]))}
+        if extra:
+            row["measures"] = {m.name: float(v[m][i]) for m in extra}
+        out.append(row)
+    return out
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_gate_query_rows_from_arrays_are_the_loops(lean, tmp_path):
+    from rankgate.core.gate import query_rows, score_run
+    from rankgate.core.validate import Checks
+
+    qrels, (run, _) = _random_pair(7, lean, tmp_path)
+    for level, extra in ((1, []), (2, [Measure("AP"), Measure("nDCG", 10)])):
+        s = score_run(qrels, run, 5, Checks(rel_level=level), extra, qrels.query_ids)
+        got = query_rows(s, qrels, 5, level, extra)
+        assert got == _query_rows_by_loop(s, qrels, 5, level, extra)
+        assert any(r["found"] for r in got) and any(len(r["missing"]) > 1 for r in got)

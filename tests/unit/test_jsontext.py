@@ -45,3 +45,17 @@ def test_what_json_refuses_is_refused():
             json.dumps(bad, indent=2)
         with pytest.raises(TypeError):
             jsontext.dumps(bad)
+
+
+def test_lists_and_dicts_of_flat_dicts_in_one_call():
+    """A query's movements (a list of flat dicts) and its measures (a dict of flat dicts) take one call of the C
+    encoder with marker separators: strings that hold the markers, braces or quotes stay strings."""
+    tricky = ["}\x00{", "\x01{", "a}", "{b", '"}', "\\", "é", ""]
+    movements = [{"doc": t, "grade": i, "baseline_rank": None, "candidate_rank": 3.5, "move": True}
+                 for i, t in enumerate(tricky)]
+    measures = {t: {"baseline": 0.1, "candidate": t, "delta": None} for t in tricky}
+    mixed = [{"a": 1}, {}, {"b": [1]}]  # an empty dict or a container inside: the general path
+    for value in (movements, measures, {"movement": movements, "measures": measures}, [measures], mixed,
+                  [{"x": np.float64(0.1), 2: 1, None: 2, 1.5: math.nan}]):
+        for indent in (2, 4):
+            assert jsontext.dumps(value, indent) == json.dumps(value, indent=indent)

@@ -57,3 +57,15 @@ def test_the_gate_reports_power_in_json_and_markdown(cli, tmp_path):
     assert adv["mde"] == pytest.approx(d_expected)
     md = (tmp_path / "r.md").read_text()
     assert "- power: with " in md and f"{adv['mde']:.3f}" in md
+
+
+def test_the_normal_quantiles_kept_at_hand_are_the_standard_librarys():
+    """core/power.py keeps NormalDist().inv_cdf at the default alpha's and power's p (the gate's start-up
+    imports no statistics for them): the same floats, bit for bit, and any other p goes to statistics."""
+    from statistics import NormalDist
+
+    from rankgate.core import power
+
+    assert power._NORMAL_QUANTILES and all(v == NormalDist().inv_cdf(p) for p, v in power._NORMAL_QUANTILES.items())
+    assert {1 - power.DEFAULT_ALPHA / 2, power.POWER} == set(power._NORMAL_QUANTILES)
+    assert power.normal_quantile(0.995) == NormalDist().inv_cdf(0.995)

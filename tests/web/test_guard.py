@@ -223,6 +223,52 @@ def test_sessions_beyond_the_limit_get_a_readable_page_and_a_closed_socket():
     assert msg.type.name == "CLOSE" and msg.data == 1013
 
 
+def test_one_person_holds_at_most_their_share_of_the_sessions_and_gets_a_readable_page(capsys):
+    """Was: one reviewer token could open every one of --max-sessions (16) and lock the team out."""
+    from rankgate.tui import webguard
+
+    people = {"ana-token-0123456789": webguard.Person("ana"), "kofi-token-0123456789": webguard.Person("kofi")}
+
+    async def scenario(s, base, server):
+        ws_url = base.replace("http:", "ws:") + "/ws"
+        ana = {"Authorization": "token ana-token-0123456789"}
+        async with s.ws_connect(ws_url, headers=ana), s.ws_connect(ws_url, headers=ana):
+            for _ in range(100):
+                if len(server.sessions) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            async with s.get(base + "/", headers=ana) as r:
+                page = (r.status, await r.text())
+            async with s.ws_connect(ws_url, headers=ana) as third:
+                refused = await third.receive(timeout=5)
+            async with s.ws_connect(ws_url, headers={"Authorization": "token kofi-token-0123456789"}) as kofi:
+                await kofi.send_json(["ping", 1])
+                kofi_got = await kofi.receive_json(timeout=5)
+        return page, refused, kofi_got
+
+    (status, text), refused, kofi_got = run(scenario, access=webguard.Access(people), per_reviewer=2)
+    assert status == 429 and "ana has 2 sessions open on this server, the most one person may hold at once" in text
+    assert "Close one of them" in text
+    assert refused.type.name == "CLOSE" and refused.data == 1013
+    assert kofi_got == ["pong", 1]  # another person still gets a session
+    log = capsys.readouterr().err
+    assert "refused a session for ana from 127.0.0.1: 2 of theirs open (--max-sessions-per-reviewer)" in log
+
+
+def test_the_single_token_of_a_server_without_reviewers_is_the_teams_and_not_capped_per_person():
+    async def scenario(s, base, server):
+        ws_url = base.replace("http:", "ws:") + "/ws"
+        async with s.ws_connect(ws_url, headers=AUTH), s.ws_connect(ws_url, headers=AUTH):
+            for _ in range(100):
+                if len(server.sessions) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            async with s.get(base + "/", headers=AUTH) as r:
+                return r.status, len(server.sessions)
+
+    assert run(scenario, per_reviewer=1) == (200, 2)
+
+
 def test_an_idle_session_is_closed():
     async def scenario(s, base, server):
         async with s.ws_connect(base.replace("http:", "ws:") + "/ws", headers=AUTH) as ws:
@@ -356,9 +402,54 @@ def test_bad_serve_options_say_one_line_and_exit_2(tmp_path):
                        ([bench, "--serve", "--token-file", str(short)], "token:1"),
                        ([bench, "--serve", "--public-url", "ftp://x"], "--public-url"),
                        ([bench, "--serve", "--max-sessions", "0"], "--max-sessions"),
+                       ([bench, "--serve", "--max-sessions-per-reviewer", "0"], "--max-sessions-per-reviewer"),
                        ([bench, "--serve", "--reviewer", "ana"], "--reviewer")):
         out = cli("review", *args, "--port", str(free_port()))
         assert out.returncode == 2, (args, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], (args, out.stderr)
         assert "Traceback" not in out.stderr
+
+
+def test_an_export_folder_that_is_a_link_is_refused_and_nothing_is_written_where_it_points(tmp_path):
+    """An `exports` link planted in the benchmark folder after the server started: the session refuses it (was:
+    followed, the file written wherever the link points)."""
+    from rankgate.core.errors import InputError
+    from rankgate.tui.serve import export_target
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = tmp_path / "exports"
+    folder.symlink_to(elsewhere)
+    with pytest.raises(InputError, match="the export folder is a symbolic link") as caught:
+        export_target(str(folder), "ana-round-2.jsonl")
+    assert caught.value.path == str(folder) and str(elsewhere) in caught.value.what
+    assert list(elsewhere.iterdir()) == []
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")  # a link to nothing: not made into a folder
+    with pytest.raises(InputError, match="symbolic link"):
+        export_target(str(tmp_path / "dangling"), "x.jsonl")
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.slow
+def test_serving_a_benchmark_whose_exports_folder_is_a_link_says_one_line_and_exit_2(tmp_path):
+    import shutil
+
+    bench = tmp_path / "ops-handbook"
+    shutil.copytree(ROOT / "sample_benchmarks" / "ops-handbook", bench)
+    (tmp_path / "elsewhere").mkdir()
+    (bench / "exports").symlink_to(tmp_path / "elsewhere")
+    out = cli("review", str(bench), "--serve", "--port", str(free_port()))
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert lines[0] == (f"error: {bench / 'exports'}: the export folder is a symbolic link "
+                        f"(to {tmp_path / 'elsewhere'}): exports from the browser go only into a real folder; "
+                        "remove the link, or name a folder with --export-dir")
+    real = tmp_path / "real-exports"  # the operator's --export-dir, a link: followed once, at start
+    (tmp_path / "chosen").symlink_to(real, target_is_directory=True)
+    from rankgate.tui.serve import export_folder
+
+    class Args:
+        export_dir, path, qrels, queries = str(tmp_path / "chosen"), str(bench), None, None
+
+    assert export_folder(Args) == str(real)

@@ -120,6 +120,16 @@ def _numpy_one_thread() -> None:
             os.environ["OPENBLAS_NUM_THREADS"] = before
 
 
+def _numpy_for(argv: list[str]) -> None:
+    """A command that computes loads numpy with one BLAS thread and ordinary pages, before anything imports it."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command in COMMANDS and COMMANDS[command][0] in NUMPY_MODULES:
+        _numpy_one_thread()
+        from rankgate.core.pages import small_pages
+
+        small_pages()  # (core/pages.py: huge pages cost `score` of a large run up to a CPU second)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The `rankgate` command. Without `argv` it is the process's own entry point (the `rankgate` script,
     `python -m rankgate`): it reads sys.argv, may load numpy with one BLAS thread, and keeps the garbage
@@ -131,20 +141,18 @@ def main(argv: list[str] | None = None) -> int:
     if entry:
         argv = sys.argv[1:]
         gc.disable()  # start-up: imports allocate tens of thousands of objects and free almost none
-        command = next((a for a in argv if not a.startswith("-")), None)
-        if command in COMMANDS and COMMANDS[command][0] in NUMPY_MODULES:
-            _numpy_one_thread()
-            from rankgate.core.pages import small_pages
-
-            small_pages()  # (core/pages.py: huge pages cost `score` of a large run up to a CPU second)
     argv = list(argv)
     parser = _parser_for(argv)  # imports the command's module
-    if entry:
-        gc.freeze()  # what start-up loaded lives as long as the process: collections need not walk it again
-        gc.enable()
     try:
-        args = parser.parse_args(argv)
-        check_text(args)
+        try:
+            args = parser.parse_args(argv)
+            check_text(args)
+            if entry and getattr(args, "func", None):  # the words checked: usage, help, a group load no numpy
+                _numpy_for(argv)
+        finally:
+            if entry:
+                gc.freeze()  # what start-up loaded lives as long as the process: collections need not walk it again
+                gc.enable()
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_INVALID

@@ -162,12 +162,16 @@ def _import(args) -> int:
 
     if not args.files and not args.queries and not args.benchmark:
         raise InputError("labels import", "nothing to import: name qrels or query files (or -b FOLDER)")
+    def first_texts(qrels):  # `import -b FOLDER`: its labels record their texts in its corpus (or --corpus)
+        return _texts_of(args, {qrels.catalog.docs.names[c] for c in set(qrels.doc.tolist())}, manifest)
+
+    manifest = _manifest_of(args)
     try:
-        with _open(args, readonly=False, on_conflict=args.on_conflict) as ws:
+        with _open(args, readonly=False, on_conflict=args.on_conflict, texts=first_texts) as ws:
             if not args.files and not args.queries and ws.benchmark_import is not None:
                 report = ws.benchmark_import  # `import -b FOLDER`: the folder's own labels, just now
             else:
-                texts = _texts_of(args, _file_docs(args.files)) if args.corpus else None
+                texts = _texts_of(args, _file_docs(args.files), ws) if _corpus_path(args, ws) else None
                 report = ws.import_files(args.files, queries=args.queries, on_conflict=args.on_conflict,
                                          collection_version=args.collection_version, why=args.why,
                                          dry_run=args.dry_run, texts=texts)
@@ -212,11 +216,21 @@ def _bench_name(args) -> str:
 
 
 def _corpus_path(args, ws=None) -> str | None:
-    """--corpus, else the benchmark's corpus (benchmark.toml), else None."""
+    """--corpus, else the benchmark's corpus (benchmark.toml), else None (`ws`: a workspace or a Manifest)."""
     if getattr(args, "corpus", None):
         return args.corpus
-    manifest = getattr(ws, "manifest", None)
-    return str(manifest.corpus) if manifest is not None and manifest.corpus else None
+    manifest = getattr(ws, "manifest", ws)
+    return str(manifest.corpus) if getattr(manifest, "corpus", None) else None
+
+
+def _manifest_of(args):
+    """The benchmark folder's manifest when -b names one, else None."""
+    if not args.benchmark:
+        return None
+    from rankgate.core.benchmark import load_manifest
+
+    _refuse_qrels_file(args.benchmark, getattr(args, "labels_command", None))
+    return load_manifest(args.benchmark)
 
 
 def _texts_of(args, docs, ws=None) -> dict[str, str]:
@@ -649,7 +663,7 @@ def _refuse_unrelated_file(ws, args) -> None:
     from rankgate.core.outfile import is_stream
 
     refuse_store_target(ws, args.output)
-    if is_stream(args.output):  # /dev/null, a named pipe: nothing there to keep
+    if is_stream(args.output):  # /dev/null: nothing there to keep
         return
     if os.path.exists(args.output) and not args.force and not holds_judgments(args.output):
         raise InputError(str(args.output), "exists and holds no judgments (it is not an earlier export or qrels "
@@ -808,6 +822,10 @@ def _status(args) -> int:
             stats["path"] = str(unmade)
         if ws.manifest is not None and args.db is None:
             comparison = sync.compare(ws, ws.manifest)  # a qrels file that no longer parses: error, exit 2
+        followed = sync.raw_qrels_of(ws) if comparison is None else None  # the app's workspace of a qrels file
+        if followed is not None:
+            stats["qrels_file"] = str(followed)
+            stats["unexported"] = sync.raw_unexported(ws, followed)
     if args.json:
         if comparison is not None:
             stats["sync"] = {"qrels": str(comparison.qrels), "in_sync": comparison.in_sync,
@@ -823,8 +841,13 @@ def _status(args) -> int:
                 v = ", ".join(map(str, v)) or "none"
             elif isinstance(v, dict):
                 v = ", ".join(f"{key} {value}" for key, value in v.items())
-            if v is not None and k != "stale_labels":
+            if v is not None and k not in ("stale_labels", "unexported"):
                 say(f"{k}: {v}")
+        if followed is not None:
+            n = stats["unexported"]
+            say(f"unexported: {n} label edit{'s' if n != 1 else ''} that neither {followed.name} nor the last "
+                f"export holds" + (f" (`rankgate labels export {shell(str(qrels or followed))}` writes them to "
+                                   f"{sync.reviewed_path(followed).name})" if n and app_workspace else ""))
         if stale is not None:
             say(stale_line(stale))
         if app_workspace is not None:
@@ -879,6 +902,10 @@ def _recover(args) -> int:
         say(f"damaged: {d}")
     if len(report["damaged"]) > DAMAGED_SHOWN:  # (a journal of 80,000 damaged stretches printed them all)
         say(f"damaged: {len(report['damaged']) - DAMAGED_SHOWN} more stretches (--json lists them all)")
+    for f in report["foreign"][:DAMAGED_SHOWN]:
+        say(f"foreign: {f}")
+    if len(report["foreign"]) > DAMAGED_SHOWN:
+        say(f"foreign: {len(report['foreign']) - DAMAGED_SHOWN} more records (--json lists them all)")
     for p in report["moved_aside"]:
         say(f"moved aside: {p}")
     say(f"lost: {report['lost']}" if report["lost"] else "lost: nothing (every edit the files hold was recovered)")

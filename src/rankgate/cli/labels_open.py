@@ -9,10 +9,11 @@ from rankgate.cli.base import say, shell
 from rankgate.core.errors import InputError
 
 
-def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False, make: bool = False):
+def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False, make: bool = False, texts=None):
     """The workspace the arguments name. A read-only command on a benchmark folder with no workspace yet
     reads the folder's labels and makes nothing, unless `make` (it writes beside the workspace: an export
-    back records the sync, `labels suggest` keeps suggestions)."""
+    back records the sync, `labels suggest` keeps suggestions). `texts`: for a benchmark's first import
+    (Workspace.open_benchmark)."""
     from rankgate.store import Workspace, sync
 
     if args.benchmark:
@@ -40,7 +41,7 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False, 
                 ws.located = located.note
         else:
             ws = Workspace.open_benchmark(args.benchmark, reviewer=args.reviewer, path=args.db,
-                                          on_conflict=on_conflict, blind=blind)
+                                          on_conflict=on_conflict, blind=blind, texts=texts)
         if ws.located:
             _note(ws.located)
         args.workspace_path = str(ws.path)  # its errors name it; _in_user_words names the command instead

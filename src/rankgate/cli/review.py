@@ -57,6 +57,8 @@ def register(sub) -> None:
     web.add_argument("--reviewers", metavar="FILE",
                      help="TOML: [reviewers] name = \"token\" (each labels as themself), [viewers] (read-only)")
     web.add_argument("--max-sessions", type=int, default=16, metavar="N", help="browser sessions at once (default 16)")
+    web.add_argument("--max-sessions-per-reviewer", type=int, default=4, metavar="N",
+                     help="sessions one person of --reviewers may hold at once (default 4)")
     web.add_argument("--idle-timeout", type=float, default=30, metavar="MINUTES",
                      help="close a session after this long without a key (default 30)")
     web.add_argument("--export-dir", metavar="DIR",
@@ -118,6 +120,9 @@ def run(args) -> int:
             return EXIT_INVALID
         print(f"error: {NO_TERMINAL}", file=sys.stderr)
         return EXIT_INVALID
+    from rankgate.tui.loader import Inputs, read_ahead  # (numpy and the core, which the app imports anyway)
+
+    ahead = read_ahead(Inputs.from_args(args))  # a first open's run files parsed while Textual is imported
     from rankgate.tui.app import run_review  # textual is imported only here
 
-    return run_review(args)
+    return run_review(args, ahead)

@@ -40,6 +40,10 @@ def stale_for_gate(args, bundle, policy) -> dict | None:
     workspace. `stale_labels = "refuse"` refuses (exit 2) when there is one."""
     corpus = args.corpus or (str(bundle.manifest.corpus) if bundle.manifest and bundle.manifest.corpus else None)
     db = _workspace_of(args, bundle) if corpus else None
+    if db is None and args.corpus:  # (a benchmark's own corpus is for review too: no workspace, nothing to say)
+        raise InputError("--corpus", "the gate reads a corpus only to find stale labels, which takes the workspace "
+                         "the labels came from, and there is none for these qrels: add --db FILE (the workspace), "
+                         "or leave out --corpus; nothing was decided")
     if db is None:
         return None
     from rankgate.core.formats.corpus import read_corpus  # only now: the gate's usual path loads no store

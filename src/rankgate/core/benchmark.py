@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
 
 from rankgate.core.errors import InputError

@@ -38,7 +38,8 @@ for documents to judge. The gate skips all of this with `stability = false`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported where it is used: a path that does not use it does not pay for it

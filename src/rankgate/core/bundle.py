@@ -8,7 +8,8 @@ read_run_files, Bundle.of)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
 from typing import Callable, Iterable
 

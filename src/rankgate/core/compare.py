@@ -15,7 +15,10 @@ each relevant document), `.slices`, `.newly_failed`, `.newly_fixed`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import field
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 
@@ -178,12 +181,23 @@ def answerable(qrels: Qrels, no_answer) -> list[str]:
 
 
 def pair(qrels: Qrels, baseline: Run, candidate: Run, *, k: int, measures: list[Measure], rel_level: int = 1,
-         no_answer=frozenset(), queries: dict[str, Query] | None = None) -> Paired:
-    """Score both runs on the qrels' answerable queries (a query missing from a run scores 0)."""
+         no_answer=frozenset(), queries: dict[str, Query] | None = None, scored: dict | None = None) -> Paired:
+    """Score both runs on the qrels' answerable queries (a query missing from a run scores 0). `scored`: a
+    dict that keeps each run's scores for the next call with the same settings (compare's candidates share
+    their baseline's)."""
     ms = list(dict.fromkeys([Measure("Success", k)] + list(measures)))
     wanted = answerable(qrels, no_answer)
-    b = evaluate(qrels, baseline, ms, rel_level=rel_level, missing="zero", queries=wanted)
-    c = evaluate(qrels, candidate, ms, rel_level=rel_level, missing="zero", queries=wanted)
+
+    def score(run):
+        key = (id(run), tuple(ms), rel_level, tuple(wanted))
+        got = None if scored is None else scored.get(key)
+        if got is None or got[0] is not run:
+            got = (run, evaluate(qrels, run, ms, rel_level=rel_level, missing="zero", queries=wanted))
+            if scored is not None:
+                scored[key] = got
+        return got[1]
+
+    b, c = score(baseline), score(candidate)
     w, tags = _weights_tags(b.qids, queries)
     out = Paired(baseline.name, candidate.name, k, rel_level, b.qids, ms, b.values, c.values, w, tags,
                  prepared={"baseline": b.prepared, "candidate": c.prepared})
@@ -299,27 +313,89 @@ class DocMove:
                 "candidate_rank": self.candidate_rank, "move": self.move}
 
 
-def movements(p: Paired, qrels: Qrels) -> dict[str, list[DocMove]]:
+class Movements(Mapping):
+    """Query ID -> its relevant documents' `DocMove`s, in `movements`' order. Held as flat lists and made
+    into DocMoves only when a query's are asked for: 10,000 queries with 100 judged each hold about 300,000,
+    and the JSON needs only their fields (`as_dicts`), not an object each."""
+
+    def __init__(self, qids: list[str], starts: list[int], columns: tuple[list, ...]):
+        self.qids, self.starts, self.columns = qids, starts, columns  # columns: doc, grade, ranks, move
+        self._pos: dict[str, int] | None = None
+
+    def _where(self) -> dict[str, int]:
+        if self._pos is None:
+            self._pos = {q: i for i, q in enumerate(self.qids)}
+        return self._pos
+
+    def _span(self, qid: str) -> tuple[int, int]:
+        i = self._where()[qid]  # KeyError for a query not compared
+        return self.starts[i], self.starts[i + 1]
+
+    def __contains__(self, qid) -> bool:
+        return qid in self._where()
+
+    def __getitem__(self, qid: str) -> list[DocMove]:
+        lo, hi = self._span(qid)
+        doc, grade, base, cand, _ = self.columns
+        return [DocMove(*row) for row in zip(doc[lo:hi], grade[lo:hi], base[lo:hi], cand[lo:hi])]
+
+    def as_dicts(self, qid: str) -> list[dict]:
+        """[m.as_dict() for m in self[qid]], without the DocMoves."""
+        lo, hi = self._span(qid)
+        return [{"doc": d, "grade": g, "baseline_rank": b, "candidate_rank": c, "move": m}  # (DocMove.as_dict's keys)
+                for d, g, b, c, m in zip(*(col[lo:hi] for col in self.columns))]
+
+    def __iter__(self):
+        return iter(self.qids)
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+
+def _ranks_of(pr: Prepared, level: int, keys: np.ndarray, span: int) -> np.ndarray:
+    """Per key (query position * span + document): its 1-based rank in the prepared run among the relevant rows,
+    0 when not there (a document ranked twice: its last row, as a dict filled in row order keeps)."""
+    rows = np.flatnonzero(pr.rel(level))
+    have = pr.qp[rows].astype(np.int64) * span + pr.doc[rows]
+    order = np.argsort(have, kind="stable")
+    have = have[order]
+    at = np.searchsorted(have, keys, side="right") - 1
+    found = (at >= 0) & (have[np.maximum(at, 0)] == keys) if len(have) else np.zeros(len(keys), bool)
+    out = np.zeros(len(keys), np.int64)
+    out[found] = pr.rank[rows[order[at[found]]]] + 1
+    return out
+
+
+def movements(p: Paired, qrels: Qrels) -> Movements | dict:
     """For every query: each relevant document (grade >= the level) with its rank in both runs,
-    ordered by the candidate's rank (unretrieved last), then the baseline's."""
+    ordered by the candidate's rank (unretrieved last), then the baseline's, then the document ID."""
     pb, pc = p.prepared.get("baseline"), p.prepared.get("candidate")
     if pb is None or pc is None:
         return {}
     level = p.rel_level
-    ranks: dict[str, dict[tuple[int, int], int]] = {}
-    for role, pr in (("baseline", pb), ("candidate", pc)):
-        rows = np.flatnonzero(pr.rel(level))
-        ranks[role] = {(qp, d): r + 1 for qp, d, r in zip(pr.qp[rows].tolist(), pr.doc[rows].tolist(),
-                                                          pr.rank[rows].tolist())}
-    ok = (pb.qrels_qp >= 0) & (pb.qrels_grade >= level)
-    dn = qrels.catalog.docs.names
-    out: dict[str, list[DocMove]] = {q: [] for q in p.qids}
-    for qp, d, g in zip(pb.qrels_qp[ok].tolist(), qrels.doc[ok].tolist(), pb.qrels_grade[ok].tolist()):
-        out[p.qids[qp]].append(DocMove(dn[d], int(g), ranks["baseline"].get((qp, d)), ranks["candidate"].get((qp, d))))
-    big = 1 << 60
-    for q, moves in out.items():
-        moves.sort(key=lambda x: (x.candidate_rank or big, x.baseline_rank or big, x.doc))
-    return out
+    ok = np.flatnonzero((pb.qrels_qp >= 0) & (pb.qrels_grade >= level))
+    qp, doc, grade = pb.qrels_qp[ok].astype(np.int64), qrels.doc[ok].astype(np.int64), pb.qrels_grade[ok]
+    span = 1 + max([int(a.max()) for a in (doc, pb.doc, pc.doc) if len(a)] or [0])
+    keys = qp * span + doc
+    base, cand = _ranks_of(pb, level, keys, span), _ranks_of(pc, level, keys, span)
+    big = np.int64(1) << 60
+    c_key, b_key = np.where(cand > 0, cand, big), np.where(base > 0, base, big)
+    names = qrels.catalog.docs.names
+    o = np.lexsort((b_key, c_key, qp))
+    same = (qp[o][1:] == qp[o][:-1]) & (c_key[o][1:] == c_key[o][:-1]) & (b_key[o][1:] == b_key[o][:-1])
+    if same.any():  # the ID decides between documents of a query at the same ranks (mostly: ranked by neither)
+        tied = o[np.flatnonzero(np.r_[same, False] | np.r_[False, same])]
+        codes = np.unique(doc[tied])
+        rank = np.empty(len(codes), np.int64)
+        rank[sorted(range(len(codes)), key=[names[c] for c in codes.tolist()].__getitem__)] = np.arange(len(codes))
+        by_name = np.zeros(len(keys), np.int64)
+        by_name[tied] = rank[np.searchsorted(codes, doc[tied])]
+        o = np.lexsort((by_name, b_key, c_key, qp))
+    starts = np.searchsorted(qp[o], np.arange(len(p.qids) + 1)).tolist()
+    b = [r or None for r in base[o].tolist()]
+    c = [r or None for r in cand[o].tolist()]
+    move = [None if x is None or y is None else x - y for x, y in zip(b, c)]
+    return Movements(list(p.qids), starts, ([names[d] for d in doc[o].tolist()], grade[o].tolist(), b, c, move))
 
 
 # ---- compare ------------------------------------------------------------------------------------
@@ -356,7 +432,7 @@ class CandidateReport:
     slices: dict[str, dict]
     coverage: dict
     budgets: dict
-    moves: dict[str, list[DocMove]]
+    moves: Mapping[str, list[DocMove]]  # Movements
 
     @property
     def newly_failed(self) -> list[str]:
@@ -369,13 +445,18 @@ class CandidateReport:
     def movement(self, qid: str) -> list[DocMove]:
         return self.moves.get(qid, [])
 
+    def _movement_dicts(self, qid: str) -> list[dict]:
+        if isinstance(self.moves, Movements):
+            return self.moves.as_dicts(qid) if qid in self.moves else []
+        return [m.as_dict() for m in self.movement(qid)]
+
     def as_dict(self, top: int | None = None) -> dict:
         rows = self.rows if top is None else self.rows[:top]
         return {
             "candidate": self.candidate, "summary": self.summary,
             "newly_failed": sorted(self.newly_failed), "newly_fixed": sorted(self.newly_fixed),
             "slices": self.slices, "coverage": self.coverage, "budgets": self.budgets,
-            "queries": [dict(r.as_dict(), movement=[m.as_dict() for m in self.movement(r.query)]) for r in rows],
+            "queries": [dict(r.as_dict(), movement=self._movement_dicts(r.query)) for r in rows],
         }
 
 
@@ -430,12 +511,15 @@ def report_candidate(p: Paired, qrels: Qrels, measures: list[Measure], *, resamp
     change = np.zeros(p.n)
     for m in measures:
         change += np.abs(p.candidate[m] - p.baseline[m])
+    names = [m.name for m in measures]
+    bv = [np.asarray(p.baseline[m], dtype=np.float64).tolist() for m in measures]  # floats, as float(x) gives
+    cv = [np.asarray(p.candidate[m], dtype=np.float64).tolist() for m in measures]
+    weights, changes, bh, ch = p.weights.astype(np.float64).tolist(), change.tolist(), bh.tolist(), ch.tolist()
     rows = []
     for i in np.lexsort((np.arange(p.n), -change)).tolist():
-        rows.append(QueryChange(p.qids[i], p.tags[i], float(p.weights[i]),
-                                {m.name: float(p.baseline[m][i]) for m in measures},
-                                {m.name: float(p.candidate[m][i]) for m in measures},
-                                _status(bool(bh[i]), bool(ch[i])), float(change[i])))
+        rows.append(QueryChange(p.qids[i], p.tags[i], weights[i], {n: v[i] for n, v in zip(names, bv)},
+                                {n: v[i] for n, v in zip(names, cv)}, _status(bool(bh[i]), bool(ch[i])),
+                                changes[i]))
     return CandidateReport(p.candidate_name, p, summary, rows, slice_summary(p, measures), coverage_summary(p),
                            budget_summary(p), movements(p, qrels))
 
@@ -446,10 +530,10 @@ def compare(qrels: Qrels, baseline: Run, candidates: list[Run], *, k: int, measu
             ) -> Comparison:
     """Every candidate against one baseline, on the qrels' answerable queries."""
     ms = list(dict.fromkeys(measures or default_measures(k)))
-    reports = []
+    reports, scored = [], {}  # the baseline scored once for every candidate
     for cand in candidates:
         p = pair(qrels, baseline, cand, k=k, measures=ms, rel_level=rel_level, no_answer=no_answer,
-                 queries=queries)
+                 queries=queries, scored=scored)
         reports.append(report_candidate(p, qrels, ms, resamples=resamples, seed=seed, confidence=confidence))
     return Comparison(baseline.name, k, rel_level, ms, reports, resamples, seed, confidence, binding or {},
                       sorted(no_answer))

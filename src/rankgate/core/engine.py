@@ -9,7 +9,8 @@ never a Python loop per query.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 
 class InputError(Exception):

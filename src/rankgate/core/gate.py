@@ -17,7 +17,8 @@ slices, coverage and the review queue, budgets, binding, waivers.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported where it is used: a path that does not use it does not pay for it
@@ -29,7 +30,7 @@ from rankgate.core.engine import Scores, evaluate
 from rankgate.core.decision import Decision, decide, extra_measures, gate_measures, macro_keys
 from rankgate.core.errors import InputError
 from rankgate.core.measures import Measure
-from rankgate.core.model import Qrels, Query, Run
+from rankgate.core.model import Qrels, Query, Run, unique
 from rankgate.core.policy import Policy
 from rankgate.core.validate import Checks
 
@@ -50,23 +51,30 @@ def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Mea
     import numpy as np
     p = scores.prepared
     dn = qrels.catalog.docs.names
-    found: list[list[str]] = [[] for _ in range(p.nq)]
     rows = np.flatnonzero(p.rel(level) & (p.rank < k))
-    for qp, d in zip(p.qp[rows].tolist(), p.doc[rows].tolist()):
-        found[qp].append(dn[d])
-    relevant: list[set[str]] = [set() for _ in range(p.nq)]
-    ok = (p.qrels_qp >= 0) & (p.qrels_grade >= level)
-    for qp, d in zip(p.qrels_qp[ok].tolist(), qrels.doc[ok].tolist()):
-        relevant[qp].add(dn[d])
+    rows = rows[np.argsort(p.qp[rows], kind="stable")]  # by query, each in rank order
+    fq, fd = p.qp[rows].astype(np.int64), p.doc[rows].astype(np.int64)
+    ok = np.flatnonzero((p.qrels_qp >= 0) & (p.qrels_grade >= level))
+    rq, rd = p.qrels_qp[ok].astype(np.int64), qrels.doc[ok].astype(np.int64)
+    span = 1 + max([int(a.max()) for a in (fd, rd) if len(a)] or [0])
+    relevant = unique(rq * span + rd)  # each relevant document of a query once
+    missing = relevant[~np.isin(relevant, fq * span + fd)]
+    mq = missing // span
+    found_at = np.searchsorted(fq, np.arange(p.nq + 1)).tolist()
+    missing_at = np.searchsorted(mq, np.arange(p.nq + 1)).tolist()
+    found = [dn[d] for d in fd.tolist()]
+    absent = [dn[d] for d in (missing % span).tolist()]
     v = scores.values
-    hit, prec, rec, rr = (v[m] for m in gate_measures(k))
+    hit, prec, rec, rr = (np.asarray(v[m], dtype=np.float64).tolist() for m in gate_measures(k))
+    hit = [bool(x) for x in hit]
+    more = {m.name: np.asarray(v[m], dtype=np.float64).tolist() for m in extra}
     out = []
     for i, qid in enumerate(scores.qids):
-        row = {"query": qid, "hit_at_k": bool(hit[i]), "precision_at_k": float(prec[i]),
-               "recall_at_k": float(rec[i]), "reciprocal_rank": float(rr[i]), "found": found[i],
-               "missing": sorted(relevant[i] - set(found[i]))}
+        row = {"query": qid, "hit_at_k": hit[i], "precision_at_k": prec[i], "recall_at_k": rec[i],
+               "reciprocal_rank": rr[i], "found": found[found_at[i]:found_at[i + 1]],
+               "missing": sorted(absent[missing_at[i]:missing_at[i + 1]])}
         if extra:
-            row["measures"] = {m.name: float(v[m][i]) for m in extra}
+            row["measures"] = {name: values[i] for name, values in more.items()}
         out.append(row)
     return out
 

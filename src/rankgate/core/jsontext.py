@@ -22,14 +22,15 @@ def dumps(obj, indent: int = 2) -> str:
     return "".join(out)
 
 
-def _leaf_encoder(separator: str):
-    """json's C encoder with this item separator (what JSONEncoder.encode makes anew at every call)."""
+def _leaf_encoder(separator: str, key_separator: str = ": "):
+    """json's C encoder with these separators (what JSONEncoder.encode makes anew at every call)."""
     from json.encoder import c_make_encoder, encode_basestring_ascii
 
-    encoder = json.JSONEncoder(separators=(separator, ": "))
+    encoder = json.JSONEncoder(separators=(separator, key_separator))
     if c_make_encoder is None:  # a Python without json's C speedups
         return encoder.encode
-    chunks = c_make_encoder({}, encoder.default, encode_basestring_ascii, None, ": ", separator, False, False, True)
+    chunks = c_make_encoder({}, encoder.default, encode_basestring_ascii, None, key_separator, separator, False,
+                            False, True)
     return lambda obj: "".join(chunks(obj, 0))
 
 
@@ -65,6 +66,9 @@ def _put(obj, depth: int, indent: int, out: list[str], leaf_encoders: dict) -> N
             encode = leaf_encoders[depth] = _leaf_encoder("," + inner)
         out.append(opening + inner + encode(obj)[1:-1] + "\n" + " " * (indent * depth) + closing)
         return
+    if _leaf_dicts(values):  # a list (or dict) of flat dicts, as a query's movements: one C call for them all
+        out.append(_put_leaf_dicts(obj, opening, closing, depth, indent, leaf_encoders))
+        return
     out.append(opening)
     first = True
     for item in obj.items() if opening == "{" else obj:
@@ -75,3 +79,40 @@ def _put(obj, depth: int, indent: int, out: list[str], leaf_encoders: dict) -> N
             item = item[1]
         _put(item, depth + 1, indent, out, leaf_encoders)
     out.append("\n" + " " * (indent * depth) + closing)
+
+
+# The C encoder's separators in _put_leaf_dicts: it escapes every control character inside a string, so these
+# two appear in its text only where it put them, and are replaced by the indented separators afterwards.
+_ITEM, _KEY = "\x00", "\x01"
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _leaf_dicts(values) -> bool:
+    """Every value a dict with at least one item and no container among its values."""
+    for v in values:
+        if v.__class__ is not dict or not v:
+            return False
+        if not _SCALARS.issuperset(map(type, v.values())):  # (the check in C; other types one by one)
+            if any(isinstance(x, _CONTAINERS) for x in v.values()):
+                return False
+    return True
+
+
+def _put_leaf_dicts(obj, opening: str, closing: str, depth: int, indent: int, leaf_encoders: dict) -> str:
+    """json.dumps(obj, indent)'s text for a list or dict of flat dicts (`_leaf_dicts`), from one call of the C
+    encoder with marker separators: a marker right after a "}" ends one of the flat dicts (a scalar never ends
+    with "}"; a string ends with a quote), the others separate their items."""
+    encode = leaf_encoders.get("markers")
+    if encode is None:
+        encode = leaf_encoders["markers"] = _leaf_encoder(_ITEM, _KEY)
+    outer, inner = "\n" + " " * (indent * (depth + 1)), "\n" + " " * (indent * (depth + 2))
+    body = encode(obj)[1:-1]
+    if opening == "[":  # {..}<item>{..}: each "{" opens a flat dict
+        body = body.replace("}" + _ITEM + "{", outer + "}," + outer + "{" + inner)
+        body = "{" + inner + body[1:]
+    else:  # "key"<key>{..}<item>"key"<key>{..}
+        body = body.replace("}" + _ITEM, outer + "}," + outer).replace(_KEY + "{", ": {" + inner)
+    body = body.replace(_ITEM, "," + inner).replace(_KEY, ": ")
+    return opening + outer + body[:-1] + outer + "}" + "\n" + " " * (indent * depth) + closing

@@ -22,7 +22,7 @@ the entry.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rankgate.core.errors import InputError
 

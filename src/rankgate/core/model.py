@@ -6,7 +6,8 @@ so the engine works on int32/float64 arrays and never on per-line objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `init --help` and the usage lines load none

@@ -1,9 +1,11 @@
 """Where an output file really goes: a symlink's target, with the mode the file has now.
 
 Every atomic writer (receipts, reports, label exports, the workspace's own files) asks here first, so
-a path that exists and is not a regular file (a socket, a folder, a block device) is refused with
-one line instead of being replaced by a new file. A file for the user (an output, an export) may be a
-character device or a named pipe (`-o /dev/null`): it is written into, as a shell's `>` would."""
+a path that exists and is not a regular file (a named pipe, a socket, a folder, a block device) is refused
+with one line instead of being replaced by a new file. A named pipe is refused too: a reader that stops
+reading (or holds it open and never reads) would leave the command waiting forever, after it had written
+its other outputs. A file for the user (an output, an export) may be a character device (`-o /dev/null`,
+a terminal): it is written into, as a shell's `>` would."""
 
 from __future__ import annotations
 
@@ -29,18 +31,19 @@ def file_kind(mode: int) -> str:
 
 
 def is_stream(path: str | os.PathLike) -> bool:
-    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout`, a terminal) or a named pipe:
-    an output written straight into it, as a shell's `>` would, never replaced by a rename."""
+    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout` on a terminal): an output
+    written straight into it, as a shell's `>` would, never replaced by a rename. (A named pipe is not: outputs
+    refuse it, `refuse_special`.)"""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
         return False
-    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+    return stat.S_ISCHR(mode)
 
 
 def write_stream(path: str | os.PathLike, chunks) -> int:
-    """Write `chunks` (bytes, or an iterable of them) into a device or a named pipe (`is_stream`); returns the
-    size. An error is one line naming the path."""
+    """Write `chunks` (bytes, or an iterable of them) into a character device (`is_stream`); returns the size.
+    An error is one line naming the path."""
     size = 0
     try:
         # O_NONBLOCK: a named pipe no program reads fails at once (ENXIO) instead of waiting forever
@@ -64,8 +67,8 @@ def write_stream(path: str | os.PathLike, chunks) -> int:
 
 def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_result | None:
     """The stat of `path` (following links) when it is a regular file, None when it does not exist;
-    an InputError when it exists and is anything else (`stream_ok`: but a character device or a named pipe,
-    which `write_stream` writes into: the caller asks `is_stream`)."""
+    an InputError when it exists and is anything else (`stream_ok`: but a character device, which
+    `write_stream` writes into: the caller asks `is_stream`). A named pipe is always refused."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -75,8 +78,12 @@ def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_
             raise InputError(str(path), f"cannot be opened ({e.strerror}: a symbolic link that leads back to "
                              "itself); nothing was written (choose a file path)") from None
         return None  # cannot look (permission): the write itself says why
-    if stream_ok and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+    if stream_ok and stat.S_ISCHR(st.st_mode):
         return None
+    if stat.S_ISFIFO(st.st_mode):
+        raise InputError(str(path), "is a named pipe (FIFO); an output is written to a regular file only (a pipe "
+                         "whose reader stops reading would leave the command waiting forever): nothing was written "
+                         "(choose a file path)")
     if not stat.S_ISREG(st.st_mode):
         raise InputError(str(path), f"is {file_kind(st.st_mode)}, expected a regular file to write; nothing was written "
                          "(choose a file path)")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
 from typing import Any, Mapping
 

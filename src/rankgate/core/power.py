@@ -19,7 +19,6 @@ against a simulation of the paired t-test.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 import numpy as np
 
@@ -29,9 +28,24 @@ DEFAULT_DIFFERENCE = 0.02  # the smallest difference that matters when the polic
 MAX_QUERIES = 10_000_000
 
 
+# statistics.NormalDist().inv_cdf at the default alpha's and power's p (tests/unit/test_power.py checks them): the
+# gate's start-up does not import statistics (decimal, fractions, random: 10% of numpy's import) for them.
+_NORMAL_QUANTILES = {1 - DEFAULT_ALPHA / 2: 1.9599639845400536, POWER: 0.8416212335729144}
+
+
+def normal_quantile(p: float) -> float:
+    """statistics.NormalDist().inv_cdf(p)."""
+    known = _NORMAL_QUANTILES.get(p)
+    if known is not None:
+        return known
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(p)
+
+
 def t_quantile(p: float, df: float) -> float:
     """The Student t distribution's p-quantile (Cornish-Fisher from the normal's; the normal's for df = inf)."""
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     if not math.isfinite(df):
         return z
     g1 = (z ** 3 + z) / 4
@@ -53,7 +67,7 @@ def queries_needed(sd: float, delta: float, alpha: float = DEFAULT_ALPHA, power:
     """About how many queries a paired t-test needs to detect `delta` with `power` (None: sd is 0)."""
     if sd <= 0 or delta <= 0:
         return None
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
     n = max(2, math.ceil((z * sd / delta) ** 2))
     for _ in range(50):  # t's quantiles depend on n: iterate to the fixed point
         if n > MAX_QUERIES:

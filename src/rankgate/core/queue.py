@@ -52,7 +52,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 

@@ -154,11 +154,11 @@ def write_atomic(path: str | Path, text: str, mode: int | None = None) -> None:
 
     A symlink's target is written (the link stays); an existing file keeps its mode; a new one gets
     `mode`, or when None the mode the umask gives (as `cp` would: 0644 under the usual 022); a path that
-    exists and is not a regular file is refused, but a character device or a named pipe (`/dev/null`) is
+    exists and is not a regular file (a named pipe too) is refused, but a character device (`/dev/null`) is
     written into."""
     from rankgate.core.outfile import is_stream, new_temp, output_target, write_stream
 
-    if is_stream(path):  # -o /dev/null, a named pipe: written into, not replaced
+    if is_stream(path):  # -o /dev/null (a character device): written into, not replaced
         write_stream(path, text.encode("utf-8"))
         return
     path, kept = output_target(path)

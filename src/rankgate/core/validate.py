@@ -8,7 +8,7 @@ ranking shorter than k. Each problem names the file and line or JSON path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 

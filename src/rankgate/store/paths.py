@@ -8,7 +8,6 @@ readable by their owner only (0700); so are its files (0600).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
@@ -61,6 +60,8 @@ def workspace_file_name(name: str) -> str:
     """A file name for a workspace name; names that need changing get a short hash to stay distinct."""
     slug = _SAFE.sub("-", name).strip(".-") or "workspace"
     if slug != name:
+        import hashlib  # (imported where used: `gate` looks a path up without hashing, most often)
+
         slug += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return slug + ".json"
 
@@ -85,6 +86,8 @@ def qrels_workspace_path(qrels: str | os.PathLike, create: bool = True) -> Path:
 
 def folder_key(folder: str | os.PathLike) -> str:
     """8 hex digits of the hash of a folder's resolved path: copies and clones of a benchmark differ."""
+    import hashlib
+
     resolved = os.path.realpath(os.path.abspath(os.fspath(folder)))
     return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:8]
 

@@ -26,7 +26,9 @@ from rankgate.store.paths import BACKUP, HISTORY, JOURNAL, JOURNAL_PREV, sidecar
 from rankgate.store.labels import history_state
 from rankgate.store.records import query_fields, query_record
 from rankgate.store.storage import (
+    OWNER,
     DamagedFile,
+    Foreign,
     Journal,
     NewerFormat,
     JournalContents,
@@ -34,6 +36,7 @@ from rankgate.store.storage import (
     atomic_write,
     crashpoint,
     history_matches,
+    is_foreign,
     keep_copy,
     move_aside,
     parse_tables,
@@ -56,9 +59,10 @@ def recover(path: str | os.PathLike) -> dict:
 
 def _recover(ix: DurableIndex) -> dict:
     """The report: snapshot and history (what was used), replayed (edits), lost (a sentence or None),
-    lost_edits (their numbers), damaged (each damaged stretch of a journal), moved_aside, judgments, events."""
+    lost_edits (their numbers), damaged (each damaged stretch of a journal), foreign (each record of another
+    workspace's journal found in one, skipped), moved_aside, judgments, events."""
     report: dict = {"path": str(ix.path), "snapshot": "", "history": "", "replayed": 0, "lost": None,
-                    "lost_edits": [], "lost_after": None, "torn": 0, "damaged": [], "moved_aside": []}
+                    "lost_edits": [], "lost_after": None, "torn": 0, "damaged": [], "foreign": [], "moved_aside": []}
     aside: list[Path] = []
     journals = _read_journals(ix, aside)
     current = next((jc for p, jc in journals if p == ix._file(JOURNAL)), None)
@@ -66,7 +70,7 @@ def _recover(ix: DurableIndex) -> dict:
     events, report["history"] = _read_history(ix, aside)
     report["snapshot"] = _load_snapshot(ix, aside, journals, events)
     hist_mark = events[-1]["jseq"] if events else 0
-    records, damage, tail = _journal_records(ix, journals, aside)
+    records, damage, tail = _journal_records(ix, journals, aside, report)
     report["damaged"] = damage
     snap_mark = ix._seq
     gen = ix._meta.get("journal_gen")  # the journal the snapshot (or .bak) continues in: gone, when none has it
@@ -118,13 +122,16 @@ def _recover(ix: DurableIndex) -> dict:
     return report
 
 
-def _lost_sentence(lost: list[tuple[int, int]], tail: bool, missing: bool, torn: int, seq: int, hseq: int,
+def _lost_sentence(lost: list[tuple[int, int]], tail: bool | str, missing: bool, torn: int, seq: int, hseq: int,
                    history_gaps: list[tuple[int, int]], placeholders: list[str]) -> str | None:
     """What recovery could not keep, in words (None: nothing)."""
     said = []
     if lost:
         said.append(f"{_edits(lost)} could not be read (damaged), every other edit was replayed")
-    if tail:
+    if tail == "foreign":
+        said.append(f"after edit {seq} the journal holds another workspace's records only: any edit of this "
+                    f"workspace after edit {seq} that they took the place of is lost")
+    elif tail:
         said.append(f"the journal is damaged after edit {seq}: any edit after it is lost")
     if missing:
         said.append(f"the journal is missing (or not one that can be read): any edit after edit {seq} is lost")
@@ -222,7 +229,8 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
     what, base = min(options, key=lambda o: max(0, top - o[1]) - sum(1 for k in seqs if k > o[1]))
     if what == "bak":  # (loaded above)
         return f"restored from {ix._file(BACKUP).name}"
-    owner = next((jc.workspace_id for _, jc in journals if not jc.header_damaged and jc.workspace_id), None)
+    owner = next((jc.workspace_id for _, jc in journals if not jc.header_damaged and jc.workspace_id), None) \
+        or _named_owner(journals)
     settings = dict(bak["meta"]["1"]) if bak is not None and what == "history" else {}
     if what == "history":
         _state_from_history(ix, events, owner, settings)
@@ -233,6 +241,14 @@ def _load_snapshot(ix: DurableIndex, aside: list[Path], journals: list[tuple[Pat
     if owner:  # (else a journal with its header damaged: the rebuilt store gets a new workspace id)
         ix._meta["workspace_id"] = owner
     return "rebuilt from the journals (neither the snapshot nor its backup could be read)"
+
+
+def _named_owner(journals: list[tuple[Path, JournalContents]]) -> str | None:
+    """The workspace most records name, when no journal's header can be read (None: they name none)."""
+    from collections import Counter
+
+    named = Counter(r.get(OWNER) for _, jc in journals for r in jc.records if r.get(OWNER))
+    return named.most_common(1)[0][0] if named else None
 
 
 def _empty(ix: DurableIndex) -> None:
@@ -305,18 +321,25 @@ def _meta_of(snapshot: Path) -> dict | None:
     return meta if isinstance(meta, dict) else None
 
 
-def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContents]], aside: list[Path]
-                     ) -> tuple[dict[int, dict], list[str], bool]:
+def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContents]], aside: list[Path],
+                     report: dict) -> tuple[dict[int, dict], list[str], bool | str]:
     """Every good record of the journals, by edit number; each damaged stretch, described; and whether the
-    current journal is damaged after its last good record (edits after it may be lost, how many is unknown)."""
+    current journal is damaged after its last good record (edits after it may be lost, how many is unknown;
+    "foreign": another workspace's records stand there). A record copied in from another workspace's journal
+    is skipped and named in `report["foreign"]`."""
     records: dict[int, dict] = {}
     damage: list[str] = []
     tail = False
+    owner = ix._meta["workspace_id"]
     for p, jc in journals:
-        if not jc.header_damaged and jc.workspace_id != ix._meta["workspace_id"]:
+        if not jc.header_damaged and jc.workspace_id != owner:
             aside.append(p)  # another workspace's journal: not ours to replay, nor to delete
             continue
+        foreign = list(jc.foreign or ())  # records copied in from another workspace's journal: named, skipped
         for r in jc.records:
+            if jc.header_damaged and is_foreign(r, owner, 2):  # (its header unread: the store's id decides)
+                foreign.append(Foreign(0, r["seq"], r.get(OWNER, "")))
+                continue
             try:
                 check_edit(p, r)
             except DamagedFile as e:  # a checksummed record that is no edit: skipped and named, like damage
@@ -324,12 +347,20 @@ def _journal_records(ix: DurableIndex, journals: list[tuple[Path, JournalContent
                 damage.append(f"{p.name}: {e.what}")
                 continue
             records.setdefault(r["seq"], r)
+        if foreign:
+            aside.append(p)
+            report["foreign"] += [f.describe(p) if f.line else f"{p.name}: {f.what}: skipped, not replayed"
+                                  for f in foreign]
+            # past our last record it may stand where an edit of ours was: said as damage at the end is
+            if p == ix._file(JOURNAL) and max(f.seq for f in foreign) > max((r["seq"] for r in jc.records),
+                                                                            default=jc.base):
+                tail = tail or "foreign"
         if jc.damaged:
             aside.append(p)
             damage += [d.describe(p) for d in jc.damaged]
             ids = getattr(ix, "_damaged_ids", (0, 0))
             ix._damaged_ids = (max(ids[0], jc.damaged_ids[0]), max(ids[1], jc.damaged_ids[1]))
-            tail = tail or (p == ix._file(JOURNAL) and jc.tail_damaged)
+            tail = (p == ix._file(JOURNAL) and jc.tail_damaged) or tail
     return records, damage, tail
 
 

@@ -12,7 +12,8 @@ an unreadable file) and re-serialises everything on every write. Here:
   process died while writing it, so it was never acknowledged) is ignored; a
   record whose checksum fails is damage, reported, and the records after it are
   found again by its length or the next newline (`scan_journal`). Its header
-  names its generation, which the snapshot records.
+  names its generation, which the snapshot records, and each record its
+  workspace (a record of another workspace's journal is named, never replayed).
 - A snapshot carries a CRC-32 of its own bytes (`seal`, `check_seal`), so a
   flipped digit inside a grade is found, not read as a label.
 - `WriterLock` is an exclusive `flock` on `<db>.lock` that names its holder,
@@ -50,7 +51,10 @@ from rankgate.core.outfile import file_kind
 from rankgate.store.paths import FILE_MODE
 
 JOURNAL_MAGIC = "rankgate-journal"
-JOURNAL_VERSION = 2  # 2: each record framed with its length (`encode_record`); 1: "crc32 json" lines, still read
+JOURNAL_VERSION = 3  # 3: each record names its workspace (`ws`: the workspace id), so one copied from another
+# workspace's journal is never replayed as ours; 2: each record framed with its length (`encode_record`); 1: "crc32
+# json" lines. 1 and 2 are still read, and rewritten as 3 by the first edit.
+OWNER = "ws"  # a version 3 record's field: the id of the workspace whose journal it was written in
 SEAL = b'{"meta":{"1":{"checksum":"'  # how a sealed snapshot starts; 8 hex digits of CRC-32 follow
 UNSEALED = b"00000000"  # the checksum's digits while it is computed
 CRASHPOINT_ENV = "RANKGATE_CRASHPOINT"
@@ -210,15 +214,15 @@ def atomic_write(path: str | os.PathLike, chunks: bytes | Iterable[bytes], *, sy
 
     The new file is written beside the old one (owner-only permissions), fsynced,
     renamed over it, and the folder is fsynced so the rename survives a crash.
-    A path that exists and is not a regular file is refused; with `output`, a character device or a named
-    pipe (`-o /dev/null`) is written into instead (no rename).
+    A path that exists and is not a regular file is refused (a named pipe too); with `output`, a character
+    device (`-o /dev/null`) is written into instead (no rename).
     `output`: a file for the user (an export): a symlink's target is written (the link
     stays), an existing file keeps its mode, a new one gets the usual (umask) mode.
     """
     from rankgate.core.outfile import is_stream, output_target, refuse_special, write_stream
 
     mode: int | None = None
-    if output and is_stream(path):  # an export to /dev/null or a named pipe: written into, not replaced
+    if output and is_stream(path):  # an export to /dev/null (a character device): written into, not replaced
         return write_stream(path, chunks)
     if output:
         path, mode = output_target(path)
@@ -513,6 +517,23 @@ class JournalContents:
     damaged: list[Damage] = None  # every damaged stretch
     header_damaged: bool = False  # (salvage only) the header could not be read: base, workspace, gen unknown
     tail_damaged: bool = False  # damage runs to the end of the file: edits after the last good record may be lost
+    foreign: list[Foreign] = None  # good records of another workspace's journal (left out of `records`)
+
+
+@dataclass
+class Foreign:
+    """A record whose checksum holds but that another workspace's journal wrote (copied in): never replayed."""
+    line: int
+    seq: int
+    owner: str  # the workspace id it names ("" when it names none, in a journal whose records must)
+
+    @property
+    def what(self) -> str:
+        whose = f"workspace {self.owner[:12]}" if self.owner else "a journal whose records name no workspace"
+        return f"holds edit {self.seq} of another workspace's journal ({whose})"
+
+    def describe(self, path) -> str:
+        return f"line {self.line} of {Path(path).name} {self.what}: skipped, not replayed"
 
 
 HEAD = 18  # b"crc32hex lengthhex " before a version 2 record's JSON
@@ -534,6 +555,7 @@ def is_record(rec: dict | None) -> bool:
         return False
     seq, ops, events = rec.get("seq"), rec.get("ops"), rec.get("events")
     return type(seq) is int and seq > 0 and isinstance(ops, list) and isinstance(events, list) \
+        and type(rec.get(OWNER, "")) is str \
         and all(isinstance(op, list) and len(op) == 2 and isinstance(op[0], str) for op in ops) \
         and all(isinstance(e, dict) for e in events)
 
@@ -694,12 +716,17 @@ def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
     if isinstance(header.get("version"), int) and header["version"] > JOURNAL_VERSION:
         raise NewerFormat(str(path), f"written by a newer rankgate (journal version {header['version']}); open the "
                           "workspace with that version (nothing was changed)", line=1)
-    if header.get("version") not in (1, 2) or header.get("version") != version:
+    if header.get("version") not in (1, 2, 3) or min(header["version"], 2) != version:
         raise DamagedFile(str(path), f"journal version {header.get('version')!r}, expected {JOURNAL_VERSION}", line=1)
+    version = header["version"]
     gen = header.get("gen")
     good, damage, torn = scan_journal(data, pos, version)
     tail_damaged = any(d.end == len(data) for d in damage)
-    out = JournalContents(header["base"], str(header.get("workspace", "")), [r for r, _, _ in good], pos, torn,
+    owner = str(header.get("workspace", ""))
+    # records of another workspace's journal (a header that cannot be read names no owner: recovery decides)
+    theirs = set() if pos == 0 else {i for i, (r, _, _) in enumerate(good) if is_foreign(r, owner, version)}
+    ours = [r for i, (r, _, _) in enumerate(good) if i not in theirs]
+    out = JournalContents(header["base"], owner, ours, pos, torn,
                           gen=gen if isinstance(gen, str) else None, version=version, damaged=damage,
                           header_damaged=pos == 0, tail_damaged=tail_damaged)
     first = min(damage, key=lambda d: d.offset) if damage else None
@@ -712,7 +739,23 @@ def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
                       + (f"; it held {first.held}" if first.held else ""))
         out.damage_line = first.line
         out.damaged_ids = damaged_ids(data[first.offset:])
+    out.foreign = [Foreign(_line_of(data, good[i][1]), good[i][0]["seq"], good[i][0].get(OWNER, ""))
+                   for i in sorted(theirs)]
+    if out.foreign and (first is None or out.foreign[0].line < first.line):
+        out.damage = f"journal record at line {out.foreign[0].line} {out.foreign[0].what}, not replayed"
+        out.damage_line = out.foreign[0].line
     return out
+
+
+def is_foreign(rec: dict, owner: str, version: int) -> bool:
+    """A record another workspace's journal wrote: it names another workspace, or none in a journal whose
+    records must name theirs (version 3)."""
+    named = rec.get(OWNER)
+    return named != owner if named is not None else version >= 3
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
 
 
 PREALLOCATE = 1 << 20  # journal space reserved ahead of the end (Linux), so an append allocates no block

@@ -802,7 +802,7 @@ def _write_like(ws, fmt: str, path: Path, like: Path, **options):
         if line.startswith("#"):
             lines.append(line + nl)
             continue
-        q, _, d, g = line.split(" ")  # `query 0 document grade`: IDs hold no whitespace (the export checks)
+        q, _, d, g = line.split()  # `query 0 document grade`: IDs hold no whitespace (the export checks)
         labels.append(((q, d), _line_like(layout, q, d, g) + nl))
     lines += in_file_order(labels, layout.order, [(at, line + nl) for at, line in layout.between])
     own = [line[:-1] + nl for line in own]
@@ -878,13 +878,28 @@ def raw_qrels_of(ws) -> Path | None:
     return Path(qrels) if isinstance(qrels, str) and os.path.isfile(qrels) else None
 
 
+def raw_unexported(ws, qrels: str | os.PathLike) -> int:
+    """The workspace of a qrels file opened on its own: its label edits that neither the file (as its last sync
+    left it) nor the workspace's last export to a file holds, as the app's quit dialog counts them
+    (tui/screens/sync.py); a file that no longer parses raises InputError with file:line."""
+    path = Path(_resolved(qrels))
+    comparison = compare(ws, QrelsFile(path, path.name, path.parent))
+    pairs = [(d.query, d.doc) for d in comparison.differences if d.side != "file"]
+    exported = read_exported(ws.path)
+    if exported is None or not pairs:
+        return len(pairs)
+    grades = workspace_grades(ws)
+    return sum(1 for q, d in pairs if grades.get((q, d)) != exported.get(label_key(q, d)))
+
+
 def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None = None, fmt: str | None = None,
-                    **options):
+                    *, query_texts: dict[str, str] | None = None, **options):
     """The workspace's labels for a qrels file opened on its own, written to `path` (default `reviewed_path`)
     in the file's own format and layout: its line order, iteration column (`Q0` stays `Q0`), separator and
     line ending, so `diff QRELS EXPORT` shows the changed lines only; a new label is written with its query,
     after that query's other labels (a new query: at the end). The input is never replaced (refused, nothing
-    written). The queries' notes go to a sidecar (`write_query_notes`). Returns (Export, path, notes path)."""
+    written). The queries' notes go to a sidecar (`write_query_notes`; `query_texts`: the texts of --queries,
+    for the queries the store holds without one). Returns (Export, path, notes path)."""
     from rankgate.store.transfer.export import write_query_notes
 
     qrels = Path(qrels)
@@ -897,11 +912,16 @@ def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None
                          "export is never written through a link left beside the input; nothing was written "
                          "(remove the link, or choose another name)")
     fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
+    if any(q.notes.strip() for q in ws.queries()):  # its sidecar's place too, before anything is written
+        from rankgate.core.outfile import refuse_special
+        from rankgate.store.transfer.export import notes_path
+
+        refuse_special(notes_path(target))
     out = _write_like(ws, fmt, target, qrels, **options)
     out.notes[:0] = notes
     if fmt == "trec" and not options.get("version") and not options.get("judged_by"):  # (others: ws.export)
         record_export(ws, workspace_grades(ws), target)
-    return out, target, write_query_notes(ws, target)
+    return out, target, write_query_notes(ws, target, query_texts)
 
 
 # the `# key:` lines an export writes (store/transfer/export.py _header): any other comment is the user's

@@ -5,11 +5,10 @@ so none of them imports another to reach these."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
 
 from rankgate.core.errors import InputError
@@ -53,6 +52,8 @@ def read_summary(db: str | os.PathLike) -> dict | None:
 
 def label_key(qid: str, doc: str) -> str:
     """The key of a (query, document) pair in the sync record: a hash, never the IDs."""
+    import hashlib
+
     text = f"{len(qid)}:{qid} {len(doc)}:{doc}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

@@ -18,6 +18,8 @@ from rankgate.store.sync_record import SYNC_FORMAT, read_summary, stamp  # noqa:
 def unexported_count(manifest) -> tuple[int, Path] | None:
     """(unexported edits, workspace file) of this folder's workspace, or None when it has none (or no sync
     record). Reads one line; opens the workspace read-only only when its files changed since the count."""
+    if not _may_have_a_record(manifest.name):
+        return None
     db = paths.benchmark_workspace_path(manifest.name, manifest.folder, create=False)
     summary = read_summary(db)
     if summary is None:
@@ -35,6 +37,18 @@ def unexported_count(manifest) -> tuple[int, Path] | None:
             return count_unexported(record[1], workspace_grades(ws)), db
     except (InputError, OSError):
         return None
+
+
+def _may_have_a_record(name: str) -> bool:
+    """Whether a sync record of a workspace of this benchmark's name may exist: one listing of the workspaces
+    folder, before the folder's key is hashed (CI's machines hold no workspace: hashlib is not imported)."""
+    import os
+
+    stem = paths.workspace_file_name(name)[: -len(".json")] + "-"
+    try:
+        return any(f.startswith(stem) and f.endswith(".json" + paths.SYNC) for f in os.listdir(paths.workspace_dir(False)))
+    except OSError:
+        return False
 
 
 def unexported_note(manifest) -> str | None:

@@ -113,11 +113,13 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
     @classmethod
     def open_benchmark(cls, benchmark, *, readonly: bool = False, reviewer: str | None = None,
                        path: str | os.PathLike | None = None, fold_every: int = FOLD_EDITS,
-                       on_conflict: str = "stop", blind: bool = False, fold_import: bool = True) -> "Workspace":
+                       on_conflict: str = "stop", blind: bool = False, fold_import: bool = True,
+                       texts=None) -> "Workspace":
         """The workspace of a benchmark folder (or its `Manifest`), found by the benchmark's name.
 
         The first open imports the folder's qrels (and queries file); later opens use the store.
         `fold_import=False`: a large first import is left in the journal for the caller to fold (`fold_later`).
+        `texts(qrels)`: {document ID: text hash} for that first import's labels (imports.import_benchmark).
         """
         from rankgate.core.benchmark import Manifest, load_manifest
 
@@ -139,7 +141,8 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
                 imports.adopt_qrels_workspace(ws, manifest)
             elif not readonly and not ws._meta.get("benchmark"):
                 empty = ws._next_event == 1 and not ws._pending  # no event yet: a new store
-                ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict, fold=fold_import)
+                ws.benchmark_import = imports.import_benchmark(ws, manifest, on_conflict, fold=fold_import,
+                                                               texts=texts)
                 if empty:
                     ws.import_history = _file_state(paths.sidecar(ws.path, paths.HISTORY))
                     ws.imported_into_empty = True

@@ -559,16 +559,17 @@ class MemoryBackend(Backend):
                      np.frombuffer(gs, np.int64).copy(), list(declared), format="jsonl", details=details)
 
     def export(self, path, fmt):
+        from rankgate.core.receipt import write_atomic
+
         path = Path(path)
-        n = 0
-        with open(path, "w", encoding="utf-8") as f:
-            for q in self.rows:
-                for lab in self.labels(q).values():
-                    n += 1
-                    if fmt == "trec":
-                        f.write(f"{lab.query} 0 {lab.doc} {lab.grade}\n")
-                    else:
-                        f.write(json.dumps({"query": lab.query, "doc": lab.doc, "grade": lab.grade,
-                                            "reason": lab.reason, "collection_version": lab.collection_version,
-                                            "reviewer": lab.reviewer}, ensure_ascii=False) + "\n")
-        return Exported(path.resolve(), n, fmt)
+        lines = []
+        for q in self.rows:
+            for lab in self.labels(q).values():
+                if fmt == "trec":
+                    lines.append(f"{lab.query} 0 {lab.doc} {lab.grade}\n")
+                else:
+                    lines.append(json.dumps({"query": lab.query, "doc": lab.doc, "grade": lab.grade,
+                                             "reason": lab.reason, "collection_version": lab.collection_version,
+                                             "reviewer": lab.reviewer}, ensure_ascii=False) + "\n")
+        write_atomic(path, "".join(lines))  # whole or nothing; a named pipe refused, not waited on
+        return Exported(path.resolve(), len(lines), fmt)

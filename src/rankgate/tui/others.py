@@ -33,12 +33,14 @@ def show_others_edits(app, model, screen) -> None:
             model.apply_edit(qid)
             screen.after_edit(qid, screen.doc)
     me = backend.reviewer
+    told, said = set(), []  # the pairs I was told were overruled; the other notices, said before them
     for review in reviews:
         who, qid, doc, grade = review.get("reviewer"), review.get("query"), review.get("doc"), review.get("grade")
         if who == me and review.get("removed") is not None:  # another session corrected my grade ("correct theirs")
             by = next((r for r in reviews if r.get("query") == qid and r.get("doc") == doc
                        and r.get("reviewer") != me and r.get("removed") is None), None)
             now = f" {visible(by.get('reviewer'))} graded it {by.get('grade')}" if by else ""
+            told.add((qid, doc))
             app.notify(f"your grade {grade} of {visible(qid)} {visible(doc)} was corrected:{now} (both are kept in "
                        "the history)", title="overruled", severity="warning", timeout=15, markup=False)
             continue
@@ -47,8 +49,14 @@ def show_others_edits(app, model, screen) -> None:
         mine = model.labels.mine(qid, doc)
         pair = f"{visible(qid)} {visible(doc)}"
         if mine is not None and mine.grade != grade:
+            told.add((qid, doc))
             app.notify(f"{visible(who)} graded {pair} {grade} after your {mine.grade}: the later grade counts "
                        "(both are kept in the history)", title="overruled", severity="warning", timeout=15,
                        markup=False)
         elif screen.model is not None and screen.qi is not None and model.qids[screen.qi] == qid:
-            app.notify(f"{visible(who)} graded {pair} {grade}", timeout=6, markup=False)
+            said.append(f"{visible(who)} graded {pair} {grade}")
+    # The notice line shows one notice at a time: a plain "kofi graded ..." must not replace the overruled
+    # notice (the served session and the terminal both showed only it), so it is said only when none was.
+    if not told:
+        for text in said:
+            app.notify(text, timeout=6, markup=False)

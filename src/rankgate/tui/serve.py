@@ -19,7 +19,8 @@ from rankgate.core.errors import InputError
 from rankgate.core.formats import split_run_spec
 from rankgate.core.text import visible
 from rankgate.tui.web_rules import (  # noqa: F401 (their home: tui/web_rules.py)
-    EXPORT_NAME, EXPORT_SUFFIXES, FONT_LINK, LOOPBACK, export_name, export_target, is_loopback,
+    EXPORT_NAME, EXPORT_SUFFIXES, FONT_LINK, LOOPBACK, check_export_folder, export_name, export_target,
+    is_loopback,
 )
 
 def session_command(args, person=None, export_dir: str | None = None) -> list[str]:
@@ -114,6 +115,7 @@ def serve(args) -> int:
 
             open_input(path).close()  # a device, a pipe or a folder: refused here, not in every session
     _check_numbers(args)
+    check_export_folder(export_folder(args))
     check_address(args.host, args.port)
     _serve(args)
     return 0
@@ -122,8 +124,8 @@ def serve(args) -> int:
 def export_folder(args) -> str:
     """Where exports from the browser go: --export-dir, else `exports` in the benchmark folder (beside the
     qrels file named instead)."""
-    if args.export_dir:
-        return os.path.abspath(args.export_dir)
+    if args.export_dir:  # the operator's choice, links followed once here: the sessions get the real folder
+        return os.path.realpath(args.export_dir)
     path = os.path.abspath(args.path or args.qrels or args.queries)
     return os.path.join(path if os.path.isdir(path) else os.path.dirname(path), "exports")
 
@@ -137,6 +139,8 @@ def _serve(args) -> None:
     public = webguard.check_public_url(args.public_url) if args.public_url else None
     if args.max_sessions < 1:
         raise InputError("--max-sessions", f"{args.max_sessions}: at least 1")
+    if args.max_sessions_per_reviewer < 1:
+        raise InputError("--max-sessions-per-reviewer", f"{args.max_sessions_per_reviewer}: at least 1")
     if not 0 < args.idle_timeout < float("inf"):  # nan and inf too: a session would never idle out
         raise InputError("--idle-timeout", f"{args.idle_timeout}: minutes, a number more than 0")
     if args.reviewers:
@@ -158,7 +162,8 @@ def _serve(args) -> None:
     title = f"rankgate review {os.path.basename(os.path.abspath(args.path or args.qrels or args.queries))}"
     server_class = webguard.guarded_server(Server, AppService)
     server = server_class(lambda person: shlex.join(session_command(args, person, exports)), place=place,
-                          access=access, limits=webguard.Limits(args.max_sessions, args.idle_timeout * 60),
+                          access=access, limits=webguard.Limits(args.max_sessions, args.idle_timeout * 60,
+                                                                 per_reviewer=args.max_sessions_per_reviewer),
                           title=visible(title))
     elsewhere = " (from another machine: this machine's address for 127.0.0.1)" if place.everywhere and not public \
         else ""

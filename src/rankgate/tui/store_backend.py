@@ -29,12 +29,19 @@ class StoreBackend(Backend):
         self.ws = ws
         self.where = str(ws.path)
         self.read_only = read_only  # why edits are refused ("" when they are not)
+        self.queries_file: str | None = None  # --queries: the texts of the queries the store knows by ID only
 
     @classmethod
     def open(cls, inputs, manifest, qrels_path: str | None, reviewer: str | None, collection_version: str = ""
              ) -> "StoreBackend":
         """The workspace for writing; when another process holds it, read-only (labels shown, edits
         refused with the reason) rather than not at all."""
+        backend = cls._open_any(inputs, manifest, qrels_path, reviewer)
+        backend.queries_file = getattr(inputs, "queries", None)
+        return backend
+
+    @classmethod
+    def _open_any(cls, inputs, manifest, qrels_path: str | None, reviewer: str | None) -> "StoreBackend":
         try:
             if getattr(inputs, "viewer", False):  # a viewer's browser session: read-only whoever writes
                 backend = cls._open(inputs, manifest, qrels_path, reviewer, True)
@@ -190,9 +197,20 @@ class StoreBackend(Backend):
 
     def export_reviewed(self, qrels: str, path: Path) -> Exported:
         """The labels of the qrels file the app was opened on, in that file's format and layout (store/sync.py)."""
-        result, target, notes = sync.export_reviewed(self.ws, qrels, path)
+        result, target, notes = sync.export_reviewed(self.ws, qrels, path, query_texts=self._query_texts())
         extra = [f"query notes in {notes}"] if notes is not None else []
         return Exported(Path(target).resolve(), result.labels, result.format, list(result.notes) + extra)
+
+    def _query_texts(self) -> dict[str, str]:
+        """{query ID: text} of --queries (the notes sidecar's texts where the store has none); {} without it."""
+        if not self.queries_file:
+            return {}
+        from rankgate.core.formats.corpus import read_queries
+
+        try:
+            return {qid: q.text for qid, q in read_queries(self.queries_file).items()}
+        except (InputError, OSError):  # (read when the app opened: gone since, the notes go without texts)
+            return {}
 
     def to_qrels(self, catalog: Catalog) -> Qrels:
         return self.ws.to_qrels(catalog)

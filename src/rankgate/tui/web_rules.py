@@ -52,6 +52,17 @@ def export_name(benchmark: str, reviewer: str) -> str:
     return f"{part(benchmark)}-{part(reviewer)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
+def check_export_folder(folder: str) -> None:
+    """The export folder is a real folder (or not there yet): an `exports` that is a symbolic link (planted in
+    the benchmark folder, say) would send the browser's files wherever it points. An InputError otherwise."""
+    import os
+
+    if os.path.islink(folder):
+        raise InputError(visible(folder), f"the export folder is a symbolic link (to {visible(os.readlink(folder))}):"
+                         " exports from the browser go only into a real folder; remove the link, or name a folder "
+                         "with --export-dir")
+
+
 def export_target(folder: str, name: str):
     """The file a browser session may write: `name` is a plain file name (no folder, no `..`, no hidden
     file) with a qrels suffix, in `folder`, and nothing there yet (no file, link or folder of that name).
@@ -65,6 +76,7 @@ def export_target(folder: str, name: str):
     if not name.endswith(EXPORT_SUFFIXES):
         raise InputError(name, "a name ending in .jsonl (grades with reasons), .trec, .txt or .qrels")
     base = Path(folder)
+    check_export_folder(str(base))  # a link put there after the server started: refused here too
     base.mkdir(parents=True, exist_ok=True)
     target = base / name
     if target.is_symlink() or (target.exists() and not target.is_file()):

@@ -13,8 +13,9 @@ textual-serve (the `web` extra) serves a Textual app with no login. This wraps i
   as that person (no name asked, none to change), a viewer's token opens read-only.
 * **URLs.** Every link, static and websocket URL derives from `--public-url` (TLS ends at the proxy), else
   from the request's checked Host, so a colleague's browser works with `--host 0.0.0.0`.
-* **Bounds.** Terminal size capped, at most `max_sessions` at once (a refused page says so), an idle
-  timeout, and a session's process ends within seconds of its client leaving.
+* **Bounds.** Terminal size capped, at most `max_sessions` at once and `per_reviewer` of them for one person
+  of the reviewers file (a refused page says so), an idle timeout, and a session's process ends within
+  seconds of its client leaving.
 """
 
 from __future__ import annotations
@@ -299,7 +300,7 @@ async def stop_service(service) -> None:
 # textual-serve's page says only "Session ended." when the socket closes: say why it may have
 SESSION_ENDED = b'<div class="message">Session ended.</div>'
 SESSION_ENDED_WHY = (b'<div class="message">Session ended: idle too long, the server stopped, or every session '
-                     b'was in use (--max-sessions). Restart opens a new one.</div>')
+                     b'was in use (all of them, or all one person may hold). Restart opens a new one.</div>')
 NOT_FRAMED = {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY",
               "Referrer-Policy": "no-referrer"}
 COOKIE = "rankgate-token-{port}"  # cookies are not kept apart by port: the name is
@@ -312,6 +313,9 @@ class Limits:
     # A client that closes its tab closes its socket: its session ends at once. One whose network is gone is
     # noticed by the heartbeat, within 1.5x this; its pong may take half of it (a loaded machine's browser).
     heartbeat: float = 8.0
+    # Sessions one person (a token of --reviewers) may hold at once: one token no longer takes every slot.
+    # The single token of a server without --reviewers is the whole team's: it is not a person, not capped.
+    per_reviewer: int = 4
 
 
 class Guard:
@@ -330,7 +334,7 @@ class Guard:
         # (in the reviewers file for weeks) stays out of it, and a restart makes every such key worthless.
         self.run_secret = secrets.token_bytes(32)
         self.cookies = Access({self.cookie_key(t): p for t, p in access.tokens.items()})
-        self.sessions: set = set()
+        self.sessions: dict = {}  # each open session (textual-serve's AppService) -> the Person it runs as
 
     def cookie_key(self, token: str) -> str:
         return hmac.new(self.run_secret, token.encode(), "sha256").hexdigest()
@@ -421,19 +425,32 @@ class Guard:
     async def handle_index(self, request):
         import aiohttp_jinja2
 
-        if len(self.sessions) >= self.limits.max_sessions:
-            return self.full(request)
+        if (refused := self.over_limit(request, request[person_key()])) is not None:
+            return refused
         base = self.place.base_url(request.headers["Host"])
         ws = ("wss:" if base.startswith("https:") else "ws:") + base.split(":", 1)[1] + "/ws"
         context = {"font_size": 16, "app_websocket_url": ws,
                    "config": {"static": {"url": base + "/static/"}}, "application": {"name": self.title}}
         return aiohttp_jinja2.render_template("app_index.html", request, context)
 
-    def full(self, request):
-        log(f"refused a session from {request.remote}: {len(self.sessions)} sessions open (--max-sessions)")
-        return page(503, "All sessions are in use",
-                    f"This server runs at most {self.limits.max_sessions} sessions at once and all are open. "
-                    "Close another tab or try again in a few minutes.")
+    def over_limit(self, request, person: Person):
+        """The page refusing a new session when the server, or this person, holds all it may (else None)."""
+        if len(self.sessions) >= self.limits.max_sessions:
+            log(f"refused a session from {request.remote}: {len(self.sessions)} sessions open (--max-sessions)")
+            return page(503, "All sessions are in use",
+                        f"This server runs at most {self.limits.max_sessions} sessions at once and all are open. "
+                        "Close another tab or try again in a few minutes.")
+        held = sum(1 for p in self.sessions.values() if p == person)
+        if not person.name or held < self.limits.per_reviewer:
+            return None
+        log(f"refused a session for {visible(person.name)} from {request.remote}: {held} of theirs open "
+            "(--max-sessions-per-reviewer)")
+        minutes = f"{self.limits.idle_timeout / 60:.0f}"
+        return page(429, "Too many sessions of yours",
+                    f"{visible(person.name)} has {held} session{'s' if held != 1 else ''} open on this server, "
+                    "the most one person may hold at once. Close one of them (a tab or a window left open "
+                    f"elsewhere too) and reload this page; a session without a key ends by itself after {minutes} "
+                    "minutes.")
 
     async def handle_websocket(self, request):
         from aiohttp import web
@@ -441,15 +458,14 @@ class Guard:
         person = request[person_key()]
         websocket = web.WebSocketResponse(heartbeat=self.limits.heartbeat, max_msg_size=1 << 16)
         await websocket.prepare(request)
-        if len(self.sessions) >= self.limits.max_sessions:
-            self.full(request)
+        if self.over_limit(request, person) is not None:
             await websocket.close(code=1013, message=b"all sessions are in use")
             return websocket
         width, height = clamp_size(request.query.get("width"), request.query.get("height"))
         service = self.service_class("exec " + self.commands(person), write_bytes=websocket.send_bytes,
                                      write_str=websocket.send_str, close=websocket.close,
                                      download_manager=self.download_manager, debug=False)
-        self.sessions.add(service)
+        self.sessions[service] = person
         who = visible(person.name) or "(asks a name)"
         log(f"session for {who}{' (viewer)' if person.viewer else ''} from {request.remote}: "
             f"{len(self.sessions)} open")
@@ -460,7 +476,7 @@ class Guard:
             pass
         finally:
             await stop_service(service)
-            self.sessions.discard(service)
+            self.sessions.pop(service, None)
             if not websocket.closed:
                 await websocket.close()
             why = f" (code {websocket.close_code})" if websocket.close_code not in (None, 1000, 1001) else ""

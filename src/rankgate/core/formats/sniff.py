@@ -64,9 +64,20 @@ def detect_kind(path: str | os.PathLike) -> str:
         if isinstance(obj, dict) and not ({"doc", "grade", "meta"} & set(obj)) and ({"id", "text", "notes"} & set(obj)):
             return "queries"
         return "qrels"
-    if len(first.split("\t")) == 2 and not looks_like_beir(first):
+    if len(first.split("\t")) == 2 and not looks_like_beir(first) and not _trec_judgments(text, len(head) == HEAD):
         return "queries"
     return "qrels"
+
+
+def _trec_judgments(text: str, cut: bool) -> bool:
+    """Lines that trec_eval reads as qrels (`query iteration document grade`, split at any whitespace), though
+    the first has one tab, as `qid<TAB>text` has: every line four fields with a whole-number grade, and some line
+    not split by one tab (tabs and spaces mixed), or every iteration column `0` or `Q0`."""
+    lines = [ln for ln in text.split("\n")[: -1 if cut else None] if ln.strip() and not ln.startswith("#")]
+    fields = [ln.split() for ln in lines]
+    if not fields or any(len(f) != 4 or not f[3].lstrip("-").isdigit() for f in fields):
+        return False
+    return any(ln.count("\t") != 1 for ln in lines) or all(f[1] in ("0", "Q0") for f in fields)
 
 
 MAX_JSON_SNIFF = 64 << 20  # a JSON file larger than this is not read whole to see whether it holds judgments

@@ -131,7 +131,7 @@ def _text(ws, fmt: str, where: str, queries: dict, labels: dict, rows: list, met
           judged_by: str | None, all_reviewers: bool) -> tuple[str, int]:
     """(the file's text in `fmt`, how many labels it leaves out: binary json lists grade >= 1 only)."""
     if fmt == "trec":
-        return _trec(where, rows, meta), 0
+        return _trec(where, rows, meta, ws._meta.get("trec_columns")), 0
     if fmt in ("json", "json-graded"):
         return _json(fmt, queries, labels, rows, meta, notes)
     states = _every_judgment(ws) if all_reviewers else [(q, d, s, judged_by is None) for q, d, s in rows]
@@ -228,11 +228,14 @@ def notes_path(export_path: str | os.PathLike) -> Path:
     return p.with_name(stem + NOTES_SUFFIX)
 
 
-def write_query_notes(ws, export_path: str | os.PathLike) -> Path | None:
+def write_query_notes(ws, export_path: str | os.PathLike, texts: dict[str, str] | None = None) -> Path | None:
     """The notes typed for queries (in the app, `n`), beside an export: a queries file in JSONL, one query a line
     (`{"id", "text", "notes"}`), which `--queries` and `labels import --queries` read back. Only queries with
-    notes; none: nothing written (an earlier sidecar stays). Returns its path, or None."""
-    rows = [{"id": q.id, "text": q.text, "notes": q.notes} for q in ws.queries() if q.notes.strip()]
+    notes; none: nothing written (an earlier sidecar stays). `texts`: {query ID: text} (the app's --queries)
+    for the queries the store holds by ID only. Returns its path, or None."""
+    texts = texts or {}
+    rows = [{"id": q.id, "text": q.text or texts.get(q.id, ""), "notes": q.notes} for q in ws.queries()
+            if q.notes.strip()]
     if not rows:
         return None
     target = notes_path(export_path)
@@ -297,7 +300,9 @@ def _header(fmt: str, rows: list, name: str, digest: str, judged_by: str | None,
     return header, (adjudicated, needs)
 
 
-def _trec(where: str, rows: list, header: dict | None) -> str:
+def _trec(where: str, rows: list, header: dict | None, columns: dict | None = None) -> str:
+    """`columns`: the iteration column and separator the store's TREC input had (`Q0`, a tab), recorded by its
+    import; else trec_eval's `0` and a space."""
     from rankgate.core.formats.trec import format_trec_qrels
 
     bad = next(((q, d) for q, d, _ in rows if len(q.split()) != 1 or len(d.split()) != 1 or q.startswith("#")),
@@ -305,7 +310,21 @@ def _trec(where: str, rows: list, header: dict | None) -> str:
     if bad:
         raise InputError(where, f"query {bad[0]!r} / document {bad[1]!r}: TREC qrels cannot hold IDs with spaces, "
                          "nor a query ID that starts with '#' (a comment line); export json-graded or jsonl")
-    return format_trec_qrels(((q, d, s["grade"]) for q, d, s in rows), header)
+    column, sep = _columns(columns)
+    if (column, sep) == ("0", " "):
+        return format_trec_qrels(((q, d, s["grade"]) for q, d, s in rows), header)
+    return format_trec_qrels((), header) + "".join(f"{sep.join((q, column, d, str(s['grade'])))}\n"
+                                                   for q, d, s in rows)
+
+
+def _columns(columns) -> tuple[str, str]:
+    """A recorded (column, separator) when it is one a TREC line can hold, else ("0", " ")."""
+    if isinstance(columns, dict):
+        column, sep = columns.get("column"), columns.get("sep")
+        if isinstance(column, str) and column and len(column.split()) == 1 and column == column.strip() \
+                and not column.startswith("#") and sep in (" ", "\t"):
+            return column, sep
+    return "0", " "
 
 
 def _json(fmt: str, queries: dict, labels: dict, rows: list, header: dict | None, notes: list[str]

@@ -71,12 +71,14 @@ def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[st
         query_list.append((f, read_queries(f)))
     return _import(ws, qrels_list, query_list, files=files + query_files, on_conflict=on_conflict,
                    collection_version=collection_version, reviewer=reviewer, why=why, dry_run=dry_run,
-                   texts=texts)
+                   texts=texts, columns=trec_columns([q.path for q in qrels_list]))
 
 
-def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = True) -> ImportReport:
+def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = True, texts=None) -> ImportReport:
     """The first open of a benchmark's workspace: its qrels and queries, its collection version. `fold=False`:
-    a large import stays in the journal (safe there), for the caller to fold (`ws.fold_later`)."""
+    a large import stays in the journal (safe there), for the caller to fold (`ws.fold_later`). `texts`: a
+    function giving {document ID: text hash} of the corpus (`labels import -b`: the benchmark's), called only
+    when there is something to import; each label records its document's hash, as `import_files` does."""
     from rankgate.core.formats import read_qrels
     from rankgate.core.formats.corpus import read_queries
 
@@ -90,7 +92,8 @@ def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = Tr
     report = _import(ws, [qrels], query_list, files=[str(manifest.qrels)] + [q for q, _ in query_list],
                      on_conflict=on_conflict, collection_version=cv, reviewer=None,
                      why=f"import benchmark {manifest.name}", dry_run=False, meta=meta,
-                     no_answer=manifest.no_answer, fold=fold)
+                     no_answer=manifest.no_answer, fold=fold, columns=trec_columns([str(manifest.qrels)]),
+                     texts=texts(qrels) if texts is not None else None)
     report.file_labels = len(qrels.q)  # (not a field: not in the report's dict) the file's rows, as read
     return report
 
@@ -115,7 +118,7 @@ def adopt_qrels_workspace(ws, manifest) -> ImportReport:
 def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conflict: str,
             collection_version: str | None, reviewer: str | None, why: str | None, dry_run: bool,
             meta: dict | None = None, no_answer: Iterable[str] = (), fold: bool = True,
-            texts: Mapping[str, str] | None = None) -> ImportReport:
+            texts: Mapping[str, str] | None = None, columns: dict | None = None) -> ImportReport:
     with ws._mutex:
         ws._check_writable()
         if meta is None:  # a benchmark's first open imports its labels, blind or not
@@ -133,6 +136,8 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
         report.conflicts = conflicts
         if conflicts and on_conflict == "stop":
             raise ImportConflicts(str(ws.path), conflicts)
+        if columns and not ws._meta.get(TREC_COLUMNS):  # the store's TREC exports write them from now on
+            batch.ops.append(["meta", {TREC_COLUMNS: columns}])
         if meta:
             batch.ops.append(["meta", meta])
             if not batch.events:
@@ -149,6 +154,35 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
             else:  # the caller folds it (the app: after its first frame, at the latest when it closes the store)
                 ws.fold_later = ws._seq
         return report
+
+
+TREC_COLUMNS = "trec_columns"  # the store's meta: the iteration column and separator its TREC exports write
+
+
+def trec_columns(paths: list[str]) -> dict | None:
+    """The iteration column and separator of the first TREC qrels file (`{"column": "Q0", "sep": " "}`, as most
+    of its lines have them), for the store's TREC exports to write what its input had; None: no TREC file (an
+    export then writes trec_eval's own `0`)."""
+    from collections import Counter
+    from itertools import islice
+
+    from rankgate.core.formats import detect_format
+    from rankgate.store.sync import _open_text
+
+    for path in paths:
+        try:
+            if detect_format(path) != "trec":
+                continue
+            with _open_text(path) as f:  # its first thousand judgment lines say it (as trec_layout counts)
+                lines = (ln.rstrip("\r\n") for ln in f if ln.strip() and not ln.startswith("#"))
+                kinds = Counter((ln.split()[1], "\t" if ln.count("\t") == 3 else " ")
+                                for ln in islice(lines, 1000) if len(ln.split()) == 4)
+        except (OSError, InputError):
+            continue
+        if kinds:
+            column, sep = kinds.most_common(1)[0][0]
+            return {"column": column, "sep": sep}
+    return None
 
 
 def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], collection_version: str | None,

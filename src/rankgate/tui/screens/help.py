@@ -33,8 +33,32 @@ class HelpScreen(ModalScreen[None]):
             keys.add_row(c.key_display, literal(c.title + how))
         for c in self.commands:
             keys.add_row(keys_pressed(c), c.title)
-        keys.add_row("tab", "Next pane (shift+tab: previous)")
+        panes = self.commands is COMMANDS  # the judging screen has no panes: no tab, no pane legend
+        if panes:
+            keys.add_row("tab", "Next pane (shift+tab: previous)")
         keys.add_row("ctrl+p", "Command palette: every command by name")
+        with VerticalScroll(classes="dialog wide"):
+            yield Static(Text("Keys", style="bold"))
+            yield Static(keys, id="help-keys")
+            yield Static(Text("\nLegend", style="bold"))
+            yield Static(self.pane_legend() if panes else self.judging_legend(), id="help-legend")
+
+    @staticmethod
+    def judging_legend() -> Text:
+        legend = Text(end="")
+        legend.append(" rank ", style="dim")
+        legend.append("4", style="bold cyan")
+        legend.append(" in a run's top k (bold), ")
+        legend.append("19", style="dim")
+        legend.append(" past it, ")
+        legend.append("–", style="dim")
+        legend.append(" not ranked by that run\n")
+        legend.append(" not judged yet", style="bold magenta")
+        legend.append(" / label 2 by NAME: the document's label now (yours beside it when it differs)")
+        return legend
+
+    @staticmethod
+    def pane_legend() -> Text:
         legend = Text(end="")
         for state, (glyph, style) in STATE.items():
             legend.append(f" {glyph} ", style=style)
@@ -49,8 +73,4 @@ class HelpScreen(ModalScreen[None]):
         legend.append(" rank movement from baseline to candidate    ")
         legend.append("?n", style="bold magenta")
         legend.append(" unjudged documents in some run's top k")
-        with VerticalScroll(classes="dialog wide"):
-            yield Static(Text("Keys", style="bold"))
-            yield Static(keys, id="help-keys")
-            yield Static(Text("\nLegend", style="bold"))
-            yield Static(legend)
+        return legend

@@ -54,11 +54,15 @@ class LabelList(LineList):
         self.model_stale = lambda lab: False  # the model's is_stale once shown (core/staleness.py)
 
     WIDE = 100  # from this width (a zoomed pane) the list shows version, reviewer and time too
+    SLIM = 36  # below this width (the pane at 120-159 columns) the document column is 12 wide: room for the reason
+
+    def doc_width(self, width: int) -> int:
+        return 24 if width >= self.WIDE else 18 if width >= self.SLIM else 12
 
     def render_header(self, width: int) -> Text:
         if width >= self.WIDE:
             return Text(f"   g ! {'document':<24} {'version':<20} {'reviewer':<12} {'time':<24} reason", end="")
-        return Text(f"   g ! {'document':<18} reason", end="")
+        return Text(f"   g ! {'document':<{self.doc_width(width)}} reason", end="")
 
     def row_key(self, index: int):
         lab = self.rows[index]
@@ -67,7 +71,7 @@ class LabelList(LineList):
     def render_row(self, index: int, width: int) -> Text:
         lab = self.rows[index]
         wide = width >= self.WIDE
-        docw = 24 if wide else 18
+        docw = self.doc_width(width)
         t = Text(end="")
         t.append("▸ " if lab.doc == self.current_doc else "  ", style="bold")
         t.append(f"{lab.grade:>2}", style="bold green" if lab.grade >= self.level else "red")

@@ -9,15 +9,16 @@ from rankgate.tui.widgets.text_static import TextStatic
 
 
 def strip_text(ranks: list[tuple[str, int | None, bool]], width: int, *, k: int, blind: bool) -> Text:
-    """`BM25 3 · BM25_RM3 5 · D_BERT_…_TASB –`: each run's rank of the document (bold inside the top k,
-    – when the run does not rank it); run names cut in the middle to share the width."""
+    """`rank (top 10 in bold): BM25 3 · BM25_RM3 17 · D_BERT_…_TASB –`: each run's rank of the document (bold
+    inside the top k, dim past it, – when the run does not rank it); run names cut in the middle to share the
+    width."""
     t = Text(end="")
     if not ranks:
         return t
     if blind:
         t.append("ranks hidden (blind review)", style="dim")
         return t
-    t.append(f"rank in top {k}: ", style="dim")
+    t.append(f"rank (top {k} in bold): ", style="dim")  # a rank past k is shown too: the heading says which
     room = max(2 * width - len(t.plain) - 4, 10)  # two lines at most
     each = max(room // len(ranks) - 3, 4)  # " 12 · " per run
     for i, (name, rank, top) in enumerate(ranks):

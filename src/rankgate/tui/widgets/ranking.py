@@ -125,6 +125,35 @@ class RankingPane(Horizontal):
     def on_mount(self) -> None:
         self.border_title = "Rankings"
 
+    def on_resize(self) -> None:  # the titles' figures fit the new width (after the columns are laid out)
+        def titles() -> None:
+            if self.model is not None:
+                for role in ("baseline", "candidate"):
+                    self.show_title(role, self.query_one(f"#column-{role}", RankingColumn), self.run_of(role), self.qi)
+
+        self.call_after_refresh(titles)
+
+    def show_title(self, role: str, col: RankingColumn, rname: str, qi: int | None) -> None:
+        """`B  bm25-plain  RR 1.00 · R 0.50`: each figure whole, or left out where the column is narrow (was cut
+        to "RR 1.00 · R" at 120 columns)."""
+        m = self.model
+        title = Text(end="")
+        if self.blind:  # neither the run's name nor which side it is on
+            title.append(f"run {1 if role == 'baseline' else 2}", style="bold")
+            title.append("  blind: names, ranks hidden", style="dim")
+        else:
+            title.append("B " if role == "baseline" else "C ", style="bold reverse")
+            title.append(" ")
+            title.append_text(literal(id_excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
+            if qi is not None and m.evaluated[qi]:
+                figures = [f"RR {m.metric(rname, m.rr_m, qi):.2f}", f"R {m.metric(rname, m.r_m, qi):.2f}"]
+                room = col.size.width - 2 - title.cell_len - 2 if col.size.width else 1 << 20
+                while figures and len(" · ".join(figures)) > room:
+                    figures.pop()
+                if figures:
+                    title.append("  " + " · ".join(figures), style="dim")
+        col.query_one(".ranking-title", TextStatic).show(title)
+
     def bind(self, model: ReviewModel) -> None:
         self.model = model
         self.access = model.access  # the benchmark's ACL (core/acl.py, read by the loader): leaks show in red
@@ -161,18 +190,7 @@ class RankingPane(Horizontal):
                 else:  # on the current document where this run has it
                     cursor = next((i for i, r in enumerate(lst.rows) if r.doc == current_doc), 0)
                 lst.set_count(len(lst.rows), cursor, notify=False)
-            title = Text(end="")
-            if self.blind:  # neither the run's name nor which side it is on
-                title.append(f"run {1 if role == 'baseline' else 2}", style="bold")
-                title.append("  blind: names, ranks hidden", style="dim")
-            else:
-                title.append("B " if role == "baseline" else "C ", style="bold reverse")
-                title.append(" ")
-                title.append_text(literal(id_excerpt(rname, 20), style="bold" if role == "baseline" else "bold cyan"))
-                if qi is not None and m.evaluated[qi]:
-                    title.append(f"  RR {m.metric(rname, m.rr_m, qi):.2f} · R {m.metric(rname, m.r_m, qi):.2f}",
-                                 style="dim")
-            col.query_one(".ranking-title", TextStatic).show(title)
+            self.show_title(role, col, rname, qi)
             missing = m.missing(qi, rname) if qi is not None and not self.blind else []
             miss = Text(end="")
             if self.blind:
