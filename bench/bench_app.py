@@ -17,7 +17,8 @@ Prints:
 - cold start, re-open: the same in new processes once the store and the
   parsed-run and score caches exist (p50 and p95 over --starts processes);
   both with the CPU seconds of the app's process and the load average, and
-  again beside --cold-busy CPU-busy processes;
+  again beside --cold-busy CPU-busy processes; and when the review screen was
+  first drawn, its progress line showing, before the benchmark is loaded;
 - the grade keys, key to consistent panes: --edits presses of `0` and as many
   of `1`, each on a random document of the candidate's top k (on a random
   query) whose grade it changes, p50 and p95 per grade; first with the machine
@@ -128,26 +129,37 @@ from rankgate.tui.app import ReviewApp
 from rankgate.tui.loader import Inputs
 from rankgate.tui.screens.review import ReviewScreen
 
+cpu = []  # the process's CPU seconds (every thread) when the first frame of consistent panes is drawn
+first_frame = ReviewScreen._first_frame
+
+def _first_frame(self):
+    first_frame(self)
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    cpu.append(use.ru_utime + use.ru_stime)
+
+ReviewScreen._first_frame = _first_frame
+
 async def main():
     app = ReviewApp(Inputs(sys.argv[1]), cursor_blink=False)
     async with app.run_test(size=(160, 48)) as pilot:
         while not isinstance(app.screen, ReviewScreen) or app.screen.first_frame_at is None:
             if app.error is not None:
                 raise SystemExit(f"error: {app.error}")
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.02)  # (every wake-up is the app's CPU too: not a 1 ms poll beside the load)
         ready = app.screen.first_frame_at - t0  # the review screen's first frame is drawn
-        use = resource.getrusage(resource.RUSAGE_SELF)  # every thread's CPU so far (the corpus's worker may run)
-        print(json.dumps({"ready": ready, "hits": app.loaded.cache_hits, "cpu": use.ru_utime + use.ru_stime}),
-              flush=True)
+        shown = getattr(app.screen, "first_screen_at", None)  # the screen with its progress line (a tree without
+        print(json.dumps({"ready": ready, "hits": app.loaded.cache_hits, "cpu": cpu[0],
+                          "screen": None if shown is None else shown - t0}), flush=True)  # it: None)
         app.exit()
 
 asyncio.run(main())
 """
 
 
-def cold_start(folder: Path, env: dict, first: bool | None = None) -> tuple[float, float, float]:
+def cold_start(folder: Path, env: dict, first: bool | None = None) -> tuple[float, float, float, float]:
     """(seconds from spawning the process to the first frame of consistent panes, the same from the
-    first line of the program, the process's CPU seconds (user + system, every thread) by then).
+    first line of the program, the process's CPU seconds (user + system, every thread) by then, seconds
+    from the first line to the first frame of the screen with its progress line (nan: not told)).
     Python's own start-up is the difference of the first two. The child runs with its bytecode cached,
     as an installed package does (PYTHONDONTWRITEBYTECODE would compile every module at every start)."""
     env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -165,7 +177,7 @@ def cold_start(folder: Path, env: dict, first: bool | None = None) -> tuple[floa
     if first is False and not got["hits"]:  # a re-open that parsed its runs again measures a first open
         print("(a re-open read no run from the parsed-run cache: runs under 128 KB are not kept, or the first "
               "open did not leave its entries)", file=sys.stderr)
-    return wall, got["ready"], got["cpu"]
+    return wall, got["ready"], got["cpu"], float("nan") if got.get("screen") is None else got["screen"]
 
 
 def cold_starts(folder: Path, sides: list[tuple[str, dict, Path]], starts: int, first: bool, busy: int) -> None:
@@ -180,15 +192,15 @@ def cold_starts(folder: Path, sides: list[tuple[str, dict, Path]], starts: int, 
             shutil.rmtree(home, ignore_errors=True)
             before = load_average()
             with Busy(busy):
-                wall, inside, cpu = cold_start(folder, env)
+                wall, inside, cpu, screen = cold_start(folder, env)
             print(f"cold start{where}{label(name)}, first open (parse runs, import labels): {wall:.2f} s to "
-                  f"consistent panes ({inside:.2f} s inside the process; CPU {cpu:.2f} s) (load average {before} -> "
-                  f"{load_average()})")
+                  f"consistent panes ({inside:.2f} s inside the process; CPU {cpu:.2f} s; the screen with its "
+                  f"progress line at {screen:.2f} s) (load average {before} -> {load_average()})")
     if not starts:
         return
     for _, env, _ in sides:
         cold_start(folder, env)  # the caches as the last open left them (a first open's entries are written)
-    got = {name: ([], [], []) for name, _, _ in sides}
+    got = {name: ([], [], [], []) for name, _, _ in sides}
     before = load_average()
     with Busy(busy):
         for _ in range(starts):
@@ -196,11 +208,11 @@ def cold_starts(folder: Path, sides: list[tuple[str, dict, Path]], starts: int, 
                 for xs, x in zip(got[name], cold_start(folder, env, first=False)):
                     xs.append(x)
     after = load_average()
-    for name, (walls, insides, cpus) in got.items():
+    for name, (walls, insides, cpus, screens) in got.items():
         print(f"cold start{where}{label(name)}, re-open: p50 {pct(walls, 50):.2f} s, p95 {pct(walls, 95):.2f} s to "
               f"consistent panes (process start included; inside the process p50 {pct(insides, 50):.2f} s; CPU p50 "
-              f"{pct(cpus, 50):.2f} s, p95 {pct(cpus, 95):.2f} s; {starts} processes) (load average {before} -> "
-              f"{after})")
+              f"{pct(cpus, 50):.2f} s, p95 {pct(cpus, 95):.2f} s; the screen with its progress line p50 "
+              f"{pct(screens, 50):.2f} s; {starts} processes) (load average {before} -> {after})")
 
 
 class Busy:

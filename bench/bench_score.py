@@ -55,6 +55,7 @@ BENCHES = {  # name: (folder, run file)
     "dense-wide": ("dense-wide", "run.txt"),
     "dense-1m": ("dense-1m", "run.txt"),
     "dense-2m": ("dense-2m", "run.txt"),
+    "quick": ("quick-2000x1000-100", "run.txt"),  # bench/quick.py's default workload (it generates it)
 }
 DENSE = "dense,dense-shuffled,dense-wide,dense-1m,dense-2m"
 PEER_MODULES = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures",
@@ -183,7 +184,7 @@ def bench(args, name: str, peers: list[str]) -> dict:
         folder = f"{folder}-{args.queries}"
     qrels, run = DATA / folder / "qrels.txt", DATA / folder / run_name
     if not run.exists() or not qrels.exists():
-        sys.exit(f"{run} missing: run `python bench/gen_data.py` first")
+        sys.exit(f"{run} missing: run `python bench/{'quick' if name == 'quick' else 'gen_data'}.py` first")
     lines = sum(1 for _ in open(run, "rb"))
     cmds = {t: rankgate_cmd(args, qrels, run) for t in ("rankgate", "rankgate-general") if t in args.tools}
     if args.before_src:

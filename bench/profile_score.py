@@ -2,6 +2,7 @@
 
     bench/.venv-peers/bin/python bench/profile_score.py                  # msmarco, stage timers
     ... profile_score.py --bench shuffled
+    ... profile_score.py --bench quick         # bench/quick.py's workload (2,000 x 1,000, 100 judged a query)
     ... profile_score.py --general             # the general (non-pyarrow) reader
     ... profile_score.py --profiler cprofile   # plus the top functions (cProfile, slower)
     ... profile_score.py --profiler pyinstrument --html data/profile.html
@@ -33,6 +34,10 @@ T0 = time.perf_counter()
 STAGES = [
     ("load inputs", "rankgate.cli.evaluate", "load", "score command"),
     ("read qrels", "rankgate.core.formats.trec", "read_trec_qrels", "load inputs"),
+    ("read qrels, fast path (read_trec_qrels_fast)", "rankgate.core.formats.trec_fast", "read_trec_qrels_fast",
+     "load inputs"),
+    ("judged documents' hash table (_judged_lookup)", "rankgate.core.formats.trec_fast", "_judged_lookup",
+     "read run, fast path (read_lean_run)"),
     # the fast path (core/formats/trec_fast.py: pyarrow, when installed and the file is plain)
     ("read run, fast path (read_lean_run)", "rankgate.core.formats.trec_fast", "read_lean_run", "load inputs"),
     # _Reader._table and _columns run in the reading thread, beside the rest: their time overlaps their siblings'

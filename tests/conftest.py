@@ -1,7 +1,14 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# Byte code is kept (.pyc in the git-ignored __pycache__ folders), as an installed package keeps it, for
+# this process, its xdist workers and every `python -m rankgate` a test starts: with PYTHONDONTWRITEBYTECODE
+# set (some shells set it) each of the suite's hundreds of child processes compiled rankgate's modules again.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_benchmarks"
@@ -15,6 +22,17 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RANKGATE_HOME", str(home))
     monkeypatch.setenv("RANKGATE_REVIEWER", "tester")
     yield home
+
+
+def pytest_collection_modifyitems(items):
+    """The slow tests first, the browsers' first of all (a stable sort: order within each kept): under
+    `-n 2 --dist worksteal` the longest tests then start early, and what is left to share at the end is
+    the quick ones, so no worker waits on a single long test that happened to come last."""
+    def start(item) -> int:
+        if item.get_closest_marker("slow") is None:
+            return 2
+        return 0 if item.nodeid.startswith("tests/web/") else 1
+    items.sort(key=start)
 
 
 @pytest.fixture
@@ -42,3 +60,49 @@ def write(path: Path, text: str | bytes) -> Path:
     else:
         path.write_text(text, encoding="utf-8")
     return path
+
+
+# RANKGATE_TEST_CPU=1: CPU seconds (user+sys, this process and its children) per test, beside wall
+# seconds, and a summary of the top CPU users and the top waiters (wall minus CPU). Works under -n.
+if os.environ.get("RANKGATE_TEST_CPU"):
+    import resource
+    import time
+
+    def _cpu() -> float:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        item.user_properties.append(("cpu-start", (_cpu(), time.perf_counter())))
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        if call.when == "teardown":
+            cpu0, wall0 = dict(item.user_properties)["cpu-start"]
+            item.user_properties.append(("cpu", (_cpu() - cpu0, time.perf_counter() - wall0)))
+        yield
+
+    _cpu_seen: dict[str, tuple[float, float]] = {}
+
+    def pytest_runtest_logreport(report):
+        for key, value in report.user_properties:
+            if key == "cpu":
+                _cpu_seen[report.nodeid] = tuple(value)
+
+    def pytest_terminal_summary(terminalreporter):
+        rows = sorted(_cpu_seen.items(), key=lambda kv: -kv[1][0])
+        write = terminalreporter.write_line
+        total = sum(cpu for cpu, _ in _cpu_seen.values())
+        write(f"CPU per test (RANKGATE_TEST_CPU): {len(rows)} tests, {total:.1f} CPU s, "
+              f"load {os.getloadavg()[0]:.1f}")
+        for nodeid, (cpu, wall) in rows[:40]:
+            write(f"  {cpu:7.2f} cpu {wall:7.2f} wall  {nodeid}")
+        write("Waiting (wall minus CPU):")
+        for nodeid, (cpu, wall) in sorted(rows, key=lambda kv: kv[1][0] - kv[1][1])[:25]:
+            write(f"  {wall - cpu:7.2f} wait {cpu:7.2f} cpu  {nodeid}")
+        if os.environ["RANKGATE_TEST_CPU"] not in ("1", "yes"):
+            with open(os.environ["RANKGATE_TEST_CPU"], "w", encoding="utf-8") as out:
+                for nodeid, (cpu, wall) in rows:
+                    out.write(f"{cpu:.3f}\t{wall:.3f}\t{nodeid}\n")

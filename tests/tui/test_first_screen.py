@@ -42,7 +42,34 @@ async def test_the_progress_line_is_on_screen_while_the_worker_reads_a_run(tiny,
         assert "rankgate review" in shown and "reading" in shown  # the screen, its progress line
         assert str(screen.query_one("#loading-step").render()).startswith("reading ")
         assert screen.first_frame_at is None  # the panes are not shown yet
+        assert screen.first_screen_at is not None  # ... the screen is, with its progress line (bench_app.py)
         go.set()
         await ready(pilot)
         assert screen.model is not None and screen.first_frame_at is not None
         assert not screen.query_one("#loading").display and screen.query_one("#panes").display
+
+
+async def test_run_files_are_parsed_ahead_from_the_start_of_the_app(tiny, monkeypatch):
+    """A first open parses its run files in a thread from the moment the app is made (while it starts and
+    the label store opens), not when the loading worker reaches them; the review is the core's all the same."""
+    import rankgate.tui.runcache as runcache
+    from tests.tui.test_model import assert_agrees
+
+    monkeypatch.setattr(runcache, "MIN_BYTES", 0)  # the tiny benchmark's runs parsed as large ones are
+    parsed = []
+    real = runcache._read_columns
+
+    def noted(*args):
+        parsed.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(runcache, "_read_columns", noted)
+    app = make_app(tiny)
+    ahead = app.inputs.ahead
+    assert ahead is not None and ahead._early  # started before the app runs
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert parsed and all(name.startswith("rankgate-read-ahead") for name in parsed)
+        assert app.inputs.ahead is None and not ahead._early  # taken by the load, every file
+        assert app.review.first_frame_at is not None
+        assert_agrees(app.review.model)

@@ -229,3 +229,54 @@ def test_a_hit_maps_the_entry_writable_and_a_cut_entry_is_read_again(tmp_path):
     _same(again, expected)
     _same(read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0], expected)
     assert hits  # written anew, whole
+
+
+def test_runs_parsed_ahead_are_the_runs_read_in_place(tmp_path, monkeypatch):
+    """A first open parses its run files ahead, in a thread, while the labels are read (ReadAhead); taken
+    into a catalog that the labels filled meanwhile, each is the run the reader gives, in that catalog's
+    codes, and its cache entry is written as without. A file with an entry is not parsed ahead, and a
+    file changed after it was parsed ahead is read again as it is now."""
+    import threading
+
+    import rankgate.tui.runcache as runcache
+    from rankgate.tui.runcache import ReadAhead
+
+    files = []
+    for i in range(3):
+        f = tmp_path / f"run{i}.trec"
+        f.write_text("".join(f"q{q} Q0 d{(q * (5 + i) + r) % 60} {r + 1} {9 - r}.5 r{i}\n"
+                             for q in range(25) for r in range(7)))
+        files.append(str(f))
+    threads = []
+    real = runcache._read_columns
+
+    def noted(*args):
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(runcache, "_read_columns", noted)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    ahead = ReadAhead(files, min_bytes=0, folder=cache)
+    cat = Catalog()
+    cat.docs.code("d59"), cat.docs.code("d-label-only")  # the labels took the first codes meanwhile
+    got = [read_runs_cached(f, cat, min_bytes=0, folder=cache, ahead=ahead)[0] for f in files]
+    ahead.close()
+    assert threads and all(t.startswith("rankgate-read-ahead") for t in threads)
+    assert cat.docs.names[:2] == ["d59", "d-label-only"]
+    for f, run in zip(files, got):
+        _same(run, read_runs(f, "auto", Catalog())[0])
+    assert len(list(cache.glob("*.npz"))) >= 3  # their entries, as a read in place writes them
+
+    threads.clear()
+    assert not ReadAhead(files, min_bytes=0, folder=cache)._early and not threads  # entries: nothing ahead
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    ahead = ReadAhead(files[:1], min_bytes=0, folder=fresh)
+    ahead._early[files[0]].future.result()
+    with open(files[0], "a") as f:
+        f.write("q99 Q0 dnew 1 1.0 r0\n")
+    run = read_runs_cached(files[0], Catalog(), min_bytes=0, folder=fresh, ahead=ahead)[0]
+    ahead.close()
+    assert "q99" in run.query_ids

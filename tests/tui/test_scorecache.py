@@ -36,6 +36,31 @@ def test_reopen_takes_the_scores_and_agrees(tiny, cached):
     m.labels.close()
 
 
+def test_unchanged_labels_are_known_by_their_digest_and_changed_ones_are_not(tiny, cached, monkeypatch):
+    """A re-open with the labels of the entry compares a digest of the label arrays and names, not one
+    line of text a label; labels changed since give another digest, and their queries are scored again."""
+    m = _open(tiny)
+    m.labels.set("q-restore", "d-rpo", 2, "states the RPO")
+    m.labels.close()
+    m = _open(tiny)  # the entry is rewritten with the changed query (as the app does after its first frame)
+    m.labels.close()
+    texts = []
+    real = scorecache._label_text
+    monkeypatch.setattr(scorecache, "_label_text", lambda q: texts.append(1) or real(q))
+    m = _open(tiny)
+    assert m.scored_from_cache and not texts  # no text made while loading: the digest matched
+    assert_agrees(m)
+    m.labels.set("q-restore", "d-rpo", 0, "not the RPO after all")
+    m.labels.close()
+    texts.clear()
+    monkeypatch.setattr(scorecache, "save", lambda *a, **k: None)  # (the entry stays as it was)
+    m = _open(tiny)
+    assert texts and m.scored_from_cache  # another digest: the texts compared, the one query scored again
+    assert m.metric(m.candidate, m.rr_m, m.qindex["q-restore"]) == 0
+    assert_agrees(m)
+    m.labels.close()
+
+
 def test_labels_changed_since_are_scored_again(tiny, cached):
     m = _open(tiny)
     before = m.metric(m.candidate, m.rr_m, m.qindex["q-restore"])

@@ -474,6 +474,10 @@ def test_the_apps_full_reader_gives_the_general_readers_run(tmp_path, monkeypatc
     "q1 0 d1 1.5\n",  # not a whole number
     "q1 0 d1 1\nq1 0 d1 2\n",  # judged twice
     "q1 0 d1 99999999999999999999\n",  # out of range
+    "q1 0 d1 007\nq1 0 d2 -0\nq2 0 d3 123456789012345\nq2 0 d4 -10\n",  # read from the bytes, a digit at a time
+    "q1 0 d1 1234567890123456\n",  # 16 digits: the general reader says
+    "q1 0 d1 0x10\n",  # pyarrow's integer parser takes hexadecimal; a grade is decimal
+    "q1 0 d1 +\nq1 0 d2 -\n",
     "q1 0  d1 1\n",  # an empty field
     "q1\t0 d1 1\n",
     "q1 0 d1 1",  # no line break at the end

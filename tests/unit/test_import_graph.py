@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import ast
+import functools
 from pathlib import Path
 
 import rankgate
@@ -54,18 +55,23 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return targets
 
 
+@functools.cache
+def _all_imports() -> dict[str, frozenset[str]]:
+    """module -> every name it imports; src is parsed once per test session (the tests only read it)."""
+    modules = module_names()
+    return {name: frozenset(_imports(name, path, modules)) for name, path in modules.items()}
+
+
 def import_graph() -> dict[str, set[str]]:
     """module -> the rankgate modules it imports."""
-    modules = module_names()
-    return {name: {t for t in _imports(name, path, modules) if t in modules and t != name}
-            for name, path in modules.items()}
+    modules = _all_imports()
+    return {name: {t for t in targets if t in modules and t != name} for name, targets in modules.items()}
 
 
 def outside_imports() -> dict[str, set[str]]:
     """module -> the top-level packages it imports from outside rankgate."""
-    modules = module_names()
-    return {name: {t.split(".")[0] for t in _imports(name, path, modules) if not t.startswith("rankgate")}
-            for name, path in modules.items()}
+    return {name: {t.split(".")[0] for t in targets if not t.startswith("rankgate")}
+            for name, targets in _all_imports().items()}
 
 
 def layer(module: str) -> int:

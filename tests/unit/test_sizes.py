@@ -8,6 +8,7 @@ shrink: an entry is removed when its class or function is split, and a listed on
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "rankgate"
@@ -45,7 +46,9 @@ def measure(src: Path = SRC) -> dict[str, tuple[str, int]]:
     return out
 
 
+@functools.cache
 def offenders(src: Path = SRC) -> dict[str, int]:
+    """Measured once per test session and folder (the tests only read it)."""
     return {key: lines for key, (kind, lines) in measure(src).items()
             if lines > (MAX_CLASS if kind == "class" else MAX_FUNCTION)}
 

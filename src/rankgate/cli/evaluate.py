@@ -323,6 +323,9 @@ def _fast_reader(args, gate: bool) -> _FastReader | None:
     """The lean run reader, or None to read every run the usual way (RANKGATE_FAST=0)."""
     if os.environ.get("RANKGATE_FAST", "1") == "0":
         return None
+    from rankgate.core.formats import textio
+
+    textio.LEAN_ALLOCATOR = True  # the large reads' blocks from malloc (trec_fast.lean_allocator)
     return _FastReader(args, gate)
 
 
@@ -463,8 +466,6 @@ def cmd_validate(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from rankgate.core.gate import answerable_queries, macro, query_rows, score_run
-
     from rankgate.core.leniency import lenient_check
 
     if args.depth is not None and args.depth < 1:
@@ -489,6 +490,8 @@ def cmd_score(args) -> int:
     runs = [bundle.run(args.run)] if args.run else list(bundle.runs.values())
     if args.format == "trec":
         return _score_trec(bundle, policy, runs, args, options)
+    from rankgate.core.gate import answerable_queries, macro, query_rows, score_run  # (not for trec's lines)
+
     k, extra = policy.k, policy.measures
     answerable = answerable_queries(bundle.qrels, bundle.no_answer)
     results = []

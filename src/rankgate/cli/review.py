@@ -120,6 +120,9 @@ def run(args) -> int:
             return EXIT_INVALID
         print(f"error: {NO_TERMINAL}", file=sys.stderr)
         return EXIT_INVALID
+    from rankgate.tui.loader import Inputs, read_ahead  # (numpy and the core, which the app imports anyway)
+
+    ahead = read_ahead(Inputs.from_args(args))  # a first open's run files parsed while Textual is imported
     from rankgate.tui.app import run_review  # textual is imported only here
 
-    return run_review(args)
+    return run_review(args, ahead)

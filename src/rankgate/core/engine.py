@@ -120,6 +120,30 @@ def prepare(qrels: Qrels, run: Run, *, rel_level: int = 1, missing: str = "error
                     compat)
 
 
+def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """np.lexsort((minor, major)) of two integer arrays (stable: rows alike keep their order), by one
+    sort of (major, minor, row) packed in 63 bits where they fit (1M rows: 5x faster), else lexsort."""
+    n = len(major)
+    if not n:
+        return np.zeros(0, np.int64)
+    lo_major, lo_minor = int(major.min()), int(minor.min())
+    span_major, span_minor = int(major.max()) - lo_major, int(minor.max()) - lo_minor
+    rb, mb = (n - 1).bit_length(), span_minor.bit_length()
+    if rb + mb + span_major.bit_length() > 63:
+        return np.lexsort((minor, major))
+    key = major.astype(np.int64)
+    key -= lo_major
+    key <<= mb + rb
+    low = minor.astype(np.int64)
+    low -= lo_minor
+    low <<= rb
+    key |= low
+    key |= np.arange(n, dtype=np.int64)
+    key.sort()
+    key &= (1 << rb) - 1
+    return key
+
+
 def _ranks(qp: np.ndarray) -> np.ndarray:
     """0-based rank of each row within its query (rows grouped by query, in rank order)."""
     n = len(qp)
@@ -173,6 +197,8 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     jkeys, jgrades = jkeys[order], qrels.grade[order]
     qp = run_pos[run.jq] if len(run.jq) else np.zeros(0, np.int64)
     rows = np.flatnonzero(qp >= 0)
+    if not run.keep_top:  # grouped by query, in rank order, now: the lookups below stay near each other
+        rows = rows[_order(qp[rows], run.jrank[rows])]
     grade = np.full(len(rows), UNJUDGED, np.int64)
     if len(rows) and len(jkeys):
         rk = qp[rows] * D + run.jdoc[rows]
@@ -190,8 +216,9 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         codes = cat.docs.extend_looked_up([run.top_docs[i] for i in sel.tolist()]).astype(np.int64)
         qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
         grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
-    o = np.lexsort((rank, qp))  # grouped by query, in rank order
-    qp, rank, grade, doc = qp[o], rank[o], grade[o], doc[o]
+    if run.keep_top:  # (else they are already)
+        o = _order(qp, rank)  # grouped by query, in rank order
+        qp, rank, grade, doc = qp[o], rank[o], grade[o], doc[o]
     if depth is not None:
         num_ret = np.minimum(num_ret, depth)
     if depth is not None or judged_only:
@@ -272,9 +299,9 @@ def _ap(p: Prepared, m: Measure, level: int) -> np.ndarray:
 def _ideal_dcg(p: Prepared, k) -> np.ndarray:
     """Per query: DCG of the best possible ranking of the judged grades (positive gains only)."""
     ok = (p.qrels_qp >= 0) & (p.qrels_grade > 0)
-    qq, gg = p.qrels_qp[ok], p.qrels_grade[ok].astype(np.float64)
-    order = np.lexsort((-gg, qq))
-    qq, gg = qq[order], gg[order]
+    qq, grade = p.qrels_qp[ok], p.qrels_grade[ok]
+    order = _order(qq, -grade)  # highest grade first
+    qq, gg = qq[order], grade[order].astype(np.float64)
     if not len(qq):
         return np.zeros(p.nq)
     starts = np.flatnonzero(np.r_[True, qq[1:] != qq[:-1]])

@@ -186,7 +186,12 @@ class DurableIndex(IndexLoading, IndexFolding, SharedWriter):
         return self._closed
 
     def _file(self, suffix: str) -> Path:
-        return sidecar(self.path, suffix)
+        # kept per suffix: an import's replay names the journal once per query (10,000 pathlib joins: 0.2 s)
+        files = self.__dict__.setdefault("_files", {})
+        got = files.get(suffix)
+        if got is None or got[0] != self.path:
+            got = files[suffix] = (self.path, sidecar(self.path, suffix))
+        return got[1]
 
     # ---------------------------------------------------------------- applying edits
 

@@ -400,7 +400,8 @@ class Details(Mapping):
     and made into a dict on first read: the app reads none of them when it opens (80,000 entries)."""
 
     def __init__(self, chunks: list, made: dict) -> None:
-        self._chunks = chunks  # (qid, docs, reasons, versions, reviewers): per-query columns
+        # (qid, docs, reasons, versions, reviewers): per-query columns, each a list or as stored ({"all": v})
+        self._chunks = chunks
         self._made = made  # (qid, doc) -> JudgmentDetail built already, for queries read record by record
 
     def _all(self) -> dict:
@@ -408,7 +409,9 @@ class Details(Mapping):
             from rankgate.core.model import JudgmentDetail
 
             made, shared = {}, {}
-            for qid, docs, reasons, versions, reviewers in self._chunks:
+            for qid, docs, *cols in self._chunks:
+                n = len(docs)
+                reasons, versions, reviewers = ([c["all"]] * n if type(c) is dict else c for c in cols)
                 for doc, key in zip(docs, zip(reasons, versions, reviewers)):
                     if key != ("", "", ""):
                         detail = shared.get(key)
@@ -429,11 +432,16 @@ class Details(Mapping):
             chunks, made = [], self._made
         else:
             chunks, made = self._chunks, self._made
-        for qid, _docs, _reasons, versions, _reviewers in chunks:
+        for qid, docs, _reasons, versions, _reviewers in chunks:
+            if type(versions) is dict:  # one version for the whole query, as stored (an import's)
+                if versions["all"] and docs:
+                    counts = out[qid] = Counter()
+                    counts[versions["all"]] = len(docs)
+                continue
             if not versions:
                 continue
             first = versions[0]
-            if versions.count(first) == len(versions):  # one version for the whole query (an import's)
+            if versions.count(first) == len(versions):  # one version for the whole query
                 if first:
                     counts = out[qid] = Counter()
                     counts[first] = len(versions)
@@ -500,27 +508,36 @@ def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catal
     from rankgate.store.columns import all_new
 
     catalog = catalog or Catalog()
-    qcode = catalog.queries.code
-    declared, counts, docs_all, grades_all = [], [], [], []
+    declared = catalog.queries.extend(list(queries)).tolist() if queries else []  # (the code of each, in order)
+    counts, docs_all, grades_all = [], [], []
     chunks, made, shared, versions = [], {}, {}, set()
     grade_types: set = set()
     id_types: set = set()
     columns_of = getattr(labels, "columns_of", lambda q: None)
     for qid in queries:
-        q = qcode(qid)
-        declared.append(q)
         cols = columns_of(qid)
         if cols is not None and not adjudications.get(qid) and all_new(cols):
-            docs, grades = cols["doc"], _packed_column(cols, "grade")
-            reasons, cvs, who = (_packed_column(cols, f) for f in ("reason", "collection_version", "reviewer"))
+            # reasons, versions and reviewers stay as stored ({"all": v} for one value a query) until read
+            docs, grades, reasons, cvs, who = (cols[f] for f in ("doc", "grade", "reason", "collection_version",
+                                                                 "reviewer"))
+            if type(grades) is dict:
+                grades = [grades["all"]] * cols["n"]
             # the types seen, as sets (a C loop, not a Python one a row): grades int, documents and reviewers str
             grade_types.update(map(type, grades))
             id_types.update(map(type, docs))
-            id_types.update(map(type, who) if isinstance(cols["reviewer"], list) else map(type, who[:1]))
+            if type(who) is dict:
+                if docs:
+                    id_types.add(type(who["all"]))
+            else:
+                id_types.update(map(type, who))
             if not (grade_types <= INT and id_types <= STR):
                 labels.get(qid)  # raises DamagedFile naming the query and the row, as a read of it does
             chunks.append((qid, docs, reasons, cvs, who))
-            versions.update(cvs if len(cvs) < 2 or not isinstance(cols["collection_version"], dict) else cvs[:1])
+            if type(cvs) is dict:
+                if docs:
+                    versions.add(cvs["all"])
+            else:
+                versions.update(cvs)
         else:
             per = pair_labels({qid: labels.get(qid, {})}, {qid: adjudications.get(qid) or {}})[qid]
             docs = list(per)

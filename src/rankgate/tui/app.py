@@ -27,7 +27,7 @@ from rankgate.tui.commands import ReviewCommands
 from rankgate.tui.web_rules import reviewer_problem  # noqa: F401 (its home: tui/web_rules.py)
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
-from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus
+from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus, read_ahead
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.prompts import TextPrompt
 from rankgate.tui.screens.review import ReviewScreen
@@ -47,6 +47,8 @@ class ReviewApp(App[int]):
                  ask_reviewer: bool = False) -> None:
         super().__init__()
         self.inputs = inputs
+        if inputs.ahead is None and not ask_reviewer:  # run files parsed while the app starts (not on a prompt)
+            inputs.ahead = read_ahead(inputs)
         self.ask_reviewer = ask_reviewer  # the browser face: each session names its reviewer first
         self.cursor_blink = cursor_blink
         self.read_corpus = read_corpus
@@ -484,6 +486,9 @@ class ReviewApp(App[int]):
             self.review.take_early_key(event)
 
     def on_unmount(self) -> None:
+        if self.inputs.ahead is not None:  # left before any load took it: what is parsed ahead is dropped
+            self.inputs.ahead.close()
+            self.inputs.ahead = None
         if self.loaded is not None:
             try:
                 self.loaded.model.labels.close()
@@ -491,14 +496,18 @@ class ReviewApp(App[int]):
                 pass
 
 
-def run_review(args) -> int:
-    """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened."""
+def run_review(args, ahead=None) -> int:
+    """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened. `ahead`:
+    its run files parsed since the command started (loader.read_ahead)."""
     inputs = Inputs.from_args(args)
     try:
         check_inputs(inputs)  # the mistakes found without reading anything: before the screen opens
     except InputError as e:
+        if ahead is not None:
+            ahead.close()
         print(f"error: {e}", file=sys.stderr)
         return 2
+    inputs.ahead = ahead
     app = ReviewApp(inputs, ask_reviewer=bool(getattr(args, "ask_reviewer", False)))
     app.run()
     if app.goodbye:

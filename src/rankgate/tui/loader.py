@@ -30,7 +30,7 @@ from rankgate.core.policy import resolve
 from rankgate.tui.labels import LabelBook, MemoryBackend
 from rankgate.tui.model import ReviewModel
 from rankgate.tui import scorecache
-from rankgate.tui.runcache import read_runs_cached
+from rankgate.tui.runcache import ReadAhead, read_runs_cached
 
 Progress = Callable[[str, int, int], None]  # (what, steps done, steps); may raise Cancelled to stop
 
@@ -65,6 +65,8 @@ class Inputs:
     export_dir: str | None = None
     shared: bool = False
     viewer: bool = False
+    # A first open's run files, parsed ahead since the command started (read_ahead; taken by the first load)
+    ahead: ReadAhead | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_args(cls, args) -> "Inputs":
@@ -208,6 +210,18 @@ def no_runs(catalog: Catalog) -> Run:
     return Run(NO_RUNS, "", catalog, empty, empty, np.zeros(0), np.zeros(0, np.int64))
 
 
+def read_ahead(inputs: Inputs) -> ReadAhead | None:
+    """The run files of these inputs that have no parsed-run cache entry, parsed from now on in a thread
+    (runcache.ReadAhead) while the app imports Textual and starts, then while the label store opens; None
+    when the inputs are wrong (the load says why)."""
+    try:
+        check_inputs(inputs)
+        manifest, _ = find_manifest(None, inputs.path)
+        return ReadAhead([] if labels_only(inputs) else run_specs(inputs.runs, manifest))
+    except Exception:
+        return None
+
+
 def _load(inputs: Inputs, progress: Progress) -> Loaded:
     check_inputs(inputs)
     manifest, qrels_path = find_manifest(None, inputs.path)
@@ -224,18 +238,24 @@ def _load(inputs: Inputs, progress: Progress) -> Loaded:
     step = 0
     catalog = Catalog()
 
-    # Labels first: their IDs take the first codes, as the core's bundle does.
-    progress("opening the label store", step, steps)
-    book, store_queries = open_labels(inputs, manifest, qrels_path, catalog, inputs.reviewer)
+    # Labels first: their IDs take the first codes, as the core's bundle does. Meanwhile, run files not in
+    # the parsed-run cache are parsed ahead in a thread (a first open: the store's import holds the GIL,
+    # pyarrow's parsing does not), in their own codes; the catalog's are given when they are taken.
+    ahead, inputs.ahead = inputs.ahead or ReadAhead(specs), None  # (started by the command, if it could)
     try:
-        return _load_rest(inputs, progress, manifest, qrels_path, specs, catalog, book, store_queries)
-    except BaseException:  # cancelled or bad input: let go of the store (and its lock)
-        book.close()
-        raise
+        progress("opening the label store", step, steps)
+        book, store_queries = open_labels(inputs, manifest, qrels_path, catalog, inputs.reviewer)
+        try:
+            return _load_rest(inputs, progress, manifest, qrels_path, specs, catalog, book, store_queries, ahead)
+        except BaseException:  # cancelled or bad input: let go of the store (and its lock)
+            book.close()
+            raise
+    finally:
+        ahead.close()
 
 
 def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, catalog, book,
-               store_queries) -> Loaded:
+               store_queries, ahead: ReadAhead | None = None) -> Loaded:
     steps = len(specs) + 3
     step = 1
     hits = 0
@@ -264,7 +284,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                 shown[0] = pct
                 progress(f"reading {name} · {pct}%", step - 1, steps)
 
-        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading, later=later)
+        got = read_runs_cached(spec, catalog, on_hit=hit, progress=reading, later=later, ahead=ahead)
         order.extend(r.name for r in got)
         return got
 
@@ -302,8 +322,8 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         progress=scoring, permissions=permissions, cached=cached)
     model.input_checks = bool(specs)  # labels alone: no gate, nothing to check
     model.labels_file = export_target(manifest, qrels_path, inputs)
-    if skey is not None and (not model.scored_from_cache or cached.changed):
-        _save_scores(skey, book, model)
+    if skey is not None and (not model.scored_from_cache or cached.changed or not cached.fingerprinted):
+        later.append(_scores_to_save(skey, book, model))  # written after the first frame
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     later.extend(_import_fold(book))  # a first open's import, folded into the snapshot after the first frame
     progress("deciding the gate", steps, steps)
@@ -365,11 +385,14 @@ def _import_fold(book) -> list[Callable[[], None]]:
     return []
 
 
-def _save_scores(skey, book, model: ReviewModel) -> None:
-    """The evaluated queries' scores, for the next open (tui/scorecache.py)."""
+def _scores_to_save(skey, book, model: ReviewModel) -> Callable[[], None]:
+    """Writing the evaluated queries' scores, for the next open (tui/scorecache.py), as they are now: the
+    values are copied here (a grade key changes them in place), the labels are those of the open."""
     done = np.flatnonzero(model.evaluated)
-    scorecache.save(skey, book.qrels, [model.qids[i] for i in done.tolist()],
-                    {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()})
+    qids = [model.qids[i] for i in done.tolist()]
+    values = {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()}  # (copies)
+    qrels = book.qrels  # (the labels at open, never changed: edits go to the book's backend)
+    return lambda: scorecache.save(skey, qrels, qids, values)
 
 
 def export_target(manifest: Manifest | None, qrels_path: str | None, inputs: Inputs) -> str:

@@ -24,6 +24,7 @@ INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 MAX_LINE = _INFILE_MAX_LINE  # the longest line any line-by-line reader takes (bytes); docs/formats.md "Limits"
 MAX_DOCUMENT = 256 << 20  # the largest file read whole (a JSON document, TREC topics), after gunzip
 MAX_TOML = 8 << 20  # the largest benchmark.toml or policy file
+LEAN_ALLOCATOR = False  # set by the command line's lean reads (cli/evaluate.py): see trec_fast.lean_allocator
 _MIB = 1 << 20
 
 

@@ -39,7 +39,8 @@ from rankgate.core.errors import InputError
 from rankgate.core.formats import textio
 from rankgate.core.model import Catalog, LeanRun, Qrels, Run, unique
 
-BLOCK = 16 << 20  # bytes read and parsed at a time; memory stays near a few blocks
+BLOCK = 4 << 20  # bytes read and parsed at a time; memory stays near a few blocks (16 MB blocks: 2M lines
+#                 peaked at 330 MB, 4 MB blocks at 180 MB, and took less CPU: the blocks stay in the caches)
 MIN_BYTES = 1 << 20  # smaller files take the general reader: importing pyarrow would cost more
 
 
@@ -75,6 +76,7 @@ class _Reader:
         self.judged = None
         if qrels is None:  # read_full_columns: every document is kept
             return
+        lean_allocator()
         self.judged_codes, self.judged = _judged_lookup(qrels)
 
     def blocks(self):
@@ -359,7 +361,9 @@ def _empty_field(block) -> bool:
     n = len(block)
     for at in (0, 1):
         words = np.ndarray(((n - at) // 2,), "<u2", block, at)
-        if ((words == 0x2020) | (words == 0x0A20)).any():
+        seen = words == 0x2020
+        seen |= words == 0x0A20  # (in place: one temporary, not three)
+        if seen.any():
             return True
     return False
 
@@ -413,8 +417,10 @@ def _judged_lookup(qrels: Qrels) -> tuple[np.ndarray, _JudgedLookup]:
     if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is qrels.doc and _LOOKUP[4] is hash_strings:
         return _LOOKUP[2], _LOOKUP[3]
     docs = qrels.catalog.docs
-    codes = unique(qrels.doc)
-    if docs.arrow is not None and (not len(codes) or codes[-1] < len(docs.arrow)):
+    codes = np.flatnonzero(np.bincount(qrels.doc, minlength=len(docs)))  # (no sort: codes are dense)
+    if docs.arrow is not None and len(codes) == len(docs.arrow) and len(docs) == len(docs.arrow):
+        names = docs.arrow  # the qrels' own documents, every one (a catalog they filled)
+    elif docs.arrow is not None and (not len(codes) or codes[-1] < len(docs.arrow)):
         names = _one(docs.arrow.take(_ints(codes)))  # no Python string a document
     else:
         names = _strings([docs.names[c] for c in codes.tolist()])
@@ -479,32 +485,35 @@ class _JudgedLookup:
 
 class _HashTable:
     """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing
-    (linear probing, at most half full), built and searched with whole-array steps: each step moves
-    every unsettled key on one slot."""
+    (linear probing, at most half full). Built in slot order with whole-array steps (a key's place is
+    the first free slot at or after its own: a running maximum), with no wrap at the end: the table runs
+    on past its last key by one empty slot, where every search stops."""
 
     def __init__(self, h: np.ndarray):
-        bits = max(10, (2 * len(h)).bit_length())  # at most half full (12 bytes a slot)
-        self.shift, self.mask = np.uint64(64 - bits), (1 << bits) - 1
-        self.keys = np.zeros(1 << bits, np.uint64)
-        self.at = np.full(1 << bits, -1, np.int32 if len(h) < 1 << 31 else np.int64)
-        self.repeated = False  # two keys alike: then the table holds the first of them only
-        slot = (h >> self.shift).astype(np.int64)
-        pending = np.arange(len(h))
-        while len(pending):
-            s = slot[pending]
-            free = self.at[s] < 0
-            if (self.keys[s[~free]] == h[pending[~free]]).any():
-                self.repeated = True
-                return
-            cand, cs = pending[free], s[free]
-            self.at[cs] = cand  # keys wanting one free slot: one of them gets it (the last written)
-            won = self.at[cs] == cand
-            self.keys[cs[won]] = h[cand[won]]
-            if (self.keys[cs[~won]] == h[cand[~won]]).any():  # lost its slot to a key alike
-                self.repeated = True
-                return
-            pending = np.concatenate([pending[~free], cand[~won]])
-            slot[pending] = (slot[pending] + 1) & self.mask
+        n = len(h)
+        bits = max(10, (2 * n).bit_length())  # at most half full (12 bytes a slot)
+        self.shift = np.uint64(64 - bits)
+        srt = np.sort(h)
+        self.repeated = bool((srt[1:] == srt[:-1]).any())  # two keys alike: no table (a sorted search)
+        del srt
+        if self.repeated:
+            return
+        rb = max(n - 1, 1).bit_length()
+        packed = (h >> self.shift).astype(np.int64)  # each key's slot, and its position, in one sort
+        packed <<= rb
+        packed |= np.arange(n, dtype=np.int64)
+        packed.sort()
+        at = packed & ((1 << rb) - 1)
+        packed >>= rb
+        step = np.arange(n, dtype=np.int64)
+        packed -= step
+        place = np.maximum.accumulate(packed) if n else packed
+        place += step
+        size = max(1 << bits, int(place[-1]) + 1 if n else 0) + 1
+        self.keys = np.zeros(size, np.uint64)
+        self.at = np.full(size, -1, np.int32 if n < 1 << 31 else np.int64)
+        self.keys[place] = h[at]
+        self.at[place] = at
 
     def find(self, hr: np.ndarray) -> np.ndarray:
         """The position of each hash (-1: not there)."""
@@ -517,7 +526,7 @@ class _HashTable:
             hit = (a >= 0) & (self.keys[s] == hr[active])
             out[active[hit]] = a[hit]
             active = active[(a >= 0) & ~hit]
-            slot[active] = (slot[active] + 1) & self.mask
+            slot[active] += 1
         return out
 
 
@@ -674,19 +683,22 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
             grouped = False  # a query in two places of the first block: scattered from the start
     if grouped:
         pend: list[tuple] = []  # the rows of the last query seen, which may go on in the next blocks
-        for row0, qcode, score, judged, key, docs in blocks:
+        for block in blocks:
+            row0, qcode = block[0], block[1]
             lines = row0 + len(qcode)
             if pend and (qcode == pend[-1][1][-1]).all():  # that query goes on through the whole block
-                pend.append((row0, qcode, score, judged, key, docs))
+                pend.append(block)
                 continue
-            row0, qcode, score, judged, key, docs = _joined(pend + [(row0, qcode, score, judged, key, docs)])
+            if pend:  # that query ends early in this block: it is settled with its rows here, the rest apart
+                head = int(np.argmax(qcode != pend[-1][1][-1]))  # (slices are views: no copy of the block)
+                _settle_grouped(tally, _joined(pend + [_rows_of(block, 0, head)]), reader.qnames)
+                block = _rows_of(block, head, len(qcode))
+            qcode = block[1]
             last = int(np.flatnonzero(np.r_[True, qcode[1:] != qcode[:-1]])[-1])
-            tally.settle(qcode[:last], score[:last], judged[:last], key[:last], _Docs(docs[:last]),
-                         _Rows(row0), reader.qnames, True)
-            pend = [(row0 + last, qcode[last:], score[last:], judged[last:], key[last:], docs[last:])]
+            _settle_grouped(tally, _rows_of(block, 0, last), reader.qnames)
+            pend = [_rows_of(block, last, len(qcode))]
         if pend:
-            row0, qcode, score, judged, key, docs = _joined(pend)
-            tally.settle(qcode, score, judged, key, _Docs(docs), _Rows(row0), reader.qnames, True)
+            _settle_grouped(tally, _joined(pend), reader.qnames)
     else:
         lines = _scattered(reader, tally, blocks)
     cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
@@ -694,6 +706,18 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
                    cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
                    tally.n_duplicates, lines, cat(tally.tq, np.int64),
                    [d for a in tally.tdoc for d in a.to_pylist()], cat(tally.trank, np.int64), keep_top)
+
+
+def _rows_of(part: tuple, start: int, stop: int) -> tuple:
+    """Rows start:stop of a part (row of the first line, qcode, score, judged, key, docs), as views."""
+    row0, *cols = part
+    return (row0 + start, *(c[start:stop] for c in cols))
+
+
+def _settle_grouped(tally: _Tally, part: tuple, qnames: list[str]) -> None:
+    """Settle a part of a grouped file whose queries are complete."""
+    row0, qcode, score, judged, key, docs = part
+    tally.settle(qcode, score, judged, key, _Docs(docs), _Rows(row0), qnames, True)
 
 
 def _joined(parts: list[tuple]) -> tuple:
@@ -771,6 +795,38 @@ def _counted(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str) -> int
         return lines
     finally:
         store.close()
+
+
+_ALLOCATOR: list = []  # set once a process (lean_allocator)
+
+
+def lean_allocator() -> None:
+    """For a command that reads large files lean (score, compare, gate, validate: cli/evaluate.py sets
+    textio.LEAN_ALLOCATOR; the first large qrels or run read calls this): Arrow's buffers from the C
+    library's allocator (malloc), not mimalloc, and malloc's arenas kept to one (Linux, glibc). The
+    blocks' tables and numpy's temporaries are freed and allocated again block after block, from several
+    threads: mimalloc's per-thread heaps and malloc's per-thread arenas each kept their own freed memory,
+    which fresh memory then paid for in page faults (2M lines, 200k qrels: peak 225 -> 175 MB, system
+    CPU time halved). A pool chosen by ARROW_DEFAULT_MEMORY_POOL is left as it is; the app and the
+    Python API keep Arrow's default."""
+    if _ALLOCATOR or not textio.LEAN_ALLOCATOR:
+        return
+    _ALLOCATOR.append(True)
+    import sys
+
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL") or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    import pyarrow as pa
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # glibc only (musl has no mallopt arenas)
+    except (OSError, AttributeError):
+        return
+    pa.set_memory_pool(pa.system_memory_pool())
+    libc.mallopt(-8, 1)  # M_ARENA_MAX
 
 
 def _give_back_memory() -> None:
@@ -1544,6 +1600,8 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
 
     from rankgate.core.model import grade_problem
 
+    lean_allocator()
+
     try:  # strings, encoded once over the whole column below (faster than pyarrow's dictionary per chunk)
         tbl = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=["q", "i", "d", "g"]),
                             parse_options=_csv_options()[1], convert_options=pcsv.ConvertOptions(
@@ -1555,15 +1613,12 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     if not len(tbl) or pc.min(pc.binary_length(tbl["i"])).as_py() == 0:
         return None
     grades = tbl["g"].combine_chunks()
-    if not pc.all(pc.match_substring_regex(grades, r"^[+-]?[0-9]{1,15}$")).as_py():
+    grade = _whole_numbers(grades)
+    if grade is None:
         return None  # not a whole number, or one too long for a float to hold: the general reader says
-    try:
-        grade = _np(pc.replace_substring_regex(grades, r"^\+", "").cast(pa.int64()))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
     if any(grade_problem(int(g)) for g in unique(grade).tolist()):
         return None
-    pool = pa.default_memory_pool()  # mimalloc keeps what is freed: given back as each step ends
+    pool = pa.default_memory_pool()  # (mimalloc, when chosen, keeps what is freed: given back as each step ends)
     queries, docs = tbl["q"], tbl["d"]
     del tbl, grades  # each column dropped as soon as it is encoded
     q = pc.dictionary_encode(_one(queries))
@@ -1575,17 +1630,52 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     if _empty_or_comment(q.dictionary) or _empty_or_comment(d.dictionary):
         return None
     catalog = catalog or Catalog()
-    qcode = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)[_np(q.indices)]
-    fresh = not len(catalog.docs)
-    dcode = catalog.docs.extend(d.dictionary.to_pylist(), distinct=True)[_np(d.indices)]
-    if fresh:  # the run reader looks the judged documents up by these bytes (_Reader)
-        catalog.docs.arrow = d.dictionary
+    qmap = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)  # in the order the file first names them
+    qcode = qmap[_np(q.indices)]
+    if not len(catalog.docs):  # Arrow strings (their Python strings made if asked for); the run reader
+        dcode = catalog.docs.adopt(d.dictionary)[_np(d.indices)]  # looks the judged documents up by them
+    else:
+        dcode = catalog.docs.extend(d.dictionary.to_pylist(), distinct=True)[_np(d.indices)]
     pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
     if (pair[1:] == pair[:-1]).any():
         return None  # a pair judged twice: the general reader names both lines
-    first = np.sort(np.unique(qcode, return_index=True)[1])
     return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
-                 qcode[first].tolist(), format="trec", meta={})
+                 qmap.tolist(), format="trec", meta={})
+
+
+def _whole_numbers(strings) -> np.ndarray | None:
+    """The values of an Arrow string array whose every value is a whole number of 1 to 15 digits with
+    an optional sign (`[+-]?[0-9]{1,15}`), or None when one is not: from the bytes, a digit place a step
+    (qrels grades are one or two characters; a regular expression and a cast cost 10x more)."""
+    n = len(strings)
+    if not n:
+        return np.zeros(0, np.int64)
+    offs = np.frombuffer(strings.buffers()[1], np.int32)[strings.offset:strings.offset + n + 1]
+    data = np.frombuffer(strings.buffers()[2], np.uint8) if strings.buffers()[2] is not None else np.zeros(0, np.uint8)
+    if (offs[1:] == offs[:-1]).any():
+        return None  # an empty value
+    if offs[-1] - offs[0] == n:  # one character each (most qrels): the digits themselves
+        digit = data[offs[0]:offs[-1]] - np.uint8(ord("0"))
+        return digit.astype(np.int64) if int(digit.max()) <= 9 else None
+    offs = offs.astype(np.int64)
+    lens = np.diff(offs)
+    first = data[offs[:-1]]
+    signed = (first == ord("-")) | (first == ord("+"))
+    digits = lens - signed
+    if int(digits.min()) < 1 or int(digits.max()) > 15:
+        return None
+    start = offs[:-1] + signed
+    value = np.zeros(n, np.int64)
+    for place in range(int(digits.max())):
+        rows = np.flatnonzero(digits > place) if place >= int(digits.min()) else None  # None: every row
+        d = data[start + place if rows is None else start[rows] + place].astype(np.int64) - ord("0")
+        if ((d < 0) | (d > 9)).any():
+            return None
+        if rows is None:
+            value = value * 10 + d
+        else:
+            value[rows] = value[rows] * 10 + d
+    return np.where(first == ord("-"), -value, value)
 
 
 class FullColumns(NamedTuple):

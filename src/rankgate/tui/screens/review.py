@@ -83,6 +83,7 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
         self.last_painted_cpu = 0.0  # ... and the process's CPU time (process_time) at that moment
         self.exported_to: Path | None = None
         self.first_frame_at: float | None = None
+        self.first_screen_at: float | None = None  # when the screen was first drawn (the load panel, loading)
         self._fresh_busy = False  # a worker is deciding the gate afresh (significance tests)
         self.last_queued = None  # the review queue's item the `u` key went to last
         self.queue_order = QueueOrder()  # the order `u` walks (U switches; tui/queue_order.py)
@@ -113,6 +114,11 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
         self.query_one("#panes").display = False
         self.set_focus(None)
         apply_cursor_blink(self)
+        self.call_after_refresh(self._first_screen)
+
+    def _first_screen(self) -> None:
+        if self.first_screen_at is None:
+            self.first_screen_at = time.perf_counter()  # the screen with its progress line is on screen
 
     def on_unmount(self) -> None:
         if self._gc_before is not None:

@@ -18,16 +18,29 @@ class LoadPanel(Vertical):
     def __init__(self, what: str, **kwargs) -> None:
         super().__init__(**kwargs)
         self.what = what
+        self._step_lines = 0  # the step line's height as last laid out (0: not yet)
+
+    STEP_WIDTH = 56  # cells the step line keeps (at least), so that a new step needs no layout (progress)
 
     def compose(self) -> ComposeResult:
-        yield Static(literal(f"rankgate review · {self.what}", style="bold"), id="loading-title")
+        title = literal(f"rankgate review · {self.what}", style="bold")
+        yield Static(title, id="loading-title")
         yield ProgressBar(total=100, show_eta=False, id="loading-bar")
-        yield Static(Text("starting…", style="dim"), id="loading-step")
+        step = Static(Text("starting…", style="dim"), id="loading-step")
+        step.styles.width = max(title.cell_len, self.STEP_WIDTH)
+        yield step
 
     def progress(self, what: str, done: int, total: int) -> None:
-        self.query_one(ProgressBar).display = True
-        self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
-        self.query_one("#loading-step", Static).update(literal(what, style="dim"))
+        bar = self.query_one(ProgressBar)
+        if not bar.display:
+            bar.display = True
+        bar.update(total=max(total, 1), progress=done)
+        step = literal(what, style="dim")
+        step.no_wrap, step.overflow = True, "ellipsis"
+        # one line of a fixed width: repainted without a layout of the whole screen (a dozen steps a load,
+        # each a layout of every pane mounted meanwhile, on the main thread the loading worker shares)
+        self.query_one("#loading-step", Static).update(step, layout=self._step_lines != 1)
+        self._step_lines = 1
 
     def failed(self, error: str) -> None:
         """The benchmark could not be opened: the reason, in place, and the ways on."""
@@ -37,3 +50,4 @@ class LoadPanel(Vertical):
         text.append_text(literal(error, style="red", one_line=False))
         text.append("\n\nonce it is fixed, press ctrl+r to open it again, or q to quit", style="dim")
         self.query_one("#loading-step", Static).update(text)
+        self._step_lines = 0  # several lines: laid out again

@@ -1,0 +1,133 @@
+"""The parts `rankgate score` was made faster with (issue 36) give what the slower ways gave:
+the packed sort is lexsort's order, the judged-document hash table finds every key (also past the end
+of its slots), a catalog's Arrow-held names are the same names, and a run read in blocks whose queries
+run on across blocks scores as the general reader scores it."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from rankgate.cli import main
+from tests.conftest import write
+
+pytest.importorskip("pyarrow")
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(-3, 40), st.integers(-2**20, 2**20)), max_size=60),
+       wide=st.booleans())
+def test_packed_order_is_lexsorts_stable_order(rows, wide):
+    from rankgate.core.engine import _order
+
+    major = np.array([r[0] for r in rows], np.int64) * (2**40 if wide else 1)  # wide: too many bits to pack
+    minor = np.array([r[1] for r in rows], np.int64)
+    assert _order(major, minor).tolist() == np.lexsort((minor, major)).tolist()
+
+
+def test_hash_table_finds_keys_crowded_at_the_end_of_its_slots():
+    """Keys whose slots are the last ones are placed past the end (no wrap): each is still found,
+    and a key that is not there is not."""
+    from rankgate.core.formats.trec_fast import _HashTable
+
+    rng = np.random.default_rng(36)
+    h = np.unique(np.r_[rng.integers(0, 2**64, 500, dtype=np.uint64),
+                        rng.integers(2**64 - 2**52, 2**64, 300, dtype=np.uint64)])  # 300 in the last few slots
+    rng.shuffle(h)
+    table = _HashTable(h)
+    assert not table.repeated and len(table.keys) > 1 << 11  # it ran on past its 2048 slots
+    assert table.find(h).tolist() == list(range(len(h)))
+    absent = rng.integers(2**64 - 2**52, 2**64, 200, dtype=np.uint64)
+    absent = absent[~np.isin(absent, h)]
+    assert (table.find(absent) == -1).all()
+    assert _HashTable(np.array([3, 9, 3], np.uint64)).repeated
+
+
+def test_adopted_names_are_made_when_asked_and_agree():
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    names = ["d3", "d10", "é", "d1"]
+    lazy, eager = Interner(), Interner()
+    assert lazy.adopt(pa.array(names, pa.string())).tolist() == eager.extend(names, distinct=True).tolist()
+    assert len(lazy) == 4 and lazy._lazy is not None  # nothing made yet
+    assert lazy.order().tolist() == eager.order().tolist()  # byte order, from the Arrow strings
+    assert lazy._lazy is not None
+    assert lazy.get("é") == 2 and lazy.names == names
+    assert lazy.extend(["d1", "new"]).tolist() == eager.extend(["d1", "new"]).tolist() == [3, 4]
+    assert lazy.names == eager.names and lazy.order().tolist() == eager.order().tolist()
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lengths=st.lists(st.integers(1, 30), min_size=1, max_size=8), block=st.sampled_from([60, 200, 1000]),
+       jobs=st.sampled_from([1, 2]))
+def test_queries_running_on_across_blocks_score_as_the_general_reader(tmp_path_factory, lengths, block, jobs):
+    """A grouped file read in blocks of a few lines, queries of 1-30 lines: a query that begins in one
+    block and ends in a later one is settled with its own rows (not the next block copied whole)."""
+    import os
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    from rankgate.core.formats import trec_fast as fast
+
+    tmp = tmp_path_factory.mktemp("runon")
+    lines, qrels = [], []
+    for q, n in enumerate(lengths):
+        for r in range(n):
+            lines.append(f"q{q} Q0 d{(r * 7 + q) % 40} {r + 1} {100 - r - (r % 3 == 1) * 0.5:.2f} t")
+        qrels += [f"q{q} 0 d{(j * 5 + q) % 40} {j % 3}" for j in range(6)]
+    run = write(tmp / "run.txt", "\n".join(dict.fromkeys(lines)) + "\n")
+    qr = write(tmp / "qrels.txt", "\n".join(dict.fromkeys(qrels)) + "\n")
+    out = {}
+    saved = fast.BLOCK, fast.MIN_BYTES, os.environ.get("RANKGATE_FAST")
+    try:
+        fast.BLOCK, fast.MIN_BYTES = block, 0
+        for way in ("1", "0"):
+            os.environ["RANKGATE_FAST"] = way
+            buf = StringIO()
+            with redirect_stdout(buf):
+                assert main(["score", "--qrels", str(qr), "--runs", str(run), "--format", "trec", "-q", "-m",
+                             "AP,nDCG@10,RR,P@5,R@20,num_ret", "--missing-queries", "zero", "--short-rankings", "allow",
+                             "--jobs", str(jobs)]) == 0
+            out[way] = buf.getvalue()
+    finally:
+        fast.BLOCK, fast.MIN_BYTES = saved[0], saved[1]
+        os.environ.pop("RANKGATE_FAST") if saved[2] is None else os.environ.__setitem__("RANKGATE_FAST", saved[2])
+    assert out["1"] == out["0"] and "num_ret" in out["1"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the switch is for glibc's malloc")
+def test_score_takes_arrows_blocks_from_malloc_unless_a_pool_is_chosen(tmp_path):
+    """`rankgate score` on a large run switches Arrow to malloc's pool (less memory kept between blocks);
+    ARROW_DEFAULT_MEMORY_POOL still wins, and the Python API's reads keep Arrow's default."""
+    import os
+    import subprocess
+    import sys
+
+    lines = [f"q{q} Q0 document-{q}-{r} {r + 1} {1000 - r} t" for q in range(40) for r in range(1000)]
+    run = write(tmp_path / "run.txt", "\n".join(lines) + "\n")
+    qrels = write(tmp_path / "qrels.txt", "\n".join(f"q{q} 0 document-{q}-{r} 1" for q in range(40)
+                                                   for r in range(0, 1000, 50)) + "\n")
+    assert os.path.getsize(run) > 1 << 20
+    code = ("import sys, io, contextlib, pyarrow as pa\n"
+            "from rankgate.cli import main\n"
+            "from rankgate.core.formats import read_qrels, trec_fast\n"
+            "if sys.argv[1] == 'cli':\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        main(['score', '--qrels', sys.argv[2], '--runs', sys.argv[3], '--format', 'trec'])\n"
+            "else:\n"
+            "    trec_fast.read_lean_run(sys.argv[3], 'r', read_qrels(sys.argv[2]))\n"
+            "print(pa.default_memory_pool().backend_name)\n")
+
+    def pool(way, **env):
+        environ = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"} | env
+        out = subprocess.run([sys.executable, "-c", code, way, str(qrels), str(run)], capture_output=True,
+                             text=True, env=environ, check=True)
+        return out.stdout.split()[-1]
+
+    default = pool("api")
+    assert default != "system"  # Arrow's own default (mimalloc or jemalloc)
+    assert pool("cli") == "system"
+    assert pool("cli", ARROW_DEFAULT_MEMORY_POOL=default) == default
