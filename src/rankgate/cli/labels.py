@@ -244,12 +244,13 @@ def _texts_of(args, docs, ws=None) -> dict[str, str]:
 
 def _file_docs(files) -> set[str]:
     """The documents the qrels files judge (to read only their texts from a corpus)."""
-    from rankgate.core.formats import detect_kind, read_qrels
+    from rankgate.store.transfer.imports import read_labels_or_queries
 
     docs: set[str] = set()
     for f in files:
-        if detect_kind(str(f)) != "queries":
-            docs.update(d for _, d, _, _ in read_qrels(str(f)).judgments())
+        kind, read = read_labels_or_queries(str(f))
+        if kind == "qrels":
+            docs.update(d for _, d, _, _ in read.judgments())
     return docs
 
 

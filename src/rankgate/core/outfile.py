@@ -5,7 +5,8 @@ a path that exists and is not a regular file (a named pipe, a socket, a folder, 
 with one line instead of being replaced by a new file. A named pipe is refused too: a reader that stops
 reading (or holds it open and never reads) would leave the command waiting forever, after it had written
 its other outputs. A file for the user (an output, an export) may be a character device (`-o /dev/null`,
-a terminal): it is written into, as a shell's `>` would."""
+a terminal) or the pipe a shell made (`-o /dev/stdout | jq`, `>(...)`: a pipe with no name, which a program
+already reads): it is written into, as a shell's `>` would."""
 
 from __future__ import annotations
 
@@ -31,25 +32,76 @@ def file_kind(mode: int) -> str:
 
 
 def is_stream(path: str | os.PathLike) -> bool:
-    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout` on a terminal): an output
-    written straight into it, as a shell's `>` would, never replaced by a rename. (A named pipe is not: outputs
-    refuse it, `refuse_special`.)"""
+    """`path` (links followed) is a character device (`/dev/null`, `/dev/stdout` on a terminal), a shell's
+    pipe (`/dev/stdout` piped into jq) or names an output this process was given open (`/dev/stdout`,
+    `/dev/fd/N` whatever they are: `-o /dev/stdout >> ci.log` appends to the log, as `>>` would, and never
+    replaces it): an output written straight into it, never replaced by a rename. (A named pipe is not:
+    outputs refuse it, `refuse_special`.)"""
+    if open_descriptor(path) is not None:
+        return True
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except (OSError, ValueError):
         return False
-    return stat.S_ISCHR(mode)
+    return stat.S_ISCHR(st.st_mode) or is_shell_pipe(st)
+
+
+def open_descriptor(path: str | os.PathLike) -> int | None:
+    """N when `path`, its links followed one by one, names this process's open file descriptor N
+    (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`: what a shell's redirection gave it, a file
+    too), else None. Written through the descriptor itself, its offset and append mode are the shell's."""
+    import re
+
+    fd_path = re.compile(rf"/(?:proc/(?:self|thread-self|{os.getpid()})/fd|dev/fd)/(\d+)")
+    try:
+        p = os.path.abspath(os.fspath(path))
+        for _ in range(40):  # (the kernel's own limit of links in a path)
+            m = fd_path.fullmatch(p)
+            if m:
+                n = int(m.group(1))
+                return n if not stat.S_ISDIR(os.fstat(n).st_mode) else None
+            p = os.path.normpath(os.path.join(os.path.dirname(p), os.readlink(p)))
+    except (OSError, ValueError, TypeError):  # not a link (any more), or no such descriptor
+        return None
+    return None
+
+
+_PIPE_DEVICE: list[int] = []  # the device number of the pipes with no name (Linux's pipefs), once known
+
+
+def is_shell_pipe(st: os.stat_result) -> bool:
+    """A pipe with no name in any folder (a shell's `|` or `>(...)`, reached as /dev/stdout or /dev/fd/N): the
+    shell started its reader with us. A named pipe (mkfifo) lives in a folder's file system, another device."""
+    if not stat.S_ISFIFO(st.st_mode):
+        return False
+    if not _PIPE_DEVICE:
+        r, w = os.pipe()
+        try:
+            _PIPE_DEVICE.append(os.fstat(r).st_dev)
+        finally:
+            os.close(r)
+            os.close(w)
+    return st.st_dev == _PIPE_DEVICE[0]
 
 
 def write_stream(path: str | os.PathLike, chunks) -> int:
-    """Write `chunks` (bytes, or an iterable of them) into a character device (`is_stream`); returns the size.
+    """Write `chunks` (bytes, or an iterable of them) into a stream (`is_stream`); returns the size.
     An error is one line naming the path."""
     size = 0
+    given = open_descriptor(path)
     try:
-        # O_NONBLOCK: a named pipe no program reads fails at once (ENXIO) instead of waiting forever
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        if given is not None:  # the shell's own descriptor (`>> ci.log`: appended at its end, not at byte 0)
+            import sys
+
+            for stream in (sys.stdout, sys.stderr):  # what was printed before comes first
+                if stream is not None:
+                    stream.flush()
+            fd = os.dup(given)
+        else:  # O_NONBLOCK: a named pipe no program reads fails at once (ENXIO) instead of waiting forever
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
-            os.set_blocking(fd, True)
+            if given is None:
+                os.set_blocking(fd, True)
             for chunk in [chunks] if isinstance(chunks, (bytes, bytearray)) else chunks:
                 view = memoryview(chunk)
                 while view:
@@ -67,8 +119,8 @@ def write_stream(path: str | os.PathLike, chunks) -> int:
 
 def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_result | None:
     """The stat of `path` (following links) when it is a regular file, None when it does not exist;
-    an InputError when it exists and is anything else (`stream_ok`: but a character device, which
-    `write_stream` writes into: the caller asks `is_stream`). A named pipe is always refused."""
+    an InputError when it exists and is anything else (`stream_ok`: but a character device or a shell's pipe,
+    which `write_stream` writes into: the caller asks `is_stream`). A named pipe is always refused."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -78,7 +130,7 @@ def refuse_special(path: str | os.PathLike, stream_ok: bool = False) -> os.stat_
             raise InputError(str(path), f"cannot be opened ({e.strerror}: a symbolic link that leads back to "
                              "itself); nothing was written (choose a file path)") from None
         return None  # cannot look (permission): the write itself says why
-    if stream_ok and stat.S_ISCHR(st.st_mode):
+    if stream_ok and (stat.S_ISCHR(st.st_mode) or is_shell_pipe(st) or open_descriptor(path) is not None):
         return None
     if stat.S_ISFIFO(st.st_mode):
         raise InputError(str(path), "is a named pipe (FIFO); an output is written to a regular file only (a pipe "

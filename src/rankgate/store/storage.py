@@ -496,6 +496,7 @@ class Damage:
     line: int  # the line it starts on (1: the header)
     seqs: tuple[int, ...] = ()  # the edit numbers its bytes still show (unreliable: for the message)
     held: str = ""  # what it seems to have held, when its bytes are readable
+    whole: bool = False  # its checksum holds, but it is no edit (a `ws` that is no text, ops of the wrong shape)
 
     def describe(self, path) -> str:
         what = f"bytes {self.offset}-{self.end} of {Path(path).name} (line {self.line}) are damaged"
@@ -660,7 +661,7 @@ def scan_journal(data: bytes, pos: int, version: int) -> tuple[list[tuple[dict, 
         seqs, held = _held(data[pos:stop])
         line += data.count(b"\n", counted, pos)
         counted = pos
-        damage.append(Damage(pos, stop, line, seqs, held))
+        damage.append(Damage(pos, stop, line, seqs, held, whole=rec is not None))
         if nxt is None:
             break
         pos = nxt
@@ -735,7 +736,8 @@ def read_journal(path: Path, salvage: bool = False) -> JournalContents | None:
             break
         out.good_size = end
     if first is not None:
-        out.damage = (f"journal record at line {first.line} is damaged (checksum mismatch)"
+        why = "its checksum holds, but it is no edit record" if first.whole else "checksum mismatch"
+        out.damage = (f"journal record at line {first.line} is damaged ({why})"
                       + (f"; it held {first.held}" if first.held else ""))
         out.damage_line = first.line
         out.damaged_ids = damaged_ids(data[first.offset:])

@@ -911,11 +911,15 @@ def export_reviewed(ws, qrels: str | os.PathLike, path: str | os.PathLike | None
         raise InputError(str(target), f"is a link to {os.path.realpath(target)}, not a file of its own: the reviewed "
                          "export is never written through a link left beside the input; nothing was written "
                          "(remove the link, or choose another name)")
-    fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
-    if any(q.notes.strip() for q in ws.queries()):  # its sidecar's place too, before anything is written
-        from rankgate.core.outfile import refuse_special
-        from rankgate.store.transfer.export import notes_path
+    from rankgate.core.outfile import is_stream, refuse_special
+    from rankgate.store.transfer.export import notes_path
 
+    fmt, notes = (fmt, []) if fmt else reviewed_format(ws, qrels, target)
+    noted = sum(1 for q in ws.queries() if q.notes.strip())
+    if noted and is_stream(target):  # /dev/null, a pipe: no folder for the sidecar (it went into /dev before)
+        notes.append(f"the notes of {noted} quer{'y' if noted == 1 else 'ies'} not written: the export goes to "
+                     f"{target}, not a file; export to a file to write them beside it")
+    elif noted:  # its sidecar's place too, before anything is written
         refuse_special(notes_path(target))
     out = _write_like(ws, fmt, target, qrels, **options)
     out.notes[:0] = notes

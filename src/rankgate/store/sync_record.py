@@ -87,8 +87,12 @@ def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
     export, whose file is written already; returns the note to print then (None otherwise)."""
     from rankgate.store.storage import atomic_write
 
+    from rankgate.core.outfile import is_stream
+
     manifest = getattr(ws, "manifest", None)
     if manifest is not None and not isinstance(manifest, QrelsFile):
+        return None
+    if is_stream(path):  # /dev/null, a pipe: the labels are kept nowhere, so their edits stay unexported
         return None
     summary = {"format": SYNC_FORMAT, "path": _resolved(path), "at": ws._clock()}
     base = {label_key(q, d): g for (q, d), g in grades.items()}
@@ -104,12 +108,14 @@ def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
 
 
 def read_exported(db) -> dict[str, int] | None:
-    """{label_key: grade} the last export to a file wrote (record_export); None: none, or unreadable."""
+    """{label_key: grade} the last export to a file wrote (record_export); None: none, unreadable, or that
+    file is gone (deleted, moved: it holds no label any more, so every edit since the qrels file counts)."""
     try:
         with open_sidecar(paths.sidecar(db, paths.EXPORTED)) as f:
             summary, base = json.loads(f.readline()), json.loads(f.readline())
     except (OSError, ValueError):
         return None
-    if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict):
+    if isinstance(summary, dict) and summary.get("format") == SYNC_FORMAT and isinstance(base, dict) \
+            and isinstance(summary.get("path"), str) and os.path.isfile(summary["path"]):
         return base
     return None

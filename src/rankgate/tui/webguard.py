@@ -445,12 +445,12 @@ class Guard:
             return None
         log(f"refused a session for {visible(person.name)} from {request.remote}: {held} of theirs open "
             "(--max-sessions-per-reviewer)")
-        minutes = f"{self.limits.idle_timeout / 60:.0f}"
+        minutes = f"{round(self.limits.idle_timeout / 60, 2):g}"  # (--idle-timeout 0.5 said "after 0 minutes")
         return page(429, "Too many sessions of yours",
                     f"{visible(person.name)} has {held} session{'s' if held != 1 else ''} open on this server, "
                     "the most one person may hold at once. Close one of them (a tab or a window left open "
                     f"elsewhere too) and reload this page; a session without a key ends by itself after {minutes} "
-                    "minutes.")
+                    f"minute{'' if minutes == '1' else 's'}.")
 
     async def handle_websocket(self, request):
         from aiohttp import web

@@ -68,6 +68,8 @@ def run_line_hint(parts: list[str]) -> str:
 def _queries_hint(line: str) -> str:
     """A qrels line that reads `id<TAB>text` is a queries (topics) file given as qrels: say so."""
     cols = line.split("\t")
+    if len(cols) == 2 and cols[1].split()[:1] in (["0"], ["Q0"]):  # `1<TAB>0 d1 1`: trec_eval's iteration column
+        return ""
     if len(cols) == 2 and cols[0].strip() and any(c.isalpha() for c in cols[1]):
         return ("; this looks like a queries file (2 tab-separated columns, text in the second): "
                 "give it with --queries")

@@ -233,10 +233,12 @@ def write_query_notes(ws, export_path: str | os.PathLike, texts: dict[str, str] 
     (`{"id", "text", "notes"}`), which `--queries` and `labels import --queries` read back. Only queries with
     notes; none: nothing written (an earlier sidecar stays). `texts`: {query ID: text} (the app's --queries)
     for the queries the store holds by ID only. Returns its path, or None."""
+    from rankgate.core.outfile import is_stream
+
     texts = texts or {}
     rows = [{"id": q.id, "text": q.text or texts.get(q.id, ""), "notes": q.notes} for q in ws.queries()
             if q.notes.strip()]
-    if not rows:
+    if not rows or is_stream(export_path):  # (/dev/null, a pipe: no folder to put a sidecar in; the caller says)
         return None
     target = notes_path(export_path)
     refuse_store_target(ws, target)
@@ -318,11 +320,13 @@ def _trec(where: str, rows: list, header: dict | None, columns: dict | None = No
 
 
 def _columns(columns) -> tuple[str, str]:
-    """A recorded (column, separator) when it is one a TREC line can hold, else ("0", " ")."""
+    """A recorded (column, separator) when it is one a TREC line can hold, else ("0", " "): a short printable
+    word (trec_eval never reads it; an input's terminal escape or 3,000-character column is not copied onto
+    every exported line)."""
     if isinstance(columns, dict):
         column, sep = columns.get("column"), columns.get("sep")
         if isinstance(column, str) and column and len(column.split()) == 1 and column == column.strip() \
-                and not column.startswith("#") and sep in (" ", "\t"):
+                and not column.startswith("#") and sep in (" ", "\t") and len(column) <= 32 and column.isprintable():
             return column, sep
     return "0", " "
 

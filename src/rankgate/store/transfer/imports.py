@@ -57,21 +57,52 @@ def import_files(ws, files: Iterable[str | os.PathLike], *, queries: Iterable[st
     header names, else the file's own (reviewer "file:NAME", NAME the file's name):
     never the importer's. History records who imported it (`Event.who`) apart.
     """
-    from rankgate.core.formats import detect_kind, read_qrels
     from rankgate.core.formats.corpus import read_queries
 
     files, query_files = [str(f) for f in files], [str(f) for f in queries]
     qrels_list, query_list = [], []
     for f in files:
-        if detect_kind(f) == "queries":
-            query_list.append((f, read_queries(f)))
+        kind, read = read_labels_or_queries(f)
+        if kind == "queries":
+            query_list.append((f, read))
         else:
-            qrels_list.append(read_qrels(f))
+            qrels_list.append(read)
     for f in query_files:
         query_list.append((f, read_queries(f)))
     return _import(ws, qrels_list, query_list, files=files + query_files, on_conflict=on_conflict,
                    collection_version=collection_version, reviewer=reviewer, why=why, dry_run=dry_run,
                    texts=texts, columns=trec_columns([q.path for q in qrels_list]))
+
+
+def read_labels_or_queries(path: str) -> tuple[str, object]:
+    """("queries", its queries) or ("qrels", its Qrels): a file is read as it looks (`detect_kind`). One taken for
+    `qid<TAB>text` that does not read as queries, whose first line has trec_eval's iteration column (`1<TAB>0 d1 1`,
+    a grade that is no number, a line of 3 or 5 fields) is qrels after all: read as trec_eval reads it, or
+    refused as qrels (file:line, 4 fields expected), not as a queries file."""
+    from rankgate.core.formats import detect_kind, read_qrels
+    from rankgate.core.formats.corpus import read_queries
+
+    if detect_kind(path) != "queries":
+        return "qrels", read_qrels(path)
+    try:
+        return "queries", read_queries(path)
+    except InputError:
+        if not _iteration_column(path):
+            raise
+    return "qrels", read_qrels(path)
+
+
+def _iteration_column(path: str) -> bool:
+    """The file's first line has trec_eval's iteration column (`0` or `Q0`) as its second field."""
+    from rankgate.core.formats.textio import open_input
+
+    try:
+        with open_input(path) as f:
+            head = f.read(4096).decode("utf-8", "replace").lstrip("\ufeff")
+    except (OSError, InputError):
+        return False
+    first = next((ln.split() for ln in head.split("\n") if ln.strip() and not ln.startswith("#")), [])
+    return len(first) >= 3 and first[1] in ("0", "Q0")
 
 
 def import_benchmark(ws, manifest, on_conflict: str = "stop", *, fold: bool = True, texts=None) -> ImportReport:
