@@ -206,3 +206,24 @@ def test_an_imported_iteration_column_that_is_an_escape_or_huge_is_not_copied_in
     assert main(["labels", "export", "--db", db, "-o", "-"]) == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if not ln.startswith("#")]
     assert lines == ["1 0 d1 1", "2 0 d2 0"]
+
+
+def _gate_into_a_closed_pipe(*argv):
+    """`rankgate gate ... | head -c 0`: the reader is gone before rankgate writes a byte."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "rankgate", "gate", *argv], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.close()  # nobody reads: every write to stdout fails with a broken pipe
+    err = p.stderr.read().decode()
+    return p.wait(timeout=120), err
+
+
+def test_a_reject_stays_exit_3_when_the_reader_of_its_output_is_gone():
+    from ..conftest import SAMPLES
+
+    for extra in ([], ["--junit", "/dev/stdout"]):
+        code, err = _gate_into_a_closed_pipe(str(SAMPLES / "seed-lab"), *extra)
+        assert code == 3, (extra, code, err)  # was 0: with `set -o pipefail` a reject read as a pass
+        assert "Traceback" not in err and "BrokenPipe" not in err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 
 from rankgate.core.version import __version__
@@ -137,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     from rankgate.core.outfile import forget_inputs
 
     forget_inputs()
+    from rankgate.cli import base
+
+    base.decided_exit = None
     entry = argv is None
     if entry:
         argv = sys.argv[1:]
@@ -180,7 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError:  # the reader closed the pipe (`| head`): quiet, and a decided reject stays a reject
+        from rankgate.cli import base
+
+        try:  # what is still buffered for stdout goes nowhere, so Python's flush at exit does not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_OK if base.decided_exit is None else base.decided_exit
     except OSError as e:  # writing the output failed: a full disk (ENOSPC), an I/O error
         return output_failed(e)

@@ -10,6 +10,17 @@ from rankgate.core.text import no_workflow_commands, visible, visible_json
 
 EXIT_OK, EXIT_INVALID, EXIT_REJECTED = 0, 2, 3
 
+# The exit code a command has decided before it writes its outputs (the gate's accept or reject): a reader
+# that closes the pipe early (`| head`) must not turn a reject into exit 0. main() resets it per call.
+decided_exit: int | None = None
+
+
+def decide_exit(code: int) -> int:
+    """Remember the command's decided exit code (see `decided_exit`); returns it."""
+    global decided_exit
+    decided_exit = code
+    return code
+
 
 class UsageError(Exception):
     """Wrong words on the command line (exit 2)."""

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, emit, policy_overrides, say, shell, usage
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, EXIT_REJECTED, decide_exit, emit, policy_overrides, say, shell, usage
 from rankgate.core.errors import InputError, ValidationError
 from rankgate.core.outfile import refuse_inputs
 from rankgate.core.measures import parse_measures
@@ -583,7 +583,7 @@ def cmd_gate(args) -> int:
     if getattr(args, "with_suggestions", False):  # recorded in the JSON, so in the receipt
         result.data["suggestions"] = {"counted": bundle.qrels.meta.get("suggestions_counted", 0),
                                       "file": next(p for r, p in bundle.files if r == "suggestions")}
-    code = EXIT_OK if result.accepted else EXIT_REJECTED
+    code = decide_exit(EXIT_OK if result.accepted else EXIT_REJECTED)  # kept if a reader closes the pipe early
     if args.receipt or args.markdown or args.junit or args.output:
         from rankgate.core.receipt import build_receipt, invocation_of, write_output, write_receipt
     if args.receipt:

@@ -113,6 +113,8 @@ def write_stream(path: str | os.PathLike, chunks) -> int:
         if e.errno == errno.ENXIO:
             raise InputError(str(path), "is a named pipe that no program is reading; nothing was written there (start the "
                              "reader first, or choose a file path)") from None
+        if e.errno == errno.EPIPE:  # the reader left (`| head`): the command's decided exit code stands (cli)
+            raise BrokenPipeError(e.errno, e.strerror, str(path)) from None
         raise InputError(str(path), f"cannot write there: {e.strerror or e}") from None
     return size
 

@@ -192,6 +192,8 @@ def write_output(path: str | Path, text: str, what: str = "the receipt") -> None
         raise InputError(str(path), f"cannot write {what}: permission denied") from None
     except IsADirectoryError:
         raise InputError(str(path), f"cannot write {what}: it is a folder") from None
+    except BrokenPipeError:  # the reader left (`| head`): the command's decided exit code stands (cli)
+        raise
     except OSError as e:
         raise InputError(str(path), f"cannot write {what}: {e.strerror or e}") from None
 
