@@ -230,3 +230,19 @@ async def test_at_120_to_132_columns_each_ranking_row_fits_with_its_id_and_move(
             text = title._shown.plain.rstrip()
             assert re.fullmatch(r"[BC]  bm25-\w+  RR \d\.\d\d( · R \d\.\d\d)?", text), text
             assert cell_len(text) <= title.content_region.width, (text, title.content_region.width)
+
+
+async def test_the_gate_panes_hint_is_whole_at_80_columns(tiny):
+    """At 80x24 the line `✔ N checks pass  (enter lists them)` was cut to `(enter lists`: a shorter hint."""
+    from rankgate.tui.widgets.gate_panel import GatePanel
+
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        panel = app.screen.query_one(GatePanel)
+        if panel.view is not None:
+            panel.show(panel.view)  # drawn again at its laid-out width
+        await pilot.pause()
+        line = next((ln for ln in str(app.screen.query_one("#gate-body").render()).splitlines() if ln.startswith("✔")), "")
+        room = panel.size.width - panel.styles.gutter.width
+        assert "(enter" in line and line.rstrip().endswith(")") and len(line.rstrip()) <= room, (line, room)

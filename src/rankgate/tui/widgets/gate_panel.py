@@ -177,7 +177,9 @@ class GatePanel(VerticalScroll):
         passing = Text(end="")
         passing.append("✔ ", style="bold green")
         passing.append(pass_summary(view.check_details), style="green")
-        passing.append("  (enter: fold)" if self.show_passing else "  (enter lists them)", style="dim")
+        hints = ("  (enter: fold)", " (enter)") if self.show_passing else ("  (enter lists them)", " (enter: list)", " (enter)")
+        room = self.size.width - self.styles.gutter.width - 2 - passing.cell_len  # a hint cut short reads as broken
+        passing.append(next((h for h in hints if len(h) <= room), hints[-1]) if room > 0 else hints[0], style="dim")
         if self.show_passing:
             for d in view.check_details:
                 if d["passed"]:
