@@ -27,7 +27,12 @@ async def test_a_refused_export_on_quit_names_the_key_for_another_file(tmp_path,
             await pilot.press("q")
             await pilot.pause()
             assert isinstance(app.screen, QuitScreen)
-            await pilot.press("e")
+            await pilot.press("e")  # (s11) the folder is read-only: the export dialog asks where
+            await pilot.pause()
+            from rankgate.tui.screens.export import ExportDialog
+
+            assert isinstance(app.screen, ExportDialog)
+            await pilot.press("enter")  # the current folder, read-only too: refused, said, the app stays
             await pilot.pause()
             said = [n.message for n in app._notifications if "export failed" in n.message]
             assert len(said) == 1 and "read-only" in said[0], said

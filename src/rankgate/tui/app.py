@@ -31,7 +31,7 @@ from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, l
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.prompts import TextPrompt
 from rankgate.tui.screens.review import ReviewScreen
-from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen
+from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen, read_only_place
 from rankgate.tui.screens.judging import JudgingScreen, open_judging
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.notice_line import NoticeLine
@@ -382,19 +382,38 @@ class ReviewApp(App[int]):
             self._leaving = choice == "quit"
         _, workspace = self._raw_unexported() or (0, "")
         if choice == "export":
-            done = self.review.export_to(self.review.default_export_path())  # a failure is said in the app
-            if done is None:
+            target = self.review.default_export_path()
+            if read_only_place(target):  # the data's folder: the export dialog, a path in the current folder
+                self._export_elsewhere_then_quit(os.path.join(os.getcwd(), os.path.basename(target)))
                 return
-            self._leaving = True
-            self.goodbye = visible(
-                f"wrote {done.labels} label{'' if done.labels == 1 else 's'} ({done.format}) to {done.path}; "
-                f"`rankgate gate --qrels {quote(str(done.path))} ...` reads them")
-            self.exit(return_code=0)
+            self._exported_then_quit(self.review.export_to(target))  # a failure is said in the app
         elif choice == "quit":
             self.goodbye = visible(
                 f"label edits not exported: they are in the workspace {workspace}; `rankgate labels export --db "
                 f"{quote(workspace)} -o FILE` writes them out")
             self.exit(return_code=0)
+
+    def _exported_then_quit(self, done) -> None:
+        """Quit saying where the labels went (done: tui.labels.Exported), or stay when the export failed (None)."""
+        from shlex import quote
+
+        if done is None:
+            return
+        self._leaving = True
+        self.goodbye = visible(
+            f"wrote {done.labels} label{'' if done.labels == 1 else 's'} ({done.format}) to {done.path}; "
+            f"`rankgate gate --qrels {quote(str(done.path))} ...` reads them")
+        self.exit(return_code=0)
+
+    def _export_elsewhere_then_quit(self, default: str) -> None:
+        """The quit dialog's export when the qrels file's folder is read-only: the export dialog, then quit."""
+        from rankgate.tui.screens.export import ExportDialog
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._exported_then_quit(self.review.export_to(path))
+
+        self.push_screen(ExportDialog(default, getattr(self.inputs, "export_dir", None)), chosen)
 
     def _quit_chosen(self, choice: str | None) -> None:
         if choice is not None:

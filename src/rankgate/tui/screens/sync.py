@@ -199,6 +199,15 @@ class SyncScreen(ModalScreen[str | None]):
         box.display = not box.display
 
 
+def read_only_place(path: str) -> bool:
+    """The file, or the folder it would be written in, has no write bit (the app never writes there)."""
+    from pathlib import Path
+
+    from rankgate.core.outfile import no_write_bit
+
+    return no_write_bit(Path(os.path.abspath(path))) is not None
+
+
 class QuitScreen(ModalScreen[str | None]):
     """Quitting with unexported edits: export them to the folder's qrels file and quit (`export`), quit
     anyway (`quit`), or stay (escape). When benchmark.toml names a qrels file outside the folder (`copy`:
@@ -277,7 +286,10 @@ class RawQuitScreen(QuitScreen):
             body.append("` shows it).")
             yield Static(body)
             keys = Text(end="", style="dim")
-            for key, what in (("e", f"export to {visible(self.target)} and quit"),
+            export = f"export to {visible(self.target)} and quit"
+            if read_only_place(self.target):
+                export = f"choose where to export ({visible(os.path.dirname(self.target) or '.')} is read-only), then quit"
+            for key, what in (("e", export),
                               ("q", f"quit without exporting ({'it stays' if self.n == 1 else 'they stay'} in the "
                                     "workspace)"), ("escape", "stay")):
                 keys.append(key, style="bold")
