@@ -35,6 +35,18 @@ def pytest_collection_modifyitems(items):
     items.sort(key=start)
 
 
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory):
+    """The wheel `python -m build` makes of a copy of the sources, unpacked (tests/wheel.py): built once per
+    run, shared by the xdist workers; skips where no build environment can be made."""
+    from tests.wheel import build_wheel, shared_folder
+
+    wheel, why = build_wheel(shared_folder(tmp_path_factory) / "rankgate-wheel")
+    if wheel is None:
+        pytest.skip(f"cannot build a wheel here: {why}")
+    return wheel
+
+
 @pytest.fixture
 def samples() -> Path:
     return SAMPLES

@@ -47,7 +47,7 @@ def test_a_page_reaches_the_terminal_escaped(capsys, monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_the_wheel_carries_the_docs_and_the_command_reads_them(tmp_path, built_wheel):
-    """The wheel (built once per session, tests/cli/conftest.py), unpacked: `rankgate docs` runs from it alone."""
+    """The wheel (built once per run, tests/wheel.py), unpacked: `rankgate docs` runs from it alone."""
     shipped = sorted(n.removeprefix("rankgate/docs/").removesuffix(".md") for n in built_wheel.names
                      if n.startswith("rankgate/docs/"))
     assert shipped == PAGES

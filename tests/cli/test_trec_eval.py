@@ -1,9 +1,15 @@
-"""`rankgate trec_eval` as a subprocess against trec_eval's own expected output, line for line.
+"""`rankgate trec_eval` against trec_eval's own expected output, line for line.
 
-The conformance cases skip when ../shared/conformance is absent; the rest build their files here.
+The commands run in-process (rankgate.cli.main, stdout and stderr caught): a subprocess per command cost
+~0.15 CPU s of start-up each. One test (test_lenient_files_are_scored_as_trec_eval_scores_them) runs
+`python -m rankgate trec_eval` as a process, as a user or a script does: the entry point, the exit code and
+the bytes a terminal sees. The conformance cases skip when ../shared/conformance is absent; the rest build
+their files here.
 """
 
+import contextlib
 import gzip
+import io
 import os
 import shutil
 import subprocess
@@ -21,6 +27,18 @@ needs_dl19 = pytest.mark.skipif(not DL19.is_dir(), reason="../shared/conformance
 
 
 def trec_eval(*args, cwd=None) -> subprocess.CompletedProcess:
+    """`rankgate trec_eval ARGS` in this process, run from `cwd`: its exit code, stdout and stderr."""
+    from rankgate.cli import main
+
+    argv = ["trec_eval", *map(str, args)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
+def trec_eval_process(*args, cwd=None) -> subprocess.CompletedProcess:
+    """`python -m rankgate trec_eval ARGS` as its own process."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     return subprocess.run([sys.executable, "-m", "rankgate", "trec_eval", *map(str, args)], capture_output=True,
                           text=True, env=env, cwd=cwd, timeout=120)
@@ -207,7 +225,7 @@ def test_lenient_files_are_scored_as_trec_eval_scores_them(tmp_path):
     qrels = write(tmp_path / "qrels", QRELS)
     run = write(tmp_path / "run", b"q1 Q0 d1 1 inf tagA\nq1 Q0 d\xff 2 3 tagA\n"
                 b"q2 Q0 d1 1 1e0 tagA\nq4 Q0 d1 1 1 tagA\nq3 Q0 d9 1 1 tagB\n")
-    r = trec_eval("-q", "-m", "num_ret", "-m", "num_rel", "-m", "P.2", "-m", "relstring", qrels, run)
+    r = trec_eval_process("-q", "-m", "num_ret", "-m", "num_rel", "-m", "P.2", "-m", "relstring", qrels, run)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     # q1: d1 (inf) first, then the unjudged d\xff; d3's grade 1.5 reads as 1, so q1 has 2 relevant documents.

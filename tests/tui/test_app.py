@@ -227,11 +227,24 @@ async def test_export_from_the_app(tiny, tmp_path):
 
 
 @pytest.mark.slow
-async def test_every_command_has_a_key_and_a_palette_entry(tiny):
+async def test_every_command_has_a_key_and_a_palette_entry_zoom_and_help(tiny):
+    """The commands, then zoom and help, in one app session (each app start costs ~0.7 CPU s)."""
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         screen = app.screen
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is not None
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
         keys = {b.action for b in screen.BINDINGS}
         for c in COMMANDS:
             assert c.action in keys
@@ -250,24 +263,6 @@ async def test_every_command_has_a_key_and_a_palette_entry(tiny):
         await pilot.press("enter")
         await pilot.pause()
         assert screen.query_one(QueryPane).sort == "benchmark"
-
-
-@pytest.mark.slow
-async def test_zoom_and_help(tiny):
-    app = make_app(tiny)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        screen = app.screen
-        await pilot.press("z")
-        await pilot.pause()
-        assert screen.maximized is not None
-        await pilot.press("z")
-        await pilot.pause()
-        assert screen.maximized is None
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert type(app.screen).__name__ == "HelpScreen"
-        await pilot.press("escape")
 
 
 async def test_bad_input_is_shown_in_place_and_quitting_exits_2(tmp_path):

@@ -151,7 +151,9 @@ async def test_the_label_list_after_a_label_is_added_and_removed(tiny):
 
 
 @pytest.mark.slow
-async def test_the_gate_body_keeps_its_height_when_its_text_shrinks(tiny):
+async def test_the_gate_body_keeps_its_height_when_its_text_shrinks_a_grown_text_still_asks_for_a_layout(tiny):
+    """Two kinds of text widget in one app session (a start costs ~0.7 CPU s): the gate body keeps its height;
+    an auto-height text that grows asks for a layout, and a fixed bar shows every change."""
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -166,6 +168,16 @@ async def test_the_gate_body_keeps_its_height_when_its_text_shrinks(tiny):
         assert str(body.content).startswith("one\ntwo")
         other = app.screen.query_one("#label-detail", TextStatic)
         assert not other.keep_height
+        head = app.screen.query_one("#query-head", TextStatic)  # height: auto
+        head.show(Text("one", end=""))
+        await pilot.pause()
+        long = "word " * 80  # wraps at any width of the pane
+        head.show(Text(f"one\n{long}", end=""))
+        assert head._lines > 2 and head._layout_required
+        bar = app.screen.query_one("#status-bar", TextStatic)  # height 1: no count, the text is shown
+        bar.show(Text("judged 1", end=""))
+        bar.show(Text("judged 2", end=""))
+        assert str(bar.content) == "judged 2"
 
 
 def test_the_corpus_is_read_out_of_the_collectors_view(tiny):
@@ -195,23 +207,6 @@ def test_a_texts_line_count_is_what_wrapping_it_gives():
             text.stylize("bold", 0, len(plain) // 2)
         width = rng.randrange(4, 40)
         assert line_count(text, width, console) == len(text.wrap(console, width)), (plain, width)
-
-
-@pytest.mark.slow
-async def test_a_grown_text_still_asks_for_a_layout_and_a_fixed_bar_shows_every_change(tiny):
-    app = make_app(tiny)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        head = app.screen.query_one("#query-head", TextStatic)  # height: auto
-        head.show(Text("one", end=""))
-        await pilot.pause()
-        long = "word " * 80  # wraps at any width of the pane
-        head.show(Text(f"one\n{long}", end=""))
-        assert head._lines > 2 and head._layout_required
-        bar = app.screen.query_one("#status-bar", TextStatic)  # height 1: no count, the text is shown
-        bar.show(Text("judged 1", end=""))
-        bar.show(Text("judged 2", end=""))
-        assert str(bar.content) == "judged 2"
 
 
 @pytest.mark.slow

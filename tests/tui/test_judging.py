@@ -207,21 +207,6 @@ async def test_below_the_smallest_size_the_app_says_which_size_it_needs(tiny):
 
 
 @pytest.mark.slow
-async def test_help_lists_escape(tiny):
-    app = make_app(tiny)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        from rich.console import Console
-
-        console = Console(width=120, record=True, file=open("/dev/null", "w"))
-        console.print(app.screen.query_one("#help-keys").content)
-        first = console.export_text().splitlines()[0]
-        assert first.split()[0] == "esc" and "Close this help" in first
-
-
-@pytest.mark.slow
 async def test_escape_shows_the_panes_with_the_judgments_counted(tiny):
     """Grading d-rpo relevant on the judging screen makes the gate accept (factory.py); Escape shows it."""
     app = make_app(tiny)
@@ -281,12 +266,26 @@ def test_the_rank_strip_heading_agrees_with_a_rank_past_k():
 
 
 @pytest.mark.slow
-async def test_the_judging_screens_help_lists_only_its_keys_and_its_legend(tiny):
-    """Was: help listed `tab` "Next pane" (the judging screen has no panes) and the panes' legend."""
+async def test_help_lists_escape_first_and_the_judging_screens_lists_only_its_keys_and_its_legend(tiny):
+    """The review screen's help starts with esc; then, in the same app session (a start costs ~0.7 CPU s), the
+    judging screen's. Was: help listed `tab` "Next pane" (the judging screen has no panes) and the panes' legend."""
     from rich.console import Console
+
+    from rankgate.tui.screens.review import ReviewScreen
 
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        console = Console(width=120, record=True, file=open("/dev/null", "w"))
+        console.print(app.screen.query_one("#help-keys").content)
+        first = console.export_text().splitlines()[0]
+        assert first.split()[0] == "esc" and "Close this help" in first
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
         await open_judging(pilot)
         await pilot.press("question_mark")
         await pilot.pause()

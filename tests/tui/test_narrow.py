@@ -121,10 +121,13 @@ async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
     cut after the version field at 80x24); the long "in no run" question too."""
     from rankgate.tui.screens.label_form import LabelForm
 
-    for size in ((80, 24), (100, 30), (160, 45)):
-        app = make_app(tiny)
-        async with app.run_test(size=size) as pilot:
-            await ready(pilot)
+    app = make_app(tiny)  # one app session, opened at 80x24 then resized (a start costs ~0.7 CPU s)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        review = app.screen
+        for size in ((80, 24), (100, 30), (160, 45)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
             await pilot.press("a")
             await pilot.pause()
             form = app.screen
@@ -145,6 +148,10 @@ async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
             await pilot.pause()
             assert app.screen is form and "Enter again to add it anyway" in str(form.query_one("#form-help").render())
             assert inside("#form-help") and inside("#form-reason")
+            await pilot.press("escape")  # cancelled: nothing added, the next size opens a new form
+            await pilot.pause()
+            assert app.screen is review and "no-such-document-with-a-long-name" not in review.model.labels.labels(
+                review.qid)
 
 
 @pytest.mark.slow

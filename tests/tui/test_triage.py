@@ -39,7 +39,10 @@ def test_failing_checks_in_users_words_passing_counted():
 
 
 @pytest.mark.slow
-async def test_gate_pane_leads_with_the_decision_and_its_reason(tiny):
+async def test_gate_pane_leads_with_the_decision_and_its_reason_and_the_run_picker_refuses_one_run_twice(tiny):
+    """One app session (each start costs ~0.7 CPU s): the gate pane, then the run picker's refusal."""
+    from rankgate.tui.screens.run_picker import RunPicker
+
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -60,37 +63,13 @@ async def test_gate_pane_leads_with_the_decision_and_its_reason(tiny):
         await pilot.pause()
         body = str(screen.query_one("#gate-body").render())
         assert gate.show_passing and "(enter: fold)" in body
+        # One name per measure, as the checks and docs/measures.md name them: Success@k, RR@k.
+        assert "Success@3" in body and "RR@3" in body
+        assert "Hit@" not in body and "MRR@" not in body
         await pilot.press("enter")
         await pilot.pause()
         assert "(enter lists them)" in str(screen.query_one("#gate-body").render())
-
-
-@pytest.mark.slow
-async def test_passing_checks_are_counted_and_listed_on_enter(tiny):
-    app = make_app(tiny)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        screen = app.screen
-        await pilot.press("2", *"states the RPO", "enter")
-        await pilot.pause()
-        body = str(screen.query_one("#gate-body").render())
-        assert "✔ all 3 checks pass" in body and "must_pass_queries_hit" not in body
-        assert plain(screen.query_one("#top-bar")).startswith(" ACCEPT  all 3 checks pass")
-        screen.query_one(GatePanel).focus()
-        await pilot.press("enter")
-        await pilot.pause()
-        assert "✔ must_pass_queries_hit  all 1 must-pass queries hit at 3" in str(
-            screen.query_one("#gate-body").render())
-
-
-@pytest.mark.slow
-async def test_run_picker_refuses_the_same_run_on_both_sides(tiny):
-    from rankgate.tui.screens.run_picker import RunPicker
-
-    app = make_app(tiny)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        screen = app.screen
+        # The run picker refuses the same run on both sides.
         before = (screen.model.baseline, screen.model.candidate, screen.model.version)
         assert before[:2] == ("plain", "prf")
         await pilot.press("c")  # the candidate picker opens on prf; plain (the baseline) is first
@@ -112,19 +91,21 @@ async def test_run_picker_refuses_the_same_run_on_both_sides(tiny):
 
 
 @pytest.mark.slow
-async def test_one_name_per_measure_in_the_gate_pane(tiny):
-    """The gate table names the measures as its checks and docs/measures.md do: Success@k, RR@k."""
+async def test_passing_checks_are_counted_and_listed_on_enter(tiny):
     app = make_app(tiny)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         screen = app.screen
-        gate = screen.query_one(GatePanel)
-        gate.focus()
-        await pilot.press("enter")
+        await pilot.press("2", *"states the RPO", "enter")
         await pilot.pause()
         body = str(screen.query_one("#gate-body").render())
-        assert "Success@3" in body and "RR@3" in body
-        assert "Hit@" not in body and "MRR@" not in body
+        assert "✔ all 3 checks pass" in body and "must_pass_queries_hit" not in body
+        assert plain(screen.query_one("#top-bar")).startswith(" ACCEPT  all 3 checks pass")
+        screen.query_one(GatePanel).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "✔ must_pass_queries_hit  all 1 must-pass queries hit at 3" in str(
+            screen.query_one("#gate-body").render())
 
 
 OPS = __import__("pathlib").Path(__file__).resolve().parents[2] / "sample_benchmarks" / "ops-handbook"
