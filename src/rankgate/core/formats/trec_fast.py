@@ -184,15 +184,16 @@ class _Reader:
             yield from self._raw_blocks()
             return
         parsed, rest, first = early.take()
+        self.identity, self.spans = first.identity, first.spans  # (the list its reading goes on adding to)
         for got, done in parsed:
-            self.identity, self.spans, self.done = first.identity, first.spans, done
+            self.done = done
             if isinstance(got, Exception):
                 raise got
             if got is None:
                 return
             yield got
         for block in rest:  # the file read on where the early thread stopped
-            self.identity, self.spans, self.done = first.identity, first.spans, first.done
+            self.done = first.done
             yield block
 
     def _raw_blocks(self):
