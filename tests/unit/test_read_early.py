@@ -51,8 +51,8 @@ def test_a_run_read_early_is_read_the_same(tmp_path, monkeypatch, shuffled, keep
     monkeypatch.setattr(fast._Early, "take", lambda self: taken.append(list(self.parsed)) or real(self))
     got = read(r, qrels, True, keep_top=keep_top, jobs=jobs)
     assert len(taken) == 1 and plain.lines > 500
-    if early_blocks == 3:  # three blocks parsed early, the rest read after them
-        assert len(taken[0]) == 3 and all(isinstance(t, dict) for t, _ in taken[0])
+    if early_blocks == 3:  # three blocks parsed and hashed early, the rest read after them
+        assert len(taken[0]) == 3 and all(isinstance(t, fast._Keyed) for t, _ in taken[0])
     else:  # the whole file, and its end
         assert len(taken[0]) > 10 and taken[0][-1][0] is None
     for field in FIELDS:

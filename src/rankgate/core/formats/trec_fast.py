@@ -97,7 +97,7 @@ class _Reader:
             block = next(raw, None)
             if block is None:
                 return None
-            tbl = block if isinstance(block, dict) else self._table(block) if self.judged is None \
+            tbl = block if isinstance(block, _Keyed) else self._table(block) if self.judged is None \
                 else self._lean_table(block)
             return tbl if self.columns_here else self._columns(tbl)
 
@@ -133,7 +133,7 @@ class _Reader:
                 taken[0] += 1
                 try:
                     block = next(raw, None)
-                    if block is not None and not isinstance(block, dict):  # (a dict: parsed early already)
+                    if block is not None and not isinstance(block, _Keyed):  # (parsed early already)
                         block = bytes(block)
                     done = self.done
                 except LineTooLong as e:
@@ -141,7 +141,7 @@ class _Reader:
             if block is None:
                 return seq, None, done
             try:
-                tbl = block if isinstance(block, dict) else self._lean_table(block)
+                tbl = block if isinstance(block, _Keyed) else self._lean_table(block)
                 return seq, self._local_columns(tbl), done
             except (NotPlain, LineTooLong) as e:
                 return seq, e, done
@@ -177,8 +177,8 @@ class _Reader:
             raise NotPlain  # an empty file: the general reader says so
 
     def _source(self):
-        """The file's blocks, as _raw_blocks gives them; a run's first blocks may come parsed already
-        (_lean_table's columns, a dict), by a thread read_early started while the qrels were read."""
+        """The file's blocks, as _raw_blocks gives them; a run's first blocks may come parsed and hashed
+        already (_Keyed), by a thread read_early started while the qrels were read."""
         early = _EARLY.pop(_early_key(self.path), None) if self.judged is not None else None
         if early is None:
             yield from self._raw_blocks()
@@ -328,7 +328,14 @@ class _Reader:
     def _local_columns(self, tbl):
         """What of a block's columns needs nothing of the other blocks (any thread may work it out):
         (the block's query names, each row's index among them or None, the stretches' first rows,
-        score, judged, the documents' hash, docs)."""
+        score, judged, the documents' hash, docs). `tbl` may be _keyed's answer already (read_early)."""
+        names, index, heads, n, score, key, d = tbl.columns if isinstance(tbl, _Keyed) else self._keyed(tbl)
+        judged = self.judged.codes(d, key)
+        return names, index, heads, n, score, judged, key, d
+
+    def _keyed(self, tbl):
+        """_local_columns less the judged lookup (it needs no qrels): (query names, index, heads, lines,
+        score, the documents' hash, docs)."""
         import pyarrow.compute as pc
 
         # The queries: where lines of one query follow each other (as retrievers write them), only
@@ -348,9 +355,7 @@ class _Reader:
         if not np.isfinite(score).all():
             raise NotPlain
         d = tbl["d"]
-        key = hash_strings(d)
-        judged = self.judged.codes(d, key)
-        return qdict.to_pylist(), index, heads, len(q), score, judged, key, d
+        return qdict.to_pylist(), index, heads, len(q), score, hash_strings(d), d
 
     def _interned(self, names, index, heads, n, score, judged, key, d):
         """(qcode, score, judged, key, docs) of a block: its queries interned, in file order."""
@@ -396,6 +401,15 @@ def read_early(path: str) -> None:
     _EARLY[key] = _Early(path)
 
 
+class _Keyed:
+    """A block parsed and hashed early (_Reader._keyed's columns), before the qrels were there."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: tuple):
+        self.columns = columns
+
+
 class _Early:
     """A run's first blocks parsed in a thread (read_early): (the columns or the fault met, bytes read) each."""
 
@@ -416,7 +430,7 @@ class _Early:
                 if block is None:
                     self.parsed.append((None, self.reader.done))
                     return
-                self.parsed.append((self.reader._lean_table(block), self.reader.done))
+                self.parsed.append((_Keyed(self.reader._keyed(self.reader._lean_table(block))), self.reader.done))
         except Exception as e:  # noqa: BLE001 (raised again where the reading meets it: _Reader._source)
             self.parsed.append((e, getattr(self.reader, "done", 0)))
             self.raw = iter(())
