@@ -212,6 +212,8 @@ def load(args, fast: bool = False, gate: bool = False, on_run_error=None) -> tup
 
     positional_qrels(args)
     reader = _fast_reader(args, gate) if fast else None
+    if reader is not None:
+        reader.start(args)
     broken: list[InputError | OSError] = []  # the gate: run files that do not read, refused below with why
     if gate and on_run_error is None:
         on_run_error = lambda path, e: broken.append(e)  # noqa: E731
@@ -301,6 +303,26 @@ class _FastReader:
         if self._read is None:
             self._read = self._setup()
         return self._read(path, name, qrels, progress)
+
+    def start(self, args) -> None:
+        """Before the qrels are read: the first run's first blocks parsed beside them, in a thread
+        (trec_fast.read_early), when it is a large TREC file given by --runs, read lean, and more than one
+        thread may work (--jobs)."""
+        from rankgate.core.formats import split_run_spec
+
+        if not args.runs or getattr(args, "benchmark", None) or getattr(args, "acl", None) or self.args.run_format not in (
+                "auto", "trec") or jobs(self.args) < 2:
+            return
+        path = split_run_spec(args.runs[0])[1]
+        try:
+            if os.path.getsize(path) < FAST_MIN_BYTES:
+                return
+        except OSError:
+            return
+        from rankgate.core.formats import trec_fast
+
+        if trec_fast.available():
+            trec_fast.read_early(path)
 
     def _setup(self):
         from functools import partial

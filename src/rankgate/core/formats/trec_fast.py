@@ -91,13 +91,14 @@ class _Reader:
         if self.jobs > 1 and self.judged is not None:
             yield from self._blocks_at_once()
             return
-        raw = self._raw_blocks()
+        raw = self._source()
 
         def step():
             block = next(raw, None)
             if block is None:
                 return None
-            tbl = self._table(block) if self.judged is None else self._lean_table(block)
+            tbl = block if isinstance(block, _Keyed) else self._table(block) if self.judged is None \
+                else self._lean_table(block)
             return tbl if self.columns_here else self._columns(tbl)
 
         total, row0 = os.path.getsize(self.path), 0
@@ -124,7 +125,7 @@ class _Reader:
         import threading
         from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-        raw, lock, taken = self._raw_blocks(), threading.Lock(), [0]
+        raw, lock, taken = self._source(), threading.Lock(), [0]
 
         def work():
             with lock:  # blocks are handed out in file order, each its own copy of the bytes
@@ -132,14 +133,16 @@ class _Reader:
                 taken[0] += 1
                 try:
                     block = next(raw, None)
-                    block = None if block is None else bytes(block)
+                    if block is not None and not isinstance(block, _Keyed):  # (parsed early already)
+                        block = bytes(block)
                     done = self.done
                 except LineTooLong as e:
                     return seq, e, 0
             if block is None:
                 return seq, None, done
             try:
-                return seq, self._local_columns(self._lean_table(block)), done
+                tbl = block if isinstance(block, _Keyed) else self._lean_table(block)
+                return seq, self._local_columns(tbl), done
             except (NotPlain, LineTooLong) as e:
                 return seq, e, done
 
@@ -172,6 +175,26 @@ class _Reader:
                     f.cancel()
         if not row0:
             raise NotPlain  # an empty file: the general reader says so
+
+    def _source(self):
+        """The file's blocks, as _raw_blocks gives them; a run's first blocks may come parsed and hashed
+        already (_Keyed), by a thread read_early started while the qrels were read."""
+        early = _EARLY.pop(_early_key(self.path), None) if self.judged is not None else None
+        if early is None:
+            yield from self._raw_blocks()
+            return
+        parsed, rest, first = early.take()
+        self.identity, self.spans = first.identity, first.spans  # (the list its reading goes on adding to)
+        for got, done in parsed:
+            self.done = done
+            if isinstance(got, Exception):
+                raise got
+            if got is None:
+                return
+            yield got
+        for block in rest:  # the file read on where the early thread stopped
+            self.done = first.done
+            yield block
 
     def _raw_blocks(self):
         """The file's bytes in blocks of about BLOCK that end on a line break (gzip decompressed as it
@@ -305,7 +328,14 @@ class _Reader:
     def _local_columns(self, tbl):
         """What of a block's columns needs nothing of the other blocks (any thread may work it out):
         (the block's query names, each row's index among them or None, the stretches' first rows,
-        score, judged, the documents' hash, docs)."""
+        score, judged, the documents' hash, docs). `tbl` may be _keyed's answer already (read_early)."""
+        names, index, heads, n, score, key, d = tbl.columns if isinstance(tbl, _Keyed) else self._keyed(tbl)
+        judged = self.judged.codes(d, key)
+        return names, index, heads, n, score, judged, key, d
+
+    def _keyed(self, tbl):
+        """_local_columns less the judged lookup (it needs no qrels): (query names, index, heads, lines,
+        score, the documents' hash, docs)."""
         import pyarrow.compute as pc
 
         # The queries: where lines of one query follow each other (as retrievers write them), only
@@ -325,9 +355,7 @@ class _Reader:
         if not np.isfinite(score).all():
             raise NotPlain
         d = tbl["d"]
-        key = hash_strings(d)
-        judged = self.judged.codes(d, key)
-        return qdict.to_pylist(), index, heads, len(q), score, judged, key, d
+        return qdict.to_pylist(), index, heads, len(q), score, hash_strings(d), d
 
     def _interned(self, names, index, heads, n, score, judged, key, d):
         """(qcode, score, judged, key, docs) of a block: its queries interned, in file order."""
@@ -341,6 +369,77 @@ class _Reader:
         qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n]))
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
+
+
+EARLY_BLOCKS = 8  # blocks of a run parsed at most while the qrels are read (read_early): 32 MB of file
+
+
+_EARLY: dict = {}  # the run's real path -> _Early (read_early), taken by the _Reader of that file
+
+
+def _early_key(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def read_early(path: str) -> None:
+    """Start parsing a large plain TREC run's first blocks (at most EARLY_BLOCKS) in a thread of its own,
+    for the command line to call before it reads the qrels: pyarrow releases the GIL, so the run's parse
+    and the qrels' reading overlap on two cores. read_lean_run takes the parsed blocks up, and the file
+    where that thread stopped; the result is the same as without (any fault found is raised there, in
+    its place). A file that is small, not TREC or not there is left alone (the usual reading says why)."""
+    key = _early_key(path)
+    try:
+        if key in _EARLY or os.path.getsize(path) < MIN_BYTES or not available():
+            return
+        from rankgate.core.formats.sniff import detect_format
+
+        if detect_format(path) != "trec":
+            return
+    except (OSError, InputError):
+        return
+    lean_allocator()  # before any of Arrow's buffers (here, not in two threads at once)
+    _EARLY[key] = _Early(path)
+
+
+class _Keyed:
+    """A block parsed and hashed early (_Reader._keyed's columns), before the qrels were there."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: tuple):
+        self.columns = columns
+
+
+class _Early:
+    """A run's first blocks parsed in a thread (read_early): (the columns or the fault met, bytes read) each."""
+
+    def __init__(self, path: str):
+        import threading
+
+        self.reader = _Reader(path, None)  # no qrels yet: only its reading of the file (_raw_blocks)
+        self.raw = self.reader._raw_blocks()
+        self.parsed: list[tuple] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="rankgate-early", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while len(self.parsed) < EARLY_BLOCKS and not self.stop.is_set():
+                block = next(self.raw, None)
+                if block is None:
+                    self.parsed.append((None, self.reader.done))
+                    return
+                self.parsed.append((_Keyed(self.reader._keyed(self.reader._lean_table(block))), self.reader.done))
+        except Exception as e:  # noqa: BLE001 (raised again where the reading meets it: _Reader._source)
+            self.parsed.append((e, getattr(self.reader, "done", 0)))
+            self.raw = iter(())
+
+    def take(self) -> tuple[list, object, _Reader]:
+        """(the blocks parsed, the rest of the file's blocks, the reader that read them), once it stopped."""
+        self.stop.set()
+        self.thread.join()
+        return self.parsed, self.raw, self.reader
 
 
 def _empty_or_comment(strings) -> bool:
