@@ -893,6 +893,29 @@ def test_names_looked_up_in_a_fast_readers_documents_get_the_codes_extend_gives(
     assert fast.extend_looked_up(["new_a", "doc_0006"]).tolist() == plain.extend(["new_a", "doc_0006"]).tolist()
 
 
+def test_a_second_runs_names_are_looked_up_without_the_dictionary_or_python_names():
+    """The gate's second run: names an earlier run added after the reader's Arrow names are found again,
+    new ones added in order, and neither the name -> code dictionary nor the Arrow names' Python strings are
+    made (a million judged documents: 1.5 CPU s); codes and order as `extend` gives them."""
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    known = [f"doc_{i:04d}" for i in range(0, 3000, 2)]
+    fast, plain = Interner(), Interner()
+    fast.adopt(pa.array(known, pa.string()))
+    plain.extend(known)
+    runs = [["new_b", "doc_0002", "new_a", "new_b"], ["new_a", "new_c", "doc_2998", "new_b", "new_d", "new_c"],
+            ["doc_0001", "new_d", "doc_0000"], [], ["\u00e9t\u00e9", "new_a"]]
+    for asked in runs:
+        assert fast.extend_looked_up(asked).tolist() == plain.extend(asked).tolist()
+        assert fast._codes is None and fast._lazy is not None  # no dictionary, no Python string of the known
+        assert len(fast) == len(plain)
+    assert fast.order().tolist() == plain.order().tolist()
+    assert fast.names == plain.names and fast.codes == plain.codes
+    assert fast.extend_looked_up(["bad\udcff", "new_c"]).tolist() == plain.extend(["bad\udcff", "new_c"]).tolist()
+
+
 def test_a_fast_readers_documents_sort_by_arrow_as_by_numpy():
     """Interner.order from the Arrow names (and the names added after them) is numpy's code-point order."""
     import pyarrow as pa
