@@ -129,7 +129,7 @@ class Interner:
             extra = _arrow_strings(self._after_arrow())
         except (pa.ArrowException, UnicodeError):  # a name that is not UTF-8 (surrogate-escaped bytes)
             return None
-        return pc.sort_indices(pa.chunked_array([self.arrow, extra], pa.string())).to_numpy()
+        return _int_values(pc.sort_indices(pa.chunked_array([self.arrow, extra], pa.string())))  # (indices < 2**63)
 
     def order_changed(self) -> None:
         """Names were added to `codes` and `names` directly (a cache that knows them to be new)."""
@@ -212,11 +212,14 @@ def _arrow_strings(names: list[str]):
     import numpy as np
     import pyarrow as pa
 
-    data = [n.encode() for n in names]
-    offsets = np.zeros(len(data) + 1, np.int64)
-    np.cumsum([len(b) for b in data], out=offsets[1:])
-    return pa.Array.from_buffers(pa.large_string(), len(data), [None, pa.py_buffer(offsets),
-                                                               pa.py_buffer(b"".join(data))]).cast(pa.string())
+    data = "".join(names).encode()
+    lengths = np.fromiter(map(len, names), np.int64, len(names))
+    offsets = np.zeros(len(names) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] != len(data):  # a name not all ASCII: its bytes counted one by one
+        np.cumsum(np.fromiter((len(n.encode()) for n in names), np.int64, len(names)), out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(names), [None, pa.py_buffer(offsets),
+                                                                pa.py_buffer(data)]).cast(pa.string())
 
 
 def _arrow_ints(a: np.ndarray):
