@@ -420,6 +420,29 @@ def test_score_on_the_fast_path_does_not_import_pandas(tmp_path):
     assert out.stdout.split() == ["False", "True"]
 
 
+def test_the_gate_with_whole_ranking_measures_on_the_fast_path_does_not_import_pandas(tmp_path):
+    """The gate with AP and nDCG looks the unjudged top rows of both runs up among the reader's Arrow
+    names and sorts them by pyarrow: from buffers, with no pandas import (0.7 s). Fresh interpreter."""
+    import subprocess
+    import sys
+
+    base = write(tmp_path / "base.trec", "".join(f"q{i % 3} Q0 d{i // 3} 1 {i % 5}.5 t\n" for i in range(90)))
+    cand = write(tmp_path / "cand.trec", "".join(f"q{i % 3} Q0 e{i // 2} 1 {i % 7}.5 t\n" for i in range(90)))
+    q = write(tmp_path / "q.trec", "".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(3) for j in range(0, 30, 4)))
+    code = ("import sys, contextlib, io\nimport rankgate.cli\nfrom rankgate.core.formats import trec_fast\n"
+            "trec_fast.MIN_BYTES = 0\nseen = []\nreal = trec_fast.read_lean_run\n"
+            "trec_fast.read_lean_run = lambda *a, **k: seen.append(real(*a, **k)) or seen[-1]\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = rankgate.cli.main(['gate', '--qrels', {str(q)!r}, '--runs', 'b=' + {str(base)!r}, '--runs',"
+            f" 'c=' + {str(cand)!r}, '--baseline', 'b', '--candidate', 'c', '-m', 'AP', '-m', 'ndcg', '--quiet',"
+            " '--short-rankings', 'allow', '--missing-queries', 'zero'])\n"
+            "assert rc in (0, 3) and len(seen) >= 2 and None not in seen, (rc, seen)\n"
+            "print('pandas' in sys.modules, 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+
+
 @pytest.mark.parametrize("spill", [False, True])
 def test_long_scattered_rankings_sort_as_the_general_path(tmp_path, capsys, monkeypatch, spill):
     """Rankings of hundreds of rows, their lines shuffled, with tied scores: each query's rows are
