@@ -420,6 +420,27 @@ def test_score_on_the_fast_path_does_not_import_pandas(tmp_path):
     assert out.stdout.split() == ["False", "True"]
 
 
+@pytest.mark.parametrize("scattered", [False, True])
+@pytest.mark.parametrize("keep_top", [0, 5])
+def test_a_second_read_without_looking_for_duplicates_keeps_the_same_rows(tmp_path, scattered, keep_top):
+    """watch_top_k's second read of a run skips the (query, document) repeats the first read listed: the
+    judged rows, their ranks and the top rows are the same, grouped file or scattered."""
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats.trec_fast import read_lean_run
+
+    lines = [f"q{i % 4} Q0 d{(i * 7) % 23} 1 {(i * 13) % 9}.5 t\n" for i in range(160)]  # documents repeat
+    if not scattered:
+        lines.sort(key=lambda line: line.split()[0])
+    run = write(tmp_path / "run.trec", "".join(lines))
+    q = read_qrels(str(write(tmp_path / "q.trec", "".join(f"q{i} 0 d{j} 1\n" for i in range(4)
+                                                          for j in range(0, 23, 3)))))
+    full, second = (read_lean_run(str(run), "r", q, keep_top=keep_top, duplicates=d) for d in (True, False))
+    assert full.n_duplicates > 0 and second.n_duplicates == 0 and second.duplicates == []
+    for field in ("num_ret", "jq", "jdoc", "jrank", "top_q", "top_rank"):
+        assert getattr(full, field).tolist() == getattr(second, field).tolist(), field
+    assert full.top_docs == second.top_docs and full.qnames == second.qnames
+
+
 def test_the_gate_with_whole_ranking_measures_on_the_fast_path_does_not_import_pandas(tmp_path):
     """The gate with AP and nDCG looks the unjudged top rows of both runs up among the reader's Arrow
     names and sorts them by pyarrow: from buffers, with no pandas import (0.7 s). Fresh interpreter."""
