@@ -90,7 +90,8 @@ def rankgate_cmd(args, qrels: Path, run: Path) -> list[str]:
     if command == "compare":  # every query compared, its movements too: the JSON is large (10k queries: 64 MB)
         return [*args.rankgate, "compare", *common, *two, "--format", "json"]
     if command == "gate":
-        return [*args.rankgate, "gate", *common, *two, "--baseline", "base", "--candidate", "cand"]
+        extra = [f"-m{m}" for m in (getattr(args, "gate_measures", None) or "").split(",") if m]
+        return [*args.rankgate, "gate", *common, *two, "--baseline", "base", "--candidate", "cand", *extra]
     return [*args.rankgate, "score", *common, "--runs", str(run), "--format", "trec",
             "-m", "AP,ndcg_cut_10,RR@10,R@100,P@10"]
 
@@ -284,6 +285,8 @@ def main(argv=None) -> int:
                     help="rankgate's command (compare, gate: the run as baseline, the benchmark's "
                          "run.cand.txt as candidate (else the run under a second name); the floor then reads "
                          "both runs)")
+    ap.add_argument("--gate-measures", help="with --command gate: extra measures, a comma list (AP,ndcg: whole "
+                    "rankings, so the review queue reads each run again for its documents)")
     ap.add_argument("--jobs", type=int, help="rankgate's --jobs (default: its own, every core)")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every round")

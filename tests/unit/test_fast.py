@@ -420,6 +420,50 @@ def test_score_on_the_fast_path_does_not_import_pandas(tmp_path):
     assert out.stdout.split() == ["False", "True"]
 
 
+@pytest.mark.parametrize("scattered", [False, True])
+@pytest.mark.parametrize("keep_top", [0, 5])
+def test_a_second_read_without_looking_for_duplicates_keeps_the_same_rows(tmp_path, scattered, keep_top):
+    """watch_top_k's second read of a run skips the (query, document) repeats the first read listed: the
+    judged rows, their ranks and the top rows are the same, grouped file or scattered."""
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats.trec_fast import read_lean_run
+
+    lines = [f"q{i % 4} Q0 d{(i * 7) % 23} 1 {(i * 13) % 9}.5 t\n" for i in range(160)]  # documents repeat
+    if not scattered:
+        lines.sort(key=lambda line: line.split()[0])
+    run = write(tmp_path / "run.trec", "".join(lines))
+    q = read_qrels(str(write(tmp_path / "q.trec", "".join(f"q{i} 0 d{j} 1\n" for i in range(4)
+                                                          for j in range(0, 23, 3)))))
+    full, second = (read_lean_run(str(run), "r", q, keep_top=keep_top, duplicates=d) for d in (True, False))
+    assert full.n_duplicates > 0 and second.n_duplicates == 0 and second.duplicates == []
+    for field in ("num_ret", "jq", "jdoc", "jrank", "top_q", "top_rank"):
+        assert getattr(full, field).tolist() == getattr(second, field).tolist(), field
+    assert full.top_docs == second.top_docs and full.qnames == second.qnames
+
+
+def test_the_gate_with_whole_ranking_measures_on_the_fast_path_does_not_import_pandas(tmp_path):
+    """The gate with AP and nDCG looks the unjudged top rows of both runs up among the reader's Arrow
+    names and sorts them by pyarrow: from buffers, with no pandas import (0.7 s). Fresh interpreter."""
+    import subprocess
+    import sys
+
+    base = write(tmp_path / "base.trec", "".join(f"q{i % 3} Q0 d{i // 3} 1 {i % 5}.5 t\n" for i in range(90)))
+    cand = write(tmp_path / "cand.trec", "".join(f"q{i % 3} Q0 e{i // 2} 1 {i % 7}.5 t\n" for i in range(90)))
+    q = write(tmp_path / "q.trec", "".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(3) for j in range(0, 30, 4)))
+    code = ("import sys, contextlib, io\nimport rankgate.cli\nfrom rankgate.core.formats import trec_fast\n"
+            "trec_fast.MIN_BYTES = 0\nseen = []\nreal = trec_fast.read_lean_run\n"
+            "trec_fast.read_lean_run = lambda *a, **k: seen.append(real(*a, **k)) or seen[-1]\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = rankgate.cli.main(['gate', '--qrels', {str(q)!r}, '--runs', 'b=' + {str(base)!r}, '--runs',"
+            f" 'c=' + {str(cand)!r}, '--baseline', 'b', '--candidate', 'c', '-m', 'AP', '-m', 'ndcg', '--quiet',"
+            " '--short-rankings', 'allow', '--missing-queries', 'zero'])\n"
+            "assert rc in (0, 3) and len(seen) >= 2 and None not in seen, (rc, seen)\n"
+            "print('pandas' in sys.modules, 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+
+
 @pytest.mark.parametrize("spill", [False, True])
 def test_long_scattered_rankings_sort_as_the_general_path(tmp_path, capsys, monkeypatch, spill):
     """Rankings of hundreds of rows, their lines shuffled, with tied scores: each query's rows are
@@ -891,6 +935,29 @@ def test_names_looked_up_in_a_fast_readers_documents_get_the_codes_extend_gives(
     assert fast._codes is None  # no dictionary built
     assert got.tolist() == plain.extend(asked).tolist() and fast.names == plain.names
     assert fast.extend_looked_up(["new_a", "doc_0006"]).tolist() == plain.extend(["new_a", "doc_0006"]).tolist()
+
+
+def test_a_second_runs_names_are_looked_up_without_the_dictionary_or_python_names():
+    """The gate's second run: names an earlier run added after the reader's Arrow names are found again,
+    new ones added in order, and neither the name -> code dictionary nor the Arrow names' Python strings are
+    made (a million judged documents: 1.5 CPU s); codes and order as `extend` gives them."""
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    known = [f"doc_{i:04d}" for i in range(0, 3000, 2)]
+    fast, plain = Interner(), Interner()
+    fast.adopt(pa.array(known, pa.string()))
+    plain.extend(known)
+    runs = [["new_b", "doc_0002", "new_a", "new_b"], ["new_a", "new_c", "doc_2998", "new_b", "new_d", "new_c"],
+            ["doc_0001", "new_d", "doc_0000"], [], ["\u00e9t\u00e9", "new_a"]]
+    for asked in runs:
+        assert fast.extend_looked_up(asked).tolist() == plain.extend(asked).tolist()
+        assert fast._codes is None and fast._lazy is not None  # no dictionary, no Python string of the known
+        assert len(fast) == len(plain)
+    assert fast.order().tolist() == plain.order().tolist()
+    assert fast.names == plain.names and fast.codes == plain.codes
+    assert fast.extend_looked_up(["bad\udcff", "new_c"]).tolist() == plain.extend(["bad\udcff", "new_c"]).tolist()
 
 
 def test_a_fast_readers_documents_sort_by_arrow_as_by_numpy():

@@ -146,7 +146,7 @@ def watch_top_k(runs: list[Run | LeanRun], qrels: Qrels, k: int, progress=None) 
         else:
             from rankgate.core.formats.trec_fast import read_lean_run
 
-            w = read_lean_run(run.path, run.name, _watch_qrels(wnames), progress)
+            w = read_lean_run(run.path, run.name, _watch_qrels(wnames), progress, duplicates=False)
         if w is None or w.qnames != run.qnames:
             continue
         deep = np.flatnonzero(w.jrank >= run.keep_top)  # the top rows are kept already

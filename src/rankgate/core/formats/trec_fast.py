@@ -679,8 +679,9 @@ def _strings(values: list[str]):
 class _Tally:
     """What is kept of a run while it streams past: counts per query and the judged rows."""
 
-    def __init__(self, keep_top: int = 0):
+    def __init__(self, keep_top: int = 0, duplicates: bool = True):
         self.keep_top = keep_top
+        self.find_duplicates = duplicates  # False: a second read, whose duplicates the first one listed
         self.reset()
 
     def reset(self) -> None:
@@ -718,7 +719,7 @@ class _Tally:
         self.done[gq] = True
         self.num_ret[gq] += np.diff(np.r_[starts, n])
         gid = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
-        dup = _duplicates(gid, key, docs, rows)
+        dup = _duplicates(gid, key, docs, rows) if self.find_duplicates else ()
         if len(dup):
             dup = dup[np.argsort(rows[dup], kind="stable")]  # file order
             first = dup[:MAX_LISTED]  # the first of this chunk; the run's first are among these
@@ -748,7 +749,7 @@ MAX_LISTED = 21  # duplicates named (MAX_PER_RULE, and one to know there are mor
 
 
 def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: int = 0,
-                  jobs: int = 1) -> LeanRun | None:
+                  jobs: int = 1, duplicates: bool = True) -> LeanRun | None:
     """The run, or None when the file is not regular enough for the fast path.
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
@@ -756,22 +757,24 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
     of one query are scattered keeps ROW_BYTES a line in memory up to HOLD_AT bytes, and is
     partitioned by query through temporary files past it; its judged rows are ranked by counting
     (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file). `jobs`:
-    blocks worked on at once (threads); the result is the same for any number."""
+    blocks worked on at once (threads); the result is the same for any number. `duplicates=False`: no
+    (query, document) repeats looked for (a second read of a file: the first one listed them)."""
     try:
         try:
-            return _read(path, name, qrels, progress, keep_top, grouped=True, jobs=jobs)
+            return _read(path, name, qrels, progress, keep_top, grouped=True, jobs=jobs, duplicates=duplicates)
         except _Ungrouped:
-            return _read(path, name, qrels, progress, keep_top, grouped=False, jobs=jobs)
+            return _read(path, name, qrels, progress, keep_top, grouped=False, jobs=jobs, duplicates=duplicates)
     except NotPlain:
         return None
     except LineTooLong as e:
         raise _too_long(path, e.line) from None
 
 
-def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool, jobs: int = 1) -> LeanRun:
+def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool, jobs: int = 1,
+          duplicates: bool = True) -> LeanRun:
     from itertools import chain
 
-    reader, tally = _Reader(path, qrels, progress, jobs), _Tally(keep_top)
+    reader, tally = _Reader(path, qrels, progress, jobs), _Tally(keep_top, duplicates)
     lines = 0
     blocks = reader.blocks()
     if grouped:
@@ -1268,9 +1271,10 @@ def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> No
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1, thread_name_prefix="rankgate-duplicates") as pool:  # beside the counting
-        dups = pool.submit(_unsorted_duplicates, parts, starts, tally, qnames)
+        dups = pool.submit(_unsorted_duplicates, parts, starts, tally, qnames) if tally.find_duplicates else None
         _rank_by_counting(parts, starts, nq, tally)
-        dups.result()
+        if dups is not None:
+            dups.result()
 
 
 def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _Tally) -> None:
