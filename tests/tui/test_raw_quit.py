@@ -151,3 +151,4 @@ async def test_e_in_a_read_only_data_folder_asks_where_then_exports_and_quits(tm
         assert not (d / "qrels.reviewed.txt").exists()
     finally:
         os.chmod(d, 0o755)
+

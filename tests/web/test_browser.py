@@ -54,7 +54,8 @@ def served(tmp_path):
     shutil.copytree(ROOT / "sample_benchmarks" / "ops-handbook", bench)
     home = tmp_path / "home"
     port = free_port()
-    env = dict(os.environ, RANKGATE_HOME=str(home), PYTHONPATH=str(ROOT / "src"), RANKGATE_TOKEN=TOKEN)
+    env = dict(os.environ, RANKGATE_HOME=str(home), PYTHONPATH=str(ROOT / "src"), RANKGATE_TOKEN=TOKEN,
+               RANKGATE_CURSOR_BLINK="0")  # still cursors: `settle` waits for a quiet screen
     env.pop("RANKGATE_REVIEWER", None)
     proc = subprocess.Popen([sys.executable, "-m", "rankgate", "review", str(bench), "--serve", "--port", str(port)],
                             env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -47,7 +47,8 @@ def team(tmp_path):
                       f'[viewers]\nlead = "{TOKENS["lead"]}"\n', encoding="utf-8")
     port = free_port()
     public = f"http://localhost:{port}"
-    env = dict(os.environ, RANKGATE_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT / "src"))
+    # Text boxes' cursors still: a blink is a message to the browser every 0.5 s, and `settle` waits for quiet
+    env = dict(os.environ, RANKGATE_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT / "src"), RANKGATE_CURSOR_BLINK="0")
     env.pop("RANKGATE_REVIEWER", None)
     log = open(tmp_path / "server.log", "w+b")
     proc = subprocess.Popen([sys.executable, "-m", "rankgate", "review", str(bench), "--serve", "--port", str(port),

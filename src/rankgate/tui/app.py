@@ -527,7 +527,7 @@ def run_review(args, ahead=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     inputs.ahead = ahead
-    app = ReviewApp(inputs, ask_reviewer=bool(getattr(args, "ask_reviewer", False)))
+    app = ReviewApp(inputs, ask_reviewer=bool(getattr(args, "ask_reviewer", False)), cursor_blink=cursor_blink_wanted())
     app.run()
     if app.goodbye:
         print(app.goodbye, file=sys.stderr)
@@ -535,6 +535,12 @@ def run_review(args, ahead=None) -> int:
         print(f"error: {app.error}", file=sys.stderr)
         return 2
     return int(app.return_code or 0)
+
+
+def cursor_blink_wanted(environ=os.environ) -> bool:
+    """Text boxes' cursors blink unless RANKGATE_CURSOR_BLINK is 0/no/off/false (docs/review.md): for people who
+    find blinking hard to read beside, and for a served team, where each blink is a message to the browser."""
+    return environ.get("RANKGATE_CURSOR_BLINK", "1").strip().lower() not in ("0", "no", "off", "false")
 
 
 gc.freeze()  # what the imports made (see the top of this module), out of the collector's view
