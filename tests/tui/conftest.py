@@ -7,10 +7,18 @@ import inspect
 import itertools
 
 import pytest
+from textual import _wait
 
 from tests.tui.factory import write_benchmark
 
 SIZE = (160, 48)
+
+# Textual's pilot waits, twice after every key and once every pause(), until the app has used under 5% of
+# a CPU over one window (textual/_wait.py): 20 ms by default, so each key cost at least 40 ms of sleep and
+# the app tests about 4,000 such waits. A 5 ms window keeps the same test of idleness (5% of the window),
+# with the deterministic wait for every queued message (Pilot._wait_for_screen) still after each key.
+_wait.SLEEP_GRANULARITY = 0.005
+_wait.SLEEP_IDLE = _wait.SLEEP_GRANULARITY / 20
 
 
 @pytest.hookimpl(tryfirst=True)
