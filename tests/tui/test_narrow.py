@@ -38,6 +38,13 @@ async def test_the_footer_shows_whole_keys_at_every_width(tiny):
                 assert len(actions) < len(active) if width == 80 else True
                 nxt = [k for k in keys if k.action == "next_review"]
                 assert bool(nxt) == (width >= 100)  # `n next`: whole from 100 columns, left out at 80 (was "n")
+        # Asked to compose again with the same keys and width (the focus went away and came back): the
+        # mounted keys stay, not mounted anew.
+        footer = app.screen.query_one(FittingFooter)
+        mounted = list(footer.children)
+        await footer.recompose()
+        await pilot.pause()
+        assert list(footer.children) == mounted and all(k.is_attached for k in mounted)
 
 
 @pytest.mark.slow

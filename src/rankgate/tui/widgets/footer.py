@@ -39,9 +39,34 @@ def priority_actions(width: int) -> list[str]:
 class FittingFooter(Footer):
     _composed_width = -1
 
+    _shown: tuple | None = None
+
+    def _signature(self) -> tuple | None:
+        """What compose lays out from: the width, the form and the screen's bindings as shown."""
+        try:
+            bindings = self.screen.active_bindings
+        except Exception:  # not on a screen (yet, or any more)
+            return None
+        return (self.size.width, self.compact, self.show_command_palette,
+                tuple((key, b.key, b.action, b.description, b.show, b.group, enabled, tooltip)
+                      for key, (_, b, enabled, tooltip) in bindings.items()))
+
+    async def recompose(self) -> None:
+        """Compose again only when what is shown would change: the keys change with the focus and the
+        screen, often back to the same ones (about half of the composes in the app tests), and each compose
+        mounts every key again."""
+        if self._shown is not None and self._bindings_ready and self._signature() == self._shown:
+            return
+        await super().recompose()
+
     def compose(self):
         self._forget_removed_keys()
+        self._shown = self._signature() if self._bindings_ready else None
         widgets = list(super().compose())
+        if self.compact:  # the class its `compact` binding would add once mounted: one style pass a key, not two
+            for w in widgets:
+                if isinstance(w, FooterKey):
+                    w.add_class("-compact", update=False)
         width = self.size.width
         self._composed_width = width
         if width <= 0 or any(isinstance(w, KeyGroup) for w in widgets):
