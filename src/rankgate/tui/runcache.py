@@ -668,10 +668,13 @@ def _just_imported(ws, manifest):
             not report.added == getattr(report, "file_labels", -1) == len(synced):
         return None
     got = synced
-    record = sync.read_record(ws.path, labels=False)
-    if record is None:
-        return None
-    comparison = sync.Comparison(Path(ws.path), Path(manifest.qrels), [], len(got), len(synced), record[0],
+    summary = sync.pending_summary(ws.path)  # (the record hashed and written after the first frame, if left)
+    if summary is None:
+        record = sync.read_record(ws.path, labels=False)
+        if record is None:
+            return None
+        summary = record[0]
+    comparison = sync.Comparison(Path(ws.path), Path(manifest.qrels), [], len(got), len(synced), summary,
                                  {}, {}, {})
 
     def inputs():
