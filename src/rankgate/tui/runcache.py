@@ -427,7 +427,8 @@ def _state(catalog: Catalog) -> str | None:
     return h.hexdigest()[:32]
 
 
-_digests: dict[int, tuple] = {}  # id(interner) -> (interner, names hashed, their running hash or None)
+_digests: dict[int, tuple] = {}  # id(interner) -> (interner, names hashed, their running hash or None): the
+# queries' and the documents' of the catalog being loaded
 
 
 def _names_digest(interner) -> str | None:
@@ -436,7 +437,7 @@ def _names_digest(interner) -> str | None:
     (was: every name again for each run, 200,000 of them)."""
     got = _digests.get(id(interner))
     if got is None or got[0] is not interner or got[1] > len(interner):
-        if len(_digests) > 8:  # (the last few catalogs only)
+        if len(_digests) >= 2:  # (the catalog being loaded only: an earlier one is let go)
             _digests.clear()
         got = (interner, 0, hashlib.sha256())
     _, done, h = got
