@@ -488,3 +488,47 @@ def test_a_workspace_given_with_db_is_compared_only_with_the_file_it_read(tmp_pa
     with Workspace.open(tmp_path / "w2.json", reviewer="ana") as ws:
         sync.follow_file(ws, qrels, own=False)  # its record names this file
         assert ws.manifest is not None and sync.compare(ws, ws.manifest).in_sync
+
+
+# ---------------------------------------------------------------- the app's first open: the record after its frame
+
+
+def _record_without_time(ws_path):
+    summary, base = sync.read_record(ws_path)
+    return {k: v for k, v in summary.items() if k not in ("at", "stamp")}, base
+
+
+def test_a_first_import_left_for_later_writes_the_same_record_before_anyone_reads_it(samples, tmp_path):
+    """`open_benchmark(fold_import=False)` (the app) leaves the sync record's hashing for after the first frame:
+    any read of the record, a write over it, the fold and the close write it first, as the CLI's open writes it."""
+    now_folder, later_folder = _copy(samples, tmp_path, to="now"), _copy(samples, tmp_path, to="later")
+    with Workspace.open_benchmark(now_folder) as ws:
+        now_path = ws.path
+    expected = _record_without_time(now_path)
+    expected[0]["folder"] = expected[0]["qrels"] = None
+
+    def same(path):
+        got = _record_without_time(path)
+        got[0]["folder"] = got[0]["qrels"] = None
+        return got == expected
+
+    ws = Workspace.open_benchmark(later_folder, fold_import=False)
+    sidecar = paths.sidecar(ws.path, paths.SYNC)
+    assert not sidecar.exists()  # left for later: nothing hashed nor written yet
+    assert sync.pending_summary(ws.path)["how"] == "import"
+    assert sync.read_summary(ws.path)["labels_hash"].startswith("sha256:")  # a reader writes it first
+    assert sidecar.exists() and sync.pending_summary(ws.path) is None and same(ws.path)
+    ws.close()
+
+    for how in ("fold", "close", "edit"):
+        shutil.rmtree(paths.workspace_dir(create=False))
+        ws = Workspace.open_benchmark(later_folder, fold_import=False)
+        if how == "fold":
+            ws.fold_import()
+            assert sidecar.exists() and same(ws.path)
+        elif how == "edit":  # an edit before the record is written: counted as unexported on close
+            q, d, g = next((q, d, rec["grade"]) for q, per in ws._labels.items() for d, revs in per.items()
+                           for rec in revs.values())
+            ws.set_judgment(q, d, g + 1, reason="changed")
+        ws.close()
+        assert same(ws.path) if how != "edit" else sync.read_summary(ws.path)["unexported"] == 1

@@ -280,3 +280,98 @@ def test_runs_parsed_ahead_are_the_runs_read_in_place(tmp_path, monkeypatch):
     run = read_runs_cached(files[0], Catalog(), min_bytes=0, folder=fresh, ahead=ahead)[0]
     ahead.close()
     assert "q99" in run.query_ids
+
+
+def _qrels_as_data(qrels):
+    names_q, names_d = qrels.catalog.queries.names, qrels.catalog.docs.names
+    rows = [(names_q[q], names_d[d], g) for q, d, g in zip(qrels.q.tolist(), qrels.doc.tolist(), qrels.grade.tolist())]
+    details = {(q, d): (qrels.details[(q, d)] if (q, d) in qrels.details else None) for q, d, _ in rows}
+    return (list(names_q), list(names_d), rows, [names_q[c] for c in qrels.query_codes], dict(qrels.meta), details,
+            qrels.details.versions_by_query())
+
+
+def test_the_store_labels_of_last_open_equal_a_fresh_read_and_follow_every_edit(tmp_path, monkeypatch):
+    """`store_qrels`: the labels of a store as the review's first catalog, from the entry of the last open while
+    the store's files are unchanged; equal to `to_qrels` into a fresh catalog (names, codes, grades, details),
+    with imported queries read from their columns and edited or adjudicated ones record by record; an edit, a
+    fold or a second reviewer changes the files, and the labels are read afresh (never the entry's)."""
+    import rankgate.tui.runcache as runcache
+    from rankgate.store.workspace import Workspace
+
+    monkeypatch.setenv("RANKGATE_HOME", str(tmp_path / "home"))
+    qrels_file = tmp_path / "qrels.txt"
+    qrels_file.write_text("".join(f"q{q} 0 d{(q * 5 + r) % 40} {r % 3}\n" for q in range(30) for r in range(6)))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    db = tmp_path / "work.json"
+    with Workspace.open(db, reviewer="ana") as ws:
+        ws.import_files([qrels_file], collection_version="v1")
+        ws.fold_if_due(1)
+    hits = []
+    real = runcache._load_known
+    monkeypatch.setattr(runcache, "_load_known", lambda where: hits.append(where) or real(where))
+
+    def check(expect_hit: bool):
+        with Workspace.open(db, reviewer="ana") as ws:
+            n = len(hits)
+            got = runcache.store_qrels(ws, Catalog(), folder=cache)
+            assert (len(hits) > n) == expect_hit
+            assert _qrels_as_data(got) == _qrels_as_data(ws.to_qrels(Catalog()))
+            got.catalog.docs.code("d-new")  # the catalog's dictionary, made when first asked, holds every name
+            assert [got.catalog.docs.code(n) for n in got.catalog.docs.names] == list(range(len(got.catalog.docs)))
+            return _qrels_as_data(got)
+
+    first = check(False)
+    assert check(True) == first and check(True) == first
+    with Workspace.open(db, reviewer="ana") as ws:  # an edit, in the journal
+        ws.set_judgment("q3", "d15", 2, reason="changed")
+        ws.set_judgment("q4", "d-added", 1, reason="new doc")
+    edited = check(False)
+    assert edited != first and ("q3", "d15", 2) in edited[2] and ("q4", "d-added", 1) in edited[2]
+    assert check(True) == edited
+    with Workspace.open(db, reviewer="bo") as ws:  # another reviewer disagrees, then an adjudication
+        ws.set_judgment("q5", "d25", 2, reason="bo's")
+        ws.adjudicate("q5", "d25", 1, reason="final")
+        ws.fold_if_due(1)
+    adjudicated = check(False)
+    assert ("q5", "d25", 1) in adjudicated[2] and check(True) == adjudicated
+    with Workspace.open(db, reviewer="ana", blind=True) as ws:  # blind: never from an entry
+        n = len(hits)
+        runcache.store_qrels(ws, Catalog(), folder=cache)
+        assert len(hits) == n
+
+
+def test_a_map_hit_into_a_catalog_without_its_dictionary_yet_gives_every_name_its_code(tmp_path):
+    """A re-open's catalog takes the labels' documents without a name -> code dictionary (store_qrels); the
+    run entry's map appends its new names as they are, and the dictionary made later knows each at its code."""
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q} Q0 d{(q * 7 + r) % 50} {r + 1} {10 - r}.5 t\n" for q in range(20) for r in range(8)))
+    expected = read_runs(str(run), "auto", Catalog())[0]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def catalog():
+        cat = Catalog()
+        cat.docs.extend(["d7", "x", "d3"], distinct=True)  # (no dictionary made)
+        return cat
+
+    for _ in range(3):  # the entry written, its map written, the map used
+        cat = catalog()
+        got = read_runs_cached(str(run), cat, min_bytes=0, folder=cache)[0]
+        _same(got, expected)
+        names = list(cat.docs.names)
+        assert names[:3] == ["d7", "x", "d3"] and len(set(names)) == len(names)
+        assert [cat.docs.code(n) for n in names] == list(range(len(names)))
+        assert cat.docs.code("new") == len(names)
+
+
+def test_the_corpus_reader_wants_the_catalogs_documents_those_added_later_too():
+    from rankgate.tui.loader import CatalogDocs
+
+    cat = Catalog()
+    cat.docs.extend(["a", "b"], distinct=True)
+    wanted = CatalogDocs(cat.docs)
+    cat.docs.code("c")
+    assert "a" in wanted and "c" in wanted and "z" not in wanted
+    cat.docs.code("z")  # after the first look
+    assert "z" in wanted and sorted(wanted) == ["a", "b", "c", "z"] and len(wanted) == 4

@@ -131,6 +131,15 @@ class Interner:
             return None
         return _int_values(pc.sort_indices(pa.chunked_array([self.arrow, extra], pa.string())))  # (indices < 2**63)
 
+    def append_new(self, names: list[str]) -> None:
+        """Names known to be distinct and new to the interner (a cache that knows them), appended in order:
+        their codes follow the last. The name -> code dictionary, if not built yet, is left for when asked."""
+        if self._codes is not None:
+            start = len(self)
+            self._codes.update(zip(names, range(start, start + len(names))))
+        self.names.extend(names)
+        self._order = None
+
     def order_changed(self) -> None:
         """Names were added to `codes` and `names` directly (a cache that knows them to be new)."""
         self._order = None

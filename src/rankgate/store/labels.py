@@ -11,7 +11,7 @@ import hashlib
 import json
 from array import array
 from collections.abc import Mapping
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from rankgate.store.records import REVIEW_KINDS, UNRESOLVED, Diff, Judgment
 
@@ -432,19 +432,22 @@ class Details(Mapping):
             chunks, made = [], self._made
         else:
             chunks, made = self._chunks, self._made
+        def one(version: str, n: int) -> Counter:  # Counter({version: n}) without its __init__'s update (10k)
+            counts = Counter.__new__(Counter)
+            dict.__setitem__(counts, version, n)
+            return counts
+
         for qid, docs, _reasons, versions, _reviewers in chunks:
             if type(versions) is dict:  # one version for the whole query, as stored (an import's)
                 if versions["all"] and docs:
-                    counts = out[qid] = Counter()
-                    counts[versions["all"]] = len(docs)
+                    out[qid] = one(versions["all"], len(docs))
                 continue
             if not versions:
                 continue
             first = versions[0]
             if versions.count(first) == len(versions):  # one version for the whole query
                 if first:
-                    counts = out[qid] = Counter()
-                    counts[first] = len(versions)
+                    out[qid] = one(first, len(versions))
                 continue
             counts = Counter(v for v in versions if v)
             if counts:
@@ -497,17 +500,25 @@ def label_grades(labels, adjudications: dict) -> dict[tuple[str, str], int]:
 INT, STR = frozenset((int,)), frozenset((str,))
 
 
-def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catalog, meta: dict):
+def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catalog, meta: dict, *,
+                    known: "KnownQrels | None" = None, parts: list | None = None):
     """`as_qrels` of the current labels (every pair's label), read from the snapshot's columns for each query
     that was never built and has one standing judgment per document (what an import leaves): no record per
     judgment. The other queries go through `pair_labels`, as `as_qrels` does. Same output as
-    `as_qrels(path, queries, pair_labels(labels, adjudications), catalog, meta)`."""
+    `as_qrels(path, queries, pair_labels(labels, adjudications), catalog, meta)`.
+
+    `known`: what this function gave for the very same labels into a fresh catalog (`parts` filled by a call
+    without it; tui/runcache.py keeps them keyed by the store's files): the catalog (fresh) takes the document
+    names as they are and the arrays are used as given; only each query's details are read (ValueError when
+    `known` does not fit these labels: the caller reads them afresh)."""
     import numpy as np
 
     from rankgate.core.model import Catalog, Qrels
     from rankgate.store.columns import all_new
 
     catalog = catalog or Catalog()
+    if known is not None:
+        return _known_qrels(path, queries, labels, adjudications, catalog, meta, known)
     declared = catalog.queries.extend(list(queries)).tolist() if queries else []  # (the code of each, in order)
     counts, docs_all, grades_all = [], [], []
     chunks, made, shared, versions = [], {}, {}, set()
@@ -547,12 +558,63 @@ def labels_as_qrels(path: str, queries: dict, labels, adjudications: dict, catal
         counts.append(len(docs))
         docs_all += docs
         grades_all += grades
-    if len(versions) == 1 and "" not in versions:
-        meta["collection_version"] = versions.pop()
+    cv = versions.pop() if len(versions) == 1 and "" not in versions else None
+    if cv is not None:
+        meta["collection_version"] = cv
     qs = np.repeat(np.array(declared, np.int32), counts) if declared else np.zeros(0, np.int32)
     ds = catalog.docs.extend(docs_all) if docs_all else np.zeros(0, np.int32)
-    return Qrels(path, catalog, qs, ds, np.array(grades_all, np.int64).reshape(-1), declared, format="store",
-                 details=Details(chunks, made), meta=meta)
+    grades = np.array(grades_all, np.int64).reshape(-1)
+    if parts is not None:
+        fast = {q for q, *_ in chunks}
+        parts.append(KnownQrels(list(catalog.docs.names), ds, grades, np.array(counts, np.int64),
+                                np.array([q in fast for q in queries], bool), cv))
+    return Qrels(path, catalog, qs, ds, grades, declared, format="store", details=Details(chunks, made), meta=meta)
+
+
+class KnownQrels(NamedTuple):
+    """What `labels_as_qrels` made of a store's labels into a fresh catalog: the catalog's document names in
+    order, the document codes and grades of every row, the rows of each query (in the queries' order), which
+    queries were read from their columns, and the one collection version (None: none or several)."""
+
+    docs: list
+    ds: object  # np.ndarray int32
+    grades: object  # np.ndarray int64
+    counts: object  # np.ndarray int64
+    fast: object  # np.ndarray bool
+    collection_version: str | None
+
+
+def _known_qrels(path: str, queries: dict, labels, adjudications: dict, catalog, meta: dict, known: KnownQrels):
+    """`labels_as_qrels` from `known` (see there): the details only, from each query's columns as stored."""
+    import numpy as np
+
+    from rankgate.core.model import Qrels
+
+    if len(catalog.queries) or len(catalog.docs) or len(known.counts) != len(queries) or \
+            len(known.fast) != len(queries) or not int(known.counts.sum()) == len(known.ds) == len(known.grades) or \
+            (len(known.ds) and not 0 <= int(known.ds.min()) <= int(known.ds.max()) < len(known.docs)):
+        raise ValueError("known labels that do not fit")
+    chunks, made, shared, versions = [], {}, {}, set()
+    columns_of = getattr(labels, "columns_of", lambda q: None)
+    for qid, fast, n in zip(queries, known.fast.tolist(), known.counts.tolist()):
+        if fast:
+            cols = columns_of(qid)
+            if cols is None or cols["n"] != n:
+                raise ValueError(f"query {qid!r} is not as known")
+            chunks.append((qid, cols["doc"], cols["reason"], cols["collection_version"], cols["reviewer"]))
+        else:
+            per = pair_labels({qid: labels.get(qid, {})}, {qid: adjudications.get(qid) or {}})[qid]
+            if len(per) != n:
+                raise ValueError(f"query {qid!r} is not as known")
+            for doc, s in per.items():
+                _detail_of(s, shared, made, (qid, doc))
+    if known.collection_version is not None:
+        meta["collection_version"] = known.collection_version
+    declared = catalog.queries.extend(list(queries)).tolist() if queries else []  # (the catalog is changed only
+    catalog.docs.extend(known.docs, distinct=True)  # now) into a fresh interner: no dictionary until asked for
+    qs = np.repeat(np.array(declared, np.int32), known.counts) if declared else np.zeros(0, np.int32)
+    return Qrels(path, catalog, qs, known.ds, known.grades, declared, format="store", details=Details(chunks, made),
+                 meta=meta)
 
 
 def _detail_of(s: dict, shared: dict, details: dict, pair: tuple[str, str]) -> str:

@@ -45,8 +45,8 @@ from rankgate.core.errors import InputError
 from rankgate.store import paths
 from rankgate.store.records import FILE_SOURCE
 from rankgate.store.sync_record import (  # noqa: F401 (their home: store/sync_record.py)
-    SYNC_FORMAT, QrelsFile, _resolved, label_key, open_sidecar, read_exported, read_summary, record_export,
-    stamp as _stamp,
+    SYNC_FORMAT, QrelsFile, _resolved, defer as _defer, flush_pending, label_key, open_sidecar, pending_summary,
+    read_exported, read_summary, record_export, stamp as _stamp,
 )
 
 RECOUNT_ABOVE = 20_000  # a writer that touched more pairs counts its unexported edits again from every label
@@ -173,6 +173,7 @@ def read_record(db: str | os.PathLike, labels: bool = True) -> tuple[dict, dict[
     """(summary, {label_key: grade} at the last sync), or None: no record, or one that cannot be used (empty,
     cut short, not JSON), so the last sync is unknown. `labels=False`: the labels are not parsed (None in
     their place; 80,000 labels cost 0.05 s), only checked to be all there."""
+    flush_pending(db)
     try:
         with open_sidecar(paths.sidecar(db, paths.SYNC)) as f:
             summary = json.loads(f.readline())
@@ -195,6 +196,7 @@ def read_record(db: str | os.PathLike, labels: bool = True) -> tuple[dict, dict[
 def _write_record(db: Path, summary: dict, base: dict[str, int]) -> None:
     from rankgate.store.storage import atomic_write
 
+    flush_pending(db)  # (a record left for later is older: written first, then this one over it)
     data = (json.dumps(summary, ensure_ascii=False) + "\n" + json.dumps(base, separators=(",", ":")) + "\n")
     atomic_write(paths.sidecar(db, paths.SYNC), data.encode("utf-8", "surrogatepass"))
 
@@ -204,6 +206,7 @@ def _write_summary(db: Path, summary: dict) -> None:
     stale (its stamp) and counts again."""
     from rankgate.store.storage import atomic_write
 
+    flush_pending(db)
     path = paths.sidecar(db, paths.SYNC)
     rest = path.read_bytes().partition(b"\n")[2]
     atomic_write(path, json.dumps(summary, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n" + rest,
@@ -226,21 +229,37 @@ def query_grades(ws, qid: str) -> dict[str, int]:
 
 
 def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, version: str = "",
-                sha: str | None = None, now: dict | None = None) -> None:
+                sha: str | None = None, now: dict | None = None, later: bool = False) -> None:
     """The folder's qrels file and the workspace agree on `grades` now (an import, an export, a merge).
-    `now`: the workspace's grades, when the caller has them (`workspace_grades`)."""
-    base = {label_key(q, d): g for (q, d), g in grades.items()}
+    `now`: the workspace's grades, when the caller has them (`workspace_grades`). `later`: with `now` equal
+    to `grades` (an import's), the labels' hashes are computed and the record written by the next
+    `flush_pending` (the app's first open: after its first frame), its summary as it is now."""
     from rankgate.store.labels import content_hash
 
+    flush_pending(ws.path)
     summary = {"format": SYNC_FORMAT, "benchmark": manifest.name, "folder": _resolved(manifest.folder),
                "qrels": _resolved(manifest.qrels), "file_sha256": sha if sha is not None else
-               file_sha256(manifest.qrels), "labels_hash": content_hash((q, d, g) for (q, d), g in grades.items()),
-               "how": how, "at": ws._clock(), "version": version}
-    now = workspace_grades(ws) if now is None else now
-    unexported = 0 if now == grades else count_unexported(base, now)  # (an import's: the same labels)
-    summary.update(unexported=unexported, stamp=_stamp(ws.path))
-    _write_record(ws.path, summary, base)
+               file_sha256(manifest.qrels), "labels_hash": None, "how": how, "at": ws._clock(), "version": version}
+
+    def write(base=None) -> None:
+        summary["labels_hash"] = content_hash((q, d, g) for (q, d), g in grades.items())
+        _write_record(ws.path, summary, base if base is not None else keyed(grades))
+
+    if later and now is grades:  # (an import's: the same labels, nothing unexported)
+        summary.update(unexported=0, stamp=_stamp(ws.path))
+        _defer(ws.path, summary, write)
+    else:
+        base = keyed(grades)
+        now = workspace_grades(ws) if now is None else now
+        unexported = 0 if now == grades else count_unexported(base, now)  # (an import's: the same labels)
+        summary.update(unexported=unexported, stamp=_stamp(ws.path))
+        write(base)
     _start_session(ws, summary, True)
+
+
+def keyed(grades: dict[tuple[str, str], int]) -> dict[str, int]:
+    """{label_key: grade}, as the sync record keeps labels."""
+    return {label_key(q, d): g for (q, d), g in grades.items()}
 
 
 # A writer's session: the pairs its edits touched (with their grade before), so that closing counts the
@@ -286,12 +305,13 @@ def count_unexported(base: dict[str, int], grades: dict[tuple[str, str], int]) -
     return n + (len(base) - seen)  # labels removed from the workspace since
 
 
-def after_open(ws, manifest) -> None:
+def after_open(ws, manifest, *, later: bool = False) -> None:
     """A writer opened a benchmark's workspace: a first import is the first sync; a workspace from before
-    sync records gets one rebuilt from its history (its labels as the benchmark's import left them)."""
+    sync records gets one rebuilt from its history (its labels as the benchmark's import left them).
+    `later`: a first import's record is written by the next `flush_pending` (record_sync)."""
     if ws.benchmark_import is not None:
         grades = workspace_grades(ws)
-        record_sync(ws, manifest, "import", grades, now=grades)
+        record_sync(ws, manifest, "import", grades, now=grades, later=later)
         ws.import_grades = (ws._seq, grades)  # as recorded (the app's first comparison: tui/runcache.py)
         return
     record = read_record(ws.path, labels=False)

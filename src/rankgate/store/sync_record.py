@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
 
@@ -39,8 +40,46 @@ def stamp(db: Path) -> list:
     return out
 
 
+# A sync record whose writing was left for later (`defer`): the app's first open of a benchmark hashes its
+# 80,000 labels for it after its first frame. Any read or write of that workspace's record in this process
+# writes it first (`flush_pending`), so no reader sees the record missing or older than it is.
+_pending: dict[str, tuple[dict, object]] = {}
+_pending_lock = threading.RLock()  # (re-entrant: the writing itself writes the record)
+
+
+def _pending_key(db) -> str:
+    return os.path.abspath(os.fspath(db))
+
+
+def defer(db, summary: dict, write) -> None:
+    """`write()` writes `db`'s sync record, whose summary is `summary`: done by the next `flush_pending(db)`."""
+    with _pending_lock:
+        _pending[_pending_key(db)] = (summary, write)
+
+
+def pending_summary(db) -> dict | None:
+    """The summary of `db`'s sync record while its writing waits (None: none waits), without writing it."""
+    got = _pending.get(_pending_key(db))
+    return got[0] if got is not None else None
+
+
+def flush_pending(db) -> None:
+    """Write `db`'s sync record now if its writing was left for later (a no-op otherwise). A record that cannot
+    be written is left unwritten: the workspace's next open rebuilds it from the import's history."""
+    if not _pending:
+        return
+    with _pending_lock:
+        got = _pending.pop(_pending_key(db), None)
+        if got is not None:
+            try:
+                got[1]()
+            except (InputError, OSError):
+                pass
+
+
 def read_summary(db: str | os.PathLike) -> dict | None:
     """Line 1 of `<db>.sync` (cheap: the labels on line 2 are not read); None when there is none."""
+    flush_pending(db)
     try:
         with open_sidecar(paths.sidecar(db, paths.SYNC)) as f:
             line = f.readline()

@@ -82,6 +82,8 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
     def close(self) -> None:
         """Close; a benchmark's writer then counts its unexported edits for `rankgate gate` (store/sync.py)."""
         was_open = not self.closed
+        if was_open and not self.readonly:
+            sync.flush_pending(self.path)  # a first import's sync record, if still left for later (after_open)
         super().close()
         if was_open and not self.readonly and self.manifest is not None:
             try:
@@ -147,7 +149,8 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
                     ws.import_history = _file_state(paths.sidecar(ws.path, paths.HISTORY))
                     ws.imported_into_empty = True
             if not readonly:  # `--db FILE` too: its record lives beside FILE, so an export back can tell
-                sync.after_open(ws, manifest)  # the file's changes from the workspace's
+                # the file's changes from the workspace's; a first import's record hashed after the app's first
+                sync.after_open(ws, manifest, later=not fold_import)  # frame, when it folds that import
         except BaseException:
             ws.close()
             raise
@@ -162,6 +165,7 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
         """Fold the import `open_benchmark(fold_import=False)` left in the journal (the app: after its first
         frame, or on close). With no edit since, the sync record's count still holds (its stamp follows the
         files: store/sync.remember) and `then()` runs before any edit can come in."""
+        sync.flush_pending(self.path)  # the first import's sync record, if left for now (after_open)
         with self._mutex:
             at, self.fold_later = self.fold_later, None
             if at is None or self._closed or not self.fold_if_due(1) or self.fold_problem or self._seq != at:

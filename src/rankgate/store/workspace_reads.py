@@ -276,12 +276,14 @@ class WorkspaceReads:
 
     # ---------------------------------------------------------------- to the core
 
-    def to_qrels(self, catalog=None, version: str | None = None, *, for_reviewer: str | None = None):
+    def to_qrels(self, catalog=None, version: str | None = None, *, for_reviewer: str | None = None,
+                 known=None, parts: list | None = None):
         """The labels as core `Qrels` (columnar arrays), with reasons as details; every query declared.
 
         The grade of a pair is its label (adjudicated, agreed, or by the rule for
         an open disagreement: docs/reviewers.md). `for_reviewer=NAME`: NAME's own
         judgments only; a workspace open for blind review gives its reviewer's.
+        `known`, `parts`: the labels now as a cache keeps them (store/labels.py labels_as_qrels).
         """
         with self._mutex:
             self._check_open()
@@ -289,7 +291,8 @@ class WorkspaceReads:
                 for_reviewer, _ = self._view(for_reviewer, True)
             meta = {"workspace": str(self.path), "version": version or "unfrozen"}
             if version is None and for_reviewer is None:  # the labels now: from the snapshot's columns
-                return labels_as_qrels(str(self.path), self._queries, self._labels, self._adj, catalog, meta)
+                return labels_as_qrels(str(self.path), self._queries, self._labels, self._adj, catalog, meta,
+                                       known=known, parts=parts)
             queries, labels = self._label_set(version, for_reviewer)
             if for_reviewer is not None:
                 meta["reviewer"] = for_reviewer

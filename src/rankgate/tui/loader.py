@@ -30,7 +30,7 @@ from rankgate.core.policy import resolve
 from rankgate.tui.labels import LabelBook, MemoryBackend
 from rankgate.tui.model import ReviewModel
 from rankgate.tui import scorecache
-from rankgate.tui.runcache import ReadAhead, read_runs_cached
+from rankgate.tui.runcache import ReadAhead, read_runs_cached, store_qrels
 
 Progress = Callable[[str, int, int], None]  # (what, steps done, steps); may raise Cancelled to stop
 
@@ -331,9 +331,33 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
     progress("ready", steps, steps)
     corpus = Path(inputs.corpus) if inputs.corpus else manifest.corpus if manifest else None
     return Loaded(model, manifest, book.reviewer, corpus, hits, problems=problems,
-                  corpus_missing=corpus_missing(manifest), wanted_docs=catalog.docs.codes,
+                  corpus_missing=corpus_missing(manifest), wanted_docs=CatalogDocs(catalog.docs),
                   unread_pair=unread_pair(policy.baseline, policy.candidate, order, left_out)
                   or one_run_pair(model.baseline, model.candidate, policy, len(runs)), later=later)
+
+
+class CatalogDocs:
+    """The documents of the review's catalog, as the corpus reader asks (`in`, iteration) from its thread after
+    the first frame: a set of the names made there on first use, and the names added since looked at apart
+    (the catalog's own dictionary was made for this before the first frame: 200,000 documents, 0.05 s; made
+    by another thread, it could lose a name the app adds meanwhile)."""
+
+    def __init__(self, interner) -> None:
+        self._names = interner.names  # (only ever appended to)
+        self._seen: set[str] | None = None
+        self._n = 0
+
+    def __contains__(self, doc) -> bool:
+        if self._seen is None:
+            self._n = len(self._names)
+            self._seen = set(self._names[:self._n])
+        return doc in self._seen or (len(self._names) > self._n and doc in self._names[self._n:])
+
+    def __iter__(self):
+        return iter(self._names[:])
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def _raise_first_refusal(refused: list[tuple[str, BaseException]]) -> None:
@@ -468,7 +492,7 @@ def open_labels(inputs: Inputs, manifest: Manifest | None, qrels_path: str | Non
 
         backend = StoreBackend.open(inputs, manifest, qrels_path, reviewer, cv)
         try:
-            qrels = backend.to_qrels(catalog)
+            qrels = store_qrels(backend.ws, catalog)  # (as the last open made them, while the store is unchanged)
             return LabelBook(backend, qrels), backend.queries()
         except BaseException:
             backend.close()

@@ -278,9 +278,11 @@ class ReviewModel(GateAndMacros, ReviewQueueing):
                        for n, ri in self.runs.items()]
         # per query: the collection versions its labels name (from the store's columns: no object per label)
         self._qversions: dict[str, Counter] = versions_by_query(qrels.details)
-        self.versions = Counter()
+        total: dict[str, int] = {}  # (summed as plain ints: Counter.update per query cost 30 ms at 10k queries)
         for counts in self._qversions.values():
-            self.versions.update(counts)
+            for v, n in counts.items():
+                total[v] = total.get(v, 0) + n
+        self.versions = Counter(total)
         self._input_memo: tuple | None = None  # (judged, relevant, problems) last found
 
     @staticmethod

@@ -394,12 +394,12 @@ def _npy_at(buf, info) -> np.ndarray:
 def _load(where: Path, catalog: Catalog) -> list[Run]:
     with _Mapped(where) as z:
         header = json.loads(z["header"].tobytes().decode("utf-8"))
-        qnames, dnames = _names(z, header, "queries"), _names(z, header, "docs")
-        maps = _mapped(where, catalog, qnames, dnames)
+        maps = _mapped(where, catalog, _count(z, header, "queries"), _count(z, header, "docs"))
         if maps is None:
-            state = _state(catalog)
+            qnames, dnames = _names(z, header, "queries"), _names(z, header, "docs")
+            state, n0 = _state(catalog), (len(catalog.queries), len(catalog.docs))
             qmap, dmap = _codes(catalog.queries, qnames), _codes(catalog.docs, dnames)
-            _save_map(where, state, qmap, dmap)
+            _save_map(where, state, qmap, dmap, catalog.queries.names[n0[0]:], catalog.docs.names[n0[1]:])
         else:
             qmap, dmap = maps
         runs = []
@@ -420,56 +420,96 @@ def _state(catalog: Catalog) -> str | None:
     """A digest of the catalog's names in order (None when a name holds a line break)."""
     h = hashlib.sha256()
     for interner in (catalog.queries, catalog.docs):
-        text = "\n".join(interner.names)
-        if interner.names and text.count("\n") != len(interner.names) - 1:
+        digest = _names_digest(interner)
+        if digest is None:
             return None
-        h.update(f"{len(interner.names)}\n".encode())
-        h.update(text.encode("utf-8", "surrogatepass"))
+        h.update(f"{len(interner)}\n{digest}\n".encode())
     return h.hexdigest()[:32]
+
+
+_digests: dict[int, tuple] = {}  # id(interner) -> (interner, names hashed, their running hash or None): the
+# queries' and the documents' of the catalog being loaded
+
+
+def _names_digest(interner) -> str | None:
+    """sha256 of the interner's names, each followed by a line break (None when a name holds one), kept
+    running: interners only grow, so each run of an open hashes only the names added since the last
+    (was: every name again for each run, 200,000 of them)."""
+    got = _digests.get(id(interner))
+    if got is None or got[0] is not interner or got[1] > len(interner):
+        if len(_digests) >= 2:  # (the catalog being loaded only: an earlier one is let go)
+            _digests.clear()
+        got = (interner, 0, hashlib.sha256())
+    _, done, h = got
+    names = interner.names
+    if h is not None and done < len(names):
+        h = h.copy()
+        new = names[done:]
+        text = "\n".join(new) + "\n"
+        if text.count("\n") != len(new):
+            h = None
+        else:
+            h.update(text.encode("utf-8", "surrogatepass"))
+    _digests[id(interner)] = (interner, len(names), h)
+    return h.hexdigest() if h is not None else None
 
 
 def _map_path(where: Path) -> Path:
     return where.with_name(where.stem + "-map.npz")
 
 
-def _save_map(where: Path, state: str | None, qmap: np.ndarray, dmap: np.ndarray) -> None:
-    if state is None:
+def _save_map(where: Path, state: str | None, qmap: np.ndarray, dmap: np.ndarray, qnew: list[str],
+              dnew: list[str]) -> None:
+    """The entry's codes in this catalog, with the names the entry added to it (`qnew`, `dnew`, in code order):
+    a re-open takes those from here rather than splitting every name of the entry."""
+    if state is None or any("\n" in n for n in qnew) or any("\n" in n for n in dnew):
         return
     try:
         tmp = where.with_name(where.name + f".{os.getpid()}.map.tmp")
         with open(tmp, "wb") as f:
-            np.savez(f, state=np.frombuffer(state.encode(), np.uint8), q=qmap, d=dmap)
+            np.savez(f, state=np.frombuffer(state.encode(), np.uint8), q=qmap, d=dmap,
+                     qnew=np.frombuffer("\n".join(qnew).encode("utf-8", "surrogatepass"), np.uint8),
+                     dnew=np.frombuffer("\n".join(dnew).encode("utf-8", "surrogatepass"), np.uint8))
         os.replace(tmp, _map_path(where))
     except OSError:
         pass
 
 
-def _mapped(where: Path, catalog: Catalog, qnames: list[str], dnames: list[str]):
-    """(query codes, document codes) of the entry's names from its map, interning the new names; None when
-    the map is missing or was made for another catalog (nothing is interned then)."""
+def _count(z, header: dict, what: str) -> int:
+    """How many names the entry holds (as `len(_names(...))`, without making them)."""
+    if what in header:
+        return len(header[what])
+    data = z[what]
+    return int(np.count_nonzero(data == 10)) + 1 if len(data) else 0
+
+
+def _mapped(where: Path, catalog: Catalog, nq: int, nd: int):
+    """(query codes, document codes) of the entry's `nq` and `nd` names from its map, interning the names new
+    to the catalog as the map has them; None when the map is missing or was made for another catalog (nothing
+    is interned then)."""
     path = _map_path(where)
     if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
             state, qmap, dmap = z["state"].tobytes().decode(), z["q"], z["d"]
-    except Exception:
+            added = [z[k].tobytes().decode("utf-8", "surrogatepass") for k in ("qnew", "dnew")]
+    except Exception:  # (a map of before it kept the names it added: made again)
         return None
-    if len(qmap) != len(qnames) or len(dmap) != len(dnames) or state != _state(catalog):
+    if len(qmap) != nq or len(dmap) != nd or state != _state(catalog):
         return None
     plan = []
-    for interner, names, codes in ((catalog.queries, qnames, qmap), (catalog.docs, dnames, dmap)):
+    for interner, text, codes in ((catalog.queries, added[0], qmap), (catalog.docs, added[1], dmap)):
         n0 = len(interner)
-        new = np.flatnonzero(codes >= n0)
-        new = new[np.argsort(codes[new], kind="stable")]
-        if not np.array_equal(codes[new], np.arange(n0, n0 + len(new))) or (len(codes) and codes.min() < 0):
+        new = codes[codes >= n0]
+        names = text.split("\n") if text else []
+        if len(new) != len(names) or not np.array_equal(unique(new), np.arange(n0, n0 + len(new))) or \
+                (len(codes) and codes.min() < 0):
             return None
-        plan.append((interner, _picked(names, new), n0))
+        plan.append((interner, names, n0))
     for interner, new, n0 in plan:  # the new names take the codes they had: n0, n0 + 1, ...
-        if new:  # (distinct, and new to the catalog while the digest holds: no lookup of each)
-            interner.codes.update(zip(new, range(n0, n0 + len(new))))
-            interner.names.extend(new)
-            interner.order_changed()
+        if new:  # (distinct, and new to the catalog while the digest holds: no lookup of each, and no
+            interner.append_new(new)  # dictionary made for them when the catalog has none yet)
         if len(interner) != n0 + len(new):  # (cannot happen while the digest holds)
             raise ValueError("catalog out of step with the entry's map")
     return qmap, dmap
@@ -478,17 +518,6 @@ def _mapped(where: Path, catalog: Catalog, qnames: list[str], dnames: list[str])
 def _taken(qmap: np.ndarray, codes: list[int]) -> list[int]:
     """[int(qmap[c]) for c in codes], in one numpy pass (10,000 queries a run)."""
     return qmap[np.asarray(codes, np.int64)].tolist() if len(codes) else []
-
-
-def _picked(names: list[str], at: np.ndarray) -> list[str]:
-    """[names[i] for i in at], at C speed (the new names of a run: 100,000s)."""
-    from operator import itemgetter
-
-    if len(at) == 0:
-        return []
-    if len(at) == 1:
-        return [names[int(at[0])]]
-    return list(itemgetter(*at.tolist())(names))
 
 
 def _codes(interner, names: list[str]) -> np.ndarray:
@@ -668,10 +697,13 @@ def _just_imported(ws, manifest):
             not report.added == getattr(report, "file_labels", -1) == len(synced):
         return None
     got = synced
-    record = sync.read_record(ws.path, labels=False)
-    if record is None:
-        return None
-    comparison = sync.Comparison(Path(ws.path), Path(manifest.qrels), [], len(got), len(synced), record[0],
+    summary = sync.pending_summary(ws.path)  # (the record hashed and written after the first frame, if left)
+    if summary is None:
+        record = sync.read_record(ws.path, labels=False)
+        if record is None:
+            return None
+        summary = record[0]
+    comparison = sync.Comparison(Path(ws.path), Path(manifest.qrels), [], len(got), len(synced), summary,
                                  {}, {}, {})
 
     def inputs():
@@ -691,3 +723,82 @@ def keep_import_comparison(ws) -> None:
     key = comparison_key(ws, ws.manifest)
     if key is not None:
         _save_comparison((got[1] or cache_dir()) / f"compare-{key}.json", got[0])
+
+
+# ---- the labels of a label store as the review's first catalog, as the last open made them --------------
+
+STORE_QRELS_FORMAT = 1
+KEEP_STORE_QRELS = 8
+
+
+def store_key(ws) -> str | None:
+    """The label store as it is now: its snapshot (as `file_key`) and its journals (size, modification time,
+    inode); None for a store another process may write meanwhile (read-only, shared) or seen blind."""
+    from rankgate.store import paths
+
+    if ws.readonly or ws.blind or getattr(ws, "shared", False) or getattr(ws, "_journal", None) is None:
+        return None
+    parts: list = ["store-qrels", STORE_QRELS_FORMAT]
+    for suffix in (paths.JOURNAL, paths.JOURNAL_PREV):
+        try:
+            st = os.stat(paths.sidecar(ws.path, suffix))
+            parts.append([st.st_size, st.st_mtime_ns, st.st_ino])
+        except OSError:
+            parts.append(None)
+    return file_key(str(ws.path), *parts)
+
+
+def store_qrels(ws, catalog: Catalog, *, folder: Path | None = None):
+    """`ws.to_qrels(catalog)` into a fresh catalog (the review's: labels first), with the document names, codes
+    and grades as the last open made them while the store's files are unchanged (`store_key`): 80,000 labels'
+    documents interned and their columns checked cost about 0.1 s on every open. Anything else is read as
+    `to_qrels` reads it, and kept for the next open."""
+    key = store_key(ws) if not len(catalog.queries) and not len(catalog.docs) else None
+    if key is None:
+        return ws.to_qrels(catalog)
+    where = (folder or cache_dir()) / f"store-{key}.npz"
+    if where.is_file():
+        try:
+            known = _load_known(where)
+            qrels = ws.to_qrels(catalog, known=known)
+            _used(where)
+            return qrels
+        except Exception:  # a torn or foreign entry, or one that does not fit (the catalog is left as it was)
+            if len(catalog.queries) or len(catalog.docs):
+                raise
+    parts: list = []
+    qrels = ws.to_qrels(catalog, parts=parts)
+    if parts:
+        _save_known(where, parts[0])
+    return qrels
+
+
+def _load_known(where: Path):
+    from rankgate.store.labels import KnownQrels
+
+    with np.load(where, allow_pickle=False) as z:
+        header = json.loads(z["header"].tobytes().decode("utf-8"))
+        if header.get("format") != STORE_QRELS_FORMAT:
+            raise ValueError("an entry of another format")
+        docs = _names(z, header, "docs")
+        return KnownQrels(docs, z["ds"].astype(np.int32, copy=False), z["grades"].astype(np.int64, copy=False),
+                          z["counts"].astype(np.int64, copy=False), z["fast"].astype(bool, copy=False),
+                          header.get("collection_version"))
+
+
+def _save_known(where: Path, known) -> None:
+    if any("\n" in n or not n for n in known.docs):  # (names kept as one text: a name with a line break is not)
+        return
+    arrays = {"docs": np.frombuffer("\n".join(known.docs).encode("utf-8", "surrogatepass"), np.uint8),
+              "ds": known.ds, "grades": known.grades, "counts": known.counts, "fast": known.fast,
+              "header": np.frombuffer(json.dumps({"format": STORE_QRELS_FORMAT,
+                                                  "collection_version": known.collection_version}).encode("utf-8"),
+                                      np.uint8)}
+    try:
+        tmp = where.with_name(where.name + f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, where)
+        _prune(where.parent, "store-*.npz", KEEP_STORE_QRELS)
+    except OSError:
+        pass
