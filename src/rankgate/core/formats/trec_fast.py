@@ -569,6 +569,11 @@ class _JudgedLookup:
             self.codes_ = pairs.doc
             self.qmix = np.r_[_mix(np.arange(len(qnames))), np.uint64(0)]  # [-1]: a query nobody judged
             h = h[self.doc_at] ^ self.qmix[self.entry_q] if len(self.doc_at) else np.zeros(0, np.uint64)
+            # the entries grouped by query, for a block whose few queries' entries are looked up alone (_local)
+            self.by_query = np.argsort(self.entry_q, kind="stable")
+            self.query_start = np.zeros(len(qnames) + 1, np.int64)
+            np.cumsum(np.bincount(self.entry_q, minlength=len(qnames)), out=self.query_start[1:])
+            self.h_by_query = h[self.by_query]
         self.table = _HashTable(h)
         self.one_each = not self.table.repeated
         if not self.one_each:  # two entries share a hash: a sorted search finds both
@@ -579,12 +584,13 @@ class _JudgedLookup:
         self.present = np.zeros(1 << self.bits, bool)
         self.present[(h >> self.shift).astype(np.int64)] = True
 
-    def _row_queries(self, queries) -> np.ndarray:
-        """Each row's query code among the qrels' (-1: none judged), from a block's (query names, each
-        row's index among them or None, the stretches' first rows, lines) (_Reader._keyed)."""
+    def _row_queries(self, queries) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's query code among the qrels' (-1: none judged), and the codes of the block's query
+        names, from a block's (query names, each row's index among them or None, the stretches' first
+        rows, lines) (_Reader._keyed)."""
         names, index, heads, n = queries
         local = np.fromiter(map(self.qcode.get, names, repeat(-1)), np.int64, len(names))
-        return local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n]))
+        return local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n])), local
 
     def codes(self, docs, h: np.ndarray, queries=None) -> np.ndarray:
         """The judged document's code of every row (-1: nobody judged it; by pair: not for its query).
@@ -595,13 +601,6 @@ class _JudgedLookup:
         if not len(self.codes_):
             return out
         rq = None
-        if self.qcode is not None:
-            rq = self._row_queries(queries)
-            h = h ^ self.qmix[rq]
-        rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
-        if not len(rows):
-            return out
-        hr = h[rows]
 
         def confirm(r: np.ndarray, j: np.ndarray) -> None:
             """Rows r whose hash is entry j's: those whose document (and query) are j's are judged."""
@@ -611,19 +610,67 @@ class _JudgedLookup:
                 same &= rq[r] == self.entry_q[j]
             out[r[same]] = self.codes_[j[same]]
 
+        if self.qcode is not None:
+            rq, named = self._row_queries(queries)
+            h = h ^ self.qmix[rq]
+            local = self._local(named, len(h))
+            if local is not None:  # a block of few queries (a grouped file): their entries alone
+                bits, present, keys, entry = local
+                rows = np.flatnonzero(present[(h >> np.uint64(64 - bits)).astype(np.int64)])
+                _each_match(keys, entry, rows, h[rows], confirm)
+                return out
+        rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
+        if not len(rows):
+            return out
+        hr = h[rows]
         if self.one_each:  # the usual case: a hash table (a sorted search costs 20 cache misses a row)
             j = self.table.find(hr)
             confirm(rows[j >= 0], j[j >= 0])
             return out
-        lo = np.searchsorted(self.sorted, hr, "left")
-        hi = np.searchsorted(self.sorted, hr, "right")
-        found = hi > lo
-        rows, lo, hi = rows[found], lo[found], hi[found]
-        for extra in range(int((hi - lo).max(initial=1))):  # entries with one hash: each in turn
-            at = lo + extra
-            ok = at < hi
-            confirm(rows[ok], self.order[at[ok]])
+        _each_match(self.sorted, self.order, rows, hr, confirm)
         return out
+
+    def _local(self, named: np.ndarray, n: int):
+        """For a block of n rows whose queries (`named`: their codes, -1 for none judged, repeats allowed)
+        have few entries (at most one for LOCAL_ROWS rows): (bits, a bitmap of those entries' hashes' top
+        bits, their hashes sorted, the entries in that order); else None. Small enough to stay in the
+        processor's caches, where the whole lookup's tables (tens of MB for 1M judged) cost a cache
+        miss a row."""
+        if len(named) * LOCAL_ROWS > n:
+            return None
+        qs = unique(named[named >= 0])
+        lo, hi = self.query_start[qs], self.query_start[qs + 1]
+        m = int((hi - lo).sum())
+        if m * LOCAL_ROWS > n:
+            return None
+        at = np.repeat(lo - np.r_[0, np.cumsum(hi - lo)[:-1]], hi - lo) + np.arange(m)  # the ranges, joined
+        keys = self.h_by_query[at]
+        o = np.argsort(keys)
+        bits = max(12, min(20, (m * 64).bit_length()))
+        present = np.zeros(1 << bits, bool)
+        present[(keys >> np.uint64(64 - bits)).astype(np.int64)] = True
+        return bits, present, keys[o], self.by_query[at[o]]
+
+
+LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the entries to be looked up alone
+
+
+def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.ndarray, confirm) -> None:
+    """confirm(rows, entries) for every entry whose hash (`keys`, sorted; `entry` the entries in that
+    order) is a row's hash `hr`, entries that share a hash each in turn."""
+    lo = np.searchsorted(keys, hr, "left")
+    if len(keys) < 2 or (keys[1:] != keys[:-1]).all():  # no two alike (the usual case): one search
+        lo = np.minimum(lo, len(keys) - 1)
+        found = keys[lo] == hr if len(keys) else np.zeros(len(hr), bool)
+        confirm(rows[found], entry[lo[found]])
+        return
+    hi = np.searchsorted(keys, hr, "right")
+    found = hi > lo
+    rows, lo, hi = rows[found], lo[found], hi[found]
+    for extra in range(int((hi - lo).max(initial=0))):
+        at = lo + extra
+        ok = at < hi
+        confirm(rows[ok], entry[at[ok]])
 
 
 class _HashTable:
