@@ -1053,9 +1053,11 @@ def test_document_ids_found_again_in_a_block_are_each_lines_third_field(monkeypa
 
 @pytest.mark.parametrize("local", [0, 1 << 40])
 @pytest.mark.parametrize("block", [16 << 20, 3000])
-def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monkeypatch, local, block):
+@pytest.mark.parametrize("mixed", [False, True])
+def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monkeypatch, local, block, mixed):
     """By pair, with many entries a block (40 queries, 25 judged each, in blocks of a few queries or
-    one): every row judged for its query is found with its code and rank, none judged for another."""
+    one): every row judged for its query is found with its code and rank, none judged for another;
+    qrels grouped by query or (`mixed`) not."""
     from rankgate.core.formats import read_qrels
     from rankgate.core.formats import trec_fast as fast
 
@@ -1063,8 +1065,10 @@ def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monk
     monkeypatch.setattr(fast, "BLOCK", block)
     rng = np.random.default_rng(7)
     judged = {f"q{i}": {f"d{j}" for j in rng.choice(200, 25, replace=False).tolist()} for i in range(40)}
-    q = read_qrels(str(write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} 1\n" for qid, ds in judged.items()
-                                                          for d in sorted(ds)))))
+    qlines = [f"{qid} 0 {d} 1\n" for qid, ds in judged.items() for d in sorted(ds)]
+    if mixed:
+        qlines = [qlines[i] for i in rng.permutation(len(qlines))]
+    q = read_qrels(str(write(tmp_path / "q.trec", "".join(qlines))))
     lines, want = [], set()
     for i in range(45):  # q40-q44: nobody judged them
         for rank, j in enumerate(rng.choice(200, 60, replace=False).tolist()):

@@ -563,26 +563,48 @@ class _JudgedLookup:
             self.doc_at, self.codes_, self.entry_q = None, codes, None
         else:  # an entry per judged (query, document)
             qnames = pairs.catalog.queries.names
-            self.qcode = {qnames[c]: c for c in unique(pairs.q).tolist()}  # the queries judged: name -> code
+            counts = np.bincount(pairs.q, minlength=len(qnames)) if len(pairs.q) else np.zeros(len(qnames), np.int64)
+            self.qcode = {qnames[c]: c for c in np.flatnonzero(counts).tolist()}  # the queries judged: name -> code
             self.entry_q = pairs.q  # (32 bits each: 1M pairs cost 12 MB)
-            self.doc_at = np.searchsorted(codes, pairs.doc).astype(np.int32)  # each pair's document among `names`
+            if len(codes) and int(codes[-1]) == len(codes) - 1:  # every document's code is judged: no search
+                self.doc_at = pairs.doc
+            else:
+                self.doc_at = np.searchsorted(codes, pairs.doc).astype(np.int32)  # each pair's document in `names`
             self.codes_ = pairs.doc
             self.qmix = np.r_[_mix(np.arange(len(qnames))), np.uint64(0)]  # [-1]: a query nobody judged
-            h = h[self.doc_at] ^ self.qmix[self.entry_q] if len(self.doc_at) else np.zeros(0, np.uint64)
-            # the entries grouped by query, for a block whose few queries' entries are looked up alone (_local)
-            self.by_query = np.argsort(self.entry_q, kind="stable")
+            h = h[self.doc_at] if len(self.doc_at) else np.zeros(0, np.uint64)
+            h ^= self.qmix[self.entry_q]
+            # the entries grouped by query, for a block whose few queries' entries are looked up alone (_local);
+            # qrels files usually are (then in that order already: no sort, no copy)
             self.query_start = np.zeros(len(qnames) + 1, np.int64)
-            np.cumsum(np.bincount(self.entry_q, minlength=len(qnames)), out=self.query_start[1:])
-            self.h_by_query = h[self.by_query]
-        self.table = _HashTable(h)
-        self.one_each = not self.table.repeated
-        if not self.one_each:  # two entries share a hash: a sorted search finds both
-            self.order = np.argsort(h, kind="stable")
-            self.sorted = h[self.order]
-        self.bits = max(16, min(24, int(len(h) * 64).bit_length()))  # about 1 row in 64 looked up in vain
-        self.shift = np.uint64(64 - self.bits)
-        self.present = np.zeros(1 << self.bits, bool)
-        self.present[(h >> self.shift).astype(np.int64)] = True
+            np.cumsum(counts, out=self.query_start[1:])
+            grouped = not len(pairs.q) or bool((pairs.q[1:] >= pairs.q[:-1]).all())
+            self.by_query = None if grouped else np.argsort(self.entry_q, kind="stable").astype(np.int32)
+            self.h_by_query = h if grouped else h[self.by_query]
+        import threading
+
+        self.h, self.built, self.lock = h, False, threading.Lock()
+        if pairs is None:
+            self._build()
+
+    def _build(self) -> None:
+        """The tables of every entry (a bitmap of the hashes' top bits, a hash table), made when a block
+        first needs them: by pair, a grouped file's blocks never do (_local), and 1M entries' tables cost
+        0.1 s and 40 MB."""
+        with self.lock:
+            if self.built:
+                return
+            h = self.h
+            self.table = _HashTable(h)
+            self.one_each = not self.table.repeated
+            if not self.one_each:  # two entries share a hash: a sorted search finds both
+                self.order = np.argsort(h, kind="stable")
+                self.sorted = h[self.order]
+            self.bits = max(16, min(24, int(len(h) * 64).bit_length()))  # about 1 row in 64 looked up in vain
+            self.shift = np.uint64(64 - self.bits)
+            self.present = np.zeros(1 << self.bits, bool)
+            self.present[(h >> self.shift).astype(np.int64)] = True
+            self.h, self.built = None, True
 
     def _row_queries(self, queries) -> tuple[np.ndarray, np.ndarray]:
         """Each row's query code among the qrels' (-1: none judged), and the codes of the block's query
@@ -619,6 +641,8 @@ class _JudgedLookup:
                 rows = np.flatnonzero(present[(h >> np.uint64(64 - bits)).astype(np.int64)])
                 _each_match(keys, entry, rows, h[rows], confirm)
                 return out
+        if not self.built:
+            self._build()
         rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
         if not len(rows):
             return out
@@ -634,8 +658,9 @@ class _JudgedLookup:
         """For a block of n rows whose queries (`named`: their codes, -1 for none judged, repeats allowed)
         have few entries (at most one for LOCAL_ROWS rows): (bits, a bitmap of those entries' hashes' top
         bits, their hashes sorted, the entries in that order); else None. Small enough to stay in the
-        processor's caches, where the whole lookup's tables (tens of MB for 1M judged) cost a cache
-        miss a row."""
+        processor's caches, where the whole lookup's tables (tens of MB for 1M judged) cost a cache miss
+        a row, and those tables are then never made (_build). With as many entries as rows (dense-1m: 100
+        judged for 100 rows a query), the sorted search costs more than the whole table: not taken."""
         if len(named) * LOCAL_ROWS > n:
             return None
         qs = unique(named[named >= 0])
@@ -649,7 +674,7 @@ class _JudgedLookup:
         bits = max(12, min(20, (m * 64).bit_length()))
         present = np.zeros(1 << bits, bool)
         present[(keys >> np.uint64(64 - bits)).astype(np.int64)] = True
-        return bits, present, keys[o], self.by_query[at[o]]
+        return bits, present, keys[o], at[o] if self.by_query is None else self.by_query[at[o]]
 
 
 LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the entries to be looked up alone
@@ -1205,7 +1230,14 @@ class _Reread:
         with self.lock:
             bi = np.searchsorted(self.starts, rows, "right") - 1
             order = np.argsort(bi, kind="stable")
-            got = [self._block(i, rows[sel] - self.starts[i]) for i, sel in _groups(bi, order)]
+            asked = [(i, rows[sel] - self.starts[i]) for i, sel in _groups(bi, order)]
+            if len(asked) < 4:
+                got = [self._block(i, local) for i, local in asked]
+            else:  # two blocks at once: reading and finding the line breaks let go of the GIL
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(2, thread_name_prefix="rankgate-reread") as pool:
+                    got = list(pool.map(lambda a: self._block(*a), asked))
         return _in_order(pa.concat_arrays(got), order) if got else _strings([])
 
     def to_file(self, path: str) -> _DocStore:
@@ -1388,7 +1420,8 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     jq = np.concatenate([p.q[p.jat] for p in parts]).astype(np.int64)
     js = np.concatenate([p.s[p.jat] for p in parts])
     jcode = np.concatenate([p.jcode for p in parts])
-    o = np.lexsort((at, js, jq))
+    o = np.argsort(js, kind="stable")  # by query, then score, then line (`at` grows already): two stable sorts,
+    o = o[np.argsort(_dense(jq)[o], kind="stable")]  # the second a radix sort up to 65,536 queries
     at, jq, js, jcode = at[o], jq[o], js[o], jcode[o]
     cnt = np.bincount(jq, minlength=nq)
     first = np.zeros(nq + 1, np.int32 if len(at) < 1 << 31 else np.int64)  # 32 bits: half the memory traffic
@@ -1399,21 +1432,24 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     # top) counts for none of them: one look at the query's lowest judged score rules it out.
     lowest = np.full(nq, np.inf)  # a query without judged rows: every row is below
     lowest[cnt > 0] = js[first[:-1][cnt > 0]]
-    tied, tied_to = [], []
+    tied, tied_to, spans_lo, spans_hi = [], [], [], []
     for i, p in enumerate(parts):
         rows = np.flatnonzero(lowest[p.q] <= p.s)  # above or level with some judged row of its query
         q, s = p.q[rows], p.s[rows]
         k = per_query[q]  # judged rows of each row's query
         lo = first[q]
         c = _count_below(js, lo, k, s)  # judged rows of its query with a lower score: js[lo:lo + c]
-        above = np.flatnonzero(c)
-        before += np.bincount(lo[above], minlength=len(before))
-        before -= np.bincount(lo[above] + c[above], minlength=len(before))
         nxt = lo + c
+        above = np.flatnonzero(c)
+        spans_lo.append(lo[above])  # (counted at the end: one count of all, not one a part as long as `before`)
+        spans_hi.append(nxt[above])
         tie = np.flatnonzero(c < k)
         tie = tie[js[nxt[tie]] == s[tie]]
         tied.append(rows[tie] + starts[i])
         tied_to.append(nxt[tie])
+    before += np.bincount(np.concatenate(spans_lo), minlength=len(before))
+    before -= np.bincount(np.concatenate(spans_hi), minlength=len(before))
+    del spans_lo, spans_hi
     rank = np.cumsum(before)[:-1]
     rank += _tie_ranks(parts, starts, np.concatenate(tied), np.concatenate(tied_to), at, jq, js)
     tally.jq.append(jq)
@@ -1464,6 +1500,12 @@ def _docs_of(parts: list[_Part], starts: np.ndarray, at: np.ndarray):
         return _strings([])
     pi = np.searchsorted(starts, at, "right") - 1
     order = np.argsort(pi, kind="stable")
+    store = parts[0].docs
+    if isinstance(store, _Reread) and all(p.docs is store for p in parts):  # one file's: asked for at once
+        rows = np.empty(len(at), np.int64)  # (line - 1 of each)
+        for i, sel in _groups(pi, order):
+            rows[sel] = parts[i].rows[at[sel] - starts[i]]
+        return store.take(rows)
     chunks = [parts[i].docs_at(at[sel] - starts[i]) for i, sel in _groups(pi, order)]
     return _in_order(pa.concat_arrays(chunks), order)
 
