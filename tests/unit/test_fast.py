@@ -557,9 +557,9 @@ scattered_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q10"]),
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=scattered_st, judged=st.sets(st.sampled_from(["d1", "d2", "d10", "a-much-longer-document-id", "é"]),
                                          min_size=1), spill=st.booleans(), block=st.sampled_from([16 << 20, 40, 97]),
-       gz=st.booleans(), few=st.sampled_from([0, 3, 2000]), piece=st.sampled_from([8, 64, 4096]))
+       gz=st.booleans(), few=st.sampled_from([0, 3, 2000]), window=st.sampled_from([3, 12, 96]))
 def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypatch, rows, judged, spill, block, gz,
-                                                            few, piece):
+                                                            few, window):
     """A scattered file's judged rows are ranked by counting (`_settle_unsorted`, no sort of the rows),
     in memory or through temporary partitions: the same ranks, counts and duplicates as sorting
     every query's rows (the way taken when the gate keeps each ranking's top), ties, IDs of several
@@ -576,7 +576,7 @@ def test_scattered_rows_are_ranked_by_counting_as_by_sorting(tmp_path, monkeypat
     monkeypatch.setattr(fast, "HOLD_AT", 0 if spill else 1 << 40)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
     monkeypatch.setattr(fast, "FEW_LINES", few)
-    monkeypatch.setattr(fast, "PIECE", piece)
+    monkeypatch.setattr(fast, "WINDOW", window)
     path = tmp_path / ("run.trec.gz" if gz else "run.trec")
     text = "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows).encode()
     path.write_bytes(gzip.compress(text) if gz else text)
@@ -978,3 +978,105 @@ def test_a_fast_readers_documents_sort_by_arrow_as_by_numpy():
     fast.extend(["bad\udcff"])  # a surrogate-escaped byte: not UTF-8, numpy's path
     plain.extend(["bad\udcff"])
     assert fast.order().tolist() == plain.order().tolist()
+
+
+pair_rows_st = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q-unjudged"]),
+                                  st.sampled_from(["d1", "d2", "d3", "a-much-longer-document-id", "é", "q1"]),
+                                  st.sampled_from([0.5, 1.0, 2.5])), min_size=1, max_size=50)
+pair_qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q9", "d1"]),
+                                st.dictionaries(st.sampled_from(["d1", "d2", "d3", "é", "q1"]), st.integers(0, 3),
+                                                min_size=1, max_size=3), min_size=1, max_size=4)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=pair_rows_st, qrels=pair_qrels_st, grouped=st.booleans(), block=st.sampled_from([16 << 20, 40, 97]),
+       jobs=st.sampled_from([1, 2]), hold=st.booleans(), weak=st.booleans(), local=st.sampled_from([0, 1 << 40]))
+def test_judged_rows_looked_up_by_pair_are_those_judged_for_their_query(tmp_path, monkeypatch, rows, qrels, grouped,
+                                                                       block, jobs, hold, weak, local):
+    """`by_pair` (score and compare): the judged rows kept are exactly the rows, of those kept when a
+    document judged for any query counts, whose document is judged for their own query, with the same
+    ranks; the engine's Prepared is the same. Grouped or scattered files, in memory or partitioned,
+    one thread or two, queries and documents nobody judged, a query named as a document, and (`weak`)
+    a hash under which every (query, document) collides, so each hit is told apart exactly; each block's
+    queries' entries looked up alone (`local` 0) or among all."""
+    from rankgate.core import engine
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", block)
+    monkeypatch.setattr(fast, "HOLD_AT", 1 << 40 if hold else 0)
+    monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
+    monkeypatch.setattr(fast, "LOCAL_ROWS", local)
+    if weak:
+        monkeypatch.setattr(fast, "_mix", lambda x: np.zeros(len(x), np.uint64))
+        monkeypatch.setattr(fast, "hash_strings", lambda d: np.zeros(len(d), np.uint64))
+    fast._LOOKUP.clear()
+    if grouped:
+        rows = sorted(rows, key=lambda r: r[0])
+    run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows))
+    q = read_qrels(str(write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items()
+                                                          for d, g in ds.items()))))
+    by_doc, by_pair = (fast.read_lean_run(str(run), "r", q, jobs=jobs, by_pair=p) for p in (False, True))
+    fast._LOOKUP.clear()
+    names = q.catalog.docs.names
+    judged = {(q.catalog.queries.names[a], names[b]) for a, b in zip(q.q.tolist(), q.doc.tolist())}
+    triples = lambda r: sorted(zip(r.jq.tolist(), r.jdoc.tolist(), r.jrank.tolist()))  # noqa: E731
+    want = [t for t in triples(by_doc) if (by_doc.qnames[t[0]], names[t[1]]) in judged]
+    assert triples(by_pair) == want
+    assert by_pair.qnames == by_doc.qnames and by_pair.num_ret.tolist() == by_doc.num_ret.tolist()
+    assert by_pair.duplicates == by_doc.duplicates and by_pair.n_duplicates == by_doc.n_duplicates
+    a, b = (engine.prepare_lean(q, r, rel_level=1, missing="zero") for r in (by_doc, by_pair))
+    for field in ("qp", "rank", "grade", "doc", "num_ret"):
+        assert getattr(a, field).tolist() == getattr(b, field).tolist(), field
+
+
+@pytest.mark.parametrize("window", [1, 5, 96])
+def test_document_ids_found_again_in_a_block_are_each_lines_third_field(monkeypatch, window):
+    """_docs_in_lines: any lines asked for, in any order and more than once, long fields past the window
+    included; a block with another number of lines is refused (None)."""
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "WINDOW", window)
+    rng = np.random.default_rng(3)
+    lines = [f"{'q' * int(rng.integers(1, 40))} Q0 {'d' * int(rng.integers(1, 30))}{i} {i} 1.5 tag\n".encode()
+             for i in range(300)]
+    block = b"".join(lines)
+    local = np.r_[rng.integers(0, 300, 200), 0, 299, 0]
+    assert fast._docs_in_lines(block, local, 300) == [lines[i].split(b" ")[2] for i in local.tolist()]
+    assert fast._docs_in_lines(block, local[:0], 300) == []
+    assert fast._docs_in_lines(block, local, 299) is None
+    short = b"q Q0 d\n" + b"".join(lines[1:])  # a line of three fields: not the file that was read
+    assert fast._docs_in_lines(short, np.array([0]), 300) is None
+    assert fast._docs_in_lines(short, np.array([1]), 300) == [lines[1].split(b" ")[2]]
+
+
+@pytest.mark.parametrize("local", [0, 1 << 40])
+@pytest.mark.parametrize("block", [16 << 20, 3000])
+@pytest.mark.parametrize("mixed", [False, True])
+def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monkeypatch, local, block, mixed):
+    """By pair, with many entries a block (40 queries, 25 judged each, in blocks of a few queries or
+    one): every row judged for its query is found with its code and rank, none judged for another;
+    qrels grouped by query or (`mixed`) not."""
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "LOCAL_ROWS", local)
+    monkeypatch.setattr(fast, "BLOCK", block)
+    rng = np.random.default_rng(7)
+    judged = {f"q{i}": {f"d{j}" for j in rng.choice(200, 25, replace=False).tolist()} for i in range(40)}
+    qlines = [f"{qid} 0 {d} 1\n" for qid, ds in judged.items() for d in sorted(ds)]
+    if mixed:
+        qlines = [qlines[i] for i in rng.permutation(len(qlines))]
+    q = read_qrels(str(write(tmp_path / "q.trec", "".join(qlines))))
+    lines, want = [], set()
+    for i in range(45):  # q40-q44: nobody judged them
+        for rank, j in enumerate(rng.choice(200, 60, replace=False).tolist()):
+            lines.append(f"q{i} Q0 d{j} {rank} {100 - rank} t\n")
+            if f"d{j}" in judged.get(f"q{i}", ()):
+                want.add((f"q{i}", f"d{j}", rank))
+    run = fast.read_lean_run(str(write(tmp_path / "run.trec", "".join(lines))), "r", q, by_pair=True)
+    names = q.catalog.docs.names
+    got = {(run.qnames[a], names[b], c) for a, b, c in zip(run.jq.tolist(), run.jdoc.tolist(), run.jrank.tolist())}
+    assert got == want and len(run.jq) == len(want) > 100
+    fast._LOOKUP.clear()

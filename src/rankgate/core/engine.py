@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import field
+from itertools import repeat
 from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
@@ -172,7 +173,8 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     matter to any measure (num_ret counts the rest), so those are all it holds."""
     cat = qrels.catalog
     names = cat.queries.names
-    judged = sorted({names[c] for c in unique(qrels.q).tolist()}, key=str.encode)
+    judged_codes = np.flatnonzero(np.bincount(qrels.q)) if len(qrels.q) else np.zeros(0, np.int64)  # (no sort)
+    judged = sorted(map(names.__getitem__, judged_codes.tolist()), key=str.encode)
     if queries is not None:
         wanted = set(queries)
         qids = [q for q in judged if q in wanted]
@@ -183,7 +185,7 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         qids = [q for q in judged if q in present]
     qpos = {q: i for i, q in enumerate(qids)}
     nq = len(qids)
-    run_pos = np.array([qpos.get(n, -1) for n in run.qnames], np.int64)
+    run_pos = np.fromiter(map(qpos.get, run.qnames, repeat(-1)), np.int64, len(run.qnames))
     num_ret = np.zeros(nq, np.float64)
     hit = run_pos >= 0
     num_ret[run_pos[hit]] = run.num_ret[hit]

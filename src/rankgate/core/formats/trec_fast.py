@@ -66,7 +66,7 @@ class _Ungrouped(Exception):
 class _Reader:
     """Parses a plain TREC file block by block (pyarrow's CSV reader on each block)."""
 
-    def __init__(self, path: str, qrels: Qrels | None, progress=None, jobs: int = 1):
+    def __init__(self, path: str, qrels: Qrels | None, progress=None, jobs: int = 1, by_pair: bool = False):
         self.path, self.progress, self.jobs = path, progress, max(1, jobs)
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
@@ -77,7 +77,7 @@ class _Reader:
         if qrels is None:  # read_full_columns: every document is kept
             return
         lean_allocator()
-        self.judged_codes, self.judged = _judged_lookup(qrels)
+        self.judged_codes, self.judged = _judged_lookup(qrels, by_pair)
 
     def blocks(self):
         """(row of the first line, qcode, score, judged, key, docs) per block, in file order. The next
@@ -330,7 +330,7 @@ class _Reader:
         (the block's query names, each row's index among them or None, the stretches' first rows,
         score, judged, the documents' hash, docs). `tbl` may be _keyed's answer already (read_early)."""
         names, index, heads, n, score, key, d = tbl.columns if isinstance(tbl, _Keyed) else self._keyed(tbl)
-        judged = self.judged.codes(d, key)
+        judged = self.judged.codes(d, key, (names, index, heads, n))
         return names, index, heads, n, score, judged, key, d
 
     def _keyed(self, tbl):
@@ -508,13 +508,16 @@ class LineTooLong(Exception):
         self.line = line
 
 
-_LOOKUP: list = []  # (qrels, its doc array, judged codes, lookup, the hash) of the last qrels: a command's runs share it
+_LOOKUP: list = []  # (qrels, its doc array, by pair, judged codes, lookup, the hash) of the last qrels: a command's
+#                   runs share it
 
 
-def _judged_lookup(qrels: Qrels) -> tuple[np.ndarray, _JudgedLookup]:
-    """The judged documents' codes and their lookup, built once for the runs read against one qrels."""
-    if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is qrels.doc and _LOOKUP[4] is hash_strings:
-        return _LOOKUP[2], _LOOKUP[3]
+def _judged_lookup(qrels: Qrels, by_pair: bool = False) -> tuple[np.ndarray, _JudgedLookup]:
+    """The judged documents' codes and their lookup, built once for the runs read against one qrels.
+    `by_pair`: a row is judged when its document is judged for its own query (else: for any query)."""
+    if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is qrels.doc and _LOOKUP[2] == by_pair \
+            and _LOOKUP[5] is hash_strings:
+        return _LOOKUP[3], _LOOKUP[4]
     docs = qrels.catalog.docs
     codes = np.flatnonzero(np.bincount(qrels.doc, minlength=len(docs)))  # (no sort: codes are dense)
     if docs.arrow is not None and len(codes) == len(docs.arrow) and len(docs) == len(docs.arrow):
@@ -523,63 +526,176 @@ def _judged_lookup(qrels: Qrels) -> tuple[np.ndarray, _JudgedLookup]:
         names = _one(docs.arrow.take(_ints(codes)))  # no Python string a document
     else:
         names = _strings([docs.names[c] for c in codes.tolist()])
-    _LOOKUP[:] = [qrels, qrels.doc, codes, _JudgedLookup(names, codes), hash_strings]
-    return _LOOKUP[2], _LOOKUP[3]
+    _LOOKUP[:] = [qrels, qrels.doc, by_pair, codes, _JudgedLookup(names, codes, qrels if by_pair else None),
+                  hash_strings]
+    return _LOOKUP[3], _LOOKUP[4]
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """64 well-mixed bits of each integer (splitmix64's finaliser): a query's share of a pair's hash."""
+    h = (x.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
 
 
 class _JudgedLookup:
     """Which rows hold a judged document, by the documents' 64-bit hashes (hash_strings): a bitmap
     on the hash's top bits rules most rows out, a sorted search finds the rest, and every hit is
-    confirmed byte for byte, so a collision never makes an unjudged document judged."""
+    confirmed byte for byte, so a collision never makes an unjudged document judged.
 
-    def __init__(self, names, codes: np.ndarray):
+    With `pairs` (the qrels), the entries are the qrels' (query, document) pairs, not the documents:
+    a row is judged only where its document is judged for its own query (the query by name, among
+    the qrels' queries), its hash the document's mixed with the query's. Rows whose document is
+    judged for other queries only are then not kept at all (a dense qrels' documents are judged for
+    some query on many rows: the dense benchmark's run held 0.96M such rows against 0.56M judged for
+    their query); scoring needs none of them (the engine finds no grade for them)."""
+
+    def __init__(self, names, codes: np.ndarray, pairs: Qrels | None = None):
         """`names`: the judged documents' IDs (a pyarrow string array), `codes` their codes."""
         self.names = names
-        self.codes_ = codes
         h = hash_strings(self.names) if len(names) else np.zeros(0, np.uint64)
-        self.table = _HashTable(h)
-        self.one_each = not self.table.repeated
-        if not self.one_each:  # two judged documents share a hash: a sorted search finds both
-            self.order = np.argsort(h, kind="stable")
-            self.sorted = h[self.order]
-        self.bits = max(16, min(24, int(len(names) * 64).bit_length()))  # about 1 row in 64 looked up in vain
-        self.shift = np.uint64(64 - self.bits)
-        self.present = np.zeros(1 << self.bits, bool)
-        self.present[(h >> self.shift).astype(np.int64)] = True
+        self.qcode = None
+        if pairs is None:  # an entry per document
+            self.doc_at, self.codes_, self.entry_q = None, codes, None
+        else:  # an entry per judged (query, document)
+            qnames = pairs.catalog.queries.names
+            counts = np.bincount(pairs.q, minlength=len(qnames)) if len(pairs.q) else np.zeros(len(qnames), np.int64)
+            self.qcode = {qnames[c]: c for c in np.flatnonzero(counts).tolist()}  # the queries judged: name -> code
+            self.entry_q = pairs.q  # (32 bits each: 1M pairs cost 12 MB)
+            if len(codes) and int(codes[-1]) == len(codes) - 1:  # every document's code is judged: no search
+                self.doc_at = pairs.doc
+            else:
+                self.doc_at = np.searchsorted(codes, pairs.doc).astype(np.int32)  # each pair's document in `names`
+            self.codes_ = pairs.doc
+            self.qmix = np.r_[_mix(np.arange(len(qnames))), np.uint64(0)]  # [-1]: a query nobody judged
+            h = h[self.doc_at] if len(self.doc_at) else np.zeros(0, np.uint64)
+            h ^= self.qmix[self.entry_q]
+            # the entries grouped by query, for a block whose few queries' entries are looked up alone (_local);
+            # qrels files usually are (then in that order already: no sort, no copy)
+            self.query_start = np.zeros(len(qnames) + 1, np.int64)
+            np.cumsum(counts, out=self.query_start[1:])
+            grouped = not len(pairs.q) or bool((pairs.q[1:] >= pairs.q[:-1]).all())
+            self.by_query = None if grouped else np.argsort(self.entry_q, kind="stable").astype(np.int32)
+            self.h_by_query = h if grouped else h[self.by_query]
+        import threading
 
-    def codes(self, docs, h: np.ndarray) -> np.ndarray:
-        """The judged document's code of every row (-1: nobody judged it)."""
+        self.h, self.built, self.lock = h, False, threading.Lock()
+        if pairs is None:
+            self._build()
+
+    def _build(self) -> None:
+        """The tables of every entry (a bitmap of the hashes' top bits, a hash table), made when a block
+        first needs them: by pair, a grouped file's blocks never do (_local), and 1M entries' tables cost
+        0.1 s and 40 MB."""
+        with self.lock:
+            if self.built:
+                return
+            h = self.h
+            self.table = _HashTable(h)
+            self.one_each = not self.table.repeated
+            if not self.one_each:  # two entries share a hash: a sorted search finds both
+                self.order = np.argsort(h, kind="stable")
+                self.sorted = h[self.order]
+            self.bits = max(16, min(24, int(len(h) * 64).bit_length()))  # about 1 row in 64 looked up in vain
+            self.shift = np.uint64(64 - self.bits)
+            self.present = np.zeros(1 << self.bits, bool)
+            self.present[(h >> self.shift).astype(np.int64)] = True
+            self.h, self.built = None, True
+
+    def _row_queries(self, queries) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's query code among the qrels' (-1: none judged), and the codes of the block's query
+        names, from a block's (query names, each row's index among them or None, the stretches' first
+        rows, lines) (_Reader._keyed)."""
+        names, index, heads, n = queries
+        local = np.fromiter(map(self.qcode.get, names, repeat(-1)), np.int64, len(names))
+        return local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n])), local
+
+    def codes(self, docs, h: np.ndarray, queries=None) -> np.ndarray:
+        """The judged document's code of every row (-1: nobody judged it; by pair: not for its query).
+        `queries`: see _row_queries (by pair only)."""
         import pyarrow.compute as pc
 
         out = np.full(len(h), -1, np.int64)
-        if not len(self.names):
+        if not len(self.codes_):
             return out
+        rq = None
+
+        def confirm(r: np.ndarray, j: np.ndarray) -> None:
+            """Rows r whose hash is entry j's: those whose document (and query) are j's are judged."""
+            same = _bools(pc.equal(_one(docs.take(_ints(r))),
+                                   self.names.take(_ints(j if self.doc_at is None else self.doc_at[j]))))
+            if rq is not None:
+                same &= rq[r] == self.entry_q[j]
+            out[r[same]] = self.codes_[j[same]]
+
+        if self.qcode is not None:
+            rq, named = self._row_queries(queries)
+            h = h ^ self.qmix[rq]
+            local = self._local(named, len(h))
+            if local is not None:  # a block of few queries (a grouped file): their entries alone
+                bits, present, keys, entry = local
+                rows = np.flatnonzero(present[(h >> np.uint64(64 - bits)).astype(np.int64)])
+                _each_match(keys, entry, rows, h[rows], confirm)
+                return out
+        if not self.built:
+            self._build()
         rows = np.flatnonzero(self.present[(h >> self.shift).astype(np.int64)])
         if not len(rows):
             return out
         hr = h[rows]
         if self.one_each:  # the usual case: a hash table (a sorted search costs 20 cache misses a row)
             j = self.table.find(hr)
-            rows, j = rows[j >= 0], j[j >= 0]
-            same = _bools(pc.equal(_one(docs.take(_ints(rows))), self.names.take(_ints(j))))
-            out[rows[same]] = self.codes_[j[same]]
+            confirm(rows[j >= 0], j[j >= 0])
             return out
-        lo = np.searchsorted(self.sorted, hr, "left")
-        if self.one_each:  # no two judged documents share a hash (the usual case): one search
-            lo = np.minimum(lo, len(self.sorted) - 1)
-            found = self.sorted[lo] == hr
-            hi = lo + found
-        else:
-            hi = np.searchsorted(self.sorted, hr, "right")
-            found = hi > lo
-        rows, lo, hi = rows[found], lo[found], hi[found]
-        for extra in range(int((hi - lo).max(initial=1))):  # judged documents with one hash: each in turn
-            at = lo + extra
-            ok = at < hi
-            r, j = rows[ok], self.order[at[ok]]
-            same = _bools(pc.equal(_one(docs.take(_ints(r))), self.names.take(_ints(j))))
-            out[r[same]] = self.codes_[j[same]]
+        _each_match(self.sorted, self.order, rows, hr, confirm)
         return out
+
+    def _local(self, named: np.ndarray, n: int):
+        """For a block of n rows whose queries (`named`: their codes, -1 for none judged, repeats allowed)
+        have few entries (at most one for LOCAL_ROWS rows): (bits, a bitmap of those entries' hashes' top
+        bits, their hashes sorted, the entries in that order); else None. Small enough to stay in the
+        processor's caches, where the whole lookup's tables (tens of MB for 1M judged) cost a cache miss
+        a row, and those tables are then never made (_build). With as many entries as rows (dense-1m: 100
+        judged for 100 rows a query), the sorted search costs more than the whole table: not taken."""
+        if len(named) * LOCAL_ROWS > n:
+            return None
+        qs = unique(named[named >= 0])
+        lo, hi = self.query_start[qs], self.query_start[qs + 1]
+        m = int((hi - lo).sum())
+        if m * LOCAL_ROWS > n:
+            return None
+        at = np.repeat(lo - np.r_[0, np.cumsum(hi - lo)[:-1]], hi - lo) + np.arange(m)  # the ranges, joined
+        keys = self.h_by_query[at]
+        o = np.argsort(keys)
+        bits = max(12, min(20, (m * 64).bit_length()))
+        present = np.zeros(1 << bits, bool)
+        present[(keys >> np.uint64(64 - bits)).astype(np.int64)] = True
+        return bits, present, keys[o], at[o] if self.by_query is None else self.by_query[at[o]]
+
+
+LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the entries to be looked up alone
+
+
+def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.ndarray, confirm) -> None:
+    """confirm(rows, entries) for every entry whose hash (`keys`, sorted; `entry` the entries in that
+    order) is a row's hash `hr`, entries that share a hash each in turn."""
+    lo = np.searchsorted(keys, hr, "left")
+    if len(keys) < 2 or (keys[1:] != keys[:-1]).all():  # no two alike (the usual case): one search
+        lo = np.minimum(lo, len(keys) - 1)
+        found = keys[lo] == hr if len(keys) else np.zeros(len(hr), bool)
+        confirm(rows[found], entry[lo[found]])
+        return
+    hi = np.searchsorted(keys, hr, "right")
+    found = hi > lo
+    rows, lo, hi = rows[found], lo[found], hi[found]
+    for extra in range(int((hi - lo).max(initial=0))):
+        at = lo + extra
+        ok = at < hi
+        confirm(rows[ok], entry[at[ok]])
 
 
 class _HashTable:
@@ -749,7 +865,7 @@ MAX_LISTED = 21  # duplicates named (MAX_PER_RULE, and one to know there are mor
 
 
 def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: int = 0,
-                  jobs: int = 1, duplicates: bool = True) -> LeanRun | None:
+                  jobs: int = 1, duplicates: bool = True, by_pair: bool = False) -> LeanRun | None:
     """The run, or None when the file is not regular enough for the fast path.
 
     A file whose queries each sit in one block of lines (as every retriever writes them) is read
@@ -758,12 +874,17 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
     partitioned by query through temporary files past it; its judged rows are ranked by counting
     (with keep_top, its rows are sorted by query: in memory up to SPILL_AT bytes of file). `jobs`:
     blocks worked on at once (threads); the result is the same for any number. `duplicates=False`: no
-    (query, document) repeats looked for (a second read of a file: the first one listed them)."""
+    (query, document) repeats looked for (a second read of a file: the first one listed them).
+    `by_pair`: the judged rows kept are those whose document is judged for their own query (what
+    scoring needs; the engine's Prepared is the same), not every row whose document some query judged
+    (what the gate's review queue and watch_top_k use)."""
     try:
         try:
-            return _read(path, name, qrels, progress, keep_top, grouped=True, jobs=jobs, duplicates=duplicates)
+            return _read(path, name, qrels, progress, keep_top, grouped=True, jobs=jobs, duplicates=duplicates,
+                         by_pair=by_pair)
         except _Ungrouped:
-            return _read(path, name, qrels, progress, keep_top, grouped=False, jobs=jobs, duplicates=duplicates)
+            return _read(path, name, qrels, progress, keep_top, grouped=False, jobs=jobs, duplicates=duplicates,
+                         by_pair=by_pair)
     except NotPlain:
         return None
     except LineTooLong as e:
@@ -771,10 +892,10 @@ def read_lean_run(path: str, name: str, qrels: Qrels, progress=None, keep_top: i
 
 
 def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: bool, jobs: int = 1,
-          duplicates: bool = True) -> LeanRun:
+          duplicates: bool = True, by_pair: bool = False) -> LeanRun:
     from itertools import chain
 
-    reader, tally = _Reader(path, qrels, progress, jobs), _Tally(keep_top, duplicates)
+    reader, tally = _Reader(path, qrels, progress, jobs, by_pair), _Tally(keep_top, duplicates)
     lines = 0
     blocks = reader.blocks()
     if grouped:
@@ -1109,7 +1230,14 @@ class _Reread:
         with self.lock:
             bi = np.searchsorted(self.starts, rows, "right") - 1
             order = np.argsort(bi, kind="stable")
-            got = [self._block(i, rows[sel] - self.starts[i]) for i, sel in _groups(bi, order)]
+            asked = [(i, rows[sel] - self.starts[i]) for i, sel in _groups(bi, order)]
+            if len(asked) < 4:
+                got = [self._block(i, local) for i, local in asked]
+            else:  # two blocks at once: reading and finding the line breaks let go of the GIL
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(2, thread_name_prefix="rankgate-reread") as pool:
+                    got = list(pool.map(lambda a: self._block(*a), asked))
         return _in_order(pa.concat_arrays(got), order) if got else _strings([])
 
     def to_file(self, path: str) -> _DocStore:
@@ -1165,30 +1293,36 @@ class _Reread:
 
 
 FEW_LINES = 2000  # rows of one block asked for again, at most, found line by line (more: the block parsed again)
-PIECE = 1 << 12  # bytes: lines are counted a piece at a time to find one again
 
 
 def _docs_in_lines(block: bytes, local: np.ndarray, n: int) -> list[bytes] | None:
     """The third field of the lines `local` (0-based) of a block of n plain lines (checked when it was
-    first read: one space between fields); None when the block no longer has n lines. The lines that
-    end in one piece of PIECE bytes are split out once for all the rows asked for among them."""
-    ends = np.cumsum([block.count(b"\n", at, at + PIECE) for at in range(0, len(block), PIECE)])
-    if not len(ends) or ends[-1] != n:
+    first read: one space between fields); None when the block no longer has n lines. The line breaks
+    are found by numpy, then each line's first WINDOW bytes are looked at for its spaces (a line whose
+    third space is further on is split in Python)."""
+    b = np.frombuffer(block, np.uint8)
+    ends = np.flatnonzero(b == 10)
+    if len(ends) != n:
         return None
-    pieces = np.searchsorted(ends, local, "right")  # the piece holding the line break ending each line
-    out: list = [None] * len(local)
-    for p, at in _groups(pieces, np.argsort(pieces, kind="stable")):
-        first = int(ends[p - 1]) if p else 0  # the first line ending in piece p
-        start = block.rfind(b"\n", 0, p * PIECE) + 1
-        lines = block[start:block.rfind(b"\n", 0, (p + 1) * PIECE)].split(b"\n")
-        if len(lines) != int(ends[p]) - first:
+    local = np.asarray(local, np.int64)
+    if not len(local):
+        return []
+    stop = ends[local]
+    start = ends[local - 1] + 1
+    start[local == 0] = 0
+    spaces = np.cumsum(b[np.minimum(start[:, None] + np.arange(WINDOW), len(b) - 1)] == 32, axis=1, dtype=np.int16)
+    second, third = (spaces >= 2).argmax(1), (spaces >= 3).argmax(1)  # (0 where there is none)
+    ok = (spaces[:, -1] >= 3) & (start + third < stop)
+    out = [block[x:y] for x, y in zip((start + second + 1).tolist(), (start + third).tolist())]
+    for i in np.flatnonzero(~ok).tolist():
+        fields = block[int(start[i]):int(stop[i])].split(b" ", 3)
+        if len(fields) < 4:
             return None
-        for i in at.tolist():
-            fields = lines[int(local[i]) - first].split(b" ", 3)
-            if len(fields) < 4:
-                return None
-            out[i] = fields[2]
+        out[i] = fields[2]
     return out
+
+
+WINDOW = 96  # bytes of a line looked at for its first three spaces (_docs_in_lines)
 
 
 def _strings_of(values: list[bytes]):
@@ -1286,7 +1420,8 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     jq = np.concatenate([p.q[p.jat] for p in parts]).astype(np.int64)
     js = np.concatenate([p.s[p.jat] for p in parts])
     jcode = np.concatenate([p.jcode for p in parts])
-    o = np.lexsort((at, js, jq))
+    o = np.argsort(js, kind="stable")  # by query, then score, then line (`at` grows already): two stable sorts,
+    o = o[np.argsort(_dense(jq)[o], kind="stable")]  # the second a radix sort up to 65,536 queries
     at, jq, js, jcode = at[o], jq[o], js[o], jcode[o]
     cnt = np.bincount(jq, minlength=nq)
     first = np.zeros(nq + 1, np.int32 if len(at) < 1 << 31 else np.int64)  # 32 bits: half the memory traffic
@@ -1297,21 +1432,24 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     # top) counts for none of them: one look at the query's lowest judged score rules it out.
     lowest = np.full(nq, np.inf)  # a query without judged rows: every row is below
     lowest[cnt > 0] = js[first[:-1][cnt > 0]]
-    tied, tied_to = [], []
+    tied, tied_to, spans_lo, spans_hi = [], [], [], []
     for i, p in enumerate(parts):
         rows = np.flatnonzero(lowest[p.q] <= p.s)  # above or level with some judged row of its query
         q, s = p.q[rows], p.s[rows]
         k = per_query[q]  # judged rows of each row's query
         lo = first[q]
         c = _count_below(js, lo, k, s)  # judged rows of its query with a lower score: js[lo:lo + c]
-        above = np.flatnonzero(c)
-        before += np.bincount(lo[above], minlength=len(before))
-        before -= np.bincount(lo[above] + c[above], minlength=len(before))
         nxt = lo + c
+        above = np.flatnonzero(c)
+        spans_lo.append(lo[above])  # (counted at the end: one count of all, not one a part as long as `before`)
+        spans_hi.append(nxt[above])
         tie = np.flatnonzero(c < k)
         tie = tie[js[nxt[tie]] == s[tie]]
         tied.append(rows[tie] + starts[i])
         tied_to.append(nxt[tie])
+    before += np.bincount(np.concatenate(spans_lo), minlength=len(before))
+    before -= np.bincount(np.concatenate(spans_hi), minlength=len(before))
+    del spans_lo, spans_hi
     rank = np.cumsum(before)[:-1]
     rank += _tie_ranks(parts, starts, np.concatenate(tied), np.concatenate(tied_to), at, jq, js)
     tally.jq.append(jq)
@@ -1362,6 +1500,12 @@ def _docs_of(parts: list[_Part], starts: np.ndarray, at: np.ndarray):
         return _strings([])
     pi = np.searchsorted(starts, at, "right") - 1
     order = np.argsort(pi, kind="stable")
+    store = parts[0].docs
+    if isinstance(store, _Reread) and all(p.docs is store for p in parts):  # one file's: asked for at once
+        rows = np.empty(len(at), np.int64)  # (line - 1 of each)
+        for i, sel in _groups(pi, order):
+            rows[sel] = parts[i].rows[at[sel] - starts[i]]
+        return store.take(rows)
     chunks = [parts[i].docs_at(at[sel] - starts[i]) for i, sel in _groups(pi, order)]
     return _in_order(pa.concat_arrays(chunks), order)
 
@@ -1850,7 +1994,8 @@ def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_t
     try:
         if os.path.getsize(path) < MIN_BYTES or detect_format(path) != "trec":
             return None
-        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top, jobs)
+        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top, jobs,
+                            by_pair=not keep_top)  # (the gate's runs keep every row of a judged document)
     except OSError:
         return None  # the usual reader says what is wrong with the file
     return [run] if run is not None else None
