@@ -6,6 +6,7 @@ import hashlib
 import os
 import stat
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -249,6 +250,66 @@ def test_default_location_is_the_platform_data_folder(monkeypatch, tmp_path):
 
     assert paths.data_dir(create=False) == platformdirs.user_data_path("rankgate")
     assert str(paths.data_dir(create=False)).startswith(str(tmp_path))
+
+
+@pytest.mark.parametrize("xdg", [None, "", "   ", "{tmp}/xdg", "{tmp}/xdg/", "/{tmp}/x", "relative/xdg"])
+@pytest.mark.parametrize("home", [None, "", "{tmp}/home", "{tmp}/home/", "/", "relative-home"])
+def test_the_data_folder_found_without_platformdirs_is_platformdirs_own(monkeypatch, tmp_path, xdg, home):
+    """paths.data_dir finds an absolute XDG_DATA_HOME or HOME itself (platformdirs not imported at a command's
+    start); whatever the environment, the folder is the one platformdirs names (it decides the other cases)."""
+    import platformdirs
+
+    monkeypatch.delenv("RANKGATE_HOME")
+    monkeypatch.delenv("ANDROID_DATA", raising=False)
+    given = {}
+    for name, value in (("XDG_DATA_HOME", xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            given[name] = value.format(tmp=tmp_path)
+            monkeypatch.setenv(name, given[name])
+    own = sys.platform == "linux" and (given["XDG_DATA_HOME"].startswith("/") if given.get("XDG_DATA_HOME")
+                                       else given.get("HOME", "").startswith("/"))
+    assert (paths._xdg_data_dir() is not None) == own
+    try:
+        expected = platformdirs.user_data_path("rankgate")
+    except RuntimeError:  # no home platformdirs can name (a relative HOME, no XDG): its error, from data_dir too
+        assert not own
+        with pytest.raises(RuntimeError):
+            paths.data_dir(create=False)
+        return
+    assert paths.data_dir(create=False) == expected
+    assert paths._xdg_data_dir() in (None, expected)
+
+
+def test_the_gate_finds_the_store_without_platformdirs_or_openssl(tmp_path):
+    """`rankgate gate` looks for the benchmark's workspace in the data folder (no RANKGATE_HOME): on Linux with
+    an absolute HOME it imports neither platformdirs nor its tempfile, shutil and random (a tenth of its
+    start-up); where a workspace of the benchmark's name is there, its folder's key is hashed without hashlib."""
+    from tests.conftest import ROOT
+
+    workspaces = tmp_path / ".local" / "share" / "rankgate" / "workspaces"
+    workspaces.mkdir(parents=True)
+    (workspaces / "seed-lab-00000000.json.sync").write_text("{}\n")  # another folder's: its key is looked up
+    env = {k: v for k, v in os.environ.items() if k not in ("RANKGATE_HOME", "XDG_DATA_HOME")} | {"HOME": str(tmp_path)}
+    script = ("import contextlib, io, sys\nfrom rankgate.cli import main\n"
+              "from rankgate.store import paths\nkeys = []\nkey = paths.folder_key\n"
+              "paths.folder_key = lambda folder: keys.append(key(folder)) or keys[-1]\n"
+              "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+              "    assert main(['gate', 'sample_benchmarks/seed-lab']) == 3\n"
+              "print(keys)\nprint(' '.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    keys, mods = out.stdout.splitlines()[-2], set(out.stdout.splitlines()[-1].split())
+    resolved = os.path.realpath(ROOT / "sample_benchmarks" / "seed-lab")
+    assert keys == repr([hashlib.sha256(resolved.encode()).hexdigest()[:8]])
+    if sys.platform == "linux":
+        assert not {"platformdirs", "tempfile", "shutil", "random", "hashlib"} & mods
+
+
+def test_sha256_hex_is_hashlib_sha256():
+    for data in (b"", b"seed-lab", "/tmp/bench \udcff".encode("utf-8", "surrogateescape"), bytes(range(256)) * 9):
+        assert paths.sha256_hex(data) == hashlib.sha256(data).hexdigest()
 
 
 def test_env_moves_the_default_workspace_and_files_are_private(private_home):

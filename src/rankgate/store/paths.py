@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 ENV_HOME = "RANKGATE_HOME"
@@ -33,12 +34,30 @@ def data_dir(create: bool = True) -> Path:
     if home:
         path = Path(home).expanduser()
     else:
-        import platformdirs
+        path = _xdg_data_dir()
+        if path is None:
+            import platformdirs
 
-        path = Path(platformdirs.user_data_path("rankgate"))
+            path = Path(platformdirs.user_data_path("rankgate"))
     if create:
         make_private_dir(path)
     return path
+
+
+def _xdg_data_dir() -> Path | None:
+    """platformdirs.user_data_path("rankgate") on Linux where every version of platformdirs agrees on it (an
+    absolute $XDG_DATA_HOME, else an absolute $HOME's ~/.local/share), found without importing platformdirs
+    (with its tempfile, shutil and random: about 6% of `gate` on a small benchmark); None elsewhere (another
+    system, Android, a relative or blank $XDG_DATA_HOME, no absolute $HOME), where platformdirs decides.
+    tests/store/test_workspace.py compares the two."""
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel") or "ANDROID_DATA" in os.environ:
+        return None
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    if xdg:
+        return Path(xdg, "rankgate") if xdg.startswith("/") else None
+    if not os.environ.get("HOME", "").startswith("/"):
+        return None
+    return Path(os.path.expanduser("~/.local/share"), "rankgate")
 
 
 def workspace_dir(create: bool = True) -> Path:
@@ -60,9 +79,7 @@ def workspace_file_name(name: str) -> str:
     """A file name for a workspace name; names that need changing get a short hash to stay distinct."""
     slug = _SAFE.sub("-", name).strip(".-") or "workspace"
     if slug != name:
-        import hashlib  # (imported where used: `gate` looks a path up without hashing, most often)
-
-        slug += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        slug += "-" + sha256_hex(name.encode("utf-8"))[:8]
     return slug + ".json"
 
 
@@ -86,10 +103,21 @@ def qrels_workspace_path(qrels: str | os.PathLike, create: bool = True) -> Path:
 
 def folder_key(folder: str | os.PathLike) -> str:
     """8 hex digits of the hash of a folder's resolved path: copies and clones of a benchmark differ."""
-    import hashlib
-
     resolved = os.path.realpath(os.path.abspath(os.fspath(folder)))
-    return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return sha256_hex(resolved.encode("utf-8", "surrogateescape"))[:8]
+
+
+def sha256_hex(data: bytes) -> str:
+    """hashlib.sha256(data).hexdigest() from Python's own SHA-256 where it has one: hashlib starts OpenSSL's
+    (about 2% of `gate` on a small benchmark, for the 8 digits of a path's key). The same digest either way."""
+    try:
+        from _sha2 import sha256  # Python 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.11
+        except ImportError:  # built without them: OpenSSL's
+            from hashlib import sha256
+    return sha256(data).hexdigest()
 
 
 def benchmark_workspace_path(name: str, folder: str | os.PathLike, create: bool = True) -> Path:
