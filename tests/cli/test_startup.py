@@ -308,3 +308,48 @@ def test_validate_and_gate_load_numpy_but_neither_pyarrow_nor_textual():
     """validate and gate compute with numpy; on small files neither reads with pyarrow nor opens the app."""
     assert heavy_after_each([["validate", "sample_benchmarks/seed-lab"]]) == [(0, ["numpy"])]
     assert heavy_after_each([["gate", "sample_benchmarks/seed-lab"]]) == [(3, ["numpy"])]
+
+
+def _every_help(columns: str) -> dict[str, str]:
+    """Every command's and subcommand's help text and prog, with the terminal COLUMNS wide."""
+    import argparse
+    import os
+    from unittest import mock
+
+    from rankgate.cli import build_parser
+
+    texts = {}
+
+    def walk(parser, name):
+        texts[name] = parser.format_help() + parser.format_usage()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for word, sub in action.choices.items():
+                    texts[f"{name} {word} (prog)"] = sub.prog
+                    walk(sub, f"{name} {word}")
+
+    with mock.patch.dict(os.environ, {"COLUMNS": columns}):
+        walk(build_parser(), "rankgate")
+    return texts
+
+
+@pytest.mark.parametrize("columns", ["12", "80", "200"])
+def test_flags_built_without_asking_the_terminal_give_the_same_help(columns):
+    """cli.base.Parser gives argparse's formatters a width while flags and command groups are built (argparse
+    asks the terminal for each flag, and imports shutil); every help text and subcommand prog is what argparse's
+    own terminal width gives, at any width."""
+    from unittest import mock
+
+    from rankgate.cli import base
+
+    ours = _every_help(columns)
+    with mock.patch.object(base.Parser, "_get_formatter", base.argparse.ArgumentParser._get_formatter):
+        plain = _every_help(columns)
+    assert len(ours) > 30 and ours == plain
+
+
+def test_a_command_is_built_without_shutil():
+    mods = imported_after("import contextlib, io\nfrom rankgate.cli import main\n"
+                          "with contextlib.redirect_stdout(io.StringIO()):\n"
+                          "    main(['score', 'sample_benchmarks/seed-lab', '--format', 'nonsense'])")
+    assert "rankgate.cli.evaluate" in mods and "shutil" not in mods

@@ -22,6 +22,9 @@ def decide_exit(code: int) -> int:
     return code
 
 
+BUILD_WIDTH = 1_000_000  # no line of a subcommand's prog is wrapped (tests/cli/test_startup.py: help unchanged)
+
+
 class UsageError(Exception):
     """Wrong words on the command line (exit 2)."""
 
@@ -29,6 +32,30 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, as for any bad input
         raise UsageError(f"{self.prog}: {message}")
+
+    # argparse makes a help formatter for each flag it adds (to check the flag's metavar) and for each command
+    # group (its subcommands' prog): each asks the terminal its width (importing shutil the first time), which
+    # neither uses. While one is built, the formatter gets a width; help and errors still ask the terminal.
+    _building = False
+
+    def add_argument(self, *args, **kwargs):
+        self._building = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._building = False
+
+    def add_subparsers(self, **kwargs):
+        self._building = True
+        try:
+            return super().add_subparsers(**kwargs)
+        finally:
+            self._building = False
+
+    def _get_formatter(self):
+        if self._building:
+            return self.formatter_class(prog=self.prog, width=BUILD_WIDTH)
+        return super()._get_formatter()
 
     def parse_args(self, args=None, namespace=None):
         """As argparse's, and a word left over gets the command's hint (`set_defaults(extra_words_hint=...)`):
