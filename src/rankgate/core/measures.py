@@ -165,11 +165,17 @@ class Measure:
 _IR = re.compile(r"^(?P<fam>[A-Za-z]+)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>\d+(?:\.\d+)?))?$")
 
 _FAMILY_ALIASES = {alias.lower(): f.name for f in FAMILIES.values() for alias in (f.name, *f.aliases)}
-_TREC_FIXED = {f.trec.lower(): Measure(f.name) for f in FAMILIES.values() if f.trec}
+# trec_eval's names, by family: the measures are made when a name is parsed (not at import: a command's start)
+_TREC_FIXED = {f.trec.lower(): f.name for f in FAMILIES.values() if f.trec}
 _TREC_CUT_FAMILY = {f.trec_cut: f.name for f in FAMILIES.values() if f.trec_cut and not f.level}
-_TREC_CUT = re.compile(rf"^({'|'.join(map(re.escape, _TREC_CUT_FAMILY))})_(\d+)$")
+_TREC_CUT_PATTERN = rf"^({'|'.join(map(re.escape, _TREC_CUT_FAMILY))})_(\d+)$"  # (compiled, and cached, by re)
 _TREC_LEVEL_FAMILY = {f.trec_cut.lower() + "_": f.name for f in FAMILIES.values() if f.trec_cut and f.level}
-_TREC_GROUPS = {f.trec_cut: [Measure(f.name, k) for k in f.trec_group] for f in FAMILIES.values() if f.trec_group}
+_TREC_GROUPS = {f.trec_cut: f for f in FAMILIES.values() if f.trec_group}
+
+
+def _trec_cut(text: str):
+    """`ndcg_cut_10`: the match of a trec_eval family name and its cutoff, or None."""
+    return re.match(_TREC_CUT_PATTERN, text) if "_" in text else None
 
 
 def _bad(text: str, why: str) -> InputError:
@@ -202,7 +208,7 @@ def _guess(text: str) -> str | None:
             return fixed
         return _guess(fixed)
     dotted = re.match(r"^([a-zA-Z_]+)\.(\d+)$", text)
-    if dotted and _TREC_CUT.match(f"{dotted[1]}_{dotted[2]}"):
+    if dotted and _trec_cut(f"{dotted[1]}_{dotted[2]}"):
         return f"{dotted[1]}_{dotted[2]}"
     head = re.split(r"[@(]", text, maxsplit=1)[0]
     if "_" in head:  # a trec_eval name
@@ -266,13 +272,13 @@ def parse_measures(text: str) -> list[Measure]:
     return list(dict.fromkeys(out))
 
 
-_TREC_DOTTED = re.compile(r"^([A-Za-z_]+)\.(.+)$")
+_TREC_DOTTED = r"^([A-Za-z_]+)\.(.+)$"
 
 
 def _trec_dotted(text: str) -> list[Measure] | None:
     """trec_eval's own -m notation, parameters after a dot: `ndcg_cut.10`, `P.5,10`, `recall.1000`,
     `iprec_at_recall.0.5`: the measures ndcg_cut_10, P_5 and P_10 ... name. None: not such a name."""
-    m = _TREC_DOTTED.match(text.replace(" ", ""))
+    m = re.match(_TREC_DOTTED, text.replace(" ", "")) if "." in text else None
     if not m:
         return None
     name, values = m.groups()
@@ -298,14 +304,15 @@ def _parse_one(text: str) -> list[Measure]:
     if (dotted := _trec_dotted(text)) is not None:
         return dotted
     if low == "all_trec":
-        return list(ALL_TREC)
+        return list(_group("ALL_TREC"))
     if low == "official":
-        return list(OFFICIAL)
+        return list(_group("OFFICIAL"))
     if low in _TREC_FIXED:
-        return [_TREC_FIXED[low]]
+        return [Measure(_TREC_FIXED[low])]
     if text in _TREC_GROUPS:
-        return list(_TREC_GROUPS[text])
-    m = _TREC_CUT.match(text)
+        f = _TREC_GROUPS[text]
+        return [Measure(f.name, k) for k in f.trec_group]
+    m = _trec_cut(text)
     if m:
         return [Measure(_TREC_CUT_FAMILY[m.group(1)], _positive(int(m.group(2)), text))]
     for prefix, fam in _TREC_LEVEL_FAMILY.items():
@@ -447,5 +454,19 @@ def _level(x: float, text: str, top: float = 1.0) -> float:
     return round(x, 4)
 
 
-ALL_TREC = [m for name in ALL_TREC_NAMES for m in _parse_one(name)]
-OFFICIAL = [m for name in OFFICIAL_NAMES for m in _parse_one(name)]
+_GROUPS = {"ALL_TREC": ALL_TREC_NAMES, "OFFICIAL": OFFICIAL_NAMES}
+
+
+def _group(name: str) -> list[Measure]:
+    """ALL_TREC or OFFICIAL: trec_eval's all_trec and official measures, parsed when first asked for (a hundred
+    measures: not at import, which every command pays)."""
+    found = globals().get(name)
+    if found is None:
+        found = globals()[name] = [m for text in _GROUPS[name] for m in _parse_one(text)]
+    return found
+
+
+def __getattr__(name: str):  # `from rankgate.core.measures import ALL_TREC`
+    if name in _GROUPS:
+        return _group(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
