@@ -43,3 +43,25 @@ def test_json_stays_the_same_json():
     assert json.loads(text) == value
     assert not any(c in text for c in "\x1b\x9b\u202e\U000e0041")
     assert "naïve" in text
+
+
+def test_a_lazy_pattern_is_the_compiled_pattern_once_used():
+    import re
+
+    from rankgate.core.text import LazyPattern
+
+    lazy, compiled = LazyPattern(r"(a+)(b)?", re.I), re.compile(r"(a+)(b)?", re.I)
+    assert "match" not in vars(lazy)  # nothing compiled yet
+    assert lazy.sub("x", "AAb c aa") == compiled.sub("x", "AAb c aa") == "x c x"
+    assert vars(lazy)["match"].__self__ is re.compile(r"(a+)(b)?", re.I)  # the pattern's own methods from now on
+    for method in ("match", "fullmatch", "search"):
+        assert getattr(lazy, method)("aab").span() == getattr(compiled, method)("aab").span() == (0, 3)
+    assert (lazy.split("caab"), lazy.findall("caab")) == (compiled.split("caab"), compiled.findall("caab"))
+    assert [m.span() for m in lazy.finditer("a ab")] == [(0, 1), (2, 4)]
+    assert (lazy.pattern, lazy.flags, lazy.groups) == (compiled.pattern, compiled.flags, compiled.groups)
+    try:
+        lazy.nonsense
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("an unknown attribute is an AttributeError")

@@ -10,18 +10,17 @@ ElementTree after removing what XML 1.0 cannot hold.
 
 from __future__ import annotations
 
-import re
 
 from rankgate.core.gate import GateResult
 from rankgate.core.measures import Measure
-from rankgate.core.text import visible
+from rankgate.core.text import LazyPattern, visible
 
 
 def _m(family: str, k: int) -> Measure:
     return Measure(family, k)
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_MD_SPECIAL = LazyPattern(r"([\\`*_\[\]|~])")
 
 
 def md(text) -> str:

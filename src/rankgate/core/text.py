@@ -64,7 +64,30 @@ def visible(value: object, *, lines: str = "escape") -> str:
     raise ValueError(f"lines must be escape, space or keep, not {lines!r}")
 
 
-_WORKFLOW_COMMAND = re.compile(r"^([ \t]*)(::|##\[)", re.M)
+class LazyPattern:
+    """`re.compile(pattern, flags)`, compiled when first used: a module's patterns cost a command's start-up
+    nothing until one is needed (each compile takes 0.1-0.5 ms). After the first use its methods (match,
+    search, sub ...) are the compiled pattern's own, held by this object: no cost per call after that."""
+
+    _METHODS = ("match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer", "scanner",
+                "pattern", "flags", "groups", "groupindex")
+
+    def __init__(self, pattern, flags: int = 0):
+        self._source = (pattern, flags)
+
+    def __getattr__(self, name: str):  # only for what the object does not hold yet: the first use
+        if name.startswith("__") or name == "_source":
+            raise AttributeError(name)
+        compiled = re.compile(*self._source)
+        for method in self._METHODS:
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self._source[0]!r})"
+
+
+_WORKFLOW_COMMAND = LazyPattern(r"^([ \t]*)(::|##\[)", re.M)
 
 
 def no_workflow_commands(text: str) -> str:

@@ -12,14 +12,14 @@ the dataset's document store (only those a review shows), never all held.
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Container
 
 from rankgate.core.errors import InputError
+from rankgate.core.text import LazyPattern
 from rankgate.core.model import Catalog, Qrels, Query
 
 PREFIX = "irds:"
-_REL = re.compile(r"\(rel=(-?\d+)\)")
+_REL = LazyPattern(r"\(rel=(-?\d+)\)")
 
 
 def is_irds(spec) -> bool:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gzip
 import os
-import re
 import zlib
 from pathlib import Path
 from typing import Iterator
 
 from rankgate.core.errors import InputError, LongId
+from rankgate.core.text import LazyPattern
 # the guarded opener's home is core/infile.py (trec_eval reads through it without the formats package)
 from rankgate.core.infile import (  # noqa: F401
     GUNZIP_FREE, MAX_GUNZIP, MAX_RATIO, BoundedGzip, _special, cr_only, open_input, open_regular,
@@ -18,7 +18,7 @@ from rankgate.core.infile import (  # noqa: F401
 )
 
 BLOCK = 8 << 20  # bytes per block when streaming large text files
-INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+INTEGER = LazyPattern(r"[+-]?[0-9]+\Z")
 
 
 MAX_LINE = _INFILE_MAX_LINE  # the longest line any line-by-line reader takes (bytes); docs/formats.md "Limits"
@@ -167,9 +167,9 @@ def numbered_lines(text: str, first: int = 1) -> Iterator[tuple[int, str]]:
 
 
 ASCII_SPACE = " \t\n\r\v\f"  # what trec_eval (C isspace) splits fields on
-_FIELDS = re.compile(r"[ \t\n\r\v\f]+")
+_FIELDS = LazyPattern(r"[ \t\n\r\v\f]+")
 # Characters str.split() treats as spaces that trec_eval does not (ASCII and beyond).
-_ODD_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_ODD_SPACE = LazyPattern("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 
 def ascii_fields(line: str) -> list[str]:

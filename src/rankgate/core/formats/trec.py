@@ -18,7 +18,7 @@ from rankgate.core.errors import InputError
 from rankgate.core.formats.textio import (JudgmentRows, field_splitter, iter_blocks, numbered_lines, parse_grade,
                                           plain_spaces, shorten)
 from rankgate.core.model import Catalog, Qrels, Run, unique
-from rankgate.core.text import visible
+from rankgate.core.text import LazyPattern, visible
 
 
 def read_trec_qrels(path: str | Path, catalog: Catalog | None = None) -> Qrels:
@@ -119,7 +119,7 @@ def _first_seen_order(q: np.ndarray, declared: dict) -> list[int]:
 
 # A score as C's strtod reads it whole (trec_eval): ASCII digits, an optional point and exponent; also
 # inf and nan, which the caller refuses by name. Python's float() would take "1_5" as 15 and "٣" as 3.
-SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z|[+-]?(?:inf|infinity|nan)\Z", re.I)
+SCORE = LazyPattern(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z|[+-]?(?:inf|infinity|nan)\Z", re.I)
 
 
 def _plain_numbers(scores: list[str]) -> bool:
