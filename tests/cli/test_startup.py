@@ -69,7 +69,10 @@ def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
             "numpy.random",  # the resamples come from stats.SplitMix64; numpy's PCG64 only re-checks older receipts
             "secrets", "hmac",  # an output's temporary name takes os.urandom (secrets: 10 ms of imports)
             "statistics",  # core/power.py keeps NormalDist's default quantiles at hand (decimal, fractions, random)
-            "hashlib"}  # no workspace of the seed lab: its folder's key is not hashed (OpenSSL's start-up)
+            "hashlib",  # no workspace of the seed lab: its folder's key is not hashed (OpenSSL's start-up)
+            "gzip",  # no gzip input (core.infile.bounded_gzip)
+            "rankgate.core.formats.trec",  # no TREC input
+            "tomllib", "platformdirs", "shutil"}  # a plain benchmark.toml (core.benchmark.plain_toml); cli.base.Parser
     assert not lazy & mods
 
 

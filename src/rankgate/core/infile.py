@@ -6,7 +6,6 @@ Its own small module, outside core/formats, so that a reader that needs nothing 
 
 from __future__ import annotations
 
-import gzip
 import os
 import stat
 import zlib
@@ -72,49 +71,68 @@ def open_regular(path: str | Path):
         raise InputError(str(path), f"cannot be opened ({getattr(e, 'strerror', None) or e})") from None
 
 
-class BoundedGzip(gzip.GzipFile):
-    """gzip decompressed under a bound: more than MAX_GUNZIP bytes out, or (past GUNZIP_FREE) more than
-    MAX_RATIO bytes out per compressed byte read, is refused as a decompression bomb, not read on."""
+_BOUNDED_GZIP = None
 
-    def __init__(self, raw, path: str):
-        super().__init__(fileobj=raw, mode="rb")
-        self.path, self.out = str(path), 0
 
-    def _count(self, n: int) -> None:
-        self.out += n
-        if self.out > MAX_GUNZIP or (self.out > GUNZIP_FREE and self.out > MAX_RATIO * max(self.fileobj.tell(), 1)):
-            raise InputError(self.path, f"gzip that decompresses to {self.out // _MIB} MiB from "
-                             f"{self.fileobj.tell() // 1024} KiB read (over {MAX_RATIO} times its size, or past "
-                             f"{MAX_GUNZIP >> 30} GiB): refused as a decompression bomb (docs/formats.md, Limits)")
+def bounded_gzip():
+    """The class BoundedGzip, made on first use: gzip is imported for a gzip file only."""
+    global _BOUNDED_GZIP
+    if _BOUNDED_GZIP is None:
+        import gzip
 
-    def read(self, size=-1):
-        if size is None or size < 0:
-            size = MAX_GUNZIP + 1
-        if size <= _BLOCK:
-            data = super().read(size)
-            self._count(len(data))
-            return data
-        parts, left = [], size  # a large read in blocks, each one counted: a bomb stops early
-        while left > 0 and (chunk := self.read(min(left, _BLOCK))):
-            parts.append(chunk)
-            left -= len(chunk)
-        return b"".join(parts)
+        class BoundedGzip(gzip.GzipFile):
+            """gzip decompressed under a bound: more than MAX_GUNZIP bytes out, or (past GUNZIP_FREE) more than
+            MAX_RATIO bytes out per compressed byte read, is refused as a decompression bomb, not read on."""
 
-    def read1(self, size=-1):
-        data = super().read1(size)
-        self._count(len(data))
-        return data
+            def __init__(self, raw, path: str):
+                super().__init__(fileobj=raw, mode="rb")
+                self.path, self.out = str(path), 0
 
-    def readinto(self, b):
-        data = super().read(len(b))
-        b[:len(data)] = data
-        self._count(len(data))
-        return len(data)
+            def _count(self, n: int) -> None:
+                self.out += n
+                if self.out > MAX_GUNZIP or (self.out > GUNZIP_FREE and self.out > MAX_RATIO * max(self.fileobj.tell(), 1)):
+                    raise InputError(self.path, f"gzip that decompresses to {self.out // _MIB} MiB from "
+                                     f"{self.fileobj.tell() // 1024} KiB read (over {MAX_RATIO} times its size, or past "
+                                     f"{MAX_GUNZIP >> 30} GiB): refused as a decompression bomb (docs/formats.md, Limits)")
 
-    def readline(self, size=-1):
-        data = super().readline(size)
-        self._count(len(data))
-        return data
+            def read(self, size=-1):
+                if size is None or size < 0:
+                    size = MAX_GUNZIP + 1
+                if size <= _BLOCK:
+                    data = super().read(size)
+                    self._count(len(data))
+                    return data
+                parts, left = [], size  # a large read in blocks, each one counted: a bomb stops early
+                while left > 0 and (chunk := self.read(min(left, _BLOCK))):
+                    parts.append(chunk)
+                    left -= len(chunk)
+                return b"".join(parts)
+
+            def read1(self, size=-1):
+                data = super().read1(size)
+                self._count(len(data))
+                return data
+
+            def readinto(self, b):
+                data = super().read(len(b))
+                b[:len(data)] = data
+                self._count(len(data))
+                return len(data)
+
+            def readline(self, size=-1):
+                data = super().readline(size)
+                self._count(len(data))
+                return data
+
+        BoundedGzip.__qualname__ = "BoundedGzip"
+        _BOUNDED_GZIP = BoundedGzip
+    return _BOUNDED_GZIP
+
+
+def __getattr__(name: str):  # infile.BoundedGzip, as before
+    if name == "BoundedGzip":
+        return bounded_gzip()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_input(path: str | Path):
@@ -126,7 +144,7 @@ def open_input(path: str | Path):
     magic = f.read(2)
     f.seek(0)
     if magic == b"\x1f\x8b":
-        return BoundedGzip(f, str(path))
+        return bounded_gzip()(f, str(path))
     return f
 
 

@@ -17,7 +17,6 @@ from rankgate.core.formats.jsonfmt import (
 from rankgate.core.formats.irds import is_irds
 from rankgate.core.formats.sniff import detect_format, detect_kind
 from rankgate.core.formats.textio import iter_lines
-from rankgate.core.formats.trec import read_trec_qrels, read_trec_run
 from rankgate.core.model import Catalog, Qrels, Run
 
 def _json_qrels(path: str, catalog: Catalog | None) -> Qrels:
@@ -35,6 +34,8 @@ def _jsonl_qrels(path: str, catalog: Catalog | None) -> Qrels:
 
 
 def _trec_runs(path: str, name: str | None, catalog: Catalog | None, progress) -> list[Run]:
+    from rankgate.core.formats.trec import read_trec_run  # (imported for a TREC file only)
+
     return [read_trec_run(path, name, catalog, progress)]
 
 
@@ -58,6 +59,8 @@ def _trec_qrels(path: str, catalog: Catalog | None) -> Qrels:
 
         if (fast := read_trec_qrels_fast(path, catalog)) is not None:
             return fast
+    from rankgate.core.formats.trec import read_trec_qrels
+
     return read_trec_qrels(path, catalog)
 
 

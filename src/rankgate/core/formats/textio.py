@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import os
+import sys
 import zlib
 from pathlib import Path
 from typing import Iterator
@@ -12,7 +12,7 @@ from rankgate.core.errors import InputError, LongId
 from rankgate.core.text import LazyPattern
 # the guarded opener's home is core/infile.py (trec_eval reads through it without the formats package)
 from rankgate.core.infile import (  # noqa: F401
-    GUNZIP_FREE, MAX_GUNZIP, MAX_RATIO, BoundedGzip, _special, cr_only, open_input, open_regular,
+    GUNZIP_FREE, MAX_GUNZIP, MAX_RATIO, _special, cr_only, open_input, open_regular,
     MAX_LINE as _INFILE_MAX_LINE,
     read_whole_latin1,
 )
@@ -41,12 +41,26 @@ def _too_big(path: str, limit: int, what: str) -> InputError:
                       "(docs/formats.md, Limits)")
 
 
+def _gzipped(f) -> bool:
+    """Whether open_input gave a gzip file (gzip is imported for the first one: none before it)."""
+    gz = sys.modules.get("gzip")
+    return gz is not None and isinstance(f, gz.GzipFile)
+
+
+def __getattr__(name: str):  # textio.BoundedGzip, as before (core/infile.py makes it for the first gzip file)
+    if name == "BoundedGzip":
+        from rankgate.core.infile import bounded_gzip
+
+        return bounded_gzip()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def read_text(path: str | Path, limit: int = MAX_DOCUMENT, what: str = "one document") -> str:
     """The whole file as text (gz transparently), without a byte-order mark; a file (or its gunzipped
     contents) larger than `limit` bytes is refused without being read whole."""
     path = str(path)
     with open_input(path) as f:
-        if not isinstance(f, gzip.GzipFile) and os.fstat(f.fileno()).st_size > limit:
+        if not _gzipped(f) and os.fstat(f.fileno()).st_size > limit:
             raise _too_big(path, limit, what)
         try:
             data = f.read(limit + 1)
