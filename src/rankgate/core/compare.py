@@ -393,6 +393,17 @@ def _json_int(x) -> str:
     return int.__repr__(x) if x.__class__ is int else _json(x)
 
 
+def _float_texts(values: list) -> list[str]:
+    """[_float_text(x) for x in values]: finite floats (the usual case) by one map of float.__repr__."""
+    try:
+        out = list(map(float.__repr__, values))  # (TypeError for a value that is no float)
+    except TypeError:
+        return list(map(_float_text, values))
+    if "nan" in out or "inf" in out or "-inf" in out:
+        return list(map(_float_text, values))
+    return out
+
+
 def _float_text(x) -> str:
     """A value's JSON text as json's C encoder writes it: a finite float by float.__repr__ (the rest: json.dumps,
     which writes NaN and Infinity as json does)."""
@@ -569,7 +580,7 @@ class CandidateReport:
             for n in names:
                 x, y = b[n], c[n]
                 flat += (x, y, y - x)
-        f, width = list(map(_float_text, flat)), 2 + 3 * len(names)
+        f, width = _float_texts(flat), 2 + 3 * len(names)
         status = {t: js(t) for t in {r.status for r in rows}}
         one = "," + n1 + one  # every query after the first
         out = [one % (js(r.query), dumps_at(list(r.tags), depth + 2, indent) if r.tags else "[]", f[k],
