@@ -31,6 +31,21 @@ def test_json_every_other_run_against_the_policy_baseline(capsys):
     assert prf["summary"]["R@5"]["p_value"] < 0.05
 
 
+def test_json_text_is_json_dumps_of_itself(capsys):
+    """The JSON is written in pieces (core.jsontext.pieces, the queries from their rows): json.dumps's layout."""
+    code, out, _ = run(capsys, OPS, "--resamples", "200")
+    assert code == 0 and out == json.dumps(json.loads(out), indent=2) + "\n"
+
+
+def test_emit_json_writes_pieces_and_escapes_what_is_not_ascii(capsys):
+    from rankgate.cli.base import emit_json
+
+    emit_json(['{\n  "a": ', '"b"', "\n}"])
+    emit_json([])
+    emit_json(['"\u00e9\x1b"'])  # (not what json writes with ensure_ascii: then as emit writes it)
+    assert capsys.readouterr().out == '{\n  "a": "b"\n}\n\n"\u00e9\\x1b"\n'
+
+
 def test_table_and_markdown(tmp_path, capsys):
     code, out, _ = run(capsys, OPS, "--candidate", "bm25-prf", "--format", "table", "-m", "RR@5,R@5",
                        "--markdown", tmp_path / "c.md", "--resamples", "500")

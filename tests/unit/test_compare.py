@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime as dt
+import math
 
 import numpy as np
 import pytest
@@ -271,3 +272,94 @@ def test_gate_query_rows_from_arrays_are_the_loops(lean, tmp_path):
         got = query_rows(s, qrels, 5, level, extra)
         assert got == _query_rows_by_loop(s, qrels, 5, level, extra)
         assert any(r["found"] for r in got) and any(len(r["missing"]) > 1 for r in got)
+        for which in ([], [0], [3, 1, 7], list(range(len(got)))[::-1], [i for i, r in enumerate(got) if r["missing"]]):
+            assert query_rows(s, qrels, 5, level, extra, which=which) == [got[i] for i in which]
+
+
+def test_the_gates_failed_queries_and_its_rows_when_asked(ops):
+    """The JSON's failed_queries are made alone (the queries missed at k); `rows` (for --junit) when asked for."""
+    from rankgate.core.decision import extra_measures
+    from rankgate.core.engine import Scores
+    from rankgate.core.gate import query_rows
+
+    pol = resolve(dict(baseline="bm25-plain", candidate="bm25-prf", resamples=200), ops)
+    res = gate_bundle(ops, pol, as_of=AS_OF)
+    assert res._rows is None
+    p = res.paired
+    every = query_rows(Scores("bm25-prf", p.qids, p.candidate, p.prepared["candidate"]), ops.qrels, pol.k,
+                       pol.checks.rel_level, extra_measures(pol))
+    assert extra_measures(pol) and res.rows == every and res._rows is res.rows
+    assert res.data["failed_queries"] == [r for r in every if not r["hit_at_k"]] and res.data["failed_queries"]
+
+
+# ---- compare's JSON written from its rows (Laid): the text json.dumps gives of the dicts -------------------
+
+def _json_both_ways(cmp, top=None):
+    import json
+
+    from rankgate.core import jsontext
+
+    for indent in (2, 4):
+        want = json.dumps(cmp.as_dict(top), indent=indent)
+        assert jsontext.dumps(cmp.as_dict(top, laid=True), indent) == want
+        assert "".join(jsontext.pieces(cmp.as_dict(top, laid=True), indent)) == want
+
+
+def test_laid_json_is_the_dicts_json_on_a_sample(ops):
+    """Tags, slices, no-answer queries, two candidates, --top."""
+    pol = resolve(dict(resamples=200), ops)
+    cmp = compare_bundle(ops, pol, "bm25-plain", ["bm25-stemmed", "bm25-prf"])
+    assert any(r.tags for r in cmp.candidates[0].rows)
+    for top in (None, 0, 1, 3):
+        _json_both_ways(cmp, top)
+
+
+@pytest.mark.parametrize("lean", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_laid_json_is_the_dicts_json_on_random_runs(seed, lean, tmp_path):
+    """Queries without relevant documents (no movements), documents one run or neither ranks (null ranks)."""
+    qrels, (base, cand) = _random_pair(seed, lean, tmp_path)
+    empty = []
+    for level in (1, 2, 3):
+        cmp = compare(qrels, base, [cand], k=5, rel_level=level, resamples=100)
+        empty += [r.query for r in cmp.candidates[0].rows if not cmp.candidates[0].movement(r.query)]
+        _json_both_ways(cmp)
+    assert empty
+
+
+def test_laid_json_with_odd_values(ops):
+    """Values json writes its own way (NaN, infinity, -0.0, ints), IDs to escape (quotes, %, non-ASCII, controls),
+    a measure name with a %, rows of another shape, and movements held as DocMove lists (not Movements)."""
+    from rankgate.core.compare import DocMove, QueryChange
+
+    cmp = compare(ops.qrels, ops.run("bm25-plain"), [ops.run("bm25-prf")], k=5, resamples=100)
+    c = cmp.candidates[0]
+    odd = ['q "1" %s', "é\u2028\x00", "%%d"]
+    rows = [QueryChange(odd[0], ("t%s", "ü"), 2.0, {"P%@5": math.nan, "x": -0.0}, {"P%@5": math.inf, "x": 3},
+                        "hit", 1e300),
+            QueryChange(odd[1], (), 1, {"P%@5": 0.1, "x": 2}, {"P%@5": -math.inf, "x": 0.30000000000000004},
+                        "newly_failed", 0.0),
+            QueryChange(odd[2], (), 0.5, {"P%@5": 1.0, "x": 1.0}, {"P%@5": 1.0, "x": 1.0}, "still_missed", 0.0)]
+    moves = {odd[0]: [DocMove('d "%s"', 3, None, 7), DocMove("ü\x1b", 1, 2, None)], odd[2]: []}
+    for m in (moves, c.moves):
+        for r in (rows, rows[1:], c.rows[:4] + rows):  # (the last: rows of two shapes, written as dicts)
+            _json_both_ways(dataclasses.replace(cmp, candidates=[dataclasses.replace(c, rows=r, moves=m)]))
+
+
+def test_movements_names_from_the_catalogs_arrow_strings(tmp_path, monkeypatch):
+    """A catalog a fast reader filled keeps its names as Arrow strings: movements takes its documents' from there
+    (not every name made a Python string), the same names; and from the Python list when it is made."""
+    from rankgate.core.compare import movements, pair
+    from rankgate.core.formats import trec_fast
+
+    if not trec_fast.available():
+        pytest.skip("the fast reader needs pyarrow")
+    monkeypatch.setattr(trec_fast, "MIN_BYTES", 0)  # these small qrels through the fast reader too
+    qrels, (base, cand) = _random_pair(5, True, tmp_path)
+    docs = qrels.catalog.docs
+    assert docs.arrow is not None and docs._lazy is not None
+    p = pair(qrels, base, cand, k=5, measures=[Measure("RR", 5)])
+    got = movements(p, qrels)
+    assert docs._lazy is not None  # no name made for every document
+    assert dict(got) == dict(movements(p, qrels)) == _movements_by_loop(p, qrels)  # (the loop asks for every name)
+    assert docs._lazy is None and dict(movements(p, qrels)) == dict(got)

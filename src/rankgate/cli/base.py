@@ -192,6 +192,20 @@ def emit(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def emit_json(pieces: list[str]) -> None:
+    """JSON text from json's encoder with ensure_ascii, in pieces (core.jsontext.pieces), on stdout: what
+    emit("".join(pieces)) writes, without joining them and without emit's two passes over the text (10,000 queries
+    compared: 64 MB, a second). Such text is ASCII with every control character inside a string escaped, so
+    `visible` has nothing to escape, and each line starts with spaces and then a quote, a bracket, a brace or a
+    scalar, never a CI runner's command. Text that is not ASCII goes through emit()."""
+    if not all(map(str.isascii, pieces)):
+        emit("".join(pieces))
+        return
+    sys.stdout.writelines(pieces)
+    if not pieces or not pieces[-1].endswith("\n"):
+        sys.stdout.write("\n")
+
+
 def shell(path) -> str:
     """A path as a shell takes it, for a command printed to be copied: `'bench ü'` (shlex.quote); say() then
     escapes what a terminal must not see."""

@@ -724,7 +724,7 @@ def cmd_compare(args) -> int:
     original = bundle
     bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
     cmp = compare_bundle(bundle, policy, baseline, candidates, measures)
-    data = cmp.as_dict(args.top)
+    data = cmp.as_dict(args.top, laid=args.format not in ("table", "markdown"))  # JSON: queries written from rows
     from rankgate.cli.funnel import compare_extras
 
     extras = compare_extras(original, policy, baseline, candidates, perm)
@@ -755,9 +755,10 @@ def cmd_compare(args) -> int:
 
         emit(compare_markdown(data, charts=charts))
     else:
-        from rankgate.core.jsontext import dumps
+        from rankgate.cli.base import emit_json
+        from rankgate.core.jsontext import pieces
 
-        emit(dumps(data))  # json.dumps(data, indent=2)'s text, faster (10,000 queries: 64 MB)
+        emit_json(pieces(data))  # json.dumps(data, indent=2)'s text, faster (10,000 queries: 64 MB)
     return EXIT_OK
 
 

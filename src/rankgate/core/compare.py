@@ -314,12 +314,14 @@ class DocMove:
 
 
 class Movements(Mapping):
-    """Query ID -> its relevant documents' `DocMove`s, in `movements`' order. Held as flat lists and made
-    into DocMoves only when a query's are asked for: 10,000 queries with 100 judged each hold about 300,000,
-    and the JSON needs only their fields (`as_dicts`), not an object each."""
+    """Query ID -> its relevant documents' `DocMove`s, in `movements`' order. Held as arrays and made into
+    DocMoves only when a query's are asked for: 10,000 queries with 100 judged each hold about 300,000, and the
+    JSON needs only their text (`texts`), not an object each."""
 
-    def __init__(self, qids: list[str], starts: list[int], columns: tuple[list, ...]):
-        self.qids, self.starts, self.columns = qids, starts, columns  # columns: doc, grade, ranks, move
+    def __init__(self, qids: list[str], starts: list[int], doc: list[str], grade: np.ndarray, base: np.ndarray,
+                 cand: np.ndarray):
+        self.qids, self.starts, self.doc, self.grade = qids, starts, doc, grade
+        self.base, self.cand = base, cand  # 1-based ranks, 0 where the run did not retrieve the document
         self._pos: dict[str, int] | None = None
 
     def _where(self) -> dict[str, int]:
@@ -331,25 +333,83 @@ class Movements(Mapping):
         i = self._where()[qid]  # KeyError for a query not compared
         return self.starts[i], self.starts[i + 1]
 
+    def _rows(self, qid: str):
+        lo, hi = self._span(qid)
+        ranks = ([r or None for r in x[lo:hi].tolist()] for x in (self.base, self.cand))
+        return zip(self.doc[lo:hi], self.grade[lo:hi].tolist(), *ranks)
+
     def __contains__(self, qid) -> bool:
         return qid in self._where()
 
     def __getitem__(self, qid: str) -> list[DocMove]:
-        lo, hi = self._span(qid)
-        doc, grade, base, cand, _ = self.columns
-        return [DocMove(*row) for row in zip(doc[lo:hi], grade[lo:hi], base[lo:hi], cand[lo:hi])]
+        return [DocMove(*row) for row in self._rows(qid)]
 
     def as_dicts(self, qid: str) -> list[dict]:
         """[m.as_dict() for m in self[qid]], without the DocMoves."""
-        lo, hi = self._span(qid)
-        return [{"doc": d, "grade": g, "baseline_rank": b, "candidate_rank": c, "move": m}  # (DocMove.as_dict's keys)
-                for d, g, b, c, m in zip(*(col[lo:hi] for col in self.columns))]
+        return [{"doc": d, "grade": g, "baseline_rank": b, "candidate_rank": c,  # (DocMove.as_dict's keys)
+                 "move": None if b is None or c is None else b - c} for d, g, b, c in self._rows(qid)]
 
     def __iter__(self):
         return iter(self.qids)
 
     def __len__(self) -> int:
         return len(self.qids)
+
+    def texts(self, depth: int, indent: int) -> list[str]:
+        """Per query (in `qids`' order): json.dumps(self.as_dicts(qid), indent=indent)'s text, as a value at
+        `depth`. A movement's text is its document's JSON string and then the text of its (grade, ranks), made
+        once for each such triple (a few thousand): no dict per movement (10,000 queries x 30: a second in dicts
+        and their encoding)."""
+        from json.encoder import encode_basestring_ascii as js
+
+        outer, inner, key = (("\n" + " " * (indent * (depth + i))) for i in (0, 1, 2))
+        n = len(self.doc)
+        triples = (self.grade, self.base, self.cand)
+        o = np.lexsort(triples[::-1])
+        new = np.ones(n, bool)
+        new[1:] = np.any([x[o][1:] != x[o][:-1] for x in triples], axis=0) if n else new[1:]
+        group = np.empty(n, np.intp)
+        group[o] = np.cumsum(new) - 1
+        g, b, c = (x[o[new]].tolist() for x in triples)
+        tails = [f",{key}\"grade\": {_json_int(gr)},{key}\"baseline_rank\": {_json_int(br or None)},{key}"
+                 f"\"candidate_rank\": {_json_int(cr or None)},{key}\"move\": {_json_int(br - cr if br and cr else None)}"
+                 f"{inner}}}" for gr, br, cr in zip(g, b, c)]
+        items = list(map(str.__add__, [js(d) if d.__class__ is str else _json(d) for d in self.doc],
+                         map(tails.__getitem__, group.tolist())))
+        head = "{" + key + '"doc": '  # (DocMove.as_dict's keys)
+        sep, s = "," + inner + head, self.starts
+        return ["[" + inner + head + sep.join(items[lo:hi]) + outer + "]" if hi > lo else "[]"
+                for lo, hi in zip(s, s[1:])]
+
+
+def _json(x) -> str:
+    import json
+
+    return json.dumps(x)
+
+
+def _json_int(x) -> str:
+    """An int's JSON text as json's C encoder writes it (int.__repr__), None null."""
+    return int.__repr__(x) if x.__class__ is int else _json(x)
+
+
+def _float_texts(values: list) -> list[str]:
+    """[_float_text(x) for x in values]: finite floats (the usual case) by one map of float.__repr__."""
+    try:
+        out = list(map(float.__repr__, values))  # (TypeError for a value that is no float)
+    except TypeError:
+        return list(map(_float_text, values))
+    if "nan" in out or "inf" in out or "-inf" in out:
+        return list(map(_float_text, values))
+    return out
+
+
+def _float_text(x) -> str:
+    """A value's JSON text as json's C encoder writes it: a finite float by float.__repr__ (the rest: json.dumps,
+    which writes NaN and Infinity as json does)."""
+    if x.__class__ is float and x - x == 0.0:
+        return float.__repr__(x)
+    return _json(x)
 
 
 def _ranks_of(pr: Prepared, level: int, keys: np.ndarray, span: int) -> np.ndarray:
@@ -380,22 +440,39 @@ def movements(p: Paired, qrels: Qrels) -> Movements | dict:
     base, cand = _ranks_of(pb, level, keys, span), _ranks_of(pc, level, keys, span)
     big = np.int64(1) << 60
     c_key, b_key = np.where(cand > 0, cand, big), np.where(base > 0, base, big)
-    names = qrels.catalog.docs.names
+    names = _Names(qrels.catalog.docs)
     o = np.lexsort((b_key, c_key, qp))
     same = (qp[o][1:] == qp[o][:-1]) & (c_key[o][1:] == c_key[o][:-1]) & (b_key[o][1:] == b_key[o][:-1])
     if same.any():  # the ID decides between documents of a query at the same ranks (mostly: ranked by neither)
         tied = o[np.flatnonzero(np.r_[same, False] | np.r_[False, same])]
         codes = np.unique(doc[tied])
         rank = np.empty(len(codes), np.int64)
-        rank[sorted(range(len(codes)), key=[names[c] for c in codes.tolist()].__getitem__)] = np.arange(len(codes))
+        rank[sorted(range(len(codes)), key=names.of(codes).__getitem__)] = np.arange(len(codes))
         by_name = np.zeros(len(keys), np.int64)
         by_name[tied] = rank[np.searchsorted(codes, doc[tied])]
         o = np.lexsort((by_name, b_key, c_key, qp))
     starts = np.searchsorted(qp[o], np.arange(len(p.qids) + 1)).tolist()
-    b = [r or None for r in base[o].tolist()]
-    c = [r or None for r in cand[o].tolist()]
-    move = [None if x is None or y is None else x - y for x, y in zip(b, c)]
-    return Movements(list(p.qids), starts, ([names[d] for d in doc[o].tolist()], grade[o].tolist(), b, c, move))
+    return Movements(list(p.qids), starts, names.of(doc[o]), grade[o], base[o], cand[o])
+
+
+class _Names:
+    """The catalog's document names of some codes. A catalog a fast reader filled holds them as Arrow strings
+    until every name is asked for (core.model.Interner.adopt): those of the relevant documents are taken from
+    there, not from a Python string made for each of the catalog's (a million judged: 0.1 s)."""
+
+    def __init__(self, docs):
+        self.docs = docs
+
+    def of(self, codes: np.ndarray) -> list[str]:
+        arrow = self.docs.arrow  # names 0 .. len(arrow)-1, as `names` has them
+        if arrow is None or not len(codes) or int(codes.max()) >= len(arrow):
+            names = self.docs.names
+            return [names[c] for c in codes.tolist()]
+        import pyarrow as pa
+
+        at = np.ascontiguousarray(codes, dtype=np.int64)  # as an Arrow array of its buffer (pyarrow's conversion
+        at = pa.Array.from_buffers(pa.int64(), len(at), [None, pa.py_buffer(at)])  # imports pandas when installed)
+        return arrow.take(at).to_pylist()
 
 
 # ---- compare ------------------------------------------------------------------------------------
@@ -450,14 +527,68 @@ class CandidateReport:
             return self.moves.as_dicts(qid) if qid in self.moves else []
         return [m.as_dict() for m in self.movement(qid)]
 
-    def as_dict(self, top: int | None = None) -> dict:
+    def as_dict(self, top: int | None = None, laid: bool = False) -> dict:
+        """laid: "queries" is a jsontext.Laid that writes their text (jsontext.dumps gives the same text as with
+        the list of dicts, without making them)."""
         rows = self.rows if top is None else self.rows[:top]
+        if laid:
+            from rankgate.core.jsontext import Laid
+
+            queries = Laid(lambda depth, indent: self.queries_parts(rows, depth, indent))
+        else:
+            queries = [dict(r.as_dict(), movement=self._movement_dicts(r.query)) for r in rows]
         return {
             "candidate": self.candidate, "summary": self.summary,
             "newly_failed": sorted(self.newly_failed), "newly_fixed": sorted(self.newly_fixed),
             "slices": self.slices, "coverage": self.coverage, "budgets": self.budgets,
-            "queries": [dict(r.as_dict(), movement=self._movement_dicts(r.query)) for r in rows],
+            "queries": queries,
         }
+
+    def queries_parts(self, rows: list[QueryChange], depth: int, indent: int = 2) -> list[str]:
+        """json.dumps([dict(r.as_dict(), movement=...) for r in rows], indent=indent)'s text, as a value at `depth`,
+        in pieces: one format per query from its fields, its movements' texts made once for all (Movements.texts)."""
+        from json.encoder import encode_basestring_ascii as js
+
+        from rankgate.core.jsontext import dumps_at
+
+        if not rows:
+            return ["[]"]
+        n0, n1, n2, n3, n4 = (("\n" + " " * (indent * (depth + i))) for i in range(5))
+        names = list(rows[0].baseline)
+        measures = ("{" + n3 + ("," + n3).join(
+            js(n).replace("%", "%%") + ": {" + n4 + '"baseline": %s,' + n4 + '"candidate": %s,' + n4 + '"delta": %s'
+            + n3 + "}" for n in names) + n2 + "}") if names else "{}"
+        one = ("{" + n2 + '"query": %s,' + n2 + '"tags": %s,' + n2 + '"weight": %s,' + n2 + '"status": %s,' + n2
+               + '"change": %s,' + n2 + '"measures": ' + measures + "," + n2 + '"movement": %s' + n1 + "}")
+        if isinstance(self.moves, Movements):
+            texts, where = self.moves.texts(depth + 2, indent), self.moves._where()
+
+            def moved(q):
+                i = where.get(q)
+                return "[]" if i is None else texts[i]
+        else:
+            def moved(q):
+                return dumps_at(self._movement_dicts(q), depth + 2, indent)
+        keys = rows[0].baseline.keys()
+        if not all(r.baseline.keys() == keys and r.candidate.keys() == keys and r.query.__class__ is str
+                   and r.status.__class__ is str for r in rows):  # (rows made otherwise than report_candidate's)
+            return [dumps_at([dict(r.as_dict(), movement=self._movement_dicts(r.query)) for r in rows], depth, indent)]
+        flat: list = []  # per row: weight, change, then each measure's baseline, candidate and delta
+        for r in rows:
+            b, c = r.baseline, r.candidate
+            flat += (r.weight, r.change)
+            for n in names:
+                x, y = b[n], c[n]
+                flat += (x, y, y - x)
+        f, width = _float_texts(flat), 2 + 3 * len(names)
+        status = {t: js(t) for t in {r.status for r in rows}}
+        one = "," + n1 + one  # every query after the first
+        out = [one % (js(r.query), dumps_at(list(r.tags), depth + 2, indent) if r.tags else "[]", f[k],
+                      status[r.status], f[k + 1], *f[k + 2:k + width], moved(r.query))
+               for k, r in zip(range(0, len(f), width), rows)]
+        out[0] = "[" + n1 + out[0][len(n1) + 1:]
+        out.append(n0 + "]")
+        return out
 
 
 @dataclass
@@ -473,7 +604,8 @@ class Comparison:
     binding: dict = field(default_factory=dict)
     no_answer: list[str] = field(default_factory=list)
 
-    def as_dict(self, top: int | None = None) -> dict:
+    def as_dict(self, top: int | None = None, laid: bool = False) -> dict:
+        """laid: each candidate's "queries" written by jsontext.dumps from the rows (CandidateReport.as_dict)."""
         return {
             "baseline": self.baseline, "k": self.k, "rel_level": self.rel_level,
             "measures": [m.name for m in self.measures],
@@ -481,7 +613,7 @@ class Comparison:
             "no_answer_queries": self.no_answer,
             "significance": significance_settings(self.resamples, self.seed, self.confidence),
             "binding": self.binding,
-            "candidates": [c.as_dict(top) for c in self.candidates],
+            "candidates": [c.as_dict(top, laid) for c in self.candidates],
         }
 
 

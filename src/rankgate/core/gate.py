@@ -46,15 +46,25 @@ def score_run(qrels: Qrels, run: Run, k: int, checks: Checks, extra: list[Measur
     return evaluate(qrels, run, ms, rel_level=checks.rel_level, missing="zero", queries=answerable, **options)
 
 
-def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Measure]) -> list[dict]:
-    """Per query: the release-gate JSON's fields (hit, P, R, RR at k, found and missing IDs) plus extra measures."""
+def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Measure],
+               which: list[int] | None = None) -> list[dict]:
+    """Per query: the release-gate JSON's fields (hit, P, R, RR at k, found and missing IDs) plus extra measures.
+    `which`: the positions (in scores.qids) of the queries to give rows for, in that order; every query's by
+    default (the gate's JSON lists only the queries missed at k: a few of 10,000, each with its sorted IDs)."""
     import numpy as np
     p = scores.prepared
     dn = qrels.catalog.docs.names
-    rows = np.flatnonzero(p.rel(level) & (p.rank < k))
+    rows = p.rel(level) & (p.rank < k)
+    ok = (p.qrels_qp >= 0) & (p.qrels_grade >= level)
+    if which is not None:  # only the rows and judgments of the queries asked for
+        wanted = np.zeros(p.nq + 1, bool)  # (the last: qrels_qp's -1, a query not evaluated)
+        wanted[list(which)] = True
+        rows &= wanted[p.qp]
+        ok &= wanted[p.qrels_qp]
+    rows = np.flatnonzero(rows)
     rows = rows[np.argsort(p.qp[rows], kind="stable")]  # by query, each in rank order
     fq, fd = p.qp[rows].astype(np.int64), p.doc[rows].astype(np.int64)
-    ok = np.flatnonzero((p.qrels_qp >= 0) & (p.qrels_grade >= level))
+    ok = np.flatnonzero(ok)
     rq, rd = p.qrels_qp[ok].astype(np.int64), qrels.doc[ok].astype(np.int64)
     span = 1 + max([int(a.max()) for a in (fd, rd) if len(a)] or [0])
     relevant = unique(rq * span + rd)  # each relevant document of a query once
@@ -69,8 +79,8 @@ def query_rows(scores: Scores, qrels: Qrels, k: int, level: int, extra: list[Mea
     hit = [bool(x) for x in hit]
     more = {m.name: np.asarray(v[m], dtype=np.float64).tolist() for m in extra}
     out = []
-    for i, qid in enumerate(scores.qids):
-        row = {"query": qid, "hit_at_k": hit[i], "precision_at_k": prec[i], "recall_at_k": rec[i],
+    for i in range(len(scores.qids)) if which is None else which:
+        row = {"query": scores.qids[i], "hit_at_k": hit[i], "precision_at_k": prec[i], "recall_at_k": rec[i],
                "reciprocal_rank": rr[i], "found": found[found_at[i]:found_at[i + 1]],
                "missing": sorted(absent[missing_at[i]:missing_at[i + 1]])}
         if extra:
@@ -98,9 +108,17 @@ def answerable_queries(qrels: Qrels, no_answer: set[str]) -> list[str]:
 class GateResult:
     data: dict
     paired: Paired | None = None
-    rows: list[dict] = field(default_factory=list)  # the candidate's per-query rows (the release-gate JSON's shape)
+    make_rows: object = None  # () -> the candidate's per-query rows: `rows`, made when first asked for (--junit)
     queue: object = None  # the gate's whole review queue (queue.GateQueue), when asked for
     decided: Decision | None = None
+    _rows: list | None = field(default=None, repr=False)
+
+    @property
+    def rows(self) -> list[dict]:
+        """The candidate's per-query rows (the release-gate JSON's shape), every query's."""
+        if self._rows is None:
+            self._rows = self.make_rows() if self.make_rows is not None else []
+        return self._rows
 
     @property
     def accepted(self) -> bool:
@@ -148,7 +166,8 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
     p = pair(qrels, baseline, candidate, k=k, measures=gm, rel_level=level, no_answer=no_answer, queries=queries)
     b = Scores(baseline.name, p.qids, p.baseline, p.prepared["baseline"])
     c = Scores(candidate.name, p.qids, p.candidate, p.prepared["candidate"])
-    c_rows = query_rows(c, qrels, k, level, extra)
+    missed = [i for i, x in enumerate(c.values[gate_measures(k)[0]].tolist()) if not x]  # (rows' hit_at_k: bool(x))
+    failed = query_rows(c, qrels, k, level, extra, which=missed)  # the JSON's rows: the queries missed at k
     p.permissions, p.funnels = permissions, dict(funnels or {})
     dec = decide(policy, p, as_of=as_of)
     keys = macro_keys(k, extra)
@@ -161,7 +180,7 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
         "k": k,
         "baseline_macro": macro(b, k, extra),
         "candidate_macro": macro(c, k, extra),
-        "failed_queries": [r for r in c_rows if not r["hit_at_k"]],
+        "failed_queries": failed,
         "checks": dec.checks,
         "check_details": dec.details,
         "must_pass": list(policy.must_pass),
@@ -203,7 +222,7 @@ def run_gate(qrels: Qrels, baseline: Run, candidate: Run, policy: Policy, no_ans
         data["coverage"]["review_queue"] = [x.as_dict() for x in queue[:QUEUE_IN_REPORT]]
         data["coverage"]["review_queue_total"] = len(queue)
     _add_stability(data, p, qrels, policy, dec, queue)
-    return GateResult(data, p, c_rows, queue, dec)
+    return GateResult(data, p, lambda: query_rows(c, qrels, k, level, extra), queue, dec)
 
 
 def _add_stability(data: dict, p: Paired, qrels: Qrels, policy: Policy, dec: Decision, queue) -> None:
