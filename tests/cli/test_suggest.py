@@ -212,6 +212,7 @@ def test_an_endpoint_judge_sends_the_key_and_never_writes_it(tmp_path, capsys, b
     assert {s.grade for s in book.latest().values()} == {3}
 
 
+@pytest.mark.slow  # waits on timeouts or drives a burst of keys: over a second
 def test_an_endpoint_that_is_late_or_says_nonsense_is_reported(tmp_path, capsys, bench, stub, monkeypatch):
     Stub.reply = "I think it is quite relevant"
     argv = ["labels", "suggest", bench, "--queue", "2", "--judge-url", stub, "--judge-model", "m", "--json"]

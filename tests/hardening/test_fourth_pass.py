@@ -167,6 +167,7 @@ def test_a_redirect_on_the_same_host_is_followed(key):
     assert a.ok and a.grade == 2 and len(s.requests) == 2 and all(SECRET in r for r in s.requests)
 
 
+@pytest.mark.slow  # waits on timeouts or drives a burst of keys: over a second
 def test_a_server_sending_a_byte_a_second_is_cut_at_the_timeout(key):
     """Before: the timeout bounded each read, not the answer: a byte every 0.5 s held it for ever."""
     def drip(c, head):
@@ -275,6 +276,7 @@ def _alive(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow  # waits on timeouts or drives a burst of keys: over a second
 def test_a_late_judge_is_ended_with_its_children(tmp_path):
     """Before: only the judge was killed on a timeout: what it started (a model server) kept running."""
     pidfile = tmp_path / "child.pid"
@@ -293,6 +295,7 @@ for line in sys.stdin:
     assert not _alive(child)
 
 
+@pytest.mark.slow  # waits on timeouts or drives a burst of keys: over a second
 def test_ctrl_c_ends_the_judge_and_its_children(tmp_path):
     """Before: on Ctrl-C (a KeyboardInterrupt in the loop) the judge's children kept running."""
     pidfile = tmp_path / "child.pid"

@@ -3,10 +3,13 @@ reason box opens; every acknowledged grade is in the store."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.tui.conftest import make_app
 from tests.tui.test_judging import open_judging
 
 
+@pytest.mark.slow  # drives a burst of keys or several screens: over a second
 async def test_a_burst_of_grade_and_undo_keys_leaves_the_store_and_the_cursor_agreeing(tiny):
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:

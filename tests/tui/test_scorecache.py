@@ -36,6 +36,7 @@ def test_reopen_takes_the_scores_and_agrees(tiny, cached):
     m.labels.close()
 
 
+@pytest.mark.slow  # drives a burst of keys or several screens: over a second
 def test_unchanged_labels_are_known_by_their_digest_and_changed_ones_are_not(tiny, cached, monkeypatch):
     """A re-open with the labels of the entry compares a digest of the label arrays and names, not one
     line of text a label; labels changed since give another digest, and their queries are scored again."""

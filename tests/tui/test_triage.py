@@ -316,6 +316,7 @@ async def test_help_lists_every_key_as_pressed_and_agrees_with_the_docs(tiny):
     assert "next unjudged document" in table  # n, in the same words as help
 
 
+@pytest.mark.slow  # drives a burst of keys or several screens: over a second
 async def test_compare_screen_candidate_first_moves_shown_columns_fit(tiny):
     from rich.console import Console
 
