@@ -292,6 +292,10 @@ def main(argv=None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="print every round")
     args = ap.parse_args(argv)
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    for flag, tree in (("--src", args.src), ("--before-src", args.before_src)):
+        if tree is not None and not (tree / "src" / "rankgate" / "__init__.py").is_file():
+            # given a checkout's src/ (or anything else), rankgate would come from the installed package, silently
+            ap.error(f"{flag} {tree}: no src/rankgate/__init__.py under it; give the checkout's root, not its src/")
     unknown = set(args.tools) - {*OWN_TOOLS, *PEER_MODULES}
     if unknown:
         ap.error(f"unknown tools: {', '.join(sorted(unknown))}")
