@@ -37,9 +37,7 @@ def priority_actions(width: int) -> list[str]:
 
 
 class FittingFooter(Footer):
-    _composed_width = -1
-
-    _shown: tuple | None = None
+    _shown: tuple | None = None  # the signature of the last compose
 
     def _signature(self) -> tuple | None:
         """What compose lays out from: the width, the form and the screen's bindings as shown."""
@@ -68,7 +66,6 @@ class FittingFooter(Footer):
                 if isinstance(w, FooterKey):
                     w.add_class("-compact", update=False)
         width = self.size.width
-        self._composed_width = width
         if width <= 0 or any(isinstance(w, KeyGroup) for w in widgets):
             yield from widgets  # not laid out yet (composed again on resize), or grouped keys: all of them
             return
@@ -107,5 +104,5 @@ class FittingFooter(Footer):
             watchers[:] = [(node, callback) for node, callback in watchers if not node._closing]
 
     def on_resize(self) -> None:
-        if self.size.width != self._composed_width and self._bindings_ready:
+        if self._bindings_ready:  # recompose itself lets a height-only change pass
             self.call_after_refresh(self.recompose)
