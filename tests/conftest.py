@@ -1,3 +1,4 @@
+import gc
 import os
 import sys
 from pathlib import Path
@@ -22,6 +23,29 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RANKGATE_HOME", str(home))
     monkeypatch.setenv("RANKGATE_REVIEWER", "tester")
     yield home
+
+
+_COLLECT_EVERY = 8  # tests that froze a load, between two full collections of their residue
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen_after():
+    """Each test's app starts as a new process's would, with nothing frozen. A load of the review app freezes the
+    heap out of the collector's view and the next load unfreezes it and collects once (tui/loader.py), a full
+    pass over the test process's ~450k objects (0.25 CPU s) at each test's first load. Here the heap is put
+    back in view after the test, and its residue collected once every few tests (the worker's memory stays
+    bounded: ~450k objects, not growing, over tests/tui)."""
+    yield
+    loader = sys.modules.get("rankgate.tui.loader")
+    if loader is not None and loader._frozen:
+        gc.unfreeze()
+        loader._frozen = False
+        _nothing_frozen_after.unfrozen += 1
+        if _nothing_frozen_after.unfrozen % _COLLECT_EVERY == 0:
+            gc.collect()
+
+
+_nothing_frozen_after.unfrozen = 0
 
 
 def pytest_collection_modifyitems(items):
