@@ -375,3 +375,42 @@ def test_the_corpus_reader_wants_the_catalogs_documents_those_added_later_too():
     assert "a" in wanted and "c" in wanted and "z" not in wanted
     cat.docs.code("z")  # after the first look
     assert "z" in wanted and sorted(wanted) == ["a", "b", "c", "z"] and len(wanted) == 4
+
+
+@pytest.mark.parametrize("odd", ["", "surrogate"])
+def test_a_fast_readers_documents_looked_up_by_arrow_get_the_dictionarys_codes(tmp_path, monkeypatch, odd):
+    """Runs read by the fast reader look their documents up among an Arrow copy of the catalog's names
+    (runcache._codes with `arrow`): every code, every name the catalog gains and its order are those the
+    dictionary's probes give, with names not all ASCII, a catalog the labels filled first (one of its
+    names not UTF-8: the dictionary's way), and names interned between two runs."""
+    import rankgate.tui.runcache as runcache
+
+    files = []
+    for i in range(3):
+        f = tmp_path / f"run{i}.trec"
+        f.write_text("".join(f"q{q} Q0 d{(q * (5 + i) + r) % 70}{'é' if r % 3 == 0 else ''} {r + 1} {9 - r}.5 r{i}\n"
+                             for q in range(30) for r in range(9)), encoding="utf-8")
+        files.append(str(f))
+
+    def read(limit):
+        monkeypatch.setattr(runcache, "ARROW_LOOKUP", limit)
+        runcache._arrow_copies.clear()
+        cat = Catalog()
+        for name in ("d5", "d-label-only", "d7é") + (("d\udcff",) if odd else ()):  # the labels' codes first
+            cat.docs.code(name)
+        runs = []
+        for i, f in enumerate(files):
+            runs += read_runs_cached(f, cat, min_bytes=0, folder=tmp_path / f"cache-{limit}", later=[])
+            cat.docs.code(f"d-added-{i}")  # (an edit's new document, between two runs)
+        return cat, runs
+
+    by_dict, by_arrow = read(1 << 40), read(0)
+    assert by_arrow[0].docs.names == by_dict[0].docs.names
+    assert by_arrow[0].queries.names == by_dict[0].queries.names
+    for a, b in zip(by_arrow[1], by_dict[1]):
+        np.testing.assert_array_equal(a.doc, b.doc)
+        np.testing.assert_array_equal(a.q, b.q)
+        _same(a, b)
+    if not odd:  # the Arrow copy followed the catalog: it holds every name, in code order
+        (_, n, copy), = runcache._arrow_copies.values()
+        assert n == len(by_arrow[0].docs) - 1 and copy.to_pylist() == by_arrow[0].docs.names[:n]

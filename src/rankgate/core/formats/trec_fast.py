@@ -1935,6 +1935,7 @@ class FullColumns(NamedTuple):
     doc: np.ndarray  # int32
     score: np.ndarray
     where: np.ndarray  # int64, the line of each row
+    darrow: object = None  # `dnames` as the Arrow string array they came from (None: not kept)
 
 
 def read_full_columns(path: str, progress=None) -> FullColumns | None:
@@ -1962,13 +1963,15 @@ def read_full_columns(path: str, progress=None) -> FullColumns | None:
         docs = pa.concat_arrays(docs.chunks)
     enc = pc.dictionary_encode(docs)
     if isinstance(enc, pa.ChunkedArray):  # (the chunks share the one dictionary of the whole column)
-        dnames = enc.chunk(0).dictionary.to_pylist() if enc.num_chunks else []
+        darrow = enc.chunk(0).dictionary if enc.num_chunks else None
+        dnames = darrow.to_pylist() if darrow is not None else []
         dcode = _np([c.indices for c in enc.chunks])
     else:
-        dnames, dcode = enc.dictionary.to_pylist(), _np(enc.indices)
+        darrow = enc.dictionary
+        dnames, dcode = darrow.to_pylist(), _np(enc.indices)
     q = np.concatenate(qs).astype(np.int32)
     return FullColumns(reader.qnames, q, dnames, dcode.astype(np.int32), np.concatenate(ss),
-                       np.arange(1, len(q) + 1, dtype=np.int64))
+                       np.arange(1, len(q) + 1, dtype=np.int64), darrow)
 
 
 def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) -> Run | None:
