@@ -7,6 +7,7 @@ import pytest
 
 import re
 
+from textual.events import Paste
 from textual.widgets._footer import FooterKey
 
 from rankgate.tui.widgets.footer import FittingFooter, priority_actions
@@ -150,8 +151,10 @@ async def test_the_add_form_fits_at_80x24_and_100x30(tiny):
             await pilot.press("tab", "tab", "tab")
             await pilot.pause()
             assert form.focused is form.query_one("#form-reason") and inside("#form-reason")
-            await pilot.press("shift+tab", "shift+tab", "shift+tab", *"no-such-document-with-a-long-name",
-                              "enter", "2", "enter", "enter", "enter")
+            await pilot.press("shift+tab", "shift+tab", "shift+tab")
+            app.post_message(Paste("no-such-document-with-a-long-name"))  # pasted, as IDs are (typed: 10 s)
+            await pilot.pause()
+            await pilot.press("enter", "2", "enter", "enter", "enter")
             await pilot.pause()
             assert app.screen is form and "Enter again to add it anyway" in str(form.query_one("#form-help").render())
             assert inside("#form-help") and inside("#form-reason")

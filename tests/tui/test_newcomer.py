@@ -174,13 +174,13 @@ async def test_help_page_down_moves_by_the_visible_height(tiny):
         box = app.screen.query_one(VerticalScroll)
         page = box.scrollable_content_region.height
         await pilot.press("end")
-        await pilot.pause(0.5)
+        await pilot.wait_for_scheduled_animations()  # the scroll's animation done
         assert box.scroll_y > page  # the help is longer than two pages at 100x30
         await pilot.press("home", "pagedown")
-        await pilot.pause(0.5)
+        await pilot.wait_for_scheduled_animations()  # the scroll's animation done
         assert box.scroll_y == page
         await pilot.press("pageup")
-        await pilot.pause(0.5)
+        await pilot.wait_for_scheduled_animations()  # the scroll's animation done
         assert box.scroll_y == 0
 
 
