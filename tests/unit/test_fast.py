@@ -1026,7 +1026,10 @@ def test_judged_rows_looked_up_by_pair_are_those_judged_for_their_query(tmp_path
     assert triples(by_pair) == want
     assert by_pair.qnames == by_doc.qnames and by_pair.num_ret.tolist() == by_doc.num_ret.tolist()
     assert by_pair.duplicates == by_doc.duplicates and by_pair.n_duplicates == by_doc.n_duplicates
-    a, b = (engine.prepare_lean(q, r, rel_level=1, missing="zero") for r in (by_doc, by_pair))
+    assert by_doc.jentry is None and by_pair.jentry is not None  # by pair, each pair judged once: the entries
+    assert [(q.q[e], q.doc[e]) for e in by_pair.jentry.tolist()] == [
+        (q.catalog.queries.codes[by_pair.qnames[a]], b) for a, b in zip(by_pair.jq.tolist(), by_pair.jdoc.tolist())]
+    a, b = (engine.prepare_lean(q, r, rel_level=1, missing="zero") for r in (by_doc, by_pair))  # search, entries
     for field in ("qp", "rank", "grade", "doc", "num_ret"):
         assert getattr(a, field).tolist() == getattr(b, field).tolist(), field
 
@@ -1080,3 +1083,50 @@ def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monk
     got = {(run.qnames[a], names[b], c) for a, b, c in zip(run.jq.tolist(), run.jdoc.tolist(), run.jrank.tolist())}
     assert got == want and len(run.jq) == len(want) > 100
     fast._LOOKUP.clear()
+
+
+def test_a_runs_qrels_entries_give_grades_only_for_the_qrels_it_was_read_against(tmp_path):
+    """A run read by pair carries each judged row's qrels entry, and prepare_lean takes the grade from it
+    (no search) only for those same qrels, each pair judged once: qrels with the same judgments in
+    another order, or with a pair judged twice (built by hand: the readers refuse it), go through the
+    search, so the values are those of the run read against them."""
+    import dataclasses
+
+    from rankgate.core import engine
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    rng = np.random.default_rng(11)
+    judged = [(f"q{i}", f"d{j}", int(rng.integers(0, 4))) for i in range(30) for j in rng.choice(80, 20, replace=False)]
+    q = read_qrels(str(write(tmp_path / "q.trec", "".join(f"{a} 0 {b} {g}\n" for a, b, g in judged))))
+    flipped = read_qrels(str(write(tmp_path / "r.trec", "".join(f"{a} 0 {b} {g}\n" for a, b, g in judged[::-1]))),
+                         catalog=q.catalog)  # the same judgments, rows reversed (q's entries point elsewhere in it)
+    lines = "".join(f"q{i} Q0 d{j} {r} {100 - r} t\n" for i in range(32) for r, j in
+                    enumerate(rng.choice(80, 50, replace=False).tolist()))
+    path = str(write(tmp_path / "run.trec", lines))
+    fast._LOOKUP.clear()
+    run = fast.read_lean_run(path, "r", q, by_pair=True)
+    assert run.jentry is not None and len(run.jentry) == len(run.jq) > 100
+    fast._LOOKUP.clear()
+    fresh = fast.read_lean_run(path, "r", flipped, by_pair=True)
+    at = int(run.jentry[0])  # a pair the run holds, judged again below with another grade
+    twice = dataclasses.replace(q, q=np.r_[q.q, q.q[at]], doc=np.r_[q.doc, q.doc[at]],
+                                grade=np.r_[q.grade, (q.grade[at] + 1) % 4])
+    fast._LOOKUP.clear()
+    doubled = fast.read_lean_run(path, "r", twice, by_pair=True)
+    assert doubled.jentry is None  # a pair judged twice: no entries
+    doubled_by_doc = fast.read_lean_run(path, "r", twice, by_pair=False)
+    fast._LOOKUP.clear()
+    by_doc = fast.read_lean_run(path, "r", q, by_pair=False)
+    fast._LOOKUP.clear()
+
+    def prepared(qrels, r):
+        p = engine.prepare_lean(qrels, r, rel_level=1, missing="zero")
+        return [getattr(p, f).tolist() for f in ("qp", "rank", "grade", "doc", "num_ret")]
+
+    want = prepared(q, by_doc)
+    assert prepared(q, run) == want
+    assert prepared(flipped, run) == prepared(flipped, fresh) == want  # not q's entries read in flipped's rows
+    assert prepared(twice, doubled) == prepared(twice, run) == prepared(twice, doubled_by_doc)
+    assert sorted(prepared(flipped, dataclasses.replace(run, entries_of=(flipped, flipped.q, flipped.doc)))[2]) \
+        != sorted(want[2])  # (were q's entries taken for flipped's, the grades would differ)
