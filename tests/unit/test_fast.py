@@ -338,6 +338,24 @@ def test_one_length_ids_hash_as_they_do_among_others():
     assert len(set(mixed.tolist())) == len(same) + 3
 
 
+@pytest.mark.parametrize("size", [1, 3, 7, 8, 9, 11, 12, 16, 17, 23])
+def test_one_length_ids_read_in_place_hash_as_among_others(size):
+    """One-length IDs' words are read in place, every `size` bytes, the last IDs' from a padded copy (a word
+    would run past the buffer's end): the hashes are those of the same IDs among others, for the whole
+    array (its buffer ends with its last ID), slices at its start, middle and end, and a single ID."""
+    import pyarrow as pa
+
+    from rankgate.core.formats.trec_fast import hash_strings
+
+    ids = [f"{i:0{size}d}"[-size:] for i in range(0, 50 * 7919, 7919)]
+    arr = pa.array(ids, pa.string())
+    assert arr.buffers()[2].size == size * len(ids)  # no slack past the last ID
+    want = hash_strings(pa.array(ids + ["x" * (size + 1)], pa.string()))[:len(ids)]  # (lengths differ: the other way)
+    assert hash_strings(arr).tolist() == want.tolist()
+    for at, n in ((0, 5), (20, 10), (len(ids) - 3, 3), (len(ids) - 1, 1), (0, len(ids))):
+        assert hash_strings(arr.slice(at, n)).tolist() == want[at:at + n].tolist()
+
+
 def spy_lean_reads(monkeypatch) -> list:
     from rankgate.core.formats import trec_fast as fast
 

@@ -1730,12 +1730,8 @@ def hash_strings(d) -> np.ndarray:
     prime = np.uint64(0x100000001B3)
     h = (np.uint64(0xCBF29CE484222325) ^ lens.astype(np.uint64)) * prime
     if shortest == longest and shortest:  # one length (long IDs usually are): whole columns of words
-        width = -(-shortest // 8)
-        table = np.zeros((n, width * 8), np.uint8)
-        table[:, :shortest] = data.reshape(n, shortest)
-        words = table.view("<u8")
-        for j in range(width):
-            h = (h ^ words[:, j]) * prime
+        for j in range(0, shortest, 8):
+            h = (h ^ _words_at(d.buffers()[2], data, first, shortest, n, j)) * prime
     else:
         padded = np.zeros(last - first + 8, np.uint8)  # the strings' bytes, and 8 zeros to read past the end
         padded[:last - first] = data
@@ -1754,6 +1750,20 @@ def hash_strings(d) -> np.ndarray:
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(32)
     return h
+
+
+def _words_at(buf, data: np.ndarray, first: int, size: int, n: int, j: int) -> np.ndarray:
+    """Bytes j to j + 8 of each of n strings of `size` bytes that sit one after another from byte `first`
+    of `buf` (`data` their bytes), as little-endian words, bytes past a string's end zero: read in place,
+    a word every `size` bytes (no copy of the strings into a padded table: a copy a string), the last
+    strings' words, which would read past the buffer, from a padded copy of those alone."""
+    inside = min(n, max(0, (buf.size - first - j - 8) // size + 1))  # strings whose word ends in the buffer
+    w = np.ndarray((inside,), "<u8", buf, first + j, (size,))
+    if inside < n:
+        tail = np.zeros((n - inside) * size + 8, np.uint8)
+        tail[:(n - inside) * size] = data[inside * size:]
+        w = np.r_[w, np.ndarray((n - inside,), "<u8", tail, j, (size,))]
+    return w & _MASKS[size - j] if j + 8 > size else w
 
 
 def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarray:
