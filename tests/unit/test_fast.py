@@ -338,6 +338,24 @@ def test_one_length_ids_hash_as_they_do_among_others():
     assert len(set(mixed.tolist())) == len(same) + 3
 
 
+@pytest.mark.parametrize("size", [1, 3, 7, 8, 9, 11, 12, 16, 17, 23])
+def test_one_length_ids_read_in_place_hash_as_among_others(size):
+    """One-length IDs' words are read in place, every `size` bytes, the last IDs' from a padded copy (a word
+    would run past the buffer's end): the hashes are those of the same IDs among others, for the whole
+    array (its buffer ends with its last ID), slices at its start, middle and end, and a single ID."""
+    import pyarrow as pa
+
+    from rankgate.core.formats.trec_fast import hash_strings
+
+    ids = [f"{i:0{size}d}"[-size:] for i in range(0, 50 * 7919, 7919)]
+    arr = pa.array(ids, pa.string())
+    assert arr.buffers()[2].size == size * len(ids)  # no slack past the last ID
+    want = hash_strings(pa.array(ids + ["x" * (size + 1)], pa.string()))[:len(ids)]  # (lengths differ: the other way)
+    assert hash_strings(arr).tolist() == want.tolist()
+    for at, n in ((0, 5), (20, 10), (len(ids) - 3, 3), (len(ids) - 1, 1), (0, len(ids))):
+        assert hash_strings(arr.slice(at, n)).tolist() == want[at:at + n].tolist()
+
+
 def spy_lean_reads(monkeypatch) -> list:
     from rankgate.core.formats import trec_fast as fast
 
@@ -1026,7 +1044,10 @@ def test_judged_rows_looked_up_by_pair_are_those_judged_for_their_query(tmp_path
     assert triples(by_pair) == want
     assert by_pair.qnames == by_doc.qnames and by_pair.num_ret.tolist() == by_doc.num_ret.tolist()
     assert by_pair.duplicates == by_doc.duplicates and by_pair.n_duplicates == by_doc.n_duplicates
-    a, b = (engine.prepare_lean(q, r, rel_level=1, missing="zero") for r in (by_doc, by_pair))
+    assert by_doc.jentry is None and by_pair.jentry is not None  # by pair, each pair judged once: the entries
+    assert [(q.q[e], q.doc[e]) for e in by_pair.jentry.tolist()] == [
+        (q.catalog.queries.codes[by_pair.qnames[a]], b) for a, b in zip(by_pair.jq.tolist(), by_pair.jdoc.tolist())]
+    a, b = (engine.prepare_lean(q, r, rel_level=1, missing="zero") for r in (by_doc, by_pair))  # search, entries
     for field in ("qp", "rank", "grade", "doc", "num_ret"):
         assert getattr(a, field).tolist() == getattr(b, field).tolist(), field
 
@@ -1080,3 +1101,50 @@ def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monk
     got = {(run.qnames[a], names[b], c) for a, b, c in zip(run.jq.tolist(), run.jdoc.tolist(), run.jrank.tolist())}
     assert got == want and len(run.jq) == len(want) > 100
     fast._LOOKUP.clear()
+
+
+def test_a_runs_qrels_entries_give_grades_only_for_the_qrels_it_was_read_against(tmp_path):
+    """A run read by pair carries each judged row's qrels entry, and prepare_lean takes the grade from it
+    (no search) only for those same qrels, each pair judged once: qrels with the same judgments in
+    another order, or with a pair judged twice (built by hand: the readers refuse it), go through the
+    search, so the values are those of the run read against them."""
+    import dataclasses
+
+    from rankgate.core import engine
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    rng = np.random.default_rng(11)
+    judged = [(f"q{i}", f"d{j}", int(rng.integers(0, 4))) for i in range(30) for j in rng.choice(80, 20, replace=False)]
+    q = read_qrels(str(write(tmp_path / "q.trec", "".join(f"{a} 0 {b} {g}\n" for a, b, g in judged))))
+    flipped = read_qrels(str(write(tmp_path / "r.trec", "".join(f"{a} 0 {b} {g}\n" for a, b, g in judged[::-1]))),
+                         catalog=q.catalog)  # the same judgments, rows reversed (q's entries point elsewhere in it)
+    lines = "".join(f"q{i} Q0 d{j} {r} {100 - r} t\n" for i in range(32) for r, j in
+                    enumerate(rng.choice(80, 50, replace=False).tolist()))
+    path = str(write(tmp_path / "run.trec", lines))
+    fast._LOOKUP.clear()
+    run = fast.read_lean_run(path, "r", q, by_pair=True)
+    assert run.jentry is not None and len(run.jentry) == len(run.jq) > 100
+    fast._LOOKUP.clear()
+    fresh = fast.read_lean_run(path, "r", flipped, by_pair=True)
+    at = int(run.jentry[0])  # a pair the run holds, judged again below with another grade
+    twice = dataclasses.replace(q, q=np.r_[q.q, q.q[at]], doc=np.r_[q.doc, q.doc[at]],
+                                grade=np.r_[q.grade, (q.grade[at] + 1) % 4])
+    fast._LOOKUP.clear()
+    doubled = fast.read_lean_run(path, "r", twice, by_pair=True)
+    assert doubled.jentry is None  # a pair judged twice: no entries
+    doubled_by_doc = fast.read_lean_run(path, "r", twice, by_pair=False)
+    fast._LOOKUP.clear()
+    by_doc = fast.read_lean_run(path, "r", q, by_pair=False)
+    fast._LOOKUP.clear()
+
+    def prepared(qrels, r):
+        p = engine.prepare_lean(qrels, r, rel_level=1, missing="zero")
+        return [getattr(p, f).tolist() for f in ("qp", "rank", "grade", "doc", "num_ret")]
+
+    want = prepared(q, by_doc)
+    assert prepared(q, run) == want
+    assert prepared(flipped, run) == prepared(flipped, fresh) == want  # not q's entries read in flipped's rows
+    assert prepared(twice, doubled) == prepared(twice, run) == prepared(twice, doubled_by_doc)
+    assert sorted(prepared(flipped, dataclasses.replace(run, entries_of=(flipped, flipped.q, flipped.doc)))[2]) \
+        != sorted(want[2])  # (were q's entries taken for flipped's, the grades would differ)

@@ -166,6 +166,27 @@ def _cut(qp, rank, grade, doc, depth, judged_only):
     return qp, rank, grade, doc
 
 
+def _grades(qrels: Qrels, qqp: np.ndarray, qp: np.ndarray, rows: np.ndarray, run: LeanRun):
+    """(rows, their grades): the lean run's rows `rows` (positions `qp`) looked up among the qrels' pairs
+    (positions `qqp`) by a sorted search; a row judged for another query only is dropped (it is unjudged
+    here), unless it is among the top rows kept or watched."""
+    D = max(len(qrels.catalog.docs), 1)
+    jkeys = qqp * D + qrels.doc
+    order = np.argsort(jkeys, kind="stable")
+    jkeys, jgrades = jkeys[order], qrels.grade[order]
+    grade = np.full(len(rows), UNJUDGED, np.int64)
+    if len(rows) and len(jkeys):
+        rk = qp[rows] * D + run.jdoc[rows]
+        at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
+        found = jkeys[at] == rk
+        grade[found] = jgrades[at[found]]
+        keep = found | (run.jrank[rows] < run.keep_top) | run.watched  # judged for another query: unjudged here
+        rows, grade = rows[keep], grade[keep]
+    elif not run.keep_top:
+        rows, grade = rows[:0], grade[:0]
+    return rows, grade
+
+
 def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
                  queries: list[str] | None = None, depth: int | None = None, judged_only: bool = False,
                  compat: str = "10") -> Prepared:
@@ -193,24 +214,17 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     if nq:
         pos[np.fromiter(map(cat.queries.codes.__getitem__, qids), np.int64, count=nq)] = np.arange(nq)
     qqp = pos[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
-    D = max(len(cat.docs), 1)
-    jkeys = qqp * D + qrels.doc
-    order = np.argsort(jkeys, kind="stable")
-    jkeys, jgrades = jkeys[order], qrels.grade[order]
     qp = run_pos[run.jq] if len(run.jq) else np.zeros(0, np.int64)
     rows = np.flatnonzero(qp >= 0)
     if not run.keep_top:  # grouped by query, in rank order, now: the lookups below stay near each other
         rows = rows[_order(qp[rows], run.jrank[rows])]
-    grade = np.full(len(rows), UNJUDGED, np.int64)
-    if len(rows) and len(jkeys):
-        rk = qp[rows] * D + run.jdoc[rows]
-        at = np.minimum(np.searchsorted(jkeys, rk), len(jkeys) - 1)
-        found = jkeys[at] == rk
-        grade[found] = jgrades[at[found]]
-        keep = found | (run.jrank[rows] < run.keep_top) | run.watched  # judged for another query: unjudged here
-        rows, grade = rows[keep], grade[keep]
-    elif not run.keep_top:
-        rows, grade = rows[:0], grade[:0]
+    entries = run.entries_of
+    if entries is not None and entries[0] is qrels and entries[1] is qrels.q and entries[2] is qrels.doc \
+            and not run.keep_top and not run.watched and len(run.jentry) == len(run.jq):
+        # read by pair (trec_fast): each row holds its pair's row of these qrels, judged once; no search
+        grade = qrels.grade[run.jentry[rows]].astype(np.int64)
+    else:
+        rows, grade = _grades(qrels, qqp, qp, rows, run)
     qp, rank, doc = qp[rows], run.jrank[rows], run.jdoc[rows]
     if run.keep_top and len(run.top_q):  # the top rows nobody judged (the review queue's candidates)
         tp = run_pos[run.top_q]

@@ -418,6 +418,8 @@ class LeanRun:
     top_rank: np.ndarray = None  # and rank
     keep_top: int = 0
     watched: bool = False  # watch_top_k looked the review queue's documents up: keep every row it has
+    jentry: np.ndarray = None  # per judged row: its row of the qrels it was read against, when read by pair
+    entries_of: tuple = None  # and each pair is judged once (its grade is qrels.grade[jentry]): (qrels, its q, its doc)
     format: str = "trec"
     meta: dict = field(default_factory=dict)
     latency_ms: dict = field(default_factory=dict)

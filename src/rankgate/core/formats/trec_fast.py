@@ -557,6 +557,7 @@ class _JudgedLookup:
     def __init__(self, names, codes: np.ndarray, pairs: Qrels | None = None):
         """`names`: the judged documents' IDs (a pyarrow string array), `codes` their codes."""
         self.names = names
+        self.entries = False  # True: codes() gives each row's entry (the qrels' row of its pair), not its document
         h = hash_strings(self.names) if len(names) else np.zeros(0, np.uint64)
         self.qcode = None
         if pairs is None:  # an entry per document
@@ -571,6 +572,11 @@ class _JudgedLookup:
             else:
                 self.doc_at = np.searchsorted(codes, pairs.doc).astype(np.int32)  # each pair's document in `names`
             self.codes_ = pairs.doc
+            key = pairs.q.astype(np.int64) << 32 | pairs.doc.astype(np.int64)
+            key.sort()
+            if not (key[1:] == key[:-1]).any():  # each pair judged once: a row's entry says its grade too
+                self.entries, self.codes_ = True, np.arange(len(pairs.q), dtype=np.int64)
+            del key
             self.qmix = np.r_[_mix(np.arange(len(qnames))), np.uint64(0)]  # [-1]: a query nobody judged
             h = h[self.doc_at] if len(self.doc_at) else np.zeros(0, np.uint64)
             h ^= self.qmix[self.entry_q]
@@ -615,8 +621,9 @@ class _JudgedLookup:
         return local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n])), local
 
     def codes(self, docs, h: np.ndarray, queries=None) -> np.ndarray:
-        """The judged document's code of every row (-1: nobody judged it; by pair: not for its query).
-        `queries`: see _row_queries (by pair only)."""
+        """The judged document's code of every row (-1: nobody judged it; by pair: not for its query); with
+        `entries`, the qrels' row of the row's (query, document) instead. `queries`: see _row_queries (by pair
+        only)."""
         import pyarrow.compute as pc
 
         out = np.full(len(h), -1, np.int64)
@@ -925,10 +932,14 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
     else:
         lines = _scattered(reader, tally, blocks)
     cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
+    jdoc, jentry = cat(tally.jdoc, np.int64), None
+    if reader.judged.entries:  # the rows carried their qrels entry: their documents from it
+        jentry, jdoc = jdoc, qrels.doc[jdoc].astype(np.int64)
     return LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
-                   cat(tally.jdoc, np.int64), cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
+                   jdoc, cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
                    tally.n_duplicates, lines, cat(tally.tq, np.int64),
-                   [d for a in tally.tdoc for d in a.to_pylist()], cat(tally.trank, np.int64), keep_top)
+                   [d for a in tally.tdoc for d in a.to_pylist()], cat(tally.trank, np.int64), keep_top,
+                   jentry=jentry, entries_of=(qrels, qrels.q, qrels.doc) if jentry is not None else None)
 
 
 def _rows_of(part: tuple, start: int, stop: int) -> tuple:
@@ -1719,12 +1730,8 @@ def hash_strings(d) -> np.ndarray:
     prime = np.uint64(0x100000001B3)
     h = (np.uint64(0xCBF29CE484222325) ^ lens.astype(np.uint64)) * prime
     if shortest == longest and shortest:  # one length (long IDs usually are): whole columns of words
-        width = -(-shortest // 8)
-        table = np.zeros((n, width * 8), np.uint8)
-        table[:, :shortest] = data.reshape(n, shortest)
-        words = table.view("<u8")
-        for j in range(width):
-            h = (h ^ words[:, j]) * prime
+        for j in range(0, shortest, 8):
+            h = (h ^ _words_at(d.buffers()[2], data, first, shortest, n, j)) * prime
     else:
         padded = np.zeros(last - first + 8, np.uint8)  # the strings' bytes, and 8 zeros to read past the end
         padded[:last - first] = data
@@ -1743,6 +1750,20 @@ def hash_strings(d) -> np.ndarray:
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(32)
     return h
+
+
+def _words_at(buf, data: np.ndarray, first: int, size: int, n: int, j: int) -> np.ndarray:
+    """Bytes j to j + 8 of each of n strings of `size` bytes that sit one after another from byte `first`
+    of `buf` (`data` their bytes), as little-endian words, bytes past a string's end zero: read in place,
+    a word every `size` bytes (no copy of the strings into a padded table: a copy a string), the last
+    strings' words, which would read past the buffer, from a padded copy of those alone."""
+    inside = min(n, max(0, (buf.size - first - j - 8) // size + 1))  # strings whose word ends in the buffer
+    w = np.ndarray((inside,), "<u8", buf, first + j, (size,))
+    if inside < n:
+        tail = np.zeros((n - inside) * size + 8, np.uint8)
+        tail[:(n - inside) * size] = data[inside * size:]
+        w = np.r_[w, np.ndarray((n - inside,), "<u8", tail, j, (size,))]
+    return w & _MASKS[size - j] if j + 8 > size else w
 
 
 def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarray:
