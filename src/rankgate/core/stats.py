@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from contextvars import ContextVar
 from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
@@ -392,6 +391,8 @@ def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0
     columns = [np.ascontiguousarray(wd[:, j]) for j in range(M)]
     tables = [_Draws.table(col) for col in columns]
     w_table = None if w is None else _Draws.table(w)
+
+    import threading  # (not at import: the gate's start-up)
 
     local = threading.local()  # each thread's Scratch, for this call only
 
