@@ -5,6 +5,7 @@ unjudged documents that way; a check the unjudged documents could flip names the
 import json
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from rankgate.cli import main
@@ -306,3 +307,22 @@ def test_no_stage_loss_could_flip_on_a_document_the_baseline_keeps_and_nobody_ju
     f = stage_stability(p, floor, "recall_floor", True, set())
     # rerank recall 1.0 now; w (retrieve only) relevant would make q1's 1/2: mean 0.75 < 0.9
     assert not f.stable and f.to_judge == [("q1", "w")] and f.outcomes["for_candidate"] is True
+
+
+def test_appended_judgments_are_those_of_the_former_r_and_cast():
+    """relabel appends the what-if's judgments to each run's by `_appended`: the same dtype and values as
+    np.r_[a, b].astype(a.dtype) gave, for every pairing of integer types (wrapping casts too) and the float
+    promotions, where it takes np.r_'s way."""
+    from rankgate.core.bounds import _appended
+
+    rng = np.random.default_rng(4)
+    types = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float64)
+    for ta in types:
+        for tb in types:
+            a = rng.integers(0, 120, 300).astype(ta)
+            for b in (rng.integers(0, 2**40, 20), rng.integers(0, 3, 20), np.zeros(0, np.int64)):
+                b = b.astype(tb)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    want = np.r_[a, b].astype(a.dtype)
+                    got = _appended(a, b)
+                assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (ta, tb)

@@ -159,6 +159,30 @@ def test_the_fast_forms_are_the_defined_bits_and_draws():
         assert np.array_equal(np.sort(np.hstack([a, b]), axis=1), np.sort(draws, axis=1))
 
 
+def _halves_from_the_words(g, start, m, n):
+    """index_halves as rankgate computed it before its Scratch: fresh words from splitmix64, split and mapped."""
+    half = (n + 1) // 2
+    low = stats.splitmix64(g.key, m * half, start * half).reshape(m, half)
+    high = low >> np.uint64(32)
+    low &= np.uint64(0xFFFFFFFF)
+    for part in (low, high):
+        part *= np.uint64(n)
+        part >>= np.uint64(32)
+    return low.view(np.int64), high[:, : n - half].view(np.int64)
+
+
+def test_draws_made_in_a_reused_scratch_are_the_words_draws():
+    """A thread's Scratch holds the steps GOLDEN * i and the words chunk after chunk, larger and smaller ones, n odd
+    and even: every chunk's draws are those of splitmix64's words, whatever the chunk before left there."""
+    g, scratch = SplitMix64(2**63 + 12345, 1), stats.Scratch()
+    for start, m, n in ((0, 5, 10_000), (5, 3, 10_000), (700, 40, 1001), (3, 1, 7), (2**40, 9, 2**20 + 1),
+                        (8, 2, 1), (0, 13, 10_000)):
+        a, b = g.index_halves(start, m, n, scratch)
+        want = _halves_from_the_words(g, start, m, n)
+        assert a.dtype == b.dtype == np.int64 and a.shape == want[0].shape and b.shape == want[1].shape
+        assert np.array_equal(a, want[0]) and np.array_equal(b, want[1]), (start, m, n)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_the_kept_tails_give_the_quantiles_of_every_row(seed):
     """stats.Tails keeps only the order statistics the interval needs, chunk by chunk: the same floats as
@@ -271,3 +295,5 @@ def test_threads_and_chunk_sizes_give_the_same_p_values_and_intervals(monkeypatc
     before = tests(1, stats.CHUNK_CELLS, stats.CHUNK_CELLS)
     assert 0.01 < before[0] < 0.99  # not a trivially certain test
     assert tests(2, 1 << 24, 1 << 17).tobytes() == before.tobytes()
+    assert tests(2, SplitMix64.FLIP_CELLS, SplitMix64.DRAW_CELLS).tobytes() == before.tobytes()  # the defaults
+    assert tests(1, 1 << 20, 1 << 12).tobytes() == before.tobytes()

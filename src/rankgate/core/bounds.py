@@ -238,6 +238,15 @@ def within_depth(p: Paired, role: str, depth: int | None) -> tuple[Prepared, np.
     return got
 
 
+def _appended(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.r_[a, b].astype(a.dtype): with integers, b cast and appended, not every value of a copied to the wider
+    type and back (a gate's what-ifs append to each run's judgments some 40 times)."""
+    import numpy as np
+    if np.result_type(a, b).kind in "iu":  # a round-trips through the wider integer type; b's cast is the same
+        return np.concatenate([a, b.astype(a.dtype)])
+    return np.r_[a, b].astype(a.dtype)
+
+
 def relabel(p: Paired, keys: np.ndarray, grades: np.ndarray, measures: list[Measure] | None = None, *,
             index: RowIndex | None = None, keep: np.ndarray | None = None, counts: bool = True) -> Paired:
     """`p` re-scored with the unjudged `keys` (sorted, unique) judged `grades`, both runs; every measure,
@@ -264,8 +273,8 @@ def relabel(p: Paired, keys: np.ndarray, grades: np.ndarray, measures: list[Meas
         rows, at = index.rows[role], index.at[role]
         sel = keep[at]
         rows, new_grades = rows[sel], grades[at[sel]]
-        qrels_qp = np.r_[pr.qrels_qp, keys[keep] >> 32].astype(pr.qrels_qp.dtype)
-        qrels_grade = np.r_[pr.qrels_grade, grades[keep]].astype(pr.qrels_grade.dtype)
+        qrels_qp = _appended(pr.qrels_qp, keys[keep] >> 32)
+        qrels_grade = _appended(pr.qrels_grade, grades[keep])
         got: dict[Measure, np.ndarray] = {}
         for depth, ms in groups.items():
             base, where = within_depth(p, role, depth)
