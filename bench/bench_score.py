@@ -296,6 +296,10 @@ def main(argv=None) -> int:
         if tree is not None and not (tree / "src" / "rankgate" / "__init__.py").is_file():
             # given a checkout's src/ (or anything else), rankgate would come from the installed package, silently
             ap.error(f"{flag} {tree}: no src/rankgate/__init__.py under it; give the checkout's root, not its src/")
+        if tree is not None:  # byte code for both trees, as an installed package has: where the shell sets
+            import compileall  # PYTHONDONTWRITEBYTECODE, a fresh worktree compiled rankgate in every process
+
+            compileall.compile_dir(str(tree / "src" / "rankgate"), quiet=1)
     unknown = set(args.tools) - {*OWN_TOOLS, *PEER_MODULES}
     if unknown:
         ap.error(f"unknown tools: {', '.join(sorted(unknown))}")
