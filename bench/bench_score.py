@@ -60,7 +60,7 @@ BENCHES = {  # name: (folder, run file)
 DENSE = "dense,dense-shuffled,dense-wide,dense-1m,dense-2m"
 PEER_MODULES = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures",
                 "prototype": "pyarrow"}
-OWN_TOOLS = ("rankgate", "rankgate-general", "rankgate-before", "floor")  # run under this python, not --peer-python
+OWN_TOOLS = ("rankgate", "rankgate-general", "rankgate-before", "floor", "floor+qrels")  # run under this python, not --peer-python
 # "prototype" is not a peer: bench/experiments/fast_score.py, the lean read path this
 # harness recommends (pyarrow reader, no document interning, rankgate's own measures),
 # run under --peer-python, to show what the whole process can take.
@@ -97,9 +97,10 @@ def rankgate_cmd(args, qrels: Path, run: Path) -> list[str]:
 
 
 def peer_cmd(args, tool: str, qrels: Path, run: Path) -> list[str]:
-    if tool == "floor":  # every run the command reads: compare and gate read two
+    if tool in ("floor", "floor+qrels"):  # every run the command reads: compare and gate read two
         runs = [run, second_run(run)] if getattr(args, "command", "score") != "score" else [run]
-        return [sys.executable, str(PEERS / "read_floor.py"), str(qrels), *map(str, runs)]
+        flag = ["--with-qrels"] if tool == "floor+qrels" else []
+        return [sys.executable, str(PEERS / "read_floor.py"), *flag, str(qrels), *map(str, runs)]
     if tool == "prototype":
         return [str(args.peer_python), str(HERE / "experiments" / "fast_score.py"), str(qrels), str(run), "--compact"]
     return [str(args.peer_python), str(PEERS / f"{tool}_peer.py"), str(qrels), str(run)]
@@ -190,8 +191,9 @@ def bench(args, name: str, peers: list[str]) -> dict:
     cmds = {t: rankgate_cmd(args, qrels, run) for t in ("rankgate", "rankgate-general") if t in args.tools}
     if args.before_src:
         cmds["rankgate-before"] = rankgate_cmd(args, qrels, run)
-    if "floor" in args.tools:
-        cmds["floor"] = peer_cmd(args, "floor", qrels, run)
+    for tool in ("floor", "floor+qrels"):
+        if tool in args.tools:
+            cmds[tool] = peer_cmd(args, tool, qrels, run)
     cmds.update({p: peer_cmd(args, p, qrels, run) for p in peers})
     samples: dict[str, list[tuple[float, float, float]]] = {t: [] for t in cmds}
     means: dict[str, dict[str, float]] = {}
@@ -201,7 +203,7 @@ def bench(args, name: str, peers: list[str]) -> dict:
     for r in range(-args.warmup, args.rounds):
         for tool, cmd in cmds.items():
             wall, cpu, peak, out = run_once(cmd, tool_env(args, tool))
-            if tool not in means and tool != "floor" and not (tool.startswith("rankgate") and args.command != "score"):
+            if tool not in means and not tool.startswith("floor") and not (tool.startswith("rankgate") and args.command != "score"):
                 means[tool] = parse_rankgate(out) if tool.startswith("rankgate") or tool == "prototype" \
                     else parse_peer(out)
             if r >= 0:
@@ -258,6 +260,10 @@ def table(result: dict) -> str:
         if before:
             out.append(f"rankgate-before / read floor: {before['wall'] / floor['wall']:.2f}x wall, "
                        f"{before['cpu'] / floor['cpu']:.2f}x cpu")
+    both = next((r for r in rows if r["tool"] == "floor+qrels"), None)
+    if both and base:  # a reference: the floor reading the judgments too (not the issue's floor)
+        out.append(f"rankgate / read floor with the qrels: {base / both['wall']:.2f}x wall, "
+                   f"{base_cpu / both['cpu']:.2f}x cpu")
     return "\n".join(out)
 
 
@@ -268,7 +274,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per tool (default 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
     ap.add_argument("--tools", default="rankgate,floor,pytrec_eval,ranx,ir_measures",
-                    help="comma list of tools (floor: pyarrow reading three columns, peers/read_floor.py; "
+                    help="comma list of tools (floor: pyarrow reading three columns, peers/read_floor.py; floor+qrels: "
+                         "the same and the qrels' three columns, a reference row; "
                          "rankgate-general: RANKGATE_FAST=0, the reader without pyarrow; "
                          "prototype: bench/experiments/fast_score.py, not a peer)")
     ap.add_argument("--peer-python", type=Path,
