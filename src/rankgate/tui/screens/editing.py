@@ -180,7 +180,8 @@ class EditingActions:
         if qi != self._list_at:  # the list moved since the query shown was picked
             self.show_query(qi)
         focused = self.focused
-        if isinstance(focused, (RankingList, LabelList)) and 0 <= focused.cursor < len(focused.rows):
+        if isinstance(focused, (RankingList, LabelList)) and 0 <= focused.cursor < len(focused.rows) \
+                and self._pointed_at != (focused, focused.cursor):  # (not where u or n left it: NavigationActions)
             self.set_doc(focused.rows[focused.cursor].doc)
 
     def _need_doc(self) -> bool:

@@ -12,11 +12,13 @@ from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import empty_order_note, next_order, order_note
 from rankgate.tui.suggested import suggestion_book
 from rankgate.tui.widgets.gate_panel import GatePanel
-from rankgate.tui.widgets.ranking import RankingPane
+from rankgate.tui.widgets.ranking import RankingList, RankingPane
 
 
 class NavigationActions:
     """The review screen's keys that move the cursor, the query shown or the pane shown."""
+
+    _pointed_at: tuple | None = None  # (the focused widget, its cursor) when u or n last pointed at a document
 
     def action_next_review(self, step: int = 1) -> None:
         """The next unjudged document in a top k: in this query after the current one, else in the
@@ -67,6 +69,7 @@ class NavigationActions:
             self.set_doc(item.doc)
             self._show_doc()
             self.bring_doc_pane()
+            self._keys_to(None)
         self.last_queued = item
         self.notify(f"{item.query} · {item.doc}: {self.queue_order.why(item, suggestion_book(self))}",
                     title="next to review", markup=False)
@@ -107,6 +110,7 @@ class NavigationActions:
         for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
             if self.query_one(RankingPane).point_at_doc(role, doc):
                 self.set_doc(doc)
+                self._keys_to(role)
                 return
         if ranks:
             run, rank = next(iter(ranks.items()))
@@ -118,10 +122,24 @@ class NavigationActions:
         self.set_doc(doc)
         for role, name in (("candidate", m.candidate), ("baseline", m.baseline)):
             if name == rname and self.query_one(RankingPane).point_at_doc(role, doc):
+                self._keys_to(role)
                 return
+        self._keys_to(None)
         shown = self.bring_doc_pane()
         self.notify(f"{doc} is unjudged in run {rname}'s top {m.k}" + (" (shown in the Document pane; p: the "
                     "other panes)" if shown else ""), markup=False)
+
+    def _keys_to(self, role: str | None) -> None:
+        """u or n pointed `role`'s ranking (None: none shows the document) at the current document, marked ▸:
+        the grade keys grade it. With the other run's list focused, `role`'s list takes the focus (Down goes
+        on from the marked row); any list left focused (the labels, a list without the document) no longer
+        decides what a key grades until its cursor moves (EditingActions._follow_focus). Before, a grade key
+        graded that list's highlighted row, another document than the one marked."""
+        lists = self.query_one(RankingPane).lists()
+        if role is not None and isinstance(self.focused, RankingList) and self.focused is not lists[role] \
+                and self.focused in lists.values():
+            self.set_focus(lists[role], scroll_visible=False)
+        self._pointed_at = (self.focused, getattr(self.focused, "cursor", None))
 
     def bring_doc_pane(self) -> bool:
         """The highlighted document is on no ranking shown: on a narrow screen, where the bottom row shows one
