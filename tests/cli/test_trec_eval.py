@@ -304,3 +304,15 @@ def test_the_kernel_and_the_engine_print_the_same(options):
     ten = ok(*args).splitlines()
     nine = ok("--trec-eval-version", "9", *args).splitlines()
     assert _without(ten, VERSIONED) == _without(nine, VERSIONED) and len(ten) > 3000
+
+
+def test_ids_with_underscores_in_regular_qrels_are_read_and_grades_with_one_as_trec_eval_reads_them(tmp_path):
+    """Regular qrels are read column-wise, their grades as ints: a '_' in a document ID (doc_1) did not reach
+    the check for grades such as 1_0 as text, it crashed it (TypeError: argument of type 'int' ...)."""
+    run = write(tmp_path / "run", b"q1 Q0 doc_1 1 2.0 t\nq1 Q0 doc_2 2 1.0 t\n")
+    qrels = write(tmp_path / "qrels", b"q1 0 doc_1 1\nq1 0 doc_2 0\n")
+    assert "num_rel               \tall\t1" in ok("-m", "num_rel", qrels, run).splitlines()
+    odd = write(tmp_path / "odd", b"q1 0 doc_1 1_0\nq1 0 doc_2 0\n")  # atol reads 1_0 as 1, not 10
+    r = trec_eval("-m", "num_rel", "-m", "relstring", odd, run)
+    assert r.returncode == 0 and "num_rel               \tall\t1" in r.stdout.splitlines()
+    assert "not whole numbers" in r.stderr and "1_0" in r.stderr

@@ -297,3 +297,17 @@ def test_threads_and_chunk_sizes_give_the_same_p_values_and_intervals(monkeypatc
     assert tests(2, 1 << 24, 1 << 17).tobytes() == before.tobytes()
     assert tests(2, SplitMix64.FLIP_CELLS, SplitMix64.DRAW_CELLS).tobytes() == before.tobytes()  # the defaults
     assert tests(1, 1 << 20, 1 << 12).tobytes() == before.tobytes()
+
+
+@pytest.mark.parametrize("n, resamples, want", [
+    (40000, 3, ("-0x1.39afa41d003e4p-11", "0x1.fa37a98f85f17p-10")),
+    (50000, 7, ("-0x1.7d3a572da81d1p-10", "0x1.c1d61b2190ebcp-9")),
+    (22000, 5, ("-0x1.829e97cb8a49cp-13", "0x1.06ad992aded0dp-8")),
+])
+def test_bootstrap_intervals_of_many_queries_are_those_rankgate_gave_before(n, resamples, want):
+    """einsum sums a one-resample chunk's row in another order than a row of a larger chunk (rows this long):
+    the chunks' sizes are part of the numbers, and intervals must stay byte-identical across releases (receipts).
+    The floats are those of e357c9b (DRAW_CELLS 1 << 17); 1 << 16 put 40,000 queries in chunks of one resample."""
+    D = ((np.arange(n) * 7919) % 1001 - 500) / 1000.0  # exact values, no generator's
+    lo, hi = stats.bootstrap_cis(D, resamples=resamples, seed=0)
+    assert (float(lo[0]).hex(), float(hi[0]).hex()) == want

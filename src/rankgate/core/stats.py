@@ -111,8 +111,10 @@ class SplitMix64:
         return np.unpackbits(w.view(np.uint8).reshape(m, words * 8), axis=1, count=n, bitorder="little")
 
     FLIP_CELLS = 1 << 24  # resamples x queries per chunk of sign flips (2 MB of sign bytes)
-    DRAW_CELLS = 1 << 16  # resamples x queries per chunk of bootstrap draws: its words, their high halves and the
-    # values gathered (256 KB each, reused by each thread: Scratch) stay in a core's L2 cache (1 << 17: 1.5 MB)
+    DRAW_CELLS = 1 << 17  # resamples x queries per chunk of bootstrap draws (its words, their high halves and the
+    # values gathered, reused by each thread: Scratch). Not smaller: a row's sum (einsum) differs in its last bit
+    # when its chunk holds one resample, not several, so the chunks' sizes are part of the numbers (1 << 16 moved
+    # every interval of 32,769-65,536 queries and some others by an ulp)
 
     @staticmethod
     def byte_sums(wd: np.ndarray) -> list[np.ndarray]:

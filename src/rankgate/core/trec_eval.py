@@ -97,7 +97,8 @@ def _qrels_columns(path: str, notes: list[str]):
         gs = raw if fast is not None else list(map(int, raw))
     except ValueError:
         gs = None
-    if gs is None or ("_" in text and any("_" in g for g in raw)):  # Python reads 1_0 as 10, C's atol as 1
+    # Python reads 1_0 as 10, C's atol as 1 (the regular columns' grades are ints already, read without one)
+    if gs is None or (fast is None and "_" in text and any("_" in g for g in raw)):
         gs, odd = [], []
         for i, g in enumerate(raw):
             try:
