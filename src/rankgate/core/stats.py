@@ -62,13 +62,18 @@ def _mix(z: np.ndarray, t: np.ndarray | None = None) -> np.ndarray:
     return z
 
 
-def splitmix64(state: int, count: int, start: int = 0) -> np.ndarray:
+def splitmix64(state: int, count: int, start: int = 0, scratch: "Scratch | None" = None) -> np.ndarray:
     """Outputs start+1 .. start+count of SplitMix64 seeded with `state` (the i-th adds i * GOLDEN to the state
-    and mixes it), as uint64: any stretch of the sequence without computing what comes before it."""
-    z = np.arange(start + 1, start + count + 1, dtype=np.uint64)
-    z *= np.uint64(GOLDEN)
-    z += np.uint64(state & MASK64)
-    return _mix(z)
+    and mixes it), as uint64: any stretch of the sequence without computing what comes before it. With
+    `scratch`, into its first array of words (its second overwritten), valid until its next use."""
+    if scratch is None:
+        z = np.arange(start + 1, start + count + 1, dtype=np.uint64)
+        z *= np.uint64(GOLDEN)
+        z += np.uint64(state & MASK64)
+        return _mix(z)
+    steps, z, t = scratch.words(count)  # (start + i) * GOLDEN + state = i * GOLDEN + (start * GOLDEN + state)
+    np.add(steps, np.uint64((start * GOLDEN + state) & MASK64), out=z)
+    return _mix(z, t)
 
 
 class Scratch:
@@ -154,10 +159,8 @@ class SplitMix64:
         half = (n + 1) // 2
         count = m * half
         scratch = Scratch() if scratch is None else scratch
-        steps, low, high = scratch.words(count)
-        # word i of the chunk: SplitMix64's state after start * half + i + 1 steps, mixed (splitmix64's words)
-        np.add(steps, np.uint64((start * half * GOLDEN + self.key) & MASK64), out=low)
-        _mix(low, high)
+        low = splitmix64(self.key, count, start * half, scratch)
+        high = scratch.words(count)[2]  # (the scratch's other array: free again)
         np.right_shift(low, np.uint64(32), out=high)
         low &= np.uint64(0xFFFFFFFF)
         for part in (low, high):
