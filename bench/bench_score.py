@@ -60,6 +60,7 @@ BENCHES = {  # name: (folder, run file)
 DENSE = "dense,dense-shuffled,dense-wide,dense-1m,dense-2m"
 PEER_MODULES = {"pytrec_eval": "pytrec_eval", "ranx": "ranx", "ir_measures": "ir_measures",
                 "prototype": "pyarrow"}
+COMPARE_PEERS = ("ranx",)  # peers/ranx_compare_peer.py: ranx's compare, Fisher's randomization test on five measures
 OWN_TOOLS = ("rankgate", "rankgate-general", "rankgate-before", "floor", "floor+qrels")  # run under this python, not --peer-python
 # "prototype" is not a peer: bench/experiments/fast_score.py, the lean read path this
 # harness recommends (pyarrow reader, no document interning, rankgate's own measures),
@@ -103,6 +104,12 @@ def peer_cmd(args, tool: str, qrels: Path, run: Path) -> list[str]:
         return [sys.executable, str(PEERS / "read_floor.py"), *flag, str(qrels), *map(str, runs)]
     if tool == "prototype":
         return [str(args.peer_python), str(HERE / "experiments" / "fast_score.py"), str(qrels), str(run), "--compact"]
+    command = getattr(args, "command", "score")
+    if command == "compare" and tool in COMPARE_PEERS:  # the same job: both runs, a paired test on each measure
+        return [str(args.peer_python), str(PEERS / f"{tool}_compare_peer.py"), str(qrels), str(run),
+                str(second_run(run))]
+    if command != "score":
+        raise SystemExit(f"{tool} has no {command}: the peers of --command compare are {', '.join(COMPARE_PEERS)}")
     return [str(args.peer_python), str(PEERS / f"{tool}_peer.py"), str(qrels), str(run)]
 
 
@@ -203,7 +210,7 @@ def bench(args, name: str, peers: list[str]) -> dict:
     for r in range(-args.warmup, args.rounds):
         for tool, cmd in cmds.items():
             wall, cpu, peak, out = run_once(cmd, tool_env(args, tool))
-            if tool not in means and not tool.startswith("floor") and not (tool.startswith("rankgate") and args.command != "score"):
+            if tool not in means and not tool.startswith("floor") and args.command == "score":
                 means[tool] = parse_rankgate(out) if tool.startswith("rankgate") or tool == "prototype" \
                     else parse_peer(out)
             if r >= 0:
