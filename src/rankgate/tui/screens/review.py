@@ -14,6 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.widgets import Input
 
 from rankgate.tui import commands
 from rankgate.core.benchmark import DEFAULT_GRADES
@@ -228,14 +229,16 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
     # The panes' titles; the one the keys go to (arrows, Enter) says so, in words a plain capture shows too.
     PANE_TITLES = {"queries": "Queries", "gate": "Gate", "labels": "Query", "rankings": "Rankings", "doc": "Document"}
     KEYS_HERE = "◂ keys"
+    TYPING_HERE = "◂ typing (esc: keys)"  # a text box has the focus: letters and digits are text, not commands
 
     def watch_focused(self, focused) -> None:
+        mark = self.TYPING_HERE if isinstance(focused, Input) else self.KEYS_HERE
         for wid, title in self.PANE_TITLES.items():
             pane = next(iter(self.query(f"#{wid}")), None)
             if pane is None:
                 continue
             here = focused is not None and (focused is pane or pane in focused.ancestors)
-            want = f"{title} {self.KEYS_HERE}" if here else title
+            want = f"{title} {mark}" if here else title
             if pane.border_title != want:
                 pane.border_title = want
 
