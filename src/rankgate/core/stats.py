@@ -17,8 +17,11 @@ Everything is vectorised (per chunk of resamples: the sign flips summed from
 a table of each byte's sum of deltas, the bootstrap's draws looked up two at a
 time in a table of sums; never a Python loop per resample); of the bootstrap's
 means only the tails its interval uses are kept (`Tails`: 5% of them at 95%
-confidence, not all), and a column of deltas tested lately is not tested
-again (`paired_tests`). It is deterministic: the generator is seeded from
+confidence, not all); with many queries, every resample is summed cheaply
+(integers, two measures a gather) and only those whose mean can be at the
+order statistics the interval uses are summed exactly (`_Bounded`: the same
+floats); and a column of deltas tested lately is not tested again
+(`paired_tests`). It is deterministic: the generator is seeded from
 (seed, test), so a given seed, resample count and set of deltas always give
 the same numbers. Several measures are tested in one pass over the same
 resamples (`paired_tests`), which gives each the numbers it would get alone
