@@ -96,3 +96,24 @@ def test_score_reads_the_run_early_with_two_jobs_and_prints_the_same(tmp_path, m
     outs = [run_cli(capsys, *argv, "--jobs", jobs) for jobs in (1, 2)]
     assert started == [str(r)]  # only with two jobs
     assert outs[0] == outs[1] and outs[0][0] == 0 and "ndcg_cut_10" in outs[0][1]
+
+
+@pytest.mark.parametrize("command", ["compare", "gate"])
+def test_compare_and_gate_read_both_runs_early_and_print_the_same(tmp_path, monkeypatch, capsys, command):
+    """compare and the gate read two runs: both are parsed beside the qrels (with two jobs), the same text as
+    one job (read one after the other, nothing early); a third run is read the usual way."""
+    from rankgate.core.formats import trec_fast as fast
+
+    q, r, b = dense_inputs(tmp_path, 17, False, queries=12)
+    third = write(tmp_path / "c.txt", open(b).read().replace(" b\n", " c\n"))
+    started = []
+    real = fast.read_early
+    monkeypatch.setattr(fast, "read_early", lambda path: started.append(path) or real(path))
+    monkeypatch.setattr("rankgate.cli.evaluate.FAST_MIN_BYTES", 0)
+    argv = [command, "--qrels", q, "--runs", f"mine={r}", "--runs", f"other={b}", "--runs", f"third={third}",
+            "--missing-queries", "zero", "--short-rankings", "allow"]
+    argv += ["--format", "json"] if command == "compare" else ["--baseline", "mine", "--candidate", "other"]
+    outs = [run_cli(capsys, *argv, "--jobs", jobs) for jobs in (1, 2)]
+    assert started == [str(r), str(b)]  # only with two jobs, the first two runs
+    assert not fast._EARLY  # each taken up by its reading
+    assert outs[0][1] == outs[1][1] and '"other"' in outs[0][1]

@@ -280,6 +280,7 @@ def suggestions_file(args) -> str | None:
 
 
 FAST_MIN_BYTES = 1 << 20  # trec_fast.MIN_BYTES (tests/cli/test_startup.py checks they agree)
+EARLY_RUNS = 2  # runs whose first blocks are parsed beside the qrels (compare's and the gate's two)
 
 
 class _FastReader:
@@ -305,23 +306,25 @@ class _FastReader:
         return self._read(path, name, qrels, progress)
 
     def start(self, args) -> None:
-        """Before the qrels are read: the first run's first blocks parsed beside them, in a thread
-        (trec_fast.read_early), when it is a large TREC file given by --runs, read lean, and more than one
+        """Before the qrels are read: the first two runs' first blocks parsed beside them, a thread each
+        (trec_fast.read_early), when they are large TREC files given by --runs, read lean, and more than one
         thread may work (--jobs)."""
         from rankgate.core.formats import split_run_spec
 
         if not args.runs or getattr(args, "benchmark", None) or getattr(args, "acl", None) or self.args.run_format not in (
                 "auto", "trec") or jobs(self.args) < 2:
             return
-        path = split_run_spec(args.runs[0])[1]
-        try:
-            if os.path.getsize(path) < FAST_MIN_BYTES:
-                return
-        except OSError:
-            return
-        from rankgate.core.formats import trec_fast
+        for spec in args.runs[:EARLY_RUNS]:  # compare's and the gate's two runs parsed at once, beside the qrels
+            path = split_run_spec(spec)[1]
+            try:
+                if os.path.getsize(path) < FAST_MIN_BYTES:
+                    continue
+            except OSError:
+                continue
+            from rankgate.core.formats import trec_fast  # (only for a file this large: its import costs)
 
-        if trec_fast.available():
+            if not trec_fast.available():
+                return
             trec_fast.read_early(path)
 
     def _setup(self):

@@ -17,8 +17,11 @@ Everything is vectorised (per chunk of resamples: the sign flips summed from
 a table of each byte's sum of deltas, the bootstrap's draws looked up two at a
 time in a table of sums; never a Python loop per resample); of the bootstrap's
 means only the tails its interval uses are kept (`Tails`: 5% of them at 95%
-confidence, not all), and a column of deltas tested lately is not tested
-again (`paired_tests`). It is deterministic: the generator is seeded from
+confidence, not all); with many queries, every resample is summed cheaply
+(integers, two measures a gather) and only those whose mean can be at the
+order statistics the interval uses are summed exactly (`_Bounded`: the same
+floats); and a column of deltas tested lately is not tested again
+(`paired_tests`). It is deterministic: the generator is seeded from
 (seed, test), so a given seed, resample count and set of deltas always give
 the same numbers. Several measures are tested in one pass over the same
 resamples (`paired_tests`), which gives each the numbers it would get alone
@@ -92,10 +95,10 @@ class Scratch:
             self._low, self._high = np.empty(count, np.uint64), np.empty(count, np.uint64)
         return self._steps[:count], self._low[:count], self._high[:count]
 
-    def picked(self, shape: tuple) -> np.ndarray:
-        buf = self._picked.get(shape)
+    def picked(self, shape: tuple, dtype=np.float64) -> np.ndarray:
+        buf = self._picked.get((shape, dtype))
         if buf is None:
-            buf = self._picked[shape] = np.empty(shape)
+            buf = self._picked[(shape, dtype)] = np.empty(shape, dtype)
         return buf
 
 
@@ -168,6 +171,25 @@ class SplitMix64:
             part >>= np.uint64(32)
         low, high = low.reshape(m, half), high.reshape(m, half)
         return low.view(np.int64), high[:, : n - half].view(np.int64)  # below 2**32: the same values as intp
+
+    def index_halves_of(self, resamples: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """`index_halves`' blocks for any resamples (an array of their numbers), a row each: row i is resample
+        resamples[i]'s, the same integers as index_halves(resamples[i], 1, n) gives."""
+        if n >= 2 ** 32:
+            raise ValueError("at most 2**32 - 1 queries")
+        half = (n + 1) // 2
+        z = np.arange(1, half + 1, dtype=np.uint64)
+        z *= np.uint64(GOLDEN)
+        first = np.asarray(resamples, dtype=np.uint64) * np.uint64(half)  # each one's first word (wrapping)
+        first *= np.uint64(GOLDEN)
+        first += np.uint64(self.key)
+        low = _mix(z[None, :] + first[:, None])
+        high = low >> np.uint64(32)
+        low &= np.uint64(0xFFFFFFFF)
+        for part in (low, high):
+            part *= np.uint64(n)
+            part >>= np.uint64(32)
+        return low.view(np.int64), high[:, : n - half].view(np.int64)
 
     def indices(self, start: int, m: int, n: int, dtype) -> np.ndarray:
         """Resamples start .. start+m-1: n draws from 0 .. n-1 each (with replacement). Each draw is a 32-bit half
@@ -380,10 +402,27 @@ class _Draws:
         return out
 
 
+def _mean_rows(a: np.ndarray, b: np.ndarray, n: int, columns: list, tables: list, w, w_table,
+               scratch: Scratch) -> np.ndarray:
+    """Each resample's mean (a row per row of draws `a`, `b`, as index_halves gives them): its draws' deltas
+    summed, column by column. A row's sums depend on its draws and on how many rows its chunk has (einsum sums
+    a one-row chunk's long rows in another order), not on the other rows."""
+    m = len(a)
+    draws = _Draws(a, b, n, scratch)
+    den = n if w is None else draws.sums(w, w_table)
+    out = np.empty((m, len(columns)))
+    for j, col in enumerate(columns):
+        num = draws.sums(col, tables[j])
+        out[:, j] = num / n if w is None else np.divide(num, den, out=np.zeros(m), where=den > 0)
+    return out
+
+
 def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
                   confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap intervals of the (weighted) mean of each column of `deltas` (queries x
-    measures), queries resampled with replacement, the same resamples for every column."""
+    measures), queries resampled with replacement, the same resamples for every column. Many queries
+    unweighted: only the resamples whose mean can be at an order statistic the interval uses are summed
+    exactly (`_Bounded`), the same floats as summing every one."""
     D = _columns(deltas)
     n, M = D.shape
     if n == 0 or M == 0:
@@ -391,34 +430,197 @@ def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0
     w = None if weights is None else _prepare(D[:, 0], weights)[1]
     rng = _rng(seed, 1)
     alpha = 1.0 - confidence
-    means = Tails(resamples, M, [alpha / 2, 1 - alpha / 2])  # the resamples' means, the two tails kept
+    qs = [alpha / 2, 1 - alpha / 2]
     wd = D if w is None else w[:, None] * D
     columns = [np.ascontiguousarray(wd[:, j]) for j in range(M)]
     tables = [_Draws.table(col) for col in columns]
     w_table = None if w is None else _Draws.table(w)
 
-    import threading  # (not at import: the gate's start-up)
+    def means_of(a: np.ndarray, b: np.ndarray, scratch: Scratch, only: list[int] | None = None) -> np.ndarray:
+        if only is None:
+            return _mean_rows(a, b, n, columns, tables, w, w_table, scratch)
+        return _mean_rows(a, b, n, [columns[j] for j in only], [tables[j] for j in only], w, w_table, scratch)
 
-    local = threading.local()  # each thread's Scratch, for this call only
+    got = None
+    if w is None and _Bounded.fits(rng, D, resamples):
+        got = _Bounded(rng, D, resamples, qs, means_of).quantiles()
+    if got is None:
+        import threading  # (not at import: the gate's start-up)
 
-    def chunk(start: int, m: int) -> np.ndarray:  # each resample's mean: its draws' deltas summed
-        scratch = getattr(local, "scratch", None)
-        if scratch is None:
-            scratch = local.scratch = Scratch()
-        draws = _Draws(*rng.index_halves(start, m, n, scratch), n, scratch)
-        den = n if w is None else draws.sums(w, w_table)
-        out = np.empty((m, M))
-        for j, col in enumerate(columns):  # column by column: a row's sums the same in any chunk
-            num = draws.sums(col, tables[j])
-            out[:, j] = num / n if w is None else np.divide(num, den, out=np.zeros(m), where=den > 0)
-        return out
+        local = threading.local()  # each thread's Scratch, for this call only
 
-    for means_of_chunk in _chunks(rng, rng.DRAW_CELLS, n, resamples, chunk):
-        means.add(means_of_chunk)
-    lo, hi = means.quantiles()
+        def chunk(start: int, m: int) -> np.ndarray:  # each resample's mean
+            scratch = getattr(local, "scratch", None)
+            if scratch is None:
+                scratch = local.scratch = Scratch()
+            return means_of(*rng.index_halves(start, m, n, scratch), scratch)
+
+        means = Tails(resamples, M, qs)  # the resamples' means, the two tails kept
+        for means_of_chunk in _chunks(rng, rng.DRAW_CELLS, n, resamples, chunk):
+            means.add(means_of_chunk)
+        got = means.quantiles()
+    lo, hi = got
     const = np.ptp(D, axis=0) == 0
     lo[const] = hi[const] = D[0, const]
     return lo, hi
+
+
+class _Bounded:
+    """A bootstrap's order statistics from a cheap pass over every resample and an exact one over a few.
+
+    The cheap pass: each column's deltas rounded to integers on a grid of 2**b steps between its least and
+    greatest value, two columns packed in one 64-bit word (32 bits each) so that one gather serves both,
+    every resample's draws summed as integers, exactly (a lane's sum of ceil(n/2) draws stays below
+    2**32: no carry into the other). Q_r, resample r's integer sum, is then within E/step of (S_r - n *
+    least) / step, where S_r is the sum the exact path computes (its float sum of the same draws), step
+    the grid's and E = n * (the largest rounding of a delta) + (any float summation's error bound,
+    (n+1) * 2**-53 * n * max|delta|, doubled). Hence the k-th smallest S is that of the resamples whose
+    Q lies within W = 2E/step (+2) of the k-th smallest Q, at rank k - #(Q below that window): everything
+    below it is certainly smaller, above it certainly larger. Those resamples (a few per order statistic)
+    are summed by the exact path, each in a chunk of the same size and at the same row as the full pass
+    puts it (a row's float sum may depend on its chunk's shape), so the order statistics, and the
+    interval made of them, are the same floats (tests/unit/test_bootstrap_bounds.py)."""
+
+    CELLS = 1 << 16  # draws per chunk of the cheap pass (its words and gathers stay in cache)
+    MIN_BITS = 12  # a coarser grid would leave too many resamples to sum exactly: the full pass instead
+    AT_MOST = 1 << 22  # resamples x columns whose integer sums are kept (32 MB)
+
+    @classmethod
+    def fits(cls, rng, D: np.ndarray, resamples: int) -> bool:
+        n, M = D.shape
+        return (isinstance(rng, SplitMix64) and PAIRS_UP_TO < n < 2 ** 32 and resamples * M <= cls.AT_MOST
+                and cls.bits(n) >= cls.MIN_BITS and bool(np.isfinite(D).all())
+                and float(np.abs(D).max()) < 2.0 ** 500)
+
+    @staticmethod
+    def bits(n: int) -> int:
+        """The grid's bits: ceil(n/2) draws of at most 2**b - 1 sum to less than 2**32."""
+        return 32 - ((n + 1) // 2).bit_length()
+
+    def __init__(self, rng: SplitMix64, D: np.ndarray, resamples: int, qs, means_of):
+        self.rng, self.D, self.resamples, self.qs, self.means_of = rng, D, resamples, list(qs), means_of
+        n, M = D.shape
+        self.n, self.M = n, M
+        b = self.bits(n)
+        top = (1 << b) - 1
+        u = 2.0 ** -53
+        self.varied = [j for j in range(M) if D[:, j].max() > D[:, j].min()]  # a constant column: its delta
+        words = []
+        self.window: dict[int, int] = {}  # column -> W, in grid steps
+        self.grid: dict[int, tuple] = {}  # column -> (least, step, each delta's grid point)
+        self.whole: dict[int, int] = {}  # column of whole numbers -> its least
+        for i in range(0, len(self.varied), 2):
+            word = np.zeros(n, np.uint64)
+            for lane, j in enumerate(self.varied[i:i + 2]):
+                v = D[:, j]
+                least, most = float(v.min()), float(v.max())
+                if most - least <= top and n * max(abs(least), abs(most)) < 2 ** 53 and (v == np.rint(v)).all():
+                    # whole numbers (Success@k's -1, 0, 1): every float sum of them is exact, so a resample's
+                    # sum is n * least + Q and its mean (n * least + Q) / n, with no resample summed again
+                    step, q = 1.0, v - least
+                    self.whole[j] = int(least)
+                else:
+                    step = (most - least) / top
+                    q = np.clip(np.rint((v - least) / step), 0, top)
+                    off = float(np.abs(v - (least + q * step)).max())  # each delta's distance from its grid point
+                    off += 8 * u * (abs(least) + abs(most) + (most - least))  # (that distance's own rounding)
+                    error = n * off + 2 * (n + 1) * u * n * float(np.abs(v).max())
+                    self.window[j] = int(math.floor(2 * error / step)) + 2
+                self.grid[j] = (least, step, q)
+                word |= q.astype(np.uint64) << np.uint64(32 * lane)
+            words.append(word)
+        self.words = words
+
+    def _sums(self) -> np.ndarray:
+        """Every resample's integer sums (resamples x varied columns), chunk by chunk on the threads."""
+        import threading
+
+        n, rng, words, k = self.n, self.rng, self.words, len(self.varied)
+        local = threading.local()
+        low32 = np.uint64(0xFFFFFFFF)
+
+        def chunk(start: int, m: int) -> np.ndarray:
+            scratch = getattr(local, "scratch", None)
+            if scratch is None:
+                scratch = local.scratch = Scratch()
+            a, b = rng.index_halves(start, m, n, scratch)
+            out = np.empty((m, k), np.int64)
+            got_a, got_b = scratch.picked(a.shape, np.uint64), scratch.picked(b.shape, np.uint64)
+            for i, word in enumerate(words):
+                s = np.add.reduce(word.take(a, out=got_a, mode="clip"), axis=1)
+                if b.shape[1]:
+                    t = np.add.reduce(word.take(b, out=got_b, mode="clip"), axis=1)
+                    out[:, 2 * i] = (s & low32) + (t & low32)
+                    if 2 * i + 1 < k:
+                        out[:, 2 * i + 1] = (s >> np.uint64(32)) + (t >> np.uint64(32))
+                else:
+                    out[:, 2 * i] = s & low32
+                    if 2 * i + 1 < k:
+                        out[:, 2 * i + 1] = s >> np.uint64(32)
+            return out
+
+        parts = list(_chunks(rng, self.CELLS, n, self.resamples, chunk))
+        return np.concatenate(parts) if parts else np.empty((0, k), np.int64)
+
+    def quantiles(self) -> tuple[np.ndarray, np.ndarray] | None:
+        R, M = self.resamples, self.M
+        ranks = [_ranks(R, q) for q in self.qs]
+        needed = sorted({k for _, lo, hi in ranks for k in (lo, hi)})
+        Q = self._sums() if self.varied else np.empty((R, 0), np.int64)
+        plan = []  # (column, rank, the resamples in its window, how many lie below it)
+        rows: dict[int, set] = {}  # column -> the resamples to sum exactly
+        stats = {k: np.zeros(M) for k in needed}  # order statistic k of each column (constant ones: 0)
+        for c, j in enumerate(self.varied):
+            col = Q[:, c]
+            kth = np.partition(col, needed)
+            if j in self.whole:  # the exact path's mean: its exact sum (a float) over n
+                for k in needed:
+                    stats[k][j] = np.float64(self.n * self.whole[j] + int(kth[k])) / self.n
+                continue
+            for k in needed:
+                at, wide = int(kth[k]), self.window[j]
+                inside = np.flatnonzero((col >= at - wide) & (col <= at + wide))
+                below = int(np.count_nonzero(col < at - wide))
+                plan.append((j, k, inside, below))
+                rows.setdefault(j, set()).update(inside.tolist())
+        if 4 * sum(map(len, rows.values())) > R * max(1, len(rows)):  # too many near the quantiles (ties of
+            return None  # fractions): the full pass is cheaper
+        exact = {j: self._exact(sorted(these), j) for j, these in rows.items()}
+        for j, k, inside, below in plan:
+            vals = np.array([exact[j][r] for r in inside.tolist()])
+            stats[k][j] = np.partition(vals, k - below)[k - below]
+        lo, hi = (_lerp(v, lo, stats[lo], stats[hi]) for v, lo, hi in ranks)
+        return lo, hi
+
+    def _exact(self, rows: list[int], j: int) -> dict[int, float]:
+        """The exact path's means of column j for these resamples: each summed at its row of a chunk of its
+        chunk's size (the other rows filled with any resample's draws), as `bootstrap_cis`'s full pass does."""
+        n, R, rng = self.n, self.resamples, self.rng
+        step = max(1, rng.DRAW_CELLS // n)
+        groups: dict[int, list[list[int]]] = {}  # chunk size -> batches, each a list of rows by position
+        for r in rows:
+            start = r // step * step
+            size, pos = min(step, R - start), r - start
+            batches = groups.setdefault(size, [])
+            for batch in batches:
+                if batch[pos] < 0:
+                    batch[pos] = r
+                    break
+            else:
+                batch = [-1] * size
+                batch[pos] = r
+                batches.append(batch)
+        out: dict[int, float] = {}
+        scratch = Scratch()
+        for size, batches in groups.items():
+            for batch in batches:
+                fill = next(r for r in batch if r >= 0)
+                a, b = rng.index_halves_of(np.array([r if r >= 0 else fill for r in batch]), n)
+                means = self.means_of(a, b, scratch, [j])[:, 0]
+                for pos, r in enumerate(batch):
+                    if r >= 0:
+                        out[r] = means[pos]
+        return out
 
 
 def bootstrap_ci(deltas, weights=None, *, resamples: int = 10000, seed: int = 0,
