@@ -197,3 +197,22 @@ def test_a_benchmarks_first_open_ends_folded(tmp_path, samples):
         labels = _labels(ws)
     with Workspace.open_benchmark(folder, readonly=True) as ws:
         assert not ws._pending and _labels(ws) == labels
+
+
+def test_a_files_labels_taken_whole_are_those_taken_one_by_one(tmp_path):
+    """_read_files takes the first file's pairs whole (each pair once); a file read again goes one pair
+    at a time, as every later file does: both give the same labels, in the same order, and a pair given
+    twice with two grades is still refused with both places."""
+    from rankgate.core.errors import InputError
+    from rankgate.core.formats import read_qrels
+    from rankgate.store.transfer.imports import ImportReport, _read_files
+
+    qrels = read_qrels(str(_qrels(tmp_path)))
+    whole, declared = _read_files([qrels], [], (), None, ImportReport(files=[]))
+    again, declared_again = _read_files([qrels, qrels], [], (), None, ImportReport(files=[]))
+    assert list(whole.items()) == list(again.items()) and declared == declared_again
+    assert len(whole) == N_QUERIES * PER_QUERY
+    assert whole[("q00", "d00-07")][0] == (-1 + 7 % 4, "reason 1", "c1", "ana")
+    changed = read_qrels(str(_qrels(tmp_path, "other.jsonl", grade_shift=1)))
+    with pytest.raises(InputError, match="is judged .* here but .* in "):
+        _read_files([qrels, changed], [], (), None, ImportReport(files=[]))

@@ -246,3 +246,16 @@ def test_the_notes_sidecar_carries_the_query_texts_of_queries(tmp_path):
     assert any("query notes in" in n for n in done.notes)
     back = read_queries(str(tmp_path / "qrels.reviewed.notes.jsonl"))
     assert list(back) == ["q2"] and back["q2"].text == "why does dns fail" and back["q2"].notes == "is d9 current?"
+
+
+def test_the_store_writes_the_json_the_circular_check_encoder_wrote():
+    """storage.dumps skips the check for circular containers (never circular here): the same text."""
+    import json
+
+    from rankgate.store.storage import dumps
+
+    doc = {"judgments": {"1": {"query": "q\ud800", "n": 2, "doc": ["d1", "é"], "grade": {"all": 1},
+                               "reason": ["a \"b\"", "\n"], "removed": {"all": None}, "x": [1.5, -0.0, 1e300, True]}},
+           "meta": {"1": {"format": "rankgate-labels", "journal_seq": 3}}, "empty": [{}, []]}
+    assert dumps(doc) == json.JSONEncoder(separators=(",", ":")).encode(doc)
+    assert dumps(doc).isascii()

@@ -36,3 +36,40 @@ def test_a_document_id_given_twice_is_refused_with_its_line(tmp_path, name, body
         read_corpus(f)
     assert e.value.line == line and "'a' appears a second time" in str(e.value)
     assert set(read_corpus(f, wanted={"b"})) == {"b"}  # a duplicate the review does not show is read past
+
+
+_LINES = ['{"id": "q1", "text": "a"}', '{"id": "q1", "id": "q2"}', '{"a": {"b": 1, "b": 2}}', '\ufeff{"id": "q1"}',
+          '{"id": ', '[1, 2]', '"text"', '{"id": "q\\ud800"}', '{"id": "q1", "tags": ["x", "y"], "weight": 2}',
+          '{"x": ' * 3000 + '1' + '}' * 3000]
+
+
+@pytest.mark.parametrize("raw", _LINES)
+def test_a_query_line_reads_as_json_loads_with_the_duplicate_key_hook_reads_it(raw):
+    """json_line's strict decoder (one per thread) gives what json.loads with a fresh hook a line gave:
+    the same object, or the same InputError (path and line, message)."""
+    import json
+
+    from rankgate.core.formats.corpus import json_line
+    from rankgate.core.formats.jsonfmt import _MAY_HOLD_SURROGATE, _no_duplicate_keys, refuse_surrogates
+
+    def before(path, raw, lineno):  # the code json_line ran before
+        try:
+            obj = json.loads(raw, object_pairs_hook=_no_duplicate_keys(f"{path}:{lineno}"))
+        except json.JSONDecodeError as e:
+            raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"expected a JSON object on each line, found {type(obj).__name__}", line=lineno)
+        if _MAY_HOLD_SURROGATE.search(raw):
+            refuse_surrogates(obj, path, line=lineno)
+        return obj
+
+    got = []
+    for read in (before, json_line):
+        for lineno in (7, 8):  # twice: the decoder kept from the first call names the second line
+            try:
+                got.append(("ok", read("queries.jsonl", raw, lineno)))
+            except InputError as e:
+                got.append(("error", str(e), e.path, e.line))
+    assert got[:2] == got[2:]

@@ -158,7 +158,7 @@ def packed(col: list):
     """A column as stored: {"all": value} when every row holds one value (of one type), else the list."""
     if col:
         first = col[0]
-        if col.count(first) == len(col) and all(type(v) is type(first) for v in col):
+        if col.count(first) == len(col) and len(set(map(type, col))) == 1:  # (one type: no generator a row)
             return {SAME: first}
     return col
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from itertools import repeat
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -238,10 +239,19 @@ def _read_files(qrels_list: list, query_list: list, no_answer: Iterable[str], co
             declared.setdefault(qid, (dict(QUERY_DEFAULTS), source, False))
         details = qrels.details
         plain = ("", file_cv, file_reviewer)  # a judgment with no details of its own
-        for qid, doc, grade in zip(qids, docs, grades):
-            detail = details.get((qid, doc)) if details else None
-            state = (grade, detail.reason, detail.collection_version or file_cv, detail.reviewer or file_reviewer) \
-                if detail is not None else (grade,) + plain
+        pairs = list(zip(qids, docs))
+        if details:  # (comprehensions, not a loop a label: a first open imports 80,000 of them)
+            states = [(grade, detail.reason, detail.collection_version or file_cv, detail.reviewer or file_reviewer)
+                      if (detail := details.get(pair)) is not None else (grade,) + plain
+                      for pair, grade in zip(pairs, grades)]
+        else:
+            states = [(grade,) + plain for grade in grades]
+        if not incoming:  # the first file: each pair once (readers refuse a pair given twice), taken whole
+            incoming.update(zip(pairs, zip(states, repeat(source))))
+            if len(incoming) == len(pairs):
+                continue
+            incoming.clear()  # (a pair given twice after all: one by one, as below)
+        for (qid, doc), state in zip(pairs, states):
             prev = incoming.get((qid, doc))
             if prev is not None and prev[0][:2] != state[:2]:
                 raise InputError(source, f"document {doc!r} of query {qid!r} is judged "
@@ -307,29 +317,25 @@ def _import_labels(ws, batch: Batch, incoming: dict, on_conflict: str, why: str 
     """Each file label against the pair's label in the store. A query with no judgment stored yet takes
     its labels as columns: one op and one history document, no record per judgment (store/columns.py)."""
     by_query: dict[str, list] = {}
-    for (qid, doc), (state, source) in incoming.items():
-        rows = by_query.get(qid)
+    for item in incoming.items():  # ((qid, doc), (state, source)), grouped by query
+        rows = by_query.get(item[0][0])
         if rows is None:
-            rows = by_query[qid] = []
-        rows.append((doc, state, source))
-    for qid, rows in by_query.items():
+            rows = by_query[item[0][0]] = []
+        rows.append(item)
+    for qid, items in by_query.items():
         if _no_labels(ws, qid):
-            docs, grades, reasons, versions, reviewers = [], [], [], [], []
-            whys = []
-            for doc, (g, reason, cv, who), source in rows:
-                docs.append(doc)
-                grades.append(g)
-                reasons.append(reason)
-                versions.append(cv)
-                reviewers.append(who)
-                whys.append(why or f"import {source}")
+            pairs, values = zip(*items)  # (columns by zip: no loop a label)
+            docs = [pair[1] for pair in pairs]
+            states, sources = zip(*values)
+            grades, reasons, versions, reviewers = map(list, zip(*states))
+            whys = [why] * len(items) if why else [f"import {source}" for source in sources]
             cols = new_columns(qid, docs, grades, reasons, versions, reviewers, batch.now)
-            if any(d in texts for d in docs):  # the texts they were judged on (core/staleness.py)
+            if texts and any(d in texts for d in docs):  # the texts they were judged on (core/staleness.py)
                 cols[MORE] = [{"text_hash": texts[d]} if d in texts else None for d in docs]
             batch.new_columns("import", cols, packed(whys))
-            report.added += len(rows)
+            report.added += len(items)
             continue
-        for doc, state, source in rows:
+        for (_, doc), (state, source) in items:
             _import_label(ws, batch, qid, doc, _state(state), source, on_conflict, why, conflicts, report,
                           texts.get(doc, ""))
 
