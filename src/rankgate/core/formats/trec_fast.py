@@ -558,7 +558,7 @@ class _JudgedLookup:
         """`names`: the judged documents' IDs (a pyarrow string array), `codes` their codes."""
         self.names = names
         self.entries = False  # True: codes() gives each row's entry (the qrels' row of its pair), not its document
-        h = hash_strings(self.names) if len(names) else np.zeros(0, np.uint64)
+        h = _name_hashes(names)
         self.qcode = None
         if pairs is None:  # an entry per document
             self.doc_at, self.codes_, self.entry_q = None, codes, None
@@ -643,6 +643,9 @@ class _JudgedLookup:
             rq, named = self._row_queries(queries)
             h = h ^ self.qmix[rq]
             local = self._local(named, len(h))
+            if local is not None and local[0] is None:  # as many entries as rows, about: one sort of both
+                _merge_match(local[1], local[2], h, confirm)
+                return out
             if local is not None:  # a block of few queries (a grouped file): their entries alone
                 bits, present, keys, entry = local
                 rows = np.flatnonzero(present[(h >> np.uint64(64 - bits)).astype(np.int64)])
@@ -664,19 +667,22 @@ class _JudgedLookup:
     def _local(self, named: np.ndarray, n: int):
         """For a block of n rows whose queries (`named`: their codes, -1 for none judged, repeats allowed)
         have few entries (at most one for LOCAL_ROWS rows): (bits, a bitmap of those entries' hashes' top
-        bits, their hashes sorted, the entries in that order); else None. Small enough to stay in the
-        processor's caches, where the whole lookup's tables (tens of MB for 1M judged) cost a cache miss
-        a row, and those tables are then never made (_build). With as many entries as rows (dense-1m: 100
-        judged for 100 rows a query), the sorted search costs more than the whole table: not taken."""
-        if len(named) * LOCAL_ROWS > n:
+        bits, their hashes sorted, the entries in that order); with more, up to MERGE_ENTRIES a row (dense-1m:
+        100 judged for 100 rows a query; DL19: 215 for 1,000): (None, their hashes, the entries), for
+        _merge_match; else None. Small enough to stay in the processor's caches, where the whole lookup's
+        tables (tens of MB for 1M judged) cost a cache miss a row, and those tables are then never made
+        (_build: 1M entries, 0.1-0.15 s)."""
+        if len(named) * LOCAL_ROWS > n and len(named) > MERGE_ENTRIES * n:
             return None
         qs = unique(named[named >= 0])
         lo, hi = self.query_start[qs], self.query_start[qs + 1]
         m = int((hi - lo).sum())
-        if m * LOCAL_ROWS > n:
+        if m * LOCAL_ROWS > n and m > MERGE_ENTRIES * n:
             return None
         at = np.repeat(lo - np.r_[0, np.cumsum(hi - lo)[:-1]], hi - lo) + np.arange(m)  # the ranges, joined
         keys = self.h_by_query[at]
+        if m * LOCAL_ROWS > n:
+            return None, keys, at if self.by_query is None else self.by_query[at]
         o = np.argsort(keys)
         bits = max(12, min(20, (m * 64).bit_length()))
         present = np.zeros(1 << bits, bool)
@@ -684,7 +690,49 @@ class _JudgedLookup:
         return bits, present, keys[o], at[o] if self.by_query is None else self.by_query[at[o]]
 
 
+def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm) -> None:
+    """confirm(rows, entries) for every row whose hash (`h`) is an entry's (`keys`, `entry` the entries):
+    both sorted at once by their hashes' top bits, each one's position packed in the low bits (entries
+    before rows), so a row lands right behind the entry that shares its top bits. A row whose top bits
+    two entries share (rare) is looked up among those entries by _each_match."""
+    m, n = len(keys), len(h)
+    if not m or not n:
+        return
+    rb = (m + n - 1).bit_length()
+    low = np.uint64((1 << rb) - 1)
+    packed = np.empty(m + n, np.uint64)
+    np.bitwise_and(keys, ~low, out=packed[:m])
+    np.bitwise_and(h, ~low, out=packed[m:])
+    packed |= np.arange(m + n, dtype=np.uint64)
+    packed.sort()
+    pos = (packed & low).astype(np.int64)  # entries: 0..m-1, rows: m..m+n-1
+    packed >>= np.uint64(rb)
+    start = np.empty(m + n, bool)  # the first of the hashes alike in their top bits
+    start[0] = True
+    np.not_equal(packed[1:], packed[:-1], out=start[1:])
+    del packed
+    head = np.flatnonzero(start)
+    first = pos[head][np.cumsum(start) - 1]  # each one's group's first: an entry, when the group has one
+    row = pos >= m
+    twice = ~start & ~row  # an entry behind another of its top bits
+    if twice.any():  # those groups' rows, found among their entries one by one
+        group = np.cumsum(start) - 1
+        crowded = np.zeros(len(head), bool)
+        crowded[group[twice]] = True
+        crowd = crowded[group]
+        e = pos[crowd & ~row]
+        o = np.argsort(keys[e], kind="stable")
+        r = pos[crowd & row] - m
+        _each_match(keys[e[o]], entry[e[o]], r, h[r], confirm)
+        row &= ~crowd
+    at = np.flatnonzero(row & (first < m))
+    r, j = pos[at] - m, first[at]
+    same = h[r] == keys[j]  # the whole hash
+    confirm(r[same], entry[j[same]])
+
+
 LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the entries to be looked up alone
+MERGE_ENTRIES = 4  # entries of a block's queries per row, at most, for them to be matched by one sort (_merge_match)
 
 
 def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.ndarray, confirm) -> None:
@@ -1889,26 +1937,108 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     pool = pa.default_memory_pool()  # (mimalloc, when chosen, keeps what is freed: given back as each step ends)
     queries, docs = tbl["q"], tbl["d"]
     del tbl, grades  # each column dropped as soon as it is encoded
-    q = pc.dictionary_encode(_one(queries))
+    qdict, qindex = _encode_grouped(_one(queries))
     del queries
-    pool.release_unused()
-    d = pc.dictionary_encode(_one(docs))
+    ddict, dindex, dhash = _encode(_one(docs))
     del docs
     pool.release_unused()  # before the documents become Python strings (1M judged: a peak of 380 MB -> 250)
-    if _empty_or_comment(q.dictionary) or _empty_or_comment(d.dictionary):
+    if _empty_or_comment(qdict) or _empty_or_comment(ddict):
         return None
     catalog = catalog or Catalog()
-    qmap = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)  # in the order the file first names them
-    qcode = qmap[_np(q.indices)]
+    qmap = catalog.queries.extend(qdict.to_pylist(), distinct=True)  # in the order the file first names them
+    qcode = qmap[qindex]
     if not len(catalog.docs):  # Arrow strings (their Python strings made if asked for); the run reader
-        dcode = catalog.docs.adopt(d.dictionary)[_np(d.indices)]  # looks the judged documents up by them
+        dcode = catalog.docs.adopt(ddict)[dindex]  # looks the judged documents up by them
+        _HASHED[:] = [ddict, dhash, hash_strings]  # (their hashes, which the judged lookup takes: _name_hashes)
     else:
-        dcode = catalog.docs.extend(d.dictionary.to_pylist(), distinct=True)[_np(d.indices)]
+        dcode = catalog.docs.extend(ddict.to_pylist(), distinct=True)[dindex]
     pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
     if (pair[1:] == pair[:-1]).any():
         return None  # a pair judged twice: the general reader names both lines
     return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
                  qmap.tolist(), format="trec", meta={})
+
+
+def _encode(strings) -> tuple:
+    """pc.dictionary_encode's answer for an Arrow string array: (the distinct strings in order of first
+    appearance, each string's index among them as int32 numpy), and the distinct strings' hash_strings.
+    By the strings' 64-bit hashes, sorted once with each string's position packed in their low bits (a
+    million judged document IDs, nearly all distinct: Arrow's hash table took 0.3-0.5 s, this about a
+    fifth); every string is confirmed equal to the first of its hash (a true collision of two different
+    strings, about once in 10^7 such files, takes Arrow's dictionary)."""
+    import pyarrow.compute as pc
+
+    n = len(strings)
+    if n < 2 or n >= 1 << 31:
+        return _arrow_encoded(strings)
+    h = hash_strings(strings)
+    rb = (n - 1).bit_length()
+    packed = h & ~np.uint64((1 << rb) - 1)  # the hash's top bits, then the position: sorted, equal hashes'
+    packed |= np.arange(n, dtype=np.uint64)  # strings come together, in file order
+    packed.sort()
+    at = (packed & np.uint64((1 << rb) - 1)).astype(np.int64)
+    packed >>= np.uint64(rb)
+    new = np.empty(n, bool)
+    new[0] = True
+    np.not_equal(packed[1:], packed[:-1], out=new[1:])
+    del packed
+    hs = h[at]
+    head = np.flatnonzero(new)  # each group's first (its first appearance)
+    group = np.cumsum(new) - 1
+    if (hs != hs[head[group]]).any():  # two hashes alike in their top bits only (1M strings: about 3% of
+        at = np.argsort(h, kind="stable")  # files): the whole hashes, sorted (stable: file order within each)
+        hs = h[at]
+        new[1:] = hs[1:] != hs[:-1]
+        head = np.flatnonzero(new)
+        group = np.cumsum(new) - 1
+    del hs
+    again = np.flatnonzero(~new)  # a string seen before: the same string as its group's first?
+    if len(again):
+        same = pc.equal(strings.take(_ints(at[again])), strings.take(_ints(at[head[group[again]]])))
+        if not _bools(same).all():
+            return _arrow_encoded(strings)  # two strings of one hash
+    first = at[head]  # the first appearance of each distinct string
+    seen = np.zeros(n, bool)
+    seen[first] = True
+    where = np.flatnonzero(seen)  # the distinct strings' positions, in file order
+    code = np.cumsum(seen, dtype=np.int32)
+    code -= 1
+    index = np.empty(n, np.int32)
+    index[at] = code[first][group]
+    return strings.take(_ints(where)), index, h[where]
+
+
+def _arrow_encoded(strings) -> tuple:
+    """_encode's answer by Arrow's dictionary (and the hashes of its strings)."""
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(strings)
+    return enc.dictionary, _np(enc.indices).astype(np.int32), hash_strings(enc.dictionary)
+
+
+def _encode_grouped(strings) -> tuple:
+    """pc.dictionary_encode's (dictionary, int32 numpy indices) of an Arrow string array whose equal strings
+    mostly stand together (the queries of a qrels file): only the first of each stretch is encoded."""
+    import pyarrow.compute as pc
+
+    n = len(strings)
+    if n < 2:
+        enc = pc.dictionary_encode(strings)
+        return enc.dictionary, _np(enc.indices).astype(np.int32)
+    heads = np.r_[0, np.flatnonzero(_bools(pc.not_equal(strings[1:], strings[:-1]))) + 1]
+    enc = pc.dictionary_encode(strings.take(_ints(heads)) if len(heads) < n else strings)
+    index = _np(enc.indices).astype(np.int32)
+    return enc.dictionary, np.repeat(index, np.diff(np.r_[heads, n])) if len(heads) < n else index
+
+
+_HASHED: list = []  # (the judged documents' names as the qrels reader gave them, their hashes, the hash function)
+
+
+def _name_hashes(names) -> np.ndarray:
+    """hash_strings of the judged documents' names: the qrels reader's, when they are its names."""
+    if _HASHED and _HASHED[0] is names and _HASHED[2] is hash_strings:
+        return _HASHED[1]
+    return hash_strings(names) if len(names) else np.zeros(0, np.uint64)
 
 
 def _whole_numbers(strings) -> np.ndarray | None:
