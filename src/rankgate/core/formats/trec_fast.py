@@ -1755,6 +1755,7 @@ def _take(docs: _Docs, rows: np.ndarray) -> list[str]:
     return docs.take(rows).to_pylist()
 
 
+HASH_STEP = 1 << 16  # strings hashed at a time (hash_strings)
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
 
 
@@ -1770,6 +1771,11 @@ def hash_strings(d) -> np.ndarray:
     n = len(d)
     if not n:
         return np.zeros(0, np.uint64)
+    if n > 2 * HASH_STEP:  # a slice at a time: its temporaries stay in the caches (1M IDs: 0.06 -> 0.04 s)
+        out = np.empty(n, np.uint64)
+        for i in range(0, n, HASH_STEP):
+            out[i:i + HASH_STEP] = hash_strings(d.slice(i, HASH_STEP))
+        return out
     offs = np.frombuffer(d.buffers()[1], np.int32)[d.offset:d.offset + n + 1].astype(np.int64)
     lens = offs[1:] - offs[:-1]
     first, last = int(offs[0]), int(offs[-1])
@@ -1898,12 +1904,21 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
             # (at line 1, within MAX_LINE) without this reading the whole file first
             if b"\n" not in head or b"\x00" in head:
                 return None
-            data = head + f.read()
+            data = bytearray(max(os.fstat(f.fileno()).st_size, len(head)))  # the rest read in place (no copy)
+            data[:len(head)] = head
+            got = len(head)
+            del head
+            while got < len(data) and (more := f.readinto(memoryview(data)[got:])):
+                got += more
+            rest = f.read()  # (a file that grew since: read to its end)
+            if got < len(data) or rest:
+                data = data[:got] + rest
     except (OSError, InputError):
         return None
     if data[:2] == b"\x1f\x8b" or data[:3] == b"\xef\xbb\xbf" or not data.endswith(b"\n"):
         return None
-    if any(data.find(c) >= 0 for c in _NOT_PLAIN) or data.startswith((b"#", b" ")) or b"\n#" in data:
+    if any(data.find(c) >= 0 for c in _NOT_PLAIN) or data.startswith((b"#", b" ")) or (
+            data.find(b"#") >= 0 and data.find(b"\n#") >= 0):  # (one byte looked for first: 10x faster)
         return None
     if not data.isascii():
         try:
@@ -1972,31 +1987,26 @@ def _encode(strings) -> tuple:
     if n < 2 or n >= 1 << 31:
         return _arrow_encoded(strings)
     h = hash_strings(strings)
-    rb = (n - 1).bit_length()
-    packed = h & ~np.uint64((1 << rb) - 1)  # the hash's top bits, then the position: sorted, equal hashes'
-    packed |= np.arange(n, dtype=np.uint64)  # strings come together, in file order
+    low = np.uint64((1 << (n - 1).bit_length()) - 1)
+    packed = h & ~low  # the hash's top bits, then the position: sorted, equal hashes' strings come together,
+    packed |= np.arange(n, dtype=np.uint64)  # in file order
     packed.sort()
-    at = (packed & np.uint64((1 << rb) - 1)).astype(np.int64)
-    packed >>= np.uint64(rb)
-    new = np.empty(n, bool)
+    at = (packed & low).view(np.int64)
+    packed >>= np.uint64(int(low).bit_length())
+    new = np.empty(n, bool)  # the first of its top bits (its first appearance)
     new[0] = True
     np.not_equal(packed[1:], packed[:-1], out=new[1:])
     del packed
-    hs = h[at]
-    head = np.flatnonzero(new)  # each group's first (its first appearance)
-    group = np.cumsum(new) - 1
-    if (hs != hs[head[group]]).any():  # two hashes alike in their top bits only (1M strings: about 3% of
-        at = np.argsort(h, kind="stable")  # files): the whole hashes, sorted (stable: file order within each)
+    again = np.flatnonzero(~new)  # a string behind another of its hash's top bits: the same string?
+    if len(again) and (h[at[again]] != h[at[again - 1]]).any():  # two hashes alike in their top bits only
+        at = np.argsort(h, kind="stable")  # (1M strings: about 3% of files): the whole hashes sorted, stable
         hs = h[at]
-        new[1:] = hs[1:] != hs[:-1]
-        head = np.flatnonzero(new)
-        group = np.cumsum(new) - 1
-    del hs
-    again = np.flatnonzero(~new)  # a string seen before: the same string as its group's first?
-    if len(again):
-        same = pc.equal(strings.take(_ints(at[again])), strings.take(_ints(at[head[group[again]]])))
-        if not _bools(same).all():
-            return _arrow_encoded(strings)  # two strings of one hash
+        np.not_equal(hs[1:], hs[:-1], out=new[1:])
+        del hs
+        again = np.flatnonzero(~new)
+    if len(again) and not _bools(pc.equal(strings.take(_ints(at[again])), strings.take(_ints(at[again - 1])))).all():
+        return _arrow_encoded(strings)  # two strings of one hash
+    head = np.flatnonzero(new)
     first = at[head]  # the first appearance of each distinct string
     seen = np.zeros(n, bool)
     seen[first] = True
@@ -2004,7 +2014,7 @@ def _encode(strings) -> tuple:
     code = np.cumsum(seen, dtype=np.int32)
     code -= 1
     index = np.empty(n, np.int32)
-    index[at] = code[first][group]
+    index[at] = np.repeat(code[first], np.diff(np.r_[head, n]))
     return strings.take(_ints(where)), index, h[where]
 
 
