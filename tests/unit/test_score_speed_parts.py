@@ -24,6 +24,23 @@ def test_packed_order_is_lexsorts_stable_order(rows, wide):
     assert _order(major, minor).tolist() == np.lexsort((minor, major)).tolist()
 
 
+@settings(max_examples=80, deadline=None)
+@given(stretches=st.lists(st.tuples(st.integers(-3, 12), st.lists(st.integers(0, 30), max_size=6)), max_size=12))
+def test_stretches_order_is_lexsorts_stable_order(stretches):
+    """_stretches_order: rows as stretches of one major, minors rising within them (a lean run's judged rows), or
+    not (a major in two stretches, minors falling or equal): lexsort's stable order either way."""
+    from rankgate.core.engine import _stretches_order
+
+    major = np.array([m for m, minors in stretches for _ in minors], np.int64)
+    minor = np.array([v for _, minors in stretches for v in minors], np.int64)
+    assert _stretches_order(major, minor).tolist() == np.lexsort((minor, major)).tolist()
+    rising = np.array([v for _, minors in stretches for v in sorted(set(minors))], np.int64)
+    once = np.array([i for i, (_, minors) in enumerate(stretches) for _ in sorted(set(minors))], np.int64)
+    order = np.random.default_rng(len(once)).permutation(len(stretches))
+    assert _stretches_order(order[once] if len(once) else once, rising).tolist() == \
+        np.lexsort((rising, order[once] if len(once) else once)).tolist()
+
+
 def test_hash_table_finds_keys_crowded_at_the_end_of_its_slots():
     """Keys whose slots are the last ones are placed past the end (no wrap): each is still found,
     and a key that is not there is not."""

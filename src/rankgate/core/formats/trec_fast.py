@@ -906,6 +906,8 @@ class _Tally:
             rank = np.empty(n, np.int64)
             rank[perm] = np.arange(n)
             rank -= starts[gid]
+            if not self.keep_top:  # the judged rows in rank order (the engine's order: engine._stretches_order)
+                jrows = perm[judged[perm] >= 0]
         self.jq.append(qcode[jrows])
         self.jdoc.append(judged[jrows])
         self.jrank.append(rank[jrows])
