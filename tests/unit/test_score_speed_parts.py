@@ -203,3 +203,30 @@ def test_merge_match_finds_each_rows_entries(crowded):
     _merge_match(keys, entry, h, lambda r, j: got.extend(zip(r.tolist(), j.tolist())))
     want = [(r, int(entry[j])) for r in range(len(h)) for j in np.flatnonzero(keys == h[r]).tolist()]
     assert sorted(got) == sorted(want) and len(set(got)) == len(got) and len(want) >= 400
+
+
+def test_pairs_the_qrels_reader_found_judged_once_are_not_sorted_again(tmp_path, monkeypatch):
+    """read_trec_qrels_fast checks that each (query, document) is judged once and hands over read-only codes;
+    the by-pair lookup takes that fact for those very arrays only: a copy, or qrels with a pair judged twice,
+    are checked (and the latter's rows then carry documents, not entries)."""
+    from dataclasses import replace
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "MIN_BYTES", 0)
+    path = write(tmp_path / "q.trec", "".join(f"q{i % 7} 0 d{i} {i % 3}\n" for i in range(60)))
+    qrels = fast.read_trec_qrels_fast(str(path))
+    assert qrels is not None and fast._judged_once(qrels)
+    with pytest.raises(ValueError):
+        qrels.q[0] = 3  # read-only: still what the reader checked
+    calls = []
+    monkeypatch.setattr(fast, "_each_once", lambda q: calls.append(q) or True)
+    names = qrels.catalog.docs.arrow
+    assert fast._JudgedLookup(names, np.arange(len(names)), qrels).entries and calls == []
+    copied = replace(qrels, q=qrels.q.copy())
+    assert not fast._judged_once(copied)
+    assert fast._JudgedLookup(names, np.arange(len(names)), copied).entries and calls == [copied]
+    monkeypatch.undo()
+    twice = replace(qrels, q=np.r_[qrels.q, qrels.q[:1]].astype(np.int32), doc=np.r_[qrels.doc, qrels.doc[:1]].astype(
+        np.int32), grade=np.r_[qrels.grade, 1])
+    assert not fast._judged_once(twice) and not fast._JudgedLookup(names, np.arange(len(names)), twice).entries

@@ -30,6 +30,7 @@ core.validate checks (`validate_lean`).
 from __future__ import annotations
 
 import os
+import weakref
 from itertools import repeat
 from typing import NamedTuple
 
@@ -572,11 +573,8 @@ class _JudgedLookup:
             else:
                 self.doc_at = np.searchsorted(codes, pairs.doc).astype(np.int32)  # each pair's document in `names`
             self.codes_ = pairs.doc
-            key = pairs.q.astype(np.int64) << 32 | pairs.doc.astype(np.int64)
-            key.sort()
-            if not (key[1:] == key[:-1]).any():  # each pair judged once: a row's entry says its grade too
+            if _judged_once(pairs) or _each_once(pairs):  # each pair judged once: a row's entry says its grade too
                 self.entries, self.codes_ = True, np.arange(len(pairs.q), dtype=np.int64)
-            del key
             self.qmix = np.r_[_mix(np.arange(len(qnames))), np.uint64(0)]  # [-1]: a query nobody judged
             h = h[self.doc_at] if len(self.doc_at) else np.zeros(0, np.uint64)
             h ^= self.qmix[self.entry_q]
@@ -729,6 +727,13 @@ def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm) ->
     r, j = pos[at] - m, first[at]
     same = h[r] == keys[j]  # the whole hash
     confirm(r[same], entry[j[same]])
+
+
+def _each_once(qrels: Qrels) -> bool:
+    """No (query, document) is judged twice in these qrels."""
+    key = qrels.q.astype(np.int64) << 32 | qrels.doc.astype(np.int64)
+    key.sort()
+    return not (key[1:] == key[:-1]).any()
 
 
 LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the entries to be looked up alone
@@ -1890,11 +1895,10 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs, needed: np.ndarray | No
     return perm
 
 
-def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | None:
-    """Plain TREC qrels (`query iteration document grade`, single spaces, integer grades, no comments,
-    one grade per pair) through pyarrow: the Qrels the general reader gives, or None for it to read
-    the file (and name any fault). For files of MIN_BYTES or more when pyarrow is there (100k
-    judgments: about 10x faster than a Python loop per line)."""
+def _plain_qrels_bytes(path: str):
+    """The bytes of a qrels file large enough for read_trec_qrels_fast, with nothing that sends it to the
+    general reader (gzip, a BOM, a tab, CR, VT, FF or NUL, a comment, a line starting with a space, bad
+    UTF-8, no line break at the end); None otherwise."""
     try:
         if os.path.getsize(path) < MIN_BYTES or not available():
             return None
@@ -1927,6 +1931,17 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None
+    return data
+
+
+def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | None:
+    """Plain TREC qrels (`query iteration document grade`, single spaces, integer grades, no comments,
+    one grade per pair) through pyarrow: the Qrels the general reader gives, or None for it to read
+    the file (and name any fault). For files of MIN_BYTES or more when pyarrow is there (100k
+    judgments: about 10x faster than a Python loop per line)."""
+    data = _plain_qrels_bytes(path)
+    if data is None:
+        return None
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -1972,8 +1987,21 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
     if (pair[1:] == pair[:-1]).any():
         return None  # a pair judged twice: the general reader names both lines
-    return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
-                 qmap.tolist(), format="trec", meta={})
+    del pair
+    q, d = qcode.astype(np.int32), dcode.astype(np.int32)
+    q.flags.writeable = d.flags.writeable = False  # what was checked stays so (_judged_once)
+    _ONCE[:] = [weakref.ref(q), weakref.ref(d)]
+    return Qrels(path, catalog, q, d, grade.astype(np.int64), qmap.tolist(), format="trec", meta={})
+
+
+_ONCE: list = []  # weak references to the query and document codes of the last qrels read_trec_qrels_fast read
+
+
+def _judged_once(qrels: Qrels) -> bool:
+    """These qrels judge each (query, document) once, as read_trec_qrels_fast found (their codes are those
+    it checked and made read-only, so they are still what it checked): no need to check again."""
+    return bool(_ONCE) and _ONCE[0]() is qrels.q and _ONCE[1]() is qrels.doc and not qrels.q.flags.writeable \
+        and not qrels.doc.flags.writeable
 
 
 def _encode(strings) -> tuple:
