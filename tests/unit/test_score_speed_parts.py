@@ -230,3 +230,13 @@ def test_pairs_the_qrels_reader_found_judged_once_are_not_sorted_again(tmp_path,
     twice = replace(qrels, q=np.r_[qrels.q, qrels.q[:1]].astype(np.int32), doc=np.r_[qrels.doc, qrels.doc[:1]].astype(
         np.int32), grade=np.r_[qrels.grade, 1])
     assert not fast._judged_once(twice) and not fast._JudgedLookup(names, np.arange(len(names)), twice).entries
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=st.lists(st.integers(0, 70), max_size=80), wide=st.booleans())
+def test_distinct_codes_are_uniques(codes, wide):
+    """model.distinct_codes (the queries with a relevant judgment, by counting) gives what model.unique gives."""
+    from rankgate.core.model import distinct_codes, unique
+
+    x = np.array(codes, np.int64 if wide else np.int32)
+    assert distinct_codes(x).tolist() == unique(x).tolist()

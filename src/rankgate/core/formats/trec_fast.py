@@ -2077,7 +2077,9 @@ _HASHED: list = []  # (the judged documents' names as the qrels reader gave them
 def _name_hashes(names) -> np.ndarray:
     """hash_strings of the judged documents' names: the qrels reader's, when they are its names."""
     if _HASHED and _HASHED[0] is names and _HASHED[2] is hash_strings:
-        return _HASHED[1]
+        h = _HASHED[1]
+        _HASHED.clear()  # (taken once: the lookup made of them is kept, _LOOKUP; 8 MB a million names)
+        return h
     return hash_strings(names) if len(names) else np.zeros(0, np.uint64)
 
 
