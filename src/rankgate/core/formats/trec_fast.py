@@ -986,7 +986,7 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
             _settle_grouped(tally, _joined(pend), reader.qnames)
     else:
         lines = _scattered(reader, tally, blocks)
-    cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
+    cat = lambda xs, t: np.concatenate(xs).astype(t, copy=False) if xs else np.zeros(0, t)  # noqa: E731
     jdoc, jentry = cat(tally.jdoc, np.int64), None
     if reader.judged.entries:  # the rows carried their qrels entry: their documents from it
         jentry, jdoc = jdoc, qrels.doc[jdoc].astype(np.int64)
