@@ -1009,15 +1009,17 @@ pair_qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q9", "d1"]),
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=pair_rows_st, qrels=pair_qrels_st, grouped=st.booleans(), block=st.sampled_from([16 << 20, 40, 97]),
-       jobs=st.sampled_from([1, 2]), hold=st.booleans(), weak=st.booleans(), local=st.sampled_from([0, 1 << 40]))
+       jobs=st.sampled_from([1, 2]), hold=st.booleans(), weak=st.booleans(), local=st.sampled_from([0, 1 << 40]),
+       merge=st.sampled_from([0, 1 << 40]))
 def test_judged_rows_looked_up_by_pair_are_those_judged_for_their_query(tmp_path, monkeypatch, rows, qrels, grouped,
-                                                                       block, jobs, hold, weak, local):
+                                                                       block, jobs, hold, weak, local, merge):
     """`by_pair` (score and compare): the judged rows kept are exactly the rows, of those kept when a
     document judged for any query counts, whose document is judged for their own query, with the same
     ranks; the engine's Prepared is the same. Grouped or scattered files, in memory or partitioned,
     one thread or two, queries and documents nobody judged, a query named as a document, and (`weak`)
     a hash under which every (query, document) collides, so each hit is told apart exactly; each block's
-    queries' entries looked up alone (`local` 0) or among all."""
+    queries' entries looked up alone (`local` 0), matched with the block's rows by one sort (`merge`), or
+    among all."""
     from rankgate.core import engine
     from rankgate.core.formats import read_qrels
     from rankgate.core.formats import trec_fast as fast
@@ -1026,6 +1028,7 @@ def test_judged_rows_looked_up_by_pair_are_those_judged_for_their_query(tmp_path
     monkeypatch.setattr(fast, "HOLD_AT", 1 << 40 if hold else 0)
     monkeypatch.setattr(fast, "SPILL_BUCKET", 64)
     monkeypatch.setattr(fast, "LOCAL_ROWS", local)
+    monkeypatch.setattr(fast, "MERGE_ENTRIES", merge)
     if weak:
         monkeypatch.setattr(fast, "_mix", lambda x: np.zeros(len(x), np.uint64))
         monkeypatch.setattr(fast, "hash_strings", lambda d: np.zeros(len(d), np.uint64))
@@ -1072,17 +1075,19 @@ def test_document_ids_found_again_in_a_block_are_each_lines_third_field(monkeypa
     assert fast._docs_in_lines(short, np.array([1]), 300) == [lines[1].split(b" ")[2]]
 
 
-@pytest.mark.parametrize("local", [0, 1 << 40])
+@pytest.mark.parametrize("local, merge", [(0, 0), (1 << 40, 0), (1 << 40, 1 << 40)])
 @pytest.mark.parametrize("block", [16 << 20, 3000])
 @pytest.mark.parametrize("mixed", [False, True])
-def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monkeypatch, local, block, mixed):
+def test_many_judged_pairs_a_block_are_each_found_for_their_query(tmp_path, monkeypatch, local, merge, block, mixed):
     """By pair, with many entries a block (40 queries, 25 judged each, in blocks of a few queries or
     one): every row judged for its query is found with its code and rank, none judged for another;
-    qrels grouped by query or (`mixed`) not."""
+    qrels grouped by query or (`mixed`) not; the block's entries searched alone, matched with its rows
+    by one sort (`merge`), or looked up among all."""
     from rankgate.core.formats import read_qrels
     from rankgate.core.formats import trec_fast as fast
 
     monkeypatch.setattr(fast, "LOCAL_ROWS", local)
+    monkeypatch.setattr(fast, "MERGE_ENTRIES", merge)
     monkeypatch.setattr(fast, "BLOCK", block)
     rng = np.random.default_rng(7)
     judged = {f"q{i}": {f"d{j}" for j in rng.choice(200, 25, replace=False).tolist()} for i in range(40)}

@@ -24,6 +24,23 @@ def test_packed_order_is_lexsorts_stable_order(rows, wide):
     assert _order(major, minor).tolist() == np.lexsort((minor, major)).tolist()
 
 
+@settings(max_examples=80, deadline=None)
+@given(stretches=st.lists(st.tuples(st.integers(-3, 12), st.lists(st.integers(0, 30), max_size=6)), max_size=12))
+def test_stretches_order_is_lexsorts_stable_order(stretches):
+    """_stretches_order: rows as stretches of one major, minors rising within them (a lean run's judged rows), or
+    not (a major in two stretches, minors falling or equal): lexsort's stable order either way."""
+    from rankgate.core.engine import _stretches_order
+
+    major = np.array([m for m, minors in stretches for _ in minors], np.int64)
+    minor = np.array([v for _, minors in stretches for v in minors], np.int64)
+    assert _stretches_order(major, minor).tolist() == np.lexsort((minor, major)).tolist()
+    rising = np.array([v for _, minors in stretches for v in sorted(set(minors))], np.int64)
+    once = np.array([i for i, (_, minors) in enumerate(stretches) for _ in sorted(set(minors))], np.int64)
+    order = np.random.default_rng(len(once)).permutation(len(stretches))
+    assert _stretches_order(order[once] if len(once) else once, rising).tolist() == \
+        np.lexsort((rising, order[once] if len(once) else once)).tolist()
+
+
 def test_hash_table_finds_keys_crowded_at_the_end_of_its_slots():
     """Keys whose slots are the last ones are placed past the end (no wrap): each is still found,
     and a key that is not there is not."""
@@ -131,3 +148,95 @@ def test_score_takes_arrows_blocks_from_malloc_unless_a_pool_is_chosen(tmp_path)
     assert default != "system"  # Arrow's own default (mimalloc or jemalloc)
     assert pool("cli") == "system"
     assert pool("cli", ARROW_DEFAULT_MEMORY_POOL=default) == default
+
+
+@pytest.mark.parametrize("hashing", ["real", "top bits alike", "all alike"])
+def test_encoding_by_hash_gives_arrows_dictionary_encoding(monkeypatch, hashing):
+    """_encode (the qrels' document IDs) gives what pc.dictionary_encode gives: the distinct strings in order
+    of first appearance and each string's index, and the hash of each distinct string; also when hashes
+    share their top bits only (sorted again by the whole hash) and when every string has one hash (Arrow's
+    dictionary then). _encode_grouped (the qrels' queries) too, for queries together or scattered."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rankgate.core.formats import trec_fast as fast
+
+    rng = np.random.default_rng(5)
+    values = [f"d{int(v)}" for v in rng.integers(0, 300, 2000)] + ["é", "", "d1", "a-much-longer-document-id"] * 3
+    strings = pa.array(values, pa.string())
+    real = fast.hash_strings
+    if hashing == "top bits alike":  # 40 distinct hashes whose top bits are alike in pairs: only the low bits differ
+        monkeypatch.setattr(fast, "hash_strings", lambda d: (real(d) % np.uint64(40)) | np.uint64(0xABC << 40))
+    elif hashing == "all alike":
+        monkeypatch.setattr(fast, "hash_strings", lambda d: np.full(len(d), 7, np.uint64))
+    want = pc.dictionary_encode(strings)
+    for arr in (strings, strings.slice(3, 1500)):
+        want = pc.dictionary_encode(arr)
+        names, index, hashes = fast._encode(arr)
+        assert names.equals(want.dictionary) and index.tolist() == fast._np(want.indices).tolist()
+        assert index.dtype == np.int32 and hashes.tolist() == fast.hash_strings(names).tolist()
+    for arr in (pa.array(sorted(values), pa.string()), strings, strings.slice(0, 1), strings.slice(0, 0)):
+        want = pc.dictionary_encode(arr)
+        names, index = fast._encode_grouped(arr)
+        assert names.equals(want.dictionary) and index.tolist() == fast._np(want.indices).tolist()
+
+
+@pytest.mark.parametrize("crowded", [False, True])
+def test_merge_match_finds_each_rows_entries(crowded):
+    """_merge_match calls for every (row, entry) whose hashes are equal, and for no other: entries and rows
+    alike in their hashes' top bits only, rows repeated, an entry's hash twice (`crowded`: several entries
+    of one top bits, and of one hash), rows with no entry."""
+    from rankgate.core.formats.trec_fast import _merge_match
+
+    rng = np.random.default_rng(11)
+    top = rng.integers(0, 2**20, 300, dtype=np.uint64) << np.uint64(44)
+    if crowded:  # 300 entries of 50 top bits, 4 hashes each: some entries of one hash
+        keys = (top % np.uint64(50 << 44)) | rng.integers(0, 4, 300, dtype=np.uint64)  # (low bits: overwritten)
+    else:
+        keys = np.unique(top)[:250] | np.uint64(1)
+        keys = keys[rng.permutation(len(keys))]
+    h = np.r_[keys[rng.integers(0, len(keys), 400)], rng.integers(0, 2**64, 100, dtype=np.uint64),
+              keys[:50] ^ np.uint64(2)]  # the last: an entry's top bits, another hash
+    h = h[rng.permutation(len(h))]
+    entry = np.arange(1000, 1000 + len(keys))
+    got = []
+    _merge_match(keys, entry, h, lambda r, j: got.extend(zip(r.tolist(), j.tolist())))
+    want = [(r, int(entry[j])) for r in range(len(h)) for j in np.flatnonzero(keys == h[r]).tolist()]
+    assert sorted(got) == sorted(want) and len(set(got)) == len(got) and len(want) >= 400
+
+
+def test_pairs_the_qrels_reader_found_judged_once_are_not_sorted_again(tmp_path, monkeypatch):
+    """read_trec_qrels_fast checks that each (query, document) is judged once and hands over read-only codes;
+    the by-pair lookup takes that fact for those very arrays only: a copy, or qrels with a pair judged twice,
+    are checked (and the latter's rows then carry documents, not entries)."""
+    from dataclasses import replace
+
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "MIN_BYTES", 0)
+    path = write(tmp_path / "q.trec", "".join(f"q{i % 7} 0 d{i} {i % 3}\n" for i in range(60)))
+    qrels = fast.read_trec_qrels_fast(str(path))
+    assert qrels is not None and fast._judged_once(qrels)
+    with pytest.raises(ValueError):
+        qrels.q[0] = 3  # read-only: still what the reader checked
+    calls = []
+    monkeypatch.setattr(fast, "_each_once", lambda q: calls.append(q) or True)
+    names = qrels.catalog.docs.arrow
+    assert fast._JudgedLookup(names, np.arange(len(names)), qrels).entries and calls == []
+    copied = replace(qrels, q=qrels.q.copy())
+    assert not fast._judged_once(copied)
+    assert fast._JudgedLookup(names, np.arange(len(names)), copied).entries and calls == [copied]
+    monkeypatch.undo()
+    twice = replace(qrels, q=np.r_[qrels.q, qrels.q[:1]].astype(np.int32), doc=np.r_[qrels.doc, qrels.doc[:1]].astype(
+        np.int32), grade=np.r_[qrels.grade, 1])
+    assert not fast._judged_once(twice) and not fast._JudgedLookup(names, np.arange(len(names)), twice).entries
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=st.lists(st.integers(0, 70), max_size=80), wide=st.booleans())
+def test_distinct_codes_are_uniques(codes, wide):
+    """model.distinct_codes (the queries with a relevant judgment, by counting) gives what model.unique gives."""
+    from rankgate.core.model import distinct_codes, unique
+
+    x = np.array(codes, np.int64 if wide else np.int32)
+    assert distinct_codes(x).tolist() == unique(x).tolist()

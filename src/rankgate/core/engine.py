@@ -145,6 +145,31 @@ def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     return key
 
 
+def _stretches_order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """_order(major, minor), in linear time where the rows come as stretches of one `major` each, no two of
+    one `major`, `minor` rising within each (a lean run's judged rows: a query's rows together, in rank
+    order): the stretches put in order of their `major`, each kept whole (1M rows: 0.07 -> 0.01 s)."""
+    n = len(major)
+    if n < 2:
+        return _order(major, minor)
+    change = major[1:] != major[:-1]
+    if not (change | (minor[1:] > minor[:-1])).all():
+        return _order(major, minor)
+    starts = np.flatnonzero(change)
+    starts += 1
+    starts = np.r_[0, starts]
+    keys = major[starts]
+    o = np.argsort(keys, kind="stable")
+    if len(keys) > 1 and not (keys[o][1:] > keys[o][:-1]).all():
+        return _order(major, minor)  # a major in two stretches
+    lengths = np.diff(np.r_[starts, n])[o]
+    shift = starts[o]
+    shift[1:] -= np.cumsum(lengths)[:-1]
+    out = np.repeat(shift, lengths)
+    out += np.arange(n)
+    return out
+
+
 def _ranks(qp: np.ndarray) -> np.ndarray:
     """0-based rank of each row within its query (rows grouped by query, in rank order)."""
     n = len(qp)
@@ -215,14 +240,17 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         pos[np.fromiter(map(cat.queries.codes.__getitem__, qids), np.int64, count=nq)] = np.arange(nq)
     qqp = pos[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
     qp = run_pos[run.jq] if len(run.jq) else np.zeros(0, np.int64)
-    rows = np.flatnonzero(qp >= 0)
+    every = not len(qp) or bool(qp.min() >= 0)  # (every query the run ranks is scored: the usual case)
+    rows = None if every else np.flatnonzero(qp >= 0)
     if not run.keep_top:  # grouped by query, in rank order, now: the lookups below stay near each other
-        rows = rows[_order(qp[rows], run.jrank[rows])]
+        rows = _stretches_order(qp, run.jrank) if every else rows[_stretches_order(qp[rows], run.jrank[rows])]
+    elif every:
+        rows = np.arange(len(qp))
     entries = run.entries_of
     if entries is not None and entries[0] is qrels and entries[1] is qrels.q and entries[2] is qrels.doc \
             and not run.keep_top and not run.watched and len(run.jentry) == len(run.jq):
         # read by pair (trec_fast): each row holds its pair's row of these qrels, judged once; no search
-        grade = qrels.grade[run.jentry[rows]].astype(np.int64)
+        grade = qrels.grade[run.jentry[rows]].astype(np.int64, copy=False)
     else:
         rows, grade = _grades(qrels, qqp, qp, rows, run)
     qp, rank, doc = qp[rows], run.jrank[rows], run.jdoc[rows]

@@ -19,7 +19,7 @@ import numpy as np
 
 from rankgate.core.errors import Problem
 from rankgate.core.measures import Measure
-from rankgate.core.model import LeanRun, unique
+from rankgate.core.model import LeanRun, distinct_codes
 
 SOFT_RULES = ("empty-relevant", "extra-queries", "short-ranking")
 SHOWN = 5  # IDs a warning names before "and N more"
@@ -54,7 +54,7 @@ def lenient_check(bundle, policy, problems_of, *, refuse_short: bool, quiet_shor
     problems = [p for p in problems_of(bundle, policy) if p.rule not in SOFT_RULES]
     warnings: list[str] = []
     qrels, level = bundle.qrels, policy.checks.rel_level
-    with_rel = set(unique(qrels.q[qrels.grade >= level]).tolist())
+    with_rel = set(distinct_codes(qrels.q[qrels.grade >= level]).tolist())
     codes = qrels.catalog.queries.codes
     empty = [q for q in qrels.query_ids if codes[q] not in with_rel and q not in bundle.no_answer]
     if empty:

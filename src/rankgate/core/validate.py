@@ -15,7 +15,7 @@ import numpy as np
 from rankgate.core.formats.textio import shorten
 from rankgate.core.errors import InputError, Problem
 from rankgate.core.formats.jsonfmt import jpath
-from rankgate.core.model import LeanRun, Qrels, Run, unique
+from rankgate.core.model import LeanRun, Qrels, Run, distinct_codes
 
 MAX_PER_RULE = 20  # problems listed per rule and file before "and N more"
 SHOWN = 5  # IDs a one-line problem names before "and N more"
@@ -51,7 +51,7 @@ def validate(qrels: Qrels, runs: list[Run], checks: Checks, no_answer: set[str] 
 
     # Queries with nothing relevant at the level in force.
     level_ok = qrels.grade >= checks.rel_level
-    with_rel = set(unique(qrels.q[level_ok]).tolist())
+    with_rel = set(distinct_codes(qrels.q[level_ok]).tolist())
     empty = [qid for qid in declared if qrels.catalog.queries.codes[qid] not in with_rel and qid not in no_answer]
     where = f"{qrels.path}: {jpath(empty[0])}" if len(empty) == 1 and qrels.format.startswith("json") else qrels.path
     problems.extend(empty_relevant_problems(where, empty, checks.rel_level))

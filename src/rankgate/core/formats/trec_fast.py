@@ -30,6 +30,7 @@ core.validate checks (`validate_lean`).
 from __future__ import annotations
 
 import os
+import weakref
 from itertools import repeat
 from typing import NamedTuple
 
@@ -558,7 +559,7 @@ class _JudgedLookup:
         """`names`: the judged documents' IDs (a pyarrow string array), `codes` their codes."""
         self.names = names
         self.entries = False  # True: codes() gives each row's entry (the qrels' row of its pair), not its document
-        h = hash_strings(self.names) if len(names) else np.zeros(0, np.uint64)
+        h = _name_hashes(names)
         self.qcode = None
         if pairs is None:  # an entry per document
             self.doc_at, self.codes_, self.entry_q = None, codes, None
@@ -572,11 +573,8 @@ class _JudgedLookup:
             else:
                 self.doc_at = np.searchsorted(codes, pairs.doc).astype(np.int32)  # each pair's document in `names`
             self.codes_ = pairs.doc
-            key = pairs.q.astype(np.int64) << 32 | pairs.doc.astype(np.int64)
-            key.sort()
-            if not (key[1:] == key[:-1]).any():  # each pair judged once: a row's entry says its grade too
+            if _judged_once(pairs) or _each_once(pairs):  # each pair judged once: a row's entry says its grade too
                 self.entries, self.codes_ = True, np.arange(len(pairs.q), dtype=np.int64)
-            del key
             self.qmix = np.r_[_mix(np.arange(len(qnames))), np.uint64(0)]  # [-1]: a query nobody judged
             h = h[self.doc_at] if len(self.doc_at) else np.zeros(0, np.uint64)
             h ^= self.qmix[self.entry_q]
@@ -643,6 +641,9 @@ class _JudgedLookup:
             rq, named = self._row_queries(queries)
             h = h ^ self.qmix[rq]
             local = self._local(named, len(h))
+            if local is not None and local[0] is None:  # as many entries as rows, about: one sort of both
+                _merge_match(local[1], local[2], h, confirm)
+                return out
             if local is not None:  # a block of few queries (a grouped file): their entries alone
                 bits, present, keys, entry = local
                 rows = np.flatnonzero(present[(h >> np.uint64(64 - bits)).astype(np.int64)])
@@ -664,19 +665,22 @@ class _JudgedLookup:
     def _local(self, named: np.ndarray, n: int):
         """For a block of n rows whose queries (`named`: their codes, -1 for none judged, repeats allowed)
         have few entries (at most one for LOCAL_ROWS rows): (bits, a bitmap of those entries' hashes' top
-        bits, their hashes sorted, the entries in that order); else None. Small enough to stay in the
-        processor's caches, where the whole lookup's tables (tens of MB for 1M judged) cost a cache miss
-        a row, and those tables are then never made (_build). With as many entries as rows (dense-1m: 100
-        judged for 100 rows a query), the sorted search costs more than the whole table: not taken."""
-        if len(named) * LOCAL_ROWS > n:
+        bits, their hashes sorted, the entries in that order); with more, up to MERGE_ENTRIES a row (dense-1m:
+        100 judged for 100 rows a query; DL19: 215 for 1,000): (None, their hashes, the entries), for
+        _merge_match; else None. Small enough to stay in the processor's caches, where the whole lookup's
+        tables (tens of MB for 1M judged) cost a cache miss a row, and those tables are then never made
+        (_build: 1M entries, 0.1-0.15 s)."""
+        if len(named) * LOCAL_ROWS > n and len(named) > MERGE_ENTRIES * n:
             return None
         qs = unique(named[named >= 0])
         lo, hi = self.query_start[qs], self.query_start[qs + 1]
         m = int((hi - lo).sum())
-        if m * LOCAL_ROWS > n:
+        if m * LOCAL_ROWS > n and m > MERGE_ENTRIES * n:
             return None
         at = np.repeat(lo - np.r_[0, np.cumsum(hi - lo)[:-1]], hi - lo) + np.arange(m)  # the ranges, joined
         keys = self.h_by_query[at]
+        if m * LOCAL_ROWS > n:
+            return None, keys, at if self.by_query is None else self.by_query[at]
         o = np.argsort(keys)
         bits = max(12, min(20, (m * 64).bit_length()))
         present = np.zeros(1 << bits, bool)
@@ -684,7 +688,56 @@ class _JudgedLookup:
         return bits, present, keys[o], at[o] if self.by_query is None else self.by_query[at[o]]
 
 
+def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm) -> None:
+    """confirm(rows, entries) for every row whose hash (`h`) is an entry's (`keys`, `entry` the entries):
+    both sorted at once by their hashes' top bits, each one's position packed in the low bits (entries
+    before rows), so a row lands right behind the entry that shares its top bits. A row whose top bits
+    two entries share (rare) is looked up among those entries by _each_match."""
+    m, n = len(keys), len(h)
+    if not m or not n:
+        return
+    rb = (m + n - 1).bit_length()
+    low = np.uint64((1 << rb) - 1)
+    packed = np.empty(m + n, np.uint64)
+    np.bitwise_and(keys, ~low, out=packed[:m])
+    np.bitwise_and(h, ~low, out=packed[m:])
+    packed |= np.arange(m + n, dtype=np.uint64)
+    packed.sort()
+    pos = (packed & low).astype(np.int64)  # entries: 0..m-1, rows: m..m+n-1
+    packed >>= np.uint64(rb)
+    start = np.empty(m + n, bool)  # the first of the hashes alike in their top bits
+    start[0] = True
+    np.not_equal(packed[1:], packed[:-1], out=start[1:])
+    del packed
+    head = np.flatnonzero(start)
+    first = pos[head][np.cumsum(start) - 1]  # each one's group's first: an entry, when the group has one
+    row = pos >= m
+    twice = ~start & ~row  # an entry behind another of its top bits
+    if twice.any():  # those groups' rows, found among their entries one by one
+        group = np.cumsum(start) - 1
+        crowded = np.zeros(len(head), bool)
+        crowded[group[twice]] = True
+        crowd = crowded[group]
+        e = pos[crowd & ~row]
+        o = np.argsort(keys[e], kind="stable")
+        r = pos[crowd & row] - m
+        _each_match(keys[e[o]], entry[e[o]], r, h[r], confirm)
+        row &= ~crowd
+    at = np.flatnonzero(row & (first < m))
+    r, j = pos[at] - m, first[at]
+    same = h[r] == keys[j]  # the whole hash
+    confirm(r[same], entry[j[same]])
+
+
+def _each_once(qrels: Qrels) -> bool:
+    """No (query, document) is judged twice in these qrels."""
+    key = qrels.q.astype(np.int64) << 32 | qrels.doc.astype(np.int64)
+    key.sort()
+    return not (key[1:] == key[:-1]).any()
+
+
 LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the entries to be looked up alone
+MERGE_ENTRIES = 4  # entries of a block's queries per row, at most, for them to be matched by one sort (_merge_match)
 
 
 def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.ndarray, confirm) -> None:
@@ -858,6 +911,8 @@ class _Tally:
             rank = np.empty(n, np.int64)
             rank[perm] = np.arange(n)
             rank -= starts[gid]
+            if not self.keep_top:  # the judged rows in rank order (the engine's order: engine._stretches_order)
+                jrows = perm[judged[perm] >= 0]
         self.jq.append(qcode[jrows])
         self.jdoc.append(judged[jrows])
         self.jrank.append(rank[jrows])
@@ -931,7 +986,7 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
             _settle_grouped(tally, _joined(pend), reader.qnames)
     else:
         lines = _scattered(reader, tally, blocks)
-    cat = lambda xs, t: np.concatenate(xs).astype(t) if xs else np.zeros(0, t)  # noqa: E731
+    cat = lambda xs, t: np.concatenate(xs).astype(t, copy=False) if xs else np.zeros(0, t)  # noqa: E731
     jdoc, jentry = cat(tally.jdoc, np.int64), None
     if reader.judged.entries:  # the rows carried their qrels entry: their documents from it
         jentry, jdoc = jdoc, qrels.doc[jdoc].astype(np.int64)
@@ -1707,6 +1762,7 @@ def _take(docs: _Docs, rows: np.ndarray) -> list[str]:
     return docs.take(rows).to_pylist()
 
 
+HASH_STEP = 1 << 16  # strings hashed at a time (hash_strings)
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
 
 
@@ -1722,6 +1778,11 @@ def hash_strings(d) -> np.ndarray:
     n = len(d)
     if not n:
         return np.zeros(0, np.uint64)
+    if n > 2 * HASH_STEP:  # a slice at a time: its temporaries stay in the caches (1M IDs: 0.06 -> 0.04 s)
+        out = np.empty(n, np.uint64)
+        for i in range(0, n, HASH_STEP):
+            out[i:i + HASH_STEP] = hash_strings(d.slice(i, HASH_STEP))
+        return out
     offs = np.frombuffer(d.buffers()[1], np.int32)[d.offset:d.offset + n + 1].astype(np.int64)
     lens = offs[1:] - offs[:-1]
     first, last = int(offs[0]), int(offs[-1])
@@ -1834,11 +1895,10 @@ def _trec_order(qp: np.ndarray, score: np.ndarray, docs, needed: np.ndarray | No
     return perm
 
 
-def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | None:
-    """Plain TREC qrels (`query iteration document grade`, single spaces, integer grades, no comments,
-    one grade per pair) through pyarrow: the Qrels the general reader gives, or None for it to read
-    the file (and name any fault). For files of MIN_BYTES or more when pyarrow is there (100k
-    judgments: about 10x faster than a Python loop per line)."""
+def _plain_qrels_bytes(path: str):
+    """The bytes of a qrels file large enough for read_trec_qrels_fast, with nothing that sends it to the
+    general reader (gzip, a BOM, a tab, CR, VT, FF or NUL, a comment, a line starting with a space, bad
+    UTF-8, no line break at the end); None otherwise."""
     try:
         if os.path.getsize(path) < MIN_BYTES or not available():
             return None
@@ -1850,18 +1910,38 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
             # (at line 1, within MAX_LINE) without this reading the whole file first
             if b"\n" not in head or b"\x00" in head:
                 return None
-            data = head + f.read()
+            data = bytearray(max(os.fstat(f.fileno()).st_size, len(head)))  # the rest read in place (no copy)
+            data[:len(head)] = head
+            got = len(head)
+            del head
+            while got < len(data) and (more := f.readinto(memoryview(data)[got:])):
+                got += more
+            rest = f.read()  # (a file that grew since: read to its end)
+            if got < len(data) or rest:
+                data = data[:got] + rest
     except (OSError, InputError):
         return None
     if data[:2] == b"\x1f\x8b" or data[:3] == b"\xef\xbb\xbf" or not data.endswith(b"\n"):
         return None
-    if any(data.find(c) >= 0 for c in _NOT_PLAIN) or data.startswith((b"#", b" ")) or b"\n#" in data:
+    if any(data.find(c) >= 0 for c in _NOT_PLAIN) or data.startswith((b"#", b" ")) or (
+            data.find(b"#") >= 0 and data.find(b"\n#") >= 0):  # (one byte looked for first: 10x faster)
         return None
     if not data.isascii():
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None
+    return data
+
+
+def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | None:
+    """Plain TREC qrels (`query iteration document grade`, single spaces, integer grades, no comments,
+    one grade per pair) through pyarrow: the Qrels the general reader gives, or None for it to read
+    the file (and name any fault). For files of MIN_BYTES or more when pyarrow is there (100k
+    judgments: about 10x faster than a Python loop per line)."""
+    data = _plain_qrels_bytes(path)
+    if data is None:
+        return None
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -1889,26 +1969,118 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     pool = pa.default_memory_pool()  # (mimalloc, when chosen, keeps what is freed: given back as each step ends)
     queries, docs = tbl["q"], tbl["d"]
     del tbl, grades  # each column dropped as soon as it is encoded
-    q = pc.dictionary_encode(_one(queries))
+    qdict, qindex = _encode_grouped(_one(queries))
     del queries
-    pool.release_unused()
-    d = pc.dictionary_encode(_one(docs))
+    ddict, dindex, dhash = _encode(_one(docs))
     del docs
     pool.release_unused()  # before the documents become Python strings (1M judged: a peak of 380 MB -> 250)
-    if _empty_or_comment(q.dictionary) or _empty_or_comment(d.dictionary):
+    if _empty_or_comment(qdict) or _empty_or_comment(ddict):
         return None
     catalog = catalog or Catalog()
-    qmap = catalog.queries.extend(q.dictionary.to_pylist(), distinct=True)  # in the order the file first names them
-    qcode = qmap[_np(q.indices)]
+    qmap = catalog.queries.extend(qdict.to_pylist(), distinct=True)  # in the order the file first names them
+    qcode = qmap[qindex]
     if not len(catalog.docs):  # Arrow strings (their Python strings made if asked for); the run reader
-        dcode = catalog.docs.adopt(d.dictionary)[_np(d.indices)]  # looks the judged documents up by them
+        dcode = catalog.docs.adopt(ddict)[dindex]  # looks the judged documents up by them
+        _HASHED[:] = [ddict, dhash, hash_strings]  # (their hashes, which the judged lookup takes: _name_hashes)
     else:
-        dcode = catalog.docs.extend(d.dictionary.to_pylist(), distinct=True)[_np(d.indices)]
+        dcode = catalog.docs.extend(ddict.to_pylist(), distinct=True)[dindex]
     pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
     if (pair[1:] == pair[:-1]).any():
         return None  # a pair judged twice: the general reader names both lines
-    return Qrels(path, catalog, qcode.astype(np.int32), dcode.astype(np.int32), grade.astype(np.int64),
-                 qmap.tolist(), format="trec", meta={})
+    del pair
+    q, d = qcode.astype(np.int32), dcode.astype(np.int32)
+    q.flags.writeable = d.flags.writeable = False  # what was checked stays so (_judged_once)
+    _ONCE[:] = [weakref.ref(q), weakref.ref(d)]
+    return Qrels(path, catalog, q, d, grade.astype(np.int64), qmap.tolist(), format="trec", meta={})
+
+
+_ONCE: list = []  # weak references to the query and document codes of the last qrels read_trec_qrels_fast read
+
+
+def _judged_once(qrels: Qrels) -> bool:
+    """These qrels judge each (query, document) once, as read_trec_qrels_fast found (their codes are those
+    it checked and made read-only, so they are still what it checked): no need to check again."""
+    return bool(_ONCE) and _ONCE[0]() is qrels.q and _ONCE[1]() is qrels.doc and not qrels.q.flags.writeable \
+        and not qrels.doc.flags.writeable
+
+
+def _encode(strings) -> tuple:
+    """pc.dictionary_encode's answer for an Arrow string array: (the distinct strings in order of first
+    appearance, each string's index among them as int32 numpy), and the distinct strings' hash_strings.
+    By the strings' 64-bit hashes, sorted once with each string's position packed in their low bits (a
+    million judged document IDs, nearly all distinct: Arrow's hash table took 0.3-0.5 s, this about a
+    fifth); every string is confirmed equal to the first of its hash (a true collision of two different
+    strings, about once in 10^7 such files, takes Arrow's dictionary)."""
+    import pyarrow.compute as pc
+
+    n = len(strings)
+    if n < 2 or n >= 1 << 31:
+        return _arrow_encoded(strings)
+    h = hash_strings(strings)
+    low = np.uint64((1 << (n - 1).bit_length()) - 1)
+    packed = h & ~low  # the hash's top bits, then the position: sorted, equal hashes' strings come together,
+    packed |= np.arange(n, dtype=np.uint64)  # in file order
+    packed.sort()
+    at = (packed & low).view(np.int64)
+    packed >>= np.uint64(int(low).bit_length())
+    new = np.empty(n, bool)  # the first of its top bits (its first appearance)
+    new[0] = True
+    np.not_equal(packed[1:], packed[:-1], out=new[1:])
+    del packed
+    again = np.flatnonzero(~new)  # a string behind another of its hash's top bits: the same string?
+    if len(again) and (h[at[again]] != h[at[again - 1]]).any():  # two hashes alike in their top bits only
+        at = np.argsort(h, kind="stable")  # (1M strings: about 3% of files): the whole hashes sorted, stable
+        hs = h[at]
+        np.not_equal(hs[1:], hs[:-1], out=new[1:])
+        del hs
+        again = np.flatnonzero(~new)
+    if len(again) and not _bools(pc.equal(strings.take(_ints(at[again])), strings.take(_ints(at[again - 1])))).all():
+        return _arrow_encoded(strings)  # two strings of one hash
+    head = np.flatnonzero(new)
+    first = at[head]  # the first appearance of each distinct string
+    seen = np.zeros(n, bool)
+    seen[first] = True
+    where = np.flatnonzero(seen)  # the distinct strings' positions, in file order
+    code = np.cumsum(seen, dtype=np.int32)
+    code -= 1
+    index = np.empty(n, np.int32)
+    index[at] = np.repeat(code[first], np.diff(np.r_[head, n]))
+    return strings.take(_ints(where)), index, h[where]
+
+
+def _arrow_encoded(strings) -> tuple:
+    """_encode's answer by Arrow's dictionary (and the hashes of its strings)."""
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(strings)
+    return enc.dictionary, _np(enc.indices).astype(np.int32), hash_strings(enc.dictionary)
+
+
+def _encode_grouped(strings) -> tuple:
+    """pc.dictionary_encode's (dictionary, int32 numpy indices) of an Arrow string array whose equal strings
+    mostly stand together (the queries of a qrels file): only the first of each stretch is encoded."""
+    import pyarrow.compute as pc
+
+    n = len(strings)
+    if n < 2:
+        enc = pc.dictionary_encode(strings)
+        return enc.dictionary, _np(enc.indices).astype(np.int32)
+    heads = np.r_[0, np.flatnonzero(_bools(pc.not_equal(strings[1:], strings[:-1]))) + 1]
+    enc = pc.dictionary_encode(strings.take(_ints(heads)) if len(heads) < n else strings)
+    index = _np(enc.indices).astype(np.int32)
+    return enc.dictionary, np.repeat(index, np.diff(np.r_[heads, n])) if len(heads) < n else index
+
+
+_HASHED: list = []  # (the judged documents' names as the qrels reader gave them, their hashes, the hash function)
+
+
+def _name_hashes(names) -> np.ndarray:
+    """hash_strings of the judged documents' names: the qrels reader's, when they are its names."""
+    if _HASHED and _HASHED[0] is names and _HASHED[2] is hash_strings:
+        h = _HASHED[1]
+        _HASHED.clear()  # (taken once: the lookup made of them is kept, _LOOKUP; 8 MB a million names)
+        return h
+    return hash_strings(names) if len(names) else np.zeros(0, np.uint64)
 
 
 def _whole_numbers(strings) -> np.ndarray | None:
