@@ -152,3 +152,34 @@ async def test_e_in_a_read_only_data_folder_asks_where_then_exports_and_quits(tm
     finally:
         os.chmod(d, 0o755)
 
+
+
+async def test_e_on_the_panes_in_a_read_only_data_folder_proposes_the_current_folder(tmp_path, monkeypatch):
+    """Newcomer s14: `e` on the panes proposed a file in DL19's read-only folder (and failed after Enter)
+    while the quit dialog, in the same place, proposed the current folder; now both propose it."""
+    import os
+
+    from rankgate.tui.screens.export import ExportDialog
+
+    d = raw_files(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    app = raw_app(d, db=str(tmp_path / "labels.db"))
+    os.chmod(d, 0o555)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            assert app.review.edit("101", "p5", 3, "direct answer")
+            await pilot.press("e")
+            await pilot.pause()
+            assert isinstance(app.screen, ExportDialog)
+            assert app.screen.default == str(out / "qrels.reviewed.txt")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen) and app.is_running
+        written = out / "qrels.reviewed.txt"
+        assert "101" in written.read_text(encoding="utf-8")
+        assert not (d / "qrels.reviewed.txt").exists()
+    finally:
+        os.chmod(d, 0o755)

@@ -35,6 +35,7 @@ from rankgate.tui.screens.missing import MissingScreen
 from rankgate.tui.screens.funnel import show_funnel
 from rankgate.tui.screens.judging import open_judging, show_ids
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
+from rankgate.tui.screens.sync import read_only_place
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import QueueOrder
 from rankgate.tui.suggested import suggestion_of, suggestion_text
@@ -447,7 +448,12 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
                 self.export_to(path)
 
         folder = getattr(getattr(self.app, "inputs", None), "export_dir", None)
-        self.app.push_screen(ExportDialog(self.default_export_path(), folder), done)
+        path = self.default_export_path()
+        if folder is None and read_only_place(path):  # as quitting does: the same name in the current folder
+            import os
+
+            path = os.path.join(os.getcwd(), os.path.basename(path))
+        self.app.push_screen(ExportDialog(path, folder), done)
 
     def export_to(self, path: str):
         """Write the reviewed labels; returns what was written (tui.labels.Exported) or None (screens/export.py)."""
