@@ -232,6 +232,8 @@ def test_must_pass_both_ways():
     p = paired([1, 1, 1], [1, 0, 1])
     ok, d, _ = check(p, policy(must_pass=["q00", "q02"]), "must_pass_queries_hit")
     assert ok and d["why"] == "all 2 must-pass queries hit at 3"
+    ok, d, _ = check(p, policy(must_pass=["q02"]), "must_pass_queries_hit")
+    assert ok and d["why"] == "the must-pass query hits at 3"  # not "all 1 ... queries"
     ok, d, _ = check(p, policy(must_pass=["q00", "q01"]), "must_pass_queries_hit")
     assert not ok and d["failed"] == ["q01"] and d["why"] == "no relevant document in the top 3 for q01"
 

@@ -124,6 +124,8 @@ def decide(policy: Policy, p: Paired, *, as_of: dt.date | None = None) -> Decisi
             why += f" (waived: {', '.join(waived)})"
     elif waived:
         why = f"all {len(must)} must-pass queries hit at {k} or waived (waived: {', '.join(waived)})"
+    elif len(must) == 1:
+        why = f"the must-pass query hits at {k}"
     else:
         why = f"all {len(must)} must-pass queries hit at {k}"
     mp = {"name": "must_pass_queries_hit", "passed": not missed, "kind": "must_pass", "queries": must,
