@@ -488,9 +488,13 @@ class _Bounded:
     @classmethod
     def fits(cls, rng, D: np.ndarray, resamples: int) -> bool:
         n, M = D.shape
-        return (isinstance(rng, SplitMix64) and PAIRS_UP_TO < n < 2 ** 32 and resamples * M <= cls.AT_MOST
+        if not (isinstance(rng, SplitMix64) and PAIRS_UP_TO < n < 2 ** 32 and resamples * M <= cls.AT_MOST
                 and cls.bits(n) >= cls.MIN_BITS and bool(np.isfinite(D).all())
-                and float(np.abs(D).max()) < 2.0 ** 500)
+                and float(np.abs(D).max()) < 2.0 ** 500):
+            return False
+        spread = np.ptp(D, axis=0)  # each grid's step a normal float (deltas near 1e-308 or below: a step of
+        # zero, or one whose products round to the subnormals' fixed grid, which the bound does not cover)
+        return bool(((spread == 0) | (spread / ((1 << cls.bits(n)) - 1) >= np.finfo(np.float64).tiny)).all())
 
     @staticmethod
     def bits(n: int) -> int:
