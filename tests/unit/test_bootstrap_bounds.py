@@ -177,3 +177,30 @@ def test_deltas_near_the_smallest_float_take_the_full_pass(monkeypatch):
     assert stats._Bounded.fits(stats._rng(0, 1), D, 1000)
     full, bounded, used = both(monkeypatch, D, 1000, 2)
     assert used == [True] and all(x.tobytes() == y.tobytes() for x, y in zip(full, bounded))
+
+
+def test_recounted_rows_are_batched_by_their_chunk_position():
+    """_Bounded._batches: each row at its position in a chunk of its chunk's size, in the first batch whose
+    position is free (the search it replaced, kept here as the reference), for chunks of one resample (every
+    batch one row) or many, a short last chunk, rows crowding one position."""
+    def searched(rows, step, R):
+        groups = {}
+        for r in rows:
+            start = r // step * step
+            size, pos = min(step, R - start), r - start
+            batches = groups.setdefault(size, [])
+            for batch in batches:
+                if batch[pos] < 0:
+                    batch[pos] = r
+                    break
+            else:
+                batch = [-1] * size
+                batch[pos] = r
+                batches.append(batch)
+        return groups
+
+    rng = np.random.default_rng(11)
+    for step, R in ((1, 500), (6, 1000), (6, 1003), (127, 10000), (127, 130)):
+        for rows in (sorted(rng.choice(R, min(R, 300), replace=False).tolist()), list(range(0, R, step)),
+                     list(range(R)), [R - 1], []):
+            assert stats._Bounded._batches(rows, step, R) == searched(rows, step, R), (step, R)
