@@ -157,3 +157,50 @@ def test_coarse_grids_and_weights_take_the_full_pass():
     assert stats._Bounded.bits(2 ** 21) < stats._Bounded.MIN_BITS
     with stats.generator("PCG64"):
         assert not stats._Bounded.fits(stats._rng(0, 1), D, 10000)
+
+
+def test_deltas_near_the_smallest_float_take_the_full_pass(monkeypatch):
+    """A grid whose step underflows (deltas of 1e-320: a step of zero, which crashed the cheap pass with a
+    ZeroDivisionError; 1e-310: a subnormal step, outside the bound's float model) is not used: the full
+    pass's floats; a step just above the smallest normal float still is."""
+    rng = np.random.default_rng(5)
+    n = 2000
+    top = (1 << stats._Bounded.bits(n)) - 1
+    for D in (rng.choice([0.0, 1e-320], n)[:, None], rng.normal(0, 1e-310, (n, 2)),
+              np.column_stack([rng.normal(0, 0.1, n), rng.choice([0.0, 5e-324, -5e-324], n)])):
+        assert not stats._Bounded.fits(stats._rng(0, 1), D, 1000)
+        full, bounded, used = both(monkeypatch, D, 1000, 2)
+        assert used == []
+        for x, y in zip(full, bounded):
+            assert x.tobytes() == y.tobytes()
+    D = rng.choice([0.0, 2.0 ** -1021 * top], n)[:, None]
+    assert stats._Bounded.fits(stats._rng(0, 1), D, 1000)
+    full, bounded, used = both(monkeypatch, D, 1000, 2)
+    assert used == [True] and all(x.tobytes() == y.tobytes() for x, y in zip(full, bounded))
+
+
+def test_recounted_rows_are_batched_by_their_chunk_position():
+    """_Bounded._batches: each row at its position in a chunk of its chunk's size, in the first batch whose
+    position is free (the search it replaced, kept here as the reference), for chunks of one resample (every
+    batch one row) or many, a short last chunk, rows crowding one position."""
+    def searched(rows, step, R):
+        groups = {}
+        for r in rows:
+            start = r // step * step
+            size, pos = min(step, R - start), r - start
+            batches = groups.setdefault(size, [])
+            for batch in batches:
+                if batch[pos] < 0:
+                    batch[pos] = r
+                    break
+            else:
+                batch = [-1] * size
+                batch[pos] = r
+                batches.append(batch)
+        return groups
+
+    rng = np.random.default_rng(11)
+    for step, R in ((1, 500), (6, 1000), (6, 1003), (127, 10000), (127, 130)):
+        for rows in (sorted(rng.choice(R, min(R, 300), replace=False).tolist()), list(range(0, R, step)),
+                     list(range(R)), [R - 1], []):
+            assert stats._Bounded._batches(rows, step, R) == searched(rows, step, R), (step, R)
