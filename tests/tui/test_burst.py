@@ -160,10 +160,10 @@ async def test_undoing_a_reason_says_it_undid_the_reason(tiny):
         await pilot.press("ctrl+z")
         await pilot.pause()
         assert screen.model.labels.labels(qid)[doc].reason == "outdated"
-        assert notes[-1].startswith('undone: reason "newer"'), notes[-1]
+        assert notes[-1].startswith('reason "newer" of '), notes[-1]
         await pilot.press("ctrl+z")  # the grade and its reason: one edit
         await pilot.pause()
-        assert notes[-1].startswith("undone: grade 1 of "), notes[-1]
+        assert notes[-1].startswith("grade 1 of "), notes[-1]
         assert doc not in screen.model.labels.labels(qid)
 
 

@@ -101,7 +101,7 @@ async def test_undo_and_redo_of_grade_reason_remove_and_version(tiny):
         await pilot.pause()
         assert "d-rpo" not in m.labels.labels("q-restore")  # the grade and its reason, in one step
         assert not m.gate().accepted and m.unjudged[m.qindex["q-restore"]] > 0
-        assert notes[-1].startswith("undone: grade 2 of ")
+        assert notes[-1].startswith("grade 2 of ")
         await pilot.press("ctrl+y")
         await pilot.pause()
         lab = m.labels.labels("q-restore")["d-rpo"]

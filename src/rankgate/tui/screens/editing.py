@@ -479,8 +479,8 @@ class EditingActions:
         if not self._write(edit.qid, edit.doc, lambda: got.append(getattr(book, which)())):
             return
         where = visible(f"{edit.qid} {edit.doc}", lines="space")
-        done = "undone" if which == "undo" else "redone"  # (the notice's title already says `which`)
-        self.notify(f"{done}: {visible(edit.what, lines='space')} of {where}", title=which, markup=False, timeout=4)
+        done = "undone" if which == "undo" else "redone"  # the title: a narrow screen shows "undone: grade 1 of ..."
+        self.notify(f"{visible(edit.what, lines='space')} of {where}", title=done, markup=False, timeout=4)
         if self.qid != edit.qid or self.doc != edit.doc:
             self.go_to(edit.qid, edit.doc)
 
