@@ -119,12 +119,10 @@ async def test_escape_stays_and_an_edit_after_an_export_counts_again(tmp_path):
         assert isinstance(app.screen, ReviewScreen) and app.is_running
 
 
-@pytest.mark.slow
-async def test_e_in_a_read_only_data_folder_asks_where_then_exports_and_quits(tmp_path, monkeypatch):
-    """Newcomer s11: DL19's folder is read-only; the dialog offered a file there, and `e` failed under it."""
+@pytest.fixture
+def read_only_raw(tmp_path, monkeypatch):
+    """(the raw files' folder, made read-only; the current folder, empty; the app on those files)."""
     import os
-
-    from rankgate.tui.screens.export import ExportDialog
 
     d = raw_files(tmp_path)
     out = tmp_path / "out"
@@ -132,54 +130,51 @@ async def test_e_in_a_read_only_data_folder_asks_where_then_exports_and_quits(tm
     monkeypatch.chdir(out)
     app = raw_app(d, db=str(tmp_path / "labels.db"))
     os.chmod(d, 0o555)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            assert app.review.edit("101", "p5", 3, "direct answer")
-            await pilot.pause()
-            await pilot.press("q")
-            await pilot.pause()
-            assert "is read-only" in dialog_text(app).replace("\n", " ")
-            await pilot.press("e")
-            await pilot.pause()
-            assert isinstance(app.screen, ExportDialog) and app.is_running  # asks, instead of failing
-            await pilot.press("enter")  # the default: the same name in the current folder
-            await pilot.pause()
-        assert app.return_code == 0
-        written = out / "qrels.reviewed.txt"
-        assert "101" in written.read_text(encoding="utf-8") and str(written) in exit_lines(app)
-        assert not (d / "qrels.reviewed.txt").exists()
-    finally:
-        os.chmod(d, 0o755)
+    yield d, out, app
+    os.chmod(d, 0o755)
+
+
+@pytest.mark.slow
+async def test_e_in_a_read_only_data_folder_asks_where_then_exports_and_quits(read_only_raw):
+    """Newcomer s11: DL19's folder is read-only; the dialog offered a file there, and `e` failed under it."""
+    from rankgate.tui.screens.export import ExportDialog
+
+    d, out, app = read_only_raw
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.review.edit("101", "p5", 3, "direct answer")
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert "is read-only" in dialog_text(app).replace("\n", " ")
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog) and app.is_running  # asks, instead of failing
+        await pilot.press("enter")  # the default: the same name in the current folder
+        await pilot.pause()
+    assert app.return_code == 0
+    written = out / "qrels.reviewed.txt"
+    assert "101" in written.read_text(encoding="utf-8") and str(written) in exit_lines(app)
+    assert not (d / "qrels.reviewed.txt").exists()
 
 
 
-async def test_e_on_the_panes_in_a_read_only_data_folder_proposes_the_current_folder(tmp_path, monkeypatch):
+async def test_e_on_the_panes_in_a_read_only_data_folder_proposes_the_current_folder(read_only_raw):
     """Newcomer s14: `e` on the panes proposed a file in DL19's read-only folder (and failed after Enter)
     while the quit dialog, in the same place, proposed the current folder; now both propose it."""
-    import os
-
     from rankgate.tui.screens.export import ExportDialog
 
-    d = raw_files(tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    monkeypatch.chdir(out)
-    app = raw_app(d, db=str(tmp_path / "labels.db"))
-    os.chmod(d, 0o555)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            assert app.review.edit("101", "p5", 3, "direct answer")
-            await pilot.press("e")
-            await pilot.pause()
-            assert isinstance(app.screen, ExportDialog)
-            assert app.screen.default == str(out / "qrels.reviewed.txt")
-            await pilot.press("enter")
-            await pilot.pause()
-            assert isinstance(app.screen, ReviewScreen) and app.is_running
-        written = out / "qrels.reviewed.txt"
-        assert "101" in written.read_text(encoding="utf-8")
-        assert not (d / "qrels.reviewed.txt").exists()
-    finally:
-        os.chmod(d, 0o755)
+    d, out, app = read_only_raw
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.review.edit("101", "p5", 3, "direct answer")
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog)
+        assert app.screen.default == str(out / "qrels.reviewed.txt")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen) and app.is_running
+    written = out / "qrels.reviewed.txt"
+    assert "101" in written.read_text(encoding="utf-8")
+    assert not (d / "qrels.reviewed.txt").exists()

@@ -102,6 +102,16 @@ class Scratch:
         return buf
 
 
+def _draws_of_halves(low: np.ndarray, high: np.ndarray, n: int) -> None:
+    """Words (`low`) split in place into their 32-bit halves, low in `low` and high in `high`, each mapped to a
+    draw from 0 .. n-1 by Lemire's multiply-shift, floor(half * n / 2**32)."""
+    np.right_shift(low, np.uint64(32), out=high)
+    low &= np.uint64(0xFFFFFFFF)
+    for part in (low, high):
+        part *= np.uint64(n)
+        part >>= np.uint64(32)
+
+
 class SplitMix64:
     """The resamples' random bits: stream `stream` of seed `seed` is SplitMix64 seeded with the seed's
     (stream+1)-th SplitMix64 output. Resample r always gets the same words, whatever the chunk it is drawn in."""
@@ -164,11 +174,7 @@ class SplitMix64:
         scratch = Scratch() if scratch is None else scratch
         low = splitmix64(self.key, count, start * half, scratch)
         high = scratch.words(count)[2]  # (the scratch's other array: free again)
-        np.right_shift(low, np.uint64(32), out=high)
-        low &= np.uint64(0xFFFFFFFF)
-        for part in (low, high):
-            part *= np.uint64(n)
-            part >>= np.uint64(32)
+        _draws_of_halves(low, high, n)
         low, high = low.reshape(m, half), high.reshape(m, half)
         return low.view(np.int64), high[:, : n - half].view(np.int64)  # below 2**32: the same values as intp
 
@@ -184,11 +190,8 @@ class SplitMix64:
         first *= np.uint64(GOLDEN)
         first += np.uint64(self.key)
         low = _mix(z[None, :] + first[:, None])
-        high = low >> np.uint64(32)
-        low &= np.uint64(0xFFFFFFFF)
-        for part in (low, high):
-            part *= np.uint64(n)
-            part >>= np.uint64(32)
+        high = np.empty_like(low)
+        _draws_of_halves(low, high, n)
         return low.view(np.int64), high[:, : n - half].view(np.int64)
 
     def indices(self, start: int, m: int, n: int, dtype) -> np.ndarray:

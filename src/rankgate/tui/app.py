@@ -31,7 +31,8 @@ from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, l
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.prompts import TextPrompt
 from rankgate.tui.screens.review import ReviewScreen
-from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen, read_only_place
+from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen
+from rankgate.tui.screens.export import elsewhere_if_read_only
 from rankgate.tui.screens.judging import JudgingScreen, open_judging
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.notice_line import NoticeLine
@@ -383,8 +384,9 @@ class ReviewApp(App[int]):
         _, workspace = self._raw_unexported() or (0, "")
         if choice == "export":
             target = self.review.default_export_path()
-            if read_only_place(target):  # the data's folder: the export dialog, a path in the current folder
-                self._export_elsewhere_then_quit(os.path.join(os.getcwd(), os.path.basename(target)))
+            elsewhere = elsewhere_if_read_only(target)  # the data's folder: the export dialog, the current folder
+            if elsewhere is not None:
+                self._export_elsewhere_then_quit(elsewhere)
                 return
             self._exported_then_quit(self.review.export_to(target))  # a failure is said in the app
         elif choice == "quit":

@@ -696,19 +696,7 @@ def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm) ->
     m, n = len(keys), len(h)
     if not m or not n:
         return
-    rb = (m + n - 1).bit_length()
-    low = np.uint64((1 << rb) - 1)
-    packed = np.empty(m + n, np.uint64)
-    np.bitwise_and(keys, ~low, out=packed[:m])
-    np.bitwise_and(h, ~low, out=packed[m:])
-    packed |= np.arange(m + n, dtype=np.uint64)
-    packed.sort()
-    pos = (packed & low).astype(np.int64)  # entries: 0..m-1, rows: m..m+n-1
-    packed >>= np.uint64(rb)
-    start = np.empty(m + n, bool)  # the first of the hashes alike in their top bits
-    start[0] = True
-    np.not_equal(packed[1:], packed[:-1], out=start[1:])
-    del packed
+    pos, start = _by_top_bits(keys, h)  # pos: entries 0..m-1, rows m..m+n-1
     head = np.flatnonzero(start)
     first = pos[head][np.cumsum(start) - 1]  # each one's group's first: an entry, when the group has one
     row = pos >= m
@@ -731,9 +719,37 @@ def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm) ->
 
 def _each_once(qrels: Qrels) -> bool:
     """No (query, document) is judged twice in these qrels."""
-    key = qrels.q.astype(np.int64) << 32 | qrels.doc.astype(np.int64)
+    return _pairs_once(qrels.q, qrels.doc)
+
+
+def _pairs_once(q: np.ndarray, d: np.ndarray) -> bool:
+    """No (q[i], d[i]) pair of codes comes twice."""
+    key = q.astype(np.int64) << 32 | d.astype(np.int64)
     key.sort()
     return not (key[1:] == key[:-1]).any()
+
+
+def _by_top_bits(*hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the hashes (the arrays' joined, in order) sorted by the hashes' top bits, each one's
+    position packed in the low bits (so one sort, and equal top bits keep position order), and where each run
+    of equal top bits starts (True at its first). Whole hashes that share their top bits are told apart by the
+    caller."""
+    n = sum(map(len, hashes))
+    rb = (n - 1).bit_length()
+    low = np.uint64((1 << rb) - 1)
+    packed = np.empty(n, np.uint64)
+    i = 0
+    for h in hashes:
+        np.bitwise_and(h, ~low, out=packed[i:i + len(h)])
+        i += len(h)
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    pos = (packed & low).view(np.int64)
+    packed >>= np.uint64(rb)
+    start = np.empty(n, bool)
+    start[0] = True
+    np.not_equal(packed[1:], packed[:-1], out=start[1:])
+    return pos, start
 
 
 LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the entries to be looked up alone
@@ -1984,10 +2000,8 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
         _HASHED[:] = [ddict, dhash, hash_strings]  # (their hashes, which the judged lookup takes: _name_hashes)
     else:
         dcode = catalog.docs.extend(ddict.to_pylist(), distinct=True)[dindex]
-    pair = np.sort(qcode.astype(np.int64) << 32 | dcode.astype(np.int64))
-    if (pair[1:] == pair[:-1]).any():
+    if not _pairs_once(qcode, dcode):
         return None  # a pair judged twice: the general reader names both lines
-    del pair
     q, d = qcode.astype(np.int32), dcode.astype(np.int32)
     q.flags.writeable = d.flags.writeable = False  # what was checked stays so (_judged_once)
     _ONCE[:] = [weakref.ref(q), weakref.ref(d)]
@@ -2017,16 +2031,7 @@ def _encode(strings) -> tuple:
     if n < 2 or n >= 1 << 31:
         return _arrow_encoded(strings)
     h = hash_strings(strings)
-    low = np.uint64((1 << (n - 1).bit_length()) - 1)
-    packed = h & ~low  # the hash's top bits, then the position: sorted, equal hashes' strings come together,
-    packed |= np.arange(n, dtype=np.uint64)  # in file order
-    packed.sort()
-    at = (packed & low).view(np.int64)
-    packed >>= np.uint64(int(low).bit_length())
-    new = np.empty(n, bool)  # the first of its top bits (its first appearance)
-    new[0] = True
-    np.not_equal(packed[1:], packed[:-1], out=new[1:])
-    del packed
+    at, new = _by_top_bits(h)  # equal hashes' strings together, in file order; new: the first of its top bits
     again = np.flatnonzero(~new)  # a string behind another of its hash's top bits: the same string?
     if len(again) and (h[at[again]] != h[at[again - 1]]).any():  # two hashes alike in their top bits only
         at = np.argsort(h, kind="stable")  # (1M strings: about 3% of files): the whole hashes sorted, stable

@@ -91,6 +91,16 @@ def default_export_path(screen) -> str:
     return str(Path.cwd() / f"{name}-reviewed-qrels.jsonl")
 
 
+def elsewhere_if_read_only(path: str) -> str | None:
+    """The same file name in the current folder when `path` could not be written (its file or folder has no write
+    bit: a shared data folder); None when it can be. What `e` proposes and quitting exports to then."""
+    import os
+
+    from rankgate.tui.screens.sync import read_only_place
+
+    return os.path.join(os.getcwd(), os.path.basename(path)) if read_only_place(path) else None
+
+
 def export_to(screen, path: str):
     """Write the reviewed labels (ReviewScreen.export_to); returns what was written (tui.labels.Exported) or
     None, having said why in a notice."""

@@ -35,7 +35,6 @@ from rankgate.tui.screens.missing import MissingScreen
 from rankgate.tui.screens.funnel import show_funnel
 from rankgate.tui.screens.judging import open_judging, show_ids
 from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
-from rankgate.tui.screens.sync import read_only_place
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import QueueOrder
 from rankgate.tui.suggested import suggestion_of, suggestion_text
@@ -449,10 +448,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
 
         folder = getattr(getattr(self.app, "inputs", None), "export_dir", None)
         path = self.default_export_path()
-        if folder is None and read_only_place(path):  # as quitting does: the same name in the current folder
-            import os
-
-            path = os.path.join(os.getcwd(), os.path.basename(path))
+        if folder is None:  # a read-only data folder: the same name in the current folder, as quitting exports to
+            path = export.elsewhere_if_read_only(path) or path
         self.app.push_screen(ExportDialog(path, folder), done)
 
     def export_to(self, path: str):
