@@ -142,3 +142,31 @@ async def test_a_session_whose_server_died_ends_instead_of_running_on(tiny, tmp_
         monkeypatch.setattr(os, "getppid", lambda: 1 if server != 1 else 2)  # reparented: the server is gone
         assert await wait_until(pilot, lambda: app.return_code is not None, rounds=30)  # was: ran on forever
     assert app.return_code == 0
+
+
+@pytest.mark.slow
+async def test_an_export_folder_swapped_for_a_link_after_the_check_is_not_written_through(tiny, tmp_path,
+                                                                                          monkeypatch):
+    from rankgate.tui.screens import export
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = tmp_path / "exports"
+    write = export._export
+
+    def swap_then_write(screen, path):  # between export_target's check and the file's placing
+        done = write(screen, path)
+        folder.rename(tmp_path / "exports-was")
+        folder.symlink_to(elsewhere)
+        return done
+
+    app = session(tiny, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        folder.mkdir()
+        monkeypatch.setattr(export, "_export", swap_then_write)
+        assert app.review.export_to(app.review.default_export_path()) is None
+        await pilot.pause()
+        assert list(elsewhere.iterdir()) == [] and list((tmp_path / "exports-was").iterdir()) == []
+        assert any("export refused" in n and "is a link or not a folder" in n for n in notes(app))
+        await pilot.press("q")

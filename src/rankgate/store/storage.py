@@ -261,6 +261,52 @@ def atomic_write(path: str | os.PathLike, chunks: bytes | Iterable[bytes], *, sy
     return size
 
 
+def publish_new(folder: str | os.PathLike, name: str, src: Path) -> Path:
+    """Place a copy of `src` in `folder` as the new file `name`, all or nothing, and return its path.
+
+    The folder is opened once without following a link, and the file is made through that handle: a folder
+    swapped for a link after it was checked is refused, not written through (the browser's exports). The
+    copy is written under a temporary name, fsynced, then linked to `name`, which fails if anything of that
+    name appeared meanwhile: a file is never replaced."""
+    path = Path(os.path.realpath(folder)) / name
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise InputError(str(folder), "is a link or not a folder: exports go only into a real folder; "
+                             "nothing was written") from None
+        raise _io_error(path, "write", e) from None
+    tmp = _tmp_name(Path(name)).name
+    try:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=dir_fd)
+        except OSError as e:
+            raise _io_error(path, "write", e) from None
+        try:
+            try:
+                with open(src, "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        _write_all(fd, chunk)
+                _sync(fd)
+            finally:
+                os.close(fd)
+            os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            raise InputError(name, "appeared in the export folder meanwhile: an export never replaces a file; "
+                             "choose another name") from None
+        except OSError as e:
+            raise _io_error(path, "write", e) from None
+        finally:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return path
+
+
 def _unlink_quietly(path: Path) -> None:
     try:
         os.unlink(path)

@@ -104,8 +104,6 @@ def elsewhere_if_read_only(path: str) -> str | None:
 def export_to(screen, path: str):
     """Write the reviewed labels (ReviewScreen.export_to); returns what was written (tui.labels.Exported) or
     None, having said why in a notice."""
-    from rankgate.tui.labels import Exported
-
     folder = export_folder(screen)
     if folder is not None:  # a browser session: a plain file name in the server's export folder, nothing else
         from rankgate.core.errors import InputError
@@ -116,6 +114,36 @@ def export_to(screen, path: str):
         except InputError as e:
             screen.notify(f"export refused: {e.what}", severity="error", markup=False, timeout=10)
             return None
+        return _say_exported(screen, _export_into(screen, folder, Path(path).name))
+    return _say_exported(screen, _export(screen, path))
+
+
+def _export_into(screen, folder: str, name: str):
+    """A browser session's export: written in a private folder first, then placed in the export folder as a
+    new file through a handle on that folder (store.storage.publish_new), so a folder swapped for a link after
+    export_target checked it is refused, not written through. None, having said why, when it fails."""
+    import dataclasses
+    import os
+    import tempfile
+
+    from rankgate.core.errors import InputError
+    from rankgate.store.storage import publish_new
+
+    with tempfile.TemporaryDirectory(prefix="rankgate-export-") as private:
+        done = _export(screen, os.path.join(private, name))
+        if done is None:
+            return None
+        try:
+            return dataclasses.replace(done, path=publish_new(folder, name, Path(done.path)))
+        except InputError as e:
+            screen.notify(f"export refused: {visible(str(e))}", severity="error", markup=False, timeout=10)
+            return None
+
+
+def _export(screen, path: str):
+    """Write the labels to `path` (see export_to); what was written, or None having said why."""
+    from rankgate.tui.labels import Exported
+
     fmt = "trec" if Path(path).suffix in (".trec", ".txt", ".qrels") else "jsonl"
     state = getattr(screen.app, "sync", None)
     target = Path(path).expanduser().resolve()
@@ -134,6 +162,12 @@ def export_to(screen, path: str):
     except Exception as e:  # say where to name another file: the notice is all the expert sees
         screen.notify(f"export failed: {e}; e on the panes (Escape from the judging screen) exports to a file "
                       "you name", severity="error", markup=False, timeout=12)
+        return None
+    return done
+
+
+def _say_exported(screen, done):
+    if done is None:
         return None
     screen.exported_to = done.path
     note = "".join(f"\nnote: {n}" for n in done.notes)
