@@ -263,3 +263,25 @@ async def test_the_gate_panes_hint_is_whole_at_80_columns(tiny):
         line = next((ln for ln in str(app.screen.query_one("#gate-body").render()).splitlines() if ln.startswith("✔")), "")
         room = panel.size.width - panel.styles.gutter.width
         assert "(enter" in line and line.rstrip().endswith(")") and len(line.rstrip()) <= room, (line, room)
+
+
+@pytest.mark.slow
+async def test_the_gate_panes_measures_keep_a_row_each_at_every_width(tiny):
+    """At 80x24 the Gate pane is 36 columns: its measures table (43 columns wide) shortens its heads and columns
+    ('base', 'cand'), so no row wraps (the Δ head had a line of its own); from 100 columns, the full heads.
+    A difference of zero is left blank."""
+    from rankgate.tui.widgets.gate_panel import GatePanel
+
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        for width, height, heads in ((80, 24, "base"), (100, 30, "baseline"), (160, 45, "baseline"), (80, 24, "base")):
+            await pilot.resize_terminal(width, height)
+            for _ in range(3):
+                await pilot.pause()
+            panel = app.screen.query_one(GatePanel)
+            table = panel._measures(panel.view).plain.splitlines()
+            room = panel.scrollable_content_region.width
+            assert table[0].split()[:2] == ["measure", heads] and table[0].rstrip().endswith("Δ")
+            assert len(table) > 2 and all(len(row) < room for row in table)  # a row each: nothing wraps
+            assert all(re.fullmatch(r"\S.*\s+\d\.\d{4}\s+\d\.\d{4}(\s+[-+]\d\.\d{4}|\s*)", row) for row in table[1:]), table

@@ -197,16 +197,24 @@ class GatePanel(VerticalScroll):
         return checks
 
     def _measures(self, view: GateView) -> Text:
-        """The macro measures of both runs and their difference."""
+        """The macro measures of both runs and their difference; in a pane narrower than the table's 43 columns
+        (80x24), shorter heads and columns, so that no row wraps."""
+        room = self.scrollable_content_region.width - 1  # a column spare: a scroll bar that comes and goes
+        if room <= 0 or room >= 43:
+            name_w, heads, cells, delta = 11, ("baseline", 10, "candidate", 11, 10), "{:>10.4f}{:>11.4f}  ", "{:>+8.4f}"
+        else:
+            name_w, heads, cells, delta = max(6, min(11, room - 24)), ("base", 7, "cand", 8, 8), "{:>7.4f}{:>8.4f} ", \
+                "{:>+7.4f}"
         table = Text(end="")
-        table.append(f"{'measure':<12}{'baseline':>10}{'candidate':>11}{'Δ':>10}", style="bold dim")
+        b, bw, c, cw, dw = heads
+        table.append(f"{'measure':<{name_w + 1}}{b:>{bw}}{c:>{cw}}{'Δ':>{dw}}", style="bold dim")
         for key, bv in view.baseline_macro.items():
             cv = view.candidate_macro[key]
             name = MACRO_LABELS[key].format(k=view.k) if key in MACRO_LABELS else key
             table.append("\n")
-            table.append_text(literal(id_cell(name, 11) + " "))
-            table.append(f"{bv:>10.4f}{cv:>11.4f}  ")
-            table.append_text(delta_text(cv - bv, "{:>+8.4f}"))
+            table.append_text(literal(id_cell(name, name_w) + " "))
+            table.append(cells.format(bv, cv))
+            table.append_text(delta_text(cv - bv, delta))
         return table
 
     def _failed(self, view: GateView) -> Text:
