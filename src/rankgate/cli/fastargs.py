@@ -21,6 +21,7 @@ from types import SimpleNamespace
 _SUPPRESS = "==SUPPRESS=="  # argparse.SUPPRESS
 _ACTIONS = ("store", "store_true", "store_false", "store_const", "append")
 _TOP = ("-h", "--help", "--version")  # the top parser's flags: a flag that starts one of them is left to argparse
+_KNOWN = frozenset(("action", "nargs", "const", "default", "type", "choices", "required", "help", "metavar", "dest"))
 
 
 class Namespace(SimpleNamespace):
@@ -50,9 +51,8 @@ class _Command:
     def add_argument(self, *strings, **kw):
         kind = kw.get("action", "store")
         nargs = kw.get("nargs")
-        known = {"action", "nargs", "const", "default", "type", "choices", "required", "help", "metavar", "dest"}
-        if kind not in _ACTIONS or not strings or set(kw) - known or kw.get("required") \
-                or any(not isinstance(s, str) or not s for s in strings):
+        if kind not in _ACTIONS or not strings or kw.keys() - _KNOWN or kw.get("required") \
+                or not all(s.__class__ is str and s for s in strings):
             self.plain = False
             return None
         positional = not strings[0].startswith("-")
@@ -99,6 +99,11 @@ class _Command:
 class _Skipped:
     """Whatever `register` does with what is not recorded does nothing (a group's subcommands: none)."""
 
+    def add_argument(self, *args, **kwargs):  # (the usual calls, without __getattr__: the other commands' flags)
+        return self
+
+    set_defaults = add_parser = add_subparsers = add_argument
+
     def __getattr__(self, name: str):
         return _Skipped()
 
@@ -120,7 +125,7 @@ class _Recording:
 
     def add_parser(self, name: str, **kwargs):
         if name != self.command:
-            return _Skipped()
+            return _skip
         self.found = _Command()
         return self.found
 
