@@ -31,8 +31,8 @@ def test_help_imports_no_command_module_and_no_numpy():
     mods = imported_after("import contextlib, io\nfrom rankgate.cli import main\n"
                           "with contextlib.redirect_stdout(io.StringIO()):\n"
                           "    try:\n        main(['--help'])\n    except SystemExit:\n        pass")
-    assert "numpy" not in mods
-    assert not {m for m in mods if m.startswith("rankgate.cli.") and m != "rankgate.cli.base"}
+    assert "numpy" not in mods and "typing" not in mods  # (typing: 10M instructions)
+    assert not {m for m in mods if m.startswith("rankgate.cli.")} - {"rankgate.cli.base", "rankgate.cli.parser"}
 
 
 @pytest.mark.slow
@@ -72,7 +72,11 @@ def test_gate_on_small_files_loads_no_output_writer_and_no_fast_path():
             "hashlib",  # no workspace of the seed lab: its folder's key is not hashed (OpenSSL's start-up)
             "gzip",  # no gzip input (core.infile.bounded_gzip)
             "rankgate.core.formats.trec",  # no TREC input
-            "platformdirs", "shutil"}  # store.paths finds the data folder itself on Linux; cli.base.Parser
+            "platformdirs", "shutil",  # store.paths finds the data folder itself on Linux; cli.parser.Parser
+            "argparse", "gettext", "locale", "rankgate.cli.parser",  # plain words: no argparse (cli/fastargs.py)
+            "tomllib", "string",  # a plain benchmark.toml is read without tomllib (core/tomlplain.py)
+            "threading",  # the store's lock and the resamples' thread-locals come from _thread
+            "rankgate.core.outputs", "rankgate.core.leniency"}  # (the verdict line is core.gate's; no problems)
     assert not lazy & mods
 
 
@@ -101,7 +105,8 @@ def test_the_fast_path_threshold_is_the_one_the_cli_checks_before_loading_it():
 def test_docs_imports_only_its_own_command_module_and_no_numpy():
     mods = imported_after(GATE.format(argv=["docs"], code=0))
     assert "rankgate.cli.docs" in mods and "numpy" not in mods
-    assert not {m for m in mods if m.startswith("rankgate.cli.")} - {"rankgate.cli.docs", "rankgate.cli.base"}
+    assert not {m for m in mods if m.startswith("rankgate.cli.")} - {"rankgate.cli.docs", "rankgate.cli.base",
+                                                                    "rankgate.cli.fastargs", "rankgate.cli.parser"}
 
 
 def test_gate_on_the_seed_lab_loads_only_what_it_uses():
@@ -341,15 +346,17 @@ def _every_help(columns: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("columns", ["12", "80", "200"])
 def test_flags_built_without_asking_the_terminal_give_the_same_help(columns):
-    """cli.base.Parser gives argparse's formatters a width while flags and command groups are built (argparse
+    """cli.parser.Parser gives argparse's formatters a width while flags and command groups are built (argparse
     asks the terminal for each flag, and imports shutil); every help text and subcommand prog is what argparse's
     own terminal width gives, at any width."""
     from unittest import mock
 
-    from rankgate.cli import base
+    import argparse
+
+    from rankgate.cli.parser import Parser
 
     ours = _every_help(columns)
-    with mock.patch.object(base.Parser, "_get_formatter", base.argparse.ArgumentParser._get_formatter):
+    with mock.patch.object(Parser, "_get_formatter", argparse.ArgumentParser._get_formatter):
         plain = _every_help(columns)
     assert len(ours) > 30 and ours == plain
 

@@ -1,5 +1,6 @@
 """core/jsontext.dumps writes what json.dumps(indent=...) writes, on every kind of value."""
 
+import enum
 import json
 import math
 import random
@@ -9,8 +10,16 @@ import pytest
 
 from rankgate.core import jsontext
 
+class _Level(enum.IntEnum):
+    TWO = 2
+
+
+class _Text(str):
+    pass
+
+
 SCALARS = [0, -3, 2**70, 1.5, -0.0, 1e-05, 1e300, math.nan, math.inf, -math.inf, np.float64(0.1), True, False,
-           None, "", "plain", "é \u2028 \U0001f600 \x00 \"q\" \\ \n\t", "doc_0012345"]
+           None, "", "plain", "é \u2028 \U0001f600 \x00 \"q\" \\ \n\t", "doc_0012345", _Level.TWO, _Text("s\n")]
 
 
 def random_value(rng: random.Random, depth: int):

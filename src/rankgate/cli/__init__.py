@@ -10,14 +10,17 @@ headless. The app is imported inside `review`.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
 
 from rankgate.core.version import __version__
-from rankgate.cli.base import EXIT_INVALID, EXIT_OK, Parser, UsageError, check_text, output_failed, say_error
+from rankgate.cli.base import EXIT_INVALID, EXIT_OK, UsageError, check_text, output_failed, say_error
 from rankgate.core.errors import InputError, ValidationError
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: 10M instructions of `rankgate --help`)
+if TYPE_CHECKING:  # argparse is loaded only when it reads the words (cli/fastargs.py)
+    import argparse
 
 __all__ = ["main", "build_parser"]
 
@@ -51,6 +54,8 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    from rankgate.cli.parser import Parser
+
     parser = Parser(prog="rankgate", description="Score retrieval runs against reviewed labels; gate releases.")
     parser.add_argument("--version", action="version", version=f"rankgate {__version__}")
     return parser, parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -103,6 +108,16 @@ def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
     return build_parser()  # an unknown word: argparse names the choices
 
 
+def _plain_args(argv: list[str]):
+    """The command's namespace read without argparse (its import and the command's parser), as argparse would
+    give it, when its words are plain; None otherwise (cli/fastargs.py)."""
+    if not argv or argv[0] not in COMMANDS:
+        return None
+    from rankgate.cli.fastargs import plain_args
+
+    return plain_args(argv, COMMANDS[argv[0]][0])
+
+
 def _numpy_one_thread() -> None:
     """Load numpy with a single OpenBLAS thread (the setting is read once, when OpenBLAS loads), then take the
     setting out again, so what rankgate starts (a judge command) gets the user's own environment."""
@@ -146,10 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
         gc.disable()  # start-up: imports allocate tens of thousands of objects and free almost none
     argv = list(argv)
-    parser = _parser_for(argv)  # imports the command's module
+    args = _plain_args(argv)  # plain words are read without argparse (cli/fastargs.py)
+    parser = _parser_for(argv) if args is None else None  # imports the command's module
     try:
         try:
-            args = parser.parse_args(argv)
+            if args is None:
+                args = parser.parse_args(argv)
             check_text(args)
             if entry and getattr(args, "func", None):  # the words checked: usage, help, a group load no numpy
                 _numpy_for(argv)

@@ -384,10 +384,10 @@ def warn_unexported(args, bundle: Bundle) -> None:
 
 
 def check(bundle: Bundle, policy: Policy) -> None:
-    from rankgate.core.leniency import with_how_to_accept
-
     problems = problems_of(bundle, policy)
     if problems:
+        from rankgate.core.leniency import with_how_to_accept
+
         raise ValidationError(with_how_to_accept(problems))
 
 
@@ -634,7 +634,7 @@ def cmd_gate(args) -> int:
     else:
         emit(dumps(result.data))
     if not args.quiet:
-        from rankgate.core.outputs import verdict_line
+        from rankgate.core.gate import verdict_line  # (core/outputs.py, the writers, is not loaded for it)
 
         say(verdict_line(result.data), err=True)
     return code

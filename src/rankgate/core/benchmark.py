@@ -30,7 +30,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import field
 from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
@@ -80,6 +79,13 @@ def load_toml(path: str | Path) -> dict:
         if e.what.startswith("is a folder"):
             raise InputError(str(path), "is a folder, expected a TOML file") from None
         raise
+    from rankgate.core.tomlplain import plain_toml
+
+    data = plain_toml(text)  # a plain file without tomllib (its import is most of reading one)
+    if data is not None:
+        return data
+    import tomllib
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

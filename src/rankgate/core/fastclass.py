@@ -217,7 +217,7 @@ def _lazy_init(cls, fields: dict, frozen: bool):
         nonlocal made
         made += 1
         if (made <= COMPILE_AFTER and len(args) <= len(names) and not (kwargs.keys() - given)
-                and not any(name in kwargs for name in names[:len(args)])):
+                and (not kwargs or kwargs.keys().isdisjoint(names[:len(args)]))):  # (no field given twice)
             values = list(args)
             for name, default, factory in later[len(args):]:
                 if name in kwargs:

@@ -296,3 +296,28 @@ def gate_bundle(bundle, policy: Policy, *, as_of: dt.date | None = None, review:
     return run_gate(qrels, base, cand, policy, no_answer, queries=bundle.queries, as_of=as_of,
                     manifest_version=bundle.manifest.collection_version if bundle.manifest else "", review=review,
                     permissions=permissions, funnels=funnels)
+
+
+def verdict_line(d: dict, limit: int = 3) -> str:
+    """The decision in one line for a person (`REJECT cand vs base: must-pass q1 lost; 14 of 15 checks pass`),
+    IDs escaped by core.text.visible."""
+    from rankgate.core.text import visible
+
+    checks = d.get("check_details") or []
+    parts = []
+    for c in checks:
+        if c.get("passed"):
+            continue
+        if c.get("kind") == "must_pass" and c.get("failed"):
+            ids = [visible(q) for q in c["failed"]]
+            more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+            parts.append(f"must-pass {', '.join(ids[:limit])}{more} lost")
+        else:
+            parts.append(f"{visible(c.get('name'))} failed")
+    if len(parts) > limit:
+        parts = parts[:limit] + [f"{len(parts) - limit} more checks failed"]
+    passed = sum(1 for c in checks if c.get("passed"))
+    parts.append(f"{passed} of {len(checks)} checks pass")
+    word = "ACCEPT" if d.get("accepted") else "REJECT"
+    against = " (no baseline: absolute rules only)" if d.get("no_baseline") else f" vs {visible(d.get('baseline'))}"
+    return f"{word} {visible(d.get('candidate'))}{against}: " + "; ".join(parts)

@@ -15,6 +15,7 @@ would put the value it stands for. `pieces` gives the text in pieces, for a writ
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii  # (json.dumps' string encoder)
 
 
 class Laid:
@@ -28,6 +29,33 @@ class Laid:
 
 
 _CONTAINERS = (dict, list, tuple, Laid)
+_INF = float("inf")
+
+
+def _scalar(obj) -> str:
+    """json.dumps(obj) for a value that is not a container: the json module's own conversions (its string
+    encoder, int's and float's repr, its names for NaN and the infinities) without a call of its encoder for each
+    value (the gate's report has some 400 keys and scalars); any other type goes to json.dumps."""
+    cls = obj.__class__
+    if cls is str:
+        return encode_basestring_ascii(obj)
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    if cls is int:
+        return int.__repr__(obj)
+    if cls is float:
+        if obj != obj:
+            return "NaN"
+        if obj == _INF:
+            return "Infinity"
+        if obj == -_INF:
+            return "-Infinity"
+        return float.__repr__(obj)
+    return json.dumps(obj)
 
 
 def dumps(obj, indent: int = 2) -> str:
@@ -81,7 +109,7 @@ def _put(obj, depth: int, indent: int, out: list[str], leaf_encoders: dict) -> N
     elif isinstance(obj, (list, tuple)):
         values, opening, closing = obj, "[", "]"
     else:
-        out.append(json.dumps(obj))
+        out.append(_scalar(obj))
         return
     if not obj:
         out.append(opening + closing)
@@ -105,7 +133,7 @@ def _put(obj, depth: int, indent: int, out: list[str], leaf_encoders: dict) -> N
         out.append(inner if first else "," + inner)
         first = False
         if opening == "{":
-            out.append(json.dumps(_key(item[0])) + ": ")
+            out.append(encode_basestring_ascii(_key(item[0])) + ": ")
             item = item[1]
         _put(item, depth + 1, indent, out, leaf_encoders)
     out.append("\n" + " " * (indent * depth) + closing)

@@ -25,6 +25,7 @@ import re
 from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rankgate.core.errors import InputError
+from rankgate.core.text import LazyPattern
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_RECALL_LEVELS = tuple(i / 10 for i in range(11))
@@ -162,7 +163,8 @@ class Measure:
         return self.name
 
 
-_IR = re.compile(r"^(?P<fam>[A-Za-z]+)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>\d+(?:\.\d+)?))?$")
+# compiled when a measure is first parsed from text (the gate's own measures are made, not parsed)
+_IR = LazyPattern(r"^(?P<fam>[A-Za-z]+)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>\d+(?:\.\d+)?))?$")
 
 _FAMILY_ALIASES = {alias.lower(): f.name for f in FAMILIES.values() for alias in (f.name, *f.aliases)}
 # trec_eval's names, by family: the measures are made when a name is parsed (not at import: a command's start)

@@ -11,7 +11,7 @@ ElementTree after removing what XML 1.0 cannot hold.
 from __future__ import annotations
 
 
-from rankgate.core.gate import GateResult
+from rankgate.core.gate import GateResult, verdict_line  # noqa: F401 (the gate's one line lives with the gate)
 from rankgate.core.measures import Measure
 from rankgate.core.text import LazyPattern, visible
 
@@ -540,25 +540,3 @@ def compare_markdown(data: dict, *, top: int = 15, charts: dict[str, list[str]] 
 
 
 # ---- gate: one line ------------------------------------------------------------------------------
-
-def verdict_line(d: dict, limit: int = 3) -> str:
-    """The decision in one line for a person (`REJECT cand vs base: must-pass q1 lost; 14 of 15 checks pass`),
-    IDs escaped by core.text.visible."""
-    checks = d.get("check_details") or []
-    parts = []
-    for c in checks:
-        if c.get("passed"):
-            continue
-        if c.get("kind") == "must_pass" and c.get("failed"):
-            ids = [visible(q) for q in c["failed"]]
-            more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
-            parts.append(f"must-pass {', '.join(ids[:limit])}{more} lost")
-        else:
-            parts.append(f"{visible(c.get('name'))} failed")
-    if len(parts) > limit:
-        parts = parts[:limit] + [f"{len(parts) - limit} more checks failed"]
-    passed = sum(1 for c in checks if c.get("passed"))
-    parts.append(f"{passed} of {len(checks)} checks pass")
-    word = "ACCEPT" if d.get("accepted") else "REJECT"
-    against = " (no baseline: absolute rules only)" if d.get("no_baseline") else f" vs {visible(d.get('baseline'))}"
-    return f"{word} {visible(d.get('candidate'))}{against}: " + "; ".join(parts)

@@ -289,6 +289,16 @@ def _columns(deltas) -> np.ndarray:
 _threads = [0]  # threads for the resamples' chunks (0: every core the process may use)
 
 
+def _thread_local():
+    """A threading.local(): the class threading takes from _thread, without importing threading (the gate's
+    start-up; tests/cli/test_startup.py)."""
+    try:
+        from _thread import _local
+    except ImportError:  # a Python whose threading.local is written in Python
+        from threading import local as _local
+    return _local()
+
+
 def use_threads(n: int) -> None:
     """How many threads compute the resamples' chunks (the CLI's --jobs); the numbers do not depend on it."""
     _threads[0] = max(0, int(n))
@@ -448,9 +458,7 @@ def bootstrap_cis(deltas, weights=None, *, resamples: int = 10000, seed: int = 0
     if w is None and _Bounded.fits(rng, D, resamples):
         got = _Bounded(rng, D, resamples, qs, means_of).quantiles()
     if got is None:
-        import threading  # (not at import: the gate's start-up)
-
-        local = threading.local()  # each thread's Scratch, for this call only
+        local = _thread_local()  # each thread's Scratch, for this call only
 
         def chunk(start: int, m: int) -> np.ndarray:  # each resample's mean
             scratch = getattr(local, "scratch", None)
@@ -540,10 +548,8 @@ class _Bounded:
 
     def _sums(self) -> np.ndarray:
         """Every resample's integer sums (resamples x varied columns), chunk by chunk on the threads."""
-        import threading
-
         n, rng, words, k = self.n, self.rng, self.words, len(self.varied)
-        local = threading.local()
+        local = _thread_local()
         low32 = np.uint64(0xFFFFFFFF)
 
         def chunk(start: int, m: int) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-import threading
+import _thread  # threading's RLock is this one; threading itself is not on the gate's path
 from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 from pathlib import Path
 
@@ -44,7 +44,7 @@ def stamp(db: Path) -> list:
 # 80,000 labels for it after its first frame. Any read or write of that workspace's record in this process
 # writes it first (`flush_pending`), so no reader sees the record missing or older than it is.
 _pending: dict[str, tuple[dict, object]] = {}
-_pending_lock = threading.RLock()  # (re-entrant: the writing itself writes the record)
+_pending_lock = _thread.RLock()  # (re-entrant: the writing itself writes the record)
 
 
 def _pending_key(db) -> str:

@@ -30,6 +30,7 @@ from rankgate.core.formats.textio import (RUN_ITEM_KEYS, RUN_LINE_KEYS, Judgment
                                           unknown_key)
 from rankgate.core.model import Catalog, JudgmentDetail, Qrels, Run, grade_problem
 from rankgate.core.errors import Problem
+from rankgate.core.text import LazyPattern
 
 
 def jpath(*keys) -> str:
@@ -60,14 +61,14 @@ def load_json(path: str, text: str | None = None):
         raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno) from None
     except RecursionError:
         raise InputError(path, "JSON nested too deeply") from None
-    if _MAY_HOLD_SURROGATE.search(text):
+    if "\\u" in text and _MAY_HOLD_SURROGATE.search(text):
         refuse_surrogates(data, path)
     return data
 
 
 # A \uD800-\uDFFF escape: JSON can spell a lone UTF-16 surrogate, which is not a character (no UTF-8 file
 # holds one, and writing it anywhere fails). Looked for in the text first, so ordinary files cost nothing.
-_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_MAY_HOLD_SURROGATE = LazyPattern(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def _has_surrogate(text: str) -> bool:
@@ -180,7 +181,7 @@ def _jsonl_objects(path: str, text, progress=None):
             raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict):
             raise InputError(path, f"expected a JSON object on each line, found {type(obj).__name__}", line=lineno)
-        if _MAY_HOLD_SURROGATE.search(raw):
+        if "\\u" in raw and _MAY_HOLD_SURROGATE.search(raw):
             refuse_surrogates(obj, path, line=lineno)
         yield lineno, obj
 
