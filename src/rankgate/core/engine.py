@@ -16,7 +16,7 @@ from rankgate.core.fastclass import dataclass  # the standard one, made when fir
 import numpy as np
 
 from rankgate.core.measures import ByMeasure, Measure
-from rankgate.core.model import Catalog, LeanRun, Qrels, Run, sort_run, unique
+from rankgate.core.model import Catalog, LeanRun, Later, Qrels, Run, field_token, is_later, later, sort_run, unique
 
 UNJUDGED = np.iinfo(np.int64).min  # the grade of a retrieved document nobody judged
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for gm_map
@@ -34,7 +34,7 @@ def _remap(run: Run, catalog: Catalog) -> Run:
 
 
 @dataclass
-class Prepared:
+class Prepared(Later):
     """A run joined to the qrels: what every measure is computed from."""
 
     qids: list[str]  # evaluated queries, sorted by id
@@ -247,13 +247,17 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     elif every:
         rows = np.arange(len(qp))
     entries = run.entries_of
-    if entries is not None and entries[0] is qrels and entries[1] is qrels.q and entries[2] is qrels.doc \
+    if entries is not None and entries[0] is qrels and entries[1] is qrels.q and entries[2] is field_token(qrels, "doc") \
             and not run.keep_top and not run.watched and len(run.jentry) == len(run.jq):
         # read by pair (trec_fast): each row holds its pair's row of these qrels, judged once; no search
         grade = qrels.grade[run.jentry[rows]].astype(np.int64, copy=False)
     else:
         rows, grade = _grades(qrels, qqp, qp, rows, run)
-    qp, rank, doc = qp[rows], run.jrank[rows], run.jdoc[rows]
+    qp, rank = qp[rows], run.jrank[rows]
+    # the rows' document codes: made when a measure first asks, if the run's are still to be made (trec_fast
+    # leaves the qrels' document codes to be made when asked for, and `score`'s measures never ask)
+    doc = None if is_later(run, "jdoc") and not run.keep_top and depth is None and not judged_only \
+        else run.jdoc[rows]
     if run.keep_top and len(run.top_q):  # the top rows nobody judged (the review queue's candidates)
         tp = run_pos[run.top_q]
         sel = np.flatnonzero(tp >= 0)
@@ -269,7 +273,10 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         qp, rank, grade, doc = _cut(qp, rank, grade, doc, depth, judged_only)
         if judged_only:
             num_ret = np.bincount(qp, minlength=nq).astype(np.float64)
-    return Prepared(qids, nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level, compat)
+    p = Prepared(qids, nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level, compat)
+    if doc is None:
+        later(p, "doc", lambda: run.jdoc[rows])
+    return p
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
