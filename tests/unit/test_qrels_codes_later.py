@@ -164,3 +164,28 @@ def test_score_leaves_the_codes_unmade(tmp_path, monkeypatch):
                      "--missing-queries", "zero", "--short-rankings", "allow"]) == 0
     assert made == [] and "map" in out.getvalue()
     assert fast._PENDING and is_later(fast._LOOKUP[0], "doc")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(st.text(st.sampled_from("aZz9\u00e9\u00ff\u4e00\U0001f600_"), min_size=1, max_size=4),
+                      min_size=1, max_size=12, unique=True),
+       ranked=st.integers(0, 12), asked=st.integers(0, 12))
+def test_lean_queries_are_in_byte_order_each_with_its_code(tmp_path, monkeypatch, names, ranked, asked):
+    """prepare_lean's queries (ASCII names sorted as they are, others by their UTF-8 bytes) and their positions
+    are the order and codes trec_eval's byte order gives, every query, the run's, or those asked for."""
+    from rankgate.core.engine import prepare_lean
+    from rankgate.core.formats import trec_fast as fast
+
+    qpath = write(tmp_path / "q.trec", _qrels_text([(n, f"d{i}", i % 2) for i, n in enumerate(names)]))
+    in_run = names[:ranked] or names[:1]
+    rpath = write(tmp_path / "r.trec", "".join(f"{n} Q0 d{i} 1 1.0 t\n" for i, n in enumerate(in_run)))
+    qrels = _read(qpath, monkeypatch, False)
+    run = fast.read_lean_run(str(rpath), "r", qrels, by_pair=True)
+    codes = qrels.catalog.queries.codes
+    for missing, queries, expect in (("zero", None, names), ("drop", None, in_run),
+                                     ("zero", names[:asked], names[:asked])):
+        p = prepare_lean(qrels, run, rel_level=1, missing=missing, queries=queries)
+        want = sorted(expect, key=str.encode)
+        assert p.qids == want and p.nq == len(want)
+        assert p.qrels_qp.tolist() == [want.index(n) if n in want else -1 for n in qrels.query_ids
+                                       for _ in range(int((qrels.q == codes[n]).sum()))]
