@@ -240,3 +240,30 @@ def test_distinct_codes_are_uniques(codes, wide):
 
     x = np.array(codes, np.int64 if wide else np.int32)
     assert distinct_codes(x).tolist() == unique(x).tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(stretches=st.lists(st.tuples(st.integers(0, 6), st.lists(st.booleans(), min_size=1, max_size=9)), max_size=10),
+       cutoff=st.sampled_from([None, 1, 3, 5]))
+def test_relevant_counts_at_rows_and_ap_are_the_whole_arrays(stretches, cutoff):
+    """_cum_rel_at (the relevant rows at or above each row of its query, at some rows only) is _cum_rel's
+    array at those rows, and AP from it is the formula over every row, bit for bit; stretches of one query
+    apart count apart, as _cum_rel counts them."""
+    from rankgate.core.engine import UNJUDGED, Prepared, _cum_rel, _cum_rel_at, _safe_div, per_query
+    from rankgate.core.measures import parse_measures
+
+    qp = np.array([q for q, rels in stretches for _ in rels], np.int64)
+    rank = np.array([r for _, rels in stretches for r in range(len(rels))], np.int64)
+    grade = np.array([2 if x else (0 if r % 2 else UNJUDGED) for _, rels in stretches for r, x in enumerate(rels)],
+                     np.int64)
+    nq = 7
+    qrels_qp = np.r_[qp, np.arange(nq)]  # every retrieved relevant judged, and one more judgment a query
+    qrels_grade = np.r_[np.where(grade == UNJUDGED, 0, grade), np.ones(nq, np.int64)]
+    p = Prepared([str(i) for i in range(nq)], nq, qp, rank, grade, qp, np.full(nq, 9.0), qrels_qp, qrels_grade, 1)
+    rel = p.rel(1) if cutoff is None else p.rel(1) & (p.rank < cutoff)
+    rows = np.flatnonzero(rel)
+    assert _cum_rel_at(p, rel, rows).tolist() == _cum_rel(p, rel)[rows].tolist()
+    measure = parse_measures("AP" if cutoff is None else f"AP@{cutoff}")[0]
+    whole = _cum_rel(p, rel) / (p.rank + 1.0)
+    expect = _safe_div(np.bincount(qp[rel], weights=whole[rel], minlength=nq), p.num_rel(1))
+    assert per_query(p, measure).tobytes() == expect.tobytes()

@@ -509,9 +509,11 @@ def cmd_score(args) -> int:
     if args.validate_only:
         emit(_valid_json(bundle, policy))
         return EXIT_OK
-    from rankgate.core.acl import visible_bundle
+    perm = None
+    if getattr(bundle, "access", None) is not None:  # (core/acl.py and its corpus reader load only with one)
+        from rankgate.core.acl import visible_bundle
 
-    bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
+        bundle, perm = visible_bundle(bundle, policy.checks.rel_level)  # with an ACL: what each user may see
     runs = [bundle.run(args.run)] if args.run else list(bundle.runs.values())
     if args.format == "trec":
         return _score_trec(bundle, policy, runs, args, options)

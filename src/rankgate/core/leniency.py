@@ -38,6 +38,8 @@ def deepest_cutoff(measures: list[Measure], k: int) -> int:
 
 def ranking_lengths(run) -> dict[str, int]:
     if isinstance(run, LeanRun):
+        if len(run.num_ret) and run.num_ret.min() > 0:  # (every query it names ranks something: the usual case)
+            return dict(zip(run.qnames, run.num_ret.tolist()))
         return {q: int(n) for q, n in zip(run.qnames, run.num_ret.tolist()) if n > 0}
     counts = np.bincount(run.q, minlength=len(run.catalog.queries)) if len(run.q) else np.zeros(0, np.int64)
     names = run.catalog.queries.names
@@ -69,13 +71,15 @@ def lenient_check(bundle, policy, problems_of, *, refuse_short: bool, quiet_shor
             warnings.append(f"note: {run.path}: run {run.name!r} carries the stages {', '.join(map(str, stages))}: "
                             f"scored as its final stage, {run.meta['scored_stage']} (`rankgate funnel` shows each)")
         lengths = ranking_lengths(run)
-        extra = sorted(q for q in lengths if q not in declared)
+        extra = sorted(set(lengths).difference(declared))
         if extra:
             warnings.append(f"warning: {run.path}: run {run.name!r} ranks {len(extra)} quer"
                             f"{'y' if len(extra) == 1 else 'ies'} absent from the qrels: {_first(extra)}; "
                             "ignored, as trec_eval ignores them")
+        if quiet_short and not refuse_short:
+            continue
         short = [q for q, n in lengths.items() if n < depth and q in declared]
-        if not short or (quiet_short and not refuse_short):
+        if not short:
             continue
         listed = [f"{q} ({lengths[q]})" for q in short]
         if refuse_short:

@@ -265,13 +265,74 @@ def _int_values(arr) -> np.ndarray:
 
 
 class Catalog:
-    """The query and document interners shared by a set of qrels and runs."""
+    """The query and document interners shared by a set of qrels and runs. A reader may leave the documents
+    to be interned when first asked for (`docs_later`): `rankgate score` never asks (trec_fast)."""
 
-    __slots__ = ("queries", "docs")
+    __slots__ = ("queries", "_docs", "_fill")
 
     def __init__(self) -> None:
         self.queries = Interner()
-        self.docs = Interner()
+        self._docs = Interner()
+        self._fill = None
+
+    @property
+    def docs(self) -> Interner:
+        fill = self._fill
+        if fill is not None:  # (a fill may be called twice, from two threads: it interns once)
+            fill(self._docs)
+            self._fill = None
+        return self._docs
+
+    @docs.setter
+    def docs(self, interner: Interner) -> None:
+        self._docs, self._fill = interner, None
+
+    def docs_later(self, fill) -> None:
+        """`fill(interner)` interns the documents into the (empty) interner when `docs` is first asked for."""
+        self._fill = fill
+
+
+class Later:
+    """A base for classes whose fields may be made when first read (`later`): what a reader knows how to
+    make, but a command may never need (the qrels' document codes, in `score`)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):  # (only reached when the field is not made yet)
+        entry = (self.__dict__.get("_later") or {}).get(name)
+        if entry is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = self.__dict__[name] = entry.make()
+        entry.value = value
+        return value
+
+
+class _Maker:
+    __slots__ = ("make", "value")
+
+    def __init__(self, make) -> None:
+        self.make, self.value = make, None
+
+
+def later(obj: Later, name: str, make) -> None:
+    """obj's field `name` is `make()`, made when first read."""
+    obj.__dict__.pop(name, None)
+    obj.__dict__["_later"] = {**(obj.__dict__.get("_later") or {}), name: _Maker(make)}
+
+
+def field_token(obj, name: str):
+    """Something that stays the same object while obj's field `name` is unchanged, whether that field is
+    made yet or not (the field itself when it was never given to `later`); reading it makes nothing."""
+    d = obj.__dict__
+    entry = (d.get("_later") or {}).get(name)
+    if entry is not None and (name not in d or d[name] is entry.value):
+        return entry
+    return d.get(name)
+
+
+def is_later(obj, name: str) -> bool:
+    """obj's field `name` is still to be made (`later`)."""
+    return name not in obj.__dict__ and name in (obj.__dict__.get("_later") or {})
 
 
 @dataclass(frozen=True)
@@ -284,7 +345,7 @@ class JudgmentDetail:
 
 
 @dataclass
-class Qrels:
+class Qrels(Later):
     """Relevance judgments: one row per (query, document) with an integer grade."""
 
     path: str
@@ -405,7 +466,7 @@ def sort_run(run: Run, qp: np.ndarray | None = None):
 
 
 @dataclass
-class LeanRun:
+class LeanRun(Later):
     """A TREC run read by the fast reader (core/formats/trec_fast.py), with what the measures need
     and nothing more: per query, how many documents it ranks; per judged row, its query, document
     and rank in trec_eval order; with `keep_top`, the top rows nobody judged. A `Run` keeps every

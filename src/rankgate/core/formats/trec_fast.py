@@ -38,7 +38,7 @@ import numpy as np
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats import textio
-from rankgate.core.model import Catalog, LeanRun, Qrels, Run, unique
+from rankgate.core.model import Catalog, LeanRun, Qrels, Run, field_token, is_later, later, unique
 
 BLOCK = 4 << 20  # bytes read and parsed at a time; memory stays near a few blocks (16 MB blocks: 2M lines
 #                 peaked at 330 MB, 4 MB blocks at 180 MB, and took less CPU: the blocks stay in the caches)
@@ -516,8 +516,13 @@ _LOOKUP: list = []  # (qrels, its doc array, by pair, judged codes, lookup, the 
 def _judged_lookup(qrels: Qrels, by_pair: bool = False) -> tuple[np.ndarray, _JudgedLookup]:
     """The judged documents' codes and their lookup, built once for the runs read against one qrels.
     `by_pair`: a row is judged when its document is judged for its own query (else: for any query)."""
-    if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is qrels.doc and _LOOKUP[2] == by_pair \
+    if _LOOKUP and _LOOKUP[0] is qrels and _LOOKUP[1] is field_token(qrels, "doc") and _LOOKUP[2] == by_pair \
             and _LOOKUP[5] is hash_strings:
+        return _LOOKUP[3], _LOOKUP[4]
+    raw = _raw_docs(qrels) if by_pair else None
+    if raw is not None:  # the qrels' document codes not made (score never needs them): by each judgment's own ID
+        _LOOKUP[:] = [qrels, field_token(qrels, "doc"), by_pair, None, _JudgedLookup(raw[0], None, qrels, raw[1]),
+                      hash_strings]
         return _LOOKUP[3], _LOOKUP[4]
     docs = qrels.catalog.docs
     codes = np.flatnonzero(np.bincount(qrels.doc, minlength=len(docs)))  # (no sort: codes are dense)
@@ -555,11 +560,13 @@ class _JudgedLookup:
     some query on many rows: the dense benchmark's run held 0.96M such rows against 0.56M judged for
     their query); scoring needs none of them (the engine finds no grade for them)."""
 
-    def __init__(self, names, codes: np.ndarray, pairs: Qrels | None = None):
-        """`names`: the judged documents' IDs (a pyarrow string array), `codes` their codes."""
+    def __init__(self, names, codes: np.ndarray | None, pairs: Qrels | None = None, hashes: np.ndarray | None = None):
+        """`names`: the judged documents' IDs (a pyarrow string array), `codes` their codes. With `hashes`
+        (by pair only): `names` are the qrels' document IDs, one a judgment (each pair judged once, as
+        `_DocCodes` found), and `hashes` their hash_strings; no document codes are needed."""
         self.names = names
         self.entries = False  # True: codes() gives each row's entry (the qrels' row of its pair), not its document
-        h = _name_hashes(names)
+        h = _name_hashes(names) if hashes is None else hashes
         self.qcode = None
         if pairs is None:  # an entry per document
             self.doc_at, self.codes_, self.entry_q = None, codes, None
@@ -568,16 +575,23 @@ class _JudgedLookup:
             counts = np.bincount(pairs.q, minlength=len(qnames)) if len(pairs.q) else np.zeros(len(qnames), np.int64)
             self.qcode = {qnames[c]: c for c in np.flatnonzero(counts).tolist()}  # the queries judged: name -> code
             self.entry_q = pairs.q  # (32 bits each: 1M pairs cost 12 MB)
-            if len(codes) and int(codes[-1]) == len(codes) - 1:  # every document's code is judged: no search
+            if hashes is not None:  # `names` holds each entry's own document: no codes
+                self.doc_at = None
+            elif len(codes) and int(codes[-1]) == len(codes) - 1:  # every document's code is judged: no search
                 self.doc_at = pairs.doc
             else:
                 self.doc_at = np.searchsorted(codes, pairs.doc).astype(np.int32)  # each pair's document in `names`
-            self.codes_ = pairs.doc
-            if _judged_once(pairs) or _each_once(pairs):  # each pair judged once: a row's entry says its grade too
+            if hashes is not None or _judged_once(pairs) or _each_once(pairs):
+                # each pair judged once: a row's entry says its grade too
                 self.entries, self.codes_ = True, np.arange(len(pairs.q), dtype=np.int64)
+            else:
+                self.codes_ = pairs.doc
             self.qmix = np.r_[_mix(np.arange(len(qnames))), np.uint64(0)]  # [-1]: a query nobody judged
-            h = h[self.doc_at] if len(self.doc_at) else np.zeros(0, np.uint64)
-            h ^= self.qmix[self.entry_q]
+            if self.doc_at is None:  # (a new array: `hashes` are the qrels reader's, kept for their codes)
+                h = h ^ self.qmix[self.entry_q]
+            else:
+                h = h[self.doc_at] if len(self.doc_at) else np.zeros(0, np.uint64)
+                h ^= self.qmix[self.entry_q]
             # the entries grouped by query, for a block whose few queries' entries are looked up alone (_local);
             # qrels files usually are (then in that order already: no sort, no copy)
             self.query_start = np.zeros(len(qnames) + 1, np.int64)
@@ -1004,13 +1018,19 @@ def _read(path: str, name: str, qrels: Qrels, progress, keep_top: int, grouped: 
         lines = _scattered(reader, tally, blocks)
     cat = lambda xs, t: np.concatenate(xs).astype(t, copy=False) if xs else np.zeros(0, t)  # noqa: E731
     jdoc, jentry = cat(tally.jdoc, np.int64), None
+    pending = False
     if reader.judged.entries:  # the rows carried their qrels entry: their documents from it
-        jentry, jdoc = jdoc, qrels.doc[jdoc].astype(np.int64)
-    return LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
-                   jdoc, cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
-                   tally.n_duplicates, lines, cat(tally.tq, np.int64),
-                   [d for a in tally.tdoc for d in a.to_pylist()], cat(tally.trank, np.int64), keep_top,
-                   jentry=jentry, entries_of=(qrels, qrels.q, qrels.doc) if jentry is not None else None)
+        jentry = jdoc
+        pending = is_later(qrels, "doc")  # the qrels' document codes not made: the rows' made when asked for
+        jdoc = None if pending else qrels.doc[jentry].astype(np.int64)
+    run = LeanRun(name, path, reader.qnames, tally.num_ret[:len(reader.qnames)], cat(tally.jq, np.int64),
+                  jdoc, cat(tally.jrank, np.int64), sorted(tally.duplicates)[:MAX_LISTED],
+                  tally.n_duplicates, lines, cat(tally.tq, np.int64),
+                  [d for a in tally.tdoc for d in a.to_pylist()], cat(tally.trank, np.int64), keep_top,
+                  jentry=jentry, entries_of=(qrels, qrels.q, field_token(qrels, "doc")) if jentry is not None else None)
+    if pending:
+        later(run, "jdoc", lambda: qrels.doc[jentry].astype(np.int64))
+    return run
 
 
 def _rows_of(part: tuple, start: int, stop: int) -> tuple:
@@ -1987,14 +2007,29 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
     del tbl, grades  # each column dropped as soon as it is encoded
     qdict, qindex = _encode_grouped(_one(queries))
     del queries
-    ddict, dindex, dhash = _encode(_one(docs))
-    del docs
-    pool.release_unused()  # before the documents become Python strings (1M judged: a peak of 380 MB -> 250)
-    if _empty_or_comment(qdict) or _empty_or_comment(ddict):
+    docs = _one(docs)
+    dhash = hash_strings(docs)
+    if _empty_or_comment(qdict) or _empty_or_comment(docs):
         return None
     catalog = catalog or Catalog()
     qmap = catalog.queries.extend(qdict.to_pylist(), distinct=True)  # in the order the file first names them
     qcode = qmap[qindex]
+    q = qcode.astype(np.int32)
+    if not len(catalog.docs) and _pairs_once_hashed(q, dhash):
+        # the document codes made when first asked for (Catalog.docs_later, Qrels.doc): the run reader looks
+        # the judgments up by their documents' IDs and hashes (by pair), and `score` never asks for codes
+        q.flags.writeable = False
+        fill = _DocCodes(docs, dhash, q)
+        qrels = Qrels(path, catalog, q, None, grade.astype(np.int64), qmap.tolist(), format="trec", meta={})
+        later(qrels, "doc", fill.codes_of(catalog))
+        catalog.docs_later(fill)
+        _PENDING[:] = [weakref.ref(q), field_token(qrels, "doc"), fill]
+        _ONCE[:] = [weakref.ref(q), lambda: None]
+        return qrels  # (the freed parse kept by malloc, not given back: the run's reading reuses it, 50 MB of
+        #               page faults fewer on 1M judgments)
+    pool.release_unused()  # before the documents become Python strings (1M judged: a peak of 380 MB -> 250)
+    ddict, dindex, dhash = _encode(docs, dhash)
+    del docs
     if not len(catalog.docs):  # Arrow strings (their Python strings made if asked for); the run reader
         dcode = catalog.docs.adopt(ddict)[dindex]  # looks the judged documents up by them
         _HASHED[:] = [ddict, dhash, hash_strings]  # (their hashes, which the judged lookup takes: _name_hashes)
@@ -2002,10 +2037,65 @@ def read_trec_qrels_fast(path: str, catalog: Catalog | None = None) -> Qrels | N
         dcode = catalog.docs.extend(ddict.to_pylist(), distinct=True)[dindex]
     if not _pairs_once(qcode, dcode):
         return None  # a pair judged twice: the general reader names both lines
-    q, d = qcode.astype(np.int32), dcode.astype(np.int32)
+    d = dcode.astype(np.int32)
     q.flags.writeable = d.flags.writeable = False  # what was checked stays so (_judged_once)
     _ONCE[:] = [weakref.ref(q), weakref.ref(d)]
     return Qrels(path, catalog, q, d, grade.astype(np.int64), qmap.tolist(), format="trec", meta={})
+
+
+_PENDING: list = []  # (a weak reference to the query codes, Qrels.doc's token, _DocCodes) of the qrels last read
+
+
+def _raw_docs(qrels: Qrels) -> tuple | None:
+    """(each judgment's document ID as Arrow strings, their hash_strings) of qrels read_trec_qrels_fast read
+    whose document codes are not made yet (each pair judged once: it checked), else None."""
+    if not _PENDING or _PENDING[0]() is not qrels.q or _PENDING[1] is not field_token(qrels, "doc") \
+            or not is_later(qrels, "doc"):
+        return None
+    return _PENDING[2].raw()
+
+
+def _pairs_once_hashed(q: np.ndarray, h: np.ndarray) -> bool:
+    """No (q[i], document i) comes twice, by the documents' hashes `h` mixed with the query codes: True
+    proves it (equal pairs have equal keys); False may be two documents of one hash (the exact check says)."""
+    if len(q) < 2:
+        return True
+    key = _mix(np.arange(int(q.max()) + 1))[q]
+    key ^= h
+    key.sort()
+    return not (key[1:] == key[:-1]).any()
+
+
+class _DocCodes:
+    """The document codes of qrels read_trec_qrels_fast read, made when first asked for (Catalog.docs_later
+    and Qrels.doc both call on this): each judgment's document ID and its hash are kept until then."""
+
+    def __init__(self, docs, h: np.ndarray, q: np.ndarray):
+        import threading
+
+        self.docs, self.h, self.q = docs, h, weakref.ref(q)
+        self.codes, self.lock = None, threading.Lock()
+
+    def raw(self) -> tuple | None:
+        with self.lock:
+            return None if self.docs is None else (self.docs, self.h)
+
+    def __call__(self, interner) -> np.ndarray:
+        """The codes, the documents interned into `interner` (the qrels' catalog's) the first time."""
+        with self.lock:
+            if self.codes is None:
+                ddict, dindex, dhash = _encode(self.docs, self.h)
+                d = interner.adopt(ddict)[dindex].astype(np.int32)
+                _HASHED[:] = [ddict, dhash, hash_strings]
+                d.flags.writeable = False
+                if _ONCE and _ONCE[0]() is self.q() and self.q() is not None:  # (checked once, by hash: _judged_once)
+                    _ONCE[1] = weakref.ref(d)
+                self.codes, self.docs, self.h = d, None, None
+        return self.codes
+
+    def codes_of(self, catalog: Catalog):
+        """Qrels.doc's maker: the codes in the catalog's document interner (made by this when not yet)."""
+        return lambda: self(catalog.docs)
 
 
 _ONCE: list = []  # weak references to the query and document codes of the last qrels read_trec_qrels_fast read
@@ -2014,11 +2104,12 @@ _ONCE: list = []  # weak references to the query and document codes of the last 
 def _judged_once(qrels: Qrels) -> bool:
     """These qrels judge each (query, document) once, as read_trec_qrels_fast found (their codes are those
     it checked and made read-only, so they are still what it checked): no need to check again."""
-    return bool(_ONCE) and _ONCE[0]() is qrels.q and _ONCE[1]() is qrels.doc and not qrels.q.flags.writeable \
-        and not qrels.doc.flags.writeable
+    doc = qrels.doc  # (first: codes left for later are made now, and _DocCodes names them in _ONCE)
+    return bool(_ONCE) and _ONCE[0]() is qrels.q and _ONCE[1]() is doc and not qrels.q.flags.writeable \
+        and not doc.flags.writeable
 
 
-def _encode(strings) -> tuple:
+def _encode(strings, h: np.ndarray | None = None) -> tuple:
     """pc.dictionary_encode's answer for an Arrow string array: (the distinct strings in order of first
     appearance, each string's index among them as int32 numpy), and the distinct strings' hash_strings.
     By the strings' 64-bit hashes, sorted once with each string's position packed in their low bits (a
@@ -2030,7 +2121,7 @@ def _encode(strings) -> tuple:
     n = len(strings)
     if n < 2 or n >= 1 << 31:
         return _arrow_encoded(strings)
-    h = hash_strings(strings)
+    h = hash_strings(strings) if h is None else h  # (`h`: those hashes, made already)
     at, new = _by_top_bits(h)  # equal hashes' strings together, in file order; new: the first of its top bits
     again = np.flatnonzero(~new)  # a string behind another of its hash's top bits: the same string?
     if len(again) and (h[at[again]] != h[at[again - 1]]).any():  # two hashes alike in their top bits only
