@@ -25,7 +25,8 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 

@@ -23,8 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 
