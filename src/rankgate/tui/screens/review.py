@@ -56,7 +56,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
     QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
 
     def __init__(self, what: str = "") -> None:
-        super().__init__()
+        super().__init__(classes=self._width_class())
+        self._resumed = False  # (the first ScreenResume: _on_screen_resume)
         self.what = what
         self.loaded: Loaded | None = None
         self.model: ReviewModel | None = None
@@ -84,6 +85,23 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
         self._gc_before: tuple[int, int, int] | None = None  # the collector's thresholds before the review
 
     # ---- layout ---------------------------------------------------------------------------------------
+
+    def _width_class(self) -> str:
+        """The HORIZONTAL_BREAKPOINTS class of the app's width, given from the start: Textual adds it at the first
+        resize otherwise, and a class added to the screen restyles every pane once more before the first frame."""
+        try:
+            width = self.app.size.width
+        except Exception:  # (no running app: Textual sets it at the first resize)
+            return ""
+        return max(((w, name) for w, name in self.HORIZONTAL_BREAKPOINTS if width >= w), default=(0, ""))[1]
+
+    def _on_screen_resume(self, event) -> None:
+        """Textual restyles a screen's every widget when it is made active; the first time, as it is pushed, each was
+        styled as it was mounted a moment before (nothing has changed since): Screen's own handler, which runs after
+        this one, is told to skip it (about 60 widgets, 15-30 ms before the first frame)."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def compose(self) -> ComposeResult:
         yield TextStatic(id="top-bar")
