@@ -132,3 +132,21 @@ def test_scores_under_an_acl_are_not_cached(tmp_path, cached, private_home):
         _assert_same(m.gate(fresh=True), _core_gate(m))
         m.labels.close()
     assert not list((private_home / "cache" / "scores").glob("*.npz"))
+
+
+def test_scores_of_a_run_file_modified_a_moment_ago_are_not_kept(tiny, cached, monkeypatch):
+    """As the parsed-run cache (tui/runcache.py racy): an edit in place within the clock's tick would keep the run
+    file's key, so scores made from a file modified less than RACY_S ago are not kept, and are once it settles."""
+    monkeypatch.setenv("RANKGATE_RACY_S", "3600")
+    m = _open(tiny)
+    m.labels.close()
+    m = _open(tiny)
+    assert not m.scored_from_cache  # (every file of the benchmark was written a moment ago)
+    m.labels.close()
+    monkeypatch.setenv("RANKGATE_RACY_S", "0")
+    m = _open(tiny)
+    m.labels.close()
+    m = _open(tiny)
+    assert m.scored_from_cache
+    assert_agrees(m)
+    m.labels.close()

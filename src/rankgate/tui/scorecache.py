@@ -31,6 +31,7 @@ from rankgate.core.fastclass import dataclass  # the standard one, made when fir
 import numpy as np
 
 from rankgate.core.version import __version__
+from rankgate.tui.runcache import racy
 
 FORMAT = 1
 MIN_ROWS = 200_000  # fewer ranked rows (all runs): scored directly
@@ -84,6 +85,8 @@ def key(runs: dict, measures: list, k: int, level: int, no_answer, *, min_rows: 
         try:
             st = os.stat(run.path)
         except (OSError, TypeError, ValueError):
+            return None
+        if racy(st):  # modified a moment ago: an edit in place could keep its size and time (runcache.RACY_S)
             return None
         ident.append([name, run.name, os.path.realpath(run.path), st.st_size, st.st_mtime_ns, st.st_ino])
     return hashlib.sha256(json.dumps(ident).encode("utf-8", "surrogatepass")).hexdigest()[:32]
