@@ -22,6 +22,7 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("rankgate-home")
     monkeypatch.setenv("RANKGATE_HOME", str(home))
     monkeypatch.setenv("RANKGATE_REVIEWER", "tester")
+    monkeypatch.setenv("RANKGATE_RACY_S", "0")  # files written a moment ago are cached (tui/runcache.py racy)
     yield home
 
 

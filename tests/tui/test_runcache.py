@@ -22,7 +22,8 @@ def _same(a, b):
                                       [b.catalog.queries.names[c] for c in y] if y is b.q else
                                       [b.catalog.docs.names[c] for c in y])
     np.testing.assert_array_equal(a.score, b.score)
-    assert a.query_ids == b.query_ids
+    np.testing.assert_array_equal(a.where, b.where)  # (each row's source line)
+    assert a.query_ids == b.query_ids and a.path == b.path
 
 
 def test_cache_hit_equals_reader(tmp_path):
@@ -42,6 +43,30 @@ def test_cache_hit_equals_reader(tmp_path):
     os.utime(run, ns=(1, 1))
     third = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
     assert len(hits) == 1 and third.query_ids == ["q1"]
+
+
+def test_a_file_modified_a_moment_ago_is_not_kept_so_an_edit_in_place_is_never_served_stale(tmp_path, monkeypatch):
+    """An edit in place within the file system's clock tick keeps the size, the modification time and the inode
+    (the key): a file modified less than RACY_S before its key is taken gets no entry and is read again next
+    time; once settled, it is kept, and an edit after that has a new modification time."""
+    monkeypatch.setenv("RANKGATE_RACY_S", "2")
+    run = tmp_path / "run.trec"
+    text = "".join(f"q{q} Q0 d{(q * 7 + r) % 50} {r + 1} {10 - r}.5 t\n" for q in range(20) for r in range(8))
+    run.write_text(text)
+    hits = []
+    first = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert not list(tmp_path.glob("*.npz")) and first.catalog.docs.names[first.doc[0]] == "d0"
+    st = os.stat(run)
+    run.write_text(text.replace("d0 ", "d9 ", 1))  # the same size, the same time and inode: the key is the same
+    os.utime(run, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(run).st_size == st.st_size and os.stat(run).st_ino == st.st_ino
+    again = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert not hits and again.catalog.docs.names[again.doc[0]] == "d9"  # the file as it is now
+    os.utime(run, ns=(st.st_atime_ns, st.st_mtime_ns - 3_000_000_000))  # settled: kept, then a hit
+    read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)
+    third = read_runs_cached(str(run), Catalog(), min_bytes=0, folder=tmp_path, on_hit=hits.append)[0]
+    assert len(hits) == 1 and len(list(tmp_path.glob("*.npz"))) >= 1
+    _same(third, read_runs(str(run), "auto", Catalog())[0])
 
 
 def test_an_entry_left_for_later_is_written_when_asked(tmp_path):

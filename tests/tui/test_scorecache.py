@@ -132,3 +132,81 @@ def test_scores_under_an_acl_are_not_cached(tmp_path, cached, private_home):
         _assert_same(m.gate(fresh=True), _core_gate(m))
         m.labels.close()
     assert not list((private_home / "cache" / "scores").glob("*.npz"))
+
+
+def test_scores_of_a_run_file_modified_a_moment_ago_are_not_kept(tiny, cached, monkeypatch):
+    """As the parsed-run cache (tui/runcache.py racy): an edit in place within the clock's tick would keep the run
+    file's key, so scores made from a file modified less than RACY_S ago are not kept, and are once it settles."""
+    monkeypatch.setenv("RANKGATE_RACY_S", "3600")
+    m = _open(tiny)
+    m.labels.close()
+    m = _open(tiny)
+    assert not m.scored_from_cache  # (every file of the benchmark was written a moment ago)
+    m.labels.close()
+    monkeypatch.setenv("RANKGATE_RACY_S", "0")
+    m = _open(tiny)
+    m.labels.close()
+    m = _open(tiny)
+    assert m.scored_from_cache
+    assert_agrees(m)
+    m.labels.close()
+
+
+def _fresh_counts(m) -> dict:
+    """The counts the model takes from an entry, made afresh from its labels and runs."""
+    qrels = m.labels.qrels
+    ok = m._cmap[qrels.q]
+    unjudged, judged, ranked = m._top_k_all(qrels, ok, ok >= 0)
+    pair = m._unjudged_of((m.baseline, m.candidate), *m._judged_pairs(qrels))
+    return {"unjudged": unjudged, "unjudged_pair": pair, "topk_judged": judged, "topk_ranked": ranked}
+
+
+def _assert_counts_fresh(m) -> None:
+    fresh = _fresh_counts(m)
+    for name in ("unjudged", "unjudged_pair"):
+        got = getattr(m, name)
+        assert got.dtype == fresh[name].dtype and (got == fresh[name]).all(), name
+    for name in ("topk_judged", "topk_ranked"):
+        got = getattr(m, name)
+        assert list(got) == list(fresh[name]) == list(m.runs), name
+        for r in m.runs:
+            assert got[r].dtype == fresh[name][r].dtype and (got[r] == fresh[name][r]).all(), (name, r)
+
+
+def test_a_reopen_takes_the_counts_of_the_entry_equal_to_counting_afresh(tiny, cached):
+    """The score cache keeps the review's counts too (scorecache.derived_of): a re-open with the same labels takes
+    them, every array equal to counting afresh; a label made since, or another pair, counts afresh."""
+    m = _open(tiny)
+    assert not m.derived_from_cache
+    _assert_counts_fresh(m)
+    m.labels.close()
+    m = _open(tiny)
+    assert m.scored_from_cache and m.derived_from_cache
+    _assert_counts_fresh(m)
+    q, doc = "q-restore", "d-rpo"
+    m.labels.set(q, doc, 2, "states the RPO")  # made after the entry: the next open sees it
+    m.labels.close()
+    m = _open(tiny)
+    assert m.labels.grades(q)[doc] == 2 and not m.derived_from_cache  # (and the entry is written again)
+    _assert_counts_fresh(m)
+    m.labels.close()
+    m = _open(tiny)
+    assert m.derived_from_cache and m.labels.grades(q)[doc] == 2
+    _assert_counts_fresh(m)
+    m.labels.close()
+
+
+def test_a_torn_or_foreign_counts_entry_is_counted_afresh(tiny, cached):
+    m = _open(tiny)
+    m.labels.close()
+    (entry,) = scorecache.cache_dir().glob("*.npz")
+    data = entry.read_bytes()
+    entry.write_bytes(data[: len(data) // 2])  # cut short: not read, scored and counted afresh, written again
+    m = _open(tiny)
+    assert not m.scored_from_cache and not m.derived_from_cache
+    _assert_counts_fresh(m)
+    m.labels.close()
+    m = _open(tiny)
+    assert m.derived_from_cache
+    _assert_counts_fresh(m)
+    m.labels.close()

@@ -7,7 +7,8 @@ pane (tui). A chart is data first, so the faces agree on what they show.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rankgate.core.errors import InputError
 from rankgate.core.model import Query, grade_problem

@@ -40,9 +40,10 @@ import signal
 import socket
 import sys
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from tinydb.storages import Storage
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rankgate.store.storage import now_iso
 

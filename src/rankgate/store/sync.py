@@ -37,9 +37,11 @@ import json
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import NamedTuple
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rankgate.core.errors import InputError
 from rankgate.store import paths

@@ -29,11 +29,8 @@ from rankgate.core.errors import InputError
 from rankgate.core.text import visible
 from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus, read_ahead
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
-from rankgate.tui.screens.prompts import TextPrompt
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen
-from rankgate.tui.screens.export import elsewhere_if_read_only
-from rankgate.tui.screens.judging import JudgingScreen, open_judging
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.widgets.notice_line import NoticeLine
 
@@ -213,6 +210,8 @@ class ReviewApp(App[int]):
                 self._watching = self.set_interval(0.4, self._others_edits)
         self.review.bind(event.loaded)
         if self.inputs.judge or self.review.labels_only:  # labels are what the session is for: judging first
+            from rankgate.tui.screens.judging import open_judging
+
             self.check_size(hide=True)
             open_judging(self.review)
             self.call_after_refresh(self.check_size)
@@ -384,6 +383,8 @@ class ReviewApp(App[int]):
         _, workspace = self._raw_unexported() or (0, "")
         if choice == "export":
             target = self.review.default_export_path()
+            from rankgate.tui.screens.export import elsewhere_if_read_only
+
             elsewhere = elsewhere_if_read_only(target)  # the data's folder: the export dialog, the current folder
             if elsewhere is not None:
                 self._export_elsewhere_then_quit(elsewhere)
@@ -468,8 +469,9 @@ class ReviewApp(App[int]):
 
     @on(CorpusLoaded)
     def _corpus(self, event: CorpusLoaded) -> None:
-        for judging in (s for s in self.screen_stack if isinstance(s, JudgingScreen)):
-            judging.corpus_loaded(event.corpus, event.error)
+        judging = sys.modules.get("rankgate.tui.screens.judging")  # (imported when the judging screen first opens)
+        for screen in (s for s in self.screen_stack if judging is not None and isinstance(s, judging.JudgingScreen)):
+            screen.corpus_loaded(event.corpus, event.error)
         panes = self.review.query(DocView) if self.review is not None else None
         if self.loaded is not None and event.corpus:
             self.loaded.model.set_texts(event.corpus)  # stale labels (core/staleness.py)
@@ -490,8 +492,9 @@ class ReviewApp(App[int]):
                 return
         # The same for a one-line prompt (V's collection version ...): a burst such as ctrl+u and a new value
         # lost the value (ctrl+u's binding ran after the characters behind it). Enter saves in key order too.
+        prompts = sys.modules.get("rankgate.tui.screens.prompts")  # (imported when a prompt first opens)
         if (isinstance(event, events.Key) and not event.is_forwarded and event.key != "escape"
-                and isinstance(self.screen, TextPrompt) and self.screen.typing_now()
+                and prompts is not None and isinstance(self.screen, prompts.TextPrompt) and self.screen.typing_now()
                 and self.screen.early_key(event)):
             return
         await super().on_event(event)

@@ -8,8 +8,9 @@ generated from the loaded benchmark by the same provider.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider

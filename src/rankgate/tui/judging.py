@@ -11,7 +11,8 @@ shown (those with a text first, then highest grade first), then the next query.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 
 @dataclass(frozen=True)

@@ -322,7 +322,7 @@ def _load_rest(inputs: Inputs, progress: Progress, manifest, qrels_path, specs, 
                         progress=scoring, permissions=permissions, cached=cached)
     model.input_checks = bool(specs)  # labels alone: no gate, nothing to check
     model.labels_file = export_target(manifest, qrels_path, inputs)
-    if skey is not None and (not model.scored_from_cache or cached.changed or not cached.fingerprinted):
+    if skey is not None and not model.derived_from_cache:  # (scored afresh, labels changed, an older entry)
         later.append(_scores_to_save(skey, book, model))  # written after the first frame
     book.judged_today()  # the reviewer's judgments of today, counted here rather than at the first frame
     later.extend(_import_fold(book))  # a first open's import, folded into the snapshot after the first frame
@@ -415,8 +415,9 @@ def _scores_to_save(skey, book, model: ReviewModel) -> Callable[[], None]:
     done = np.flatnonzero(model.evaluated)
     qids = [model.qids[i] for i in done.tolist()]
     values = {r: {m: v[done] for m, v in per.items()} for r, per in model.values.items()}  # (copies)
+    derived = scorecache.derived_of(model)  # (copies: an edit changes the counts in place)
     qrels = book.qrels  # (the labels at open, never changed: edits go to the book's backend)
-    return lambda: scorecache.save(skey, qrels, qids, values)
+    return lambda: scorecache.save(skey, qrels, qids, values, derived=derived)
 
 
 def export_target(manifest: Manifest | None, qrels_path: str | None, inputs: Inputs) -> str:

@@ -25,7 +25,8 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 
@@ -219,7 +220,11 @@ class ReviewModel(GateAndMacros, ReviewQueueing):
         self.fresh_s: float | None = None  # CPU seconds the last fresh decision took
         self._evaluated_cache = None  # (review indices by ID, their IDs, their tags, slice masks) of the evaluated
 
-        self._count_labels(qrels)
+        from rankgate.tui.scorecache import derived_for
+
+        derived = derived_for(cached, self)  # (the counts as the last open made them, when they hold)
+        self.derived_from_cache = derived is not None
+        self._count_labels(qrels, derived)
         self.unjudged_pair = None  # per query: unjudged in the baseline's or the candidate's top k
         self._qcount = None  # the review queue's items per query and how many are left (queue_left)
         self._unsure: np.ndarray | None = None  # per query: a label marked unsure (read on the first `is:unsure`)
@@ -230,6 +235,8 @@ class ReviewModel(GateAndMacros, ReviewQueueing):
         self.version = 0  # bumped by every change the views must show
         self.qversion = np.zeros(nq, np.int64)  # per query: bumped when its labels change
         self.pair_version = 0  # bumped when the baseline or the candidate changes
+        if derived is not None and derived["pair"] == [self.baseline, self.candidate]:
+            self.unjudged_pair = derived["unjudged_pair"].copy()  # (as the last open counted it)
         self.unjudged_in_pair()  # counted here (the loader's thread), not at the first frame
         self._input_check_state(qrels)
 
@@ -259,14 +266,19 @@ class ReviewModel(GateAndMacros, ReviewQueueing):
         self.answerable = np.array([q not in self.no_answer for q in self.qids], bool) if self.nq else \
             np.zeros(0, bool)
 
-    def _count_labels(self, qrels: Qrels) -> None:
-        """Per query: relevant labels, and unjudged documents in any run's top k."""
+    def _count_labels(self, qrels: Qrels, derived: dict | None = None) -> None:
+        """Per query: relevant labels, and unjudged documents in any run's top k (`derived`: as counted last time)."""
         ok = self._cmap[qrels.q] if len(qrels.q) else np.zeros(0, np.int64)
         keep = ok >= 0
         seen = keep if self.access is None else keep & ~self._hidden_rows(qrels)
         self.num_rel = np.bincount(ok[seen & (qrels.grade >= self.level)], minlength=self.nq).astype(np.int64)
         self.rel_any = np.bincount(ok[keep & (qrels.grade >= self.level)], minlength=self.nq) > 0  # ACL or not
         self.num_labels = np.bincount(ok[keep], minlength=self.nq).astype(np.int64)
+        if derived is not None:  # (copies: the counts change in place with each edit)
+            self.unjudged = derived["unjudged"].copy()
+            self.topk_judged = {r: a.copy() for r, a in zip(derived["runs"], derived["topk_judged"])}
+            self.topk_ranked = {r: a.copy() for r, a in zip(derived["runs"], derived["topk_ranked"])}
+            return
         self.unjudged, self.topk_judged, self.topk_ranked = self._top_k_all(qrels, ok, keep)
 
     def _input_check_state(self, qrels: Qrels) -> None:

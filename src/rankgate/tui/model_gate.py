@@ -5,7 +5,9 @@ the macros. A mixin of ReviewModel (tui/model.py), with the view the gate panel 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 import numpy as np
 

@@ -12,7 +12,9 @@ again when their file changes. Textual-free: the screen calls `next_item` and sh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rankgate.core.queue import QUEUE_ORDERS, by_suggestion, suggestion_disagreements
 

@@ -6,7 +6,9 @@ file in a few milliseconds. They are stored in trec_eval's order, so that the
 engine's sort (about a second for a million rows with tied scores) is paid
 once, when the entry is written. An entry is keyed by the file's absolute path,
 size, modification time and inode and by the rankgate version, so an edited
-or replaced file is read again. Entries live under the data folder
+or replaced file is read again; a file modified less than RACY_S before it is
+read is not kept (`file_key`: an edit in place within the same modification
+time would leave every one of those unchanged). Entries live under the data folder
 (`RANKGATE_HOME` in tests) in `cache/runs/`; a broken entry is ignored and
 rewritten. Small files (under 128 KB) are read directly (the cache would not pay).
 
@@ -46,15 +48,37 @@ def cache_dir() -> Path:
 
 def _key(path: str, spec: str) -> str | None:
     name, _ = split_run_spec(spec)  # NAME=FILE names the run; the same file by another path is the same entry
-    return file_key(path, FORMAT, name)
+    return file_key(path, FORMAT, name, settled=True)
 
 
-def file_key(path: str, *parts) -> str | None:
+# A file whose modification time is less than this before now is not kept in the cache ("racy", as git calls
+# it): the key is taken before the file is read, and an edit in place made after the read but within the
+# same tick of the file system's clock (ext4: a few milliseconds; FAT: 2 seconds) keeps the size, the
+# modification time and the inode, so the entry would stand for the file as it no longer is. A file settled
+# this long before its key is taken cannot be edited again without a new modification time. The file is
+# read again at the next open, settled by then. (Files rankgate itself writes, the label store's, change size
+# at each append and inode at each replace: they are keyed without this.) RANKGATE_RACY_S sets another
+# (the tests: 0, as their files are written a moment before they are opened).
+RACY_S = 2.0
+
+
+def racy(st: os.stat_result) -> bool:
+    """The file was modified less than RACY_S ago (or in the future: another machine's clock)."""
+    import time
+
+    settle = float(os.environ.get("RANKGATE_RACY_S", RACY_S))
+    return time.time_ns() - st.st_mtime_ns < settle * 1_000_000_000
+
+
+def file_key(path: str, *parts, settled: bool = False) -> str | None:
     """The identity of a file as it is now (absolute path, size, modification time, inode, the rankgate
-    version and `parts`); None when it cannot be read."""
+    version and `parts`); None when it cannot be read, or with `settled` when it was modified too recently
+    to stand for its content (`racy`: a file the user edits, not one rankgate writes)."""
     try:
         st = os.stat(path)
     except OSError:
+        return None
+    if settled and racy(st):
         return None
     ident = json.dumps([*parts, __version__, os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino])
     return hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
@@ -633,7 +657,7 @@ def file_grades(manifest, read, *, min_bytes: int = MIN_BYTES, folder: Path | No
         size = os.path.getsize(path)
     except OSError:
         size = 0
-    key = file_key(path, "qrels-labels", LABELS_FORMAT) if size >= min_bytes else None
+    key = file_key(path, "qrels-labels", LABELS_FORMAT, settled=True) if size >= min_bytes else None
     where = (folder or cache_dir()) / f"labels-{key}.npz" if key is not None else None
     if where is not None and where.is_file():
         try:
@@ -688,7 +712,7 @@ def comparison_key(ws, manifest) -> str | None:
             parts.append([st.st_size, st.st_mtime_ns, st.st_ino])
         except OSError:
             parts.append(None)
-    return file_key(str(manifest.qrels), *parts)
+    return file_key(str(manifest.qrels), *parts, settled=True)
 
 
 def compare_cached(ws, manifest, read, *, folder: Path | None = None):

@@ -23,9 +23,10 @@ import json
 import math
 import re
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Container, Iterator
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.irds import is_irds

@@ -16,8 +16,6 @@ from rankgate.store.records import credit
 from rankgate.tui.labels import Refused
 from rankgate.tui.messages import LabelsEdited
 from rankgate.tui.safe import excerpt, literal
-from rankgate.tui.screens.label_form import LabelForm, scale_text
-from rankgate.tui.screens.prompts import Choice, GradePicker, NotesEditor, TextPrompt
 from rankgate.tui.suggested import accept as accept_suggestion, ask_judge
 from rankgate.tui.typeahead import type_key
 from rankgate.tui.widgets.doc_view import DocView
@@ -232,6 +230,8 @@ class EditingActions:
         if adjudicate is not None and other.disputed:
             options.append(("adjudicate", "Adjudicate: record the final grade, with a reason"))
         options.append(("cancel", "Cancel"))
+        from rankgate.tui.screens.prompts import Choice
+
         choice = Choice(title, body, options, keep_text=True)
 
         def chosen(answer: str | None) -> None:
@@ -275,6 +275,8 @@ class EditingActions:
             grade = -grade if time.monotonic() < self._negative_until else grade
         self._negative_until = 0.0
         if grade not in self.grades:
+            from rankgate.tui.screens.label_form import scale_text
+
             self.notify(f"grade {grade} is not on this benchmark's scale ({scale_text(self.grades)})",
                         severity="warning", markup=False)
             return
@@ -323,6 +325,8 @@ class EditingActions:
 
         title = Text(f"Adjudicate: final grade {grade} of ", style="bold", end="")
         title.append_text(literal(doc, style="bold cyan"))
+        from rankgate.tui.screens.prompts import TextPrompt
+
         self.app.push_screen(TextPrompt(title, "", placeholder="reason for the final grade (required)",
                                         check=check, id_="adjudicate-reason"), done)
 
@@ -339,6 +343,8 @@ class EditingActions:
     def action_negative_grade(self) -> None:
         """`-` then a digit: a negative grade (scales such as -2..4)."""
         if not any(g < 0 for g in self.grades):
+            from rankgate.tui.screens.label_form import scale_text
+
             self.notify(f"this benchmark's scale has no negative grade ({scale_text(self.grades)})",
                         severity="warning", markup=False)
             return
@@ -356,6 +362,8 @@ class EditingActions:
                 self._negative_until = 0.0  # the picked grade as it is
                 self.action_grade(grade)
 
+        from rankgate.tui.screens.prompts import GradePicker
+
         self.app.push_screen(GradePicker(self.grades, lab.grade if lab else None, doc), done)
 
     def action_edit_reason(self) -> None:
@@ -369,6 +377,8 @@ class EditingActions:
                     self.query_one(ReasonBar).ask(qid, doc, grade, "", return_to=self.focused)
 
             self.notify("not judged yet: pick a grade, then type the reason", timeout=5)
+            from rankgate.tui.screens.prompts import GradePicker
+
             self.app.push_screen(GradePicker(self.grades, None, doc), graded)
             return
 
@@ -420,6 +430,8 @@ class EditingActions:
             title.append("  (now: ", style="dim")
             title.append_text(literal((mine or lab).collection_version or "none", style="dim"))
             title.append(")", style="dim")
+            from rankgate.tui.screens.prompts import TextPrompt
+
             self.app.push_screen(TextPrompt(
                 title, current, placeholder="the collection version you inspected",
                 help="the benchmark's current version is filled in · Enter saves · Escape cancels", check=check,
@@ -440,6 +452,8 @@ class EditingActions:
                     self._ask_unsure(qid, doc)
 
             self.notify("not judged yet: pick a grade (your best guess), then say what is unsure", timeout=5)
+            from rankgate.tui.screens.prompts import GradePicker
+
             self.app.push_screen(GradePicker(self.grades, None, doc), graded)
             return
         if lab.unsure:
@@ -457,6 +471,8 @@ class EditingActions:
 
         title = Text("Unsure about ", style="bold", end="")
         title.append_text(literal(doc, style="bold cyan"))
+        from rankgate.tui.screens.prompts import TextPrompt
+
         self.app.push_screen(TextPrompt(title, "", placeholder="what needs discussion? (a note)",
                                         help="Enter marks it unsure · Escape cancels · ! again clears the mark",
                                         id_="unsure-note"), done)
@@ -502,6 +518,8 @@ class EditingActions:
                 if self.edit(qid, doc, grade, reason, version=version or None):
                     self.set_doc(doc)
 
+        from rankgate.tui.screens.label_form import LabelForm
+
         self.app.push_screen(LabelForm(qid, scale=self.grades, version=m.collection_version, known=known), done)
 
     def action_edit_notes(self) -> None:
@@ -523,6 +541,8 @@ class EditingActions:
             if self.qid == q.id:
                 self.query_one(LabelEditor).show(self.qi, self.doc, keep_cursor=True)
             self.notify("notes saved", timeout=3)
+
+        from rankgate.tui.screens.prompts import NotesEditor
 
         self.app.push_screen(NotesEditor(q.id, q.notes), done)
 

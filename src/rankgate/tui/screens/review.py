@@ -23,18 +23,9 @@ from rankgate.tui.loader import NO_RUNS, Loaded
 from rankgate.tui.messages import GateDecided, LabelsEdited
 from rankgate.tui.model import ReviewModel
 from rankgate.tui.screens import apply_cursor_blink
-from rankgate.tui.screens.adjudicate import AdjudicateScreen
 from rankgate.tui.screens.bars import TopAndStatusBars
 from rankgate.tui.screens.editing import EditingActions, collect_if_due, review_collections
 from rankgate.tui.screens.navigation import NavigationActions
-from rankgate.tui.screens import export
-from rankgate.tui.screens.export import ExportDialog
-from rankgate.tui.screens.help import HelpScreen
-from rankgate.tui.screens.history import HistoryScreen
-from rankgate.tui.screens.missing import MissingScreen
-from rankgate.tui.screens.funnel import show_funnel
-from rankgate.tui.screens.judging import open_judging, show_ids
-from rankgate.tui.screens.run_picker import RunPicker, same_run_refusal
 from rankgate.tui.widgets.doc_view import DocView
 from rankgate.tui.queue_order import QueueOrder
 from rankgate.tui.suggested import suggestion_of, suggestion_text
@@ -65,7 +56,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
     QUEUE_INLINE = 2000  # up to this many queries the review queue is built at once, on the key
 
     def __init__(self, what: str = "") -> None:
-        super().__init__()
+        super().__init__(classes=self._width_class())
+        self._resumed = False  # (the first ScreenResume: _on_screen_resume)
         self.what = what
         self.loaded: Loaded | None = None
         self.model: ReviewModel | None = None
@@ -93,6 +85,23 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
         self._gc_before: tuple[int, int, int] | None = None  # the collector's thresholds before the review
 
     # ---- layout ---------------------------------------------------------------------------------------
+
+    def _width_class(self) -> str:
+        """The HORIZONTAL_BREAKPOINTS class of the app's width, given from the start: Textual adds it at the first
+        resize otherwise, and a class added to the screen restyles every pane once more before the first frame."""
+        try:
+            width = self.app.size.width
+        except Exception:  # (no running app: Textual sets it at the first resize)
+            return ""
+        return max(((w, name) for w, name in self.HORIZONTAL_BREAKPOINTS if width >= w), default=(0, ""))[1]
+
+    def _on_screen_resume(self, event) -> None:
+        """Textual restyles a screen's every widget when it is made active; the first time, as it is pushed, each was
+        styled as it was mounted a moment before (nothing has changed since): Screen's own handler, which runs after
+        this one, is told to skip it (about 60 widgets, 15-30 ms before the first frame)."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def compose(self) -> ComposeResult:
         yield TextStatic(id="top-bar")
@@ -404,6 +413,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
             if name:
                 self.action_set_run(role, name)
 
+        from rankgate.tui.screens.run_picker import RunPicker
+
         self.app.push_screen(RunPicker(role, m.run_names, current, other), done)
 
     def action_set_run(self, role: str, name: str) -> None:
@@ -411,6 +422,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
             return
         m = self.model
         if name == (m.candidate if role == "baseline" else m.baseline):  # the palette's way in: refused too
+            from rankgate.tui.screens.run_picker import same_run_refusal
+
             self.notify(same_run_refusal(role, name), severity="warning", timeout=4)
             return
         if role == "baseline":
@@ -437,11 +450,18 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
         self.refresh_gate()
 
     # ---- the rest --------------------------------------------------------------------------------------------------
+    # (The screens and dialogs the keys open are imported when first opened, not before the first frame: compare,
+    # export, adjudicate, funnel, judging, missing, history, help, the run picker; tui/screens/editing.py's prompts.)
 
     def default_export_path(self) -> str:
+        from rankgate.tui.screens import export
+
         return export.default_export_path(self)
 
     def action_export(self) -> None:
+        from rankgate.tui.screens import export
+        from rankgate.tui.screens.export import ExportDialog
+
         def done(path: str | None) -> None:
             if path:
                 self.export_to(path)
@@ -454,6 +474,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
 
     def export_to(self, path: str):
         """Write the reviewed labels; returns what was written (tui.labels.Exported) or None (screens/export.py)."""
+        from rankgate.tui.screens import export
+
         return export.export_to(self, path)
 
     def action_compare(self) -> None:
@@ -478,6 +500,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
             self.after_edit(qid, doc)
             self.post_message(LabelsEdited(qid, doc, 0.0))
 
+        from rankgate.tui.screens.adjudicate import AdjudicateScreen
+
         self.app.push_screen(AdjudicateScreen(self.model.labels, self.model.queries, doc_view.corpus,
                                               doc_view.has_corpus, recorded, self.grades))
 
@@ -489,9 +513,23 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
             return
         self.app.reopen(blind=not self.app.inputs.blind)
 
-    action_show_funnel = show_funnel  # key F: the stage funnel of the two runs (tui/screens/funnel.py)
-    action_judge = open_judging  # key l: one passage and the grade keys (tui/screens/judging.py)
-    action_show_ids = show_ids  # key i: the whole IDs, on the notice line
+    def action_show_funnel(self) -> None:
+        """Key F: the stage funnel of the two runs (tui/screens/funnel.py)."""
+        from rankgate.tui.screens.funnel import show_funnel
+
+        show_funnel(self)
+
+    def action_judge(self) -> None:
+        """Key l: one passage and the grade keys (tui/screens/judging.py)."""
+        from rankgate.tui.screens.judging import open_judging
+
+        open_judging(self)
+
+    def action_show_ids(self) -> None:
+        """Key i: the whole IDs, on the notice line."""
+        from rankgate.tui.screens.judging import show_ids
+
+        show_ids(self)
 
     def action_show_missing(self) -> None:
         """The full lists the rankings' "N relevant not in the top k" lines cut: every relevant document each run
@@ -509,6 +547,8 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
             if doc:
                 self.go_to(qid, doc)
 
+        from rankgate.tui.screens.missing import MissingScreen
+
         self.app.push_screen(MissingScreen(qid, m.k, missing), done)
 
     def action_history(self) -> None:
@@ -519,9 +559,13 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
         except Exception as e:
             self.notify(f"cannot read the history: {e}", severity="error", markup=False, timeout=8)
             return
+        from rankgate.tui.screens.history import HistoryScreen
+
         self.app.push_screen(HistoryScreen(self.qid, changes))
 
     def action_help(self) -> None:
+        from rankgate.tui.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen(self.grades))
 
     def action_quit(self) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 
-from dataclasses import dataclass
+
+from rankgate.core.fastclass import dataclass  # the standard one, made when first used (import cost)
 
 from rich.text import Text
 from textual.app import ComposeResult
