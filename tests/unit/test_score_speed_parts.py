@@ -75,6 +75,30 @@ def test_adopted_names_are_made_when_asked_and_agree():
     assert lazy.names == eager.names and lazy.order().tolist() == eager.order().tolist()
 
 
+def test_names_of_some_codes_are_the_names_and_make_no_other():
+    """Interner.names_of (the gate's missed queries' documents, the stability's documents to judge) gives what
+    `names` gives for those codes, Arrow-held names and those added after them alike, without making the rest."""
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    names = ["d3", "d10", "é", "d1", "x" * 40]
+    lazy, eager = Interner(), Interner()
+    lazy.adopt(pa.array(names, pa.string()))
+    eager.extend(names, distinct=True)
+    lazy.extend_looked_up(["new", "d1", "n2"])
+    eager.extend(["new", "d1", "n2"])
+    codes = [6, 0, 2, 5, 2, 4, 1]
+    assert lazy.names_of(np.array(codes)) == lazy.names_of(codes) == [eager.names[c] for c in codes]
+    assert lazy.names_of(np.zeros(0, np.int64)) == [] and lazy.name_at()[5] == "new" and len(lazy.name_at()) == 7
+    assert lazy._lazy is not None  # no name made for all
+    with pytest.raises(IndexError):
+        lazy.names_of([7])
+    with pytest.raises(IndexError):
+        lazy.names_of([-1])
+    assert lazy.names == eager.names and eager.names_of(np.array(codes)) == lazy.names_of(codes)
+
+
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lengths=st.lists(st.integers(1, 30), min_size=1, max_size=8), block=st.sampled_from([60, 200, 1000]),

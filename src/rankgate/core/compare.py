@@ -477,6 +477,8 @@ class _Names:
         self.docs = docs
 
     def of(self, codes: np.ndarray) -> list[str]:
+        if not len(codes):
+            return []
         arrow = self.docs.arrow  # names 0 .. len(arrow)-1, as `names` has them
         if arrow is None or not len(codes) or int(codes.max()) >= len(arrow):
             names = self.docs.names
