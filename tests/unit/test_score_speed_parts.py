@@ -52,7 +52,8 @@ def test_hash_table_finds_keys_crowded_at_the_end_of_its_slots():
     rng.shuffle(h)
     table = _HashTable(h)
     assert not table.repeated and len(table.keys) > 1 << 11  # it ran on past its 2048 slots
-    assert table.find(h).tolist() == list(range(len(h)))
+    assert table.find(h).tolist() == list(range(len(h))) and table.find(h).dtype == np.int64
+    assert table.find(h[::-1]).tolist() == list(range(len(h)))[::-1] and len(table.find(h[:0])) == 0
     absent = rng.integers(2**64 - 2**52, 2**64, 200, dtype=np.uint64)
     absent = absent[~np.isin(absent, h)]
     assert (table.find(absent) == -1).all()
