@@ -265,3 +265,30 @@ def test_distinct_codes_are_uniques(codes, wide):
 
     x = np.array(codes, np.int64 if wide else np.int32)
     assert distinct_codes(x).tolist() == unique(x).tolist()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_grades_by_document_are_the_sorted_searchs(seed):
+    """engine._grades looks a row up among its document's judgments; _grades_sorted searches every pair. The
+    same rows kept and grades: pairs judged twice (the first in file order), queries not scored (-1), documents
+    judged for many queries (past BY_DOC_AT_MOST: the search), top rows kept, watched runs, no rows, no pairs."""
+    from types import SimpleNamespace
+
+    from rankgate.core import engine
+
+    rng = np.random.default_rng(seed)
+    docs, queries = int(rng.integers(1, 40)), int(rng.integers(1, 12))
+    pairs = int(rng.integers(0, 300)) if seed % 10 else 0
+    crowd = seed % 3 == 0  # one document judged for most queries, over and over
+    doc = (np.full(pairs, 3 % docs) if crowd else rng.integers(0, docs, pairs)).astype(np.int32)
+    qrels = SimpleNamespace(catalog=SimpleNamespace(docs=[None] * (docs + int(rng.integers(0, 5)))), doc=doc,
+                            grade=rng.integers(-1, 4, pairs).astype(np.int64))
+    qqp = rng.integers(-1, queries, pairs).astype(np.int64)
+    n = int(rng.integers(0, 400)) if seed % 7 else 0
+    qp = rng.integers(0, queries, n).astype(np.int64)
+    run = SimpleNamespace(jdoc=rng.integers(0, len(qrels.catalog.docs), n), jrank=rng.integers(0, 30, n),
+                          keep_top=int(rng.choice([0, 0, 5, 20])), watched=bool(seed % 5 == 0))
+    rows = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False)) if n else np.zeros(0, np.int64)
+    got, want = engine._grades(qrels, qqp, qp, rows, run), engine._grades_sorted(qrels, qqp, qp, rows, run)
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    assert got[1].dtype == want[1].dtype
