@@ -46,6 +46,35 @@ def test_emit_json_writes_pieces_and_escapes_what_is_not_ascii(capsys):
     assert capsys.readouterr().out == '{\n  "a": "b"\n}\n\n"\u00e9\\x1b"\n'
 
 
+def test_json_out_writes_as_emit_json_does_at_every_flush_size(capsys, monkeypatch):
+    """JsonOut writes its pieces as they come, a line at a time: the same text as emit_json's (emit of the joined
+    text where a piece is not ASCII, from the start of that piece's line), whatever the size it writes at."""
+    from rankgate.cli.base import JsonOut, emit
+    from rankgate.core.jsontext import dumps, pieces
+
+    data = {"q": [{"doc": f"d{i}", "grade": i % 3, "ranks": [i, None]} for i in range(40)], "x": 1.5}
+    cases = [pieces(data), [], [""], ["a\n", ""], ["a", "\n", "b"], ['"\u00e9\x1b"'],
+             ["{\n", '  "a": 1,\n', '  "b": "\u00e9"\n', "}"], ["x\ny", "\u00e9\x1b\n", "::error::z", "\n"],
+             ['{\n  "a": ', '"b"', "\n}"]]
+    for size in (1, 2, 7, 1 << 20):
+        monkeypatch.setattr(JsonOut, "AT_ONCE", size)
+        for parts in cases:
+            text = "".join(parts)
+            if all(map(str.isascii, parts)):
+                expected = text if parts and parts[-1].endswith("\n") else text + "\n"
+            else:  # (each case's first non-ASCII piece's line starts the text, or after a line written as is)
+                emit(text)
+                expected = capsys.readouterr().out
+            out = JsonOut()
+            out += iter(parts)
+            out.close()
+            assert capsys.readouterr().out == expected, (size, parts)
+        out = JsonOut()
+        pieces(data, out=out)
+        out.close()
+        assert capsys.readouterr().out == dumps(data) + "\n"
+
+
 def test_table_and_markdown(tmp_path, capsys):
     code, out, _ = run(capsys, OPS, "--candidate", "bm25-prf", "--format", "table", "-m", "RR@5,R@5",
                        "--markdown", tmp_path / "c.md", "--resamples", "500")

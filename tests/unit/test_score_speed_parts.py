@@ -52,7 +52,8 @@ def test_hash_table_finds_keys_crowded_at_the_end_of_its_slots():
     rng.shuffle(h)
     table = _HashTable(h)
     assert not table.repeated and len(table.keys) > 1 << 11  # it ran on past its 2048 slots
-    assert table.find(h).tolist() == list(range(len(h)))
+    assert table.find(h).tolist() == list(range(len(h))) and table.find(h).dtype == np.int64
+    assert table.find(h[::-1]).tolist() == list(range(len(h)))[::-1] and len(table.find(h[:0])) == 0
     absent = rng.integers(2**64 - 2**52, 2**64, 200, dtype=np.uint64)
     absent = absent[~np.isin(absent, h)]
     assert (table.find(absent) == -1).all()
@@ -73,6 +74,30 @@ def test_adopted_names_are_made_when_asked_and_agree():
     assert lazy.get("é") == 2 and lazy.names == names
     assert lazy.extend(["d1", "new"]).tolist() == eager.extend(["d1", "new"]).tolist() == [3, 4]
     assert lazy.names == eager.names and lazy.order().tolist() == eager.order().tolist()
+
+
+def test_names_of_some_codes_are_the_names_and_make_no_other():
+    """Interner.names_of (the gate's missed queries' documents, the stability's documents to judge) gives what
+    `names` gives for those codes, Arrow-held names and those added after them alike, without making the rest."""
+    import pyarrow as pa
+
+    from rankgate.core.model import Interner
+
+    names = ["d3", "d10", "é", "d1", "x" * 40]
+    lazy, eager = Interner(), Interner()
+    lazy.adopt(pa.array(names, pa.string()))
+    eager.extend(names, distinct=True)
+    lazy.extend_looked_up(["new", "d1", "n2"])
+    eager.extend(["new", "d1", "n2"])
+    codes = [6, 0, 2, 5, 2, 4, 1]
+    assert lazy.names_of(np.array(codes)) == lazy.names_of(codes) == [eager.names[c] for c in codes]
+    assert lazy.names_of(np.zeros(0, np.int64)) == [] and lazy.name_at()[5] == "new" and len(lazy.name_at()) == 7
+    assert lazy._lazy is not None  # no name made for all
+    with pytest.raises(IndexError):
+        lazy.names_of([7])
+    with pytest.raises(IndexError):
+        lazy.names_of([-1])
+    assert lazy.names == eager.names and eager.names_of(np.array(codes)) == lazy.names_of(codes)
 
 
 @pytest.mark.slow
@@ -267,3 +292,30 @@ def test_relevant_counts_at_rows_and_ap_are_the_whole_arrays(stretches, cutoff):
     whole = _cum_rel(p, rel) / (p.rank + 1.0)
     expect = _safe_div(np.bincount(qp[rel], weights=whole[rel], minlength=nq), p.num_rel(1))
     assert per_query(p, measure).tobytes() == expect.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_grades_by_document_are_the_sorted_searchs(seed):
+    """engine._grades looks a row up among its document's judgments; _grades_sorted searches every pair. The
+    same rows kept and grades: pairs judged twice (the first in file order), queries not scored (-1), documents
+    judged for many queries (past BY_DOC_AT_MOST: the search), top rows kept, watched runs, no rows, no pairs."""
+    from types import SimpleNamespace
+
+    from rankgate.core import engine
+
+    rng = np.random.default_rng(seed)
+    docs, queries = int(rng.integers(1, 40)), int(rng.integers(1, 12))
+    pairs = int(rng.integers(0, 300)) if seed % 10 else 0
+    crowd = seed % 3 == 0  # one document judged for most queries, over and over
+    doc = (np.full(pairs, 3 % docs) if crowd else rng.integers(0, docs, pairs)).astype(np.int32)
+    qrels = SimpleNamespace(catalog=SimpleNamespace(docs=[None] * (docs + int(rng.integers(0, 5)))), doc=doc,
+                            grade=rng.integers(-1, 4, pairs).astype(np.int64))
+    qqp = rng.integers(-1, queries, pairs).astype(np.int64)
+    n = int(rng.integers(0, 400)) if seed % 7 else 0
+    qp = rng.integers(0, queries, n).astype(np.int64)
+    run = SimpleNamespace(jdoc=rng.integers(0, len(qrels.catalog.docs), n), jrank=rng.integers(0, 30, n),
+                          keep_top=int(rng.choice([0, 0, 5, 20])), watched=bool(seed % 5 == 0))
+    rows = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False)) if n else np.zeros(0, np.int64)
+    got, want = engine._grades(qrels, qqp, qp, rows, run), engine._grades_sorted(qrels, qqp, qp, rows, run)
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    assert got[1].dtype == want[1].dtype

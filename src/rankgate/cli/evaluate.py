@@ -760,10 +760,12 @@ def cmd_compare(args) -> int:
 
         emit(compare_markdown(data, charts=charts))
     else:
-        from rankgate.cli.base import emit_json
+        from rankgate.cli.base import JsonOut
         from rankgate.core.jsontext import pieces
 
-        emit_json(pieces(data))  # json.dumps(data, indent=2)'s text, faster (10,000 queries: 64 MB)
+        out = JsonOut()  # json.dumps(data, indent=2)'s text, faster (10,000 queries: 64 MB), written as it is made
+        pieces(data, out=out)
+        out.close()
     return EXIT_OK
 
 

@@ -357,9 +357,16 @@ class Movements(Mapping):
 
     def texts(self, depth: int, indent: int) -> list[str]:
         """Per query (in `qids`' order): json.dumps(self.as_dicts(qid), indent=indent)'s text, as a value at
-        `depth`. A movement's text is its document's JSON string and then the text of its (grade, ranks), made
-        once for each such triple (a few thousand): no dict per movement (10,000 queries x 30: a second in dicts
-        and their encoding)."""
+        `depth` (`text_of`'s, for every query)."""
+        text = self.text_of(depth, indent)
+        return [text(i) for i in range(len(self.qids))]
+
+    def text_of(self, depth: int, indent: int):
+        """A function of a query's position in `qids` that gives json.dumps(self.as_dicts(qid), indent=indent)'s
+        text, as a value at `depth`, made when asked for (compare's JSON writes each and lets it go: 10,000 queries'
+        texts together are 45 MB). A movement's text is its document's JSON string and then the text of its
+        (grade, ranks), made once for each such triple (a few thousand): no dict per movement (10,000 queries x
+        30: a second in dicts and their encoding)."""
         from json.encoder import encode_basestring_ascii as js
 
         outer, inner, key = (("\n" + " " * (indent * (depth + i))) for i in (0, 1, 2))
@@ -374,12 +381,18 @@ class Movements(Mapping):
         tails = [f",{key}\"grade\": {_json_int(gr)},{key}\"baseline_rank\": {_json_int(br or None)},{key}"
                  f"\"candidate_rank\": {_json_int(cr or None)},{key}\"move\": {_json_int(br - cr if br and cr else None)}"
                  f"{inner}}}" for gr, br, cr in zip(g, b, c)]
-        items = list(map(str.__add__, [js(d) if d.__class__ is str else _json(d) for d in self.doc],
-                         map(tails.__getitem__, group.tolist())))
+        group = group.tolist()
         head = "{" + key + '"doc": '  # (DocMove.as_dict's keys)
-        sep, s = "," + inner + head, self.starts
-        return ["[" + inner + head + sep.join(items[lo:hi]) + outer + "]" if hi > lo else "[]"
-                for lo, hi in zip(s, s[1:])]
+        sep, s, doc, tail = "," + inner + head, self.starts, self.doc, tails.__getitem__
+
+        def text(i: int) -> str:
+            lo, hi = s[i], s[i + 1]
+            if hi <= lo:
+                return "[]"
+            docs = [js(d) if d.__class__ is str else _json(d) for d in doc[lo:hi]]
+            return "[" + inner + head + sep.join(map(str.__add__, docs, map(tail, group[lo:hi]))) + outer + "]"
+
+        return text
 
 
 def _json(x) -> str:
@@ -464,6 +477,8 @@ class _Names:
         self.docs = docs
 
     def of(self, codes: np.ndarray) -> list[str]:
+        if not len(codes):
+            return []
         arrow = self.docs.arrow  # names 0 .. len(arrow)-1, as `names` has them
         if arrow is None or not len(codes) or int(codes.max()) >= len(arrow):
             names = self.docs.names
@@ -544,9 +559,10 @@ class CandidateReport:
             "queries": queries,
         }
 
-    def queries_parts(self, rows: list[QueryChange], depth: int, indent: int = 2) -> list[str]:
+    def queries_parts(self, rows: list[QueryChange], depth: int, indent: int = 2):
         """json.dumps([dict(r.as_dict(), movement=...) for r in rows], indent=indent)'s text, as a value at `depth`,
-        in pieces: one format per query from its fields, its movements' texts made once for all (Movements.texts)."""
+        in pieces (a list, or an iterator that makes each query's when asked): one format per query from its
+        fields, its movements' text made from arrays (Movements.text_of)."""
         from json.encoder import encode_basestring_ascii as js
 
         from rankgate.core.jsontext import dumps_at
@@ -561,11 +577,11 @@ class CandidateReport:
         one = ("{" + n2 + '"query": %s,' + n2 + '"tags": %s,' + n2 + '"weight": %s,' + n2 + '"status": %s,' + n2
                + '"change": %s,' + n2 + '"measures": ' + measures + "," + n2 + '"movement": %s' + n1 + "}")
         if isinstance(self.moves, Movements):
-            texts, where = self.moves.texts(depth + 2, indent), self.moves._where()
+            text, where = self.moves.text_of(depth + 2, indent), self.moves._where()
 
             def moved(q):
                 i = where.get(q)
-                return "[]" if i is None else texts[i]
+                return "[]" if i is None else text(i)
         else:
             def moved(q):
                 return dumps_at(self._movement_dicts(q), depth + 2, indent)
@@ -582,13 +598,24 @@ class CandidateReport:
                 flat += (x, y, y - x)
         f, width = _float_texts(flat), 2 + 3 * len(names)
         status = {t: js(t) for t in {r.status for r in rows}}
+        return self._query_texts(rows, one, f, width, status, moved, depth, indent)
+
+    @staticmethod
+    def _query_texts(rows, one: str, f: list[str], width: int, status: dict, moved, depth: int, indent: int):
+        """queries_parts' pieces, each query's made when the writer asks for it (the text of 10,000 queries is 64
+        MB: written as it is made, it is never held whole)."""
+        from json.encoder import encode_basestring_ascii as js
+
+        from rankgate.core.jsontext import dumps_at
+
+        n0, n1 = (("\n" + " " * (indent * (depth + i))) for i in range(2))
+        first = "[" + n1 + one
         one = "," + n1 + one  # every query after the first
-        out = [one % (js(r.query), dumps_at(list(r.tags), depth + 2, indent) if r.tags else "[]", f[k],
-                      status[r.status], f[k + 1], *f[k + 2:k + width], moved(r.query))
-               for k, r in zip(range(0, len(f), width), rows)]
-        out[0] = "[" + n1 + out[0][len(n1) + 1:]
-        out.append(n0 + "]")
-        return out
+        for k, r in zip(range(0, len(f), width), rows):
+            yield (first if k == 0 else one) % (
+                js(r.query), dumps_at(list(r.tags), depth + 2, indent) if r.tags else "[]", f[k],
+                status[r.status], f[k + 1], *f[k + 2:k + width], moved(r.query))
+        yield n0 + "]"
 
 
 @dataclass

@@ -200,10 +200,54 @@ def _cut(qp, rank, grade, doc, depth, judged_only):
     return qp, rank, grade, doc
 
 
+BY_DOC_AT_MOST = 16  # judgments of one document, at most, for _grades to look a row's up among its document's
+
+
+def _by_doc(doc: np.ndarray) -> np.ndarray:
+    """The qrels' rows in document order (file order within each), made once for the runs looked up in them."""
+    if _BY_DOC and _BY_DOC[0] is doc:
+        return _BY_DOC[1]
+    order = np.argsort(doc, kind="stable")
+    _BY_DOC[:] = [doc, order]
+    return order
+
+
+_BY_DOC: list = []
+
+
 def _grades(qrels: Qrels, qqp: np.ndarray, qp: np.ndarray, rows: np.ndarray, run: LeanRun):
     """(rows, their grades): the lean run's rows `rows` (positions `qp`) looked up among the qrels' pairs
-    (positions `qqp`) by a sorted search; a row judged for another query only is dropped (it is unjudged
-    here), unless it is among the top rows kept or watched."""
+    (positions `qqp`): each among its document's judgments (few), the first of them for its query, as a
+    sorted search of every pair finds it (_grades_sorted); a row judged for another query only is dropped (it
+    is unjudged here), unless it is among the top rows kept or watched."""
+    D = max(len(qrels.catalog.docs), 1)
+    counts = np.bincount(qrels.doc, minlength=D) if len(qrels.doc) else np.zeros(D, np.int64)
+    if not len(rows) or not len(qrels.doc) or int(counts.max()) > BY_DOC_AT_MOST:
+        return _grades_sorted(qrels, qqp, qp, rows, run)
+    order = _by_doc(qrels.doc)
+    start = np.zeros(D + 1, np.int64)
+    np.cumsum(counts, out=start[1:])
+    d = run.jdoc[rows]
+    first, left = start[d], counts[d]
+    want = qp[rows]
+    grade = np.full(len(rows), UNJUDGED, np.int64)
+    found = np.zeros(len(rows), bool)
+    todo = np.flatnonzero(left > 0)
+    k = 0
+    while len(todo):  # the k-th judgment of each row's document
+        e = order[first[todo] + k]
+        hit = qqp[e] == want[todo]
+        grade[todo[hit]] = qrels.grade[e[hit]]
+        found[todo[hit]] = True
+        k += 1
+        todo = todo[~hit]
+        todo = todo[left[todo] > k]
+    keep = found | (run.jrank[rows] < run.keep_top) | run.watched  # judged for another query: unjudged here
+    return rows[keep], grade[keep]
+
+
+def _grades_sorted(qrels: Qrels, qqp: np.ndarray, qp: np.ndarray, rows: np.ndarray, run: LeanRun):
+    """_grades by a sorted search of every (query, document) pair: the first pair in file order that is the row's."""
     D = max(len(qrels.catalog.docs), 1)
     jkeys = qqp * D + qrels.doc
     order = np.argsort(jkeys, kind="stable")

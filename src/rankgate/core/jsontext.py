@@ -20,7 +20,8 @@ from json.encoder import encode_basestring_ascii  # (json.dumps' string encoder)
 
 class Laid:
     """A value dumps does not lay out itself: `parts(depth, indent)` gives json.dumps's text of the value it stands
-    for as a list of strings, as an item at that depth (its lines after the first indented for it)."""
+    for as strings (a list or any iterable, taken in order once), as an item at that depth (its lines after the
+    first indented for it)."""
 
     __slots__ = ("parts",)
 
@@ -63,9 +64,11 @@ def dumps(obj, indent: int = 2) -> str:
     return "".join(pieces(obj, indent))
 
 
-def pieces(obj, indent: int = 2) -> list[str]:
-    """json.dumps(obj, indent=indent)'s text in pieces, in order (compare's 64 MB written without joining them)."""
-    out: list[str] = []
+def pieces(obj, indent: int = 2, out=None) -> list[str]:
+    """json.dumps(obj, indent=indent)'s text in pieces, in order (compare's 64 MB written without joining them).
+    `out`: where they go instead of a new list, anything with a list's `append` and `+=` (cli.base.JsonOut writes
+    them as they come)."""
+    out = [] if out is None else out
     _put(obj, 0, indent, out, {})
     return out
 

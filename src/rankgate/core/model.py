@@ -172,6 +172,35 @@ class Interner:
             self._order = None
         return np.fromiter(map(codes.__getitem__, names), np.int32, count=len(names))
 
+    def names_of(self, codes) -> list[str]:
+        """[names[c] for c in codes] (ints or an int array), without making a Python string of every name first
+        when a fast reader gave them as Arrow strings (`adopt`): the gate names a few documents of a million."""
+        lazy = self._lazy
+        if lazy is None:
+            names = self._names
+            return [names[c] for c in (codes.tolist() if hasattr(codes, "tolist") else codes)]
+        import numpy as np
+
+        at = np.asarray(codes, dtype=np.int64).ravel()
+        if not len(at):
+            return []
+        if int(at.min()) < 0:
+            raise IndexError("a negative code")
+        n = len(lazy)
+        out = [None] * len(at)
+        head = np.flatnonzero(at < n)
+        if len(head):
+            for i, name in zip(head.tolist(), lazy.take(_arrow_ints(at[head])).to_pylist()):
+                out[i] = name
+        after = self._names
+        for i in np.flatnonzero(at >= n).tolist():
+            out[i] = after[int(at[i]) - n]
+        return out
+
+    def name_at(self) -> "NameAt":
+        """An indexable of the names (code -> name) that makes only those asked for (see names_of)."""
+        return NameAt(self)
+
     def _after_arrow(self) -> list[str]:
         """The names after the Arrow ones (`arrow`): those `extend_looked_up` added."""
         return self._names if self._lazy is not None else self._names[len(self.arrow):]
@@ -206,6 +235,21 @@ class Interner:
             self._names.extend(distinct.take(_arrow_ints(rest)).to_pylist())
             self._order = None
         return code[at].astype(np.int32)
+
+
+class NameAt:
+    """Code -> name of an interner (`Interner.name_at`), each name made when asked for."""
+
+    __slots__ = ("interner",)
+
+    def __init__(self, interner: Interner):
+        self.interner = interner
+
+    def __getitem__(self, code: int) -> str:
+        return self.interner.names_of([code])[0]
+
+    def __len__(self) -> int:
+        return len(self.interner)
 
 
 def _looked_up(names, among) -> np.ndarray:

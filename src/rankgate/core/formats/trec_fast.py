@@ -821,10 +821,15 @@ class _HashTable:
         self.at[place] = at
 
     def find(self, hr: np.ndarray) -> np.ndarray:
-        """The position of each hash (-1: not there)."""
+        """The position of each hash (-1: not there). The first probe of every hash on whole arrays (most end
+        there: a table at most half full), then those that go on, slot by slot."""
         slot = (hr >> self.shift).astype(np.int64)
-        out = np.full(len(hr), -1, np.int64)
-        active = np.arange(len(hr))
+        a = self.at[slot]
+        hit = self.keys[slot] == hr
+        hit &= a >= 0
+        out = np.where(hit, a, np.int64(-1)).astype(np.int64, copy=False)
+        active = np.flatnonzero((a >= 0) & ~hit)
+        slot[active] += 1
         while len(active):
             s = slot[active]
             a = self.at[s]
