@@ -70,8 +70,6 @@ class Manifest:
 def load_toml(path: str | Path) -> dict:
     """A TOML file (benchmark.toml, a policy): a regular file of at most textio.MAX_TOML bytes, UTF-8,
     a byte-order mark accepted."""
-    import tomllib  # (here: `score` of files named on the command line reads no TOML, 5 ms of import)
-
     from rankgate.core.formats.textio import MAX_TOML, read_text
 
     path = Path(path)
