@@ -273,3 +273,25 @@ def test_a_misspelt_key_in_a_jsonl_run_is_refused_not_ignored(tmp_path, monkeypa
     assert main(["score", "--qrels", str(qrels), "--runs", str(run)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "r.jsonl:1: " + expected in err, err
+
+
+def test_out_of_memory_while_compare_writes_its_json_says_the_output_is_cut(monkeypatch, capsys):
+    """compare's JSON is written as it is made (cli.base.JsonOut): memory running out part-way leaves a cut
+    text on stdout, and the error line says to discard it, not "nothing was written"."""
+    import rankgate.core.jsontext as jsontext
+    from rankgate.cli import base, main
+
+    made = jsontext.pieces
+
+    def then_no_memory(data, out):
+        made(data, out=out)  # the text, then the next piece cannot be made
+        raise MemoryError
+
+    monkeypatch.setattr(base.JsonOut, "AT_ONCE", 64)  # written as soon as 64 characters are kept
+    monkeypatch.setattr(jsontext, "pieces", then_no_memory)
+    assert main(["compare", "sample_benchmarks/seed-lab"]) == 2
+    out, err = capsys.readouterr()
+    assert out.startswith("{") and err.count("\n") == 1
+    assert err.startswith("error: out of memory in `rankgate compare`") and "stops part-way: discard it" in err, err
+    monkeypatch.setattr(jsontext, "pieces", made)
+    assert main(["compare", "sample_benchmarks/seed-lab"]) == 0 and not base.stdout_cut  # a whole text: not cut

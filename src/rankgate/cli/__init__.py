@@ -194,9 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
         from rankgate.core.text import visible
 
+        from rankgate.cli import base
+
         command = next((a for a in argv if not a.startswith("-")), "rankgate")
+        done = ("the JSON on standard output stops part-way: discard it" if base.stdout_cut else
+                "nothing was written")
         print(f"error: out of memory in `rankgate {visible(command)}`: its inputs need more memory than this "
-              "process may use; nothing was written", file=sys.stderr)
+              f"process may use; {done}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -12,6 +12,7 @@ EXIT_OK, EXIT_INVALID, EXIT_REJECTED = 0, 2, 3
 # The exit code a command has decided before it writes its outputs (the gate's accept or reject): a reader
 # that closes the pipe early (`| head`) must not turn a reject into exit 0. main() resets it per call.
 decided_exit: int | None = None
+stdout_cut = False  # JsonOut wrote part of a JSON text and has not ended it: an error now leaves it cut short
 
 
 def decide_exit(code: int) -> int:
@@ -129,6 +130,8 @@ class JsonOut:
         for i in range(len(kept) - 1, -1, -1):
             end = kept[i].rfind("\n")
             if end >= 0:
+                global stdout_cut
+                stdout_cut = True
                 sys.stdout.writelines(kept[:i])
                 sys.stdout.write(kept[i][:end + 1])
                 tail = kept[i][end + 1:]
@@ -144,6 +147,8 @@ class JsonOut:
             if self.last is None or not self.last.endswith("\n"):
                 sys.stdout.write("\n")
         self.kept, self.size = [], 0
+        global stdout_cut
+        stdout_cut = False
 
 
 def shell(path) -> str:
