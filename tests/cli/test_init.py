@@ -165,3 +165,16 @@ def test_init_refuses_a_run_ranking_a_document_twice_and_writes_nothing(tmp_path
         assert not folder.exists()
     code, out, err = cli(capsys, "gate", "--qrels", src / "qrels.txt", "--runs", src / "runs" / "x.trec", "--runs", y)
     assert code == 2 and f"{y}:5: run 'y' ranks document 'a' twice for query '1'" in err
+
+
+def test_inputs_sharing_only_the_root_with_the_folder_are_named_by_absolute_paths():
+    """benchmark.toml names an input relative to the folder when they share a folder below the root (it moves
+    with them), else absolutely: `../../../../work/shared/...` from /tmp/x/dl19 broke when the folder moved."""
+    from pathlib import Path
+
+    from rankgate.cli.init import _relative
+
+    assert _relative("/work/shared/dl19/qrels.txt", Path("/tmp/x/dl19")) == "/work/shared/dl19/qrels.txt"
+    assert _relative("/tmp/data/qrels.txt", Path("/tmp/x/dl19")) == "../../data/qrels.txt"
+    assert _relative("/tmp/x/dl19/qrels.txt", Path("/tmp/x/dl19")) == "qrels.txt"
+    assert _relative("irds:msmarco-passage/dev", Path("/tmp/x")) == "irds:msmarco-passage/dev"

@@ -101,12 +101,19 @@ def cmd_init(args) -> int:
 
 
 def _relative(path: str, folder: Path) -> str:
+    """How benchmark.toml names an input: relative to the folder when the two share a folder below the root
+    (a checkout's `../data/qrels.txt` moves with the checkout), else absolute (`/work/shared/...` from a folder
+    under /tmp: `../../../../work/...` would break when the folder moves)."""
     if path.startswith("irds:"):
         return path
+    target, base = os.path.abspath(path), os.path.abspath(folder)
     try:
-        return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(folder))).as_posix()
+        common = os.path.commonpath([target, base])
     except ValueError:  # another drive (Windows): the absolute path, then
-        return Path(os.path.abspath(path)).as_posix()
+        return Path(target).as_posix()
+    if os.path.dirname(common) == common:  # only the root (or a drive) in common
+        return Path(target).as_posix()
+    return Path(os.path.relpath(target, base)).as_posix()
 
 
 def _plan_copies(folder: Path, args) -> dict[str, str]:
