@@ -296,3 +296,26 @@ async def test_help_lists_escape_first_and_the_judging_screens_lists_only_its_ke
         legend = console.export_text()
     assert "tab" not in keys and {"esc", "u", "r", "s", "i", "?", "q", "ctrl+p"} <= set(keys)
     assert "in a run's top k (bold)" in legend and "past it" in legend and "rank movement" not in legend
+
+
+@pytest.mark.slow
+async def test_a_grade_after_undo_clears_the_undo_notice(tiny):
+    """`u` says "undone: ... of DOC" on the notice line; the grade that follows shows the next passage, so the
+    notice about the one before goes at once (newcomer: it stayed under the next passage)."""
+    from rankgate.tui.widgets.notice_line import NoticeLine
+
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_judging(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+        await pilot.press("u")
+        await pilot.pause()
+        notice = screen.query_one(NoticeLine)
+        assert notice.message.startswith("undone: grade 3 of") and notice.display
+        await pilot.press("1")
+        await pilot.pause()
+        assert notice.message == "" and not notice.display
+        await pilot.press("u")  # and a notice after the grade is shown as before
+        await pilot.pause()
+        assert notice.message.startswith("undone: grade 1 of")

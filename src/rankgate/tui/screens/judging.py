@@ -223,6 +223,9 @@ class JudgingScreen(Screen):
             self.notify(f"label not saved: {e}", severity="error", markup=False, timeout=8)
             return False
         self.edited.add(at.qid)
+        notice = self.query_one(NoticeLine)
+        if notice.message:  # it spoke of the passage before (e.g. "undone: ..."): the next one is shown now
+            notice.clear()
         # The query's measures and the count of edits not in the folder's qrels file yet, after the frame that
         # shows the next document: this screen shows neither (the review screen's panes catch up on Escape).
         self.unscored.add(at.qid)

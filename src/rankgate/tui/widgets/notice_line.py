@@ -43,6 +43,9 @@ class NoticeLine(TextStatic):
         self._timer = self.set_timer(timeout if timeout is not None else 5.0, self.clear)
 
     def clear(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
         self.message = ""
         self.display = False
         self._footer(True)
