@@ -189,6 +189,10 @@ async def test_the_labels_only_review_moves_on_after_a_grade(tmp_path):
         await pilot.pause()
         graded = [d for d in ("p1", "p2") if (lab := screen.model.labels.mine("101", d)) is not None]
         assert len(graded) == 2
+        from textual.widgets import Input  # the filter offers what works without runs (no is:miss)
+
+        help_text = screen.query_one("#query-filter", Input).placeholder
+        assert "is:review" in help_text and "is:miss" not in help_text and "is:lost" not in help_text
 
 
 @pytest.mark.slow

@@ -161,6 +161,11 @@ class ReviewScreen(TopAndStatusBars, NavigationActions, EditingActions, Screen):
             self.set_class(self.labels_only, "-labels-only")
             self.queries.list.labels_only = self.labels_only
             if self.labels_only:  # no runs: no measures to show or sort by, the labels and texts only
+                from textual.widgets import Input
+
+                from rankgate.tui.widgets.query_list import FILTER_HELP_NO_RUNS
+
+                self.queries.query_one("#query-filter", Input).placeholder = FILTER_HELP_NO_RUNS
                 self.query_one(RankingPane).remove_class("-shown")
                 self.query_one(LabelEditor).add_class("-shown")
                 if self.queries.sort != "benchmark":

@@ -17,6 +17,7 @@ from rankgate.tui.widgets.marks import MUST, delta_text, hit_cell
 from rankgate.tui.widgets.text_static import TextStatic
 
 FILTER_HELP = "filter: words, #slice, is:review is:must is:miss is:lost is:changed"
+FILTER_HELP_NO_RUNS = "filter: words, #slice, is:review is:must"  # is:miss, is:lost, is:changed compare runs
 
 
 class QueryList(LineList):
