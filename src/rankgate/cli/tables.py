@@ -147,7 +147,7 @@ def compare_table(data: dict, top: int = 10) -> str:
                              *(_f(v["delta"], 3, True) for v in r["measures"].values()), moves])
             out.append("")
             out.append("most changed queries (delta per measure; relevant documents, rank baseline->candidate)")
-            out.append(_table(["query", "status", *names, "movement"], rows))
+            out.append(_table(["query", "status", *names, "movement"], rows, left_last=True))
         if c["slices"]:
             names = list(next(iter(c["slices"].values()))["measures"])
             rows = [[visible(s), str(v["queries"]), *(_f(x["delta"], 3, True) for x in v["measures"].values()),
