@@ -113,3 +113,18 @@ def test_compare_gate_outputs_and_verify_stay_headless(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "rc 0" in out.stdout
+
+
+def test_the_movement_column_of_compare_table_starts_under_its_head(capsys):
+    """The last column (the relevant documents' rank moves) is a list: left-aligned under "movement", no line
+    padded at its end (it was right-aligned behind ~80 spaces)."""
+    code, out, _ = run(capsys, OPS, "--format", "table", "--resamples", "200")
+    lines = out.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("query ") and line.rstrip().endswith("movement")]
+    assert heads
+    for i in heads:
+        at = lines[i].index("movement")
+        rows = lines[i + 2:]
+        rows = rows[:next((j for j, r in enumerate(rows) if not r.strip()), len(rows))]
+        assert rows and all(not r.endswith(" ") and r[at - 2:at] == "  " and r[at] != " " for r in rows
+                            if len(r) > at), rows
