@@ -74,7 +74,7 @@ def test_the_bounded_pass_gives_the_full_pass_floats(monkeypatch, threads, n, re
     (32769, 301), (40000, 250), (50001, 200), (65536, 160), (65537, 150), (70001, 120),
 ])
 def test_the_bounded_pass_gives_the_full_pass_floats_at_many_sizes(monkeypatch, threads, n, resamples):
-    check_sizes(monkeypatch, threads, n, resamples, seeds=3)
+    check_sizes(monkeypatch, threads, n, resamples)  # seed 0 and one drawn: the suite stays under 5 minutes
 
 
 def test_the_bounded_pass_answers_and_agrees_on_each_kind_of_column(monkeypatch):
