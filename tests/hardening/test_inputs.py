@@ -365,6 +365,18 @@ def test_stdout_on_a_full_disk_is_one_line(tmp_path):
     assert "No space left on device" in one_line(p.stderr)
 
 
+@pytest.mark.parametrize("words", [[], ["--format", "json"]])
+def test_stdout_closed_is_one_line(tmp_path, words):
+    """`rankgate gate ... >&-`: Python starts with sys.stdout None; before, an AttributeError's traceback, exit 1."""
+    cmd = _gate_cmd(inputs(tmp_path))
+    if words:  # compare's JSON, written as it is made (cli.base.JsonOut)
+        cmd = [*cmd[:3], "compare", *cmd[4:], *words]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT / "src")), preexec_fn=lambda: os.close(1))
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and "cannot write (Bad file descriptor)" in one_line(p.stderr)
+
+
 @pytest.mark.parametrize("flag", ["--markdown", "--junit", "--receipt"])
 def test_an_output_to_a_device_or_an_unwritable_place_is_one_line(tmp_path, capsys, flag):
     f = inputs(tmp_path)

@@ -146,6 +146,29 @@ def _numpy_for(argv: list[str]) -> None:
         small_pages()  # (core/pages.py: huge pages cost `score` of a large run up to a CPU second)
 
 
+class _ClosedOutput:
+    """sys.stdout when the process started with it closed: a write fails as writing a closed descriptor does
+    (OSError EBADF, which main reports in one line, exit 2: `output: cannot write (Bad file descriptor)`); a
+    command that writes nothing to it runs as before."""
+
+    def write(self, text: str) -> int:
+        if text:
+            import errno
+
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        return 0
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """The `rankgate` command. Without `argv` it is the process's own entry point (the `rankgate` script,
     `python -m rankgate`): it reads sys.argv, may load numpy with one BLAS thread, and keeps the garbage
@@ -159,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     entry = argv is None
     if entry:
         argv = sys.argv[1:]
+        if sys.stdout is None:  # started with standard output closed (`>&-`): Python gives None, and the first
+            sys.stdout = _ClosedOutput()  # write was an AttributeError's traceback; now one line, exit 2
         gc.disable()  # start-up: imports allocate tens of thousands of objects and free almost none
     argv = list(argv)
     args = _plain_args(argv)  # plain words are read without argparse (cli/fastargs.py)

@@ -146,6 +146,30 @@ def record_export(ws, grades: dict[tuple[str, str], int], path) -> str | None:
     return None
 
 
+def export_moved(ws, old, new) -> None:
+    """The export recorded at `old` was placed at `new` (a browser session's, written privately first, then
+    published into the export folder): the record names `new`, so the reminder of unexported edits counts from
+    the placed file, not from a private folder deleted since. Nothing when the record names another file;
+    advice, as record_export: a failure to rewrite it is ignored."""
+    from rankgate.store.storage import atomic_write
+
+    record = paths.sidecar(ws.path, paths.EXPORTED)
+    try:
+        with open_sidecar(record) as f:
+            first, rest = f.readline(), f.read()
+        summary = json.loads(first)
+    except (OSError, ValueError):
+        return
+    if not isinstance(summary, dict) or summary.get("path") != _resolved(old):
+        return
+    summary["path"] = _resolved(new)
+    try:
+        atomic_write(record, (json.dumps(summary, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass") + rest,
+                     sync=False)
+    except (InputError, OSError):
+        pass
+
+
 def read_exported(db) -> dict[str, int] | None:
     """{label_key: grade} the last export to a file wrote (record_export); None: none, unreadable, or that
     file is gone (deleted, moved: it holds no label any more, so every edit since the qrels file counts)."""

@@ -201,6 +201,12 @@ class StoreBackend(Backend):
         extra = [f"query notes in {notes}"] if notes is not None else []
         return Exported(Path(target).resolve(), result.labels, result.format, list(result.notes) + extra)
 
+    def export_moved(self, old: Path, new: Path) -> None:
+        """An export written at `old` now lives at `new` (review --serve places it in the export folder)."""
+        from rankgate.store.sync_record import export_moved
+
+        export_moved(self.ws, old, new)
+
     def _query_texts(self) -> dict[str, str]:
         """{query ID: text} of --queries (the notes sidecar's texts where the store has none); {} without it."""
         if not self.queries_file:

@@ -129,15 +129,31 @@ def _export_into(screen, folder: str, name: str):
     from rankgate.core.errors import InputError
     from rankgate.store.storage import publish_new
 
+    from rankgate.store.transfer.export import notes_path
+
     with tempfile.TemporaryDirectory(prefix="rankgate-export-") as private:
         done = _export(screen, os.path.join(private, name))
         if done is None:
             return None
         try:
-            return dataclasses.replace(done, path=publish_new(folder, name, Path(done.path)))
+            placed = publish_new(folder, name, Path(done.path))
         except InputError as e:
             screen.notify(f"export refused: {visible(str(e))}", severity="error", markup=False, timeout=10)
             return None
+        moved = getattr(screen.model.labels.backend, "export_moved", None)
+        if moved is not None:  # the record of the last export names the placed file (the reminder counts from it)
+            moved(Path(done.path), placed)
+        sidecar = notes_path(done.path)
+        notes = list(done.notes)
+        if sidecar.is_file():  # the queries' notes written beside the export (store.sync.export_reviewed): placed too
+            try:
+                publish_new(folder, sidecar.name, sidecar)
+            except InputError as e:
+                notes = [n for n in notes if sidecar.name not in n]
+                notes.append(f"the queries' notes were not placed beside it: {visible(str(e))}")
+        for here in dict.fromkeys((private, os.path.realpath(private))):  # the notes name the placed files
+            notes = [n.replace(here + os.sep, str(placed.parent) + os.sep) for n in notes]
+        return dataclasses.replace(done, path=placed, notes=notes)
 
 
 def _export(screen, path: str):
