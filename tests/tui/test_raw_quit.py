@@ -28,6 +28,15 @@ def dialog_text(app) -> str:
     return " ".join(str(s.render()) for s in app.screen.query(Static))
 
 
+async def grade_then_q(pilot, app) -> None:
+    """The app ready, one label graded (101 p5: 3), then `q`."""
+    await ready(pilot)
+    assert app.review.edit("101", "p5", 3, "direct answer")
+    await pilot.pause()
+    await pilot.press("q")
+    await pilot.pause()
+
+
 def exit_lines(app) -> str:
     """What `rankgate review` prints once the app is gone."""
     return app.goodbye
@@ -39,11 +48,7 @@ async def test_quit_with_an_edit_names_the_workspace_and_q_leaves_it_there(tmp_p
     app = raw_app(d)
     workspace = paths.workspace_path(str(d / "qrels.txt"))
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        assert app.review.edit("101", "p5", 3, "direct answer")
-        await pilot.pause()
-        await pilot.press("q")
-        await pilot.pause()
+        await grade_then_q(pilot, app)
         assert isinstance(app.screen, QuitScreen) and app.is_running
         text = dialog_text(app)
         assert "1 label edit not exported" in text
@@ -141,11 +146,7 @@ async def test_e_in_a_read_only_data_folder_asks_where_then_exports_and_quits(re
 
     d, out, app = read_only_raw
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        assert app.review.edit("101", "p5", 3, "direct answer")
-        await pilot.pause()
-        await pilot.press("q")
-        await pilot.pause()
+        await grade_then_q(pilot, app)
         assert "is read-only" in dialog_text(app).replace("\n", " ")
         await pilot.press("e")
         await pilot.pause()

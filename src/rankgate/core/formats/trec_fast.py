@@ -738,7 +738,11 @@ def _each_once(qrels: Qrels) -> bool:
 
 def _pairs_once(q: np.ndarray, d: np.ndarray) -> bool:
     """No (q[i], d[i]) pair of codes comes twice."""
-    key = q.astype(np.int64) << 32 | d.astype(np.int64)
+    return _all_distinct(q.astype(np.int64) << 32 | d.astype(np.int64))
+
+
+def _all_distinct(key: np.ndarray) -> bool:
+    """No value of `key` (a fresh array: sorted in place) comes twice."""
     key.sort()
     return not (key[1:] == key[:-1]).any()
 
@@ -2067,8 +2071,7 @@ def _pairs_once_hashed(q: np.ndarray, h: np.ndarray) -> bool:
         return True
     key = _mix(np.arange(int(q.max()) + 1))[q]
     key ^= h
-    key.sort()
-    return not (key[1:] == key[:-1]).any()
+    return _all_distinct(key)
 
 
 class _DocCodes:
