@@ -532,3 +532,25 @@ def test_a_first_import_left_for_later_writes_the_same_record_before_anyone_read
             ws.set_judgment(q, d, g + 1, reason="changed")
         ws.close()
         assert same(ws.path) if how != "edit" else sync.read_summary(ws.path)["unexported"] == 1
+
+
+def test_the_apps_first_import_is_written_after_its_first_frame_and_before_any_edit(samples, tmp_path):
+    """The app's first open (`fold_import=False`, 279 labels) applies the import and writes no file: the store's
+    files and the import's journal record come with the fold after the first frame, the close, or the first
+    edit, which is journaled after it (an acknowledged label is never lost). A process that dies before that
+    leaves no store, and the next open imports the folder's labels again."""
+    folder = _copy(samples, tmp_path, name="ops-handbook")
+    code = ("import os, sys; from rankgate.store.workspace import Workspace; "
+            "ws = Workspace.open_benchmark(sys.argv[1], fold_import=False); "
+            "assert ws._unwritten is not None and len(ws) == 279; os._exit(0)")  # killed before anything is written
+    subprocess.run([sys.executable, "-c", code, str(folder)], check=True, env=dict(os.environ))
+    ws = Workspace.open_benchmark(folder, fold_import=False)
+    assert ws.benchmark_import is not None and len(ws) == 279 and not ws.path.exists()  # imported again
+    q, d, g = next((q, d, rec["grade"]) for q, per in ws._labels.items() for d, revs in per.items()
+                   for rec in revs.values())
+    ws.set_judgment(q, d, (g + 1) % 4, reason="changed")  # the import's record first, then this edit
+    assert ws._journal.count == 2 and ws._unwritten is None
+    reader = Workspace.open_benchmark(folder, readonly=True)  # what a crash now would leave
+    assert len(reader) == 279 and reader.judgment(q, d).grade == (g + 1) % 4
+    reader.close()
+    ws.close()

@@ -143,7 +143,8 @@ def test_the_apps_first_import_is_folded_after_the_first_frame(tmp_path):
         backend, manifest = _backend(folder)
         ws = backend.ws
         grades = sync.workspace_grades(ws)
-        assert ws.fold_later is not None and ws._journal.count == 1  # not folded yet
+        assert ws.fold_later is not None and ws._unwritten is not None  # not folded, not even written yet
+        assert ws._journal is None and not ws.path.exists()
         first, inputs = _compare(ws, manifest, cache, [])
         assert inputs is not None and first.in_sync
         if not close_first:

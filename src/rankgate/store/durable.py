@@ -135,6 +135,7 @@ class DurableIndex(IndexLoading, IndexFolding, SharedWriter):
         self.fold_problem: str | None = None  # why the last automatic fold failed (the edits are safe)
         self._retry_at = 0  # after a failed automatic fold: the journal length at which to try again
         self._unborn = False  # a new store whose files are written by its first edit (a failed command leaves none)
+        self._unwritten: dict | None = None  # a new store's first edit, applied but not journaled yet (_born)
         self._made_dirs: list[Path] = []  # folders this writer created for a new store
         self.shared = False  # several processes write this store: the lock is held only for an edit (store/shared.py)
         self._touched: set[str] | None = set()  # queries the others' edits touched (None: all read again)
@@ -161,6 +162,8 @@ class DurableIndex(IndexLoading, IndexFolding, SharedWriter):
                     self._closed = True
                     return
             try:
+                if self._unwritten is not None:
+                    self._born_quietly()
                 if not self.readonly and self._journal is not None and self._journal.count >= FOLD_ON_CLOSE \
                         and not self._journal.broken:
                     self._fold_quietly()
@@ -294,25 +297,55 @@ class DurableIndex(IndexLoading, IndexFolding, SharedWriter):
             e["scope"] = scope
         return e
 
-    def _commit(self, ops: list, events: list[dict]) -> None:
-        """Journal the edit (fsync), then apply it: once this returns, the edit survives a crash."""
+    def _commit(self, ops: list, events: list[dict], *, unwritten: bool = False) -> None:
+        """Journal the edit (fsync), then apply it: once this returns, the edit survives a crash. `unwritten`
+        (a new store's first edit: the app's first import of a benchmark, whose labels its files still hold):
+        applied now, its files and journal record written by `_born` (the next edit, a fold, close) so that
+        the first frame does not wait for them; a crash before that leaves no store, and the next open
+        imports again. No edit is acknowledged before that import's record is in the journal."""
         assert events, "every edit leaves an event"
         if self.shared and self._journal is None:
             raise InputError(str(self.path), "a shared workspace is written only in a turn (DurableIndex.turn)")
-        if self._unborn:
-            self._materialize()
         record = {"seq": self._seq + 1, "ops": ops, "events": events}
-        if self._journal.version < JOURNAL_VERSION:
-            self._upgrade_journal()
-        # raises before anything changes in memory; the record names its workspace (never replayed elsewhere)
-        self._journal.append(dict(journal_form(record), **{OWNER: self._meta["workspace_id"]}))
+        if unwritten and self._unborn and self._unwritten is None:
+            self._take(record)
+            self._unwritten = record
+            return
+        self._born()
+        self._append(record)  # raises before anything changes in memory
+        self._take(record)
+        due = self._journal.count >= self.fold_every or self._journal.size >= FOLD_BYTES
+        if due and self._journal.count >= self._retry_at:
+            self._fold_quietly()
+
+    def _take(self, record: dict) -> None:
         self._apply(record)
         self._pending.append(record)
         if self._history is not None:
             self._apply_history(self._history, record)
-        due = self._journal.count >= self.fold_every or self._journal.size >= FOLD_BYTES
-        if due and self._journal.count >= self._retry_at:
-            self._fold_quietly()
+
+    def _append(self, record: dict) -> None:
+        """Journal one edit (fsync); the record names its workspace (never replayed elsewhere)."""
+        if self._journal.version < JOURNAL_VERSION:
+            self._upgrade_journal()
+        self._journal.append(dict(journal_form(record), **{OWNER: self._meta["workspace_id"]}))
+
+    def _born(self) -> None:
+        """A new store's files, then the first edit left unwritten (`_commit(unwritten=True)`), journaled."""
+        if self._unborn:
+            self._materialize()
+        if self._unwritten is not None:
+            self._append(self._unwritten)
+            self._unwritten = None
+
+    def _born_quietly(self) -> None:
+        """`_born` where a failure must not fail the caller (close, the app's fold after its first frame): the
+        labels it would write are the benchmark's file's, imported again by the next open if never written;
+        the next edit tries again and says why it cannot be saved."""
+        try:
+            self._born()
+        except (InputError, OSError) as e:
+            self.fold_problem = str(e)
 
     def _upgrade_journal(self) -> None:
         """A journal of an older version (records without their length, or without their workspace): rewritten

@@ -48,8 +48,8 @@ class IndexFolding:
         """Fold the journal into the snapshot now (the TUI may call this when idle)."""
         with self._mutex:
             self._check_writable()
-            if self._unborn:
-                self._materialize()
+            if self._unborn or self._unwritten is not None:
+                self._born()
             elif self._journal.count or self._history_rewrite:
                 self._fold()
 

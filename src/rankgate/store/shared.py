@@ -29,8 +29,7 @@ class SharedWriter:
         with self._mutex:
             if self.readonly or self._closed or self.shared:
                 return
-            if self._unborn:
-                self._materialize()
+            self._born()
             self._let_go()
             self.shared = True
 

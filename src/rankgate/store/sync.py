@@ -47,7 +47,7 @@ from rankgate.core.errors import InputError
 from rankgate.store import paths
 from rankgate.store.records import FILE_SOURCE
 from rankgate.store.sync_record import (  # noqa: F401 (their home: store/sync_record.py)
-    SYNC_FORMAT, QrelsFile, _resolved, defer as _defer, flush_pending, label_key, open_sidecar, pending_summary,
+    SYNC_FORMAT, QrelsFile, _resolved, defer as _defer, flush_pending, label_key, open_sidecar, pending_summary, restamp_pending,
     read_exported, read_summary, record_export, stamp as _stamp,
 )
 

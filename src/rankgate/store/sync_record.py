@@ -57,6 +57,15 @@ def defer(db, summary: dict, write) -> None:
         _pending[_pending_key(db)] = (summary, write)
 
 
+def restamp_pending(db) -> None:
+    """The files of `db` were written after its sync record was left for later (a first import journaled after
+    the app's first frame): the record's stamp is theirs as they are now."""
+    with _pending_lock:
+        got = _pending.get(_pending_key(db))
+        if got is not None:
+            got[0]["stamp"] = stamp(db)
+
+
 def pending_summary(db) -> dict | None:
     """The summary of `db`'s sync record while its writing waits (None: none waits), without writing it."""
     got = _pending.get(_pending_key(db))

@@ -83,6 +83,7 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
         """Close; a benchmark's writer then counts its unexported edits for `rankgate gate` (store/sync.py)."""
         was_open = not self.closed
         if was_open and not self.readonly:
+            self._born_unwritten()
             sync.flush_pending(self.path)  # a first import's sync record, if still left for later (after_open)
         super().close()
         if was_open and not self.readonly and self.manifest is not None:
@@ -91,9 +92,22 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
             except Exception:  # a count for a warning never fails a close
                 pass
 
-    def _commit(self, ops: list, events: list[dict]) -> None:
+    def _commit(self, ops: list, events: list[dict], *, unwritten: bool = False) -> None:
         sync.before_commit(self, ops)  # the pairs this writer touched, for the count on close (store/sync.py)
-        super()._commit(ops, events)
+        super()._commit(ops, events, unwritten=unwritten)
+
+    def _born(self) -> None:
+        first = self._unwritten is not None
+        super()._born()
+        if first:  # a first import's sync record, if left for later, counts the files as that import left them
+            sync.restamp_pending(self.path)
+
+    def _born_unwritten(self) -> None:
+        """A first import left unwritten (`_commit(unwritten=True)`) goes into the journal before its sync
+        record is written and before anything else."""
+        with self._mutex:
+            if self._unwritten is not None and not self._closed:
+                self._born_quietly()
 
     # ---------------------------------------------------------------- open
 
@@ -165,6 +179,7 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
         """Fold the import `open_benchmark(fold_import=False)` left in the journal (the app: after its first
         frame, or on close). With no edit since, the sync record's count still holds (its stamp follows the
         files: store/sync.remember) and `then()` runs before any edit can come in."""
+        self._born_unwritten()
         sync.flush_pending(self.path)  # the first import's sync record, if left for now (after_open)
         with self._mutex:
             at, self.fold_later = self.fold_later, None

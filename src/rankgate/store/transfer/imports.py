@@ -177,10 +177,12 @@ def _import(ws, qrels_list: list, query_list: list, *, files: list[str], on_conf
                             why or f"import {', '.join(files) or 'benchmark'}")
         if dry_run or not batch.events:
             return report
-        if not fold and batch.ids >= FOLD_ON_CLOSE:  # not folded by the commit either (a large journal is due)
+        later = not fold and batch.ids >= FOLD_ON_CLOSE
+        if later:  # not folded by the commit either (a large journal is due)
             ws._retry_at = max(ws._retry_at, (ws._journal.count if ws._journal is not None else 0) + 2)
-        ws._commit(batch.ops, batch.events)
-        if batch.ids >= FOLD_ON_CLOSE and ws._journal is not None and ws._journal.count:
+        # a new store's large import, folded later: its files are written after the app's first frame too
+        ws._commit(batch.ops, batch.events, unwritten=later and meta is not None)
+        if batch.ids >= FOLD_ON_CLOSE and (ws._unwritten is not None or ws._journal is not None and ws._journal.count):
             if fold:
                 ws._fold_quietly()  # a large import ends folded into the snapshot: no open replays it
             else:  # the caller folds it (the app: after its first frame, at the latest when it closes the store)
