@@ -821,8 +821,10 @@ def _fallocate_keep_size():
         import ctypes
         import ctypes.util
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.fallocate
+        # the process's own symbols first, libc's among them: find_library runs ldconfig in a subprocess
+        # (9 ms of every open of a workspace, in the app's load)
+        fn = getattr(ctypes.CDLL(None, use_errno=True), "fallocate", None) or \
+            ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).fallocate
         fn.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
         fn.restype = ctypes.c_int
         return lambda fd, offset, length: fn(fd, 1, offset, length) == 0
