@@ -302,7 +302,7 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         rows = np.arange(len(qp))
     entries = run.entries_of
     if entries is not None and entries[0] is qrels and entries[1] is qrels.q and entries[2] is field_token(qrels, "doc") \
-            and not run.keep_top and not run.watched and len(run.jentry) == len(run.jq):
+            and not run.watched and len(run.jentry) == len(run.jq):
         # read by pair (trec_fast): each row holds its pair's row of these qrels, judged once; no search
         grade = qrels.grade[run.jentry[rows]].astype(np.int64, copy=False)
     else:
@@ -319,7 +319,7 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
         grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
     if run.keep_top:  # (else they are already)
-        o = _order(qp, rank)  # grouped by query, in rank order
+        o = _stretches_order(qp, rank)  # grouped by query, in rank order (no unjudged top row: often already)
         qp, rank, grade, doc = qp[o], rank[o], grade[o], doc[o]
     if depth is not None:
         num_ret = np.minimum(num_ret, depth)
