@@ -305,8 +305,10 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
             and not run.watched and len(run.jentry) == len(run.jq):
         # read by pair (trec_fast): each row holds its pair's row of these qrels, judged once; no search
         grade = qrels.grade[run.jentry[rows]].astype(np.int64, copy=False)
+        by_entry = not run.keep_top and depth is None and not judged_only  # (else rows are added or cut below)
     else:
         rows, grade = _grades(qrels, qqp, qp, rows, run)
+        by_entry = False
     qp, rank = qp[rows], run.jrank[rows]
     # the rows' document codes: made when a measure first asks, if the run's are still to be made (trec_fast
     # leaves the qrels' document codes to be made when asked for, and `score`'s measures never ask)
@@ -330,6 +332,8 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     p = Prepared(qids, nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level, compat)
     if doc is None:
         later(p, "doc", lambda: run.jdoc[rows])
+    if by_entry:  # each row's judgment is these qrels' row run.jentry[rows] (entries_of)
+        p._cache["entries"] = (qrels, run.jentry, rows)
     return p
 
 

@@ -2064,6 +2064,13 @@ def _raw_docs(qrels: Qrels) -> tuple | None:
     return _PENDING[2].raw()
 
 
+def judged_ids(qrels: Qrels):
+    """Each judgment's document ID (Arrow strings, in the qrels' order) of qrels read_trec_qrels_fast read whose
+    document codes are not made yet, else None: what names a judgment's document without making them."""
+    raw = _raw_docs(qrels)
+    return None if raw is None else raw[0]
+
+
 def _pairs_once_hashed(q: np.ndarray, h: np.ndarray) -> bool:
     """No (q[i], document i) comes twice, by the documents' hashes `h` mixed with the query codes: True
     proves it (equal pairs have equal keys); False may be two documents of one hash (the exact check says)."""
