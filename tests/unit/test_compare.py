@@ -363,3 +363,38 @@ def test_movements_names_from_the_catalogs_arrow_strings(tmp_path, monkeypatch):
     assert docs._lazy is not None  # no name made for every document
     assert dict(got) == dict(movements(p, qrels)) == _movements_by_loop(p, qrels)  # (the loop asks for every name)
     assert docs._lazy is None and dict(movements(p, qrels)) == dict(got)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_movements_of_runs_read_by_pair_need_no_document_codes(tmp_path, monkeypatch, seed):
+    """Runs read by pair (score's and compare's lean read) carry each row's judgment: movements ranks the relevant
+    documents by judgment and names them from the qrels reader's IDs, without making the qrels' document codes;
+    the same movements as the loop's (a document ranked twice: its last row), at each level."""
+    from rankgate.core.compare import movements, pair
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast
+    from rankgate.core.model import is_later
+
+    if not trec_fast.available():
+        pytest.skip("the fast reader needs pyarrow")
+    monkeypatch.setattr(trec_fast, "MIN_BYTES", 0)  # these small qrels through the fast reader too
+    _random_pair(seed, False, tmp_path)  # (its files)
+    relevant = {tuple(x.split()[::2]) for x in (tmp_path / "qrels.txt").read_text().splitlines()
+                if int(x.split()[3]) >= 2}  # (query, document)
+    for name in ("base", "cand"):  # a relevant document ranked twice, lower the second time
+        lines = (tmp_path / f"{name}.txt").read_text().splitlines()
+        first = next(x for x in lines if tuple(x.split()[:3:2]) in relevant)
+        lines.append(" ".join(first.split()[:3] + ["99", "-5", name]))
+        (tmp_path / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    for level in (1, 2):
+        trec_fast._LOOKUP.clear()
+        qrels = read_qrels(str(tmp_path / "qrels.txt"))
+        base, cand = (trec_fast.read_lean_run(str(tmp_path / f"{n}.txt"), n, qrels, by_pair=True)
+                      for n in ("base", "cand"))
+        p = pair(qrels, base, cand, k=5, measures=[Measure("RR", 5)], rel_level=level)
+        assert is_later(qrels, "doc")
+        got = movements(p, qrels)
+        assert is_later(qrels, "doc")  # no document code made
+        assert list(got) == p.qids and dict(got) == _movements_by_loop(p, qrels)
+        assert any(m.baseline_rank is None and m.candidate_rank is None for ms in got.values() for m in ms[1:])
+    trec_fast._LOOKUP.clear()

@@ -1153,3 +1153,35 @@ def test_a_runs_qrels_entries_give_grades_only_for_the_qrels_it_was_read_against
     assert prepared(twice, doubled) == prepared(twice, run) == prepared(twice, doubled_by_doc)
     assert sorted(prepared(flipped, dataclasses.replace(run, entries_of=(flipped, flipped.q, flipped.doc)))[2]) \
         != sorted(want[2])  # (were q's entries taken for flipped's, the grades would differ)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=pair_rows_st, qrels=pair_qrels_st, grouped=st.booleans(), keep_top=st.sampled_from([1, 2, 5]),
+       jobs=st.sampled_from([1, 2]))
+def test_the_gates_runs_read_by_pair_give_the_prepared_read_by_document_gives(tmp_path, monkeypatch, rows, qrels,
+                                                                              grouped, keep_top, jobs):
+    """The gate's runs without a measure that sees whole rankings (`keep_top`, not deep) are read by pair: a
+    top row whose document is judged for another query only comes with the unjudged top rows, not with the
+    judged ones, and the engine's Prepared (rows, ranks, grades, the documents' codes and names, the codes
+    given to documents nobody judged) is the one reading by document gives."""
+    from rankgate.core import engine
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    monkeypatch.setattr(fast, "BLOCK", 97)
+    if grouped:
+        rows = sorted(rows, key=lambda r: r[0])
+    run = write(tmp_path / "run.trec", "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in rows))
+    qpath = write(tmp_path / "q.trec", "".join(f"{qid} 0 {d} {g}\n" for qid, ds in qrels.items() for d, g in ds.items()))
+    got = []
+    for by_pair in (False, True):
+        fast._LOOKUP.clear()
+        q = read_qrels(str(qpath))  # a catalog each: the codes given to unjudged documents are compared too
+        r = fast.read_lean_run(str(run), "r", q, keep_top=keep_top, jobs=jobs, by_pair=by_pair)
+        p = engine.prepare_lean(q, r, rel_level=1, missing="zero")
+        got.append((p, q.catalog.docs.names))
+    fast._LOOKUP.clear()
+    (a, names_a), (b, names_b) = got
+    for field in ("qp", "rank", "grade", "doc", "num_ret"):
+        assert getattr(a, field).tolist() == getattr(b, field).tolist(), field
+    assert a.qids == b.qids and list(names_a) == list(names_b)

@@ -333,15 +333,14 @@ class _FastReader:
         from rankgate.core.formats import trec_fast as fastpath
         from rankgate.core.formats.jsonl_lean import lean_run_reader
 
-        trec = partial(fastpath.lean_reader, jobs=jobs(self.args)) if fastpath.available() else None
-        reader = partial(lean_run_reader, fmt=self.args.run_format, trec=trec)
-        if not self.gate:
-            return reader
-        from rankgate.core.bounds import UNCUT_DEPTH
+        keep_top = 0
+        if self.gate:
+            from rankgate.core.bounds import UNCUT_DEPTH
 
-        depth, k = gate_depth(self.args)  # no cut-off: keep the unjudged documents as deep as the bounds look
-        self.deep = depth is None
-        return partial(reader, keep_top=depth or max(k, UNCUT_DEPTH))
+            depth, k = gate_depth(self.args)  # no cut-off: keep the unjudged documents as deep as the bounds look
+            self.deep, keep_top = depth is None, depth or max(k, UNCUT_DEPTH)
+        trec = partial(fastpath.lean_reader, jobs=jobs(self.args), deep=self.deep) if fastpath.available() else None
+        return partial(lean_run_reader, fmt=self.args.run_format, trec=trec, keep_top=keep_top)
 
 
 def _fast_reader(args, gate: bool) -> _FastReader | None:

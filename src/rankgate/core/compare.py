@@ -447,25 +447,62 @@ def movements(p: Paired, qrels: Qrels) -> Movements | dict:
         return {}
     level = p.rel_level
     ok = np.flatnonzero((pb.qrels_qp >= 0) & (pb.qrels_grade >= level))
-    qp, doc, grade = pb.qrels_qp[ok].astype(np.int64), qrels.doc[ok].astype(np.int64), pb.qrels_grade[ok]
-    span = 1 + max([int(a.max()) for a in (doc, pb.doc, pc.doc) if len(a)] or [0])
-    keys = qp * span + doc
-    base, cand = _ranks_of(pb, level, keys, span), _ranks_of(pc, level, keys, span)
+    qp, grade = pb.qrels_qp[ok].astype(np.int64), pb.qrels_grade[ok]
+    ids = _judged_ids(qrels, pb, pc)
+    if ids is not None:  # each row's judgment is known: ranked by judgment, named by the reader's IDs (no codes)
+        base, cand = (_ranks_by_entry(pr, level, len(qrels.q))[ok] for pr in (pb, pc))
+        names, at = _IdsAt(ids), ok
+    else:
+        doc = qrels.doc[ok].astype(np.int64)
+        span = 1 + max([int(a.max()) for a in (doc, pb.doc, pc.doc) if len(a)] or [0])
+        keys = qp * span + doc
+        base, cand = _ranks_of(pb, level, keys, span), _ranks_of(pc, level, keys, span)
+        names, at = _Names(qrels.catalog.docs), doc
     big = np.int64(1) << 60
     c_key, b_key = np.where(cand > 0, cand, big), np.where(base > 0, base, big)
-    names = _Names(qrels.catalog.docs)
     o = np.lexsort((b_key, c_key, qp))
     same = (qp[o][1:] == qp[o][:-1]) & (c_key[o][1:] == c_key[o][:-1]) & (b_key[o][1:] == b_key[o][:-1])
     if same.any():  # the ID decides between documents of a query at the same ranks (mostly: ranked by neither)
         tied = o[np.flatnonzero(np.r_[same, False] | np.r_[False, same])]
-        codes = np.unique(doc[tied])
-        rank = np.empty(len(codes), np.int64)
-        rank[sorted(range(len(codes)), key=names.of(codes).__getitem__)] = np.arange(len(codes))
-        by_name = np.zeros(len(keys), np.int64)
-        by_name[tied] = rank[np.searchsorted(codes, doc[tied])]
+        tied_names = names.of(at[tied])
+        by_name = np.zeros(len(qp), np.int64)
+        by_name[tied[sorted(range(len(tied)), key=tied_names.__getitem__)]] = np.arange(len(tied))
         o = np.lexsort((by_name, b_key, c_key, qp))
     starts = np.searchsorted(qp[o], np.arange(len(p.qids) + 1)).tolist()
-    return Movements(list(p.qids), starts, names.of(doc[o]), grade[o], base[o], cand[o])
+    return Movements(list(p.qids), starts, names.of(at[o]), grade[o], base[o], cand[o])
+
+
+def _judged_ids(qrels: Qrels, *preps: Prepared):
+    """The qrels' document IDs, one a judgment (Arrow strings), when each row of these runs carries its judgment
+    (the engine's "entries": read by pair) and the qrels' document codes are not made (a million judged: 0.1 s
+    saved); else None."""
+    from rankgate.core.model import is_later
+
+    if not all((got := pr._cache.get("entries")) is not None and got[0] is qrels for pr in preps) \
+            or not is_later(qrels, "doc"):
+        return None
+    from rankgate.core.formats.trec_fast import judged_ids
+
+    return judged_ids(qrels)
+
+
+def _ranks_by_entry(pr: Prepared, level: int, n: int) -> np.ndarray:
+    """Per judgment of the qrels (n of them): its document's 1-based rank in the prepared run among the relevant
+    rows, 0 when not there (a document ranked twice: its last row, as _ranks_of takes)."""
+    _, entry, rows = pr._cache["entries"]
+    rel = np.flatnonzero(pr.rel(level))
+    out = np.zeros(n, np.int64)
+    np.maximum.at(out, entry[rows[rel]], pr.rank[rel] + 1)  # (a query's rows come in rank order: the last, the most)
+    return out
+
+
+def _arrow_take(arrow, at: np.ndarray) -> list[str]:
+    """arrow.take(at).to_pylist() for numpy indices, as an Arrow array of their buffer (pyarrow's conversion
+    imports pandas when installed)."""
+    import pyarrow as pa
+
+    at = np.ascontiguousarray(at, dtype=np.int64)
+    return arrow.take(pa.Array.from_buffers(pa.int64(), len(at), [None, pa.py_buffer(at)])).to_pylist()
 
 
 class _Names:
@@ -480,14 +517,20 @@ class _Names:
         if not len(codes):
             return []
         arrow = self.docs.arrow  # names 0 .. len(arrow)-1, as `names` has them
-        if arrow is None or not len(codes) or int(codes.max()) >= len(arrow):
+        if arrow is None or int(codes.max()) >= len(arrow):
             names = self.docs.names
             return [names[c] for c in codes.tolist()]
-        import pyarrow as pa
+        return _arrow_take(arrow, codes)
 
-        at = np.ascontiguousarray(codes, dtype=np.int64)  # as an Arrow array of its buffer (pyarrow's conversion
-        at = pa.Array.from_buffers(pa.int64(), len(at), [None, pa.py_buffer(at)])  # imports pandas when installed)
-        return arrow.take(at).to_pylist()
+
+class _IdsAt:
+    """The document IDs of some judgments (their rows in the qrels), from the reader's Arrow strings."""
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    def of(self, rows: np.ndarray) -> list[str]:
+        return _arrow_take(self.ids, rows) if len(rows) else []
 
 
 # ---- compare ------------------------------------------------------------------------------------

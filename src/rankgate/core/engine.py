@@ -302,11 +302,13 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         rows = np.arange(len(qp))
     entries = run.entries_of
     if entries is not None and entries[0] is qrels and entries[1] is qrels.q and entries[2] is field_token(qrels, "doc") \
-            and not run.keep_top and not run.watched and len(run.jentry) == len(run.jq):
+            and not run.watched and len(run.jentry) == len(run.jq):
         # read by pair (trec_fast): each row holds its pair's row of these qrels, judged once; no search
         grade = qrels.grade[run.jentry[rows]].astype(np.int64, copy=False)
+        by_entry = not run.keep_top and depth is None and not judged_only  # (else rows are added or cut below)
     else:
         rows, grade = _grades(qrels, qqp, qp, rows, run)
+        by_entry = False
     qp, rank = qp[rows], run.jrank[rows]
     # the rows' document codes: made when a measure first asks, if the run's are still to be made (trec_fast
     # leaves the qrels' document codes to be made when asked for, and `score`'s measures never ask)
@@ -319,7 +321,7 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
         qp, rank, doc = np.r_[qp, tp[sel]], np.r_[rank, run.top_rank[sel]], np.r_[doc, codes]
         grade = np.r_[grade, np.full(len(sel), UNJUDGED, np.int64)]
     if run.keep_top:  # (else they are already)
-        o = _order(qp, rank)  # grouped by query, in rank order
+        o = _stretches_order(qp, rank)  # grouped by query, in rank order (no unjudged top row: often already)
         qp, rank, grade, doc = qp[o], rank[o], grade[o], doc[o]
     if depth is not None:
         num_ret = np.minimum(num_ret, depth)
@@ -330,6 +332,8 @@ def prepare_lean(qrels: Qrels, run: LeanRun, *, rel_level: int, missing: str,
     p = Prepared(qids, nq, qp, rank, grade, doc, num_ret, qqp, qrels.grade, rel_level, compat)
     if doc is None:
         later(p, "doc", lambda: run.jdoc[rows])
+    if by_entry:  # each row's judgment is these qrels' row run.jentry[rows] (entries_of)
+        p._cache["entries"] = (qrels, run.jentry, rows)
     return p
 
 

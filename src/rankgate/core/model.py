@@ -526,7 +526,7 @@ class LeanRun(Later):
     duplicates: list[tuple[int, str, str]]  # (line, query, document), the first trec_fast.MAX_LISTED
     n_duplicates: int
     lines: int
-    top_q: np.ndarray = None  # the top `keep_top` rows of each ranking that nobody judged: query index,
+    top_q: np.ndarray = None  # the top `keep_top` rows of each ranking not among the judged rows: query index,
     top_docs: list[str] = field(default_factory=list)  # document ID
     top_rank: np.ndarray = None  # and rank
     keep_top: int = 0

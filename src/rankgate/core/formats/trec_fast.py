@@ -2064,6 +2064,13 @@ def _raw_docs(qrels: Qrels) -> tuple | None:
     return _PENDING[2].raw()
 
 
+def judged_ids(qrels: Qrels):
+    """Each judgment's document ID (Arrow strings, in the qrels' order) of qrels read_trec_qrels_fast read whose
+    document codes are not made yet, else None: what names a judgment's document without making them."""
+    raw = _raw_docs(qrels)
+    return None if raw is None else raw[0]
+
+
 def _pairs_once_hashed(q: np.ndarray, h: np.ndarray) -> bool:
     """No (q[i], document i) comes twice, by the documents' hashes `h` mixed with the query codes: True
     proves it (equal pairs have equal keys); False may be two documents of one hash (the exact check says)."""
@@ -2284,18 +2291,19 @@ def read_full_run(path: str, name: str | None, catalog: Catalog, progress=None) 
                format="trec", query_codes=qmap.tolist())
 
 
-def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0, jobs: int = 1
-                ) -> list[LeanRun] | None:
+def lean_reader(path: str, name: str | None, qrels: Qrels, progress=None, keep_top: int = 0, jobs: int = 1,
+                deep: bool = False) -> list[LeanRun] | None:
     """For load_bundle: a TREC run through the fast path, or None for the usual reader. `keep_top`
-    keeps each ranking's top rows that nobody judged too (for the gate's review queue)."""
+    keeps each ranking's top rows that nobody judged for their query too (for the gate's review queue).
+    `deep`: the gate's measures see whole rankings, so every row of a document judged for any query is
+    kept (jsonl_lean.watch_top_k's what-ifs look for them at any rank)."""
     from rankgate.core.formats.sniff import detect_format
     from rankgate.core.formats.trec import run_name_from_path
 
     try:
         if os.path.getsize(path) < MIN_BYTES or detect_format(path) != "trec":
             return None
-        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top, jobs,
-                            by_pair=not keep_top)  # (the gate's runs keep every row of a judged document)
+        run = read_lean_run(path, name or run_name_from_path(path), qrels, progress, keep_top, jobs, by_pair=not deep)
     except OSError:
         return None  # the usual reader says what is wrong with the file
     return [run] if run is not None else None
