@@ -71,6 +71,7 @@ class _Reader:
         self.path, self.progress, self.jobs = path, progress, max(1, jobs)
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
+        self.known = _Names(self.qnames)  # for blocks that name many queries (_interned)
         self.columns_here = False  # see blocks()
         self.spans: list[tuple[int, int]] = []  # each block's (offset, bytes) in the file, in file order
         self.identity = None  # the file as it was opened (_identity)
@@ -356,17 +357,19 @@ class _Reader:
         if not np.isfinite(score).all():
             raise NotPlain
         d = tbl["d"]
-        return qdict.to_pylist(), index, heads, len(q), score, hash_strings(d), d
+        return qdict, index, heads, len(q), score, hash_strings(d), d
 
     def _interned(self, names, index, heads, n, score, judged, key, d):
-        """(qcode, score, judged, key, docs) of a block: its queries interned, in file order."""
-        local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))  # known: C speed
-        for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block
-            if names[i] in self.qindex:  # a query named twice among the heads (its lines not together)
-                local[i] = self.qindex[names[i]]
-                continue
-            local[i] = self.qindex[names[i]] = len(self.qnames)
-            self.qnames.append(names[i])
+        """(qcode, score, judged, key, docs) of a block: its queries interned, in file order. `names`: the
+        block's query names (Arrow strings); only those new to the run become Python strings."""
+        local = self.known.codes(names, self.qindex)
+        new = np.flatnonzero(local < 0)
+        for i, name in zip(new.tolist(), names.take(_ints(new)).to_pylist() if len(new) else ()):
+            code = self.qindex.get(name)  # (a query named twice among the heads: its lines not together)
+            if code is None:
+                code = self.qindex[name] = len(self.qnames)
+                self.qnames.append(name)
+            local[i] = code
         qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n]))
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
@@ -409,6 +412,41 @@ class _Keyed:
 
     def __init__(self, columns: tuple):
         self.columns = columns
+
+
+class _Names:
+    """Which of a block's query names (Arrow strings) are among known names, and their codes (-1: not known):
+    by a Python dict when the block names few queries, else by pyarrow's hash lookup (`index_in`), which makes
+    no Python string of a name (a block of a scattered file names thousands of queries: a Python lookup a
+    name cost more than making the lookup's table). `known`: the names in code order, a list that may grow
+    (its Arrow copy grows with it when asked for); `fixed`: their codes, else their places."""
+
+    def __init__(self, known: list[str], fixed: np.ndarray | None = None):
+        self.known, self.fixed, self.arrow = known, fixed, None
+
+    def codes(self, names, index: dict) -> np.ndarray:
+        """The code of each of `names` in `index` (name -> code, of the known names), -1 where it has none."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        size = len(index)
+        if len(names) * ARROW_LOOKUP < size or not size:
+            return np.fromiter(map(index.get, names.to_pylist(), repeat(-1)), np.int64, len(names))
+        arrow = self.arrow  # (threads may ask at once: each its own copy, all the same)
+        if arrow is None or len(arrow) < size:
+            grown = _strings(self.known[0 if arrow is None else len(arrow):size])
+            self.arrow = arrow = grown if arrow is None else pa.concat_arrays([arrow, grown])
+        at = pc.index_in(names, value_set=arrow)
+        out = _np(at).astype(np.int64)
+        if at.null_count:  # (not fill_null: its Python -1 imports pandas when installed)
+            out[~_bools(at.is_valid())] = -1
+        if self.fixed is not None:
+            found = out >= 0
+            out[found] = self.fixed[out[found]]
+        return out
+
+
+ARROW_LOOKUP = 4  # known names per name of a block, at most, for pyarrow's lookup (_Names); with more, a dict's
 
 
 class _Early:
@@ -574,6 +612,7 @@ class _JudgedLookup:
             qnames = pairs.catalog.queries.names
             counts = np.bincount(pairs.q, minlength=len(qnames)) if len(pairs.q) else np.zeros(len(qnames), np.int64)
             self.qcode = {qnames[c]: c for c in np.flatnonzero(counts).tolist()}  # the queries judged: name -> code
+            self.qcode_of = _Names(list(self.qcode), np.fromiter(self.qcode.values(), np.int64, len(self.qcode)))
             self.entry_q = pairs.q  # (32 bits each: 1M pairs cost 12 MB)
             if hashes is not None:  # `names` holds each entry's own document: no codes
                 self.doc_at = None
@@ -629,7 +668,7 @@ class _JudgedLookup:
         names, from a block's (query names, each row's index among them or None, the stretches' first
         rows, lines) (_Reader._keyed)."""
         names, index, heads, n = queries
-        local = np.fromiter(map(self.qcode.get, names, repeat(-1)), np.int64, len(names))
+        local = self.qcode_of.codes(names, self.qcode)
         return local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n])), local
 
     def codes(self, docs, h: np.ndarray, queries=None) -> np.ndarray:
