@@ -333,3 +333,22 @@ def test_repeated_values_are_those_a_whole_sort_finds(arrays, pieces):
     keys = [np.array(a, np.uint32) for a in arrays]
     every = np.sort(np.concatenate(keys))
     assert _repeated(iter(keys), pieces).tolist() == every[1:][every[1:] == every[:-1]].tolist()
+
+
+@pytest.mark.parametrize("n", [0, 2, 4095, 4096, 20000, 105000])
+@pytest.mark.parametrize("near", [False, True])
+@pytest.mark.parametrize("repeats", [0, 1, 7])
+def test_values_found_twice_are_those_a_sort_finds(n, near, repeats):
+    """_twice (the grouped file's duplicate check: past SLOTTED_AT values, a table of their top bits rules most
+    out before the sort): the sort's answer, each value as often as it comes again; `near`: values that share
+    their top bits but not all (the table's slots crowded)."""
+    from rankgate.core.formats.trec_fast import _twice
+
+    rng = np.random.default_rng(n + repeats)
+    top = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    if near:
+        top &= np.uint32(0xFFF0000F)
+    if n:
+        top[rng.integers(0, n, repeats)] = top[rng.integers(0, n, repeats)]
+    srt = np.sort(top)
+    assert _twice(top).tolist() == srt[1:][srt[1:] == srt[:-1]].tolist()

@@ -1919,12 +1919,9 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     """Rows whose (query, document) came earlier in the file (rows grouped by query, `key` their
     hash, `rows[i]` row i's line - 1)."""
     top = (key >> np.uint64(32)).astype(np.uint32)  # half the bytes to sort: the usual case has no candidate
-    srt = np.sort(top)
-    same = srt[1:] == srt[:-1]
-    if not same.any():
+    twice = _twice(top)
+    if not len(twice):
         return np.zeros(0, np.int64)
-    twice = srt[1:][same]  # sorted (np.isin and np.unique would import numpy.ma: 50 ms)
-    del srt, same
     maybe = _among(top, twice)
     del top
     # the candidates (few) by query, document and line: a repeat sits right after its first, even when a
@@ -1932,6 +1929,29 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     seen = sorted(zip(gid[maybe].tolist(), _take(docs, maybe), rows[maybe].tolist(), maybe.tolist()))
     again = [b[3] for a, b in zip(seen, seen[1:]) if a[0] == b[0] and a[1] == b[1]]
     return np.sort(np.array(again, np.int64))
+
+
+def _twice(top: np.ndarray) -> np.ndarray:
+    """The values of `top` (32 bits) found more than once, sorted, each as often as it comes again (np.isin
+    and np.unique would import numpy.ma: 50 ms). Of SLOTTED_AT values or more, only those that share a slot
+    of a table of their top bits with another are sorted (a block's 100k rows: about one in ten; the table
+    is written, never cleared)."""
+    n = len(top)
+    if n >= SLOTTED_AT:
+        slot = top >> np.uint32(32 - min(n.bit_length() + 4, 20))
+        last = np.empty(1 << min(n.bit_length() + 4, 20), np.int32)
+        row = np.arange(n, dtype=np.int32)
+        last[slot] = row  # one row of each slot (whichever is written last)
+        alone = last[slot] == row  # False: another row has this slot
+        if alone.all():
+            return np.zeros(0, np.uint32)
+        last[slot[~alone]] = -1  # the slots of two rows or more
+        top = top[last[slot] == -1]
+    srt = np.sort(top)
+    return srt[1:][srt[1:] == srt[:-1]]
+
+
+SLOTTED_AT = 4096  # values (_twice) from which a table rules most out before the sort
 
 
 def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
