@@ -335,7 +335,7 @@ def test_repeated_values_are_those_a_whole_sort_finds(arrays, pieces):
     assert _repeated(iter(keys), pieces).tolist() == every[1:][every[1:] == every[:-1]].tolist()
 
 
-@pytest.mark.parametrize("n", [0, 2, 4095, 4096, 20000, 105000])
+@pytest.mark.parametrize("n", [0, 2, 4095, 4096, 20000, 105000, 262144, 262145])
 @pytest.mark.parametrize("near", [False, True])
 @pytest.mark.parametrize("repeats", [0, 1, 7])
 def test_values_found_twice_are_those_a_sort_finds(n, near, repeats):

@@ -1933,11 +1933,11 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
 
 def _twice(top: np.ndarray) -> np.ndarray:
     """The values of `top` (32 bits) found more than once, sorted, each as often as it comes again (np.isin
-    and np.unique would import numpy.ma: 50 ms). Of SLOTTED_AT values or more, only those that share a slot
-    of a table of their top bits with another are sorted (a block's 100k rows: about one in ten; the table
-    is written, never cleared)."""
+    and np.unique would import numpy.ma: 50 ms). Of SLOTTED_AT values or more (a block's 100k rows), only
+    those that share a slot of a table of their top bits with another are sorted (about one in ten; the
+    table is written, never cleared)."""
     n = len(top)
-    if n >= SLOTTED_AT:
+    if SLOTTED_AT <= n <= SLOTTED_AT << 6:  # (more values than that crowd the table's slots)
         slot = top >> np.uint32(32 - min(n.bit_length() + 4, 20))
         last = np.empty(1 << min(n.bit_length() + 4, 20), np.int32)
         row = np.arange(n, dtype=np.int32)
@@ -1951,7 +1951,7 @@ def _twice(top: np.ndarray) -> np.ndarray:
     return srt[1:][srt[1:] == srt[:-1]]
 
 
-SLOTTED_AT = 4096  # values (_twice) from which a table rules most out before the sort
+SLOTTED_AT = 4096  # values (_twice) from which a table rules most out before the sort (up to 64 times as many)
 
 
 def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
