@@ -495,15 +495,24 @@ def _empty_or_comment(strings) -> bool:
 def _empty_field(block) -> bool:
     """Two spaces in a row, or a space before a line break, somewhere in the block: 16-bit words at
     even and odd offsets compared at once (a byte search for two spaces is 10x slower: spaces are
-    everywhere)."""
+    everywhere). A stretch of EMPTY_STEP words at a time, into the same two small arrays: they stay in the
+    caches (a 4 MB block's whole-block temporaries took 3x as long)."""
     n = len(block)
+    seen, other = np.empty(EMPTY_STEP, bool), np.empty(EMPTY_STEP, bool)
     for at in (0, 1):
         words = np.ndarray(((n - at) // 2,), "<u2", block, at)
-        seen = words == 0x2020
-        seen |= words == 0x0A20  # (in place: one temporary, not three)
-        if seen.any():
-            return True
+        for i in range(0, len(words), EMPTY_STEP):
+            w = words[i:i + EMPTY_STEP]
+            s, o = seen[:len(w)], other[:len(w)]
+            np.equal(w, 0x2020, out=s)
+            np.equal(w, 0x0A20, out=o)
+            s |= o
+            if s.any():
+                return True
     return False
+
+
+EMPTY_STEP = 1 << 16  # 16-bit words of a block looked at a time (_empty_field)
 
 
 def _csv_options():
