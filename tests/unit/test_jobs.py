@@ -64,6 +64,47 @@ def test_every_field_of_the_run_read_is_the_same_for_any_jobs(tmp_path, monkeypa
     assert 2 in at_once and 3 in at_once and 1 not in at_once  # the blocks were read at once
 
 
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_query_names_looked_up_by_arrow_or_by_dict_give_the_same_run(tmp_path, monkeypatch, shuffled, jobs):
+    """_Names: a block's query names looked up among the run's and the qrels' by pyarrow's hash lookup
+    (ARROW_LOOKUP 0: every block) or by a Python dict (10**9: every block) give the same codes, in the same
+    order of first naming; a query whose lines are in two places is one query."""
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    q, r, _ = dense_inputs(tmp_path, 37, shuffled, duplicate=True)
+    lines = r.read_text().splitlines(keepends=True)
+    r.write_text("".join(lines[:300] + lines[300:310] * 2 + lines[310:]))  # q5 again after q6 (grouped)
+    qrels = read_qrels(str(q))
+    got = {}
+    for way in (0, 10**9):
+        monkeypatch.setattr(fast, "ARROW_LOOKUP", way)
+        got[way] = fast.read_lean_run(str(r), "run", qrels, jobs=jobs, by_pair=True)
+    arrow, python = got[0], got[10**9]
+    assert arrow.qnames == python.qnames and len(arrow.qnames) == 40 and arrow.n_duplicates == python.n_duplicates
+    for field in ("num_ret", "jq", "jentry", "jrank"):
+        assert np.array_equal(getattr(arrow, field), getattr(python, field)), field
+    assert len(arrow.jq) > 300
+
+
+@pytest.mark.parametrize("way", [0, 10**9])
+def test_names_are_found_by_arrow_as_by_dict(monkeypatch, way):
+    from rankgate.core.formats import trec_fast as fast
+    from rankgate.core.formats.trec_fast import _Names, _strings
+
+    monkeypatch.setattr(fast, "ARROW_LOOKUP", way)
+    fixed = _Names(["a", "b", "é"], np.array([7, 8, 9]))
+    index = {"a": 7, "b": 8, "é": 9}
+    assert fixed.codes(_strings(["é", "x", "a", "b", "a"]), index).tolist() == [9, -1, 7, 8, 7]
+    names, index = ["q1"], {"q1": 0}
+    grown = _Names(names)
+    assert grown.codes(_strings(["q1", "q2"]), index).tolist() == [0, -1]
+    names.append("q2"), index.setdefault("q2", 1)
+    assert grown.codes(_strings(["q2", "q3", "q1"]), index).tolist() == [1, -1, 0]
+    assert grown.codes(_strings([]), index).tolist() == [] and len(grown.arrow or names) == 2
+
+
 def without_when_and_how(data):
     """A receipt less when it was written, its command line (with --jobs) and the digests over those."""
     from rankgate.core.receipt import NOT_RECOMPUTED

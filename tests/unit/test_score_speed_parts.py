@@ -319,3 +319,36 @@ def test_grades_by_document_are_the_sorted_searchs(seed):
     got, want = engine._grades(qrels, qqp, qp, rows, run), engine._grades_sorted(qrels, qqp, qp, rows, run)
     assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
     assert got[1].dtype == want[1].dtype
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays=st.lists(st.lists(st.sampled_from([0, 1, 5, 2**29 - 1, 2**29, 2**31 + 7, 2**32 - 1])
+                                | st.integers(0, 2**32 - 1), max_size=30), min_size=1, max_size=6),
+       pieces=st.sampled_from([2, 4, 8]))
+def test_repeated_values_are_those_a_whole_sort_finds(arrays, pieces):
+    """_repeated (the scattered file's duplicate check: each array put in order of its values' ranges, then a
+    range at a time sorted): every value found more than once, as often as a sort of all finds it, sorted."""
+    from rankgate.core.formats.trec_fast import _repeated
+
+    keys = [np.array(a, np.uint32) for a in arrays]
+    every = np.sort(np.concatenate(keys))
+    assert _repeated(iter(keys), pieces).tolist() == every[1:][every[1:] == every[:-1]].tolist()
+
+
+@pytest.mark.parametrize("n", [0, 2, 4095, 4096, 20000, 105000, 262144, 262145])
+@pytest.mark.parametrize("near", [False, True])
+@pytest.mark.parametrize("repeats", [0, 1, 7])
+def test_values_found_twice_are_those_a_sort_finds(n, near, repeats):
+    """_twice (the grouped file's duplicate check: past SLOTTED_AT values, a table of their top bits rules most
+    out before the sort): the sort's answer, each value as often as it comes again; `near`: values that share
+    their top bits but not all (the table's slots crowded)."""
+    from rankgate.core.formats.trec_fast import _twice
+
+    rng = np.random.default_rng(n + repeats)
+    top = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    if near:
+        top &= np.uint32(0xFFF0000F)
+    if n:
+        top[rng.integers(0, n, repeats)] = top[rng.integers(0, n, repeats)]
+    srt = np.sort(top)
+    assert _twice(top).tolist() == srt[1:][srt[1:] == srt[:-1]].tolist()

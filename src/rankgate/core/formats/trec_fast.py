@@ -71,6 +71,7 @@ class _Reader:
         self.path, self.progress, self.jobs = path, progress, max(1, jobs)
         self.qindex: dict[str, int] = {}
         self.qnames: list[str] = []
+        self.known = _Names(self.qnames)  # for blocks that name many queries (_interned)
         self.columns_here = False  # see blocks()
         self.spans: list[tuple[int, int]] = []  # each block's (offset, bytes) in the file, in file order
         self.identity = None  # the file as it was opened (_identity)
@@ -356,17 +357,19 @@ class _Reader:
         if not np.isfinite(score).all():
             raise NotPlain
         d = tbl["d"]
-        return qdict.to_pylist(), index, heads, len(q), score, hash_strings(d), d
+        return qdict, index, heads, len(q), score, hash_strings(d), d
 
     def _interned(self, names, index, heads, n, score, judged, key, d):
-        """(qcode, score, judged, key, docs) of a block: its queries interned, in file order."""
-        local = np.fromiter(map(self.qindex.get, names, repeat(-1)), np.int64, len(names))  # known: C speed
-        for i in np.flatnonzero(local < 0).tolist():  # the queries new in this block
-            if names[i] in self.qindex:  # a query named twice among the heads (its lines not together)
-                local[i] = self.qindex[names[i]]
-                continue
-            local[i] = self.qindex[names[i]] = len(self.qnames)
-            self.qnames.append(names[i])
+        """(qcode, score, judged, key, docs) of a block: its queries interned, in file order. `names`: the
+        block's query names (Arrow strings); only those new to the run become Python strings."""
+        local = self.known.codes(names, self.qindex)
+        new = np.flatnonzero(local < 0)
+        for i, name in zip(new.tolist(), names.take(_ints(new)).to_pylist() if len(new) else ()):
+            code = self.qindex.get(name)  # (a query named twice among the heads: its lines not together)
+            if code is None:
+                code = self.qindex[name] = len(self.qnames)
+                self.qnames.append(name)
+            local[i] = code
         qcode = local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n]))
         key ^= qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         return qcode, score, judged, key, d
@@ -409,6 +412,41 @@ class _Keyed:
 
     def __init__(self, columns: tuple):
         self.columns = columns
+
+
+class _Names:
+    """Which of a block's query names (Arrow strings) are among known names, and their codes (-1: not known):
+    by a Python dict when the block names few queries, else by pyarrow's hash lookup (`index_in`), which makes
+    no Python string of a name (a block of a scattered file names thousands of queries: a Python lookup a
+    name cost more than making the lookup's table). `known`: the names in code order, a list that may grow
+    (its Arrow copy grows with it when asked for); `fixed`: their codes, else their places."""
+
+    def __init__(self, known: list[str], fixed: np.ndarray | None = None):
+        self.known, self.fixed, self.arrow = known, fixed, None
+
+    def codes(self, names, index: dict) -> np.ndarray:
+        """The code of each of `names` in `index` (name -> code, of the known names), -1 where it has none."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        size = len(index)
+        if len(names) * ARROW_LOOKUP < size or not size:
+            return np.fromiter(map(index.get, names.to_pylist(), repeat(-1)), np.int64, len(names))
+        arrow = self.arrow  # (threads may ask at once: each its own copy, all the same)
+        if arrow is None or len(arrow) < size:
+            grown = _strings(self.known[0 if arrow is None else len(arrow):size])
+            self.arrow = arrow = grown if arrow is None else pa.concat_arrays([arrow, grown])
+        at = pc.index_in(names, value_set=arrow)
+        out = _np(at).astype(np.int64)
+        if at.null_count:  # (not fill_null: its Python -1 imports pandas when installed)
+            out[~_bools(at.is_valid())] = -1
+        if self.fixed is not None:
+            found = out >= 0
+            out[found] = self.fixed[out[found]]
+        return out
+
+
+ARROW_LOOKUP = 4  # known names per name of a block, at most, for pyarrow's lookup (_Names); with more, a dict's
 
 
 class _Early:
@@ -457,15 +495,24 @@ def _empty_or_comment(strings) -> bool:
 def _empty_field(block) -> bool:
     """Two spaces in a row, or a space before a line break, somewhere in the block: 16-bit words at
     even and odd offsets compared at once (a byte search for two spaces is 10x slower: spaces are
-    everywhere)."""
+    everywhere). A stretch of EMPTY_STEP words at a time, into the same two small arrays, which stay in the
+    caches (whole-block temporaries were fresh memory for every block: dense-2m's check took 1.3x as long)."""
     n = len(block)
+    seen, other = np.empty(EMPTY_STEP, bool), np.empty(EMPTY_STEP, bool)
     for at in (0, 1):
         words = np.ndarray(((n - at) // 2,), "<u2", block, at)
-        seen = words == 0x2020
-        seen |= words == 0x0A20  # (in place: one temporary, not three)
-        if seen.any():
-            return True
+        for i in range(0, len(words), EMPTY_STEP):
+            w = words[i:i + EMPTY_STEP]
+            s, o = seen[:len(w)], other[:len(w)]
+            np.equal(w, 0x2020, out=s)
+            np.equal(w, 0x0A20, out=o)
+            s |= o
+            if s.any():
+                return True
     return False
+
+
+EMPTY_STEP = 1 << 16  # 16-bit words of a block looked at a time (_empty_field)
 
 
 def _csv_options():
@@ -574,6 +621,7 @@ class _JudgedLookup:
             qnames = pairs.catalog.queries.names
             counts = np.bincount(pairs.q, minlength=len(qnames)) if len(pairs.q) else np.zeros(len(qnames), np.int64)
             self.qcode = {qnames[c]: c for c in np.flatnonzero(counts).tolist()}  # the queries judged: name -> code
+            self.qcode_of = _Names(list(self.qcode), np.fromiter(self.qcode.values(), np.int64, len(self.qcode)))
             self.entry_q = pairs.q  # (32 bits each: 1M pairs cost 12 MB)
             if hashes is not None:  # `names` holds each entry's own document: no codes
                 self.doc_at = None
@@ -629,7 +677,7 @@ class _JudgedLookup:
         names, from a block's (query names, each row's index among them or None, the stretches' first
         rows, lines) (_Reader._keyed)."""
         names, index, heads, n = queries
-        local = np.fromiter(map(self.qcode.get, names, repeat(-1)), np.int64, len(names))
+        local = self.qcode_of.codes(names, self.qcode)
         return local[index] if index is not None else np.repeat(local, np.diff(np.r_[heads, n])), local
 
     def codes(self, docs, h: np.ndarray, queries=None) -> np.ndarray:
@@ -1679,12 +1727,10 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    tops = [_top(p.key) for p in parts]
-    twice = _repeated(tops)
+    twice = _repeated(_top(p.key) for p in parts)  # (each part's made again below: not all held at once)
     if not len(twice):
         return
-    cand = np.concatenate([_among(t, twice) + starts[i] for i, t in enumerate(tops)])
-    del tops
+    cand = np.concatenate([_among(_top(p.key), twice) + starts[i] for i, p in enumerate(parts)])
     cand = cand[_shared(_gather(parts, starts, cand, "key"))]
     if not len(cand):
         return
@@ -1711,17 +1757,23 @@ def _shared(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def _repeated(keys: list[np.ndarray], pieces: int = 8) -> np.ndarray:
-    """The values (32 bits) found more than once among the arrays `keys`, sorted: one range of values
-    at a time (an eighth of the rows each: a few MB to sort, not a copy of all), two ranges at once
-    (numpy lets go of the GIL: the counting beside it is soon done, and both cores sort)."""
+def _repeated(keys, pieces: int = 8) -> np.ndarray:
+    """The values (32 bits) found more than once among the arrays `keys` (any iterable), sorted: one range
+    of values at a time (an eighth of the rows each: a few MB to sort), two ranges at once (numpy lets go
+    of the GIL: the counting beside it is soon done, and both cores sort). Each array's values are first
+    put in order of their range, as it comes (a counting sort of their top bits, in the caches: one pass,
+    not one a range)."""
     from concurrent.futures import ThreadPoolExecutor
 
     shift = np.uint32(32 - (pieces - 1).bit_length())
-    high = [(k >> shift).astype(np.uint8) for k in keys]
+    ranges = []
+    for k in keys:
+        high = (k >> shift).astype(np.uint8)
+        ends = np.cumsum(np.bincount(high, minlength=pieces))
+        ranges.append(np.split(k[np.argsort(high, kind="stable")], ends[:-1]))
 
     def repeated_in(i: int) -> np.ndarray:
-        piece = np.concatenate([k[h == i] for k, h in zip(keys, high)])
+        piece = np.concatenate([r[i] for r in ranges])
         piece.sort()
         return piece[1:][piece[1:] == piece[:-1]]
 
@@ -1876,12 +1928,9 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     """Rows whose (query, document) came earlier in the file (rows grouped by query, `key` their
     hash, `rows[i]` row i's line - 1)."""
     top = (key >> np.uint64(32)).astype(np.uint32)  # half the bytes to sort: the usual case has no candidate
-    srt = np.sort(top)
-    same = srt[1:] == srt[:-1]
-    if not same.any():
+    twice = _twice(top)
+    if not len(twice):
         return np.zeros(0, np.int64)
-    twice = srt[1:][same]  # sorted (np.isin and np.unique would import numpy.ma: 50 ms)
-    del srt, same
     maybe = _among(top, twice)
     del top
     # the candidates (few) by query, document and line: a repeat sits right after its first, even when a
@@ -1889,6 +1938,30 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     seen = sorted(zip(gid[maybe].tolist(), _take(docs, maybe), rows[maybe].tolist(), maybe.tolist()))
     again = [b[3] for a, b in zip(seen, seen[1:]) if a[0] == b[0] and a[1] == b[1]]
     return np.sort(np.array(again, np.int64))
+
+
+def _twice(top: np.ndarray) -> np.ndarray:
+    """The values of `top` (32 bits) found more than once, sorted, each as often as it comes again (np.isin
+    and np.unique would import numpy.ma: 50 ms). Of SLOTTED_AT values or more (a block's 100k rows), only
+    those that share a slot of a table of their top bits with another are sorted (about one in ten; the
+    table is written, never cleared)."""
+    n = len(top)
+    if SLOTTED_AT <= n <= SLOTTED_AT << 6:  # (more values than that crowd the table's slots)
+        bits = min(n.bit_length() + 4, 20)  # a slot for each 16 values, or fewer (a 4 MB table at most)
+        slot = top >> np.uint32(32 - bits)
+        last = np.empty(1 << bits, np.int32)
+        row = np.arange(n, dtype=np.int32)
+        last[slot] = row  # one row of each slot (whichever is written last)
+        alone = last[slot] == row  # False: another row has this slot
+        if alone.all():
+            return np.zeros(0, np.uint32)
+        last[slot[~alone]] = -1  # the slots of two rows or more
+        top = top[last[slot] == -1]
+    srt = np.sort(top)
+    return srt[1:][srt[1:] == srt[:-1]]
+
+
+SLOTTED_AT = 4096  # values (_twice) from which a table rules most out before the sort (up to 64 times as many)
 
 
 def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
