@@ -225,7 +225,12 @@ def test_merge_match_finds_each_rows_entries(crowded):
     h = h[rng.permutation(len(h))]
     entry = np.arange(1000, 1000 + len(keys))
     got = []
-    _merge_match(keys, entry, h, lambda r, j: got.extend(zip(r.tolist(), j.tolist())))
+    def by_name(r, j):  # (a hash's name: its value; reached only by more than SHARED entries of one hash)
+        at = dict(zip(keys[j - 1000].tolist(), j.tolist()))
+        e = np.array([at.get(x, -1) for x in h[r].tolist()], np.int64)
+        return r[e >= 0], e[e >= 0]
+
+    _merge_match(keys, entry, h, lambda r, j: got.extend(zip(r.tolist(), j.tolist())), by_name)
     want = [(r, int(entry[j])) for r in range(len(h)) for j in np.flatnonzero(keys == h[r]).tolist()]
     assert sorted(got) == sorted(want) and len(set(got)) == len(got) and len(want) >= 400
 

@@ -19,6 +19,8 @@ What it does differently from the general reader, with the same results:
 - only query IDs are interned, once per stretch of a query's lines; a document is
   looked up among the judged ones;
 - duplicates are found by a 64-bit hash of (query, document) (hash_strings), confirmed exactly;
+  the hash is unkeyed, so IDs crafted to share one are matched by name past a few alike (_each_match,
+  _HashTable.find), never tried one against each;
 - grouped rows are sorted only when not already in trec_eval order; scattered rows are
   not sorted at all: a judged row's rank is counted (the rows of its query with a
   higher score, `_settle_unsorted`); score ties are settled by document ID bytes,
@@ -699,17 +701,29 @@ class _JudgedLookup:
                 same &= rq[r] == self.entry_q[j]
             out[r[same]] = self.codes_[j[same]]
 
+        def by_name(r: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """Of rows r and entries j, the (rows, entries) whose documents (and queries) are alike, by name
+            (for a run of entries that share one hash: crafted IDs; trying each in turn costs rows x entries)."""
+            at = j if self.doc_at is None else self.doc_at[j]
+            keys = self.names.take(_ints(at)).to_pylist()
+            mine = _one(docs.take(_ints(r))).to_pylist()
+            if rq is not None:
+                keys, mine = zip(keys, self.entry_q[j].tolist()), zip(mine, rq[r].tolist())
+            entry = dict(zip(keys, j.tolist()))  # (one entry a name: entries alike by name give one code)
+            got = np.fromiter(map(entry.get, mine, repeat(-1)), np.int64, len(r))
+            return r[got >= 0], got[got >= 0]
+
         if self.qcode is not None:
             rq, named = self._row_queries(queries)
             h = h ^ self.qmix[rq]
             local = self._local(named, len(h))
             if local is not None and local[0] is None:  # as many entries as rows, about: one sort of both
-                _merge_match(local[1], local[2], h, confirm)
+                _merge_match(local[1], local[2], h, confirm, by_name)
                 return out
             if local is not None:  # a block of few queries (a grouped file): their entries alone
                 bits, present, keys, entry = local
                 rows = np.flatnonzero(present[(h >> np.uint64(64 - bits)).astype(np.int64)])
-                _each_match(keys, entry, rows, h[rows], confirm)
+                _each_match(keys, entry, rows, h[rows], confirm, by_name)
                 return out
         if not self.built:
             self._build()
@@ -721,7 +735,7 @@ class _JudgedLookup:
             j = self.table.find(hr)
             confirm(rows[j >= 0], j[j >= 0])
             return out
-        _each_match(self.sorted, self.order, rows, hr, confirm)
+        _each_match(self.sorted, self.order, rows, hr, confirm, by_name)
         return out
 
     def _local(self, named: np.ndarray, n: int):
@@ -750,7 +764,7 @@ class _JudgedLookup:
         return bits, present, keys[o], at[o] if self.by_query is None else self.by_query[at[o]]
 
 
-def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm) -> None:
+def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm, by_name) -> None:
     """confirm(rows, entries) for every row whose hash (`h`) is an entry's (`keys`, `entry` the entries):
     both sorted at once by their hashes' top bits, each one's position packed in the low bits (entries
     before rows), so a row lands right behind the entry that shares its top bits. A row whose top bits
@@ -771,7 +785,7 @@ def _merge_match(keys: np.ndarray, entry: np.ndarray, h: np.ndarray, confirm) ->
         e = pos[crowd & ~row]
         o = np.argsort(keys[e], kind="stable")
         r = pos[crowd & row] - m
-        _each_match(keys[e[o]], entry[e[o]], r, h[r], confirm)
+        _each_match(keys[e[o]], entry[e[o]], r, h[r], confirm, by_name)
         row &= ~crowd
     at = np.flatnonzero(row & (first < m))
     r, j = pos[at] - m, first[at]
@@ -822,9 +836,10 @@ LOCAL_ROWS = 8  # rows of a block per entry of its queries, at least, for the en
 MERGE_ENTRIES = 4  # entries of a block's queries per row, at most, for them to be matched by one sort (_merge_match)
 
 
-def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.ndarray, confirm) -> None:
+def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.ndarray, confirm, by_name) -> None:
     """confirm(rows, entries) for every entry whose hash (`keys`, sorted; `entry` the entries in that
-    order) is a row's hash `hr`, entries that share a hash each in turn."""
+    order) is a row's hash `hr`, entries that share a hash each in turn; a row whose hash more than
+    SHARED entries share is matched by name (`by_name`), so crafted IDs of one hash cost no more than others."""
     lo = np.searchsorted(keys, hr, "left")
     if len(keys) < 2 or (keys[1:] != keys[:-1]).all():  # no two alike (the usual case): one search
         lo = np.minimum(lo, len(keys) - 1)
@@ -834,11 +849,20 @@ def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.nd
     hi = np.searchsorted(keys, hr, "right")
     found = hi > lo
     rows, lo, hi = rows[found], lo[found], hi[found]
+    crowd = hi - lo > SHARED
+    if crowd.any():
+        first, at = np.unique(lo[crowd], return_index=True)
+        last = hi[crowd][at]
+        e = np.repeat(first - np.r_[0, np.cumsum(last - first)[:-1]], last - first) + np.arange(int((last - first).sum()))
+        confirm(*by_name(rows[crowd], entry[e]))
+        rows, lo, hi = rows[~crowd], lo[~crowd], hi[~crowd]
     for extra in range(int((hi - lo).max(initial=0))):
         at = lo + extra
         ok = at < hi
         confirm(rows[ok], entry[at[ok]])
 
+
+SHARED = 8  # entries of one hash, at most, tried in turn for a row (_each_match); more are matched by name
 
 class _HashTable:
     """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing
@@ -852,6 +876,7 @@ class _HashTable:
         self.shift = np.uint64(64 - bits)
         srt = np.sort(h)
         self.repeated = bool((srt[1:] == srt[:-1]).any())  # two keys alike: no table (a sorted search)
+        self.by_key = None  # (_search)
         del srt
         if self.repeated:
             return
@@ -874,7 +899,8 @@ class _HashTable:
 
     def find(self, hr: np.ndarray) -> np.ndarray:
         """The position of each hash (-1: not there). The first probe of every hash on whole arrays (most end
-        there: a table at most half full), then those that go on, slot by slot."""
+        there: a table at most half full), then those that go on, slot by slot; those still unsettled after
+        PROBES slots (a long stretch of full slots: crafted hashes) by a sorted search."""
         slot = (hr >> self.shift).astype(np.int64)
         a = self.at[slot]
         hit = self.keys[slot] == hr
@@ -882,14 +908,31 @@ class _HashTable:
         out = np.where(hit, a, np.int64(-1)).astype(np.int64, copy=False)
         active = np.flatnonzero((a >= 0) & ~hit)
         slot[active] += 1
-        while len(active):
+        for _ in range(PROBES):
+            if not len(active):
+                break
             s = slot[active]
             a = self.at[s]
             hit = (a >= 0) & (self.keys[s] == hr[active])
             out[active[hit]] = a[hit]
             active = active[(a >= 0) & ~hit]
             slot[active] += 1
+        if len(active):
+            out[active] = self._search(hr[active])
         return out
+
+    def _search(self, hr: np.ndarray) -> np.ndarray:
+        """find's positions by a binary search of the keys, sorted when first needed."""
+        if self.by_key is None:
+            held = np.flatnonzero(self.at >= 0)
+            o = np.argsort(self.keys[held])
+            self.by_key = self.keys[held[o]], self.at[held[o]]  # (one attribute: threads share the table)
+        keys, at = self.by_key
+        i = np.minimum(np.searchsorted(keys, hr), len(keys) - 1)
+        return np.where(keys[i] == hr, at[i], -1)
+
+
+PROBES = 64  # slots a hash is looked for in (_HashTable.find): a random table's longest search is far shorter
 
 
 def _ints(a: np.ndarray):
