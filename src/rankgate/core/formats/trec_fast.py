@@ -1719,9 +1719,6 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
     the top 32 bits of the rows' hashes sorted once; of the rows that share them, those whose whole
     hash is shared too (true duplicates, and about one pair in 4 billion by chance) are sorted by
     query, document and line, and compared exactly (only they need their document IDs)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     tops = [_top(p.key) for p in parts]
     twice = _repeated(tops)
     if not len(twice):
@@ -1732,11 +1729,8 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
     if not len(cand):
         return
     q = _gather(parts, starts, cand, "q").astype(np.int64)
-    docs = _docs_of(parts, starts, cand)
-    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(q), docs, _ints(cand)], names=["q", "d", "at"]),
-                            sort_keys=[("q", "ascending"), ("d", "ascending"), ("at", "ascending")]))
-    q, cand, docs = q[o], cand[o], docs.take(_ints(o))
-    later = np.flatnonzero((q[1:] == q[:-1]) & _bools(pc.equal(docs[1:], docs[:-1]))) + 1  # of two equal neighbours
+    o, docs, later = _repeats(q, _docs_of(parts, starts, cand), cand)
+    q, cand = q[o], cand[o]
     if not len(later):
         return
     first = later[np.argsort(cand[later], kind="stable")[:MAX_LISTED]]  # in file order
@@ -1846,10 +1840,6 @@ class _Rows:
         return self.row0 + i
 
 
-def _take(docs: _Docs, rows: np.ndarray) -> list[str]:
-    return docs.take(rows).to_pylist()
-
-
 HASH_STEP = 1 << 16  # strings hashed at a time (hash_strings)
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
 
@@ -1927,11 +1917,24 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
     del srt, same
     maybe = _among(top, twice)
     del top
-    # the candidates (few) by query, document and line: a repeat sits right after its first, even when a
-    # document whose hash collides with it comes in between in the file
-    seen = sorted(zip(gid[maybe].tolist(), _take(docs, maybe), rows[maybe].tolist(), maybe.tolist()))
-    again = [b[3] for a, b in zip(seen, seen[1:]) if a[0] == b[0] and a[1] == b[1]]
-    return np.sort(np.array(again, np.int64))
+    # the candidates by query, document and line: a repeat sits right after its first, even when a
+    # document whose hash collides with it comes in between in the file (crafted IDs: every row of a query)
+    o, _, later = _repeats(gid[maybe], docs.take(maybe), np.asarray(rows[maybe], np.int64))
+    return np.sort(maybe[o[later]])
+
+
+def _repeats(q: np.ndarray, docs, line: np.ndarray) -> tuple:
+    """Rows sorted by query code, document ID (Arrow strings) and line, by Arrow (no Python object a row):
+    (that order, the documents in it, the positions in it of the rows whose query and document the row
+    before has: the later of two equal rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    docs = _one(docs)
+    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(q), docs, _ints(line)], names=["q", "d", "at"]),
+                            sort_keys=[("q", "ascending"), ("d", "ascending"), ("at", "ascending")]))
+    q, docs = q[o], docs.take(_ints(o))
+    return o, docs, np.flatnonzero((q[1:] == q[:-1]) & _bools(pc.equal(docs[1:], docs[:-1]))) + 1
 
 
 def _among(top: np.ndarray, twice: np.ndarray) -> np.ndarray:
