@@ -160,3 +160,34 @@ def test_the_duplicate_check_of_crafted_ids_makes_no_python_object_a_row():
     tracemalloc.stop()
     assert len(want) > 1000 and got.tolist() == sorted(want)
     assert peak < 12 << 20, peak  # a tuple, a string and three ints a row: 30 MB
+
+
+def test_a_crowd_of_judged_documents_of_one_hash_is_named_once_not_for_every_block():
+    """The lookup by document (the gate's review queue, trec_eval) matches a row among a crowd of judged
+    documents of one hash by name: the crowd's names are taken once for all blocks, not once a block (a
+    block of few rows cost the whole crowd: 300k crafted judged IDs, two 12 MB runs read 1.44 -> 0.96 s);
+    the rows found are the same."""
+    import pyarrow as pa
+
+    from rankgate.core.formats.trec_fast import _JudgedLookup, hash_strings
+
+    ids = crafted_ids(1500)
+    judged = ids[:1200]
+
+    class Counted:
+        def __init__(self, names):
+            self.names, self.taken = names, 0
+
+        def take(self, at):
+            self.taken += len(at)
+            return self.names.take(at)
+
+    lookup = _JudgedLookup(pa.array(judged), np.arange(len(judged)))
+    lookup.names = names = Counted(lookup.names)
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        rows = [ids[i] for i in rng.integers(0, len(ids), 40).tolist()] + ["plain"]
+        docs = pa.array(rows)
+        want = [judged.index(d) if d in judged else -1 for d in rows]
+        assert lookup.codes(docs, hash_strings(docs)).tolist() == want
+    assert names.taken <= len(judged) + 20 * 41 * 2  # once a block: 24,000
