@@ -652,6 +652,7 @@ class _JudgedLookup:
         import threading
 
         self.h, self.built, self.lock = h, False, threading.Lock()
+        self.name_of, self.named = {}, None  # the crowded entries by name (and query), and which are in it (by_name)
         if pairs is None:
             self._build()
 
@@ -703,14 +704,21 @@ class _JudgedLookup:
 
         def by_name(r: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             """Of rows r and entries j, the (rows, entries) whose documents (and queries) are alike, by name
-            (for a run of entries that share one hash: crafted IDs; trying each in turn costs rows x entries)."""
-            at = j if self.doc_at is None else self.doc_at[j]
-            keys = self.names.take(_ints(at)).to_pylist()
+            (for a run of entries that share one hash: crafted IDs; trying each in turn costs rows x entries).
+            The entries' names are kept for every block (taken anew, a crowd of 300k cost 0.25 s a block)."""
             mine = _one(docs.take(_ints(r))).to_pylist()
             if rq is not None:
-                keys, mine = zip(keys, self.entry_q[j].tolist()), zip(mine, rq[r].tolist())
-            entry = dict(zip(keys, j.tolist()))  # (one entry a name: entries alike by name give one code)
-            got = np.fromiter(map(entry.get, mine, repeat(-1)), np.int64, len(r))
+                mine = zip(mine, rq[r].tolist())
+            with self.lock:
+                if self.named is None:
+                    self.named = np.zeros(len(self.codes_), bool)
+                new = j[~self.named[j]]
+                keys = self.names.take(_ints(new if self.doc_at is None else self.doc_at[new])).to_pylist()
+                if rq is not None:
+                    keys = zip(keys, self.entry_q[new].tolist())
+                self.name_of.update(zip(keys, new.tolist()))  # (entries alike by name give one code)
+                self.named[new] = True
+                got = np.fromiter(map(self.name_of.get, mine, repeat(-1)), np.int64, len(r))
             return r[got >= 0], got[got >= 0]
 
         if self.qcode is not None:
@@ -1767,9 +1775,6 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
     the top 32 bits of the rows' hashes sorted once; of the rows that share them, those whose whole
     hash is shared too (true duplicates, and about one pair in 4 billion by chance) are sorted by
     query, document and line, and compared exactly (only they need their document IDs)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     twice = _repeated(_top(p.key) for p in parts)  # (each part's made again below: not all held at once)
     if not len(twice):
         return
@@ -1778,11 +1783,8 @@ def _unsorted_duplicates(parts: list[_Part], starts: np.ndarray, tally: _Tally, 
     if not len(cand):
         return
     q = _gather(parts, starts, cand, "q").astype(np.int64)
-    docs = _docs_of(parts, starts, cand)
-    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(q), docs, _ints(cand)], names=["q", "d", "at"]),
-                            sort_keys=[("q", "ascending"), ("d", "ascending"), ("at", "ascending")]))
-    q, cand, docs = q[o], cand[o], docs.take(_ints(o))
-    later = np.flatnonzero((q[1:] == q[:-1]) & _bools(pc.equal(docs[1:], docs[:-1]))) + 1  # of two equal neighbours
+    o, docs, later = _repeats(q, _docs_of(parts, starts, cand), cand)
+    q, cand = q[o], cand[o]
     if not len(later):
         return
     first = later[np.argsort(cand[later], kind="stable")[:MAX_LISTED]]  # in file order
@@ -1898,10 +1900,6 @@ class _Rows:
         return self.row0 + i
 
 
-def _take(docs: _Docs, rows: np.ndarray) -> list[str]:
-    return docs.take(rows).to_pylist()
-
-
 HASH_STEP = 1 << 16  # strings hashed at a time (hash_strings)
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
 
@@ -1976,11 +1974,24 @@ def _duplicates(gid: np.ndarray, key: np.ndarray, docs: _Docs, rows) -> np.ndarr
         return np.zeros(0, np.int64)
     maybe = _among(top, twice)
     del top
-    # the candidates (few) by query, document and line: a repeat sits right after its first, even when a
-    # document whose hash collides with it comes in between in the file
-    seen = sorted(zip(gid[maybe].tolist(), _take(docs, maybe), rows[maybe].tolist(), maybe.tolist()))
-    again = [b[3] for a, b in zip(seen, seen[1:]) if a[0] == b[0] and a[1] == b[1]]
-    return np.sort(np.array(again, np.int64))
+    # the candidates by query, document and line: a repeat sits right after its first, even when a
+    # document whose hash collides with it comes in between in the file (crafted IDs: every row of a query)
+    o, _, later = _repeats(gid[maybe], docs.take(maybe), np.asarray(rows[maybe], np.int64))
+    return np.sort(maybe[o[later]])
+
+
+def _repeats(q: np.ndarray, docs, line: np.ndarray) -> tuple:
+    """Rows sorted by query code, document ID (Arrow strings) and line, by Arrow (no Python object a row):
+    (that order, the documents in it, the positions in it of the rows whose query and document the row
+    before has: the later of two equal rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    docs = _one(docs)
+    o = _np(pc.sort_indices(pa.Table.from_arrays([_ints(q), docs, _ints(line)], names=["q", "d", "at"]),
+                            sort_keys=[("q", "ascending"), ("d", "ascending"), ("at", "ascending")]))
+    q, docs = q[o], docs.take(_ints(o))
+    return o, docs, np.flatnonzero((q[1:] == q[:-1]) & _bools(pc.equal(docs[1:], docs[:-1]))) + 1
 
 
 def _twice(top: np.ndarray) -> np.ndarray:
