@@ -116,8 +116,6 @@ def test_copy_onto_a_file_named_runs_writes_nothing(tmp_path, capsys):
 
 
 def test_a_folder_that_cannot_be_written_leaves_nothing(tmp_path, capsys, monkeypatch):
-    import os
-
     src = raw_files(tmp_path)
     # a path through a file: one line, exit 2, nothing made
     write(tmp_path / "afile", "x\n")
@@ -141,16 +139,18 @@ def test_a_folder_that_cannot_be_written_leaves_nothing(tmp_path, capsys, monkey
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Permission denied" in err, err
     assert not (tmp_path / "deep").exists()
     monkeypatch.undo()
-    if os.geteuid() != 0:  # root writes anywhere
-        ro = tmp_path / "ro"
-        ro.mkdir()
-        ro.chmod(0o555)
-        try:
-            code, out, err = cli(capsys, *init_args(src, ro, "--copy"))
+    # a folder without a write bit (a read-only reference set), or a new folder in one: refused even by root
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        for target in (ro, ro / "dl19"):
+            code, out, err = cli(capsys, *init_args(src, target, "--copy"))
             assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+            assert f"{ro}: cannot write the benchmark folder here" in err and "read-only" in err
             assert _tree(ro) == []
-        finally:
-            ro.chmod(0o755)
+    finally:
+        ro.chmod(0o755)
 
 
 def test_init_refuses_a_run_ranking_a_document_twice_and_writes_nothing(tmp_path, capsys):
