@@ -33,8 +33,9 @@ class ExportDialog(EarlyKeys, ModalScreen[str | None]):
                 yield Static(Text(f"a file name (no folder) in the server's export folder {visible(self.folder)}",
                                   style="dim"))
             yield Static(Text("The name's extension chooses the format: the qrels file's own keeps its lines "
-                              "(a diff shows the changes, and the export's header: version, time); .jsonl keeps reasons and reviewers. Enter writes · "
-                              "Escape cancels", style="dim"))
+                              "(a diff shows only the changes; a TREC file gets a version and time header only if "
+                              "it had one); .jsonl keeps reasons and reviewers. Enter writes · Escape cancels",
+                              style="dim"))
 
     def on_mount(self) -> None:
         self.set_focus(self.query_one(Input))
