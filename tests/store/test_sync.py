@@ -579,13 +579,18 @@ def test_a_first_import_whose_record_is_not_written_leaves_a_store_that_imports_
             real(fd, data)
 
         ws = Workspace.open_benchmark(folder, fold_import=False)
+        assert sync.read_summary(ws.path) is None  # no sync record before the import it records is written
         storage._write_all = full
         try:
             ws.fold_import()
+            assert sync.read_summary(ws.path) is None
             ws.close()
         finally:
             storage._write_all = real
         assert ws.path.exists() and ws.fold_problem
+        # nor after: `labels status` would count the 279 labels as removed in the workspace, and the export it
+        # advises would write none of them to the folder's file
+        assert not paths.sidecar(ws.path, paths.SYNC).exists()
     ws = Workspace.open_benchmark(folder)
     assert ws.benchmark_import is not None and len(ws) == 279  # imported again
     ws.close()
