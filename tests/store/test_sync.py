@@ -554,3 +554,43 @@ def test_the_apps_first_import_is_written_after_its_first_frame_and_before_any_e
     assert len(reader) == 279 and reader.judgment(q, d).grade == (g + 1) % 4
     reader.close()
     ws.close()
+
+
+@pytest.mark.parametrize("how", ["killed", "full disk"])
+def test_a_first_import_whose_record_is_not_written_leaves_a_store_that_imports_again(samples, tmp_path, how):
+    """The app's first import, written after its first frame: the store's files come first, then the import's
+    journal record. Killed while that record is written (torn), or refused by a full disk, the store left must
+    say that nothing was imported, so that the next open imports the folder's labels again, not a workspace of
+    the benchmark holding none of them (red16b: its snapshot named the benchmark as imported)."""
+    folder = _copy(samples, tmp_path, name="ops-handbook")
+    if how == "killed":
+        code = ("import sys; from rankgate.store.workspace import Workspace; "
+                "ws = Workspace.open_benchmark(sys.argv[1], fold_import=False); ws.fold_import()")
+        env = dict(os.environ, RANKGATE_CRASHPOINT="journal-torn")
+        assert subprocess.run([sys.executable, "-c", code, str(folder)], env=env).returncode == -9
+    else:
+        from rankgate.store import storage
+
+        real = storage._write_all
+
+        def full(fd, data):
+            if len(data) > 10_000:  # the import's record, not the store's small files
+                raise OSError(28, "No space left on device")
+            real(fd, data)
+
+        ws = Workspace.open_benchmark(folder, fold_import=False)
+        assert sync.read_summary(ws.path) is None  # no sync record before the import it records is written
+        storage._write_all = full
+        try:
+            ws.fold_import()
+            assert sync.read_summary(ws.path) is None
+            ws.close()
+        finally:
+            storage._write_all = real
+        assert ws.path.exists() and ws.fold_problem
+        # nor after: `labels status` would count the 279 labels as removed in the workspace, and the export it
+        # advises would write none of them to the folder's file
+        assert not paths.sidecar(ws.path, paths.SYNC).exists()
+    ws = Workspace.open_benchmark(folder)
+    assert ws.benchmark_import is not None and len(ws) == 279  # imported again
+    ws.close()

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from rankgate.core.bundle import find_manifest
+from rankgate.core.errors import InputError
 from rankgate.store import sync
 from rankgate.store.workspace import Workspace
 from rankgate.tui.runcache import compare_cached
@@ -159,3 +162,33 @@ def test_the_apps_first_import_is_folded_after_the_first_frame(tmp_path):
         assert inputs is not None and not reads and now.in_sync  # the comparison kept, no file read
         again.close()
         assert paths.sidecar(again.path, paths.HISTORY).exists()
+
+
+def test_a_session_whose_first_import_cannot_be_written_lets_the_workspace_go(tmp_path, monkeypatch):
+    """A browser session (`review --serve`, shared) writes the first import's files when it shares the
+    workspace; when the disk refuses them, the open fails and lets the lock go, so that another session
+    (or this one, once there is room) opens the workspace for writing and imports it (red16b: the failed
+    session held the lock, and every other session was refused)."""
+    from rankgate.store import storage
+    from rankgate.tui.loader import Inputs
+    from rankgate.tui.store_backend import StoreBackend
+
+    folder = tmp_path / "ops"
+    shutil.copytree(SAMPLES / "ops-handbook", folder)
+    manifest, _ = find_manifest(None, str(folder))
+    real = storage._write_all
+
+    def full(fd, data):
+        if len(data) > 10_000:  # the import's record, not the store's small files
+            raise OSError(28, "No space left on device")
+        real(fd, data)
+
+    inputs = Inputs(str(folder))
+    inputs.shared = True
+    monkeypatch.setattr(storage, "_write_all", full)
+    with pytest.raises(InputError, match="disk is full"):
+        StoreBackend.open(inputs, manifest, str(manifest.qrels), "ana")
+    monkeypatch.setattr(storage, "_write_all", real)
+    ws = Workspace.open_benchmark(manifest, reviewer="kofi")  # not Locked: the failed session let it go
+    assert len(ws) == 279
+    ws.close()

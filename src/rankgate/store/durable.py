@@ -136,6 +136,7 @@ class DurableIndex(IndexLoading, IndexFolding, SharedWriter):
         self._retry_at = 0  # after a failed automatic fold: the journal length at which to try again
         self._unborn = False  # a new store whose files are written by its first edit (a failed command leaves none)
         self._unwritten: dict | None = None  # a new store's first edit, applied but not journaled yet (_born)
+        self._unwritten_meta: dict = {}  # the store's meta before that edit: what its files say until it is journaled
         self._made_dirs: list[Path] = []  # folders this writer created for a new store
         self.shared = False  # several processes write this store: the lock is held only for an edit (store/shared.py)
         self._touched: set[str] | None = set()  # queries the others' edits touched (None: all read again)
@@ -308,6 +309,7 @@ class DurableIndex(IndexLoading, IndexFolding, SharedWriter):
             raise InputError(str(self.path), "a shared workspace is written only in a turn (DurableIndex.turn)")
         record = {"seq": self._seq + 1, "ops": ops, "events": events}
         if unwritten and self._unborn and self._unwritten is None:
+            self._unwritten_meta = dict(self._meta)
             self._take(record)
             self._unwritten = record
             return

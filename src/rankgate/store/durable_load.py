@@ -181,12 +181,15 @@ class IndexLoading:
 
     def _materialize(self) -> None:
         """Write a new store's files: history, journal, then the snapshot (a missing snapshot beside an
-        empty history and journal is still a new store)."""
+        empty history and journal is still a new store). Its meta is the store's before an edit left unwritten
+        (a first import): until that edit is journaled, the files say nothing was imported, so that an open
+        after a kill or a failed write imports the benchmark again."""
         atomic_write(self._file(HISTORY), EMPTY_HISTORY)
         gen = Journal.create(self._file(JOURNAL), 0, self._meta["workspace_id"])
-        meta = dict(self._meta, journal_gen=gen)
-        SnapshotStorage(self.path).write({"meta": {"1": meta}, "queries": {}, "judgments": {}, "versions": {}})
-        self._meta = meta
+        written = self._unwritten_meta if self._unwritten is not None else self._meta
+        SnapshotStorage(self.path).write({"meta": {"1": dict(written, journal_gen=gen)}, "queries": {},
+                                          "judgments": {}, "versions": {}})
+        self._meta = dict(self._meta, journal_gen=gen)
         self._journal = Journal(self._file(JOURNAL), self._file(JOURNAL).stat().st_size, 0)
         self._unborn = False
         self._made_dirs = []

@@ -198,7 +198,7 @@ def read_record(db: str | os.PathLike, labels: bool = True) -> tuple[dict, dict[
 def _write_record(db: Path, summary: dict, base: dict[str, int]) -> None:
     from rankgate.store.storage import atomic_write
 
-    flush_pending(db)  # (a record left for later is older: written first, then this one over it)
+    flush_pending(db, or_drop=True)  # (a record left for later is older: written first, then this one over it)
     data = (json.dumps(summary, ensure_ascii=False) + "\n" + json.dumps(base, separators=(",", ":")) + "\n")
     atomic_write(paths.sidecar(db, paths.SYNC), data.encode("utf-8", "surrogatepass"))
 
@@ -249,7 +249,7 @@ def record_sync(ws, manifest, how: str, grades: dict[tuple[str, str], int], *, v
 
     if later and now is grades:  # (an import's: the same labels, nothing unexported)
         summary.update(unexported=0, stamp=_stamp(ws.path))
-        _defer(ws.path, summary, write)
+        _defer(ws.path, summary, write, held=lambda: ws._unwritten is not None)  # (not before the import is)
     else:
         base = keyed(grades)
         now = workspace_grades(ws) if now is None else now

@@ -42,8 +42,9 @@ def stamp(db: Path) -> list:
 
 # A sync record whose writing was left for later (`defer`): the app's first open of a benchmark hashes its
 # 80,000 labels for it after its first frame. Any read or write of that workspace's record in this process
-# writes it first (`flush_pending`), so no reader sees the record missing or older than it is.
-_pending: dict[str, tuple[dict, object]] = {}
+# writes it first (`flush_pending`), so no reader sees the record missing or older than it is; while the
+# import itself is not written yet (`held`), a reader finds no record, as a process killed then leaves none.
+_pending: dict[str, tuple[dict, object, object]] = {}
 _pending_lock = _thread.RLock()  # (re-entrant: the writing itself writes the record)
 
 
@@ -51,10 +52,12 @@ def _pending_key(db) -> str:
     return os.path.abspath(os.fspath(db))
 
 
-def defer(db, summary: dict, write) -> None:
-    """`write()` writes `db`'s sync record, whose summary is `summary`: done by the next `flush_pending(db)`."""
+def defer(db, summary: dict, write, held=None) -> None:
+    """`write()` writes `db`'s sync record, whose summary is `summary`: done by the next `flush_pending(db)`,
+    never while `held()` is true (the workspace's files do not hold those labels yet: a first import applied in
+    memory, its journal record not written; a record written then would outlive a kill or a failed write)."""
     with _pending_lock:
-        _pending[_pending_key(db)] = (summary, write)
+        _pending[_pending_key(db)] = (summary, write, held)
 
 
 def restamp_pending(db) -> None:
@@ -72,14 +75,20 @@ def pending_summary(db) -> dict | None:
     return got[0] if got is not None else None
 
 
-def flush_pending(db) -> None:
+def flush_pending(db, *, or_drop: bool = False) -> None:
     """Write `db`'s sync record now if its writing was left for later (a no-op otherwise). A record that cannot
-    be written is left unwritten: the workspace's next open rebuilds it from the import's history."""
+    be written is left unwritten: the workspace's next open rebuilds it from the import's history. One still
+    held (`defer`) stays for later, or with `or_drop` is dropped (a newer record replaces it; the workspace
+    closed without writing its import)."""
     if not _pending:
         return
     with _pending_lock:
-        got = _pending.pop(_pending_key(db), None)
-        if got is not None:
+        key = _pending_key(db)
+        got = _pending.get(key)
+        if got is not None and got[2] is not None and got[2]() and not or_drop:
+            return
+        got = _pending.pop(key, None)
+        if got is not None and not (got[2] is not None and got[2]()):
             try:
                 got[1]()
             except (InputError, OSError):

@@ -86,6 +86,8 @@ class Workspace(WorkspaceReads, WorkspaceEdits, DurableIndex):
             self._born_unwritten()
             sync.flush_pending(self.path)  # a first import's sync record, if still left for later (after_open)
         super().close()
+        if self._unwritten is not None:  # its import never written (a full disk): nor is its sync record
+            sync.flush_pending(self.path, or_drop=True)
         if was_open and not self.readonly and self.manifest is not None:
             try:
                 sync.remember(self)

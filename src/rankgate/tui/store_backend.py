@@ -50,7 +50,11 @@ class StoreBackend(Backend):
                 return backend
             if getattr(inputs, "shared", False):  # the browser face: every session writes this workspace
                 backend = cls._open_shared(inputs, manifest, qrels_path, reviewer)
-                backend.ws.share()
+                try:
+                    backend.ws.share()  # writes a first import's files (a full disk refuses them)
+                except BaseException:
+                    backend.ws.close()  # the lock let go: the other sessions are not refused
+                    raise
                 return backend
             return cls._open(inputs, manifest, qrels_path, reviewer, False)
         except Locked as e:
