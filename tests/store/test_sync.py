@@ -594,3 +594,20 @@ def test_a_first_import_whose_record_is_not_written_leaves_a_store_that_imports_
     ws = Workspace.open_benchmark(folder)
     assert ws.benchmark_import is not None and len(ws) == 279  # imported again
     ws.close()
+
+
+def test_status_of_a_folder_whose_qrels_file_is_outside_names_the_export_that_works(cli, samples, tmp_path):
+    """`init` without --copy points at a qrels file outside the folder, which `labels export FOLDER` never
+    replaces unasked: status names the copy into the folder instead, and that command works as given."""
+    import shlex
+
+    folder = _copy(samples, tmp_path)
+    shutil.move(folder / "qrels.json", tmp_path / "qrels.json")
+    manifest = folder / "benchmark.toml"
+    manifest.write_text(manifest.read_text().replace('qrels = "qrels.json"', 'qrels = "../qrels.json"'))
+    assert cli("labels", "set", "-b", folder, "q-dns", "doc-dns-negative-cache", "2", "--reason", "r")[0] == 0
+    code, out, _ = cli("labels", "status", folder)
+    assert code == 1 and "the file is outside the benchmark folder" in out
+    hint = out[out.index("`rankgate labels export"):].split("`")[1]
+    assert hint.endswith(f"-o {folder / 'qrels.json'}")
+    assert cli(*shlex.split(hint)[1:])[0] == 0 and (folder / "qrels.json").exists()

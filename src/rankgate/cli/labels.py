@@ -868,9 +868,21 @@ def _status(args) -> int:
                 if not (unmade is not None and line.startswith("last sync")):  # (none yet: nothing was made)
                     say(line)
             if not comparison.in_sync:
-                say(f"(`rankgate labels export {shell(ws.manifest.folder)}` writes the workspace to the file; "
-                    "`rankgate review` offers to bring the file's changes in)")
+                say(f"({_export_hint(ws.manifest)}; `rankgate review` offers to bring the file's changes in)")
     return EXIT_OK if comparison is None or comparison.in_sync else 1
+
+
+def _export_hint(manifest) -> str:
+    """The export command that brings the file in line with the workspace: into the file, or, for a qrels file
+    outside the benchmark folder (which an export never replaces unasked), into a copy in the folder."""
+    from rankgate.store import sync
+
+    if not sync.is_outside_folder(manifest):
+        return f"`rankgate labels export {shell(manifest.folder)}` writes the workspace to the file"
+    copy = sync.folder_copy_path(manifest)
+    return (f"the file is outside the benchmark folder: `rankgate labels export {shell(manifest.folder)} -o "
+            f"{shell(str(copy))}` writes the workspace to a copy in the folder (then set qrels = \"{copy.name}\" "
+            "in benchmark.toml)")
 
 
 def _add_recover(cmds, common) -> None:
