@@ -96,8 +96,9 @@ def locate(manifest, *, create: bool) -> Located:
         return Located(keyed)
     raw = qrels_workspace_for(manifest)
     if raw is not None:
-        return Located(keyed, f"the workspace made for {manifest.qrels} on its own ({raw.name}) is this folder's "
-                       f"now, as {keyed.name}: one qrels file, one workspace", raw, from_qrels=True)
+        return Located(keyed, f"this folder took over the labels of {Path(manifest.qrels).name} opened alone "
+                       f"(`rankgate review QRELS --runs ...`), their unexported edits with them: one qrels file, one "
+                       f"workspace ({raw.name}, now {keyed.name})", raw, from_qrels=True)
     folder = _resolved(manifest.folder)
     wdir = keyed.parent
     if not wdir.is_dir():
