@@ -123,6 +123,15 @@ def test_a_queries_file_given_as_qrels_says_it_looks_like_one(tmp_path, capsys):
     qrels = write(tmp_path / "q.trec", "156493 0 d1 x\n")  # a bad grade in real qrels: no such hint
     code, _, err = cli(capsys, "score", "--qrels", qrels, "--runs", run)
     assert code == 2 and "grade 'x' is not an integer" in err and "looks like" not in err
+    # the same file given as a run (the newcomer's DL19 topics): said too
+    qrels = write(tmp_path / "good.trec", "156493 0 d1 1\n")
+    code, _, err = cli(capsys, "score", "--qrels", qrels, "--runs", topics)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.strip().endswith("4 columns, expected 6: query Q0 document rank score tag; this looks like a queries "
+                                "file (2 tab-separated columns, text in the second): give it with --queries")
+    short = write(tmp_path / "short.trec", "156493 Q0 d1 1\n")  # a short run line with no text: no such hint
+    code, _, err = cli(capsys, "score", "--qrels", qrels, "--runs", short)
+    assert code == 2 and "4 columns, expected 6" in err and "queries file" not in err
 
 
 def test_a_jsonl_run_or_corpus_given_as_qrels_says_what_a_judgment_holds(capsys):

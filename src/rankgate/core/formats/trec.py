@@ -170,7 +170,7 @@ def _slow_block(block: str, first_line: int, catalog: Catalog, path: str):
                              "line ends (LF or CRLF, or CR alone throughout); save it with one kind", line=lineno)
         if len(parts) < 6:
             raise InputError(path, f"{len(parts)} columns, expected 6: query Q0 document rank score tag"
-                             + run_line_hint(parts), line=lineno)
+                             + (run_line_hint(parts) or _queries_hint(raw)), line=lineno)
         try:
             if not SCORE.match(parts[4]):
                 raise ValueError
