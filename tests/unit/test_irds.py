@@ -125,3 +125,23 @@ def test_a_receipt_needs_files(dataset, tmp_path, capsys):
                  "--candidate", "b", "--k", "1", "--receipt", str(tmp_path / "receipt.json")])
     err = capsys.readouterr().err
     assert code == 2 and "ir_datasets export" in err and not (tmp_path / "receipt.json").exists()
+
+
+def test_a_download_that_fails_offline_says_what_to_do(monkeypatch, capsys):
+    """ir_datasets raises RuntimeError(('All download sources failed', [ConnectionError ...])) when a dataset is
+    not in its cache and there is no network: one line saying so and what to do, the cause shortened."""
+    from rankgate.core.formats import irds
+
+    class Offline:
+        def has_qrels(self):
+            return True
+
+        def qrels_iter(self):
+            raise RuntimeError(("All download sources failed", ["ConnectionError(" + "x" * 400 + ")"]))
+
+    monkeypatch.setattr(irds, "load", lambda spec: Offline())
+    code = main(["score", "--qrels", "irds:msmarco-passage/trec-dl-2019/judged", "--runs", "irds-missing-run.trec"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "could not download its qrels (no network here?)" in err and "~/.ir_datasets" in err
+    assert "All download sources failed" in err and len(err) < 600

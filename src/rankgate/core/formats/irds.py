@@ -42,7 +42,12 @@ def load(spec: str):
 
 
 def _fail(spec: str, what: str, e: BaseException) -> InputError:
-    return InputError(spec, f"ir_datasets could not provide its {what}: {type(e).__name__}: {e}")
+    detail = f"{type(e).__name__}: {e}"
+    if "download" in detail.lower():  # not in ir_datasets' cache, and no network (rankgate never downloads itself)
+        return InputError(spec, f"ir_datasets could not download its {what} (no network here?): download the "
+                          "dataset once where there is one (ir_datasets keeps it in ~/.ir_datasets), or give the "
+                          f"files themselves; {detail[:160]}{'...' if len(detail) > 160 else ''}")
+    return InputError(spec, f"ir_datasets could not provide its {what}: {detail}")
 
 
 def rel_level(spec_or_dataset) -> int | None:
