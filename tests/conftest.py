@@ -13,7 +13,7 @@ sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_benchmarks"
-CONFORMANCE = ROOT.parent / "shared" / "conformance"
+CONFORMANCE = Path(os.environ.get("RANKGATE_CONFORMANCE") or ROOT.parent / "shared" / "conformance")  # (CONTRIBUTING.md)
 
 
 @pytest.fixture(autouse=True)

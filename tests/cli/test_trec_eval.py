@@ -22,8 +22,8 @@ from tests.conftest import CONFORMANCE, ROOT, write
 
 TESTS = CONFORMANCE / "trec_eval-tests"
 DL19 = CONFORMANCE / "trec-dl-2019-passage"
-needs_tests = pytest.mark.skipif(not TESTS.is_dir(), reason="../shared/conformance is absent")
-needs_dl19 = pytest.mark.skipif(not DL19.is_dir(), reason="../shared/conformance (DL 2019) is absent")
+needs_tests = pytest.mark.skipif(not TESTS.is_dir(), reason=f"no conformance data at {CONFORMANCE} (RANKGATE_CONFORMANCE names another place)")
+needs_dl19 = pytest.mark.skipif(not DL19.is_dir(), reason=f"no DL 2019 data at {DL19} (RANKGATE_CONFORMANCE names another place)")
 
 
 def trec_eval(*args, cwd=None) -> subprocess.CompletedProcess:

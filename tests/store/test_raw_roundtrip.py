@@ -182,7 +182,7 @@ def test_one_qrels_file_one_workspace_as_a_file_and_through_a_folder(cli, tmp_pa
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (CONFORMANCE / "trec-dl-2019-passage").exists(), reason="the DL19 files are not here")
+@pytest.mark.skipif(not (CONFORMANCE / "trec-dl-2019-passage").exists(), reason=f"no DL 2019 data in {CONFORMANCE} (RANKGATE_CONFORMANCE names another place)")
 def test_dl19_as_it_is_diff_shows_exactly_the_changed_lines(cli, tmp_path):
     import shutil
 

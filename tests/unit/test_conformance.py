@@ -13,7 +13,7 @@ from tests.conftest import CONFORMANCE
 
 TESTS = CONFORMANCE / "trec_eval-tests"
 DL19 = CONFORMANCE / "trec-dl-2019-passage"
-pytestmark = pytest.mark.skipif(not TESTS.is_dir(), reason="../shared/conformance is absent")
+pytestmark = pytest.mark.skipif(not TESTS.is_dir(), reason=f"no conformance data at {CONFORMANCE} (RANKGATE_CONFORMANCE names another place)")
 
 
 def expected(path: Path) -> dict:

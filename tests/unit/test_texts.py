@@ -7,9 +7,9 @@ import pytest
 
 from rankgate.core.errors import InputError
 from rankgate.core.formats.corpus import read_corpus, read_queries
-from tests.conftest import write
+from tests.conftest import CONFORMANCE, write
 
-DL19 = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "trec-dl-2019-passage"
+DL19 = CONFORMANCE / "trec-dl-2019-passage"
 
 TOPICS = """<top>
 <num> Number: 301
@@ -126,7 +126,7 @@ def test_a_bad_corpus_line_is_named(tmp_path):
     assert e.value.line == 3
 
 
-@pytest.mark.skipif(not DL19.is_dir(), reason="the conformance data is not here")
+@pytest.mark.skipif(not DL19.is_dir(), reason=f"no DL19 data at {DL19} (RANKGATE_CONFORMANCE names another place)")
 def test_dl19_files_as_they_are():
     qs = read_queries(DL19 / "topics.dl19-passage.tsv")
     assert qs["19335"].text == "anthropological definition of environment"

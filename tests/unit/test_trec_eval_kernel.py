@@ -88,7 +88,7 @@ def test_lround_and_c_division():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DL19.is_dir(), reason="../shared/conformance (DL 2019) is absent")
+@pytest.mark.skipif(not DL19.is_dir(), reason=f"no DL 2019 data at {DL19} (RANKGATE_CONFORMANCE names another place)")
 @pytest.mark.parametrize("level", [1, 2])
 def test_the_kernel_and_the_engine_agree_on_every_dl19_value(level):
     """Two implementations of each measure: the engine (vectorised over queries, `rankgate score`) and
@@ -152,7 +152,7 @@ def test_random_inputs_match_the_c_trec_eval(tmp_path):
         assert run_cli(*options, q, r).stdout == expected, options
 
 
-@pytest.mark.skipif(not DL19.is_dir(), reason="../shared/conformance (DL 2019) is absent")
+@pytest.mark.skipif(not DL19.is_dir(), reason=f"no DL 2019 data at {DL19} (RANKGATE_CONFORMANCE names another place)")
 def test_a_large_run_read_by_the_compiled_reader_ranks_as_the_python_reader(monkeypatch):
     """Runs from te.LARGE bytes go through trec_fast (pyarrow, judged rows only): each query's grades in
     ranking order are the same lists the plain Python reader makes (REP_LLAMA: top 1000, many ties)."""
