@@ -154,11 +154,23 @@ async def test_notices_sit_on_their_own_line_not_over_the_panes(tiny):
         await ready(pilot)
         app.screen.notify("saved the thing", title="note")
         await pilot.pause()
+        screen_before_dialog = app.screen
         line = app.screen.query_one("#notice")
         assert line.display and "saved the thing" in line.message
         await pilot.pause()
         shot = app.export_screenshot()
         assert app._notifications and shot.count("saved&#160;the&#160;thing") == 1  # on the line, no toast too
+        from textual.widgets._toast import Toast
+
+        await pilot.press("question_mark")  # a dialog: the notice is not shown again over it as a toast
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is not screen_before_dialog and not app.screen.query(Toast)
+        app.notify("said over the dialog")  # on the line beneath it, not over the dialog's text
+        await pilot.pause()
+        assert not app.screen.query(Toast) and "said over the dialog" in line.message
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("i")  # the whole IDs, on the same line
         await pilot.pause()
         assert f"query {app.screen.qid}" in line.message

@@ -44,6 +44,7 @@ class ReviewApp(App[int]):
     def __init__(self, inputs: Inputs, *, read_corpus: bool = True, cursor_blink: bool = True,
                  ask_reviewer: bool = False) -> None:
         super().__init__()
+        self._on_line: set[str] = set()  # the kept notices a notice line showed (no toast for them: notify)
         self.inputs = inputs
         if inputs.ahead is None and not ask_reviewer:  # run files parsed while the app starts (not on a prompt)
             inputs.ahead = read_ahead(inputs)
@@ -436,18 +437,38 @@ class ReviewApp(App[int]):
 
     def notify(self, message, *, title: str = "", severity: str = "information", timeout: float | None = None,
                markup: bool = True) -> None:
-        """Kept as Textual keeps them; shown on the screen's notice line (it covers no pane row) when it has
-        one, else as a toast (a dialog)."""
-        line = next(iter(self.screen.query(NoticeLine)), None) if self.screen_stack else None
+        """Kept as Textual keeps them; shown on the screen's notice line (it covers no pane row), or, over a
+        dialog, on the line of the screen beneath it (a toast would cover the dialog's text); a toast only when
+        no screen has one."""
+        line = next((found for screen in reversed(self.screen_stack)
+                     for found in screen.query(NoticeLine)), None)
         if line is None:
             super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
             return
         from textual.notifications import Notification
 
         # Kept with the app's notifications (as Textual keeps them), shown on the line only: no toast.
-        self._notifications.add(Notification(message, title, severity, timeout or self.NOTIFICATION_TIMEOUT,
-                                             markup=markup))
+        note = Notification(message, title, severity, timeout or self.NOTIFICATION_TIMEOUT, markup=markup)
+        self._notifications.add(note)
+        self._on_line.add(note.identity)
         line.say(str(message), title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def _refresh_notifications(self) -> None:
+        """Textual's, showing as toasts only the notices no line showed: it shows every kept notice on each
+        screen that comes up, so a notice said on the review screen's line came back over the next dialog."""
+        from textual.notifications import Notifications
+        from textual.widgets._toast import ToastRack
+
+        try:
+            rack = self.screen.get_child_by_type(ToastRack)
+        except Exception:  # no screen yet, or one without toasts
+            return
+        toasts = Notifications()
+        for note in self._notifications:
+            if note.identity not in self._on_line:
+                toasts.add(note)
+        self._on_line.intersection_update(note.identity for note in self._notifications)  # (expired: let go)
+        self.call_later(rack.show, toasts)
 
     def on_resize(self, event: events.Resize) -> None:
         self.check_size(event.size)
