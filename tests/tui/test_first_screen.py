@@ -11,7 +11,6 @@ import threading
 import rankgate.tui.loader as loader_module
 from rankgate.tui.screens.review import ReviewScreen
 from tests.tui.conftest import SIZE, make_app, ready
-from tests.tui.factory import write_benchmark
 
 
 def on_screen(app) -> str:
@@ -74,55 +73,3 @@ async def test_run_files_are_parsed_ahead_from_the_start_of_the_app(tiny, monkey
         assert app.inputs.ahead is None and not ahead._early  # taken by the load, every file
         assert app.review.first_frame_at is not None
         assert_agrees(app.review.model)
-
-
-async def test_a_load_begun_by_the_command_is_taken_by_the_app(tiny, monkeypatch):
-    """`rankgate review` begins the load before Textual is imported (loader.Started): the app takes that load,
-    loads nothing again, shows the steps it reached meanwhile, and the review is the core's all the same."""
-    import gc
-
-    from rankgate.tui.app import ReviewApp
-    from rankgate.tui.loader import Inputs, Started
-    from tests.tui.test_model import assert_agrees
-
-    loads, real = [], loader_module._load
-    monkeypatch.setattr(loader_module, "_load", lambda *a: loads.append(threading.current_thread().name) or real(*a))
-    collecting = gc.isenabled()
-    started = Started(Inputs(str(tiny)))
-    assert not gc.isenabled()  # paused until the load is taken
-    started._done.wait(10)  # (all of it done before the app runs: its steps are kept)
-    app = ReviewApp(started.inputs, cursor_blink=False, started=started)
-    assert app.inputs.ahead is None  # (the load's own read-ahead: none is begun twice)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        assert loads == ["rankgate-load"]  # one load, the command's
-        assert gc.isenabled() == collecting
-        assert_agrees(app.review.model)
-
-
-def test_a_load_begun_by_the_command_fails_as_the_apps_own(tiny):
-    """A load that fails raises its error where the app takes it (shown, exit 2, as before); one not taken
-    (the app failed to start) lets go of the label store, which opens again at once."""
-    from rankgate.core.errors import InputError
-    from rankgate.tui.loader import Inputs, Started, load
-
-    (tiny / "benchmark.toml").write_text((tiny / "benchmark.toml").read_text() + "k = [\n")
-    with pytest.raises(InputError) as own:
-        load(Inputs(str(tiny)))
-    with pytest.raises(InputError) as taken:
-        Started(Inputs(str(tiny))).take(lambda *a: None)
-    assert str(taken.value) == str(own.value)
-
-    fine = write_benchmark(tiny.parent / "fine")
-    started = Started(Inputs(str(fine)))
-    started._done.wait(10)
-    steps = []
-    started.take(lambda *step: steps.append(step)).model.labels.close()
-    assert steps[0][0] == "ready" and len(steps) == 1  # the last step reached before it was taken, told then
-
-    started = Started(Inputs(str(fine)))
-    started._done.wait(10)
-    started.close()  # not taken: its store closed
-    again = load(Inputs(str(fine)))
-    assert not getattr(again.model.labels.backend, "read_only", "")  # the writer's lock was let go
-    again.model.labels.close()

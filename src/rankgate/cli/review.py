@@ -120,18 +120,9 @@ def run(args) -> int:
             return EXIT_INVALID
         print(f"error: {NO_TERMINAL}", file=sys.stderr)
         return EXIT_INVALID
-    from rankgate.core.errors import InputError
-    from rankgate.tui.loader import Inputs, Started, check_inputs, read_ahead  # (numpy and the core, as the app)
+    from rankgate.tui.loader import Inputs, read_ahead  # (numpy and the core, which the app imports anyway)
 
-    inputs, started, ahead = Inputs.from_args(args), None, None
-    if args.ask_reviewer:  # a served session names its reviewer first: its run files parsed meanwhile
-        ahead = read_ahead(inputs)
-    else:
-        try:
-            check_inputs(inputs)
-            started = Started(inputs)  # the benchmark loads while Textual is imported and the app starts
-        except InputError:
-            pass  # run_review says what is wrong, before the screen opens
+    ahead = read_ahead(Inputs.from_args(args))  # a first open's run files parsed while Textual is imported
     from rankgate.tui.app import run_review  # textual is imported only here
 
-    return run_review(args, started, ahead)
+    return run_review(args, ahead)

@@ -27,7 +27,7 @@ from rankgate.tui.commands import ReviewCommands
 from rankgate.tui.web_rules import reviewer_problem  # noqa: F401 (its home: tui/web_rules.py)
 from rankgate.core.errors import InputError
 from rankgate.core.text import visible
-from rankgate.tui.loader import Cancelled, Inputs, Loaded, Started, check_inputs, load, load_corpus, read_ahead
+from rankgate.tui.loader import Cancelled, Inputs, Loaded, check_inputs, load, load_corpus, read_ahead
 from rankgate.tui.messages import CorpusLoaded, CorpusProgress, LoadFailed, Loaded as LoadedMessage, LoadProgress
 from rankgate.tui.screens.review import ReviewScreen
 from rankgate.tui.screens.sync import QuitScreen, RawQuitScreen, Sync, SyncScreen
@@ -42,12 +42,10 @@ class ReviewApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
 
     def __init__(self, inputs: Inputs, *, read_corpus: bool = True, cursor_blink: bool = True,
-                 ask_reviewer: bool = False, started: Started | None = None) -> None:
+                 ask_reviewer: bool = False) -> None:
         super().__init__()
         self.inputs = inputs
-        self._started = started  # the first load, begun by the command before Textual was imported
-        if inputs.ahead is None and started is None and not ask_reviewer:  # run files parsed while the app
-            # starts (not on a prompt)
+        if inputs.ahead is None and not ask_reviewer:  # run files parsed while the app starts (not on a prompt)
             inputs.ahead = read_ahead(inputs)
         self.ask_reviewer = ask_reviewer  # the browser face: each session names its reviewer first
         self.cursor_blink = cursor_blink
@@ -143,9 +141,8 @@ class ReviewApp(App[int]):
                 raise Cancelled()
             self.post_message(LoadProgress(what, done, total))
 
-        started, self._started = self._started, None
         try:
-            loaded = started.take(progress) if started else load(self.inputs, progress, defer_caches=True)
+            loaded = load(self.inputs, progress, defer_caches=True)
         except Cancelled:
             return
         except Exception as e:  # shown on the way out (exit 2), as the CLI shows bad input
@@ -516,9 +513,6 @@ class ReviewApp(App[int]):
         if self.inputs.ahead is not None:  # left before any load took it: what is parsed ahead is dropped
             self.inputs.ahead.close()
             self.inputs.ahead = None
-        if self._started is not None:  # (the same for a load begun by the command)
-            self._started.close()
-            self._started = None
         if self.loaded is not None:
             try:
                 self.loaded.model.labels.close()
@@ -526,27 +520,20 @@ class ReviewApp(App[int]):
                 pass
 
 
-def run_review(args, started: Started | None = None, ahead=None) -> int:
-    """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened. `started`:
-    its load, begun by the command on inputs it checked (loader.Started); else `ahead`: its run files parsed
-    since the command started (loader.read_ahead)."""
-    inputs = started.inputs if started is not None else Inputs.from_args(args)
-    if started is None:
-        try:
-            check_inputs(inputs)  # the mistakes found without reading anything: before the screen opens
-        except InputError as e:
-            if ahead is not None:
-                ahead.close()
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        inputs.ahead = ahead
-    app = ReviewApp(inputs, ask_reviewer=bool(getattr(args, "ask_reviewer", False)), cursor_blink=cursor_blink_wanted(),
-                    started=started)
+def run_review(args, ahead=None) -> int:
+    """The `rankgate review` command: run the app; exit 0, or 2 when the inputs cannot be opened. `ahead`:
+    its run files parsed since the command started (loader.read_ahead)."""
+    inputs = Inputs.from_args(args)
     try:
-        app.run()
-    finally:
-        if started is not None:  # (the app failed before its load took it)
-            started.close()
+        check_inputs(inputs)  # the mistakes found without reading anything: before the screen opens
+    except InputError as e:
+        if ahead is not None:
+            ahead.close()
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    inputs.ahead = ahead
+    app = ReviewApp(inputs, ask_reviewer=bool(getattr(args, "ask_reviewer", False)), cursor_blink=cursor_blink_wanted())
+    app.run()
     if app.goodbye:
         print(app.goodbye, file=sys.stderr)
     if app.error is not None:

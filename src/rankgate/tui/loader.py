@@ -212,8 +212,7 @@ def no_runs(catalog: Catalog) -> Run:
 
 def read_ahead(inputs: Inputs) -> ReadAhead | None:
     """The run files of these inputs that have no parsed-run cache entry, parsed from now on in a thread
-    (runcache.ReadAhead) while the app starts (one made without `Started`: tests, a served session's),
-    then while the label store opens; None
+    (runcache.ReadAhead) while the app imports Textual and starts, then while the label store opens; None
     when the inputs are wrong (the load says why)."""
     try:
         check_inputs(inputs)
@@ -221,78 +220,6 @@ def read_ahead(inputs: Inputs) -> ReadAhead | None:
         return ReadAhead([] if labels_only(inputs) else run_specs(inputs.runs, manifest))
     except Exception:
         return None
-
-
-class Started:
-    """`load()` begun by `rankgate review` in a thread before Textual is imported: on 2 cores the app's
-    import and start run beside the load (store, caches, runs). The app's load worker `take`s it; its
-    progress, kept until then, is shown from there on. The collector stays paused from here until the load
-    is taken or dropped (the app's import freezes what it made; the load freezes what it made)."""
-
-    def __init__(self, inputs: Inputs) -> None:
-        import threading
-
-        self.inputs = inputs
-        self._lock = threading.Lock()
-        self._done = threading.Event()
-        self._sink: Progress | None = None
-        self._last: tuple[str, int, int] | None = None
-        self._cancelled = False
-        self._result: Loaded | BaseException | None = None
-        self._collecting = gc.isenabled()
-        gc.disable()
-        self._thread = threading.Thread(target=self._run, name="rankgate-load", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._result = load(self.inputs, self._progress, defer_caches=True)
-        except BaseException as e:  # (raised again in take)
-            self._result = e
-        finally:
-            self._done.set()
-
-    def _progress(self, what: str, done: int, total: int) -> None:
-        if self._cancelled:
-            raise Cancelled()
-        with self._lock:
-            sink = self._sink
-            if sink is None:
-                self._last = (what, done, total)
-                return
-        sink(what, done, total)
-
-    def _resume_collector(self) -> None:
-        if self._collecting:
-            self._collecting = False
-            gc.enable()
-
-    def take(self, progress: Progress) -> Loaded:
-        """The load, waited for; `progress` told the last step so far and each one after (it may raise
-        Cancelled: the load stops, its store let go)."""
-        with self._lock:
-            self._sink, last = progress, self._last
-        try:
-            if last is not None:
-                progress(*last)
-        except Cancelled:
-            self.close()
-            raise
-        self._done.wait()
-        self._resume_collector()
-        got, self._result = self._result, None  # (taken: close() leaves it be)
-        if isinstance(got, BaseException):
-            raise got
-        return got
-
-    def close(self) -> None:
-        """Not taken (the app left, or failed to start): the load stops after its step, its store let go."""
-        self._cancelled = True
-        self._done.wait()
-        self._resume_collector()
-        got, self._result = self._result, None
-        if isinstance(got, Loaded):
-            got.model.labels.close()
 
 
 def _load(inputs: Inputs, progress: Progress) -> Loaded:
