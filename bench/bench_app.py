@@ -11,7 +11,8 @@
 
 Prints:
 
-- cold start, first open: a new process on a benchmark never opened before
+- cold start, first open: `rankgate review FOLDER`, a new process in a terminal of its own (a
+  pseudo-terminal of 160x48, drawn as a user's), on a benchmark never opened before
   (run files parsed by the core reader, labels imported into a fresh store)
   until the review screen shows every pane consistent;
 - cold start, re-open: the same in new processes once the store and the
@@ -123,56 +124,109 @@ def generate(folder: Path, queries: int, runs: int, depth: int, docs: int, seed:
 # ---- one process: start, measure, leave ------------------------------------------------------------------
 
 CHILD = r"""
-import asyncio, json, resource, sys, time
+import asyncio, importlib.machinery, json, os, resource, sys, time
 t0 = time.perf_counter()
-from rankgate.tui.app import ReviewApp
-from rankgate.tui.loader import Inputs
-from rankgate.tui.screens.review import ReviewScreen
+out = int(os.environ.pop("BENCH_APP_FD"))  # where the figures go (the terminal is the app's)
 
-cpu = []  # the process's CPU seconds (every thread) when the first frame of consistent panes is drawn
-first_frame = ReviewScreen._first_frame
 
-def _first_frame(self):
-    first_frame(self)
-    use = resource.getrusage(resource.RUSAGE_SELF)
-    cpu.append(use.ru_utime + use.ru_stime)
+def measured(screen_class):
+    first_frame = screen_class._first_frame
 
-ReviewScreen._first_frame = _first_frame
+    def _first_frame(self):  # the first frame of consistent panes: the figures, then leave
+        first_frame(self)
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        app = self.app
+        os.write(out, (json.dumps({"t0": t0, "ready": self.first_frame_at - t0, "hits": app.loaded.cache_hits,
+                                   "cpu": use.ru_utime + use.ru_stime,
+                                   "screen": None if self.first_screen_at is None else self.first_screen_at - t0})
+                       + "\n").encode())
 
-async def main():
-    app = ReviewApp(Inputs(sys.argv[1]), cursor_blink=False)
-    async with app.run_test(size=(160, 48)) as pilot:
-        while not isinstance(app.screen, ReviewScreen) or app.screen.first_frame_at is None:
-            if app.error is not None:
-                raise SystemExit(f"error: {app.error}")
-            await asyncio.sleep(0.02)  # (every wake-up is the app's CPU too: not a 1 ms poll beside the load)
-        ready = app.screen.first_frame_at - t0  # the review screen's first frame is drawn
-        shown = getattr(app.screen, "first_screen_at", None)  # the screen with its progress line (a tree without
-        print(json.dumps({"ready": ready, "hits": app.loaded.cache_hits, "cpu": cpu[0],
-                          "screen": None if shown is None else shown - t0}), flush=True)  # it: None)
-        app.exit()
+        async def leave():  # once a first open's cache entries are written (else every open is a first)
+            await asyncio.sleep(0.1)
+            for worker in [w for w in app.workers if w.group == "caches"]:
+                await worker.wait()
+            app.exit()
 
-asyncio.run(main())
+        app.call_later(leave)
+
+    screen_class._first_frame = _first_frame
+
+
+class Hook:  # patches the review screen when the command imports it (not before: Textual is imported late)
+    def find_spec(self, name, path, target=None):
+        if name != "rankgate.tui.screens.review":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            measured(module.ReviewScreen)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, Hook())
+from rankgate.cli import main
+
+sys.exit(main(["review", sys.argv[1]]))
 """
+
+SIZE = (48, 160)  # the terminal's rows and columns
 
 
 def cold_start(folder: Path, env: dict, first: bool | None = None) -> tuple[float, float, float, float]:
-    """(seconds from spawning the process to the first frame of consistent panes, the same from the
-    first line of the program, the process's CPU seconds (user + system, every thread) by then, seconds
-    from the first line to the first frame of the screen with its progress line (nan: not told)).
-    Python's own start-up is the difference of the first two. The child runs with its bytecode cached,
-    as an installed package does (PYTHONDONTWRITEBYTECODE would compile every module at every start)."""
+    """`rankgate review FOLDER` as a process in a terminal of its own (a pseudo-terminal, SIZE): (seconds from
+    spawning it to the first frame of consistent panes, the same from the first line of the program, the
+    process's CPU seconds (user + system, every thread) by then, seconds from the first line to the first frame
+    of the screen with its progress line (nan: not told)). Python's own start-up is the difference of the first
+    two. The child runs with its bytecode cached, as an installed package does (PYTHONDONTWRITEBYTECODE would
+    compile every module at every start); it is the command's own code (cli.main), with the review screen's
+    first frame of panes patched to report and leave."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
     env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *SIZE, 0, 0))
+    r, w = os.pipe()
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(folder)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(folder)], env=dict(env, BENCH_APP_FD=str(w),
+                            TERM="xterm-256color"), stdin=slave, stdout=slave, stderr=slave, pass_fds=(w,),
+                            start_new_session=True)
+    os.close(slave)
+    os.close(w)
+    screen = bytearray()
+
+    def drain() -> None:  # what the app draws, read (else it blocks on a full terminal)
+        while True:
+            try:
+                got = os.read(master, 65536)
+            except OSError:
+                return
+            if not got:
+                return
+            screen.extend(got[-4096:])
+            del screen[:-8192]
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    with os.fdopen(r) as figures:
+        line = figures.readline()
     wall = time.perf_counter() - t
-    _, err = proc.communicate()
+    proc.wait()
+    reader.join(5)
+    os.close(master)
     if not line.startswith("{"):
-        raise SystemExit(err[-2000:])
+        raise SystemExit(f"the app reported nothing (exit {proc.returncode}); its terminal ended with:\n"
+                         + screen.decode(errors="replace")[-2000:])
     if proc.returncode != 0:  # measured, then failed on the way out: said, not hidden
-        print(f"(the app failed after its first frame: {err.strip().splitlines()[-1:]})", file=sys.stderr)
+        print(f"(the app failed after its first frame: exit {proc.returncode})", file=sys.stderr)
     got = json.loads(line)
     if first is False and not got["hits"]:  # a re-open that parsed its runs again measures a first open
         print("(a re-open read no run from the parsed-run cache: runs under 128 KB are not kept, or the first "
