@@ -161,6 +161,17 @@ def _plan_copies(folder: Path, args) -> dict[str, str]:
     return placed
 
 
+def _writable(d: Path) -> None:
+    """A folder with no write bit (a read-only shared reference set) is not written, even by root."""
+    try:
+        read_only = not os.stat(d).st_mode & 0o222
+    except OSError:
+        return  # the write itself says why
+    if read_only:
+        raise InputError(os.path.abspath(d), "cannot write the benchmark folder here: this folder has no write "
+                         "permission (read-only); nothing was written (give a folder elsewhere, e.g. in your home)")
+
+
 def _write_folder(folder: Path, manifest: Path, files: dict[str, str], text: str) -> None:
     """Make the folder, copy the files in and write benchmark.toml: all of it, or nothing.
 
@@ -179,23 +190,13 @@ def _write_folder(folder: Path, manifest: Path, files: dict[str, str], text: str
                 break
             d = d.parent
         if missing:
-            writable(missing[-1].parent)
+            _writable(missing[-1].parent)
         for m in reversed(missing):
             m.mkdir()
             made_dirs.append(m)
 
-    def writable(d: Path) -> None:
-        """A folder with no write bit (a read-only shared reference set) is not written, even by root."""
-        try:
-            read_only = not os.stat(d).st_mode & 0o222
-        except OSError:
-            return  # the write itself says why
-        if read_only:
-            raise InputError(os.path.abspath(d), "cannot write the benchmark folder here: this folder has no write permission "
-                             "(read-only); nothing was written (give a folder elsewhere, e.g. in your home)")
-
     def temp_in(d: Path, name: str) -> Path:
-        writable(d)
+        _writable(d)
         fd, tmp = new_temp(d, name)  # the umask's mode, as cp would give: teammates and CI read the folder
         os.close(fd)
         temps.append(tmp)
