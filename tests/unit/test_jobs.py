@@ -64,6 +64,30 @@ def test_every_field_of_the_run_read_is_the_same_for_any_jobs(tmp_path, monkeypa
     assert 2 in at_once and 3 in at_once and 1 not in at_once  # the blocks were read at once
 
 
+@pytest.mark.parametrize("piece", [1, 37, 10**9])
+def test_a_scattered_run_counted_in_pieces_at_once_is_ranked_as_in_one(tmp_path, monkeypatch, piece):
+    """_rank_by_counting: a scattered file's rows counted in pieces of RANK_PIECE rows, two at once
+    (jobs 2, threads), give every judged row the rank that one piece at a time gives (ties included)."""
+    from rankgate.core.formats import read_qrels
+    from rankgate.core.formats import trec_fast as fast
+
+    q, r, _ = dense_inputs(tmp_path, 38, shuffled=True, duplicate=True)
+    qrels = read_qrels(str(q))
+    one = fast.read_lean_run(str(r), "run", qrels, jobs=1)
+    monkeypatch.setattr(fast, "RANK_PIECE", piece)
+    at_once = []
+    real = fast._in_threads
+    monkeypatch.setattr(fast, "_in_threads", lambda f, items, jobs: at_once.append((len(items), jobs))
+                        or real(f, items, jobs))
+    many = fast.read_lean_run(str(r), "run", qrels, jobs=2)
+    assert one.lines > 2000 and len(one.jrank) > 500
+    for field in ("num_ret", "jq", "jdoc", "jrank"):
+        assert np.array_equal(getattr(many, field), getattr(one, field)), field
+    assert (many.duplicates, many.n_duplicates) == (one.duplicates, one.n_duplicates)
+    pieces = sum(pieces for pieces, jobs in at_once if jobs == 2)  # (10**9: a piece a block)
+    assert pieces == one.lines if piece == 1 else pieces > 2
+
+
 @pytest.mark.parametrize("shuffled", [False, True])
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_query_names_looked_up_by_arrow_or_by_dict_give_the_same_run(tmp_path, monkeypatch, shuffled, jobs):

@@ -377,7 +377,8 @@ class _Reader:
         return qcode, score, judged, key, d
 
 
-EARLY_BLOCKS = 8  # blocks of a run parsed at most while the qrels are read (read_early): 32 MB of file
+EARLY_BLOCKS = 12  # blocks of a run parsed at most while the qrels are read (read_early): 48 MB of file (1M
+#                   judgments take about as long to read as 10 blocks to parse: with 8, a core idled meanwhile)
 
 
 _EARLY: dict = {}  # the run's real path -> _Early (read_early), taken by the _Reader of that file
@@ -1198,7 +1199,7 @@ def _scattered(reader: _Reader, tally: _Tally, blocks) -> int:
         blocks = reader.blocks()
     if not tally.keep_top:
         parts = [_Part(_Rows(row0), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
-        _settle_unsorted(parts, tally, reader.qnames)
+        _settle_unsorted(parts, tally, reader.qnames, reader.jobs)
         return parts[-1].end if parts else 0
     parts = [(np.arange(row0, row0 + len(q)), q, s, j, k, d) for row0, q, s, j, k, d in blocks]
     lines = int(parts[-1][0][-1]) + 1 if parts else 0
@@ -1224,7 +1225,7 @@ def _counted(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str) -> int
                 return _spill(reader, tally, size, _unheld(held, blocks), tmp, store)
         store.finish()
         _give_back_memory()
-        _settle_unsorted(held, tally, reader.qnames)
+        _settle_unsorted(held, tally, reader.qnames, reader.jobs)
         return lines
     finally:
         store.close()
@@ -1335,7 +1336,7 @@ def _spill(reader: _Reader, tally: _Tally, size: int, blocks, tmp: str, store=No
             if with_docs:
                 _settle_parts([(rows, q, s, j, k, t["d"])], tally, reader.qnames)
             else:  # the bucket's rows are in file order (blocks in turn, each split stably)
-                _settle_unsorted([_Part(rows, q, s, j, k, store)], tally, reader.qnames)
+                _settle_unsorted([_Part(rows, q, s, j, k, store)], tally, reader.qnames, reader.jobs)
             del t, rows, q, s, j, k
             os.remove(where)
     finally:
@@ -1598,7 +1599,7 @@ class _Part:
         return _one(self.docs.take(_ints(at)))
 
 
-def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> None:
+def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str], jobs: int = 1) -> None:
     """Every line of the queries in `parts`, the rows in file order but the queries' lines mixed:
     counts, duplicates and the judged rows' ranks in trec_eval order, without sorting the rows.
     A judged row's rank is the number of its query's rows with a higher score, plus those with
@@ -1616,13 +1617,14 @@ def _settle_unsorted(parts: list[_Part], tally: _Tally, qnames: list[str]) -> No
 
     with ThreadPoolExecutor(1, thread_name_prefix="rankgate-duplicates") as pool:  # beside the counting
         dups = pool.submit(_unsorted_duplicates, parts, starts, tally, qnames) if tally.find_duplicates else None
-        _rank_by_counting(parts, starts, nq, tally)
+        _rank_by_counting(parts, starts, nq, tally, jobs)
         if dups is not None:
             dups.result()
 
 
-def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _Tally) -> None:
-    """The judged rows' ranks (see _settle_unsorted) into the tally."""
+def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _Tally, jobs: int = 1) -> None:
+    """The judged rows' ranks (see _settle_unsorted) into the tally: the rows counted in pieces of
+    RANK_PIECE, `jobs` at once (numpy lets go of the GIL), each piece's counts the same for any jobs."""
     # the judged rows, grouped by query and by score within it
     at = np.concatenate([p.jat + starts[i] for i, p in enumerate(parts)])
     if not len(at):
@@ -1642,21 +1644,25 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     # top) counts for none of them: one look at the query's lowest judged score rules it out.
     lowest = np.full(nq, np.inf)  # a query without judged rows: every row is below
     lowest[cnt > 0] = js[first[:-1][cnt > 0]]
-    tied, tied_to, spans_lo, spans_hi = [], [], [], []
-    for i, p in enumerate(parts):
-        rows = np.flatnonzero(lowest[p.q] <= p.s)  # above or level with some judged row of its query
+
+    def counted(piece: tuple) -> tuple:
+        """For rows a:b of part i: the spans of judged rows each row is ranked above, and its ties."""
+        i, a, b = piece
+        p = parts[i]
+        rows = a + np.flatnonzero(lowest[p.q[a:b]] <= p.s[a:b])  # above or level with some judged row of its query
         q, s = p.q[rows], p.s[rows]
         k = per_query[q]  # judged rows of each row's query
         lo = first[q]
         c = _count_below(js, lo, k, s)  # judged rows of its query with a lower score: js[lo:lo + c]
         nxt = lo + c
         above = np.flatnonzero(c)
-        spans_lo.append(lo[above])  # (counted at the end: one count of all, not one a part as long as `before`)
-        spans_hi.append(nxt[above])
         tie = np.flatnonzero(c < k)
         tie = tie[js[nxt[tie]] == s[tie]]
-        tied.append(rows[tie] + starts[i])
-        tied_to.append(nxt[tie])
+        # (the spans counted at the end: one count of all, not one a piece as long as `before`)
+        return lo[above], nxt[above], rows[tie] + starts[i], nxt[tie]
+
+    pieces = [(i, a, min(a + RANK_PIECE, len(p.q))) for i, p in enumerate(parts) for a in range(0, len(p.q), RANK_PIECE)]
+    spans_lo, spans_hi, tied, tied_to = zip(*_in_threads(counted, pieces, jobs))
     before += np.bincount(np.concatenate(spans_lo), minlength=len(before))
     before -= np.bincount(np.concatenate(spans_hi), minlength=len(before))
     del spans_lo, spans_hi
@@ -1665,6 +1671,19 @@ def _rank_by_counting(parts: list[_Part], starts: np.ndarray, nq: int, tally: _T
     tally.jq.append(jq)
     tally.jdoc.append(jcode)
     tally.jrank.append(rank)
+
+
+RANK_PIECE = 1 << 18  # rows of a scattered file counted at once (_rank_by_counting)
+
+
+def _in_threads(f, items: list, jobs: int) -> list:
+    """[f(x) for x in items], `jobs` at once in threads (for work that lets go of the GIL)."""
+    if jobs < 2 or len(items) < 2:
+        return [f(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(jobs, len(items)), thread_name_prefix="rankgate-count") as pool:
+        return list(pool.map(f, items))
 
 
 def _count_below(js: np.ndarray, lo: np.ndarray, m: np.ndarray, s: np.ndarray) -> np.ndarray:
