@@ -299,3 +299,27 @@ async def test_a_refused_export_on_quit_says_what_to_do_in_the_app(tmp_path, cap
     assert app.return_code == 0
     code, out, _ = cli(capsys, "labels", "status", folder)
     assert code == 0 and "in sync" in out
+
+
+@pytest.mark.slow
+async def test_a_first_import_the_disk_refuses_is_said_at_once(tmp_path, monkeypatch):
+    """The first open's import is written after the first frame; when that write fails (a full disk), the app
+    says so then, not first at the next edit ("label not saved"), and keeps showing the labels."""
+    from rankgate.store import storage
+
+    folder = tmp_path / "ops"
+    shutil.copytree(SAMPLES / "ops-handbook", folder)
+    real = storage._write_all
+
+    def full(fd, data):
+        if len(data) > 10_000:  # the import's record, not the store's small files
+            raise OSError(28, "No space left on device")
+        real(fd, data)
+
+    monkeypatch.setattr(storage, "_write_all", full)
+    app = make_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        said = [str(n.message) for n in app._notifications]
+        assert any("could not be written to the workspace" in s and "disk is full" in s for s in said), said
+        assert app.review.model is not None and app.error is None

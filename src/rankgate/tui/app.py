@@ -244,6 +244,12 @@ class ReviewApp(App[int]):
     def _write_caches(self, writes: list) -> None:
         while writes:
             writes.pop(0)()
+        backend = getattr(getattr(self.loaded, "model", None), "labels", None)
+        unwritten = getattr(getattr(backend, "backend", None), "import_unwritten", lambda: None)()
+        if unwritten:  # the first import's write failed: said now, not first at the next edit
+            self.call_from_thread(self.notify, visible(
+                f"the benchmark's labels could not be written to the workspace ({unwritten}); they are still in "
+                "its qrels file, and the next edit tries again"), severity="warning", timeout=20, markup=False)
 
     @work(thread=True, group="sync", description="sync_ready")
     def _sync_ready(self, state: Sync) -> None:

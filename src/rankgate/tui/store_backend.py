@@ -254,6 +254,11 @@ class StoreBackend(Backend):
         with self.ws.turn():
             self.ws.fold_import(then=lambda: keep_import_comparison(self.ws))
 
+    def import_unwritten(self) -> str | None:
+        """Why a first open's import is still not in the workspace's files after fold_import (a full disk, a
+        folder that cannot be written), else None: its labels are still in the benchmark's file."""
+        return self.ws.fold_problem if getattr(self.ws, "_unwritten", None) is not None else None
+
     def catch_up(self) -> tuple[set[str] | None, list[dict]]:
         """Other sessions' edits since the last call (a shared workspace, the browser face): the queries they
         touched (None: any may have changed) and the judgments they made. Cheap when the files did not
