@@ -438,6 +438,25 @@ def test_score_on_the_fast_path_does_not_import_pandas(tmp_path):
     assert out.stdout.split() == ["False", "True"]
 
 
+def test_a_run_parsed_early_and_never_read_is_stopped_before_the_interpreter_ends(tmp_path):
+    """A command that stops before reading its runs (the qrels refused) leaves no thread parsing a run's first
+    blocks while the interpreter shuts down (pyarrow then crashed it: exit 134 or 139 instead of 2). The check
+    registered first runs last at exit. Fresh interpreter; each block's parse made slow."""
+    import subprocess
+    import sys
+
+    run = write(tmp_path / "run.trec", "".join(f"q{i % 3} Q0 d{i} 1 {i % 5}.5 t\n" for i in range(400)))
+    code = ("import atexit, sys, time\nfrom rankgate.core.formats import trec_fast\n"
+            "trec_fast.MIN_BYTES, trec_fast.BLOCK = 0, 256\n"
+            "atexit.register(lambda: print([e.thread.is_alive() for e in trec_fast._EARLY.values()]))\n"
+            "real = trec_fast._Reader._lean_table\n"
+            "trec_fast._Reader._lean_table = lambda self, block: time.sleep(0.1) or real(self, block)\n"
+            f"trec_fast.read_early({str(run)!r})\nsys.exit(2)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 2, out.stderr
+    assert out.stdout.split() == ["[False]"]
+
+
 @pytest.mark.parametrize("scattered", [False, True])
 @pytest.mark.parametrize("keep_top", [0, 5])
 def test_a_second_read_without_looking_for_duplicates_keeps_the_same_rows(tmp_path, scattered, keep_top):
