@@ -366,3 +366,20 @@ def test_a_command_is_built_without_shutil():
                           "with contextlib.redirect_stdout(io.StringIO()):\n"
                           "    main(['score', 'sample_benchmarks/seed-lab', '--format', 'nonsense'])")
     assert "rankgate.cli.evaluate" in mods and "shutil" not in mods
+
+
+def test_a_refused_input_after_arrow_started_ends_with_its_line_its_output_and_its_at_exit_work(tmp_path):
+    """With the fast reader's Arrow threads possibly still at work, a refused input ends the process without the
+    interpreter's teardown (cli._end_now: it aborted there after the error line, exit 134, 1 run in 40 under
+    load): still exit 2, the error line, what was printed before it, and the at-exit work (temporary files)."""
+    runs = "".join(f"{q} Q0 d{d} {d + 1} {100 - d} t\n" for q in range(400) for d in range(100))
+    (tmp_path / "a.run").write_text(runs)  # 1.3 MB: parsed ahead by the fast reader while the qrels are read
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n1 0 d1 2\n")  # a pair judged twice: refused
+    code = ("import atexit, sys; from rankgate.cli import main; "
+            "print('before', flush=False); atexit.register(lambda: print('at exit ran', file=sys.stderr)); "
+            "sys.argv = ['rankgate', 'score', '--qrels', sys.argv[1], '--runs', sys.argv[2]]; sys.exit(main())")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "q.txt"), str(tmp_path / "a.run")],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and done.stdout == "before\n", (done.returncode, done.stdout, done.stderr)
+    assert "duplicate judgment" in done.stderr and done.stderr.rstrip().endswith("at exit ran")
+    assert "Traceback" not in done.stderr

@@ -173,6 +173,29 @@ def main(argv: list[str] | None = None) -> int:
     """The `rankgate` command. Without `argv` it is the process's own entry point (the `rankgate` script,
     `python -m rankgate`): it reads sys.argv, may load numpy with one BLAS thread, and keeps the garbage
     collector off while it imports (then freezes what was loaded): about 5% of `gate` on a small benchmark."""
+    code = _run(argv)
+    if argv is None and code == EXIT_INVALID and "pyarrow" in sys.modules:
+        _end_now(code)
+    return code
+
+
+def _end_now(code: int) -> None:
+    """End a process whose input was refused while Arrow's threads may still be at work (a run parsed ahead, a
+    refused qrels file read by the fast reader first): its output flushed and its at-exit work done, without
+    the interpreter's teardown, where Arrow's threads were torn down mid-task and the process aborted after
+    its error line (exit 134, "terminate called without an active exception": 1 run in 40 under load)."""
+    import atexit
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # (a closed or full output: already reported)
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+def _run(argv: list[str] | None) -> int:
     from rankgate.core.outfile import forget_inputs
 
     forget_inputs()
