@@ -36,7 +36,7 @@ def _certain(qrels, runs, policy) -> bool:
     return stability(p, policy, decide(policy, p), qrels.catalog.docs.names).stable
 
 
-@pytest.mark.skipif(not DL19.exists(), reason="the DL19 conformance files are not here (../shared/conformance)")
+@pytest.mark.skipif(not DL19.exists(), reason=f"no DL 2019 data at {DL19} (RANKGATE_CONFORMANCE names another place)")
 def test_judging_the_budget_makes_the_decision_certain():
     runs = [f"{DL19}/runs/OPEN_AI_ADA2.dl19.trec", f"{DL19}/runs/D_BERT_KD_TASB.dl19.trec"]
     bundle = load_bundle(str(DL19 / "qrels.dl19-passage.txt"), runs)

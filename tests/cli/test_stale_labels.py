@@ -102,7 +102,7 @@ def test_bad_stale_policy_names_the_key(cli, small):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DL19.exists(), reason="the DL19 conformance files are not here (../shared/conformance)")
+@pytest.mark.skipif(not DL19.exists(), reason=f"no DL 2019 data at {DL19} (RANKGATE_CONFORMANCE names another place)")
 def test_dl19_one_passage_rewritten(cli, tmp_path):
     """The issue's check: on DL19, one judged passage's text changed in a new corpus shows stale in
     `labels status`, the queue and the gate's report."""

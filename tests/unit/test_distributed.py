@@ -30,7 +30,7 @@ def single_process(qrels, run, missing):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DL19.is_dir(), reason=f"the shared conformance data is not at {DL19}")
+@pytest.mark.skipif(not DL19.is_dir(), reason=f"no DL 2019 data at {DL19} (RANKGATE_CONFORMANCE names another place)")
 @pytest.mark.parametrize("missing", ["error", "zero"])
 def test_every_dl19_run_scores_on_the_cluster_as_in_one_process(client, missing):
     from rankgate.distributed import score_on_dask
