@@ -611,3 +611,21 @@ def test_status_of_a_folder_whose_qrels_file_is_outside_names_the_export_that_wo
     hint = out[out.index("`rankgate labels export"):].split("`")[1]
     assert hint.endswith(f"-o {folder / 'qrels.json'}")
     assert cli(*shlex.split(hint)[1:])[0] == 0 and (folder / "qrels.json").exists()
+
+
+def test_a_workspace_whose_first_import_never_finished_is_not_compared_or_exported_as_empty(cli, samples, tmp_path):
+    """Killed between the new store's files and its first import's record (red16b: a ~100 ms window), the store
+    names no benchmark and holds no label. `labels status` showed all 279 labels as differing (and advised an
+    export), `labels export --overwrite` wrote none of them over the file; now status reads it as a folder with no
+    workspace yet, and export finishes the import first."""
+    folder = _copy(samples, tmp_path, name="ops-handbook")
+    code = ("import sys; from rankgate.store.workspace import Workspace; "
+            "ws = Workspace.open_benchmark(sys.argv[1], fold_import=False); ws.fold_import()")
+    env = dict(os.environ, RANKGATE_CRASHPOINT="journal-torn")
+    assert subprocess.run([sys.executable, "-c", code, str(folder)], env=env).returncode == -9
+    code, out, err = cli("labels", "status", folder)
+    assert code == 0 and "first import never finished" in err and "in sync" in out and "differ" not in out
+    code, out, err = cli("labels", "export", folder, "--overwrite")
+    assert code == 0 and "wrote 279 judgments" in out, (out, err)
+    with Workspace.open_benchmark(folder, readonly=True) as ws:
+        assert len(ws) == 279 and ws._meta.get("benchmark")

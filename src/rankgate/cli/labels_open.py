@@ -37,6 +37,17 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False, 
                 Workspace.open_benchmark(manifest, reviewer=args.reviewer, path=args.db).close()
             ws = Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, path=args.db,
                                           blind=blind)
+            if args.db is None and _import_unfinished(ws):  # never compared or exported as holding no label
+                ws.close()
+                if not make:  # read as a folder with no workspace yet: the next open for writing imports again
+                    _note("the workspace's first import never finished (the process that made it was stopped): "
+                          f"the next `rankgate review {shell(manifest.folder)}` imports the folder's labels again; "
+                          "shown here as that import will hold them")
+                    ws = _unmade_workspace(manifest, args, blind)
+                    args.workspace_path = str(located.path)
+                    return ws
+                Workspace.open_benchmark(manifest, reviewer=args.reviewer).close()  # the import, finished now
+                ws = Workspace.open_benchmark(manifest, readonly=True, reviewer=args.reviewer, blind=blind)
             if located is not None and located.note:
                 ws.located = located.note
         else:
@@ -47,6 +58,13 @@ def _open(args, readonly: bool, on_conflict: str = "stop", blind: bool = False, 
         args.workspace_path = str(ws.path)  # its errors name it; _in_user_words names the command instead
         return ws
     return Workspace.open(args.db, readonly=readonly, reviewer=args.reviewer, blind=blind)
+
+
+def _import_unfinished(ws) -> bool:
+    """A benchmark's workspace whose files were made but whose first import was never journaled (a process
+    stopped between the two): no benchmark named, no event. Compared with the folder's file, all its labels
+    would look removed, and an export would write none of them."""
+    return not ws._meta.get("benchmark") and ws._next_event == 1 and not ws._pending
 
 
 def _unmade_workspace(manifest, args, blind: bool):
