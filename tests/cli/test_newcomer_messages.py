@@ -294,3 +294,16 @@ def test_validate_reads_the_other_runs_when_one_cannot_be_read(tmp_path, capsys)
     assert err.strip().splitlines()[0].startswith(f"error: {bad}:2: score 'NaNx' is not a number")
     code, _, err = cli(capsys, "validate", "--qrels", qrels, "--runs", bad, "--k", "1")  # the only run: its line
     assert code == 2 and len(err.strip().splitlines()) == 1 and f"{bad}:2: score 'NaNx'" in err
+
+
+def test_a_trec_line_in_a_jsonl_file_says_what_it_looks_like(tmp_path, capsys):
+    """The newcomer appended a TREC qrels line to judgments.jsonl: 'invalid JSON: Expecting value (column 1)'
+    alone did not say why."""
+    qrels = write(tmp_path / "q.jsonl", '{"query": "1", "doc": "d1", "grade": 1}\n1 0 d2 1\n')
+    run = write(tmp_path / "r.trec", "1 Q0 d1 1 1.0 t\n")
+    code, _, err = cli(capsys, "score", "--qrels", qrels, "--runs", run)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{qrels}:2: invalid JSON" in err and "this line looks like TREC" in err
+    bad = write(tmp_path / "bad.jsonl", '{"query": "1", "doc": "d1", "grade": 1}\n{"query": "1",\n')
+    code, _, err = cli(capsys, "score", "--qrels", bad, "--runs", run)
+    assert code == 2 and "invalid JSON" in err and "looks like TREC" not in err

@@ -168,6 +168,15 @@ def _lines(text, progress=None):
         progress(total, total)
 
 
+def _trec_line_hint(raw: str) -> str:
+    """A TREC qrels or run line among JSON lines (one pasted into a .jsonl file): say so."""
+    words = raw.split()
+    if len(words) in (4, 6) and words[1] in ("0", "Q0") and not raw.lstrip().startswith(("{", "[")):
+        return ("; this line looks like TREC (query iteration document ...): a .jsonl file holds one JSON object a "
+                "line (`rankgate docs formats`)")
+    return ""
+
+
 def _jsonl_objects(path: str, text, progress=None):
     """(line number, object) per non-blank line of `text` (a whole text, or numbered lines)."""
     for lineno, raw in _lines(text, progress):
@@ -176,7 +185,8 @@ def _jsonl_objects(path: str, text, progress=None):
         try:
             obj = json.loads(raw, object_pairs_hook=_no_duplicate_keys(f"{path}:{lineno}"))
         except json.JSONDecodeError as e:
-            raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno})", line=lineno) from None
+            raise InputError(path, f"invalid JSON: {e.msg} (column {e.colno}){_trec_line_hint(raw)}",
+                             line=lineno) from None
         except RecursionError:
             raise InputError(path, "JSON nested too deeply", line=lineno) from None
         if not isinstance(obj, dict):
