@@ -16,7 +16,7 @@ from pathlib import Path
 from rankgate.cli.base import EXIT_OK, counted, say, shell
 from rankgate.core.benchmark import MANIFEST
 from rankgate.core.errors import InputError
-from rankgate.core.outfile import new_temp
+from rankgate.core.outfile import new_temp, no_write_bit_folder
 
 
 def register(sub) -> None:
@@ -163,11 +163,7 @@ def _plan_copies(folder: Path, args) -> dict[str, str]:
 
 def _writable(d: Path) -> None:
     """A folder with no write bit (a read-only shared reference set) is not written, even by root."""
-    try:
-        read_only = not os.stat(d).st_mode & 0o222
-    except OSError:
-        return  # the write itself says why
-    if read_only:
+    if no_write_bit_folder(d):
         raise InputError(os.path.abspath(d), "cannot write the benchmark folder here: this folder has no write "
                          "permission (read-only); nothing was written (give a folder elsewhere, e.g. in your home)")
 

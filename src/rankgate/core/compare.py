@@ -497,12 +497,10 @@ def _ranks_by_entry(pr: Prepared, level: int, n: int) -> np.ndarray:
 
 
 def _arrow_take(arrow, at: np.ndarray) -> list[str]:
-    """arrow.take(at).to_pylist() for numpy indices, as an Arrow array of their buffer (pyarrow's conversion
-    imports pandas when installed)."""
-    import pyarrow as pa
+    """arrow.take(at).to_pylist() for numpy indices (model._arrow_ints: no pandas import)."""
+    from rankgate.core.model import _arrow_ints
 
-    at = np.ascontiguousarray(at, dtype=np.int64)
-    return arrow.take(pa.Array.from_buffers(pa.int64(), len(at), [None, pa.py_buffer(at)])).to_pylist()
+    return arrow.take(_arrow_ints(at)).to_pylist()
 
 
 class _Names:

@@ -191,12 +191,15 @@ def no_write_bit(real: Path, st: os.stat_result | None = None) -> Path | None:
             st = None  # not there yet: its folder decides
     if st is not None and not st.st_mode & 0o222:
         return real
+    return real.parent if no_write_bit_folder(real.parent) else None
+
+
+def no_write_bit_folder(folder) -> bool:
+    """The folder's mode has no write bit at all (False when it cannot be read: the write itself says why)."""
     try:
-        if not os.stat(real.parent).st_mode & 0o222:
-            return real.parent
+        return not os.stat(folder).st_mode & 0o222
     except OSError:
-        pass  # the write itself says why
-    return None
+        return False
 
 
 # Every file an input reader opened in this process (device, inode): an output must not replace one.

@@ -776,7 +776,7 @@ class _JudgedLookup:
         m = int((hi - lo).sum())
         if m * LOCAL_ROWS > n and m > MERGE_ENTRIES * n:
             return None
-        at = np.repeat(lo - np.r_[0, np.cumsum(hi - lo)[:-1]], hi - lo) + np.arange(m)  # the ranges, joined
+        at = _ranges(lo, hi)
         keys = self.h_by_query[at]
         if m * LOCAL_ROWS > n:
             return None, keys, at if self.by_query is None else self.by_query[at]
@@ -875,9 +875,7 @@ def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.nd
     crowd = hi - lo > SHARED
     if crowd.any():
         first, at = np.unique(lo[crowd], return_index=True)
-        last = hi[crowd][at]
-        e = np.repeat(first - np.r_[0, np.cumsum(last - first)[:-1]], last - first) + np.arange(int((last - first).sum()))
-        confirm(*by_name(rows[crowd], entry[e]))
+        confirm(*by_name(rows[crowd], entry[_ranges(first, hi[crowd][at])]))
         rows, lo, hi = rows[~crowd], lo[~crowd], hi[~crowd]
     for extra in range(int((hi - lo).max(initial=0))):
         at = lo + extra
@@ -886,6 +884,13 @@ def _each_match(keys: np.ndarray, entry: np.ndarray, rows: np.ndarray, hr: np.nd
 
 
 SHARED = 8  # entries of one hash, at most, tried in turn for a row (_each_match); more are matched by name
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The positions lo[0]..hi[0]-1, lo[1]..hi[1]-1, ... in one array (the ranges, joined)."""
+    n = hi - lo
+    return np.repeat(lo - np.r_[0, np.cumsum(n)[:-1]], n) + np.arange(int(n.sum()))
+
 
 class _HashTable:
     """Distinct 64-bit hashes -> their position (`repeated`: they are not distinct), by open addressing
